@@ -1,0 +1,268 @@
+#include "engine/compile/Compiler.h"
+
+#include "engine/analysis/Occupancy.h"
+#include "engine/compile/NvrtcLibrary.h"
+#include "engine/core/Files.h"
+#include "engine/core/Process.h"
+#include "resources/prelude.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <unistd.h>
+
+#ifndef KF_CUDA_TOOLKIT_ROOT
+#define KF_CUDA_TOOLKIT_ROOT "/usr/local/cuda"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace kf {
+
+namespace {
+
+// Names the failing NVRTC call, as MLX's CHECK_NVRTC_ERROR does; the error reaches the caller.
+#define KF_NVRTC_CHECK(lib, call)                                                                       \
+    do {                                                                                                 \
+        nvrtcResult kf_rc_ = (lib).call;                                                                 \
+        if (kf_rc_ != NVRTC_SUCCESS)                                                                     \
+            return Error{"NVRTC call " #call, std::string((lib).getErrorString(kf_rc_)) + " (at " __FILE__ \
+                                                  ":" + std::to_string(__LINE__) + ")", "", {}, {}};     \
+    } while (0)
+
+struct ProgramDeleter {
+    const NvrtcLibrary* lib;
+    void operator()(nvrtcProgram p) const
+    {
+        if (p)
+            lib->destroyProgram(&p);
+    }
+};
+using ProgramHandle = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
+
+int flowCallback(void* payload, void*)
+{
+    return static_cast<const CancelToken*>(payload)->cancelled() ? 1 : 0;
+}
+
+std::string findToolkitInclude()
+{
+    std::vector<fs::path> roots;
+    if (const char* v = std::getenv("KF_CUDA_INCLUDE"); v && *v)
+        return v;
+    for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
+        if (const char* v = std::getenv(env); v && *v)
+            roots.emplace_back(v);
+    const auto& lib = NvrtcLibrary::get();
+    if (lib.ok()) {
+        // <root>/lib64/libnvrtc.so or <root>/targets/<arch>/lib/libnvrtc.so
+        fs::path p = fs::path(lib.value()->path).parent_path();
+        roots.push_back(p.parent_path());
+        roots.push_back(p.parent_path().parent_path().parent_path());
+    }
+    roots.emplace_back(KF_CUDA_TOOLKIT_ROOT);
+    roots.emplace_back("/usr/local/cuda");
+    std::error_code ec;
+    for (const auto& r : roots)
+        if (fs::exists(r / "include" / "cuda_fp16.h", ec))
+            return (r / "include").string();
+    return {};
+}
+
+bool isVirtualArch(const std::string& arch) { return arch.rfind("compute_", 0) == 0; }
+
+std::string disassemble(const std::string& cubin, std::string& whyNot)
+{
+    std::string nvdisasm = findTool("nvdisasm", "KF_NVDISASM");
+    std::string cuobjdump = nvdisasm.empty() ? findTool("cuobjdump", "KF_CUOBJDUMP") : std::string();
+    if (nvdisasm.empty() && cuobjdump.empty()) {
+        whyNot = "SASS unavailable: neither nvdisasm nor cuobjdump was found (install the CUDA toolkit's "
+                 "binary utilities or the nvidia-cuda-nvdisasm wheel, or set KF_NVDISASM)";
+        return {};
+    }
+    char tmpl[] = "/tmp/kforge-cubin-XXXXXX";
+    int fd = ::mkstemp(tmpl);
+    if (fd < 0) {
+        whyNot = "SASS unavailable: cannot create a temporary file";
+        return {};
+    }
+    ::close(fd);
+    std::string path = tmpl;
+    std::string sass;
+    if (writeFileAtomic(path, cubin)) {
+        std::vector<std::string> argv = nvdisasm.empty() ? std::vector<std::string>{cuobjdump, "-sass", path}
+                                                         : std::vector<std::string>{nvdisasm, "-c", "-g", path};
+        auto r = runProcess(argv, 60000);
+        if (!r)
+            whyNot = "SASS unavailable: " + r.error().why;
+        else if (r->exitCode != 0)
+            whyNot = "SASS unavailable: " + argv[0] + " failed: " + r->err;
+        else
+            sass = std::move(r->out);
+    } else {
+        whyNot = "SASS unavailable: cannot write a temporary file";
+    }
+    ::unlink(path.c_str());
+    return sass;
+}
+
+Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileRequest& req, const CancelToken* cancel)
+{
+    CompileResult res;
+    res.arch = req.options.arch;
+    res.nvrtcVersion = lib.versionString;
+
+    std::vector<const char*> headerSources, headerNames;
+    for (const auto& f : prelude::files()) {
+        headerSources.push_back(f.contents.data());
+        headerNames.push_back(f.name.data());
+    }
+    nvrtcProgram raw = nullptr;
+    KF_NVRTC_CHECK(lib, createProgram(&raw, req.source.c_str(), req.fileName.c_str(), static_cast<int>(headerSources.size()),
+                                      headerSources.data(), headerNames.data()));
+    ProgramHandle prog(raw, ProgramDeleter{&lib});
+    for (const auto& ne : req.nameExpressions)
+        KF_NVRTC_CHECK(lib, addNameExpression(prog.get(), ne.c_str()));
+    if (cancel && lib.setFlowCallback)
+        KF_NVRTC_CHECK(lib, setFlowCallback(prog.get(), &flowCallback, const_cast<CancelToken*>(cancel)));
+
+    std::vector<std::string> args = req.options.nvrtcArguments();
+    if (isVirtualArch(req.options.arch)) {
+        // ptxas does not run for a virtual architecture; its options would be rejected.
+        std::vector<std::string> kept;
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (args[i] == "-Xptxas") {
+                ++i;
+                continue;
+            }
+            if (args[i].rfind("--ptxas-options", 0) == 0 || args[i].rfind("-maxrregcount", 0) == 0)
+                continue;
+            kept.push_back(args[i]);
+        }
+        args = std::move(kept);
+    }
+    const std::string toolkitInclude = toolkitIncludeDir();
+    if (!toolkitInclude.empty()) {
+        args.push_back("-I" + toolkitInclude);
+        std::error_code ec;
+        if (fs::is_directory(fs::path(toolkitInclude) / "cccl", ec)) // CUDA 13 moved libcu++ here
+            args.push_back("-I" + (fs::path(toolkitInclude) / "cccl").string());
+    }
+    std::vector<const char*> argv;
+    for (const auto& a : args)
+        argv.push_back(a.c_str());
+
+    nvrtcResult rc = lib.compileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
+    if (rc == NVRTC_ERROR_CANCELLED || (cancel && cancel->cancelled()))
+        return Error{"compile " + req.fileName, "the build was cancelled", "", {}, {}};
+    size_t logSize = 0;
+    KF_NVRTC_CHECK(lib, getProgramLogSize(prog.get(), &logSize));
+    res.log.resize(logSize);
+    if (logSize)
+        KF_NVRTC_CHECK(lib, getProgramLog(prog.get(), res.log.data()));
+    while (!res.log.empty() && res.log.back() == '\0')
+        res.log.pop_back();
+    res.diagnostics = parseNvrtcLog(res.log);
+    if (rc == NVRTC_ERROR_INVALID_OPTION)
+        return Error{"compile " + req.fileName, "NVRTC rejected the options: " + res.log,
+                     "check the extra options and defines", {}, {}};
+    if (rc != NVRTC_SUCCESS && rc != NVRTC_ERROR_COMPILATION)
+        return Error{"compile " + req.fileName, std::string("NVRTC failed: ") + lib.getErrorString(rc) + "\n" + res.log, "", {}, {}};
+    res.success = rc == NVRTC_SUCCESS && res.errorCount() == 0;
+    if (rc != NVRTC_SUCCESS) {
+        res.success = false;
+        return res;
+    }
+
+    size_t ptxSize = 0;
+    KF_NVRTC_CHECK(lib, getPTXSize(prog.get(), &ptxSize));
+    res.ptx.resize(ptxSize);
+    KF_NVRTC_CHECK(lib, getPTX(prog.get(), res.ptx.data()));
+    while (!res.ptx.empty() && res.ptx.back() == '\0')
+        res.ptx.pop_back();
+    if (!isVirtualArch(req.options.arch)) {
+        size_t cubinSize = 0;
+        KF_NVRTC_CHECK(lib, getCUBINSize(prog.get(), &cubinSize));
+        res.cubin.resize(cubinSize);
+        KF_NVRTC_CHECK(lib, getCUBIN(prog.get(), res.cubin.data()));
+    }
+    for (const auto& ne : req.nameExpressions) {
+        const char* lowered = nullptr;
+        KF_NVRTC_CHECK(lib, getLoweredName(prog.get(), ne.c_str(), &lowered));
+        res.loweredNames[ne] = lowered;
+    }
+    if (!res.cubin.empty()) {
+        auto kernels = readCubinResources(res.cubin);
+        if (!kernels)
+            return Error{"analyse the cubin of " + req.fileName, kernels.error().why, "", {}, {}};
+        res.kernels = std::move(kernels.value());
+        applyPtxasReport(res.log, res.kernels);
+        if (req.wantSass)
+            res.sass = disassemble(res.cubin, res.sassUnavailableReason);
+        else
+            res.sassUnavailableReason = "SASS not requested";
+    } else {
+        res.sassUnavailableReason = "SASS unavailable: " + req.options.arch + " is a virtual architecture (PTX only)";
+    }
+    return res;
+}
+
+} // namespace
+
+std::string toolkitIncludeDir()
+{
+    static const std::string dir = findToolkitInclude();
+    return dir;
+}
+
+Result<std::string> nvrtcVersion()
+{
+    const auto& lib = NvrtcLibrary::get();
+    if (!lib)
+        return lib.error();
+    return lib.value()->versionString;
+}
+
+Result<CompileResult> compile(const CompileRequest& request, const CompileCache* cache, const CancelToken* cancel)
+{
+    const auto start = std::chrono::steady_clock::now();
+    auto elapsedMs = [&] {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    };
+    const auto& lib = NvrtcLibrary::get();
+    if (!lib)
+        return lib.error();
+    const std::string& arch = request.options.arch;
+    const std::string realArch = isVirtualArch(arch) ? "sm_" + arch.substr(8) : arch;
+    if ((arch.rfind("sm_", 0) != 0 && !isVirtualArch(arch)) || !findArchitecture(realArch)) {
+        std::string names;
+        for (const auto& a : knownArchitectures())
+            names += (names.empty() ? "" : ", ") + a.arch;
+        return Error{"compile " + request.fileName, "unknown architecture \"" + arch + "\"",
+                     "use one of " + names + " (or compute_XX for PTX only)", {}, {}};
+    }
+    if (cancel && cancel->cancelled())
+        return Error{"compile " + request.fileName, "the build was cancelled", "", {}, {}};
+
+    std::string key;
+    if (cache) {
+        key = CompileCache::key(request, lib.value()->versionString);
+        if (auto hit = cache->load(key)) {
+            hit->fromCache = true;
+            hit->cacheKey = key;
+            hit->compileMs = elapsedMs();
+            return std::move(*hit);
+        }
+    }
+    auto res = compileWithNvrtc(*lib.value(), request, cancel);
+    if (!res)
+        return res;
+    res->cacheKey = key;
+    if (cache) // a failed store only costs a rebuild next time, never the result in hand
+        (void)cache->store(key, res.value());
+    res->compileMs = elapsedMs();
+    return res;
+}
+
+} // namespace kf

@@ -1,0 +1,101 @@
+#include "engine/compile/TaskCompile.h"
+
+#include "engine/core/Files.h"
+
+#include <algorithm>
+
+namespace fs = std::filesystem;
+
+namespace kf {
+
+Result<CompileRequest> compileRequestFor(const Task& task, const Candidate& candidate, const std::string& arch)
+{
+    fs::path file = task.directory / candidate.file;
+    auto source = readFileBytes(file);
+    if (!source)
+        return source.error();
+    CompileRequest req;
+    req.source = std::move(source.value());
+    req.fileName = file.string();
+    req.options.arch = arch;
+    req.options.cxxStd = task.compile.cxxStd;
+    req.options.fastMath = task.compile.fastMath;
+    req.options.defines = task.compile.defines;
+    req.options.defines.insert(req.options.defines.end(), candidate.defines.begin(), candidate.defines.end());
+    for (const auto& d : task.compile.includeDirs)
+        req.options.includeDirs.push_back(fs::absolute(task.directory / d).lexically_normal().string());
+    req.options.extraOptions = task.compile.extraOptions;
+    for (const auto& l : candidate.launches)
+        if (std::find(req.nameExpressions.begin(), req.nameExpressions.end(), l.kernel) == req.nameExpressions.end())
+            req.nameExpressions.push_back(l.kernel);
+    return req;
+}
+
+const ShapeBinding* representativeShape(const Task& task)
+{
+    if (!task.benchmarkShapes.empty())
+        return &task.benchmarkShapes.front();
+    if (!task.testShapes.empty())
+        return &task.testShapes.front();
+    return nullptr;
+}
+
+std::vector<LaunchAnalysis> analyseLaunches(const Task& task, const Candidate& candidate, const CompileResult& result,
+                                            const ShapeBinding& shape)
+{
+    std::vector<LaunchAnalysis> out;
+    const Env env = task.environment(shape);
+    const std::string realArch = result.arch.rfind("compute_", 0) == 0 ? "sm_" + result.arch.substr(8) : result.arch;
+    const ArchInfo* arch = findArchitecture(realArch);
+    for (size_t i = 0; i < candidate.launches.size(); ++i) {
+        const Launch& l = candidate.launches[i];
+        LaunchAnalysis a;
+        a.launchIndex = static_cast<int>(i);
+        a.kernel = l.kernel;
+        a.shape = shape.describe();
+        if (auto it = result.loweredNames.find(l.kernel); it != result.loweredNames.end())
+            a.lowered = it->second;
+        for (const auto& k : result.kernels)
+            if (k.name == a.lowered)
+                a.resources = &k;
+        for (int d = 0; d < 3; ++d) {
+            a.grid[d] = l.grid[d].evalInt(env).ok() ? *l.grid[d].evalInt(env) : 0;
+            a.block[d] = l.block[d].evalInt(env).ok() ? *l.block[d].evalInt(env) : 0;
+        }
+        auto sh = l.sharedBytes.evalInt(env);
+        a.dynamicSharedBytes = sh ? *sh : 0;
+        if (!arch) {
+            a.occupancy = Error{"compute occupancy", "unknown architecture " + result.arch, "", {}, {}};
+        } else if (!a.resources) {
+            a.occupancy = Error{"compute occupancy", "kernel " + l.kernel + " was not found in the cubin", "", {}, {}};
+        } else {
+            OccupancyQuery q;
+            q.blockSize = static_cast<int>(a.block[0] * a.block[1] * a.block[2]);
+            q.registersPerThread = a.resources->registers;
+            q.staticSharedBytes = a.resources->staticSharedBytes;
+            q.dynamicSharedBytes = static_cast<int>(a.dynamicSharedBytes);
+            q.maxThreadsPerBlock = a.resources->maxThreadsPerBlock;
+            a.occupancy = computeOccupancy(*arch, q);
+        }
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+nlohmann::json toJson(const LaunchAnalysis& a)
+{
+    nlohmann::json j = {{"launch", a.launchIndex},
+                        {"kernel", a.kernel},
+                        {"lowered_name", a.lowered},
+                        {"shape", a.shape},
+                        {"grid", {a.grid[0], a.grid[1], a.grid[2]}},
+                        {"block", {a.block[0], a.block[1], a.block[2]}},
+                        {"dynamic_shared_bytes", a.dynamicSharedBytes}};
+    if (a.occupancy)
+        j["occupancy"] = toJson(a.occupancy.value());
+    else
+        j["occupancy_error"] = a.occupancy.error().message();
+    return j;
+}
+
+} // namespace kf

@@ -1,0 +1,76 @@
+#include "engine/core/Files.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace kf {
+
+Result<std::string> readFileBytes(const fs::path& file)
+{
+    std::ifstream in(file, std::ios::binary);
+    if (!in)
+        return Error{"read " + file.string(), std::string("cannot open the file: ") + std::strerror(errno),
+                     "check that it exists and is readable", file.string(), {}};
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+Result<void> writeFileAtomic(const fs::path& file, std::string_view bytes)
+{
+    auto fail = [&](const std::string& why) {
+        return Error{"write " + file.string(), why, "check free disk space and permissions", file.string(), {}};
+    };
+    std::error_code ec;
+    if (file.has_parent_path())
+        fs::create_directories(file.parent_path(), ec);
+    std::random_device rd;
+    fs::path tmp = file;
+    tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd());
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return fail(std::string("cannot create a temporary file: ") + std::strerror(errno));
+    size_t done = 0;
+    while (done < bytes.size()) {
+        ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            std::string why = std::strerror(errno);
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            return fail("write failed: " + why);
+        }
+        done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+        std::string why = std::strerror(errno);
+        ::unlink(tmp.c_str());
+        return fail("flush failed: " + why);
+    }
+    if (::rename(tmp.c_str(), file.c_str()) != 0) {
+        std::string why = std::strerror(errno);
+        ::unlink(tmp.c_str());
+        return fail("rename failed: " + why);
+    }
+    return {};
+}
+
+fs::path userCacheDir()
+{
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+        return fs::path(x) / "kernelforge";
+    if (const char* h = std::getenv("HOME"); h && *h)
+        return fs::path(h) / ".cache" / "kernelforge";
+    return fs::temp_directory_path() / "kernelforge-cache";
+}
+
+} // namespace kf

@@ -1,0 +1,23 @@
+#pragma once
+// File helpers shared by every writer we own: whole-file reads and atomic writes.
+
+#include "engine/core/Result.h"
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace kf {
+
+/// Reads a whole file (binary-safe).
+Result<std::string> readFileBytes(const std::filesystem::path& file);
+
+/// Writes `bytes` to `file` atomically: a temporary in the same folder, fsync, then rename, so
+/// a reader sees the old file or the new one and never a torn mix, even if we are killed midway.
+/// Creates missing parent folders.
+Result<void> writeFileAtomic(const std::filesystem::path& file, std::string_view bytes);
+
+/// $XDG_CACHE_HOME/kernelforge, or ~/.cache/kernelforge.
+std::filesystem::path userCacheDir();
+
+} // namespace kf

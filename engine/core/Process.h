@@ -1,0 +1,24 @@
+#pragma once
+// Runs a helper program (nvdisasm, cuobjdump) and captures its output. No shell is involved.
+
+#include "engine/core/Result.h"
+
+#include <string>
+#include <vector>
+
+namespace kf {
+
+struct ProcessOutput {
+    int exitCode = -1;        ///< -1 when killed by a signal
+    std::string out;
+    std::string err;
+};
+
+/// Runs argv[0] (searched on PATH when it has no slash) with a wall-clock limit.
+Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs = 30000);
+
+/// Finds a tool: $envVar, then PATH, then $CUDA_HOME/bin, the build's toolkit and
+/// /usr/local/cuda/bin. Empty when not found.
+std::string findTool(const std::string& name, const std::string& envVar);
+
+} // namespace kf

@@ -1,0 +1,60 @@
+#pragma once
+// Results at the engine boundary: a value or an Error that says what was attempted, why it
+// failed and what the user can do about it (in the spirit of Qt Creator's Result<T>).
+
+#include <cassert>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace kf {
+
+struct Error {
+    std::string what;     ///< what was attempted: "read task file", "load libnvrtc"
+    std::string why;      ///< why it failed, one sentence
+    std::string hint;     ///< what the user can do; may be empty
+    std::string file;     ///< the file involved, if any
+    std::string pointer;  ///< JSON pointer inside `file`, if any
+
+    /// "file: at /pointer: why (hint)" style sentence for terminals and status bars.
+    std::string message() const;
+};
+
+template <class T>
+class [[nodiscard]] Result {
+public:
+    Result(T value) : m_v(std::in_place_index<0>, std::move(value)) {}
+    Result(Error error) : m_v(std::in_place_index<1>, std::move(error)) {}
+
+    bool ok() const { return m_v.index() == 0; }
+    explicit operator bool() const { return ok(); }
+
+    T& value() & { assert(ok()); return std::get<0>(m_v); }
+    const T& value() const& { assert(ok()); return std::get<0>(m_v); }
+    T&& value() && { assert(ok()); return std::get<0>(std::move(m_v)); }
+    T* operator->() { return &value(); }
+    const T* operator->() const { return &value(); }
+    T& operator*() & { return value(); }
+    const T& operator*() const& { return value(); }
+
+    const Error& error() const { assert(!ok()); return std::get<1>(m_v); }
+
+private:
+    std::variant<T, Error> m_v;
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+public:
+    Result() = default;
+    Result(Error error) : m_error(std::move(error)), m_ok(false) {}
+    bool ok() const { return m_ok; }
+    explicit operator bool() const { return m_ok; }
+    const Error& error() const { assert(!m_ok); return m_error; }
+
+private:
+    Error m_error;
+    bool m_ok = true;
+};
+
+} // namespace kf

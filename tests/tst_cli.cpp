@@ -1,0 +1,176 @@
+// `kforge` as a user and a CI pipeline see it: exit codes, compiler-style diagnostics, --json.
+#include "testutil.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+struct Run {
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+Run kforge(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
+{
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(KF_KFORGE_BIN, args);
+    if (!p.waitForFinished(180000))
+        p.kill();
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+const QString kExamples = KF_SOURCE_DIR "/resources/examples";
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void compilesAnExample();
+    void brokenKernelGivesLocationAndExitCode();
+    void jsonOutput();
+    void badTaskIsAUsageError();
+    void missingNvrtcIsAnEnvironmentError();
+    void singleFileOccupancy();
+    void usageErrors_data();
+    void usageErrors();
+
+private:
+    QTemporaryDir m_dir;
+};
+
+void TestCli::initTestCase()
+{
+    QVERIFY(m_dir.isValid());
+    QFile broken(m_dir.filePath("broken.cu"));
+    QVERIFY(broken.open(QIODevice::WriteOnly));
+    broken.write("extern \"C\" __global__ void k(float* x, int n) {\n"
+                 "  int i = threadIdx.x;\n"
+                 "  if (i < n) x[i] = y + 1.0f;\n"
+                 "}\n");
+}
+
+void TestCli::compilesAnExample()
+{
+    Run r = kforge({"compile", kExamples + "/vector_add", "--arch", "sm_90"});
+    if (r.exitCode == 3)
+        QSKIP(qPrintable("NVRTC unavailable: " + r.err));
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("[sm_90]: compiled in"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("registers "), qPrintable(r.out));
+    QVERIFY(r.out.contains("spills 0 B stored / 0 B loaded"));
+    QVERIFY(r.out.contains("occupancy on sm_90: "));
+    QVERIFY(r.out.contains("limited by"));
+    QVERIFY2(r.err.isEmpty(), qPrintable(r.err));
+}
+
+void TestCli::brokenKernelGivesLocationAndExitCode()
+{
+    Run r = kforge({"compile", m_dir.filePath("broken.cu"), "--no-cache"});
+    if (r.exitCode == 3)
+        QSKIP("NVRTC unavailable");
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains(m_dir.filePath("broken.cu") + ":3:21: error: identifier \"y\" is undefined"), qPrintable(r.err));
+    QVERIFY(r.err.contains("    if (i < n) x[i] = y + 1.0f;\n                      ^"));
+    QVERIFY(r.out.contains("1 error(s)"));
+}
+
+void TestCli::jsonOutput()
+{
+    Run r = kforge({"compile", kExamples + "/softmax_fp32", "--arch", "sm_90", "--json"});
+    if (r.exitCode == 3)
+        QSKIP("NVRTC unavailable");
+    QCOMPARE(r.exitCode, 0);
+    QJsonParseError pe;
+    QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &pe);
+    QVERIFY2(pe.error == QJsonParseError::NoError, qPrintable(pe.errorString()));
+    QJsonObject root = doc.object();
+    QCOMPARE(root["schema_version"].toInt(), 1);
+    QCOMPARE(root["ok"].toBool(), true);
+    QJsonArray builds = root["builds"].toArray();
+    QVERIFY(builds.size() >= 2); // naive and optimised
+    QJsonObject first = builds[0].toObject();
+    QCOMPARE(first["arch"].toString(), QStringLiteral("sm_90"));
+    QJsonObject result = first["result"].toObject();
+    QCOMPARE(result["success"].toBool(), true);
+    QVERIFY(result["kernels"].toArray().size() >= 1);
+    QVERIFY(result["kernels"].toArray()[0].toObject().contains("registers"));
+    QJsonArray launches = first["launches"].toArray();
+    QVERIFY(!launches.isEmpty());
+    QJsonObject occ = launches[0].toObject()["occupancy"].toObject();
+    QVERIFY(occ["occupancy"].toDouble() > 0.0);
+    QVERIFY(!occ["limiter"].toString().isEmpty());
+}
+
+void TestCli::badTaskIsAUsageError()
+{
+    QDir d(m_dir.path());
+    d.mkpath("badtask");
+    QFile f(d.filePath("badtask/task.json"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"schema_version": 1, "name": "t", "architectures": ["sm_90"], "symbols": {"N": {}},
+                "inputs": [{"name": "x", "dtype": "float32", "shape": ["N"]}]})");
+    f.close();
+    Run r = kforge({"compile", d.filePath("badtask")});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("badtask/task.json: at /inputs/0/dtype: unknown dtype \"float32\"; use one of: fp64"), qPrintable(r.err));
+}
+
+void TestCli::missingNvrtcIsAnEnvironmentError()
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("KF_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so.13");
+    Run r = kforge({"compile", kExamples + "/vector_add"}, env);
+    QCOMPARE(r.exitCode, 3);
+    QVERIFY2(r.err.contains("libnvrtc (the CUDA runtime compiler) could not be loaded"), qPrintable(r.err));
+    QVERIFY(r.err.contains("/nonexistent/libnvrtc.so.13"));
+    QVERIFY(r.err.contains("KF_NVRTC_LIBRARY"));
+}
+
+void TestCli::singleFileOccupancy()
+{
+    QFile f(m_dir.filePath("regs.cu"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("extern \"C\" __global__ void __launch_bounds__(256) k(const float* x, float* y, int n) {\n"
+            "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = x[i] * 3.0f;\n}\n");
+    f.close();
+    Run r = kforge({"compile", m_dir.filePath("regs.cu"), "--arch", "sm_80", "--block-size", "512"});
+    if (r.exitCode == 3)
+        QSKIP("NVRTC unavailable");
+    // 512 exceeds the kernel's launch bounds: the calculator must say so, not invent a number.
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("launch bounds 256"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("cannot launch"), qPrintable(r.out));
+    QVERIFY(r.out.contains("best theoretical occupancy 100.0% from block size"));
+}
+
+void TestCli::usageErrors_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("needle");
+    QTest::newRow("no subcommand") << QStringList{} << "A subcommand is required";
+    QTest::newRow("missing path") << QStringList{"compile"} << "path is required";
+    QTest::newRow("no such file") << QStringList{"compile", "/nonexistent.cu"} << "no such file or folder";
+    QTest::newRow("bad -O") << QStringList{"compile", "x.cu", "-O", "7"} << "-O";
+    QTest::newRow("unknown candidate") << QStringList{"compile", kExamples + "/vector_add", "--candidate", "nope.cu"}
+                                       << "nope.cu is not a candidate of task vector_add";
+}
+
+void TestCli::usageErrors()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, needle);
+    Run r = kforge(args);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2((r.err + r.out).contains(needle), qPrintable(r.err + r.out));
+}
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

@@ -1,0 +1,241 @@
+// The NVRTC pipeline end to end (no GPU): prelude headers in memory, name expressions and
+// lowered names, virtual architectures, SASS availability, cancellation, and the cache in the loop.
+#include "engine/cache/CompileCache.h"
+#include "engine/compile/Compiler.h"
+#include "engine/compile/TaskCompile.h"
+#include "engine/task/Task.h"
+#include "testutil.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <thread>
+
+using namespace kf;
+
+namespace {
+const char* kTemplated =
+    "#include <kf/prelude.cuh>\n"
+    "template <int BLOCK> __global__ void scale(const float* __restrict__ x, float* y, int n) {\n"
+    "  int i = blockIdx.x * BLOCK + threadIdx.x;\n"
+    "  if (i < n) y[i] = 2.0f * x[i];\n"
+    "}\n"
+    "extern \"C\" __global__ void plain(float* y) { y[threadIdx.x] = 0.0f; }\n";
+
+// Enough template instantiation to keep NVRTC busy for a while, so cancellation lands mid-build.
+std::string heavySource()
+{
+    std::string s = "template <int N> struct F { static constexpr long v = F<N - 1>::v + F<N - 2>::v % 7 + N; };\n"
+                    "template <> struct F<0> { static constexpr long v = 0; };\n"
+                    "template <> struct F<1> { static constexpr long v = 1; };\n";
+    for (int k = 0; k < 400; ++k)
+        s += "template <int K> __global__ void k" + std::to_string(k) +
+             "(long* o) { long a = 0;\n#pragma unroll\n for (int i = 0; i < 64; ++i) a += o[i * K] * F<300>::v; o[threadIdx.x] = a; }\n"
+             "template __global__ void k" + std::to_string(k) + "<" + std::to_string(k + 1) + ">(long*);\n";
+    return s;
+}
+} // namespace
+
+class TestCompiler : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void loweredNames();
+    void architectures_data();
+    void architectures();
+    void unknownArchitecture();
+    void sassOrReason();
+    void cacheHitIsIdentical();
+    void cancelBeforeStart();
+    void cancelMidBuild();
+    void examplesCompileCleanly_data();
+    void examplesCompileCleanly();
+};
+
+void TestCompiler::initTestCase()
+{
+    if (!nvrtcVersion())
+        QSKIP(("libnvrtc is not available on this machine: " + nvrtcVersion().error().why).c_str());
+}
+
+void TestCompiler::loweredNames()
+{
+    CompileRequest req;
+    req.source = kTemplated;
+    req.nameExpressions = {"scale<256>", "plain"};
+    req.wantSass = false;
+    auto r = compile(req);
+    KF_VERIFY_OK(r);
+    QVERIFY2(r->success, r->log.c_str());
+    QCOMPARE(qs(r->loweredNames.at("scale<256>")), QStringLiteral("_Z5scaleILi256EEvPKfPfi"));
+    QCOMPARE(qs(r->loweredNames.at("plain")), QStringLiteral("plain"));
+    QCOMPARE(r->kernels.size(), size_t(2));
+    bool found = false;
+    for (const auto& k : r->kernels)
+        if (k.name == "_Z5scaleILi256EEvPKfPfi") {
+            found = true;
+            QCOMPARE(qs(k.demangled), QStringLiteral("void scale<256>(float const*, float*, int)"));
+            QVERIFY(k.registers > 0);
+        }
+    QVERIFY(found);
+}
+
+void TestCompiler::architectures_data()
+{
+    QTest::addColumn<QString>("arch");
+    QTest::addColumn<bool>("hasCubin");
+    QTest::newRow("sm_80") << "sm_80" << true;
+    QTest::newRow("sm_86") << "sm_86" << true;
+    QTest::newRow("sm_89") << "sm_89" << true;
+    QTest::newRow("sm_90") << "sm_90" << true;
+    QTest::newRow("sm_100") << "sm_100" << true;
+    QTest::newRow("sm_120") << "sm_120" << true;
+    QTest::newRow("compute_90 (PTX only)") << "compute_90" << false;
+}
+
+void TestCompiler::architectures()
+{
+    QFETCH(QString, arch);
+    QFETCH(bool, hasCubin);
+    CompileRequest req;
+    req.source = kTemplated;
+    req.options.arch = arch.toStdString();
+    req.wantSass = false;
+    auto r = compile(req);
+    KF_VERIFY_OK(r);
+    QVERIFY2(r->success, r->log.c_str());
+    QVERIFY(r->ptx.find(".target sm_" + arch.toStdString().substr(arch.indexOf('_') + 1)) != std::string::npos);
+    QCOMPARE(!r->cubin.empty(), hasCubin);
+    if (hasCubin) {
+        auto sm = cubinArchitecture(r->cubin);
+        KF_VERIFY_OK(sm);
+        QCOMPARE(QString("sm_%1").arg(sm.value()), arch);
+    } else {
+        QVERIFY(r->sassUnavailableReason.find("virtual architecture") != std::string::npos);
+    }
+}
+
+void TestCompiler::unknownArchitecture()
+{
+    CompileRequest req;
+    req.source = kTemplated;
+    req.options.arch = "sm_42";
+    auto r = compile(req);
+    QVERIFY(!r);
+    QVERIFY(r.error().why.find("unknown architecture \"sm_42\"") != std::string::npos);
+    QVERIFY(r.error().hint.find("sm_90") != std::string::npos);
+}
+
+void TestCompiler::sassOrReason()
+{
+    CompileRequest req;
+    req.source = kTemplated;
+    req.nameExpressions = {"scale<128>"};
+    auto r = compile(req);
+    KF_VERIFY_OK(r);
+    if (r->sass.empty()) {
+        // Without nvdisasm/cuobjdump the user is told so, and how to get it.
+        QVERIFY2(r->sassUnavailableReason.find("SASS unavailable") == 0, r->sassUnavailableReason.c_str());
+    } else {
+        QVERIFY(r->sassUnavailableReason.empty());
+        QVERIFY2(r->sass.find("_Z5scaleILi128EEvPKfPfi") != std::string::npos, r->sass.substr(0, 400).c_str());
+        QVERIFY(r->sass.find("EXIT") != std::string::npos);
+    }
+}
+
+void TestCompiler::cacheHitIsIdentical()
+{
+    QTemporaryDir dir;
+    CompileCache cache(dir.path().toStdString());
+    CompileRequest req;
+    req.source = kTemplated;
+    req.nameExpressions = {"scale<64>"};
+    req.wantSass = false;
+    auto cold = compile(req, &cache);
+    KF_VERIFY_OK(cold);
+    QVERIFY(!cold->fromCache);
+    auto hit = compile(req, &cache);
+    KF_VERIFY_OK(hit);
+    QVERIFY(hit->fromCache);
+    QCOMPARE(hit->cubin == cold->cubin, true);
+    QCOMPARE(qs(hit->ptx), qs(cold->ptx));
+    QCOMPARE(hit->kernels.size(), cold->kernels.size());
+    QCOMPARE(qs(hit->loweredNames.at("scale<64>")), qs(cold->loweredNames.at("scale<64>")));
+    // Any change to the source is a miss.
+    req.source += "\n// edit\n";
+    auto edited = compile(req, &cache);
+    KF_VERIFY_OK(edited);
+    QVERIFY(!edited->fromCache);
+}
+
+void TestCompiler::cancelBeforeStart()
+{
+    CancelToken token;
+    token.cancel();
+    CompileRequest req;
+    req.source = kTemplated;
+    auto r = compile(req, nullptr, &token);
+    QVERIFY(!r);
+    QCOMPARE(qs(r.error().why), QStringLiteral("the build was cancelled"));
+}
+
+void TestCompiler::cancelMidBuild()
+{
+    CompileRequest req;
+    req.source = heavySource();
+    req.wantSass = false;
+    CancelToken token;
+    std::atomic<bool> done{false};
+    Result<CompileResult> result = Error{};
+    auto started = std::chrono::steady_clock::now();
+    std::thread worker([&] {
+        result = compile(req, nullptr, &token);
+        done = true;
+    });
+    QTest::qWait(150); // let NVRTC get going; the assertion below is on behaviour, not timing
+    token.cancel();
+    worker.join();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    if (result.ok())
+        QSKIP(qPrintable(QString("the heavy build finished in %1 ms before cancellation could land").arg(ms)));
+    QCOMPARE(qs(result.error().why), QStringLiteral("the build was cancelled"));
+}
+
+void TestCompiler::examplesCompileCleanly_data()
+{
+    QTest::addColumn<QString>("dir");
+    QTest::addColumn<QString>("arch");
+    for (const auto& e : std::filesystem::directory_iterator(KF_SOURCE_DIR "/resources/examples"))
+        if (std::filesystem::exists(e.path() / "task.json"))
+            for (const char* arch : {"sm_90", "sm_80"})
+                QTest::newRow((e.path().filename().string() + " " + arch).c_str()) << qs(e.path().string()) << arch;
+}
+
+void TestCompiler::examplesCompileCleanly()
+{
+    QFETCH(QString, dir);
+    QFETCH(QString, arch);
+    auto task = loadTask(dir.toStdString());
+    KF_VERIFY_OK(task);
+    for (const auto& c : task->candidates) {
+        auto req = compileRequestFor(task.value(), c, arch.toStdString());
+        KF_VERIFY_OK(req);
+        req->wantSass = false;
+        auto r = compile(req.value());
+        KF_VERIFY_OK(r);
+        QVERIFY2(r->success, (c.file + ":\n" + r->log).c_str());
+        QVERIFY2(r->warningCount() == 0, (c.file + " has warnings:\n" + r->log).c_str());
+        // Every launch resolves to a kernel in the cubin with a launchable configuration.
+        auto launches = analyseLaunches(task.value(), c, r.value(), *representativeShape(task.value()));
+        QCOMPARE(launches.size(), c.launches.size());
+        for (const auto& l : launches) {
+            QVERIFY2(l.resources, (c.file + ": kernel " + l.kernel + " not found in the cubin").c_str());
+            QVERIFY2(l.occupancy.ok(), (c.file + ": " + l.kernel + ": " + (l.occupancy.ok() ? "" : l.occupancy.error().why)).c_str());
+            QVERIFY(l.occupancy->occupancy > 0.0);
+            QVERIFY2(l.resources->spillStoreBytes == 0, (c.file + ": " + l.kernel + " spills").c_str());
+        }
+    }
+}
+
+QTEST_GUILESS_MAIN(TestCompiler)
+#include "tst_compiler.moc"

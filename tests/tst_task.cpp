@@ -1,0 +1,256 @@
+// task.json schema v1: a valid task loads and round-trips; every class of invalid input is
+// rejected with the file, the JSON pointer and the exact sentence a user will read.
+#include "engine/task/Task.h"
+#include "testutil.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace kf;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+json baseTask()
+{
+    std::ifstream in(KF_TEST_DATA_DIR "/task_valid.json");
+    return json::parse(in);
+}
+} // namespace
+
+class TestTask : public QObject {
+    Q_OBJECT
+private slots:
+    void validTaskLoads();
+    void roundTrip();
+    void defaultsFollowDtype();
+    void rejects_data();
+    void rejects();
+    void syntaxErrorNamesLineAndColumn();
+    void missingCandidateFile();
+    void bundledExamplesLoad_data();
+    void bundledExamplesLoad();
+};
+
+void TestTask::validTaskLoads()
+{
+    auto t = parseTask(baseTask(), "task.json");
+    KF_VERIFY_OK(t);
+    QCOMPARE(qs(t->name), QStringLiteral("rms_norm_test"));
+    QCOMPARE(t->inputs.size(), size_t(2));
+    QCOMPARE(t->inputs[0].dtype, DType::F16);
+    QCOMPARE(t->inputs[0].distributions.size(), size_t(3));
+    QVERIFY(std::isnan(t->inputs[0].distributions[2].specialValues[0]));
+    QCOMPARE(t->outputs[0].tolerance.rtol, 0.01);
+    QCOMPARE(t->testShapes.size(), size_t(2));
+    QCOMPARE(qs(t->testShapes[1].label), QStringLiteral("tail"));
+    QCOMPARE(qs(t->testShapes[1].describe()), QStringLiteral("B=7 D=4099"));
+    QCOMPARE(t->reference.kind, Reference::Kind::Op);
+    QCOMPARE(qs(t->reference.steps[0].output), QStringLiteral("y"));
+    const Launch& l = t->candidates[0].launches[0];
+    Env env = t->environment(t->benchmarkShapes[0]);
+    QCOMPARE(*l.grid[0].evalInt(env), std::int64_t(4096));
+    QCOMPARE(*l.block[0].evalInt(env), std::int64_t(256));
+    QCOMPARE(*l.sharedBytes.evalInt(env), std::int64_t(1024));
+    QCOMPARE(t->candidates[0].launches[0].args.size(), size_t(6));
+    QCOMPARE(qs(t->compile.defines[0].second), QStringLiteral("8"));
+    QCOMPARE(t->bytesFormula.eval(env)->i, std::int64_t(2 * 4096 * 4096 * 2 + 4096 * 2));
+    auto ext = t->extents(t->inputs[1], t->testShapes[1]);
+    QCOMPARE(ext.value(), (std::vector<std::int64_t>{4099}));
+}
+
+void TestTask::roundTrip()
+{
+    auto t = parseTask(baseTask(), "task.json");
+    KF_VERIFY_OK(t);
+    json once = taskToJson(t.value());
+    auto again = parseTask(once, "roundtrip.json");
+    KF_VERIFY_OK(again);
+    QCOMPARE(qs(taskToJson(again.value()).dump(1)), qs(once.dump(1)));
+}
+
+void TestTask::defaultsFollowDtype()
+{
+    auto t = parseTask(baseTask(), "task.json");
+    KF_VERIFY_OK(t);
+    // w gave no distributions: floating inputs cycle four kinds.
+    QCOMPARE(t->inputs[1].distributions.size(), size_t(4));
+    QCOMPARE(t->inputs[1].distributions[2].kind, Distribution::Kind::HeavyTailed);
+    QCOMPARE(Tolerance::defaultFor(DType::F32).rtol, 1.3e-6);
+    QCOMPARE(Tolerance::defaultFor(DType::BF16).rtol, 1.6e-2);
+    QCOMPARE(Tolerance::defaultFor(DType::I32).atol, 0.0);
+    QCOMPARE(Tolerance::defaultFor(DType::F16).atolMode, Tolerance::AtolMode::Rms);
+}
+
+void TestTask::rejects_data()
+{
+    QTest::addColumn<QString>("patch");    // RFC 6902 JSON patch applied to the valid fixture
+    QTest::addColumn<QString>("pointer");
+    QTest::addColumn<QString>("message");
+    auto row = [](const char* name, const char* patch, const char* ptr, const char* msg) {
+        QTest::newRow(name) << patch << ptr << msg;
+    };
+    row("unknown top-level key", R"J([{"op":"add","path":"/shapes_typo","value":1}])J", "/shapes_typo",
+        "unknown key \"shapes_typo\"; this object accepts: architectures, candidates, compile, constraints, cost, description, inputs, name, outputs, parameters, reference, schema_version, shapes, symbols");
+    row("wrong schema version", R"J([{"op":"replace","path":"/schema_version","value":2}])J", "/schema_version",
+        "schema_version 2 is not supported; this KernelForge reads version 1");
+    row("missing name", R"J([{"op":"remove","path":"/name"}])J", "/", "missing required key \"name\"");
+    row("bad dtype", R"J([{"op":"replace","path":"/inputs/1/dtype","value":"float"}])J", "/inputs/1/dtype",
+        "unknown dtype \"float\"; use one of: fp64, fp32, fp16, bf16, int64, int32, int16, int8, uint8, bool");
+    row("undeclared shape symbol", R"J([{"op":"replace","path":"/inputs/1/shape","value":["K"]}])J", "/inputs/1/shape/0",
+        "shape symbol \"K\" is not declared in /symbols");
+    row("negative extent", R"J([{"op":"replace","path":"/inputs/1/shape","value":[-3]}])J", "/inputs/1/shape/0",
+        "a fixed extent must be non-negative");
+    row("shape not an array", R"J([{"op":"replace","path":"/inputs/0/shape","value":"B,D"}])J", "/inputs/0/shape",
+        "expected an array, found a string (\"B,D\")");
+    row("duplicate tensor name", R"J([{"op":"replace","path":"/outputs/0/name","value":"x"}])J", "/outputs/0/name",
+        "tensor name \"x\" is used twice");
+    row("tolerance on an input", R"J([{"op":"add","path":"/inputs/0/tolerance","value":{"rtol":1}}])J", "/inputs/0/tolerance",
+        "unknown key \"tolerance\"; this object accepts: distributions, dtype, name, shape");
+    row("negative tolerance", R"J([{"op":"replace","path":"/outputs/0/tolerance/rtol","value":-1}])J", "/outputs/0/tolerance",
+        "rtol and atol must be finite and non-negative");
+    row("unknown distribution", R"J([{"op":"replace","path":"/inputs/0/distributions/0/kind","value":"gaussian"}])J",
+        "/inputs/0/distributions/0/kind",
+        "unknown distribution \"gaussian\"; use normal, uniform, heavy_tailed, mixed_scales, int_range or special");
+    row("uniform low >= high", R"J([{"op":"replace","path":"/inputs/0/distributions/1/low","value":3}])J",
+        "/inputs/0/distributions/1", "uniform needs low < high (got 3.000000 and 2.000000)");
+    row("int_range on floats", R"J([{"op":"replace","path":"/inputs/0/distributions/0","value":{"kind":"int_range","low":0,"high":3}}])J",
+        "/inputs/0/distributions/0", "int_range is for integer and bool inputs; for fp16 use uniform");
+    row("bad special value", R"J([{"op":"replace","path":"/inputs/0/distributions/2/values/0","value":"NaN!"}])J",
+        "/inputs/0/distributions/2/values/0", "special value \"NaN!\" is not a number, \"nan\", \"inf\" or \"-inf\"");
+    row("shape misses a symbol", R"J([{"op":"remove","path":"/shapes/tests/0/D"}])J", "/shapes/tests/0", "missing required key \"D\"");
+    row("shape binds unknown symbol", R"J([{"op":"add","path":"/shapes/tests/0/Q","value":3}])J", "/shapes/tests/0/Q",
+        "\"Q\" is not a declared symbol (declare it in /symbols)");
+    row("shape out of range", R"J([{"op":"replace","path":"/shapes/tests/0/D","value":20000}])J", "/shapes/tests/0/D",
+        "D = 20000 is outside its range [1, 16384] declared in /symbols");
+    row("shape is not an integer", R"J([{"op":"replace","path":"/shapes/tests/0/D","value":"4"}])J", "/shapes/tests/0/D",
+        "expected an integer, found a string (\"4\")");
+    row("no test shapes", R"J([{"op":"replace","path":"/shapes/tests","value":[]}])J", "/shapes/tests",
+        "give at least one test shape (include awkward sizes: 1, primes, tails)");
+    row("constraint violated", R"J([{"op":"replace","path":"/constraints","value":["D % 2 == 0"]}])J", "/shapes/tests/0",
+        "this shape (B=1 D=1) violates the constraint \"D % 2 == 0\"");
+    row("multiple_of violated", R"J([{"op":"add","path":"/symbols/D/multiple_of","value":8}])J", "/shapes/tests/0/D",
+        "D = 1 is not a multiple of 8 as /symbols/D requires");
+    row("unknown op", R"J([{"op":"replace","path":"/reference/op","value":"rmsnorm"}])J", "/reference/op",
+        "\"rmsnorm\" is not a catalog op; use one of: add, sub, mul, div, neg, abs, exp, log, sqrt, rsqrt, tanh, sigmoid, relu, silu, gelu, softmax, log_softmax, layer_norm, rms_norm, matmul, bmm, transpose, permute, sum, mean, amax, cumsum, to, or a TorchScript reference for anything else");
+    row("op input unknown", R"J([{"op":"replace","path":"/reference/inputs/1","value":"weight"}])J", "/reference/inputs/1",
+        "\"weight\" is neither a task input nor the output of an earlier step");
+    row("op arity", R"J([{"op":"replace","path":"/reference/inputs","value":["x","w","x"]}])J", "/reference/inputs",
+        "rms_norm takes 1 to 2 input(s), got 3");
+    row("op attr type", R"J([{"op":"replace","path":"/reference/attrs/eps","value":"tiny"}])J", "/reference/attrs/eps",
+        "expected a number, found a string (\"tiny\")");
+    row("op unknown attr", R"J([{"op":"add","path":"/reference/attrs/epsilon","value":1}])J", "/reference/attrs/epsilon",
+        "unknown key \"epsilon\"; this object accepts: eps, normalized_dims");
+    row("two reference forms", R"J([{"op":"add","path":"/reference/torchscript","value":"r.pt"}])J", "/reference",
+        "give exactly one of \"op\", \"tape\" or \"torchscript\" (found 2)");
+    row("tape misses an output", R"J([{"op":"replace","path":"/reference","value":{"tape":[{"op":"add","inputs":["x","x"],"output":"h"}]}}])J",
+        "/reference/tape", "no step produces the task output \"y\"");
+    row("tape redefines a name", R"J([{"op":"replace","path":"/reference","value":{"tape":[{"op":"relu","inputs":["x"],"output":"x"}]}}])J",
+        "/reference/tape/0/output", "\"x\" is already defined; give each step a new name");
+    row("unknown architecture", R"J([{"op":"replace","path":"/architectures/1","value":"sm_91"}])J", "/architectures/1",
+        "\"sm_91\" is not a known architecture; use one of: sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100, sm_120");
+    row("expression syntax", R"J([{"op":"replace","path":"/candidates/0/launches/0/grid/0","value":"ceil_div(B, "}])J",
+        "/candidates/0/launches/0/grid/0", "grid: column 13: expression ends where a value was expected");
+    row("expression unknown symbol", R"J([{"op":"replace","path":"/candidates/0/launches/0/grid/0","value":"ceil_div(N, 256)"}])J",
+        "/candidates/0/launches/0/grid/0",
+        "grid \"ceil_div(N, 256)\" uses unknown symbol 'N'; declare it in /symbols or /parameters (known: B, D, BLOCK, eps)");
+    row("block too large", R"J([{"op":"replace","path":"/candidates/0/launches/0/block","value":[64, 32]}])J",
+        "/candidates/0/launches/0/block", "for B=1 D=1 the block has 2048 threads; CUDA allows at most 1024");
+    row("grid zero for a shape", R"J([{"op":"replace","path":"/candidates/0/launches/0/grid","value":"B / 2"}])J",
+        "/candidates/0/launches/0/grid", "for B=1 D=1 grid dimension 0 is 0, outside [1, 2147483647]");
+    row("grid is real", R"J([{"op":"replace","path":"/candidates/0/launches/0/grid","value":"B * 0.5"}])J",
+        "/candidates/0/launches/0/grid", "for B=1 D=1: the result 0.500000 is not an integer");
+    row("arg names unknown tensor", R"J([{"op":"replace","path":"/candidates/0/launches/0/args/2","value":"out"}])J",
+        "/candidates/0/launches/0/args/2", "\"out\" is not an input, output or scratch buffer of this task (known: partial, w, x, y)");
+    row("scalar type", R"J([{"op":"replace","path":"/candidates/0/launches/0/args/4/type","value":"int"}])J",
+        "/candidates/0/launches/0/args/4/type", "scalar type \"int\" is not one of int32, int64, uint32, uint64, fp32, fp64");
+    row("candidate not .cu", R"J([{"op":"replace","path":"/candidates/0/file","value":"naive.cpp"}])J", "/candidates/0/file",
+        "a candidate is a .cu file");
+    row("candidate escapes folder", R"J([{"op":"replace","path":"/candidates/0/file","value":"../x.cu"}])J", "/candidates/0/file",
+        "give a file name inside the task folder");
+    row("no launches", R"J([{"op":"replace","path":"/candidates/0/launches","value":[]}])J", "/candidates/0/launches",
+        "a candidate needs at least one launch");
+    row("bad define name", R"J([{"op":"add","path":"/compile/defines/2X","value":"1"}])J", "/compile/defines/2X",
+        "macro name \"2X\" is not an identifier");
+    row("bad std", R"J([{"op":"replace","path":"/compile/std","value":"c++23"}])J", "/compile/std",
+        "std must be one of c++11, c++14, c++17, c++20");
+    row("scratch clashes with tensor", R"J([{"op":"replace","path":"/candidates/0/scratch/0/name","value":"y"}])J",
+        "/candidates/0/scratch/0/name", "\"y\" is already the name of a tensor");
+    row("cost unknown key", R"J([{"op":"add","path":"/cost/time","value":"1"}])J", "/cost/time",
+        "unknown key \"time\"; this object accepts: bytes, flops");
+}
+
+void TestTask::rejects()
+{
+    QFETCH(QString, patch);
+    QFETCH(QString, pointer);
+    QFETCH(QString, message);
+    json j = baseTask().patch(json::parse(patch.toStdString()));
+    auto t = parseTask(j, "tasks/demo/task.json");
+    QVERIFY2(!t, "an invalid task was accepted");
+    QCOMPARE(qs(t.error().file), QStringLiteral("tasks/demo/task.json"));
+    QCOMPARE(qs(t.error().pointer), pointer);
+    QCOMPARE(qs(t.error().why), message);
+    // The one-line message a user reads names all three.
+    QVERIFY(t.error().message().find("tasks/demo/task.json: at " + pointer.toStdString() + ": ") == 0);
+}
+
+void TestTask::syntaxErrorNamesLineAndColumn()
+{
+    QTemporaryDir dir;
+    std::ofstream(fs::path(dir.path().toStdString()) / "task.json") << "{\n  \"schema_version\": 1,\n  \"name\": \"x\"\n  \"oops\": 2\n}\n";
+    auto t = loadTask(dir.path().toStdString());
+    QVERIFY(!t);
+    QVERIFY2(t.error().why.rfind("line 4, column 8: invalid JSON: syntax error while parsing object - unexpected string literal; expected '}'", 0) == 0, t.error().why.c_str());
+    QCOMPARE(qs(t.error().file), QString(dir.path() + "/task.json"));
+}
+
+void TestTask::missingCandidateFile()
+{
+    QTemporaryDir dir;
+    std::ofstream(fs::path(dir.path().toStdString()) / "task.json") << baseTask().dump();
+    auto t = loadTask(dir.path().toStdString());
+    QVERIFY(!t);
+    QCOMPARE(qs(t.error().pointer), QStringLiteral("/candidates/0/file"));
+    QVERIFY(t.error().why.find("file \"naive.cu\" does not exist in the task folder") == 0);
+    std::ofstream(fs::path(dir.path().toStdString()) / "naive.cu") << "// empty\n";
+    KF_VERIFY_OK(loadTask(dir.path().toStdString()));
+}
+
+void TestTask::bundledExamplesLoad_data()
+{
+    QTest::addColumn<QString>("dir");
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(KF_SOURCE_DIR "/resources/examples")) {
+        if (fs::exists(e.path() / "task.json")) {
+            QTest::newRow(e.path().filename().c_str()) << QString::fromStdString(e.path().string());
+            ++n;
+        }
+    }
+    QVERIFY2(n >= 7, "the example workspace must hold at least seven tasks");
+}
+
+void TestTask::bundledExamplesLoad()
+{
+    QFETCH(QString, dir);
+    auto t = loadTask(dir.toStdString());
+    KF_VERIFY_OK(t);
+    QVERIFY(t->candidates.size() >= 2);
+    QVERIFY(!t->benchmarkShapes.empty());
+    QVERIFY2(t->testShapes.size() >= 3, "tests need several shapes, including awkward sizes");
+    bool awkward = false; // at least one size that is not a multiple of 32
+    for (const auto& s : t->testShapes)
+        for (const auto& [k, v] : s.values)
+            awkward |= v % 32 != 0;
+    QVERIFY2(awkward, "test shapes must include sizes that are not multiples of a tile");
+    QVERIFY(!t->bytesFormula.empty());
+    // Canonical JSON re-parses to the same task.
+    auto again = parseTask(taskToJson(t.value()), "roundtrip", t->directory);
+    KF_VERIFY_OK(again);
+}
+
+QTEST_GUILESS_MAIN(TestTask)
+#include "tst_task.moc"
