@@ -198,6 +198,7 @@ Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileReq
             return Error{"analyse the cubin of " + req.fileName, kernels.error().why, "", {}, {}};
         res.kernels = std::move(kernels.value());
         applyPtxasReport(res.log, res.kernels);
+        applyPtxDirectives(res.ptx, res.kernels); // min blocks per SM exists only in the PTX
         if (req.wantSass)
             res.sass = disassemble(res.cubin, res.sassUnavailableReason);
         else
