@@ -1,0 +1,98 @@
+# Every external dependency is found here, through its CMake package where one exists.
+# A dependency that is missing fails the configure step with a sentence saying how to get it.
+
+if(KF_THIRD_PARTY_DIR)
+  list(PREPEND CMAKE_PREFIX_PATH ${KF_THIRD_PARTY_DIR})
+endif()
+# Header locations found in one KF_THIRD_PARTY_DIR must not outlive a change of it (or the
+# folder): search again whenever it changes.
+if(NOT "${KF_THIRD_PARTY_DIR}" STREQUAL "${_KF_THIRD_PARTY_DIR_SEARCHED}")
+  unset(KF_NLOHMANN_INCLUDE CACHE)
+  unset(KF_CLI11_INCLUDE CACHE)
+  unset(KF_XXHASH_INCLUDE CACHE)
+  set(_KF_THIRD_PARTY_DIR_SEARCHED "${KF_THIRD_PARTY_DIR}" CACHE INTERNAL "")
+endif()
+
+find_package(nlohmann_json 3.10 QUIET)
+if(NOT nlohmann_json_FOUND)
+  find_path(KF_NLOHMANN_INCLUDE nlohmann/json.hpp HINTS ${KF_THIRD_PARTY_DIR} ${KF_THIRD_PARTY_DIR}/include)
+  if(NOT KF_NLOHMANN_INCLUDE)
+    message(FATAL_ERROR "nlohmann/json not found: install nlohmann-json3-dev (packaging/setup.sh does) "
+                        "or pass -DKF_THIRD_PARTY_DIR=<folder with nlohmann/json.hpp>")
+  endif()
+  add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
+  target_include_directories(nlohmann_json::nlohmann_json INTERFACE ${KF_NLOHMANN_INCLUDE})
+endif()
+
+find_package(CLI11 2.1 QUIET CONFIG)
+if(NOT CLI11_FOUND)
+  find_path(KF_CLI11_INCLUDE CLI/CLI.hpp HINTS ${KF_THIRD_PARTY_DIR} ${KF_THIRD_PARTY_DIR}/include)
+  if(NOT KF_CLI11_INCLUDE)
+    message(FATAL_ERROR "CLI11 not found: install libcli11-dev (packaging/setup.sh does) "
+                        "or pass -DKF_THIRD_PARTY_DIR=<folder with CLI/CLI.hpp>")
+  endif()
+  add_library(CLI11::CLI11 INTERFACE IMPORTED)
+  target_include_directories(CLI11::CLI11 INTERFACE ${KF_CLI11_INCLUDE})
+endif()
+
+# xxHash is used header-only (XXH_INLINE_ALL), so a copied xxhash.h is enough on a GPU server.
+find_path(KF_XXHASH_INCLUDE xxhash.h HINTS ${KF_THIRD_PARTY_DIR} ${KF_THIRD_PARTY_DIR}/include)
+if(NOT KF_XXHASH_INCLUDE)
+  message(FATAL_ERROR "xxhash.h not found: install libxxhash-dev (packaging/setup.sh does) "
+                      "or pass -DKF_THIRD_PARTY_DIR=<folder with xxhash.h>")
+endif()
+add_library(kf_xxhash INTERFACE)
+target_include_directories(kf_xxhash SYSTEM INTERFACE ${KF_XXHASH_INCLUDE})
+target_compile_definitions(kf_xxhash INTERFACE XXH_INLINE_ALL)
+
+# Only headers of the toolkit are used at build time (nvrtc.h, cuda.h, cupti, cuda_occupancy.h):
+# the libraries are loaded at run time, so binaries start on machines without a driver.
+find_package(CUDAToolkit 12.4 REQUIRED)
+add_library(kf_cuda_headers INTERFACE)
+target_include_directories(kf_cuda_headers SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
+target_compile_definitions(kf_cuda_headers INTERFACE
+  KF_CUDA_TOOLKIT_ROOT="${CUDAToolkit_LIBRARY_ROOT}")
+
+if(KF_BUILD_GUI)
+  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Concurrent Charts Test)
+  find_package(QScintilla REQUIRED)
+elseif(KF_BUILD_TESTS)
+  # Unit tests are Qt Test; without Qt only the CLI-driven GPU suite is built.
+  find_package(Qt6 6.4 QUIET COMPONENTS Core Test)
+endif()
+
+# LibTorch (the runner's inputs, reference and baseline). The pinned PyTorch wheel carries the
+# CMake package; packaging/setup.sh installs it into .venv. Without it the runner is not built
+# and the configure step says so.
+option(KF_WITH_TORCH "Build kforge-runner against LibTorch" ON)
+if(KF_WITH_TORCH)
+  if(NOT Torch_DIR)
+    foreach(_py ${PROJECT_SOURCE_DIR}/.venv/bin/python3 python3)
+      execute_process(COMMAND ${_py} -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+                      OUTPUT_VARIABLE _kf_torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
+                      RESULT_VARIABLE _kf_torch_rc)
+      if(_kf_torch_rc EQUAL 0 AND EXISTS "${_kf_torch_prefix}")
+        list(APPEND CMAKE_PREFIX_PATH "${_kf_torch_prefix}")
+        break()
+      endif()
+    endforeach()
+  endif()
+  # LibTorch's package enables CUDA with CMAKE_CUDA_STANDARD = CMAKE_CXX_STANDARD (20), for which
+  # CMake 3.25 (Debian 12) knows no nvcc flag, and probes for GPUs with a try_run unless
+  # TORCH_CUDA_ARCH_LIST is set. We compile no .cu with nvcc (kernels go through NVRTC), so pin
+  # both to harmless values; either can still be overridden.
+  if(NOT DEFINED CMAKE_CUDA_STANDARD)
+    set(CMAKE_CUDA_STANDARD 17)
+  endif()
+  if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
+    set(TORCH_CUDA_ARCH_LIST "9.0")
+  endif()
+  find_package(Torch QUIET)
+  if(Torch_FOUND)
+    message(STATUS "KernelForge: LibTorch ${Torch_VERSION} found; building kforge-runner")
+  else()
+    message(WARNING "KernelForge: LibTorch not found, so kforge-runner (verify, bench) is not built. "
+                    "Run packaging/setup.sh (installs the pinned torch wheel into .venv) or pass "
+                    "-DCMAKE_PREFIX_PATH=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')")
+  endif()
+endif()

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# packaging/vendor-third-party.sh [dir] — copy the header-only dependencies that the GPU server
+# lacks from this development machine into a folder that travels with the checkout.
+#
+#   dir   destination; default $KF_THIRD_PARTY_DIR, else <repo>/third_party (git-ignored).
+#
+# Copies from /usr/include (packages nlohmann-json3-dev, libcli11-dev, libxxhash-dev, which
+# setup.sh installs): nlohmann/ (json.hpp, json_fwd.hpp and the rest), CLI/ (CLI11) and
+# xxhash.h, plus each package's copyright file under LICENSES/ and their versions in
+# VERSIONS.txt. Replaces only those entries in the folder; running it again refreshes them.
+# Then build there with: packaging/gpu-server.sh <dir>  (which passes -DKF_THIRD_PARTY_DIR=<dir>).
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+me=vendor-third-party
+dest=${1:-${KF_THIRD_PARTY_DIR:-$KF_ROOT/third_party}}
+src=/usr/include
+
+# header or folder in /usr/include, and the Debian package that provides it
+entries=(nlohmann CLI xxhash.h)
+packages=(nlohmann-json3-dev libcli11-dev libxxhash-dev)
+
+for e in "${entries[@]}"; do
+  [ -e "$src/$e" ] || kf_die "$me" "$src/$e not found: run packaging/setup.sh (installs ${packages[*]})"
+done
+[ -f "$src/nlohmann/json_fwd.hpp" ] || kf_die "$me" "$src/nlohmann/json_fwd.hpp not found"
+[ -f "$src/CLI/CLI.hpp" ] || kf_die "$me" "$src/CLI/CLI.hpp not found"
+
+mkdir -p "$dest/LICENSES"
+dest=$(cd "$dest" && pwd)
+for e in "${entries[@]}"; do
+  rm -rf "${dest:?}/$e"
+  cp -R "$src/$e" "$dest/$e"
+  kf_log "$me" "copied $src/$e"
+done
+for p in "${packages[@]}"; do
+  if [ -f "/usr/share/doc/$p/copyright" ]; then
+    cp "/usr/share/doc/$p/copyright" "$dest/LICENSES/$p.copyright"
+  fi
+done
+{
+  echo "# Copied by packaging/vendor-third-party.sh on $(date -u +%Y-%m-%dT%H:%MZ) from $(hostname)"
+  dpkg-query -W -f='${Package} ${Version}\n' "${packages[@]}" 2>/dev/null || true
+} >"$dest/VERSIONS.txt"
+
+kf_log "$me" "$(du -sh "$dest" | cut -f1) in $dest; ship it with the checkout to the GPU server (packaging/gpu-server.sh looks in <repo>/third_party unless told otherwise)"
+kf_log "$me" ok
