@@ -135,7 +135,7 @@ void TestTask::rejects_data()
     row("multiple_of violated", R"J([{"op":"add","path":"/symbols/D/multiple_of","value":8}])J", "/shapes/tests/0/D",
         "D = 1 is not a multiple of 8 as /symbols/D requires");
     row("unknown op", R"J([{"op":"replace","path":"/reference/op","value":"rmsnorm"}])J", "/reference/op",
-        "\"rmsnorm\" is not a catalog op; use one of: add, sub, mul, div, neg, abs, exp, log, sqrt, rsqrt, tanh, sigmoid, relu, silu, gelu, softmax, log_softmax, layer_norm, rms_norm, matmul, bmm, transpose, permute, sum, mean, amax, cumsum, to, or a TorchScript reference for anything else");
+        "\"rmsnorm\" is not a catalog op; use one of: add, sub, mul, div, neg, abs, exp, log, sqrt, rsqrt, tanh, sigmoid, relu, silu, gelu, softmax, log_softmax, layer_norm, rms_norm, matmul, bmm, transpose, permute, sum, mean, amax, cumsum, to, clone, or a TorchScript reference for anything else");
     row("op input unknown", R"J([{"op":"replace","path":"/reference/inputs/1","value":"weight"}])J", "/reference/inputs/1",
         "\"weight\" is neither a task input nor the output of an earlier step");
     row("op arity", R"J([{"op":"replace","path":"/reference/inputs","value":["x","w","x"]}])J", "/reference/inputs",

@@ -30,7 +30,8 @@ const std::vector<OpInfo>& catalog()
         for (std::string_view n : {"sum", "mean", "amax"})
             v.push_back({n, 1, 1, {{"dim", "integer", false}, {"keepdim", "bool", false}}, "reduction over dim (default: all)"});
         v.push_back({"cumsum", 1, 1, {{"dim", "integer", true}}, "inclusive prefix sum along dim"});
-        v.push_back({"to", 1, 1, {{"dtype", "dtype", true}}, "convert dtype"});
+        v.push_back({"to", 1, 1, {{"dtype", "dtype", true}}, "convert dtype (always a fresh tensor)"});
+        v.push_back({"clone", 1, 1, {}, "copy (a streaming-copy baseline)"});
         return v;
     }();
     return ops;

@@ -1,0 +1,286 @@
+#include "engine/verify/Compare.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace kf {
+
+namespace {
+
+double halfToDouble(std::uint16_t h)
+{
+    const int sign = (h >> 15) & 1;
+    const int exp = (h >> 10) & 0x1f;
+    const int man = h & 0x3ff;
+    double v;
+    if (exp == 0)
+        v = std::ldexp(static_cast<double>(man), -24);                  // subnormal
+    else if (exp == 31)
+        v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+    else
+        v = std::ldexp(static_cast<double>(man | 0x400), exp - 25);
+    return sign ? -v : v;
+}
+
+double bf16ToDouble(std::uint16_t b)
+{
+    std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+template <class T>
+T load(const unsigned char* p)
+{
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+double elementToDouble(DType t, const unsigned char* p)
+{
+    switch (t) {
+    case DType::F64: return load<double>(p);
+    case DType::F32: return load<float>(p);
+    case DType::F16: return halfToDouble(load<std::uint16_t>(p));
+    case DType::BF16: return bf16ToDouble(load<std::uint16_t>(p));
+    case DType::I64: return static_cast<double>(load<std::int64_t>(p));
+    case DType::I32: return load<std::int32_t>(p);
+    case DType::I16: return load<std::int16_t>(p);
+    case DType::I8: return load<std::int8_t>(p);
+    case DType::U8: return load<std::uint8_t>(p);
+    case DType::Bool: return load<std::uint8_t>(p) ? 1.0 : 0.0;
+    }
+    return 0;
+}
+
+std::uint64_t splitmix(std::uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+std::vector<std::int64_t> unflatten(std::int64_t i, const std::vector<std::int64_t>& extents)
+{
+    std::vector<std::int64_t> idx(extents.size(), 0);
+    for (size_t d = extents.size(); d-- > 0;) {
+        std::int64_t e = extents[d] > 0 ? extents[d] : 1;
+        idx[d] = i % e;
+        i /= e;
+    }
+    return idx;
+}
+
+bool withinTolerance(double a, double e, double atol, double rtol)
+{
+    if (std::isnan(e) || std::isnan(a))
+        return std::isnan(e) && std::isnan(a);
+    if (std::isinf(e) || std::isinf(a))
+        return a == e;
+    return std::fabs(a - e) <= atol + rtol * std::fabs(e);
+}
+
+} // namespace
+
+void toDouble(DType t, const void* raw, std::int64_t n, double* out)
+{
+    const auto* p = static_cast<const unsigned char*>(raw);
+    const int size = dtypeSize(t);
+    for (std::int64_t i = 0; i < n; ++i)
+        out[i] = elementToDouble(t, p + i * size);
+}
+
+std::vector<unsigned char> sentinelBytes(DType t, int variant, std::uint64_t seed)
+{
+    std::vector<unsigned char> b(static_cast<size_t>(dtypeSize(t)));
+    auto put = [&](auto v) { std::memcpy(b.data(), &v, sizeof v); };
+    const bool second = variant % 2 != 0;
+    switch (t) {
+    // Quiet NaNs with payloads no arithmetic produces (the GPU's canonical NaN is all ones).
+    case DType::F64: put(second ? std::uint64_t{0x7ff85a5a5a5a5a5aull} : std::uint64_t{0x7ff8a5a5a5a5a5a5ull}); break;
+    case DType::F32: put(second ? std::uint32_t{0x7fca5a5au} : std::uint32_t{0x7fc5a5a5u}); break;
+    case DType::F16: put(second ? std::uint16_t{0x7ea5} : std::uint16_t{0x7e5a}); break;
+    case DType::BF16: put(second ? std::uint16_t{0x7fda} : std::uint16_t{0x7fe5}); break;
+    case DType::Bool: b[0] = second ? 0x5a : 0xa5; break; // not a valid bool: no kernel writes it
+    default: {
+        // Integers: a secret random value per run; the two runs' values always differ.
+        std::uint64_t r = splitmix(seed ^ (0x1234567ull * static_cast<std::uint64_t>(variant + 1)));
+        if (second)
+            r = ~splitmix(seed ^ 0x1234567ull);
+        std::memcpy(b.data(), &r, b.size());
+        break;
+    }
+    }
+    return b;
+}
+
+double rmsOf(const double* v, std::int64_t n)
+{
+    long double s = 0;
+    std::int64_t k = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+        if (std::isfinite(v[i])) {
+            s += static_cast<long double>(v[i]) * v[i];
+            ++k;
+        }
+    return k ? static_cast<double>(std::sqrt(s / k)) : 0.0;
+}
+
+double effectiveAtol(const Tolerance& tol, double referenceRms)
+{
+    return tol.atolMode == Tolerance::AtolMode::Rms ? tol.atol * referenceRms : tol.atol;
+}
+
+OutputCheck compareOutput(const std::string& name, DType t, const void* actualRaw, const double* expected,
+                          const std::vector<std::int64_t>& extents, const Tolerance& tol, const void* sentinel,
+                          int maxSamples)
+{
+    OutputCheck c;
+    c.output = name;
+    std::int64_t n = 1;
+    for (auto e : extents)
+        n *= e;
+    c.elements = n;
+    c.referenceRms = rmsOf(expected, n);
+    c.atolEffective = effectiveAtol(tol, c.referenceRms);
+    c.rtol = tol.rtol;
+    const auto* p = static_cast<const unsigned char*>(actualRaw);
+    const int size = dtypeSize(t);
+    for (std::int64_t i = 0; i < n; ++i) {
+        const unsigned char* el = p + i * size;
+        if (sentinel && std::memcmp(el, sentinel, static_cast<size_t>(size)) == 0) {
+            ++c.unwritten;
+            ++c.mismatches;
+            if (static_cast<int>(c.firstUnwritten.size()) < maxSamples)
+                c.firstUnwritten.push_back(unflatten(i, extents));
+            continue;
+        }
+        const double a = elementToDouble(t, el);
+        const double e = expected[i];
+        const bool finitePair = std::isfinite(a) && std::isfinite(e);
+        double absErr = 0, relErr = 0;
+        if (finitePair) {
+            absErr = std::fabs(a - e);
+            relErr = e != 0 ? absErr / std::fabs(e) : (absErr == 0 ? 0 : std::numeric_limits<double>::infinity());
+            if (absErr > c.maxAbsError)
+                c.maxAbsError = absErr;
+            if (e != 0 && relErr > c.maxRelError)
+                c.maxRelError = relErr;
+        }
+        if (!withinTolerance(a, e, c.atolEffective, c.rtol)) {
+            ++c.mismatches;
+            if (!finitePair)
+                ++c.nonFiniteMismatches;
+            if (static_cast<int>(c.firstMismatches.size()) < maxSamples)
+                c.firstMismatches.push_back({unflatten(i, extents), e, a, finitePair ? absErr : std::fabs(a - e),
+                                             finitePair ? relErr : std::numeric_limits<double>::infinity()});
+        }
+    }
+    c.mismatchFraction = n ? static_cast<double>(c.mismatches) / static_cast<double>(n) : 0.0;
+    c.passed = c.mismatches == 0;
+    return c;
+}
+
+std::int64_t countDisagreements(DType t, const void* a, const void* b, std::int64_t n, const Tolerance& tol,
+                                const double* expected, double* maxAbsDiff)
+{
+    const auto* pa = static_cast<const unsigned char*>(a);
+    const auto* pb = static_cast<const unsigned char*>(b);
+    const int size = dtypeSize(t);
+    const double atol = effectiveAtol(tol, expected ? rmsOf(expected, n) : 0.0);
+    std::int64_t bad = 0;
+    double worst = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        double x = elementToDouble(t, pa + i * size), y = elementToDouble(t, pb + i * size);
+        double scale = expected && std::isfinite(expected[i]) ? std::fabs(expected[i]) : std::fabs(x);
+        bool ok;
+        if (std::isnan(x) || std::isnan(y))
+            ok = std::isnan(x) && std::isnan(y);
+        else if (std::isinf(x) || std::isinf(y))
+            ok = x == y;
+        else {
+            double d = std::fabs(x - y);
+            worst = std::max(worst, d);
+            ok = d <= atol + tol.rtol * scale;
+        }
+        bad += !ok;
+    }
+    if (maxAbsDiff)
+        *maxAbsDiff = worst;
+    return bad;
+}
+
+NegativeControl negativeControl(const std::string& output, DType, const double* expected,
+                                const std::vector<std::int64_t>& extents, const Tolerance& tol)
+{
+    NegativeControl nc;
+    nc.output = output;
+    std::int64_t n = 1;
+    for (auto e : extents)
+        n *= e;
+    const double atol = effectiveAtol(tol, rmsOf(expected, n));
+    long double sum = 0;
+    std::int64_t finite = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+        if (std::isfinite(expected[i])) {
+            sum += expected[i];
+            ++finite;
+        }
+    nc.constant = finite ? static_cast<double>(sum / finite) : 0.0;
+    nc.constantApplicable = false;
+    for (std::int64_t i = 1; i < n && !nc.constantApplicable; ++i)
+        nc.constantApplicable = !(expected[i] == expected[0] || (std::isnan(expected[i]) && std::isnan(expected[0])));
+    nc.zerosPass = nc.constantPass = true;
+    for (std::int64_t i = 0; i < n && (nc.zerosPass || nc.constantPass); ++i) {
+        nc.zerosPass = nc.zerosPass && withinTolerance(0.0, expected[i], atol, tol.rtol);
+        nc.constantPass = nc.constantPass && withinTolerance(nc.constant, expected[i], atol, tol.rtol);
+    }
+    return nc;
+}
+
+nlohmann::json toJson(const Mismatch& m)
+{
+    auto num = [](double v) -> nlohmann::json {
+        if (std::isnan(v))
+            return "nan";
+        if (std::isinf(v))
+            return v > 0 ? "inf" : "-inf";
+        return v;
+    };
+    return {{"index", m.index}, {"expected", num(m.expected)}, {"actual", num(m.actual)},
+            {"abs_error", num(m.absError)}, {"rel_error", num(m.relError)}};
+}
+
+nlohmann::json toJson(const OutputCheck& c)
+{
+    nlohmann::json mm = nlohmann::json::array();
+    for (const auto& m : c.firstMismatches)
+        mm.push_back(toJson(m));
+    return {{"output", c.output},
+            {"passed", c.passed},
+            {"elements", c.elements},
+            {"mismatches", c.mismatches},
+            {"mismatch_fraction", c.mismatchFraction},
+            {"max_abs_error", c.maxAbsError},
+            {"max_rel_error", c.maxRelError},
+            {"unwritten", c.unwritten},
+            {"non_finite_mismatches", c.nonFiniteMismatches},
+            {"reference_rms", c.referenceRms},
+            {"atol_effective", c.atolEffective},
+            {"rtol", c.rtol},
+            {"first_mismatches", mm},
+            {"first_unwritten", c.firstUnwritten}};
+}
+
+nlohmann::json toJson(const NegativeControl& n)
+{
+    return {{"output", n.output},     {"zeros_pass", n.zerosPass},
+            {"constant_pass", n.constantPass}, {"constant_applicable", n.constantApplicable},
+            {"constant", n.constant}, {"discriminates", n.discriminates()}};
+}
+
+} // namespace kf
