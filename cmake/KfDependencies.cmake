@@ -3,6 +3,9 @@
 
 if(KF_THIRD_PARTY_DIR)
   list(PREPEND CMAKE_PREFIX_PATH ${KF_THIRD_PARTY_DIR})
+  # The copied headers must win everywhere: the GPU server has another nlohmann/json (3.11.3, one
+  # template parameter more) in /usr/include, which targets would otherwise mix with ours.
+  include_directories(BEFORE ${KF_THIRD_PARTY_DIR})
 endif()
 # Header locations found in one KF_THIRD_PARTY_DIR must not outlive a change of it (or the
 # folder): search again whenever it changes.
@@ -13,6 +16,10 @@ if(NOT "${KF_THIRD_PARTY_DIR}" STREQUAL "${_KF_THIRD_PARTY_DIR_SEARCHED}")
   set(_KF_THIRD_PARTY_DIR_SEARCHED "${KF_THIRD_PARTY_DIR}" CACHE INTERNAL "")
 endif()
 
+# nlohmann puts its version in an inline ABI namespace (json_abi_v3_11_2 vs _v3_11_3). A GPU server
+# can see a second copy through LibTorch's or the system's include paths, and translation units
+# would then disagree on symbol names; 3.11 patch releases are layout-compatible, so drop it.
+add_compile_definitions(NLOHMANN_JSON_NAMESPACE_NO_VERSION=1)
 find_package(nlohmann_json 3.10 QUIET)
 if(NOT nlohmann_json_FOUND)
   find_path(KF_NLOHMANN_INCLUDE nlohmann/json.hpp HINTS ${KF_THIRD_PARTY_DIR} ${KF_THIRD_PARTY_DIR}/include)

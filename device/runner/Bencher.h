@@ -1,0 +1,68 @@
+#pragma once
+// Timing of one candidate against the LibTorch baseline (VERIFICATION.md, timing rules 1-7):
+// rotating input sets, an L2 flush and persisting-L2 reset before every timed call, events on
+// LibTorch's stream around each call plus a device-wide synchronise, candidate and baseline
+// interleaved with the order swapped every sample, repeated until the median is stable, with
+// re-checks on poisoned outputs and a roofline sanity floor. Produces the performance report of
+// docs/report-schema.md.
+
+#include "device/CudaEvent.h"
+#include "device/L2Flusher.h"
+#include "device/runner/BufferSet.h"
+#include "device/runner/CandidateProgram.h"
+#include "device/runner/Channel.h"
+#include "device/runner/GpuContext.h"
+#include "device/runner/ReportHeader.h"
+#include "device/runner/RunRequest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cuda.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace kf::device {
+
+class Bencher {
+public:
+    Bencher(Channel& channel, const GpuContext& gpu, const RunRequest& request, SoftwareVersions versions);
+
+    /// The report (verdict ok, fail, or error). An Error only when the CUDA context was lost
+    /// (stickyError() is set; the caller sends it as fatal and exits).
+    Result<nlohmann::json> run();
+
+private:
+    struct Shape;
+    struct Timing {
+        double callMs = 0;    ///< between the events around the call
+        double windowMs = 0;  ///< from before the flush to after the call (compared with wall time)
+        double wallMs = 0;    ///< host clock over the same window, through the device-wide sync
+    };
+
+    Result<nlohmann::json> runShape(size_t shapeIndex);
+    /// One timed call: flush, start event, `body`, end event, device-wide synchronise.
+    Result<Timing> timed(const std::function<Result<void>()>& body, const std::string& where);
+    Result<void> prepareCandidateCall(Shape& s, int variant);
+    Result<Timing> candidateCall(Shape& s, int set, int variant, const std::string& where);
+    Result<Timing> baselineCall(Shape& s, int set, const std::string& where);
+    /// Fresh data in input set `set` and its pristine host copy (a re-check's inputs).
+    Result<void> regenerate(Shape& s, int set, std::uint64_t seed, int distribution);
+    /// After the candidate's call on fresh data: guards, inputs, outputs; restores the inputs.
+    Result<void> captureRecheck(Shape& s, int set);
+    Result<std::string> compareRecheck(Shape& s, int set, int variant);
+    Error fatal(const Error& e, const std::string& where) const;
+
+    Channel& m_channel;
+    const GpuContext& m_gpu;
+    const RunRequest& m_request;
+    ReportHeader m_header;
+    CUstream m_stream = nullptr;
+    const CandidateProgram* m_program = nullptr;
+    std::optional<L2Flusher> m_flusher;
+    CudaEvent m_before, m_start, m_end;
+    std::string m_carveOutProblem;   ///< why the persisting-L2 carve-out could not be removed
+};
+
+} // namespace kf::device

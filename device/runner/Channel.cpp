@@ -1,0 +1,76 @@
+#include "device/runner/Channel.h"
+
+#include "engine/runner/Protocol.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace kf::device {
+
+Channel::Channel()
+{
+    std::fflush(stdout);
+    m_fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (m_fd < 0)
+        m_fd = STDOUT_FILENO; // cannot protect the stream; still speak the protocol
+    else
+        ::dup2(STDERR_FILENO, STDOUT_FILENO);
+    // A vanished supervisor must end us quietly through EPIPE, not kill us mid-report.
+    std::signal(SIGPIPE, SIG_IGN);
+}
+
+void Channel::write(const std::string& bytes)
+{
+    size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(m_fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            // Nobody is listening any more: there is no one left to report to.
+            std::fprintf(stderr, "kforge-runner: the protocol stream is closed; exiting\n");
+            std::_Exit(0);
+        }
+        done += static_cast<size_t>(n);
+    }
+}
+
+void Channel::send(const nlohmann::json& message)
+{
+    write(protocol::toLine(message));
+}
+
+void Channel::progress(std::int64_t id, int permille, const std::string& stage)
+{
+    const auto now = std::chrono::steady_clock::now();
+    if (permille != 0 && permille < 1000 && now - m_lastProgress < std::chrono::milliseconds(100))
+        return;
+    m_lastProgress = now;
+    send({{"type", "progress"}, {"id", id}, {"permille", permille}, {"stage", stage}});
+}
+
+void Channel::launchBegin(std::int64_t id, const std::string& label, std::int64_t timeoutMs)
+{
+    send({{"type", "launch_begin"}, {"id", id}, {"label", label}, {"timeout_ms", timeoutMs}});
+}
+
+void Channel::launchEnd(std::int64_t id)
+{
+    send({{"type", "launch_end"}, {"id", id}});
+}
+
+void Channel::error(std::int64_t id, const Error& e, bool fatal)
+{
+    send(protocol::errorMessage(id, e, fatal));
+}
+
+void Channel::sendRaw(const std::string& line)
+{
+    write(line + "\n");
+}
+
+} // namespace kf::device

@@ -1,0 +1,41 @@
+#pragma once
+// The runner's half of the protocol (engine/runner/Protocol.h): one JSON object per line on the
+// original stdout, nothing else. At start-up the channel keeps a private duplicate of fd 1 and
+// points fd 1 at stderr, so anything LibTorch, the driver or a stray printf writes lands in the
+// log instead of corrupting the message stream. Single-threaded: the request loop's thread only.
+
+#include "engine/core/Result.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace kf::device {
+
+class Channel {
+public:
+    /// Takes over stdout as described above. Call before anything else can print.
+    Channel();
+    Channel(const Channel&) = delete;
+    Channel& operator=(const Channel&) = delete;
+
+    void send(const nlohmann::json& message);
+    /// Throttled to about ten a second; 0 and 1000 always go out.
+    void progress(std::int64_t id, int permille, const std::string& stage);
+    /// Arms the supervisor's watchdog for one launch (or one timed sample).
+    void launchBegin(std::int64_t id, const std::string& label, std::int64_t timeoutMs);
+    void launchEnd(std::int64_t id);
+    void error(std::int64_t id, const Error& e, bool fatal);
+    /// Writes `line` verbatim (test hook for the supervisor's protocol-error path).
+    void sendRaw(const std::string& line);
+
+private:
+    void write(const std::string& bytes);
+
+    int m_fd = -1;
+    std::chrono::steady_clock::time_point m_lastProgress{};
+};
+
+} // namespace kf::device

@@ -1,0 +1,47 @@
+#pragma once
+// The common header of correctness and performance reports (docs/report-schema.md): what ran,
+// on what, when. Evidence for promotion: hashes, compile options, device and software versions.
+
+#include "device/DeviceInfo.h"
+#include "device/runner/RunRequest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <string>
+
+namespace kf::device {
+
+struct SoftwareVersions {
+    std::string torch;
+    std::string nvrtc;
+};
+
+class ReportHeader {
+public:
+    /// Starts the clock for duration_ms.
+    ReportHeader(const RunRequest& request, const DeviceInfo& device, SoftwareVersions versions);
+
+    /// A report with the header filled; `kind` is "correctness" or "performance".
+    nlohmann::json make(const std::string& kind, const std::string& verdict, const std::string& summary) const;
+    /// Sets verdict "error" with the error object, keeping whatever else `report` has.
+    static void markError(nlohmann::json& report, const Error& e);
+
+    nlohmann::json environment() const;
+
+private:
+    const RunRequest& m_request;
+    const DeviceInfo& m_device;
+    SoftwareVersions m_versions;
+    std::chrono::system_clock::time_point m_startedWall;
+    std::chrono::steady_clock::time_point m_started;
+};
+
+/// A JSON number, or "nan", "inf", "-inf" (the report's convention for non-finite values).
+nlohmann::json jsonNumber(double v);
+/// "%.6g" for sentences ("0.31", "1.5e-05").
+std::string formatNumber(double v);
+/// "2026-11-22T05:10:00Z"
+std::string isoTimeUtc(std::chrono::system_clock::time_point t);
+
+} // namespace kf::device

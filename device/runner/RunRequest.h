@@ -1,0 +1,62 @@
+#pragma once
+// A verify or bench request, read and checked once (fields in docs/runner-protocol.md and the
+// brief of engine/runner/Protocol.h). Every problem is an Error naming the field's JSON pointer,
+// so a bad request is answered, never crashed on.
+
+#include "engine/core/Result.h"
+#include "engine/task/Task.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kf::device {
+
+struct BenchSettings {
+    double timeCapMs = 2000;        ///< per shape, sampling loop only
+    int minSamples = 10;
+    int maxSamples = 500;
+    double targetSpread = 0.01;     ///< half the 95 % CI of the median, relative to the median
+    double recheckFraction = 0.05;
+    int warmup = 3;
+};
+
+struct ShapeRef {
+    ShapeBinding binding;
+    std::string set;                ///< "tests", "benchmarks" or "held_out"
+};
+
+struct RunRequest {
+    std::int64_t id = 0;
+    std::string type;               ///< "verify" or "bench"
+    Task task;
+    size_t candidateIndex = 0;
+    std::string cubin;              ///< decoded ELF bytes
+    std::map<std::string, std::string> loweredNames;
+    std::string arch;
+    std::string sourceHash;
+    std::string taskHash;
+    std::vector<std::string> compileOptions;
+    std::vector<std::uint64_t> seeds;
+    int trials = 3;
+    std::string shapesMode;         ///< "tests" | "benchmarks" | "all"
+    std::vector<ShapeRef> shapes;   ///< in run order
+    std::int64_t launchTimeoutMs = 10000;
+    std::string nvrtcVersion;       ///< optional, echoed into the environment block
+    BenchSettings bench;
+
+    const Candidate& candidate() const { return task.candidates[candidateIndex]; }
+};
+
+/// Reads a "verify" or "bench" request. Unknown extra keys are ignored (newer supervisors).
+Result<RunRequest> parseRunRequest(const nlohmann::json& j);
+
+/// "0x9f3a..." (16 hex digits).
+std::string seedHex(std::uint64_t seed);
+/// An independent stream for `salt` under `base` (inputs, guards, sentinels of one trial).
+std::uint64_t deriveSeed(std::uint64_t base, std::uint64_t salt);
+
+} // namespace kf::device

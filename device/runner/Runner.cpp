@@ -1,0 +1,246 @@
+#include "device/runner/Runner.h"
+
+#include "device/CudaDriver.h"
+#include "device/runner/Bencher.h"
+#include "device/runner/RunRequest.h"
+#include "device/runner/TorchBridge.h"
+#include "device/runner/Verifier.h"
+#include "engine/runner/Protocol.h"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <regex>
+#include <unistd.h>
+
+namespace kf::device {
+
+namespace {
+
+bool envFlag(const char* name)
+{
+    const char* v = std::getenv(name);
+    return v && std::strcmp(v, "1") == 0;
+}
+
+// device_error is shown on one line (status bars, `kforge env`): fold the loader's list.
+std::string oneLine(std::string s)
+{
+    for (size_t p; (p = s.find(":\n  ")) != std::string::npos;)
+        s.replace(p, 4, ": ");
+    for (size_t p; (p = s.find("\n  ")) != std::string::npos;)
+        s.replace(p, 3, "; ");
+    for (char& c : s)
+        if (c == '\n')
+            c = ' ';
+    // dlerror repeats the name it was given: "libcuda.so.1: libcuda.so.1: cannot open ..."
+    return std::regex_replace(s, std::regex(R"(([^\s:;]+): \1: )"), "$1: ");
+}
+
+std::string cuFailure(CUresult r, const char* call)
+{
+    return std::string(call) + " failed with " + cuResultName(r) + " (" + cuResultString(r) + ")";
+}
+
+} // namespace
+
+Runner::Runner(Channel& channel) : m_channel(channel) {}
+
+void Runner::start()
+{
+    m_testHooks = envFlag("KF_RUNNER_TEST_HOOKS");
+    m_torchVersion = TorchBridge::torchVersion();
+
+    // The driver first, and the primary context current before LibTorch touches CUDA, so the
+    // runtime adopts our context instead of racing us to create state.
+    auto bringUp = [&]() -> std::optional<GpuContext> {
+        if (envFlag("KF_RUNNER_FORCE_CPU")) {
+            m_deviceError = "no CUDA device: CPU mode forced by KF_RUNNER_FORCE_CPU=1";
+            return std::nullopt;
+        }
+        const auto& driver = CudaDriver::get();
+        if (!driver) {
+            m_deviceError = "no CUDA driver: " + oneLine(driver.error().why);
+            return std::nullopt;
+        }
+        if (const CUresult r = KF_CU(cuInit, 0); r != CUDA_SUCCESS) {
+            m_deviceError = r == CUDA_ERROR_NO_DEVICE ? "no CUDA device" : "no CUDA driver: " + cuFailure(r, "cuInit");
+            return std::nullopt;
+        }
+        (void)KF_CU(cuDriverGetVersion, &m_driverApi);
+        int count = 0;
+        if (const CUresult r = KF_CU(cuDeviceGetCount, &count); r != CUDA_SUCCESS || count < 1) {
+            m_deviceError = r == CUDA_SUCCESS ? "no CUDA device" : "no CUDA device: " + cuFailure(r, "cuDeviceGetCount");
+            return std::nullopt;
+        }
+        // Device 0 of what CUDA_VISIBLE_DEVICES exposes: LibTorch's default device too.
+        GpuContext gpu;
+        if (const CUresult r = KF_CU(cuDeviceGet, &gpu.device, 0); r != CUDA_SUCCESS) {
+            m_deviceError = "no CUDA device: " + cuFailure(r, "cuDeviceGet");
+            return std::nullopt;
+        }
+        auto info = queryDevice(gpu.device, 0);
+        if (!info) {
+            m_deviceError = "no CUDA device: " + info.error().why;
+            return std::nullopt;
+        }
+        gpu.info = std::move(info.value());
+        auto ctx = PrimaryContext::retain(gpu.device);
+        if (!ctx) {
+            m_deviceError = "no CUDA device: " + ctx.error().why;
+            return std::nullopt;
+        }
+        gpu.context = std::move(ctx.value());
+        return gpu;
+    };
+    m_gpu = bringUp();
+
+    if (m_gpu) {
+        auto torch = TorchBridge::init(true);
+        Result<void> current = torch ? m_gpu->context.makeCurrent() : Result<void>(torch.error());
+        if (!current) {
+            m_deviceError = "LibTorch cannot use the GPU: " + current.error().why;
+            m_gpu.reset();
+        }
+    }
+    if (!m_gpu)
+        if (auto r = TorchBridge::init(false); !r)
+            std::fprintf(stderr, "kforge-runner: LibTorch did not initialise in CPU mode: %s\n", r.error().message().c_str());
+
+    nlohmann::json hello = {{"type", "hello"},
+                            {"protocol", protocol::kVersion},
+                            {"device", m_gpu ? m_gpu->info.toJson() : nlohmann::json(nullptr)},
+                            {"device_error", m_gpu ? std::string() : m_deviceError},
+                            {"versions",
+                             {{"torch", m_torchVersion},
+                              {"cuda_driver_api", m_driverApi},
+                              {"driver", m_gpu ? m_gpu->info.driverVersion : kernelModuleVersion()},
+                              {"nvrtc", ""}}}};
+    m_channel.send(hello);
+}
+
+int Runner::serve(std::istream& in)
+{
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos)
+            continue;
+        auto request = protocol::parseLine(line);
+        if (!request) {
+            m_channel.error(0, request.error(), false);
+            continue;
+        }
+        if (auto exitStatus = handle(request.value()))
+            return *exitStatus;
+    }
+    return 0; // end of input: the supervisor went away or closed our stdin
+}
+
+std::optional<int> Runner::handle(const nlohmann::json& request)
+{
+    const std::string type = request["type"].get<std::string>();
+    std::int64_t id = 0;
+    if (auto it = request.find("id"); it != request.end() && it->is_number_integer())
+        id = it->get<std::int64_t>();
+
+    if (type == "ping") {
+        m_channel.send({{"type", "pong"}, {"id", id}});
+        return std::nullopt;
+    }
+    if (type == "shutdown")
+        return 0;
+    if (type == "verify" || type == "bench")
+        return handleRun(request, id);
+    if (m_testHooks && type.rfind("test_", 0) == 0)
+        return handleTestHook(type, request, id);
+    m_channel.error(id, Error{"handle a \"" + type + "\" request", "the runner does not know the request type \"" + type + "\"",
+                              "use verify, bench, ping or shutdown", {}, {}},
+                    false);
+    return std::nullopt;
+}
+
+std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id)
+{
+    const std::string type = json["type"].get<std::string>();
+    if (!m_gpu) {
+        m_channel.error(id, Error{"run " + type, "no GPU: " + m_deviceError,
+                                  "run verify and bench on a machine with an NVIDIA GPU and its driver", {}, {}},
+                        false);
+        return std::nullopt;
+    }
+    auto request = parseRunRequest(json);
+    if (!request) {
+        m_channel.error(id, request.error(), false);
+        return std::nullopt;
+    }
+    request->id = id;
+    const SoftwareVersions versions{m_torchVersion, request->nvrtcVersion};
+    Result<nlohmann::json> report = Error{};
+    try {
+        if (type == "verify")
+            report = Verifier(m_channel, *m_gpu, request.value(), versions).run();
+        else
+            report = Bencher(m_channel, *m_gpu, request.value(), versions).run();
+    } catch (const std::exception& e) {
+        // A bug of ours must not take the runner down with a request half answered.
+        report = Error{"run " + type, std::string("internal error: ") + e.what(), "report this as a KernelForge bug", {}, {}};
+    }
+    // LibTorch may have met a sticky error first (its own synchronise): ask the context itself.
+    noteResult(KF_CU(cuCtxSynchronize));
+    if (auto sticky = stickyError()) {
+        Error e = report ? cuError(*sticky, "a CUDA call", __FILE__, __LINE__) : report.error();
+        if (report && report->contains("error"))
+            e = protocol::errorFromMessage(report.value());
+        e.why += e.why.find(cuResultName(*sticky)) == std::string::npos ? " (" + cuResultName(*sticky) + ")" : "";
+        exitFatal(id, e);
+    }
+    if (!report) {
+        m_channel.error(id, report.error(), false);
+        return std::nullopt;
+    }
+    m_channel.send({{"type", "report"}, {"id", id}, {"report", std::move(report.value())}});
+    return std::nullopt;
+}
+
+std::optional<int> Runner::handleTestHook(const std::string& type, const nlohmann::json& request, std::int64_t id)
+{
+    // Only with KF_RUNNER_TEST_HOOKS=1: they let the supervisor's tests provoke each failure.
+    if (type == "test_crash") {
+        std::signal(SIGSEGV, SIG_DFL);
+        std::raise(SIGSEGV);
+        return 139;
+    }
+    if (type == "test_hang") {
+        std::int64_t timeout = 1000;
+        for (const char* key : {"timeout_ms", "launch_timeout_ms"})
+            if (auto it = request.find(key); it != request.end() && it->is_number()) {
+                timeout = it->get<std::int64_t>();
+                break;
+            }
+        m_channel.launchBegin(id, "test_hang: a launch that never ends", timeout);
+        for (;;)
+            ::pause();
+    }
+    if (type == "test_fatal")
+        exitFatal(id, Error{"run test_fatal", "a simulated sticky CUDA error (CUDA_ERROR_ILLEGAL_ADDRESS) requested by a test",
+                            "", {}, {}});
+    if (type == "test_garbage") {
+        m_channel.sendRaw("this line is not JSON {");
+        return std::nullopt;
+    }
+    m_channel.error(id, Error{"handle a \"" + type + "\" request", "unknown test hook \"" + type + "\"",
+                              "test_crash, test_hang, test_fatal or test_garbage", {}, {}},
+                    false);
+    return std::nullopt;
+}
+
+void Runner::exitFatal(std::int64_t id, const Error& e)
+{
+    m_channel.error(id, e, true);
+    std::fflush(stderr);
+    // No destructors or atexit handlers: with a lost context they can hang or crash.
+    std::_Exit(kExitFatal);
+}
+
+} // namespace kf::device

@@ -1,0 +1,44 @@
+#pragma once
+// The runner process: start-up (driver, device, primary context, LibTorch), the hello message,
+// and the request loop on stdin. One request at a time on this thread; a verify or bench request
+// runs to its report or error before the next line is read.
+
+#include "device/runner/Channel.h"
+#include "device/runner/GpuContext.h"
+
+#include <nlohmann/json.hpp>
+
+#include <istream>
+#include <optional>
+#include <string>
+
+namespace kf::device {
+
+class Runner {
+public:
+    /// Exit status after a sticky CUDA error (the supervisor restarts the runner).
+    static constexpr int kExitFatal = 70;
+
+    explicit Runner(Channel& channel);
+
+    /// Brings up CUDA (or decides on CPU mode) and LibTorch, then sends hello.
+    void start();
+    /// Reads requests until "shutdown" or end of input; returns the process exit status.
+    int serve(std::istream& in);
+
+private:
+    /// Handles one parsed request; returns an exit status when the process must end.
+    std::optional<int> handle(const nlohmann::json& request);
+    std::optional<int> handleRun(const nlohmann::json& request, std::int64_t id);
+    std::optional<int> handleTestHook(const std::string& type, const nlohmann::json& request, std::int64_t id);
+    [[noreturn]] void exitFatal(std::int64_t id, const Error& e);
+
+    Channel& m_channel;
+    std::optional<GpuContext> m_gpu;
+    std::string m_deviceError;
+    std::string m_torchVersion;
+    int m_driverApi = 0;
+    bool m_testHooks = false;
+};
+
+} // namespace kf::device

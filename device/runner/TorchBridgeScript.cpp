@@ -1,0 +1,102 @@
+// The TorchScript reference: a module saved with torch.jit.save, loaded once and called with the
+// task inputs in the order the task names them. Its own unit because <torch/script.h> is the
+// slowest header of LibTorch to compile.
+#include "device/runner/TorchBridgeInternal.h"
+
+#include <torch/script.h>
+
+#include <filesystem>
+
+namespace kf::device::detail {
+
+namespace {
+
+class ScriptReference final : public ReferenceBase {
+public:
+    ScriptReference(torch::jit::Module module, std::vector<at::Tensor> inputs, const Task& task)
+        : m_module(std::move(module)), m_inputs(std::move(inputs))
+    {
+        for (const auto& t : m_inputs)
+            m_args.emplace_back(t);
+        for (const auto& out : task.outputs) {
+            m_outputNames.push_back(out.name);
+            m_declared.push_back(scalarType(out.dtype));
+        }
+        m_results.resize(m_outputNames.size());
+    }
+
+    Result<void> run() override
+    {
+        const std::string what = "reference TorchScript module";
+        try {
+            // NoGradGuard rather than InferenceMode: the JIT's profiling executor records on
+            // ordinary tensors and is tested that way.
+            at::NoGradGuard noGrad;
+            c10::IValue out = m_module.forward(m_args);
+            std::vector<at::Tensor> tensors;
+            if (out.isTensor()) {
+                tensors.push_back(out.toTensor());
+            } else if (out.isTuple()) {
+                for (const auto& e : out.toTupleRef().elements()) {
+                    if (!e.isTensor())
+                        return bridgeError(what, what + " returned a tuple holding a " + e.tagKind() +
+                                                     "; return a tensor or a tuple of tensors");
+                    tensors.push_back(e.toTensor());
+                }
+            } else if (out.isTensorList()) {
+                for (const at::Tensor& t : out.toTensorVector())
+                    tensors.push_back(t);
+            } else {
+                return bridgeError(what, what + " returned a " + out.tagKind() +
+                                             "; return a tensor or a tuple of tensors");
+            }
+            if (tensors.size() != m_outputNames.size())
+                return bridgeError(what, what + " returned " + std::to_string(tensors.size()) +
+                                             " tensor(s) but the task has " + std::to_string(m_outputNames.size()) +
+                                             " output(s); they map to the outputs in order");
+            for (size_t i = 0; i < tensors.size(); ++i)
+                m_results[i] = finishOutput(std::move(tensors[i]), m_declared[i], m_inputs);
+            return {};
+        } catch (const c10::Error& e) {
+            return torchError(what, e);
+        } catch (const std::exception& e) {
+            return bridgeError(what, what + " failed: " + e.what());
+        }
+    }
+
+private:
+    torch::jit::Module m_module;
+    std::vector<at::Tensor> m_inputs;
+    std::vector<c10::IValue> m_args;        ///< built once: run() does no argument marshalling
+    std::vector<at::ScalarType> m_declared;
+};
+
+} // namespace
+
+Result<std::unique_ptr<TorchBridge::Reference>> makeScriptReference(const Task& task, std::vector<at::Tensor> scriptInputs)
+{
+    const std::filesystem::path file = task.directory / task.reference.torchscript;
+    const std::string what = "load the TorchScript reference"; // the file goes in Error::file
+    std::error_code ec;
+    if (task.reference.torchscript.empty())
+        return bridgeError(what, "the task names no TorchScript file");
+    if (!std::filesystem::is_regular_file(file, ec))
+        return Error{what, "the TorchScript file does not exist",
+                     "save the module with torch.jit.save into the task folder", file.string(), {}};
+    try {
+        // Parameters and buffers go where the inputs are (CUDA device 0 in CUDA mode).
+        std::optional<c10::Device> device;
+        if (cudaMode())
+            device = c10::Device(c10::kCUDA, 0);
+        torch::jit::Module module = torch::jit::load(file.string(), device);
+        module.eval();
+        return std::unique_ptr<TorchBridge::Reference>(
+            std::make_unique<ScriptReference>(std::move(module), std::move(scriptInputs), task));
+    } catch (const c10::Error& e) {
+        Error err = torchError(what, e);
+        err.file = file.string();
+        return err;
+    }
+}
+
+} // namespace kf::device::detail

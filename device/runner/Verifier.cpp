@@ -1,0 +1,446 @@
+#include "device/runner/Verifier.h"
+
+#include "device/CudaDriver.h"
+#include "device/DeviceMemory.h"
+#include "device/runner/TorchBridge.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+
+namespace kf::device {
+
+namespace {
+
+constexpr std::uint64_t kGuardSalt = 0x67a4d5ull;
+constexpr std::uint64_t kInputSalt = 0x1000ull;
+constexpr std::uint64_t kSentinelSalt = 0x5e00ull;
+
+struct InputChange {
+    std::int64_t bytesChanged = 0;
+    std::int64_t firstByte = -1;
+};
+
+InputChange diffBytes(const std::vector<unsigned char>& a, const std::vector<unsigned char>& b)
+{
+    InputChange c;
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+        if (a[i] != b[i]) {
+            if (c.firstByte < 0)
+                c.firstByte = static_cast<std::int64_t>(i);
+            ++c.bytesChanged;
+        }
+    return c;
+}
+
+std::string guardSentence(const GuardViolation& v, const std::string& when)
+{
+    std::string s = "guard violation: " + v.buffer + " was written ";
+    if (v.after)
+        s += "past its end (the first changed canary byte is " + std::to_string(v.offsetBytes) + " bytes after the end";
+    else
+        s += "before its start (the nearest changed canary byte is " + std::to_string(v.offsetBytes + 1) +
+             " bytes before the start";
+    return s + ", " + std::to_string(v.changedBytes) + " canary bytes changed, seen " + when + ")";
+}
+
+} // namespace
+
+// Everything one trial observed about the candidate, before the reference exists.
+struct Verifier::Trial {
+    std::string launchError;
+    std::vector<GuardViolation> guards;
+    std::vector<std::string> guardWhen;
+    std::vector<std::string> modified;
+    std::map<std::string, InputChange> changes;
+    std::vector<std::vector<unsigned char>> outputs[2];   ///< [run][output], outputs in task order
+    std::vector<std::vector<unsigned char>> sentinel[2];  ///< [run][output]: one element's bytes
+};
+
+Verifier::Verifier(Channel& channel, const GpuContext& gpu, const RunRequest& request, SoftwareVersions versions)
+    : m_channel(channel), m_gpu(gpu), m_request(request), m_header(request, gpu.info, std::move(versions))
+{
+}
+
+std::string Verifier::shapeName(const ShapeRef& shape) const
+{
+    const std::string d = shape.binding.describe();
+    return shape.binding.label.empty() ? d : shape.binding.label + " (" + d + ")";
+}
+
+Error Verifier::fatal(const Error& e, const std::string& where) const
+{
+    // The supervisor shows this sentence as the reason the runner restarted.
+    Error f = e;
+    f.what = "run " + m_request.candidate().file + " " + where;
+    f.why = e.why + ", in " + where;
+    f.hint = "the CUDA context is lost (a sticky error); fix the kernel, the runner restarts for the next request";
+    return f;
+}
+
+Result<nlohmann::json> Verifier::run()
+{
+    nlohmann::json report = m_header.make("correctness", "error", "");
+    nlohmann::json seeds = nlohmann::json::array();
+    for (int t = 0; t < m_request.trials; ++t)
+        seeds.push_back(seedHex(m_request.seeds[static_cast<size_t>(t)]));
+    report["seeds"] = seeds;
+    report["trials_per_shape"] = m_request.trials;
+    report["discriminates"] = true;
+    report["shapes"] = nlohmann::json::array();
+
+    if (auto r = m_gpu.context.makeCurrent(); !r) {
+        ReportHeader::markError(report, r.error());
+        return report;
+    }
+    m_stream = static_cast<CUstream>(TorchBridge::currentStream());
+    auto program = CandidateProgram::load(m_request, m_gpu.info);
+    if (!program) {
+        if (stickyError())
+            return program.error();
+        ReportHeader::markError(report, program.error());
+        return report;
+    }
+    m_program = &program.value();
+    m_totalUnits = static_cast<int>(m_request.shapes.size()) * m_request.trials;
+
+    int unitsDone = 0;
+    bool discriminates = true;
+    std::string firstFailure;
+    int failedShapes = 0;
+    std::optional<Error> runError;
+    for (size_t s = 0; s < m_request.shapes.size(); ++s) {
+        auto shape = runShape(s, unitsDone, discriminates);
+        if (!shape) {
+            if (stickyError())
+                return shape.error();
+            runError = shape.error();
+            break;
+        }
+        if (!shape.value()["passed"].get<bool>()) {
+            ++failedShapes;
+            if (firstFailure.empty())
+                for (const auto& t : shape.value()["trials"])
+                    if (!t["passed"].get<bool>()) {
+                        firstFailure = "shape " + shapeName(m_request.shapes[s]) + " trial " + std::to_string(t["trial"].get<int>()) +
+                                       ": " + t["failure"].get<std::string>();
+                        break;
+                    }
+        }
+        report["shapes"].push_back(std::move(shape.value()));
+    }
+    m_channel.progress(m_request.id, 1000, "done");
+
+    // The header again: duration_ms covers the whole run.
+    nlohmann::json done = m_header.make("correctness", "pass", "");
+    for (auto it = done.begin(); it != done.end(); ++it)
+        report[it.key()] = it.value();
+    report["discriminates"] = discriminates;
+    const size_t shapes = report["shapes"].size();
+    if (runError) {
+        ReportHeader::markError(report, *runError);
+    } else if (failedShapes > 0) {
+        report["verdict"] = "fail";
+        report["summary"] = std::to_string(failedShapes) + " of " + std::to_string(shapes) + " shapes failed; first: " + firstFailure;
+    } else {
+        report["verdict"] = "pass";
+        std::string s = "all " + std::to_string(shapes) + " shapes passed " + std::to_string(m_request.trials) +
+                        " trials each (two runs per trial)";
+        s += discriminates ? "" : "; but the task cannot discriminate: an all-zero or constant output would also pass "
+                                  "for some shape (see negative_control)";
+        report["summary"] = s;
+    }
+    return report;
+}
+
+Result<nlohmann::json> Verifier::runShape(size_t shapeIndex, int& unitsDone, bool& discriminates)
+{
+    const ShapeRef& shape = m_request.shapes[shapeIndex];
+    auto layout = layoutFor(m_request.task, m_request.candidate(), shape.binding, m_gpu.info.memoryBytes);
+    if (!layout)
+        return layout.error();
+    nlohmann::json values = nlohmann::json::object();
+    for (const auto& [k, v] : shape.binding.values)
+        values[k] = v;
+    nlohmann::json out = {{"shape", values}, {"label", shape.binding.label}, {"set", shape.set}, {"passed", true},
+                          {"negative_control", nlohmann::json::array()}, {"trials", nlohmann::json::array()}};
+    nlohmann::json negative = nlohmann::json::array();
+    bool passed = true;
+    for (int t = 0; t < m_request.trials; ++t) {
+        m_channel.progress(m_request.id, unitsDone * 1000 / m_totalUnits,
+                           "shape " + std::to_string(shapeIndex + 1) + "/" + std::to_string(m_request.shapes.size()) + " " +
+                               shapeName(shape) + " trial " + std::to_string(t + 1) + "/" + std::to_string(m_request.trials));
+        auto trial = runTrial(shape, layout.value(), t, negative);
+        if (!trial)
+            return trial.error();
+        passed = passed && trial.value()["passed"].get<bool>();
+        out["trials"].push_back(std::move(trial.value()));
+        ++unitsDone;
+    }
+    for (const auto& n : negative)
+        discriminates = discriminates && n["discriminates"].get<bool>();
+    out["negative_control"] = negative;
+    out["passed"] = passed;
+    return out;
+}
+
+Result<void> Verifier::runCandidate(const ShapeRef& shape, const std::vector<TensorLayout>& layout, const BufferSet& buffers,
+                                    const std::vector<std::vector<unsigned char>>& pristine, int trial, int run, Trial& t)
+{
+    const std::uint64_t seed = m_request.seeds[static_cast<size_t>(trial)];
+    const std::string where = "shape " + shapeName(shape) + " trial " + std::to_string(trial) + " run " + std::to_string(run);
+    // Fresh state for this run: pristine inputs, canaries, sentinel outputs, zeroed scratch.
+    size_t in = 0, outIndex = 0;
+    t.sentinel[run].clear();
+    for (const auto& l : layout) {
+        const GuardedBuffer* b = buffers.find(l.name);
+        Result<void> r;
+        if (l.role == TensorLayout::Role::Input) {
+            r = run > 0 ? b->upload(pristine[in].data(), m_stream) : Result<void>();
+            ++in;
+        } else if (l.role == TensorLayout::Role::Output) {
+            t.sentinel[run].push_back(sentinelBytes(l.dtype, run, deriveSeed(seed, kSentinelSalt + outIndex)));
+            r = b->fillPattern(t.sentinel[run].back(), m_stream);
+            ++outIndex;
+        } else if (l.zero) {
+            r = b->zero(m_stream);
+        }
+        if (!r)
+            return stickyError() ? fatal(r.error(), where) : r.error();
+    }
+    if (run > 0)
+        if (auto r = buffers.writeGuards(m_stream); !r)
+            return stickyError() ? fatal(r.error(), where) : r.error();
+
+    auto bound = m_program->plan().bind(m_request.task, shape.binding, buffers.pointers(), m_gpu.info);
+    if (!bound) {
+        t.launchError = bound.error().what + ": " + bound.error().why;
+        return {};
+    }
+    for (const BoundLaunch& l : bound.value()) {
+        const std::string label = l.describe() + " shape " + shapeName(shape) + " trial " + std::to_string(trial) +
+                                  " run " + std::to_string(run);
+        m_channel.launchBegin(m_request.id, label, m_request.launchTimeoutMs);
+        auto launched = LaunchPlan::enqueue(l, m_stream);
+        CUresult sync = CUDA_SUCCESS;
+        if (launched)
+            sync = KF_CU(cuCtxSynchronize);
+        m_channel.launchEnd(m_request.id);
+        if (!launched) {
+            if (stickyError())
+                return fatal(launched.error(), l.describe() + " at " + where);
+            const Error& e = launched.error();
+            t.launchError = l.describe() + ": " + e.why + (e.hint.empty() ? "" : " (" + e.hint + ")");
+            return {};
+        }
+        if (sync != CUDA_SUCCESS) {
+            Error e = cuError(sync, "cuCtxSynchronize", __FILE__, __LINE__);
+            e.why = cuResultString(sync) + " (" + cuResultName(sync) + ")";
+            if (stickyError())
+                return fatal(e, l.describe() + " at " + where);
+            t.launchError = e.why + " in " + l.describe();
+            return {};
+        }
+        // Canaries after every launch: a later launch must not hide an earlier one's stray write.
+        auto guards = buffers.checkGuards(m_stream);
+        if (!guards)
+            return stickyError() ? fatal(guards.error(), where) : guards.error();
+        for (const auto& v : guards.value()) {
+            bool seen = false;
+            for (const auto& g : t.guards)
+                seen = seen || (g.buffer == v.buffer && g.after == v.after);
+            if (!seen) {
+                t.guards.push_back(v);
+                t.guardWhen.push_back("after " + l.describe() + " in run " + std::to_string(run));
+            }
+        }
+        if (!guards->empty())
+            if (auto r = buffers.writeGuards(m_stream); !r)
+                return stickyError() ? fatal(r.error(), where) : r.error();
+    }
+
+    // Outputs to the host, inputs compared bitwise with the pristine copy.
+    in = 0;
+    std::vector<std::vector<unsigned char>> outs;
+    for (const auto& l : layout) {
+        if (l.role == TensorLayout::Role::Scratch)
+            continue;
+        std::vector<unsigned char> host(l.bytes);
+        if (auto r = buffers.find(l.name)->download(host.data(), m_stream); !r)
+            return stickyError() ? fatal(r.error(), where) : r.error();
+        if (l.role == TensorLayout::Role::Output) {
+            outs.push_back(std::move(host));
+            continue;
+        }
+        const InputChange c = diffBytes(host, pristine[in++]);
+        if (c.bytesChanged > 0 && !t.changes.count(l.name)) {
+            t.changes[l.name] = c;
+            t.modified.push_back(l.name);
+        }
+    }
+    t.outputs[run] = std::move(outs);
+    return {};
+}
+
+Result<nlohmann::json> Verifier::runTrial(const ShapeRef& shape, const std::vector<TensorLayout>& layout, int trial,
+                                          nlohmann::json& negativeControls)
+{
+    const std::uint64_t seed = m_request.seeds[static_cast<size_t>(trial)];
+    const std::string where = "shape " + shapeName(shape) + " trial " + std::to_string(trial);
+    auto fail = [&](const Error& e) -> Error { return stickyError() ? fatal(e, where) : e; };
+
+    std::vector<const TensorLayout*> inputs, outputs;
+    for (const auto& l : layout) {
+        if (l.role == TensorLayout::Role::Input)
+            inputs.push_back(&l);
+        else if (l.role == TensorLayout::Role::Output)
+            outputs.push_back(&l);
+    }
+
+    Trial t;
+    nlohmann::json distributions = nlohmann::json::object();
+    std::vector<std::vector<unsigned char>> pristine;
+    {
+        // Rule 1: fresh buffers for every trial, the candidate before the reference.
+        auto buffers = BufferSet::allocate(layout, {TensorLayout::Role::Input, TensorLayout::Role::Output, TensorLayout::Role::Scratch},
+                                           deriveSeed(seed, kGuardSalt), m_stream);
+        if (!buffers)
+            return fail(buffers.error());
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            const TensorLayout& l = *inputs[i];
+            const auto& dists = l.spec->distributions;
+            const Distribution& dist = dists[static_cast<size_t>(trial) % dists.size()];
+            distributions[l.name] = std::string(distributionKindName(dist.kind));
+            const GuardedBuffer* b = buffers->find(l.name);
+            if (l.elements > 0) {
+                RawTensor raw{reinterpret_cast<void*>(b->ptr()), l.dtype, l.extents, true};
+                if (auto r = TorchBridge::fillInput(raw, dist, deriveSeed(seed, kInputSalt + i)); !r)
+                    return fail(r.error());
+            }
+            TorchBridge::synchronize();
+            pristine.emplace_back(l.bytes);
+            if (auto r = b->download(pristine.back().data(), m_stream); !r)
+                return fail(r.error());
+        }
+        for (int run = 0; run < 2 && t.launchError.empty(); ++run)
+            if (auto r = runCandidate(shape, layout, buffers.value(), pristine, trial, run, t); !r)
+                return r.error();
+        // The candidate's buffers are freed here, before the reference exists.
+    }
+
+    // The reference, from the pristine copy in memory the candidate never had.
+    std::vector<DeviceMemory> refMemory;
+    std::map<std::string, RawTensor> refInputs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        auto m = DeviceMemory::allocate(inputs[i]->bytes);
+        if (!m)
+            return fail(m.error());
+        if (inputs[i]->bytes > 0) {
+            const CUresult r = KF_CU(cuMemcpyHtoD, m->ptr(), pristine[i].data(), inputs[i]->bytes);
+            if (r != CUDA_SUCCESS)
+                return fail(cuError(r, "cuMemcpyHtoD", __FILE__, __LINE__));
+        }
+        refInputs[inputs[i]->name] = RawTensor{reinterpret_cast<void*>(m->ptr()), inputs[i]->dtype, inputs[i]->extents, true};
+        refMemory.push_back(std::move(m.value()));
+    }
+    std::vector<std::vector<double>> expected;
+    {
+        auto ref = TorchBridge::prepareReference(m_request.task, refInputs);
+        if (!ref)
+            return fail(ref.error());
+        if (auto r = ref.value()->run(); !r)
+            return fail(r.error());
+        TorchBridge::synchronize();
+        for (const TensorLayout* o : outputs) {
+            auto v = ref.value()->resultAsDouble(o->name);
+            if (!v)
+                return fail(v.error());
+            if (static_cast<std::int64_t>(v->size()) != o->elements)
+                return Error{"evaluate the reference at " + where,
+                             "the reference produced " + std::to_string(v->size()) + " elements for " + o->name + ", expected " +
+                                 std::to_string(o->elements),
+                             "check the task's output shape against the reference op", {}, {}};
+            expected.push_back(std::move(v.value()));
+        }
+    }
+    if (auto e = stickyError())
+        return fatal(cuError(*e, "the reference", __FILE__, __LINE__), where);
+    refMemory.clear();
+
+    if (negativeControls.empty())
+        for (size_t o = 0; o < outputs.size(); ++o)
+            negativeControls.push_back(toJson(negativeControl(outputs[o]->name, outputs[o]->dtype, expected[o].data(),
+                                                              outputs[o]->extents, outputs[o]->spec->tolerance)));
+
+    // Comparison in float64 (rules 2, 7, 9, 10).
+    nlohmann::json outs = nlohmann::json::array();
+    std::string unwrittenFailure, mismatchFailure, disagreeFailure;
+    std::int64_t disagreements = 0;
+    double maxDiff = 0;
+    if (t.launchError.empty()) {
+        for (size_t o = 0; o < outputs.size(); ++o) {
+            const TensorLayout& l = *outputs[o];
+            const Tolerance& tol = l.spec->tolerance;
+            OutputCheck c = compareOutput(l.name, l.dtype, t.outputs[0][o].data(), expected[o].data(), l.extents, tol,
+                                          t.sentinel[0][o].data());
+            const std::string of = std::to_string(c.elements);
+            if (c.unwritten > 0 && unwrittenFailure.empty())
+                unwrittenFailure = l.name + ": " + std::to_string(c.unwritten) + " of " + of + " elements never written (first at " +
+                                   formatIndex(c.firstUnwritten.front()) + ")";
+            const std::int64_t wrong = c.mismatches - c.unwritten;
+            if (wrong > 0 && mismatchFailure.empty() && !c.firstMismatches.empty()) {
+                const Mismatch& m = c.firstMismatches.front();
+                mismatchFailure = l.name + ": " + std::to_string(wrong) + " of " + of + " elements outside tolerance (max abs error " +
+                                  formatNumber(c.maxAbsError) + "; first at " + formatIndex(m.index) + ": expected " +
+                                  formatNumber(m.expected) + ", got " + formatNumber(m.actual) + ")";
+                if (c.nonFiniteMismatches > 0)
+                    mismatchFailure += ", " + std::to_string(c.nonFiniteMismatches) + " of them non-finite where the reference differs";
+            }
+            double diff = 0;
+            const std::int64_t d = countDisagreements(l.dtype, t.outputs[0][o].data(), t.outputs[1][o].data(), l.elements, tol,
+                                                      expected[o].data(), &diff);
+            disagreements += d;
+            maxDiff = std::max(maxDiff, diff);
+            if (d > 0 && disagreeFailure.empty())
+                disagreeFailure = "the two runs disagree: " + l.name + " differs in " + std::to_string(d) + " of " + of +
+                                  " elements (max difference " + formatNumber(diff) + ")";
+            outs.push_back(toJson(c));
+        }
+    }
+
+    std::string failure;
+    if (!t.launchError.empty())
+        failure = "launch error: " + t.launchError;
+    else if (!t.guards.empty())
+        failure = guardSentence(t.guards.front(), t.guardWhen.front());
+    else if (!t.modified.empty()) {
+        const InputChange& c = t.changes[t.modified.front()];
+        failure = "input " + t.modified.front() + " was modified by the candidate (" + std::to_string(c.bytesChanged) +
+                  " bytes differ from the pristine copy, the first at byte " + std::to_string(c.firstByte) + ")";
+    } else if (!unwrittenFailure.empty())
+        failure = unwrittenFailure;
+    else if (!mismatchFailure.empty())
+        failure = mismatchFailure;
+    else if (!disagreeFailure.empty())
+        failure = disagreeFailure;
+
+    nlohmann::json guards = nlohmann::json::array();
+    for (const auto& g : t.guards)
+        guards.push_back({{"buffer", g.buffer}, {"side", g.side()}, {"offset_bytes", g.offsetBytes}});
+    const bool ran = t.launchError.empty();
+    return nlohmann::json{{"trial", trial},
+                          {"seed", seedHex(seed)},
+                          {"distributions", distributions},
+                          {"passed", failure.empty()},
+                          {"failure", failure},
+                          {"launch_error", t.launchError},
+                          {"guard_violations", guards},
+                          {"modified_inputs", t.modified},
+                          {"runs_agree", ran && disagreements == 0},
+                          {"run_disagreements", disagreements},
+                          {"run_max_abs_diff", jsonNumber(maxDiff)},
+                          {"outputs", outs}};
+}
+
+} // namespace kf::device
