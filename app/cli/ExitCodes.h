@@ -2,7 +2,7 @@
 // `kforge` exit codes: a stable contract for scripts and CI pipelines (docs/cli.md).
 namespace kf::cli {
 inline constexpr int kExitOk = 0;          ///< success (compiled cleanly / verdict pass)
-inline constexpr int kExitFailed = 1;      ///< the kernel failed: compile errors (later: wrong results)
+inline constexpr int kExitFailed = 1;      ///< the kernel failed: compile errors, wrong results, a bench error
 inline constexpr int kExitUsage = 2;       ///< bad command line or bad input file (task.json, missing file)
 inline constexpr int kExitEnvironment = 3; ///< the machine cannot do it: no NVRTC, no GPU, tool missing
 } // namespace kf::cli

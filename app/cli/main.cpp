@@ -1,6 +1,8 @@
 // kforge: the KernelForge engine headless. Exit codes and --json output are a stable contract.
+#include "BenchCommand.h"
 #include "CompileCommand.h"
 #include "ExitCodes.h"
+#include "VerifyCommand.h"
 #include "engine/analysis/Occupancy.h"
 #include "engine/compile/Compiler.h"
 #include "engine/task/OpCatalog.h"
@@ -24,6 +26,8 @@ int main(int argc, char** argv)
     int exitCode = cli::kExitOk;
 
     cli::addCompileCommand(app, exitCode);
+    cli::addVerifyCommand(app, exitCode);
+    cli::addBenchCommand(app, exitCode);
 
     std::string taskPath;
     CLI::App* validate = app.add_subcommand("validate", "Check a task.json against schema v1 and print a summary");

@@ -1,0 +1,55 @@
+#pragma once
+// The flow `kforge verify` and `kforge bench` share: load the task, start the runner, compile
+// each candidate for the GPU the runner found, send one request per candidate, print the
+// reports (tables or --json), choose the exit code. The two commands differ only in their
+// request fields and in how a report is printed.
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace kf::cli {
+
+enum class RunKind { Verify, Bench };
+
+struct RunArgs {
+    RunKind kind = RunKind::Verify;
+    std::string path;                       ///< task folder or task.json
+    std::vector<std::string> candidates;    ///< empty: all, in task order
+    bool json = false;
+    std::string reportFile;
+    std::string shapes;                     ///< tests | benchmarks | all
+    int launchTimeoutMs = 10000;
+    std::string runnerPath;                 ///< empty: $KF_RUNNER, beside kforge, PATH
+    // verify
+    std::string seed;                       ///< hex; empty: fresh secret seeds
+    int trials = 3;
+    std::string arch;                       ///< empty: the runner's GPU
+    int repeat = 1;                         ///< >1: edit, recompile and re-verify with the warm runner, timing each
+    // bench
+    double timeCapMs = 2000;
+    int minSamples = 10;
+    int maxSamples = 500;
+    double targetSpread = 0.01;
+};
+
+/// Runs the whole command; returns the process exit code (ExitCodes.h, or 130 on Ctrl-C).
+int runOnRunner(const RunArgs& args);
+
+/// "0x9f3a", "9F3A" -> value; nullopt for anything that is not 1..16 hex digits.
+std::optional<std::uint64_t> parseSeed(const std::string& text);
+/// "0x9f3a".
+std::string seedText(std::uint64_t seed);
+
+/// `sm_<major><minor>` from a hello message's device, or empty when it does not say.
+std::string archFromHello(const nlohmann::json& hello);
+
+/// Human-readable blocks, one per report (VerifyCommand.cpp, BenchCommand.cpp).
+void printVerifyReport(std::ostream& out, const nlohmann::json& report, bool withSet);
+void printBenchReport(std::ostream& out, const nlohmann::json& report, bool withSet);
+
+} // namespace kf::cli

@@ -1,0 +1,772 @@
+#include "engine/runner/Supervisor.h"
+
+#include "engine/runner/Protocol.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <poll.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <string_view>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kf {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// readMessage() tags its failures in Error::what so request() can tell a quiet runner from a
+// dead or babbling one without widening the class interface. Never shown to users.
+constexpr std::string_view kQuiet = "wait for a runner message";
+constexpr std::string_view kEof = "read from the runner";
+constexpr std::string_view kMalformed = "parse a runner message";
+
+constexpr int kPollSliceMs = 50;                 // cancellation latency bound
+constexpr int kExitCheckMs = 100;                // how often a silent runner is checked for death
+constexpr int kExitGraceMs = 2000;               // after shutdown or a fatal error, before SIGKILL
+constexpr std::size_t kStderrTailBytes = 16 * 1024;
+constexpr std::size_t kMaxLineBytes = std::size_t(64) << 20;
+constexpr const char* kRunnerName = "kforge-runner";
+
+int msUntil(Clock::time_point deadline)
+{
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    return static_cast<int>(std::clamp<long long>(left, 0, INT_MAX));
+}
+
+Clock::time_point after(std::int64_t ms)
+{
+    return Clock::now() + std::chrono::milliseconds(std::max<std::int64_t>(ms, 0));
+}
+
+void closeFd(int& fd)
+{
+    if (fd >= 0)
+        ::close(fd);
+    fd = -1;
+}
+
+// 300 -> "0.3", 10000 -> "10", 1500 -> "1.5".
+std::string secondsText(std::int64_t ms)
+{
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", static_cast<double>(ms) / 1000.0);
+    return b;
+}
+
+std::string signalName(int sig)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+    if (const char* abbrev = ::sigabbrev_np(sig))
+        return std::string("SIG") + abbrev;
+#endif
+    const char* text = ::strsignal(sig);
+    return "signal " + std::to_string(sig) + (text ? std::string(" (") + text + ")" : std::string());
+}
+
+// Peeks whether the child has terminated without reaping it, so describeExit() can still read
+// its status and its process group cannot be reused meanwhile.
+bool processExited(pid_t pid)
+{
+    if (pid <= 0)
+        return true;
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return errno == ECHILD;
+    return info.si_pid != 0;
+}
+
+void appendTail(std::string& tail, const char* data, std::size_t n)
+{
+    tail.append(data, n);
+    if (tail.size() > kStderrTailBytes)
+        tail.erase(0, tail.size() - kStderrTailBytes);
+}
+
+enum class ReadEnd { Again, Eof };
+
+// Reads everything available from a non-blocking fd. On EOF or a hard error closes it.
+ReadEnd drain(int& fd, std::string& sink, bool tail)
+{
+    char buf[65536];
+    while (fd >= 0) {
+        ssize_t r = ::read(fd, buf, sizeof buf);
+        if (r > 0) {
+            if (tail)
+                appendTail(sink, buf, static_cast<std::size_t>(r));
+            else
+                sink.append(buf, static_cast<std::size_t>(r));
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return ReadEnd::Again;
+        closeFd(fd);
+    }
+    return ReadEnd::Eof;
+}
+
+// The runner's last stderr lines, for hints: a crash message from LibTorch or the driver is
+// often the only clue to what happened.
+std::string lastWords(const std::string& tail)
+{
+    std::vector<std::string> lines;
+    std::size_t end = tail.size();
+    while (end > 0 && lines.size() < 3) {
+        std::size_t start = tail.rfind('\n', end - 1);
+        std::size_t from = start == std::string::npos ? 0 : start + 1;
+        std::string line = tail.substr(from, end - from);
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+            line.pop_back();
+        if (!line.empty())
+            lines.insert(lines.begin(), line);
+        if (start == std::string::npos)
+            break;
+        end = start;
+    }
+    std::string out;
+    for (const auto& l : lines)
+        out += (out.empty() ? "" : " | ") + l;
+    if (out.size() > 500)
+        out = "…" + out.substr(out.size() - 500);
+    return out;
+}
+
+std::string withLastWords(std::string hint, const std::string& tail)
+{
+    std::string words = lastWords(tail);
+    if (words.empty())
+        return hint;
+    return hint + (hint.empty() ? "" : "; ") + "the runner's last words: " + words;
+}
+
+// Writing to a runner that just died raises SIGPIPE, which would kill the CLI or the workbench.
+// Block it in this thread while writing, and swallow the one our write caused.
+class SigpipeBlock {
+public:
+    SigpipeBlock()
+    {
+        sigemptyset(&m_set);
+        sigaddset(&m_set, SIGPIPE);
+        sigset_t pending;
+        sigemptyset(&pending);
+        ::sigpending(&pending);
+        m_wasPending = sigismember(&pending, SIGPIPE) == 1;
+        ::pthread_sigmask(SIG_BLOCK, &m_set, &m_old);
+    }
+    ~SigpipeBlock()
+    {
+        if (m_sawEpipe && !m_wasPending) {
+            timespec zero{0, 0};
+            while (::sigtimedwait(&m_set, nullptr, &zero) < 0 && errno == EINTR) {
+            }
+        }
+        ::pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
+    }
+    SigpipeBlock(const SigpipeBlock&) = delete;
+    SigpipeBlock& operator=(const SigpipeBlock&) = delete;
+    void sawEpipe() { m_sawEpipe = true; }
+
+private:
+    sigset_t m_set;
+    sigset_t m_old;
+    bool m_wasPending = false;
+    bool m_sawEpipe = false;
+};
+
+enum class WriteEnd { Done, ReaderGone, TimedOut, Cancelled };
+
+// Writes a whole line while draining the runner's stdout and stderr: a runner blocked on a full
+// stderr pipe would otherwise never read the rest of a large request (cubins are megabytes).
+WriteEnd writeAll(int toFd, std::string_view data, Clock::time_point deadline, const CancelToken* cancel,
+                  int& outFd, std::string& outBuffer, int& errFd, std::string& errTail)
+{
+    SigpipeBlock block;
+    std::size_t done = 0;
+    while (done < data.size()) {
+        if (cancel && cancel->cancelled())
+            return WriteEnd::Cancelled;
+        const int left = msUntil(deadline);
+        if (left <= 0)
+            return WriteEnd::TimedOut;
+        pollfd fds[3] = {{toFd, POLLOUT, 0}, {outFd, POLLIN, 0}, {errFd, POLLIN, 0}};
+        int n = ::poll(fds, 3, std::min(left, kPollSliceMs));
+        if (n < 0 && errno != EINTR)
+            return WriteEnd::ReaderGone;
+        if (n <= 0)
+            continue;
+        if (fds[1].revents)
+            drain(outFd, outBuffer, false);
+        if (fds[2].revents)
+            drain(errFd, errTail, true);
+        if (fds[0].revents & (POLLERR | POLLNVAL))
+            return WriteEnd::ReaderGone;
+        if (!(fds[0].revents & (POLLOUT | POLLHUP)))
+            continue;
+        ssize_t w = ::write(toFd, data.data() + done, data.size() - done);
+        if (w > 0) {
+            done += static_cast<std::size_t>(w);
+        } else if (w < 0 && errno == EPIPE) {
+            block.sawEpipe();
+            return WriteEnd::ReaderGone;
+        } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            return WriteEnd::ReaderGone;
+        }
+    }
+    return WriteEnd::Done;
+}
+
+// Pipe ends must not land on 0..2: dup2 onto the same number would keep FD_CLOEXEC and the
+// runner would start without that stream (possible when our own stdin/stdout were closed).
+bool moveAboveStdio(int& fd)
+{
+    if (fd > 2)
+        return true;
+    int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (moved < 0)
+        return false;
+    ::close(fd);
+    fd = moved;
+    return true;
+}
+
+bool makePipe(int fds[2])
+{
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        return false;
+    if (moveAboveStdio(fds[0]) && moveAboveStdio(fds[1]))
+        return true;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return false;
+}
+
+std::string findOnPath(const std::string& name)
+{
+    const char* path = std::getenv("PATH");
+    if (!path)
+        return {};
+    std::string_view rest(path);
+    while (true) {
+        std::size_t colon = rest.find(':');
+        std::string dir(rest.substr(0, colon));
+        fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+        if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate))
+            return candidate.string();
+        if (colon == std::string_view::npos)
+            break;
+        rest.remove_prefix(colon + 1);
+    }
+    return {};
+}
+
+std::string stringField(const json& m, const char* key)
+{
+    auto it = m.find(key);
+    return it != m.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// "during softmax<256> (launch 1)" or "while handling the verify request".
+std::string whereText(const std::string& launch, const std::string& type)
+{
+    if (!launch.empty())
+        return "during " + launch;
+    return "while handling the " + (type.empty() ? std::string("runner") : type) + " request";
+}
+
+std::string excerpt(const std::string& line)
+{
+    constexpr std::size_t kMax = 80;
+    std::string s = line.size() > kMax ? line.substr(0, kMax) + "…" : line;
+    for (char& c : s)
+        if (static_cast<unsigned char>(c) < 0x20)
+            c = ' ';
+    return s;
+}
+
+const char* kRebuildHint = "kforge and kforge-runner probably come from different builds; rebuild both";
+
+} // namespace
+
+RunnerSupervisor::RunnerSupervisor() : RunnerSupervisor(Options{}) {}
+
+RunnerSupervisor::RunnerSupervisor(Options options) : m_options(std::move(options)) {}
+
+RunnerSupervisor::~RunnerSupervisor()
+{
+    stop();
+}
+
+std::string RunnerSupervisor::defaultRunnerPath()
+{
+    if (const char* env = std::getenv("KF_RUNNER"); env && *env)
+        return env;
+    std::error_code ec;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        fs::path beside = exe.parent_path() / kRunnerName;
+        if (::access(beside.c_str(), X_OK) == 0)
+            return beside.string();
+    }
+    if (std::string onPath = findOnPath(kRunnerName); !onPath.empty())
+        return onPath;
+    return kRunnerName; // start() turns this into "not found next to … nor on PATH"
+}
+
+Result<void> RunnerSupervisor::start()
+{
+    if (m_pid > 0)
+        return {};
+    const bool isRestart = m_started;
+    std::string path = m_options.runnerPath.empty() ? defaultRunnerPath() : m_options.runnerPath;
+    if (path.find('/') == std::string::npos)
+        if (std::string onPath = findOnPath(path); !onPath.empty())
+            path = onPath; // a bare name given by the caller means "on PATH", as in a shell
+    const char* hint = "build the kforge-runner target (it needs LibTorch), or point $KF_RUNNER or --runner at it";
+    auto fail = [&](std::string why, std::string h = {}) {
+        return Error{"start the runner", std::move(why), h.empty() ? hint : std::move(h), {}, {}};
+    };
+
+    if (path.find('/') == std::string::npos) {
+        std::string self;
+        std::error_code ec;
+        if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec)
+            self = exe.parent_path().string();
+        return fail("the runner program " + path + " was not found (not next to this program" +
+                    (self.empty() ? std::string() : " in " + self) + " and not on PATH)");
+    }
+    if (::access(path.c_str(), F_OK) != 0)
+        return fail("the runner program " + path + " does not exist");
+    if (::access(path.c_str(), X_OK) != 0 || fs::is_directory(path))
+        return fail("the runner program " + path + " is not an executable file");
+
+    int in[2], out[2], err[2];
+    if (!makePipe(in))
+        return fail(std::string("could not create a pipe: ") + std::strerror(errno), "the process may be out of file descriptors");
+    if (!makePipe(out)) {
+        ::close(in[0]);
+        ::close(in[1]);
+        return fail(std::string("could not create a pipe: ") + std::strerror(errno), "the process may be out of file descriptors");
+    }
+    if (!makePipe(err)) {
+        for (int fd : {in[0], in[1], out[0], out[1]})
+            ::close(fd);
+        return fail(std::string("could not create a pipe: ") + std::strerror(errno), "the process may be out of file descriptors");
+    }
+
+    // Environment: ours, with extraEnv overriding variables of the same name.
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        std::string_view kv(*e);
+        std::string_view name = kv.substr(0, kv.find('='));
+        bool overridden = std::any_of(m_options.extraEnv.begin(), m_options.extraEnv.end(), [&](const std::string& x) {
+            return std::string_view(x).substr(0, x.find('=')) == name;
+        });
+        if (!overridden)
+            env.emplace_back(kv);
+    }
+    env.insert(env.end(), m_options.extraEnv.begin(), m_options.extraEnv.end());
+    std::vector<char*> envp;
+    for (auto& s : env)
+        envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::string argv0 = path;
+    char* argv[] = {argv0.data(), nullptr};
+
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    // Its own process group: the watchdog's SIGKILL then also takes anything the runner started.
+    posix_spawnattr_setpgroup(&attr, 0);
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM})
+        sigaddset(&defaults, s);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid = -1;
+    int rc = ::posix_spawn(&pid, path.c_str(), &fa, &attr, argv, envp.data());
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    ::close(in[0]);
+    ::close(out[1]);
+    ::close(err[1]);
+    if (rc != 0) {
+        ::close(in[1]);
+        ::close(out[0]);
+        ::close(err[0]);
+        return fail("could not start the runner program " + path + ": " + std::strerror(rc));
+    }
+    for (int fd : {in[1], out[0], err[0]})
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    m_pid = pid;
+    m_toRunner = in[1];
+    m_fromRunner = out[0];
+    m_errFromRunner = err[0];
+    m_buffer.clear();
+    m_stderrTail.clear();
+    m_currentLaunch.clear();
+    m_hello = json();
+
+    const auto deadline = after(m_options.startTimeoutMs);
+    Result<json> first = Error{std::string(kQuiet), "", "", {}, {}};
+    while (true) {
+        first = readMessage(std::min(msUntil(deadline), 1000));
+        if (first || first.error().what != kQuiet || msUntil(deadline) <= 0)
+            break;
+    }
+    if (!first) {
+        const Error& e = first.error();
+        if (e.what == kQuiet) {
+            kill();
+            return fail("the runner did not say hello within " + secondsText(m_options.startTimeoutMs) + " s",
+                        withLastWords("LibTorch and CUDA start-up can be slow the first time; if it hangs, run " + path +
+                                          " by hand to see why",
+                                      m_stderrTail));
+        }
+        if (e.what == kEof) {
+            std::string how = describeExit();
+            return fail("the runner " + how + " before it said hello", withLastWords("run " + path + " by hand to see why", m_stderrTail));
+        }
+        kill();
+        return fail("the runner's first message is malformed (" + e.why + ")", withLastWords(kRebuildHint, m_stderrTail));
+    }
+    const json& hello = first.value();
+    if (stringField(hello, "type") != "hello") {
+        kill();
+        return fail("the runner's first message is \"" + stringField(hello, "type") + "\", not \"hello\"", kRebuildHint);
+    }
+    auto proto = hello.find("protocol");
+    if (proto == hello.end() || !proto->is_number_integer() || proto->get<int>() != protocol::kVersion) {
+        std::string theirs = proto == hello.end() ? std::string("names no protocol version")
+                                                  : "speaks protocol version " + proto->dump();
+        kill();
+        return fail("the runner " + theirs + "; this program speaks version " + std::to_string(protocol::kVersion),
+                    kRebuildHint);
+    }
+    m_hello = hello;
+    if (isRestart)
+        ++m_restarts;
+    m_started = true;
+    return {};
+}
+
+Result<json> RunnerSupervisor::hello()
+{
+    try {
+        if (m_pid > 0 && processExited(m_pid))
+            describeExit(); // died while idle: replace it quietly
+        if (m_pid <= 0) {
+            auto s = start();
+            if (!s)
+                return s.error();
+        }
+        return m_hello;
+    } catch (const std::exception& e) {
+        kill();
+        return Error{"start the runner", std::string("unexpected failure: ") + e.what(), "", {}, {}};
+    }
+}
+
+Result<json> RunnerSupervisor::readMessage(int timeoutMs)
+{
+    const auto deadline = after(timeoutMs);
+    while (true) {
+        for (std::size_t nl = m_buffer.find('\n'); nl != std::string::npos; nl = m_buffer.find('\n')) {
+            std::string line = m_buffer.substr(0, nl);
+            m_buffer.erase(0, nl + 1);
+            if (!line.empty() && line.back() == '\r')
+                line.pop_back();
+            if (line.find_first_not_of(" \t") == std::string::npos)
+                continue; // blank lines carry nothing; tolerate them
+            auto parsed = protocol::parseLine(line);
+            if (!parsed) {
+                // nlohmann's "[json.exception.parse_error.101] " prefix means nothing to a user.
+                std::string why = parsed.error().why;
+                if (auto tag = why.find("[json.exception."); tag != std::string::npos)
+                    if (auto close = why.find("] ", tag); close != std::string::npos)
+                        why.erase(tag, close + 2 - tag);
+                return Error{std::string(kMalformed), why + ", in \"" + excerpt(line) + "\"", "", {}, {}};
+            }
+            return parsed;
+        }
+        if (m_buffer.size() > kMaxLineBytes)
+            return Error{std::string(kMalformed), "a line longer than 64 MiB without a newline", "", {}, {}};
+        if (m_fromRunner < 0)
+            return Error{std::string(kEof), "the runner closed its output", "", {}, {}};
+
+        const int left = msUntil(deadline);
+        pollfd fds[2] = {{m_fromRunner, POLLIN, 0}, {m_errFromRunner, POLLIN, 0}};
+        int n = ::poll(fds, 2, std::min(left, kExitCheckMs));
+        if (n < 0 && errno != EINTR)
+            return Error{std::string(kEof), std::string("poll failed: ") + std::strerror(errno), "", {}, {}};
+        if (n > 0) {
+            if (fds[1].revents)
+                drain(m_errFromRunner, m_stderrTail, true);
+            if (fds[0].revents)
+                drain(m_fromRunner, m_buffer, false); // on EOF the fd closes; lines before it still count
+            continue;
+        }
+        // Nothing to read: a runner whose child still holds the pipe never gives us EOF, so
+        // check for death directly.
+        if (processExited(m_pid)) {
+            drain(m_errFromRunner, m_stderrTail, true);
+            drain(m_fromRunner, m_buffer, false);
+            if (m_buffer.find('\n') != std::string::npos)
+                continue;
+            closeFd(m_fromRunner);
+            return Error{std::string(kEof), "the runner exited", "", {}, {}};
+        }
+        if (left <= 0)
+            return Error{std::string(kQuiet), "no message yet", "", {}, {}};
+    }
+}
+
+std::string RunnerSupervisor::describeExit()
+{
+    if (m_pid <= 0)
+        return "exited";
+    // Give it a moment to finish dying (a fatal error is followed by exit), keeping its stderr
+    // flowing so it cannot block on a full pipe.
+    const auto grace = after(kExitGraceMs);
+    while (!processExited(m_pid) && msUntil(grace) > 0) {
+        pollfd fds[2] = {{m_fromRunner, POLLIN, 0}, {m_errFromRunner, POLLIN, 0}};
+        if (::poll(fds, 2, 20) > 0) {
+            std::string discard;
+            if (fds[0].revents)
+                drain(m_fromRunner, discard, false);
+            if (fds[1].revents)
+                drain(m_errFromRunner, m_stderrTail, true);
+        }
+    }
+    const bool killedByUs = !processExited(m_pid);
+    // Before reaping, so the group id cannot have been reused: take down anything it left behind.
+    ::kill(-m_pid, SIGKILL);
+    ::kill(m_pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    drain(m_errFromRunner, m_stderrTail, true);
+    m_pid = -1;
+    closeFd(m_toRunner);
+    closeFd(m_fromRunner);
+    closeFd(m_errFromRunner);
+    m_buffer.clear();
+    if (killedByUs)
+        return "stopped responding and was killed";
+    if (WIFSIGNALED(status))
+        return "crashed (" + signalName(WTERMSIG(status)) + ")";
+    if (WIFEXITED(status))
+        return "exited unexpectedly (exit code " + std::to_string(WEXITSTATUS(status)) + ")";
+    return "exited unexpectedly";
+}
+
+void RunnerSupervisor::kill()
+{
+    if (m_pid > 0) {
+        ::kill(-m_pid, SIGKILL);
+        ::kill(m_pid, SIGKILL);
+        int status = 0;
+        while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        drain(m_errFromRunner, m_stderrTail, true);
+    }
+    m_pid = -1;
+    closeFd(m_toRunner);
+    closeFd(m_fromRunner);
+    closeFd(m_errFromRunner);
+    m_buffer.clear();
+    m_currentLaunch.clear();
+}
+
+void RunnerSupervisor::stop()
+{
+    try {
+        if (m_pid > 0 && !processExited(m_pid) && m_toRunner >= 0) {
+            const std::string line = protocol::toLine({{"type", "shutdown"}, {"id", m_nextId++}});
+            writeAll(m_toRunner, line, after(500), nullptr, m_fromRunner, m_buffer, m_errFromRunner, m_stderrTail);
+            closeFd(m_toRunner); // EOF on stdin is the second way of saying goodbye
+        }
+    } catch (...) {
+        // Only allocation can fail here; the SIGKILL below still ends the runner.
+    }
+    if (m_pid > 0)
+        describeExit(); // waits up to the grace period, then kills and reaps
+    kill();
+    m_started = false;
+}
+
+Result<json> RunnerSupervisor::request(json req, const std::function<void(const json&)>& onEvent, const CancelToken* cancel)
+{
+    const std::string type = req.is_object() ? stringField(req, "type") : std::string();
+    const std::string what = "run the " + (type.empty() ? std::string("runner") : type) + " request";
+    auto error = [&](std::string why, std::string hint = {}) { return Error{what, std::move(why), std::move(hint), {}, {}}; };
+    if (type.empty())
+        return error("the request is not an object with a \"type\"", "this is a bug in the caller");
+    auto cancelled = [&] {
+        kill();
+        return error("cancelled");
+    };
+    if (cancel && cancel->cancelled())
+        return error("cancelled");
+
+    try {
+        if (m_pid > 0 && processExited(m_pid))
+            describeExit(); // died while idle, between requests: start a fresh one
+        if (m_pid <= 0) {
+            auto s = start();
+            if (!s)
+                return s.error();
+        }
+        const std::int64_t id = m_nextId++;
+        req["id"] = id;
+        m_currentLaunch.clear();
+        auto crashed = [&] {
+            std::string where = whereText(m_currentLaunch, type);
+            std::string how = describeExit();
+            m_currentLaunch.clear();
+            const bool seeded = type == "verify" || type == "bench";
+            return error("the runner " + how + " " + where + "; it was restarted.",
+                         withLastWords(seeded ? "run it again with the same seeds to reproduce it" : "", m_stderrTail));
+        };
+        auto malformed = [&](const std::string& why) {
+            kill();
+            return error("the runner sent a malformed message (" + why + "); it was restarted.",
+                         withLastWords(kRebuildHint, m_stderrTail));
+        };
+
+        const std::int64_t idleMs = std::max(m_options.idleTimeoutMs, 1);
+        switch (writeAll(m_toRunner, protocol::toLine(req), after(idleMs), cancel, m_fromRunner, m_buffer,
+                         m_errFromRunner, m_stderrTail)) {
+        case WriteEnd::Done:
+            break;
+        case WriteEnd::Cancelled:
+            return cancelled();
+        case WriteEnd::ReaderGone:
+            return crashed();
+        case WriteEnd::TimedOut:
+            kill();
+            return error("the runner did not accept the request within " + secondsText(idleMs) +
+                             " s and was presumed hung; it was restarted.",
+                         withLastWords("", m_stderrTail));
+        }
+
+        auto idleDeadline = after(idleMs);
+        bool watchdogArmed = false;
+        auto watchdogDeadline = Clock::time_point::max();
+        std::int64_t watchdogMs = 0;
+        while (true) {
+            if (cancel && cancel->cancelled())
+                return cancelled();
+            if (watchdogArmed && msUntil(watchdogDeadline) <= 0) {
+                std::string launch = m_currentLaunch.empty() ? std::string("its launch") : m_currentLaunch;
+                kill();
+                return error("the candidate did not finish within " + secondsText(watchdogMs) + " s in " + launch +
+                                 " — an infinite loop or a deadlock? The runner was restarted.",
+                             "check loop bounds and that every thread of a block reaches each __syncthreads(); "
+                             "if the kernel is only slow, raise the launch timeout");
+            }
+            if (msUntil(idleDeadline) <= 0) {
+                std::string where = whereText(m_currentLaunch, type);
+                kill();
+                return error("the runner sent nothing for " + secondsText(idleMs) + " s " + where +
+                                 " and was presumed hung; it was restarted.",
+                             withLastWords("if the work is expected to take that long, raise the idle timeout", m_stderrTail));
+            }
+            auto until = watchdogArmed ? std::min(watchdogDeadline, idleDeadline) : idleDeadline;
+            auto msg = readMessage(std::min(msUntil(until), kPollSliceMs));
+            if (!msg) {
+                const Error& e = msg.error();
+                if (e.what == kQuiet)
+                    continue;
+                if (e.what == kEof)
+                    return crashed();
+                return malformed(e.why);
+            }
+            idleDeadline = after(idleMs);
+            const json& m = msg.value();
+            const std::string mtype = stringField(m, "type");
+            if (auto it = m.find("id"); it != m.end() && *it != json(id))
+                return malformed("a \"" + mtype + "\" for request " + it->dump() + " while request " + std::to_string(id) +
+                                 " is in flight");
+            auto notify = [&] {
+                if (onEvent)
+                    onEvent(m);
+            };
+            if (mtype == "launch_begin") {
+                m_currentLaunch = stringField(m, "label");
+                auto t = m.find("timeout_ms");
+                if (t != m.end() && t->is_number() && t->get<double>() > 0) {
+                    watchdogMs = static_cast<std::int64_t>(t->get<double>());
+                    watchdogDeadline = after(watchdogMs);
+                    watchdogArmed = true;
+                } else {
+                    watchdogArmed = false; // no budget given: only the idle timeout guards it
+                }
+                notify();
+            } else if (mtype == "launch_end") {
+                watchdogArmed = false;
+                m_currentLaunch.clear();
+                notify();
+            } else if (mtype == "report") {
+                auto r = m.find("report");
+                if (r == m.end() || !r->is_object())
+                    return malformed("a \"report\" message without a report object");
+                m_currentLaunch.clear();
+                return json(*r);
+            } else if (mtype == "pong") {
+                return json(m); // the answer to "ping": final, and it carries no report
+            } else if (mtype == "error") {
+                auto f = m.find("fatal");
+                const bool fatal = f != m.end() && f->is_boolean() && f->get<bool>();
+                Error e = protocol::errorFromMessage(m);
+                if (e.what.empty())
+                    e.what = what;
+                m_currentLaunch.clear();
+                if (fatal) {
+                    if (!e.why.empty() && e.why.back() != '.' && e.why.back() != '!' && e.why.back() != '?')
+                        e.why += '.';
+                    e.why += " The CUDA context was lost; the runner was restarted.";
+                    if (e.hint.empty())
+                        e.hint = "an illegal or misaligned memory access is the usual cause; check the candidate's "
+                                 "indexing against the shape";
+                    describeExit(); // it exits by itself after a fatal error; reap it (or kill it)
+                }
+                return e;
+            } else if (mtype == "hello") {
+                return malformed("a second \"hello\" in the middle of a request");
+            } else {
+                notify(); // progress, and types newer than this program: forwarded, not fatal
+            }
+        }
+    } catch (const std::exception& e) {
+        // A malformed field that nlohmann rejects, or a callback that threw: the runner's state is
+        // unknown, so it goes.
+        kill();
+        return error(std::string("the request could not be completed (") + e.what() + "); the runner was restarted.");
+    }
+}
+
+} // namespace kf

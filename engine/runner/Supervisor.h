@@ -1,0 +1,76 @@
+#pragma once
+// Owns one kforge-runner process: spawns it, speaks the protocol, enforces the per-launch
+// watchdog, detects crashes and sticky CUDA errors, restarts, and turns every failure into a
+// sentence (STYLE.md: "a crash is a message"). One owner per runner: not thread-safe; the CLI
+// uses it from main, the workbench from the one worker thread that owns engine jobs.
+
+#include "engine/compile/CompileTypes.h"
+#include "engine/core/Result.h"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace kf {
+
+class RunnerSupervisor {
+public:
+    struct Options {
+        std::string runnerPath;              ///< empty: defaultRunnerPath()
+        int startTimeoutMs = 120000;         ///< until "hello" (LibTorch + CUDA init can be slow)
+        int idleTimeoutMs = 600000;          ///< no message at all for this long: treat as hung
+        std::vector<std::string> extraEnv;   ///< "NAME=value" added to the runner's environment
+    };
+
+    // Two constructors instead of `Options options = {}`: g++ rejects a default argument that
+    // needs the nested struct's member initializers before the enclosing class is complete.
+    RunnerSupervisor();
+    explicit RunnerSupervisor(Options options);
+    ~RunnerSupervisor();
+    RunnerSupervisor(const RunnerSupervisor&) = delete;
+    RunnerSupervisor& operator=(const RunnerSupervisor&) = delete;
+
+    /// Starts the runner if needed and returns its hello message.
+    Result<nlohmann::json> hello();
+
+    /// Sends `request` (its "id" is filled in), calls `onEvent` for every progress-type message,
+    /// and returns the final report. Every failure is an Error whose `why` is a sentence a user
+    /// can act on: crash (with the signal and the launch in flight), watchdog timeout, sticky
+    /// CUDA error, protocol error, cancellation. After crash, timeout or a fatal error the runner
+    /// is restarted on the next call, so nothing the caller holds is lost.
+    Result<nlohmann::json> request(nlohmann::json request,
+                                   const std::function<void(const nlohmann::json&)>& onEvent = {},
+                                   const CancelToken* cancel = nullptr);
+
+    /// Stops the runner (politely, then SIGKILL).
+    void stop();
+    int restarts() const { return m_restarts; }
+    pid_t pid() const { return m_pid; }
+
+    /// $KF_RUNNER, else kforge-runner next to the running executable, else on PATH.
+    static std::string defaultRunnerPath();
+
+private:
+    Result<void> start();
+    Result<nlohmann::json> readMessage(int timeoutMs);
+    std::string describeExit();
+    void kill();
+
+    Options m_options;
+    pid_t m_pid = -1;
+    int m_toRunner = -1;
+    int m_fromRunner = -1;
+    int m_errFromRunner = -1;
+    std::string m_buffer;
+    std::string m_stderrTail;
+    nlohmann::json m_hello;
+    std::int64_t m_nextId = 1;
+    int m_restarts = 0;
+    bool m_started = false;
+    std::string m_currentLaunch;
+};
+
+} // namespace kf
