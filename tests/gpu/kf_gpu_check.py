@@ -1,0 +1,600 @@
+#!/usr/bin/env python3
+"""GPU end-to-end checks, driven through the kforge CLI (CTest label "gpu"; tests/gpu/README.md).
+
+    kf_gpu_check.py --kforge PATH [--report-dir DIR] [--name TEST] CASE [--task DIR]
+
+Runs one `kforge verify|bench ... --json`, checks its exit code and inspects the reports
+(docs/report-schema.md): verdicts, the structured failure fields (guard_violations,
+modified_inputs, unwritten, non_finite_mismatches, runs_agree, launch_error, error) and the
+failure text. Prints what it ran, one line per report and one line per check; exits 0 when every
+check holds, 1 when one does not, and 77 (CTest's SKIP_RETURN_CODE) when kforge exits 3 without a
+report (an environment error: no GPU, no driver, no runner).
+
+Cases (CASE):
+  example.verify  --task DIR   every candidate of an example task passes; exit 0
+  example.bench   --task DIR   every candidate is timed on every benchmark shape; exit 0
+  broken.<what>                a deliberately broken candidate fails for the right reason
+  control.<what>               the correct candidate of a test task passes
+  recover.<what>               a crashing/hanging candidate fails, and the correct candidate
+                               after it in the same invocation passes (runner restarted)
+  stream_copy.verify           the streaming-copy probe is correct
+  tasks.compile                every test task's candidates compile with no error and no
+                               warning (`kforge compile`; no GPU needed)
+`--list` prints them. Only the standard library is used.
+
+Environment: KF_GPU_VERIFY_ARGS / KF_GPU_BENCH_ARGS (extra kforge arguments, shell-split, e.g.
+"--time-cap-ms 1000"), KF_GPU_CHECK_TIMEOUT (seconds for one kforge run; default 1200).
+"""
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TASKS = os.path.join(HERE, "tasks")
+SKIP = 77
+
+# Words that must appear (any one of them, case-insensitive) in the text of a failing report.
+WORDS = {
+    "guard": ["guard", "out of bounds", "out-of-bounds", "past the end", "canary"],
+    "unwritten": ["unwritten", "not written", "never written", "sentinel"],
+    "nan": ["nan", "non-finite", "not finite", "non finite"],
+    "modified": ["modified", "changed", "overwr", "wrote to input", "written to input"],
+    "timeout": ["timeout", "timed out", "time out", "watchdog", "did not finish", "hang", "hung"],
+    "illegal": ["illegal", "memory access", "invalid address", "out of range address", "fault"],
+    "mismatch": ["tolerance", "mismatch", "differ", "disagree", "wrong"],
+}
+
+
+class Check:
+    """Collects check results; a failed one makes the test fail, a note is informational."""
+
+    def __init__(self):
+        self.failures = 0
+        self.failed = []
+
+    def ok(self, cond, what):
+        print(("  ok    " if cond else "  FAIL  ") + what)
+        if not cond:
+            self.failures += 1
+            self.failed.append(what)
+        return cond
+
+    def note(self, what):
+        print("  note  " + what)
+
+
+# --- report helpers -----------------------------------------------------------------------------
+
+def base(path):
+    return os.path.basename(str(path or ""))
+
+
+def reports_of(doc):
+    if isinstance(doc, dict):
+        r = doc.get("reports")
+        if isinstance(r, list):
+            return [x for x in r if isinstance(x, dict)]
+        if doc.get("kind") in ("correctness", "performance"):
+            return [doc]
+    return []
+
+
+def report_for(reports, file):
+    for r in reports:
+        if base((r.get("candidate") or {}).get("file")) == file:
+            return r
+    return None
+
+
+def trials(report):
+    for s in report.get("shapes") or []:
+        for t in s.get("trials") or []:
+            yield s, t
+
+
+def outputs(trial, name=None):
+    for o in trial.get("outputs") or []:
+        if name is None or o.get("output") == name:
+            yield o
+
+
+def text_of(report):
+    """Every sentence of a report a user would read about its failure, lower-cased."""
+    parts = [report.get("summary", "")]
+    err = report.get("error")
+    if isinstance(err, dict):
+        parts += [str(err.get(k, "")) for k in ("what", "why", "hint")]
+    elif err:
+        parts.append(str(err))
+    for s in report.get("shapes") or []:
+        parts.append(str(s.get("failure", "")))
+        for t in s.get("trials") or []:
+            parts += [str(t.get("failure", "")), str(t.get("launch_error", ""))]
+    return " ".join(p for p in parts if p).lower()
+
+
+def mentions(text, key):
+    return any(w in text for w in WORDS[key])
+
+
+def shape_str(s):
+    return ", ".join(f"{k}={v}" for k, v in (s.get("shape") or {}).items())
+
+
+def num(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def idx(i):
+    """An element index as a list ([i] for a 1-D index given as a plain number)."""
+    return list(i) if isinstance(i, (list, tuple)) else [i]
+
+
+def describe(report):
+    cand = base((report.get("candidate") or {}).get("file")) or "?"
+    line = f"  report {cand}: {report.get('kind', '?')} verdict={report.get('verdict', '?')}"
+    if num(report.get("duration_ms")):
+        line += f" ({report['duration_ms']:.0f} ms)"
+    print(line)
+    if report.get("summary"):
+        print(f"    summary: {report['summary']}")
+    err = report.get("error")
+    if err:
+        print(f"    error: {json.dumps(err)}")
+    shown = 0
+    for s, t in trials(report):
+        if t.get("passed") is False and shown < 3:
+            print(f"    [{shape_str(s)}] trial {t.get('trial')}: {t.get('failure') or t.get('launch_error')}")
+            shown += 1
+
+
+def task_json(task_dir):
+    with open(os.path.join(task_dir, "task.json")) as f:
+        return json.load(f)
+
+
+def same_shape(a, b):
+    return {k: v for k, v in a.items() if k != "label"} == {k: v for k, v in b.items() if k != "label"}
+
+
+# --- running kforge -----------------------------------------------------------------------------
+
+def run_kforge(kforge, argv, env_args, timeout):
+    cmd = [kforge] + argv + (shlex.split(os.environ.get(env_args, "")) if env_args else [])
+    print("$ " + " ".join(shlex.quote(c) for c in cmd), flush=True)
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = None, e.stdout or "", (e.stderr or "") + f"\n(killed after {timeout} s)"
+        if isinstance(out, bytes):
+            out = out.decode(errors="replace")
+        if isinstance(err, bytes):
+            err = err.decode(errors="replace")
+    secs = time.monotonic() - t0
+    print(f"exit {rc} after {secs:.1f} s")
+    if err.strip():
+        tail = err.strip().splitlines()[-25:]
+        print("stderr (last lines):\n  " + "\n  ".join(tail))
+    doc = None
+    try:
+        doc = json.loads(out) if out.strip() else None
+    except ValueError:
+        # tolerate log lines before the document: parse from the first line that opens an object
+        lines = out.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("{"):
+                try:
+                    doc = json.loads("\n".join(lines[i:]))
+                    break
+                except ValueError:
+                    continue
+    if doc is None and out.strip():
+        print("stdout is not JSON (first 400 chars):\n" + out[:400])
+    return rc, doc, err, secs
+
+
+def save(report_dir, name, payload):
+    if not report_dir:
+        return
+    os.makedirs(report_dir, exist_ok=True)
+    with open(os.path.join(report_dir, name + ".json"), "w") as f:
+        json.dump(payload, f, indent=1)
+
+
+# --- case definitions ---------------------------------------------------------------------------
+# Each case: command, task folder, candidate (None: every candidate of the task), expected exit
+# code, and a check function (c: Check, reports, task) -> None.
+
+def expect_all_shapes(c, report, task, passed):
+    """Every test shape of the task is in the report, and each passed (or failed) as expected."""
+    shapes = report.get("shapes") or []
+    for want in task["shapes"]["tests"]:
+        got = [s for s in shapes if same_shape(s.get("shape") or {}, want)]
+        label = ", ".join(f"{k}={v}" for k, v in want.items() if k != "label")
+        if not c.ok(bool(got), f"test shape {label} is in the report"):
+            continue
+        if passed is not None:
+            c.ok(got[0].get("passed") is passed, f"shape {label}: passed == {passed}")
+
+
+def expect_trials_per_shape(c, report, minimum=3):
+    counts = [len(s.get("trials") or []) for s in report.get("shapes") or []]
+    c.ok(bool(counts) and min(counts) >= minimum,
+         f"at least {minimum} trials per shape (VERIFICATION.md rule 6): {sorted(set(counts))}")
+
+
+def failing_trials(report):
+    return [(s, t) for s, t in trials(report) if t.get("passed") is False]
+
+
+def nondiscriminating(report):
+    """Shapes whose negative control (rule 8) says an all-zero or constant output would pass, as
+    (shape text, output, elements). A one-element output always matches its own mean, so those
+    are returned separately: they say nothing about the task's tolerance."""
+    real, trivial = [], []
+    for s in report.get("shapes") or []:
+        elements = {}
+        for t in s.get("trials") or []:
+            for o in outputs(t):
+                elements.setdefault(o.get("output"), o.get("elements"))
+        for nc in s.get("negative_control") or []:
+            if nc.get("discriminates") is False:
+                n = elements.get(nc.get("output"))
+                (trivial if isinstance(n, int) and n <= 1 else real).append((shape_str(s), nc.get("output"), n))
+    return real, trivial
+
+
+def expect_discriminates(c, r):
+    real, trivial = nondiscriminating(r)
+    c.ok(not real, "every shape with more than one output element discriminates (rule 8: zeros and the "
+                   "reference mean fail)" + (f"; not: {real[:4]}" if real else ""))
+    if trivial:
+        c.note(f"one-element outputs cannot discriminate a constant (their mean is the answer): "
+               f"{[x[0] for x in trivial][:4]}; report-level discriminates = {r.get('discriminates')}")
+    elif r.get("discriminates") is False:
+        c.note("report-level discriminates is false")
+
+
+def check_fail_common(c, r, words):
+    c.ok(r.get("verdict") == "fail", f"verdict is fail (got {r.get('verdict')!r})")
+    text = text_of(r)
+    c.ok(mentions(text, words), f"failure text mentions one of {WORDS[words]}")
+    return text
+
+
+def check_pass(c, r, task, trials_min=3):
+    c.ok(r.get("verdict") == "pass", f"verdict is pass (got {r.get('verdict')!r})")
+    expect_discriminates(c, r)
+    expect_all_shapes(c, r, task, True)
+    expect_trials_per_shape(c, r, trials_min)
+
+
+def check_oob(c, r, task):
+    check_fail_common(c, r, "guard")
+    expect_all_shapes(c, r, task, False)
+    bad = []
+    for s, t in failing_trials(r):
+        g = [v for v in t.get("guard_violations") or [] if v.get("buffer") == "c" and v.get("side") == "after"]
+        # c[N] covers bytes 0..3 past the end; the first changed canary byte is one of them (byte 0
+        # unless the random canary already held the written byte there).
+        if not g or any(not 0 <= v.get("offset_bytes", 0) <= 3 for v in g):
+            bad.append(f"{shape_str(s)} trial {t.get('trial')}: {t.get('guard_violations')}")
+    c.ok(failing_trials(r) and not bad,
+         "every failing trial has a guard violation on c, side after, offset 0..3 (the element c[N])" + (f"; not: {bad[:3]}" if bad else ""))
+
+
+def check_unwritten(c, r, task):
+    check_fail_common(c, r, "unwritten")
+    for s in r.get("shapes") or []:
+        n = (s.get("shape") or {}).get("N")
+        if not isinstance(n, int):
+            continue
+        tail = n % 4
+        c.ok(s.get("passed") is (tail == 0), f"N={n}: passed == {tail == 0} (N % 4 == {tail})")
+        if tail == 0:
+            continue
+        bad = []
+        for t in s.get("trials") or []:
+            for o in outputs(t, "c"):
+                first = o.get("first_unwritten") or []
+                if o.get("unwritten") != tail or not first or idx(first[0]) != [n - tail]:
+                    bad.append(f"trial {t.get('trial')}: unwritten={o.get('unwritten')} first={first[:2]}")
+        c.ok(not bad, f"N={n}: unwritten == {tail}, first at [{n - tail}]" + (f"; got {bad[:2]}" if bad else ""))
+    for s, t in failing_trials(r):
+        if t.get("guard_violations"):
+            c.ok(False, f"no guard violation expected ({shape_str(s)}: {t['guard_violations']})")
+            break
+
+
+def check_nan(c, r, task):
+    check_fail_common(c, r, "nan")
+    expect_all_shapes(c, r, task, False)
+    bad = []
+    for s, t in failing_trials(r):
+        n = (s.get("shape") or {}).get("N")
+        for o in outputs(t, "c"):
+            first = [m.get("index") for m in o.get("first_mismatches") or []]
+            if (o.get("unwritten") or 0) != 0 or (o.get("non_finite_mismatches") or 0) < 1 \
+                    or (isinstance(n, int) and first and idx(first[0]) != [n // 2]):
+                bad.append(f"{shape_str(s)} trial {t.get('trial')}: unwritten={o.get('unwritten')} "
+                           f"non_finite={o.get('non_finite_mismatches')} first={first[:2]}")
+    c.ok(failing_trials(r) and not bad,
+         "every failing trial: >= 1 non-finite mismatch at [N/2], nothing unwritten (a written NaN "
+         "is not the sentinel)" + (f"; not: {bad[:3]}" if bad else ""))
+
+
+def check_modified(c, r, task):
+    check_fail_common(c, r, "modified")
+    expect_all_shapes(c, r, task, False)
+    bad = [f"{shape_str(s)} trial {t.get('trial')}: {t.get('modified_inputs')}"
+           for s, t in failing_trials(r) if sorted(t.get("modified_inputs") or []) != ["a"]]
+    c.ok(failing_trials(r) and not bad, "every failing trial: modified_inputs == ['a']" + (f"; not: {bad[:3]}" if bad else ""))
+
+
+def check_zeros(c, r, task):
+    check_fail_common(c, r, "mismatch")
+    expect_all_shapes(c, r, task, False)
+    bad = []
+    for s, t in failing_trials(r):
+        for o in outputs(t, "c"):
+            if (o.get("unwritten") or 0) != 0 or not (o.get("mismatches") or 0) > 0:
+                bad.append(f"{shape_str(s)}: unwritten={o.get('unwritten')} mismatches={o.get('mismatches')}")
+    c.ok(failing_trials(r) and not bad, "every failing trial: mismatches > 0, unwritten == 0" + (f"; not: {bad[:3]}" if bad else ""))
+    expect_discriminates(c, r)
+
+
+def check_stateful(c, r, task):
+    check_fail_common(c, r, "mismatch")
+    hits = [(s, t) for s, t in trials(r)
+            if t.get("runs_agree") is False or any((o.get("mismatches") or 0) > 0 for o in outputs(t))]
+    c.ok(bool(hits), "some trial has runs that disagree or mismatches (the second launch is wrong)")
+    if hits:
+        s, t = hits[0]
+        c.note(f"first: {shape_str(s)} trial {t.get('trial')} runs_agree={t.get('runs_agree')} "
+               f"failure={t.get('failure')!r}")
+
+
+def check_race(c, r, task):
+    check_fail_common(c, r, "mismatch")
+    hits = [(s, t) for s, t in trials(r)
+            if t.get("runs_agree") is False or any((o.get("mismatches") or 0) > 0 for o in outputs(t))]
+    c.ok(bool(hits), "some trial has mismatches or runs that disagree")
+    stray = [(s, t) for s, t in trials(r) if t.get("guard_violations") or t.get("modified_inputs")
+             or t.get("launch_error") or any((o.get("unwritten") or 0) > 0 for o in outputs(t))]
+    c.ok(not stray, "no guard violation, modified input, launch error or unwritten element is reported "
+                    "(the race must be reported as wrong values, not misattributed)")
+    failed = sum(1 for s in r.get("shapes") or [] if s.get("passed") is False)
+    c.note(f"{failed} of {len(r.get('shapes') or [])} shapes failed")
+
+
+def check_half(c, r, task):
+    check_fail_common(c, r, "mismatch")
+    expect_all_shapes(c, r, task, False)
+    for s, t in failing_trials(r)[:1]:
+        for o in outputs(t, "c"):
+            rms, atol = o.get("reference_rms"), o.get("atol_effective")
+            if num(rms) and num(atol):
+                c.ok(rms < 1e-3, f"outputs are small (reference rms {rms:.3g})")
+                c.ok(abs(atol - 1e-5 * rms) <= 1e-3 * 1e-5 * rms + 1e-30,
+                     f"atol_effective {atol:.3g} == 1e-5 * rms (atol scales with the outputs)")
+            c.ok((o.get("unwritten") or 0) == 0 and (o.get("mismatches") or 0) > 0, "mismatches > 0, unwritten == 0")
+
+
+def check_half_fixed(c, r, task):
+    check_pass(c, r, task)
+    for s, t in list(trials(r))[:1]:
+        for o in outputs(t, "c"):
+            if num(o.get("atol_effective")):
+                c.ok(abs(o["atol_effective"] - 1e-5) < 1e-12, f"atol_effective is the fixed 1e-5 ({o['atol_effective']})")
+
+
+def crash_then_pass(crasher, words, extra=None):
+    def check(c, reports, task):
+        files = [base((r.get("candidate") or {}).get("file")) for r in reports]
+        c.ok(files[:2] == [crasher, "correct.cu"], f"reports in task order: {crasher}, correct.cu (got {files})")
+        r = report_for(reports, crasher)
+        if c.ok(r is not None, f"a report for {crasher}"):
+            c.ok(r.get("verdict") in ("fail", "error"), f"{crasher}: verdict fail or error (got {r.get('verdict')!r})")
+            c.ok(any(mentions(text_of(r), w) for w in words),
+                 f"{crasher}: the reason mentions one of {[x for w in words for x in WORDS[w]]}")
+            if extra:
+                extra(c, r, task)
+        ok = report_for(reports, "correct.cu")
+        if c.ok(ok is not None, "a report for correct.cu after it (same kforge invocation)"):
+            c.ok(ok.get("verdict") == "pass", f"correct.cu passes after the {crasher} failure (got {ok.get('verdict')!r})")
+            expect_all_shapes(c, ok, task, True)
+    return check
+
+
+def multiple_of_block_extra(c, r, task):
+    crashed = any(t.get("launch_error") for _, t in trials(r)) or r.get("verdict") == "error"
+    for s in r.get("shapes") or []:
+        n = (s.get("shape") or {}).get("N")
+        if not isinstance(n, int):
+            continue
+        if n % 256 != 0:
+            c.ok(s.get("passed") is False, f"N={n} (not a multiple of 256) fails")
+        elif not crashed:
+            # Stray writes of a failing shape land in guards; a multiple of 256 writes none.
+            if s.get("passed") is not True:
+                c.note(f"N={n} (a multiple of 256) did not pass: {[t.get('failure') for t in s.get('trials') or []][:1]}")
+    if not crashed:
+        g = [t for _, t in trials(r) if any(v.get("buffer") == "c" and v.get("side") == "after"
+                                            for v in t.get("guard_violations") or [])]
+        c.ok(bool(g), "no crash, so the stray writes show as guard violations on c, side after")
+
+
+def single(check, file):
+    def wrap(c, reports, task):
+        r = report_for(reports, file)
+        if c.ok(r is not None, f"a report for {file}"):
+            check(c, r, task)
+    return wrap
+
+
+def every_candidate(check):
+    def wrap(c, reports, task):
+        for cand in task["candidates"]:
+            r = report_for(reports, cand["file"])
+            print(f" {cand['file']}:")
+            if c.ok(r is not None, f"a report for {cand['file']}"):
+                check(c, r, task, cand)
+    return wrap
+
+
+def check_example_verify(c, r, task, cand):
+    check_pass(c, r, task)
+
+
+def check_example_bench(c, r, task, cand):
+    c.ok(r.get("kind") == "performance", "kind is performance")
+    c.ok(r.get("verdict") == "ok", f"verdict is ok (got {r.get('verdict')!r})")
+    shapes = r.get("shapes") or []
+    want = task["shapes"].get("benchmarks") or []
+    c.ok(len(shapes) >= len(want) and len(want) > 0, f"{len(shapes)} timed shapes for {len(want)} benchmark shapes")
+    for s in shapes:
+        sp = s.get("speedup")
+        cm = (s.get("candidate") or {}).get("median_ms")
+        bm = (s.get("baseline") or {}).get("median_ms")
+        c.ok(num(sp) and sp > 0 and num(cm) and cm > 0 and num(bm) and bm > 0,
+             f"[{shape_str(s)}] candidate {cm} ms, baseline {bm} ms, speedup {sp}")
+        rc = s.get("recheck") or {}
+        if rc:
+            c.ok(rc.get("passed") is not False, f"[{shape_str(s)}] re-check of timed calls passed")
+        if s.get("flags"):
+            c.note(f"[{shape_str(s)}] flags: {s['flags']}")
+    c.ok(num(r.get("geomean_speedup")), f"geomean_speedup {r.get('geomean_speedup')}")
+    print_bench_table(task, cand, r)
+
+
+def print_bench_table(task, cand, r):
+    for s in r.get("shapes") or []:
+        cm = (s.get("candidate") or {}).get("median_ms")
+        bm = (s.get("baseline") or {}).get("median_ms")
+        print(f"    {task['name']:<26} {cand['file']:<14} {shape_str(s):<22} "
+              f"cand {cm if cm is not None else '?':>10} ms  torch {bm if bm is not None else '?':>10} ms  "
+              f"speedup {s.get('speedup')}  %peak-bw {s.get('pct_peak_bandwidth')}")
+
+
+def T(name):
+    return os.path.join(TASKS, name)
+
+
+CASES = {
+    # name: (command, task dir or None for --task, candidate or None, expected exit, check)
+    "example.verify": ("verify", None, None, 0, every_candidate(check_example_verify)),
+    "example.bench": ("bench", None, None, 0, every_candidate(check_example_bench)),
+    "control.correct_add": ("verify", T("broken_add"), "correct.cu", 0, single(check_pass, "correct.cu")),
+    "control.block_sum": ("verify", T("race_sum"), "block_sum.cu", 0, single(check_pass, "block_sum.cu")),
+    "control.small_add": ("verify", T("small_add"), "correct.cu", 0, single(check_pass, "correct.cu")),
+    "control.half_precision_passes_fixed_atol":
+        ("verify", T("small_add_fixed_atol"), "half_precision.cu", 0, single(check_half_fixed, "half_precision.cu")),
+    "broken.oob_write": ("verify", T("broken_add"), "oob_write.cu", 1, single(check_oob, "oob_write.cu")),
+    "broken.unwritten_tail": ("verify", T("broken_add"), "unwritten_tail.cu", 1, single(check_unwritten, "unwritten_tail.cu")),
+    "broken.writes_nan": ("verify", T("broken_add"), "writes_nan.cu", 1, single(check_nan, "writes_nan.cu")),
+    "broken.modifies_input": ("verify", T("broken_add"), "modifies_input.cu", 1, single(check_modified, "modifies_input.cu")),
+    "broken.all_zeros": ("verify", T("broken_add"), "all_zeros.cu", 1, single(check_zeros, "all_zeros.cu")),
+    "broken.stateful_global": ("verify", T("broken_add"), "stateful_global.cu", 1, single(check_stateful, "stateful_global.cu")),
+    "broken.shared_race": ("verify", T("race_sum"), "racy_block_sum.cu", 1, single(check_race, "racy_block_sum.cu")),
+    "broken.half_precision": ("verify", T("small_add"), "half_precision.cu", 1, single(check_half, "half_precision.cu")),
+    "recover.after_hang": ("verify", T("hang_then_correct"), None, 1, crash_then_pass("hang.cu", ["timeout"])),
+    "recover.after_illegal_address":
+        ("verify", T("illegal_address_then_correct"), None, 1, crash_then_pass("illegal_address.cu", ["illegal"])),
+    "recover.after_multiple_of_block":
+        ("verify", T("multiple_of_block_then_correct"), None, 1,
+         crash_then_pass("multiple_of_block.cu", ["guard", "illegal"], multiple_of_block_extra)),
+    "stream_copy.verify": ("verify", T("stream_copy"), None, 0, every_candidate(check_example_verify)),
+}
+
+
+# Extra kforge arguments per case. The hang needs no 10 s default watchdog to be caught: 5 s is
+# still far beyond the microseconds its correct twin takes, and it keeps the suite short.
+EXTRA_ARGS = {"recover.after_hang": ["--launch-timeout-ms", "5000"]}
+
+
+def compile_tasks(kforge):
+    """tasks.compile: the broken kernels must be broken at run time only."""
+    c = Check()
+    for name in sorted(os.listdir(TASKS)):
+        task_dir = os.path.join(TASKS, name)
+        if not os.path.isfile(os.path.join(task_dir, "task.json")):
+            continue
+        rc, doc, err, _ = run_kforge(kforge, ["compile", task_dir, "--json", "--no-cache"], "", 600)
+        if rc == 3:
+            print(f"SKIP: kforge compile exited 3 (no NVRTC?): {(err.strip().splitlines() or [''])[-1]}")
+            return SKIP
+        builds = (doc or {}).get("builds") or []
+        c.ok(rc == 0 and bool(builds), f"{name}: kforge compile exit 0 with builds (got {rc})")
+        for b in builds:
+            r = b.get("result") or {}
+            c.ok(r.get("success") is True and r.get("warning_count", 0) == 0,
+                 f"{b.get('label')} [{b.get('arch')}]: compiled, {r.get('error_count')} error(s), "
+                 f"{r.get('warning_count')} warning(s)")
+    print(f"tasks.compile: {'pass' if c.failures == 0 else 'fail'} ({c.failures} failed check(s))")
+    return 0 if c.failures == 0 else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("case", nargs="?")
+    ap.add_argument("--kforge", help="the kforge executable")
+    ap.add_argument("--task", help="task folder (example.* cases)")
+    ap.add_argument("--report-dir", help="write the kforge JSON (and this check's verdict) here")
+    ap.add_argument("--name", help="file name for the saved report (default: the case)")
+    ap.add_argument("--list", action="store_true", help="print the case names")
+    a = ap.parse_args()
+    if a.list:
+        print("\n".join(list(CASES) + ["tasks.compile"]))
+        return 0
+    if a.case == "tasks.compile" and a.kforge:
+        return compile_tasks(a.kforge)
+    if a.case not in CASES or not a.kforge:
+        ap.error(f"give --kforge and one of: {', '.join(CASES)}")
+    command, task_dir, candidate, want_rc, check = CASES[a.case]
+    task_dir = task_dir or a.task
+    if not task_dir:
+        ap.error(f"{a.case} needs --task")
+    task = task_json(task_dir)
+
+    argv = [command, task_dir] + (["--candidate", candidate] if candidate else []) + ["--json"] \
+        + EXTRA_ARGS.get(a.case, [])
+    timeout = float(os.environ.get("KF_GPU_CHECK_TIMEOUT", "1200"))
+    env_args = "KF_GPU_BENCH_ARGS" if command == "bench" else "KF_GPU_VERIFY_ARGS"
+    rc, doc, err, secs = run_kforge(a.kforge, argv, env_args, timeout)
+    reports = reports_of(doc)
+    name = a.name or a.case
+
+    if rc == 3 and not reports:
+        why = (err.strip().splitlines() or ["(no message)"])[-1]
+        print(f"SKIP: kforge {command} exited 3 (environment error, e.g. no GPU) without a report: {why}")
+        save(a.report_dir, name, {"case": a.case, "status": "skip", "exit": rc, "note": why,
+                                  "stderr_tail": err[-4000:]})
+        return SKIP
+
+    for r in reports:
+        describe(r)
+    c = Check()
+    if rc == 2:
+        print("  hint  exit 2 is a usage error: does this kforge have the `%s` command and these options?" % command)
+    c.ok(rc == want_rc, f"exit code {want_rc} (got {rc})")
+    if c.ok(bool(reports), "the JSON output has reports"):
+        if isinstance(doc, dict) and "ok" in doc:
+            c.ok(doc["ok"] is (want_rc == 0), f"top-level ok == {want_rc == 0}")
+        check(c, reports, task)
+    status = "pass" if c.failures == 0 else "fail"
+    print(f"{a.case}: {status} ({c.failures} failed check(s), kforge took {secs:.1f} s)")
+    save(a.report_dir, name, {"case": a.case, "status": status, "exit": rc, "seconds": round(secs, 2),
+                              "failed_checks": c.failures, "note": "; ".join(c.failed[:3]), "output": doc,
+                              "stderr_tail": err[-4000:]})
+    return 0 if c.failures == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
