@@ -58,11 +58,7 @@ Bencher::Bencher(Channel& channel, const GpuContext& gpu, const RunRequest& requ
 
 Error Bencher::fatal(const Error& e, const std::string& where) const
 {
-    Error f = e;
-    f.what = "benchmark " + m_request.candidate().file + " " + where;
-    f.why = e.why + ", in " + where;
-    f.hint = "the CUDA context is lost (a sticky error); fix the kernel, the runner restarts for the next request";
-    return f;
+    return lostContextError(e, "benchmark", m_request, where);
 }
 
 Result<nlohmann::json> Bencher::run()

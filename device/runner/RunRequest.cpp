@@ -171,4 +171,13 @@ std::uint64_t deriveSeed(std::uint64_t base, std::uint64_t salt)
     return mix(base ^ mix(salt));
 }
 
+Error lostContextError(const Error& e, const std::string& action, const RunRequest& request, const std::string& where)
+{
+    Error f = e;
+    f.what = action + " " + request.candidate().file + " " + where;
+    f.why = e.why + ", in " + where;
+    f.hint = "the CUDA context is lost (a sticky error); fix the kernel, the runner restarts for the next request";
+    return f;
+}
+
 } // namespace kf::device

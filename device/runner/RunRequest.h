@@ -59,4 +59,8 @@ std::string seedHex(std::uint64_t seed);
 /// An independent stream for `salt` under `base` (inputs, guards, sentinels of one trial).
 std::uint64_t deriveSeed(std::uint64_t base, std::uint64_t salt);
 
+/// The error sent as fatal when a candidate has lost the CUDA context (a sticky error): the
+/// supervisor shows it as the reason the runner restarted. `action` is "run" or "benchmark".
+Error lostContextError(const Error& e, const std::string& action, const RunRequest& request, const std::string& where);
+
 } // namespace kf::device

@@ -71,12 +71,7 @@ std::string Verifier::shapeName(const ShapeRef& shape) const
 
 Error Verifier::fatal(const Error& e, const std::string& where) const
 {
-    // The supervisor shows this sentence as the reason the runner restarted.
-    Error f = e;
-    f.what = "run " + m_request.candidate().file + " " + where;
-    f.why = e.why + ", in " + where;
-    f.hint = "the CUDA context is lost (a sticky error); fix the kernel, the runner restarts for the next request";
-    return f;
+    return lostContextError(e, "run", m_request, where);
 }
 
 Result<nlohmann::json> Verifier::run()
