@@ -3,10 +3,20 @@
 #include "device/runner/Channel.h"
 #include "device/runner/Runner.h"
 
+#include <csignal>
 #include <iostream>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 int main()
 {
+    // A runner stuck in a hung kernel never reads end-of-input; if whoever owns it is killed
+    // outright, die with it instead of holding the GPU. (Checked after the call: the parent may
+    // already be gone.)
+    const pid_t parent = ::getppid();
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+        return 0;
     // First: take stdout over before LibTorch or the driver can print to it.
     kf::device::Channel channel;
     std::ios::sync_with_stdio(false);
