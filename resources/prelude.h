@@ -1,6 +1,6 @@
 #pragma once
 // The embedded prelude headers (resources/prelude/kf/*.cuh), generated at build time.
-#include "engine/core/Embedded.h"
+#include "resources/Embedded.h"
 
 #include <span>
 
