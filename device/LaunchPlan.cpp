@@ -152,23 +152,14 @@ Result<std::vector<BoundLaunch>> LaunchPlan::bind(const Task& task, const ShapeB
         b.kernel = l.kernel;
         b.function = m_functions[li];
         const std::string what = b.describe() + " at " + shape.describe();
+        auto geometry = evaluateLaunch(task, l, shape);
+        if (!geometry)
+            return Error{"configure " + what, geometry.error().why, "", {}, {}};
         for (int d = 0; d < 3; ++d) {
-            auto g = l.grid[d].evalInt(env);
-            auto k = l.block[d].evalInt(env);
-            if (!g || !k)
-                return Error{"configure " + what, (!g ? g.error() : k.error()).why, "", {}, {}};
-            if (*g < 1 || *g > std::numeric_limits<unsigned>::max() || *k < 1 || *k > 1024)
-                return Error{"configure " + what, "grid or block dimension " + std::to_string(d) + " is out of range", "", {}, {}};
-            b.grid[d] = static_cast<unsigned>(*g);
-            b.block[d] = static_cast<unsigned>(*k);
+            b.grid[d] = static_cast<unsigned>(geometry->grid[d]);
+            b.block[d] = static_cast<unsigned>(geometry->block[d]);
         }
-        std::int64_t shared = 0;
-        if (!l.sharedBytes.empty()) {
-            auto s = l.sharedBytes.evalInt(env);
-            if (!s)
-                return Error{"configure " + what, s.error().why, "", {}, {}};
-            shared = *s;
-        }
+        const std::int64_t shared = geometry->sharedBytes;
         if (shared < 0 || shared > device.maxSharedPerBlockOptin)
             return Error{"configure " + what,
                          "it asks for " + std::to_string(shared) + " bytes of dynamic shared memory; this GPU allows at most " +

@@ -3,6 +3,7 @@
 #include "engine/core/Files.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace fs = std::filesystem;
 
@@ -44,7 +45,6 @@ std::vector<LaunchAnalysis> analyseLaunches(const Task& task, const Candidate& c
                                             const ShapeBinding& shape)
 {
     std::vector<LaunchAnalysis> out;
-    const Env env = task.environment(shape);
     const std::string realArch = result.arch.rfind("compute_", 0) == 0 ? "sm_" + result.arch.substr(8) : result.arch;
     const ArchInfo* arch = findArchitecture(realArch);
     for (size_t i = 0; i < candidate.launches.size(); ++i) {
@@ -58,13 +58,15 @@ std::vector<LaunchAnalysis> analyseLaunches(const Task& task, const Candidate& c
         for (const auto& k : result.kernels)
             if (k.name == a.lowered)
                 a.resources = &k;
-        for (int d = 0; d < 3; ++d) {
-            a.grid[d] = l.grid[d].evalInt(env).ok() ? *l.grid[d].evalInt(env) : 0;
-            a.block[d] = l.block[d].evalInt(env).ok() ? *l.block[d].evalInt(env) : 0;
+        auto geometry = evaluateLaunch(task, l, shape);
+        if (geometry) {
+            std::copy(std::begin(geometry->grid), std::end(geometry->grid), a.grid);
+            std::copy(std::begin(geometry->block), std::end(geometry->block), a.block);
+            a.dynamicSharedBytes = geometry->sharedBytes;
         }
-        auto sh = l.sharedBytes.evalInt(env);
-        a.dynamicSharedBytes = sh ? *sh : 0;
-        if (!arch) {
+        if (!geometry) {
+            a.occupancy = geometry.error();
+        } else if (!arch) {
             a.occupancy = Error{"compute occupancy", "unknown architecture " + result.arch, "", {}, {}};
         } else if (!a.resources) {
             a.occupancy = Error{"compute occupancy", "kernel " + l.kernel + " was not found in the cubin", "", {}, {}};

@@ -537,30 +537,8 @@ void checkLaunches(const Task& task, const std::string& candidatesPtr)
             std::string lp = jr::child(jr::child(jr::child(candidatesPtr, ci), "launches"), li);
             for (const ShapeBinding* b : all) {
                 Env env = task.environment(*b);
-                std::int64_t threads = 1;
-                for (int d = 0; d < 3; ++d) {
-                    auto g = l.grid[d].evalInt(env);
-                    if (!g)
-                        fail(jr::child(lp, "grid"), "for " + b->describe() + ": " + g.error().why);
-                    static const std::int64_t gridMax[3] = {2147483647, 65535, 65535};
-                    if (*g < 1 || *g > gridMax[d])
-                        fail(jr::child(lp, "grid"), "for " + b->describe() + " grid dimension " + std::to_string(d) +
-                                                          " is " + std::to_string(*g) + ", outside [1, " + std::to_string(gridMax[d]) + "]");
-                    auto bl = l.block[d].evalInt(env);
-                    if (!bl)
-                        fail(jr::child(lp, "block"), "for " + b->describe() + ": " + bl.error().why);
-                    if (*bl < 1)
-                        fail(jr::child(lp, "block"), "for " + b->describe() + " block dimension " + std::to_string(d) + " is " +
-                                                           std::to_string(*bl));
-                    threads *= *bl;
-                }
-                if (threads > 1024)
-                    fail(jr::child(lp, "block"), "for " + b->describe() + " the block has " + std::to_string(threads) +
-                                                       " threads; CUDA allows at most 1024");
-                auto sh = l.sharedBytes.evalInt(env);
-                if (!sh || *sh < 0)
-                    fail(jr::child(lp, "shared_bytes"), "for " + b->describe() + ": " +
-                                                              (sh ? "negative dynamic shared memory" : sh.error().why));
+                if (auto g = evaluateLaunch(task, l, *b); !g)
+                    fail(jr::child(lp, g.error().pointer), g.error().why);
                 for (size_t ai = 0; ai < l.args.size(); ++ai) {
                     if (l.args[ai].kind != LaunchArg::Kind::Scalar)
                         continue;
@@ -812,6 +790,42 @@ Tolerance Tolerance::defaultFor(DType t)
     case DType::BF16: return {1.6e-2, 1e-5, AtolMode::Rms};
     default: return {0.0, 0.0, AtolMode::Absolute};
     }
+}
+
+Result<LaunchGeometry> evaluateLaunch(const Task& task, const Launch& launch, const ShapeBinding& shape)
+{
+    // Error::pointer names the launch's field at fault, so the task validator can point at it.
+    auto bad = [&](const char* field, const std::string& why) {
+        return Error{"configure " + launch.kernel + " at " + shape.describe(), why, "", {}, field};
+    };
+    const Env env = task.environment(shape);
+    const std::string at = "for " + shape.describe();
+    static const std::int64_t gridMax[3] = {2147483647, 65535, 65535};
+    LaunchGeometry g;
+    std::int64_t threads = 1;
+    for (int d = 0; d < 3; ++d) {
+        auto gv = launch.grid[d].evalInt(env);
+        if (!gv)
+            return bad("grid", at + ": " + gv.error().why);
+        if (*gv < 1 || *gv > gridMax[d])
+            return bad("grid", at + " grid dimension " + std::to_string(d) + " is " + std::to_string(*gv) + ", outside [1, " +
+                                   std::to_string(gridMax[d]) + "]");
+        auto bv = launch.block[d].evalInt(env);
+        if (!bv)
+            return bad("block", at + ": " + bv.error().why);
+        if (*bv < 1)
+            return bad("block", at + " block dimension " + std::to_string(d) + " is " + std::to_string(*bv));
+        g.grid[d] = *gv;
+        g.block[d] = *bv;
+        threads *= *bv;
+    }
+    if (threads > 1024)
+        return bad("block", at + " the block has " + std::to_string(threads) + " threads; CUDA allows at most 1024");
+    auto sh = launch.sharedBytes.evalInt(env);
+    if (!sh || *sh < 0)
+        return bad("shared_bytes", at + ": " + (sh ? "negative dynamic shared memory" : sh.error().why));
+    g.sharedBytes = *sh;
+    return g;
 }
 
 std::string ShapeBinding::describe() const

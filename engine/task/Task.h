@@ -149,6 +149,19 @@ struct Task {
     Result<std::vector<std::int64_t>> extents(const TensorSpec& t, const ShapeBinding& shape) const;
 };
 
+/// One launch made concrete for a shape.
+struct LaunchGeometry {
+    std::int64_t grid[3] = {1, 1, 1};
+    std::int64_t block[3] = {1, 1, 1};
+    std::int64_t sharedBytes = 0;     ///< dynamic shared memory
+};
+
+/// Evaluates a launch's grid, block and dynamic shared memory for `shape` and checks CUDA's
+/// limits (grid dimensions, 1024 threads per block). On failure Error::pointer names the field
+/// ("grid", "block" or "shared_bytes") and Error::why starts with "for <shape>". The one place
+/// launch plans are evaluated: the task validator, the static analysis and the runner share it.
+Result<LaunchGeometry> evaluateLaunch(const Task& task, const Launch& launch, const ShapeBinding& shape);
+
 /// Reads `<dir>/task.json` (or the file itself when given a .json path) and validates it
 /// completely: unknown keys, types, dtype names, symbol use, expressions, reference ops,
 /// launch arguments, shape bindings against the symbol ranges and constraints. Errors carry the
