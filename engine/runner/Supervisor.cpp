@@ -562,18 +562,7 @@ std::string RunnerSupervisor::describeExit()
         }
     }
     const bool killedByUs = !processExited(m_pid);
-    // Before reaping, so the group id cannot have been reused: take down anything it left behind.
-    ::kill(-m_pid, SIGKILL);
-    ::kill(m_pid, SIGKILL);
-    int status = 0;
-    while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    drain(m_errFromRunner, m_stderrTail, true);
-    m_pid = -1;
-    closeFd(m_toRunner);
-    closeFd(m_fromRunner);
-    closeFd(m_errFromRunner);
-    m_buffer.clear();
+    const int status = reap();
     if (killedByUs)
         return "stopped responding and was killed";
     if (WIFSIGNALED(status))
@@ -583,12 +572,13 @@ std::string RunnerSupervisor::describeExit()
     return "exited unexpectedly";
 }
 
-void RunnerSupervisor::kill()
+int RunnerSupervisor::reap()
 {
+    int status = 0;
     if (m_pid > 0) {
+        // Before reaping, so the group id cannot have been reused: take down anything it left behind.
         ::kill(-m_pid, SIGKILL);
         ::kill(m_pid, SIGKILL);
-        int status = 0;
         while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
         }
         drain(m_errFromRunner, m_stderrTail, true);
@@ -598,6 +588,12 @@ void RunnerSupervisor::kill()
     closeFd(m_fromRunner);
     closeFd(m_errFromRunner);
     m_buffer.clear();
+    return status;
+}
+
+void RunnerSupervisor::kill()
+{
+    reap();
     m_currentLaunch.clear();
 }
 

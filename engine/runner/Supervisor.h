@@ -58,6 +58,9 @@ private:
     Result<void> start();
     Result<nlohmann::json> readMessage(int timeoutMs);
     std::string describeExit();
+    /// SIGKILLs the runner's process group, reaps it, drains its stderr, closes the pipes;
+    /// returns the wait status (0 when there was no process).
+    int reap();
     void kill();
 
     Options m_options;
