@@ -9,6 +9,7 @@
 #include "engine/core/Base64.h"
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
+#include "engine/runner/RunRequest.h"
 #include "engine/runner/Supervisor.h"
 #include "engine/task/Task.h"
 
@@ -68,60 +69,9 @@ private:
     struct sigaction m_oldTerm {};
 };
 
-std::string utcNow()
-{
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char b[32];
-    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return b;
-}
-
 double msSince(std::chrono::steady_clock::time_point start)
 {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
-// The report environment for reports we make ourselves: the hello's device and versions.
-json environmentFromHello(const json& hello)
-{
-    json env = json::object();
-    if (const json& d = field(hello, "device"); d.is_object())
-        env.update(d);
-    if (const json& v = field(hello, "versions"); v.is_object())
-        env.update(v);
-    return env;
-}
-
-// A report for a candidate the runner never reported on (it did not compile, or the runner
-// crashed, hung or failed): same header as the runner's, verdict "error", no shapes.
-json errorReport(bool bench, const Task& task, const std::string& taskHash, const json& candidate, const json& hello,
-                 const Error& e, const std::string& startedAt, double durationMs)
-{
-    return {{"schema_version", 1},
-            {"kind", bench ? "performance" : "correctness"},
-            {"verdict", "error"},
-            {"summary", e.why},
-            {"task", {{"name", task.name}, {"hash", taskHash}}},
-            {"candidate", candidate},
-            {"environment", environmentFromHello(hello)},
-            {"started_at", startedAt},
-            {"duration_ms", durationMs},
-            {"error", {{"what", e.what}, {"why", e.why}, {"hint", e.hint}}},
-            {"shapes", json::array()}};
-}
-
-std::vector<std::string> freshSeeds(int trials, const std::optional<std::uint64_t>& fixed)
-{
-    std::vector<std::string> seeds;
-    std::random_device rd;
-    for (int i = 0; i < trials; ++i) {
-        // Consecutive from --seed so a failure replays exactly; otherwise secret and independent.
-        std::uint64_t s = fixed ? *fixed + static_cast<std::uint64_t>(i) : (std::uint64_t(rd()) << 32) ^ rd();
-        seeds.push_back(seedText(s));
-    }
-    return seeds;
 }
 
 const std::vector<ShapeBinding>& shapeSet(const Task& task, const std::string& which)
@@ -130,56 +80,6 @@ const std::vector<ShapeBinding>& shapeSet(const Task& task, const std::string& w
 }
 
 } // namespace
-
-std::optional<std::uint64_t> parseSeed(const std::string& text)
-{
-    std::string digits = text;
-    if (digits.rfind("0x", 0) == 0 || digits.rfind("0X", 0) == 0)
-        digits = digits.substr(2);
-    if (digits.empty() || digits.size() > 16)
-        return std::nullopt;
-    std::uint64_t v = 0;
-    for (char c : digits) {
-        int d;
-        if (c >= '0' && c <= '9')
-            d = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            d = c - 'A' + 10;
-        else
-            return std::nullopt;
-        v = (v << 4) | static_cast<std::uint64_t>(d);
-    }
-    return v;
-}
-
-std::string seedText(std::uint64_t seed)
-{
-    char b[24];
-    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(seed));
-    return b;
-}
-
-std::string archFromHello(const json& hello)
-{
-    const json& d = field(hello, "device");
-    if (!d.is_object())
-        return {};
-    // The runner names the architecture ("arch": "sm_90"); a compute capability ("9.0") or
-    // integer major/minor pairs are accepted too.
-    if (std::string a = stringField(d, "arch"); std::regex_match(a, std::regex(R"(sm_\d+[a-z]?)")))
-        return a;
-    if (std::string cc = stringField(d, "compute_capability"); !cc.empty()) {
-        std::smatch m;
-        if (std::regex_match(cc, m, std::regex(R"((\d+)\.(\d+))")))
-            return "sm_" + m[1].str() + m[2].str();
-    }
-    for (auto [maj, min] : {std::pair{"major", "minor"}, std::pair{"cc_major", "cc_minor"}})
-        if (field(d, maj).is_number_integer() && field(d, min).is_number_integer())
-            return "sm_" + std::to_string(field(d, maj).get<int>()) + std::to_string(field(d, min).get<int>());
-    return {};
-}
 
 int runOnRunner(const RunArgs& a)
 {
@@ -277,9 +177,18 @@ int runOnRunner(const RunArgs& a)
     }
 
     CompileCache cache(CompileCache::defaultDirectory());
-    const json taskJson = taskToJson(task);
-    const std::string taskHash = hashHex(taskJson.dump());
-    const std::string taskDir = fs::absolute(task.directory).lexically_normal().string();
+    const TaskPayload payload = taskPayload(task);
+    const std::string& taskHash = payload.hash;
+    const RunKind runKind = bench ? RunKind::Bench : RunKind::Verify;
+    RunSettings settings;
+    settings.shapes = a.shapes;
+    settings.trials = a.trials;
+    settings.seed = seed;
+    settings.launchTimeoutMs = a.launchTimeoutMs;
+    settings.timeCapMs = a.timeCapMs;
+    settings.minSamples = a.minSamples;
+    settings.maxSamples = a.maxSamples;
+    settings.targetSpread = a.targetSpread;
     const bool withSet = a.shapes == "all";
     ProgressLine progress;
     json reports = json::array();
@@ -313,11 +222,7 @@ int runOnRunner(const RunArgs& a)
             return cancel.cancelled() ? kExitInterrupted : kExitEnvironment;
         }
         const CompileResult& r = built.value();
-        json candidate = {{"file", c.file},
-                          {"source_hash", hashHex(req.source)},
-                          {"arch", arch},
-                          {"compile_options", req.options.nvrtcArguments()},
-                          {"lowered_names", r.loweredNames}};
+        const json candidate = candidateHeader(c, req, r);
         json report;
         if (!r.success || r.cubin.empty()) {
             for (const auto& d : r.diagnostics)
@@ -328,31 +233,9 @@ int runOnRunner(const RunArgs& a)
                     r.success ? "" : "fix the errors printed above; `kforge compile` shows them with their source lines",
                     req.fileName,
                     {}};
-            report = errorReport(bench, task, taskHash, candidate, *hello, e, startedAt, msSince(started));
+            report = errorReport(runKind, task, taskHash, candidate, *hello, e, startedAt, msSince(started));
         } else {
-            json request = {{"type", command},
-                            {"task", taskJson},
-                            {"task_dir", taskDir},
-                            {"candidate", c.file},
-                            {"cubin", base64Encode(r.cubin)},
-                            {"lowered_names", r.loweredNames},
-                            {"arch", arch},
-                            {"source_hash", candidate["source_hash"]},
-                            {"task_hash", taskHash},
-                            {"compile_options", candidate["compile_options"]},
-                            {"nvrtc", nvrtc.value()},
-                            {"seeds", freshSeeds(bench ? 1 : a.trials, seed)},
-                            {"trials", bench ? 1 : a.trials},
-                            {"shapes", a.shapes},
-                            {"launch_timeout_ms", a.launchTimeoutMs}};
-            if (bench) {
-                request["time_cap_ms"] = a.timeCapMs;
-                request["min_samples"] = a.minSamples;
-                request["max_samples"] = a.maxSamples;
-                request["target_spread"] = a.targetSpread;
-                request["recheck_fraction"] = 0.05;
-                request["warmup"] = 3;
-            }
+            json request = buildRunRequest(runKind, payload, c, req, r, nvrtc.value(), settings);
             std::string stage = "starting";
             std::string launch;
             int permille = 0;
@@ -386,7 +269,7 @@ int runOnRunner(const RunArgs& a)
                 // The supervisor has put the runner down; the next candidate gets a fresh one.
                 if (a.json)
                     std::cerr << "kforge: " << label << ": " << result.error().message() << '\n';
-                report = errorReport(bench, task, taskHash, candidate, *hello, result.error(), startedAt, msSince(started));
+                report = errorReport(runKind, task, taskHash, candidate, *hello, result.error(), startedAt, msSince(started));
             }
         }
         if (repeats > 1) {

@@ -4,6 +4,8 @@
 // reports (tables or --json), choose the exit code. The two commands differ only in their
 // request fields and in how a report is printed.
 
+#include "engine/runner/RunRequest.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -14,7 +16,7 @@
 
 namespace kf::cli {
 
-enum class RunKind { Verify, Bench };
+using kf::RunKind;
 
 struct RunArgs {
     RunKind kind = RunKind::Verify;
@@ -39,14 +41,6 @@ struct RunArgs {
 
 /// Runs the whole command; returns the process exit code (ExitCodes.h, or 130 on Ctrl-C).
 int runOnRunner(const RunArgs& args);
-
-/// "0x9f3a", "9F3A" -> value; nullopt for anything that is not 1..16 hex digits.
-std::optional<std::uint64_t> parseSeed(const std::string& text);
-/// "0x9f3a".
-std::string seedText(std::uint64_t seed);
-
-/// `sm_<major><minor>` from a hello message's device, or empty when it does not say.
-std::string archFromHello(const nlohmann::json& hello);
 
 /// Human-readable blocks, one per report (VerifyCommand.cpp, BenchCommand.cpp).
 void printVerifyReport(std::ostream& out, const nlohmann::json& report, bool withSet);

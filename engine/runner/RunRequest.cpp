@@ -1,0 +1,177 @@
+#include "engine/runner/RunRequest.h"
+
+#include "engine/core/Base64.h"
+#include "engine/core/Hash.h"
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <random>
+#include <regex>
+
+namespace kf {
+
+using Json = nlohmann::json;
+
+namespace {
+
+// The report environment for reports we make ourselves: the hello's device and versions.
+Json environmentFromHello(const Json& hello)
+{
+    Json env = Json::object();
+    if (hello.is_object()) {
+        if (auto d = hello.find("device"); d != hello.end() && d->is_object())
+            env.update(*d);
+        if (auto v = hello.find("versions"); v != hello.end() && v->is_object())
+            env.update(*v);
+    }
+    return env;
+}
+
+std::string stringAt(const Json& o, const char* key)
+{
+    if (!o.is_object())
+        return {};
+    auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+} // namespace
+
+TaskPayload taskPayload(const Task& task)
+{
+    TaskPayload p;
+    p.json = taskToJson(task);
+    p.hash = hashHex(p.json.dump());
+    p.directory = std::filesystem::absolute(task.directory).lexically_normal().string();
+    return p;
+}
+
+Json candidateHeader(const Candidate& candidate, const CompileRequest& request, const CompileResult& result)
+{
+    return {{"file", candidate.file},
+            {"source_hash", hashHex(request.source)},
+            {"arch", request.options.arch},
+            {"compile_options", request.options.nvrtcArguments()},
+            {"lowered_names", result.loweredNames}};
+}
+
+Json buildRunRequest(RunKind kind, const TaskPayload& task, const Candidate& candidate, const CompileRequest& request,
+                     const CompileResult& result, const std::string& nvrtcVersion, const RunSettings& s)
+{
+    const bool bench = kind == RunKind::Bench;
+    const Json header = candidateHeader(candidate, request, result);
+    Json r = {{"type", bench ? "bench" : "verify"},
+              {"task", task.json},
+              {"task_dir", task.directory},
+              {"candidate", candidate.file},
+              {"cubin", base64Encode(result.cubin)},
+              {"lowered_names", result.loweredNames},
+              {"arch", request.options.arch},
+              {"source_hash", header["source_hash"]},
+              {"task_hash", task.hash},
+              {"compile_options", header["compile_options"]},
+              {"nvrtc", nvrtcVersion},
+              {"seeds", freshSeeds(bench ? 1 : s.trials, s.seed)},
+              {"trials", bench ? 1 : s.trials},
+              {"shapes", s.shapes},
+              {"launch_timeout_ms", s.launchTimeoutMs}};
+    if (bench) {
+        r["time_cap_ms"] = s.timeCapMs;
+        r["min_samples"] = s.minSamples;
+        r["max_samples"] = s.maxSamples;
+        r["target_spread"] = s.targetSpread;
+        r["recheck_fraction"] = 0.05;
+        r["warmup"] = 3;
+    }
+    return r;
+}
+
+Json errorReport(RunKind kind, const Task& task, const std::string& taskHash, const Json& candidateHeader,
+                 const Json& hello, const Error& e, const std::string& startedAt, double durationMs)
+{
+    return {{"schema_version", 1},
+            {"kind", kind == RunKind::Bench ? "performance" : "correctness"},
+            {"verdict", "error"},
+            {"summary", e.why},
+            {"task", {{"name", task.name}, {"hash", taskHash}}},
+            {"candidate", candidateHeader},
+            {"environment", environmentFromHello(hello)},
+            {"started_at", startedAt},
+            {"duration_ms", durationMs},
+            {"error", {{"what", e.what}, {"why", e.why}, {"hint", e.hint}}},
+            {"shapes", Json::array()}};
+}
+
+std::string archFromHello(const Json& hello)
+{
+    if (!hello.is_object() || !hello.contains("device") || !hello["device"].is_object())
+        return {};
+    const Json& d = hello["device"];
+    // The runner names the architecture ("arch": "sm_90"); a compute capability ("9.0") or
+    // integer major/minor pairs are accepted too.
+    if (std::string a = stringAt(d, "arch"); std::regex_match(a, std::regex(R"(sm_\d+[a-z]?)")))
+        return a;
+    if (std::string cc = stringAt(d, "compute_capability"); !cc.empty()) {
+        std::smatch m;
+        if (std::regex_match(cc, m, std::regex(R"((\d+)\.(\d+))")))
+            return "sm_" + m[1].str() + m[2].str();
+    }
+    for (auto [maj, min] : {std::pair{"major", "minor"}, std::pair{"cc_major", "cc_minor"}})
+        if (d.contains(maj) && d.contains(min) && d[maj].is_number_integer() && d[min].is_number_integer())
+            return "sm_" + std::to_string(d[maj].get<int>()) + std::to_string(d[min].get<int>());
+    return {};
+}
+
+std::optional<std::uint64_t> parseSeed(const std::string& text)
+{
+    std::string digits = text;
+    if (digits.rfind("0x", 0) == 0 || digits.rfind("0X", 0) == 0)
+        digits = digits.substr(2);
+    if (digits.empty() || digits.size() > 16)
+        return std::nullopt;
+    std::uint64_t v = 0;
+    for (char c : digits) {
+        int d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            d = c - 'A' + 10;
+        else
+            return std::nullopt;
+        v = (v << 4) | static_cast<std::uint64_t>(d);
+    }
+    return v;
+}
+
+std::string seedText(std::uint64_t seed)
+{
+    char b[24];
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(seed));
+    return b;
+}
+
+std::vector<std::string> freshSeeds(int count, const std::optional<std::uint64_t>& fixed)
+{
+    std::vector<std::string> seeds;
+    std::random_device rd;
+    for (int i = 0; i < count; ++i) {
+        std::uint64_t s = fixed ? *fixed + static_cast<std::uint64_t>(i) : (std::uint64_t(rd()) << 32) ^ rd();
+        seeds.push_back(seedText(s));
+    }
+    return seeds;
+}
+
+std::string utcNow()
+{
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char b[32];
+    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return b;
+}
+
+} // namespace kf

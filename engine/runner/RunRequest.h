@@ -1,0 +1,65 @@
+#pragma once
+// The verify and bench requests sent to kforge-runner, and the reports made for candidates the
+// runner never reported on. `kforge verify|bench` and the workbench build requests here so both
+// send the same fields (docs/runner-protocol.md) and print the same numbers.
+#include "engine/compile/CompileTypes.h"
+#include "engine/core/Result.h"
+#include "engine/task/Task.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kf {
+
+enum class RunKind { Verify, Bench };
+
+struct RunSettings {
+    std::string shapes = "tests";           ///< tests | benchmarks | all
+    int trials = 3;                         ///< verify: trials per shape (one seed each)
+    std::optional<std::uint64_t> seed;      ///< fixed first seed (replay); empty: fresh secret seeds
+    int launchTimeoutMs = 10000;            ///< the runner's per-launch watchdog
+    // bench
+    double timeCapMs = 2000;
+    int minSamples = 10;
+    int maxSamples = 500;
+    double targetSpread = 0.01;
+};
+
+/// The task as the runner receives it, with its hash (reports carry it; promotion checks it).
+struct TaskPayload {
+    nlohmann::json json;
+    std::string hash;
+    std::string directory;                  ///< absolute task folder
+};
+TaskPayload taskPayload(const Task& task);
+
+/// The "candidate" block of a report: file, source hash, arch, options and lowered names.
+nlohmann::json candidateHeader(const Candidate& candidate, const CompileRequest& request, const CompileResult& result);
+
+/// A complete verify or bench request for a candidate that compiled to a cubin.
+nlohmann::json buildRunRequest(RunKind kind, const TaskPayload& task, const Candidate& candidate,
+                               const CompileRequest& request, const CompileResult& result,
+                               const std::string& nvrtcVersion, const RunSettings& settings);
+
+/// A report with verdict "error" and no shapes, for a candidate the runner never reported on
+/// (it did not compile, or the runner crashed, hung or failed). Same header as the runner's.
+nlohmann::json errorReport(RunKind kind, const Task& task, const std::string& taskHash,
+                           const nlohmann::json& candidateHeader, const nlohmann::json& hello, const Error& error,
+                           const std::string& startedAt, double durationMs);
+
+/// `sm_<major><minor>` from a hello message's device, or empty when it does not say.
+std::string archFromHello(const nlohmann::json& hello);
+/// "0x9f3a", "9F3A" -> value; nullopt for anything that is not 1..16 hex digits.
+std::optional<std::uint64_t> parseSeed(const std::string& text);
+/// "0x9f3a".
+std::string seedText(std::uint64_t seed);
+/// `count` seeds: consecutive from `fixed` (so a failure replays exactly), else secret and independent.
+std::vector<std::string> freshSeeds(int count, const std::optional<std::uint64_t>& fixed);
+/// "2026-11-22T06:50:00Z".
+std::string utcNow();
+
+} // namespace kf
