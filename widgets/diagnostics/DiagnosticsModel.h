@@ -1,0 +1,46 @@
+#pragma once
+// Compiler diagnostics as a table: one row per kf::Diagnostic, in the order the compiler gave.
+
+#include "engine/compile/Diagnostic.h"
+
+#include <QAbstractTableModel>
+
+#include <vector>
+
+namespace kf::ui {
+
+/// GUI thread only. Holds a copy of the diagnostics it shows; setDiagnostics resets it.
+class DiagnosticsModel : public QAbstractTableModel {
+    Q_OBJECT
+
+public:
+    enum Column { Severity, File, Line, ColumnNumber, Code, Message, ColumnCount };
+    enum Role {
+        /// Sort key: severity rank (error < warning < remark < note), line and column as
+        /// numbers, text otherwise.
+        SortRole = Qt::UserRole + 1,
+        /// Severity name ("error", "warning", ...) in every column, for filtering.
+        SeverityRole,
+    };
+
+    explicit DiagnosticsModel(QObject* parent = nullptr);
+
+    void setDiagnostics(const std::vector<kf::Diagnostic>& diagnostics);
+    const std::vector<kf::Diagnostic>& diagnostics() const { return m_diagnostics; }
+    /// `row` must be in [0, rowCount()).
+    const kf::Diagnostic& diagnosticAt(int row) const;
+
+    /// How many diagnostics have severity `s`.
+    int count(kf::Diagnostic::Severity s) const;
+
+    int rowCount(const QModelIndex& parent = QModelIndex()) const override;
+    int columnCount(const QModelIndex& parent = QModelIndex()) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
+
+private:
+    std::vector<kf::Diagnostic> m_diagnostics;
+};
+
+} // namespace kf::ui
