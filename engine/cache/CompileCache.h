@@ -19,7 +19,7 @@
 
 namespace kf {
 
-inline constexpr int kCacheFormatVersion = 1;
+inline constexpr int kCacheFormatVersion = 2; // 2: SASS carries inlined-at line info (nvdisasm -gi)
 
 class CompileCache {
 public:

@@ -91,8 +91,9 @@ std::string disassemble(const std::string& cubin, std::string& whyNot)
     std::string path = tmpl;
     std::string sass;
     if (writeFileAtomic(path, cubin)) {
+        // -gi: line info with its inlined-at chain, so prelude code maps to the user's call line.
         std::vector<std::string> argv = nvdisasm.empty() ? std::vector<std::string>{cuobjdump, "-sass", path}
-                                                         : std::vector<std::string>{nvdisasm, "-c", "-g", path};
+                                                         : std::vector<std::string>{nvdisasm, "-c", "-gi", path};
         auto r = runProcess(argv, 60000);
         if (!r)
             whyNot = "SASS unavailable: " + r.error().why;
