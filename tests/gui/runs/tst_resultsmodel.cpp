@@ -1,0 +1,345 @@
+// The results table: what a user reads in each column for real reports, how a verify and a bench
+// of the same shape share a row, and how stale or broken evidence is shown or dropped.
+#include "testutil.h"
+
+#include "widgets/runs/ResultsModel.h"
+
+#include <QAbstractItemModelTester>
+#include <QFile>
+#include <QIcon>
+#include <QSortFilterProxyModel>
+
+#include <nlohmann/json.hpp>
+
+using kf::ui::ResultRow;
+using kf::ui::ResultsModel;
+using nlohmann::json;
+
+namespace {
+
+json loadReport(const QString& name)
+{
+    QFile f(QStringLiteral(KF_TEST_DATA_DIR "/reports/") + name);
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("cannot open test report %s", qPrintable(f.fileName()));
+    return json::parse(f.readAll().toStdString());
+}
+
+QString cell(const ResultsModel& m, int row, int column, int role = Qt::DisplayRole)
+{
+    return m.data(m.index(row, column), role).toString();
+}
+
+} // namespace
+
+class TestResultsModel : public QObject {
+    Q_OBJECT
+
+private slots:
+    void rowsFromEachReport_data();
+    void rowsFromEachReport();
+    void verifyAndBenchMergeIntoOneRow_data();
+    void verifyAndBenchMergeIntoOneRow();
+    void rerunReplacesRowInsteadOfAddingOne();
+    void newSourceDropsStaleEvidence();
+    void goodReportClearsEarlierErrorRow();
+    void nonFiniteNumbersShowAsNanAndInf_data();
+    void nonFiniteNumbersShowAsNanAndInf();
+    void sortingByErrorPutsNanWithTheWorst();
+    void tooltipsCarryTheEvidence();
+    void verdictIsColouredAndMarked();
+    void malformedReportsAddNothingAndDoNotThrow();
+    void modelTesterAcceptsEveryChange();
+};
+
+void TestResultsModel::rowsFromEachReport_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<QString>("shape"); // label, or empty for the error row
+    QTest::addColumn<QStringList>("cells"); // Shape, Set, Verdict, abs, rel, mismatches, cand, base, speedup, GB/s
+    QTest::addColumn<QString>("detailsStart");
+
+    QTest::newRow("passing verify: every shape passes") << "verify_softmax_pass.json" << 3 << "scalar-path-long"
+        << QStringList{"scalar-path-long (B=5 D=4099)", "tests", "pass", "5.89e-10", "2.98e-07", "0 of 61485", "", "", "", ""}
+        << "";
+    QTest::newRow("failing verify: wrong tail elements, one nan trial") << "verify_softmax_fail.json" << 3 << "scalar-path-long"
+        << QStringList{"scalar-path-long (B=5 D=4099)", "tests", "FAIL", "0.000391", "inf", "42 of 61485", "", "", "", ""}
+        << "trial 0: y: 15 of 20495 elements outside tolerance (max abs error 0.000391";
+    QTest::newRow("failing verify: write past the end of y") << "verify_softmax_fail.json" << 3 << "vector-path"
+        << QStringList{"vector-path (B=11 D=4096)", "tests", "FAIL", "2.1e-09", "3.9e-07", "0 of 135168", "", "", "", ""}
+        << "trial 0: guard violation: y was written past its end";
+    QTest::newRow("failing verify: a shape that passed stays green") << "verify_softmax_fail.json" << 3 << "primes"
+        << QStringList{"primes (B=3 D=97)", "tests", "pass", "7.35e-08", "3.57e-07", "0 of 873", "", "", "", ""} << "";
+    QTest::newRow("run that could not be done: one error row") << "verify_softmax_error.json" << 1 << ""
+        << QStringList{"—", "", "error", "", "", "", "", "", "", ""}
+        << "an illegal memory access was encountered in launch 1 (softmax_block<512, 4>)";
+    QTest::newRow("benchmark: timings and speedup") << "bench_softmax_ok.json" << 2 << "8k-rows-of-4k"
+        << QStringList{"8k-rows-of-4k (B=8192 D=4096)", "benchmarks", "ok", "", "", "", "98.7", "134.2", "1.36×", "2719.7"}
+        << "";
+}
+
+void TestResultsModel::rowsFromEachReport()
+{
+    QFETCH(QString, file);
+    QFETCH(int, rows);
+    QFETCH(QString, shape);
+    QFETCH(QStringList, cells);
+    QFETCH(QString, detailsStart);
+
+    ResultsModel m;
+    m.addReport(loadReport(file));
+    QCOMPARE(m.rowCount(), rows);
+    const int row = m.findRow(QStringLiteral("optimized.cu"), shape);
+    QVERIFY(row >= 0);
+    QCOMPARE(cell(m, row, ResultsModel::CandidateColumn), QStringLiteral("optimized.cu"));
+    QStringList actual;
+    for (int c = ResultsModel::ShapeColumn; c <= ResultsModel::BandwidthColumn; ++c)
+        actual << cell(m, row, c);
+    QCOMPARE(actual, cells);
+    const QString details = cell(m, row, ResultsModel::DetailsColumn);
+    if (detailsStart.isEmpty())
+        QCOMPARE(details, QString());
+    else
+        QVERIFY2(details.startsWith(detailsStart), qPrintable(details));
+}
+
+void TestResultsModel::verifyAndBenchMergeIntoOneRow_data()
+{
+    QTest::addColumn<bool>("benchFirst");
+    QTest::newRow("verify, then bench") << false;
+    QTest::newRow("bench, then verify") << true;
+}
+
+void TestResultsModel::verifyAndBenchMergeIntoOneRow()
+{
+    QFETCH(bool, benchFirst);
+    ResultsModel m;
+    const json verify = loadReport(QStringLiteral("verify_softmax_benchmarks_pass.json"));
+    const json bench = loadReport(QStringLiteral("bench_softmax_ok.json"));
+    m.addReport(benchFirst ? bench : verify);
+    m.addReport(benchFirst ? verify : bench);
+
+    QCOMPARE(m.rowCount(), 2);
+    const int row = m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("4k-rows-of-8k"));
+    QVERIFY(row >= 0);
+    // Verdict and errors from the verify, timings from the bench, side by side.
+    QCOMPARE(cell(m, row, ResultsModel::VerdictColumn), QStringLiteral("pass"));
+    QCOMPARE(cell(m, row, ResultsModel::MismatchesColumn), QStringLiteral("0 of 100663296"));
+    QCOMPARE(cell(m, row, ResultsModel::CandidateMedianColumn), QStringLiteral("99.4"));
+    QCOMPARE(cell(m, row, ResultsModel::BaselineMedianColumn), QStringLiteral("138.8"));
+    QCOMPARE(cell(m, row, ResultsModel::SpeedupColumn), QStringLiteral("1.40×"));
+    QCOMPARE(cell(m, row, ResultsModel::SetColumn), QStringLiteral("benchmarks"));
+}
+
+void TestResultsModel::rerunReplacesRowInsteadOfAddingOne()
+{
+    ResultsModel m;
+    json report = loadReport(QStringLiteral("bench_softmax_ok.json"));
+    m.addReport(report);
+    report["shapes"][0]["speedup"] = 1.52;
+    m.addReport(report);
+    QCOMPARE(m.rowCount(), 2);
+    QCOMPARE(cell(m, m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("8k-rows-of-4k")), ResultsModel::SpeedupColumn),
+             QStringLiteral("1.52×"));
+}
+
+void TestResultsModel::newSourceDropsStaleEvidence()
+{
+    ResultsModel m;
+    m.addReport(loadReport(QStringLiteral("verify_softmax_benchmarks_pass.json")));
+    m.addReport(loadReport(QStringLiteral("bench_softmax_ok.json")));
+    QCOMPARE(m.rowCount(), 2);
+    // The candidate was edited (another source hash): the old timings and verdicts must not stand
+    // next to the new verdicts as if they described the same code.
+    m.addReport(loadReport(QStringLiteral("verify_softmax_fail.json")));
+    QCOMPARE(m.rowCount(), 3);
+    QCOMPARE(m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("8k-rows-of-4k")), -1);
+    // Another candidate is left alone.
+    json other = loadReport(QStringLiteral("bench_softmax_ok.json"));
+    other["candidate"]["file"] = "naive.cu";
+    m.addReport(other);
+    QCOMPARE(m.rowCount(), 5);
+    m.addReport(loadReport(QStringLiteral("verify_softmax_pass.json")));
+    QCOMPARE(m.rowCount(), 5);
+    QCOMPARE(cell(m, m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("vector-path")), ResultsModel::VerdictColumn),
+             QStringLiteral("pass"));
+    QCOMPARE(cell(m, m.findRow(QStringLiteral("naive.cu"), QStringLiteral("8k-rows-of-4k")), ResultsModel::SpeedupColumn),
+             QStringLiteral("1.36×"));
+}
+
+void TestResultsModel::goodReportClearsEarlierErrorRow()
+{
+    ResultsModel m;
+    m.addReport(loadReport(QStringLiteral("verify_softmax_error.json")));
+    QCOMPARE(m.rowCount(), 1);
+    QCOMPARE(m.findRow(QStringLiteral("optimized.cu"), QString()), 0);
+    // A bench of the same source does not say the verify works now: the error row stays.
+    json bench = loadReport(QStringLiteral("bench_softmax_ok.json"));
+    bench["candidate"]["source_hash"] = loadReport(QStringLiteral("verify_softmax_error.json"))["candidate"]["source_hash"];
+    m.addReport(bench);
+    QCOMPARE(m.rowCount(), 3);
+    QVERIFY(m.findRow(QStringLiteral("optimized.cu"), QString()) >= 0);
+    // A finished verify of the same source replaces the error with its rows.
+    m.addReport(loadReport(QStringLiteral("verify_softmax_fail.json")));
+    QCOMPARE(m.findRow(QStringLiteral("optimized.cu"), QString()), -1);
+    QCOMPARE(m.rowCount(), 5);
+}
+
+void TestResultsModel::nonFiniteNumbersShowAsNanAndInf_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("pointer");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QString>("shape");
+    QTest::addColumn<int>("column");
+    QTest::addColumn<QString>("expected");
+
+    // NaN in one trial beats larger finite errors in the others: a user must see it.
+    QTest::newRow("nan abs error in one trial") << "verify_softmax_fail.json" << "/shapes/1/trials/1/outputs/0/max_abs_error"
+                                                << "nan" << "scalar-path-long" << int(ResultsModel::MaxAbsErrorColumn) << "nan";
+    QTest::newRow("inf rel error") << "verify_softmax_pass.json" << "/shapes/0/trials/2/outputs/0/max_rel_error" << "inf"
+                                   << "primes" << int(ResultsModel::MaxRelErrorColumn) << "inf";
+    QTest::newRow("nan candidate median") << "bench_softmax_ok.json" << "/shapes/0/candidate/median_ms" << "nan"
+                                          << "8k-rows-of-4k" << int(ResultsModel::CandidateMedianColumn) << "nan";
+    QTest::newRow("inf speedup") << "bench_softmax_ok.json" << "/shapes/1/speedup" << "inf" << "4k-rows-of-8k"
+                                 << int(ResultsModel::SpeedupColumn) << "inf";
+    QTest::newRow("-inf bandwidth") << "bench_softmax_ok.json" << "/shapes/1/achieved_gbs" << "-inf" << "4k-rows-of-8k"
+                                    << int(ResultsModel::BandwidthColumn) << "-inf";
+    QTest::newRow("nan speedup") << "bench_softmax_ok.json" << "/shapes/0/speedup" << "nan" << "8k-rows-of-4k"
+                                 << int(ResultsModel::SpeedupColumn) << "nan";
+}
+
+void TestResultsModel::nonFiniteNumbersShowAsNanAndInf()
+{
+    QFETCH(QString, file);
+    QFETCH(QString, pointer);
+    QFETCH(QString, value);
+    QFETCH(QString, shape);
+    QFETCH(int, column);
+    QFETCH(QString, expected);
+
+    json report = loadReport(file);
+    report[json::json_pointer(pointer.toStdString())] = value.toStdString();
+    ResultsModel m;
+    m.addReport(report);
+    const int row = m.findRow(QStringLiteral("optimized.cu"), shape);
+    QVERIFY(row >= 0);
+    QCOMPARE(cell(m, row, column), expected);
+}
+
+void TestResultsModel::sortingByErrorPutsNanWithTheWorst()
+{
+    json report = loadReport(QStringLiteral("verify_softmax_pass.json"));
+    report["shapes"][1]["trials"][0]["outputs"][0]["max_abs_error"] = "nan";
+    ResultsModel m;
+    m.addReport(report);
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&m);
+    proxy.setSortRole(ResultsModel::SortRole);
+    proxy.sort(ResultsModel::MaxAbsErrorColumn, Qt::AscendingOrder);
+    QStringList order;
+    for (int r = 0; r < proxy.rowCount(); ++r)
+        order << proxy.index(r, ResultsModel::MaxAbsErrorColumn).data().toString();
+    // As numbers, not text: "6.56e-08" sorts after "1.51e-09"; nan is last.
+    QCOMPARE(order, (QStringList{"1.51e-09", "6.56e-08", "nan"}));
+
+    proxy.sort(ResultsModel::ShapeColumn, Qt::DescendingOrder);
+    QCOMPARE(proxy.index(0, ResultsModel::ShapeColumn).data().toString(), QStringLiteral("vector-path (B=11 D=4096)"));
+}
+
+void TestResultsModel::tooltipsCarryTheEvidence()
+{
+    ResultsModel m;
+    m.addReport(loadReport(QStringLiteral("verify_softmax_fail.json")));
+    m.addReport(loadReport(QStringLiteral("verify_softmax_error.json")));
+    const int guard = m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("vector-path"));
+    QVERIFY(cell(m, guard, ResultsModel::VerdictColumn, Qt::ToolTipRole)
+                .contains(QStringLiteral("out-of-bounds write: y, after the buffer, at byte offset 0")));
+    const int tail = m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("scalar-path-long"));
+    const QString tip = cell(m, tail, ResultsModel::VerdictColumn, Qt::ToolTipRole);
+    QVERIFY2(tip.contains(QStringLiteral("y[0, 4097]: expected")), qPrintable(tip));
+    QVERIFY2(cell(m, tail, ResultsModel::MismatchesColumn, Qt::ToolTipRole)
+                 .contains(QStringLiteral("trial 1 (seed 0x9f3a61c07d2e4b16): FAIL — 15 of 20495 mismatches")),
+             qPrintable(cell(m, tail, ResultsModel::MismatchesColumn, Qt::ToolTipRole)));
+    const int error = m.findRow(QStringLiteral("optimized.cu"), QString());
+    QVERIFY(cell(m, error, ResultsModel::DetailsColumn, Qt::ToolTipRole)
+                .contains(QStringLiteral("What to do: an out-of-bounds index is the usual cause")));
+
+    ResultsModel bench;
+    bench.addReport(loadReport(QStringLiteral("bench_softmax_ok.json")));
+    const QString timing = cell(bench, 0, ResultsModel::CandidateMedianColumn, Qt::ToolTipRole);
+    QVERIFY2(timing.contains(QStringLiteral("140 samples")) && timing.contains(QStringLiteral("median spread 0.41 %")),
+             qPrintable(timing));
+    QVERIFY(cell(bench, 0, ResultsModel::BandwidthColumn, Qt::ToolTipRole).startsWith(QStringLiteral("81.1 %")));
+}
+
+void TestResultsModel::verdictIsColouredAndMarked()
+{
+    ResultsModel m;
+    m.addReport(loadReport(QStringLiteral("verify_softmax_fail.json")));
+    const QModelIndex pass = m.index(m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("primes")), ResultsModel::VerdictColumn);
+    const QModelIndex fail = m.index(m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("vector-path")), ResultsModel::VerdictColumn);
+    const QColor passColour = pass.data(Qt::ForegroundRole).value<QColor>();
+    const QColor failColour = fail.data(Qt::ForegroundRole).value<QColor>();
+    QVERIFY(passColour.isValid() && failColour.isValid());
+    QVERIFY(passColour != failColour);
+    QVERIFY(failColour.red() > failColour.green());
+    QVERIFY(passColour.green() > passColour.red());
+    QVERIFY(!fail.data(Qt::DecorationRole).value<QIcon>().isNull());
+
+    // A bench slower than LibTorch is amber, not green.
+    json slow = loadReport(QStringLiteral("bench_softmax_ok.json"));
+    slow["shapes"][0]["speedup"] = 0.82;
+    ResultsModel b;
+    b.addReport(slow);
+    const QColor slowColour = b.index(0, ResultsModel::SpeedupColumn).data(Qt::ForegroundRole).value<QColor>();
+    const QColor fastColour = b.index(1, ResultsModel::SpeedupColumn).data(Qt::ForegroundRole).value<QColor>();
+    QVERIFY(slowColour != fastColour);
+    // A timing below the roofline floor is not trustworthy: the row fails with the flag shown.
+    slow["shapes"][1]["below_floor"] = true;
+    b.addReport(slow);
+    QCOMPARE(cell(b, 1, ResultsModel::VerdictColumn), QStringLiteral("FAIL"));
+    QCOMPARE(cell(b, 1, ResultsModel::DetailsColumn), QStringLiteral("below roofline floor"));
+}
+
+void TestResultsModel::malformedReportsAddNothingAndDoNotThrow()
+{
+    ResultsModel m;
+    m.addReport(json());
+    m.addReport(json::array({1, 2}));
+    m.addReport(json{{"kind", "correctness"}, {"shapes", 7}});
+    QCOMPARE(m.rowCount(), 0);
+    // A shape entry with wrong types still gives a row with what could be read.
+    m.addReport(json{{"kind", "correctness"},
+                     {"verdict", "fail"},
+                     {"shapes", json::array({json{{"shape", {{"N", 5}}}, {"passed", "yes"}, {"trials", "none"}}, 3})}});
+    QCOMPARE(m.rowCount(), 1);
+    QCOMPARE(cell(m, 0, ResultsModel::CandidateColumn), QStringLiteral("?"));
+    QCOMPARE(cell(m, 0, ResultsModel::ShapeColumn), QStringLiteral("N=5"));
+    QCOMPARE(cell(m, 0, ResultsModel::VerdictColumn), QStringLiteral("FAIL"));
+}
+
+void TestResultsModel::modelTesterAcceptsEveryChange()
+{
+    ResultsModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&m);
+    proxy.setSortRole(ResultsModel::SortRole);
+    proxy.sort(ResultsModel::SpeedupColumn);
+    QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    for (const char* file : {"verify_softmax_benchmarks_pass.json", "bench_softmax_ok.json", "verify_softmax_fail.json",
+                             "verify_softmax_error.json", "verify_softmax_pass.json", "bench_softmax_ok.json"})
+        m.addReport(loadReport(QString::fromLatin1(file)));
+    QVERIFY(m.rowCount() > 0);
+    for (int r = 0; r < m.rowCount(); ++r)
+        for (int c = 0; c < m.columnCount(); ++c)
+            for (int role : {int(Qt::DisplayRole), int(Qt::ToolTipRole), int(ResultsModel::SortRole)})
+                m.data(m.index(r, c), role);
+    m.clear();
+    QCOMPARE(m.rowCount(), 0);
+}
+
+QTEST_MAIN(TestResultsModel)
+#include "tst_resultsmodel.moc"

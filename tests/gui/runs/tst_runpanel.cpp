@@ -1,0 +1,343 @@
+// The Run panel as a user drives it: the bar and stage follow the runner's events, Cancel works
+// once and only while running, and the banner says how the run ended.
+#include "testutil.h"
+
+#include "widgets/runs/ResultsModel.h"
+#include "widgets/runs/RunLogView.h"
+#include "widgets/runs/RunPanel.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QLabel>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTextBlock>
+
+#include <nlohmann/json.hpp>
+
+using kf::ui::ResultsModel;
+using kf::ui::RunLogView;
+using kf::ui::RunPanel;
+using kf::ui::Tone;
+using nlohmann::json;
+
+Q_DECLARE_METATYPE(kf::ui::Tone)
+
+namespace {
+
+json loadReport(const QString& name)
+{
+    QFile f(QStringLiteral(KF_TEST_DATA_DIR "/reports/") + name);
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("cannot open test report %s", qPrintable(f.fileName()));
+    return json::parse(f.readAll().toStdString());
+}
+
+json parse(const QString& text)
+{
+    return json::parse(text.toStdString());
+}
+
+} // namespace
+
+class TestRunPanel : public QObject {
+    Q_OBJECT
+
+private slots:
+    void eventsMoveBarAndStage_data();
+    void eventsMoveBarAndStage();
+    void beginResetsTheLastRun();
+    void cancelEmitsOnceWhileRunning();
+    void cancelIsDisabledOutsideARun();
+    void finishShowsTheVerdict_data();
+    void finishShowsTheVerdict();
+    void failShowsTheRunnerSentence();
+    void logLinesFromEventsAndReports();
+    void benchSampleCountsAreLoggedOnce();
+    void logKeepsAtMostMaxLines();
+    void layoutFitsInASmallDock_data();
+    void layoutFitsInASmallDock();
+};
+
+void TestRunPanel::eventsMoveBarAndStage_data()
+{
+    QTest::addColumn<QStringList>("events");
+    QTest::addColumn<int>("permille");
+    QTest::addColumn<QString>("stage");
+
+    const QString trial = R"({"type":"progress","id":3,"permille":412,"stage":"shape 2/3 scalar-path-long (B=5 D=4099) trial 2/3"})";
+    const QString launch =
+        R"({"type":"launch_begin","id":3,"label":"launch 1 (softmax_block<512, 4>) shape scalar-path-long (B=5 D=4099) trial 1 run 0","timeout_ms":10000})";
+    QTest::newRow("nothing yet: starting") << QStringList{} << 0 << "starting";
+    QTest::newRow("verify trial under way") << QStringList{trial} << 412 << "shape 2/3 scalar-path-long (B=5 D=4099) trial 2/3";
+    QTest::newRow("launch in flight is named")
+        << QStringList{trial, launch} << 412
+        << "shape 2/3 scalar-path-long (B=5 D=4099) trial 2/3 · launch 1 (softmax_block<512, 4>) shape scalar-path-long (B=5 D=4099) trial 1 run 0";
+    QTest::newRow("launch finished") << QStringList{trial, launch, R"({"type":"launch_end","id":3})"} << 412
+                                     << "shape 2/3 scalar-path-long (B=5 D=4099) trial 2/3";
+    QTest::newRow("permille past 1000 is clamped")
+        << QStringList{R"({"type":"progress","id":3,"permille":1500,"stage":"done"})"} << 1000 << "done";
+    QTest::newRow("stage without permille keeps the bar")
+        << QStringList{trial, R"({"type":"progress","id":3,"stage":"reference"})"} << 412 << "reference";
+    QTest::newRow("unknown event changes nothing")
+        << QStringList{trial, R"({"type":"telemetry","id":3,"clock_mhz":1980})"} << 412
+        << "shape 2/3 scalar-path-long (B=5 D=4099) trial 2/3";
+}
+
+void TestRunPanel::eventsMoveBarAndStage()
+{
+    QFETCH(QStringList, events);
+    QFETCH(int, permille);
+    QFETCH(QString, stage);
+
+    RunPanel panel;
+    panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu"));
+    for (const QString& e : events)
+        panel.handleEvent(parse(e));
+    QCOMPARE(panel.progressPermille(), permille);
+    QCOMPARE(panel.stageText(), stage);
+    QVERIFY(panel.isRunning());
+}
+
+void TestRunPanel::beginResetsTheLastRun()
+{
+    RunPanel panel;
+    panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu"));
+    panel.handleEvent(parse(R"({"type":"progress","id":1,"permille":700,"stage":"shape 3/3 vector-path (B=11 D=4096) trial 1/3"})"));
+    panel.addReport(loadReport(QStringLiteral("verify_softmax_fail.json")));
+    panel.finish(true, {});
+    QCOMPARE(panel.progressPermille(), 1000);
+
+    panel.begin(QStringLiteral("Benchmark softmax_fp32/optimized.cu"));
+    QCOMPARE(panel.title(), QStringLiteral("Benchmark softmax_fp32/optimized.cu"));
+    QCOMPARE(panel.progressPermille(), 0);
+    QCOMPARE(panel.stageText(), QStringLiteral("starting"));
+    QCOMPARE(panel.bannerText(), QStringLiteral("running…"));
+    QVERIFY(panel.cancelButton()->isEnabled());
+    // The banner of the new run speaks only for the new run's reports.
+    panel.addReport(loadReport(QStringLiteral("bench_softmax_ok.json")));
+    panel.finish(true, {});
+    QCOMPARE(panel.bannerText(), QStringLiteral("OK · 2 shapes timed · 1.38× faster than LibTorch (geomean)"));
+}
+
+void TestRunPanel::cancelEmitsOnceWhileRunning()
+{
+    RunPanel panel;
+    panel.resize(900, 500);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QSignalSpy spy(&panel, &RunPanel::cancelRequested);
+    panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu"));
+    QVERIFY(panel.cancelButton()->isEnabled());
+
+    QTest::mouseClick(panel.cancelButton(), Qt::LeftButton);
+    QCOMPARE(spy.count(), 1);
+    QVERIFY(!panel.cancelButton()->isEnabled());
+    QCOMPARE(panel.stageText(), QStringLiteral("cancelling…"));
+    QTest::mouseClick(panel.cancelButton(), Qt::LeftButton);
+    QCOMPARE(spy.count(), 1);
+
+    panel.finish(false, QStringLiteral("cancelled"));
+    QVERIFY(!panel.isRunning());
+    QVERIFY(!panel.cancelButton()->isEnabled());
+    QCOMPARE(panel.bannerText(), QStringLiteral("cancelled"));
+    QCOMPARE(panel.bannerTone(), Tone::Bad);
+}
+
+void TestRunPanel::cancelIsDisabledOutsideARun()
+{
+    RunPanel panel;
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QSignalSpy spy(&panel, &RunPanel::cancelRequested);
+    QVERIFY(!panel.cancelButton()->isEnabled());
+    QTest::mouseClick(panel.cancelButton(), Qt::LeftButton);
+    QCOMPARE(spy.count(), 0);
+
+    panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu"));
+    panel.finish(true, {});
+    QVERIFY(!panel.cancelButton()->isEnabled());
+    QTest::mouseClick(panel.cancelButton(), Qt::LeftButton);
+    QCOMPARE(spy.count(), 0);
+}
+
+void TestRunPanel::finishShowsTheVerdict_data()
+{
+    QTest::addColumn<QStringList>("reports");
+    QTest::addColumn<bool>("ok");
+    QTest::addColumn<QString>("sentence");
+    QTest::addColumn<QString>("banner");
+    QTest::addColumn<Tone>("tone");
+
+    QTest::newRow("every shape passes") << QStringList{"verify_softmax_pass.json"} << true << ""
+                                        << "PASS · 3/3 shapes" << Tone::Good;
+    QTest::newRow("two shapes fail") << QStringList{"verify_softmax_fail.json"} << true << ""
+                                     << "FAIL · 2 of 3 shapes failed" << Tone::Bad;
+    QTest::newRow("verify and bench") << QStringList{"verify_softmax_benchmarks_pass.json", "bench_softmax_ok.json"} << true << ""
+                                      << "PASS · 2/2 shapes · 1.38× faster than LibTorch (geomean)" << Tone::Good;
+    QTest::newRow("run could not be done")
+        << QStringList{"verify_softmax_error.json"} << true << ""
+        << "ERROR · an illegal memory access was encountered in launch 1 (softmax_block<512, 4>) at vector-path (B=11 D=4096)"
+        << Tone::Bad;
+    QTest::newRow("cancelled after one candidate passed")
+        << QStringList{"verify_softmax_pass.json"} << false << "cancelled" << "PASS · 3/3 shapes · cancelled" << Tone::Warning;
+    QTest::newRow("no reports, caller's sentence") << QStringList{} << true << "nothing to run: the task has no candidates"
+                                                   << "nothing to run: the task has no candidates" << Tone::Good;
+}
+
+void TestRunPanel::finishShowsTheVerdict()
+{
+    QFETCH(QStringList, reports);
+    QFETCH(bool, ok);
+    QFETCH(QString, sentence);
+    QFETCH(QString, banner);
+    QFETCH(Tone, tone);
+
+    RunPanel panel;
+    QSignalSpy spy(&panel, &RunPanel::cancelRequested);
+    panel.begin(QStringLiteral("Verify softmax_fp32"));
+    for (const QString& r : reports)
+        panel.addReport(loadReport(r));
+    panel.finish(ok, sentence);
+    QCOMPARE(panel.bannerText(), banner);
+    QCOMPARE(panel.bannerTone(), tone);
+    QVERIFY(!panel.isRunning());
+    QVERIFY(!panel.cancelButton()->isEnabled());
+    QCOMPARE(panel.log()->lastMessage(), banner);
+    QCOMPARE(spy.count(), 0);
+}
+
+void TestRunPanel::failShowsTheRunnerSentence()
+{
+    RunPanel panel;
+    panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu"));
+    panel.handleEvent(parse(R"({"type":"progress","id":2,"permille":250,"stage":"shape 1/3 primes (B=3 D=97) trial 1/3"})"));
+    const QString sentence = QStringLiteral(
+        "the candidate did not finish within 10 s in launch 1 (softmax_block<512, 4>) shape primes (B=3 D=97) trial 0 run 0 — "
+        "an infinite loop or a deadlock? The runner was restarted.");
+    panel.fail(sentence);
+    QCOMPARE(panel.bannerText(), sentence);
+    QCOMPARE(panel.bannerTone(), Tone::Bad);
+    QCOMPARE(panel.log()->lastMessage(), sentence);
+    QCOMPARE(panel.log()->lastLevel(), RunLogView::Level::Error);
+    QVERIFY(!panel.isRunning());
+    QVERIFY(!panel.cancelButton()->isEnabled());
+    QCOMPARE(panel.progressPermille(), 250); // where it stopped
+}
+
+void TestRunPanel::logLinesFromEventsAndReports()
+{
+    RunPanel panel;
+    panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu"));
+    panel.handleEvent(parse(R"({"type":"log","id":1,"level":"warning","message":"persisting L2 lines could not be reset"})"));
+    QCOMPARE(panel.log()->lastMessage(), QStringLiteral("persisting L2 lines could not be reset"));
+    QCOMPARE(panel.log()->lastLevel(), RunLogView::Level::Warning);
+
+    panel.addReport(loadReport(QStringLiteral("verify_softmax_fail.json")));
+    QVERIFY(panel.log()->lastMessage().startsWith(
+        QStringLiteral("softmax_fp32/optimized.cu: correctness fail — 2 of 3 shapes failed; first: shape scalar-path-long")));
+    QCOMPARE(panel.log()->lastLevel(), RunLogView::Level::Warning);
+    QCOMPARE(panel.model()->rowCount(), 3);
+    QCOMPARE(panel.resultsView()->model()->rowCount(), 3);
+
+    panel.addReport(loadReport(QStringLiteral("verify_softmax_error.json")));
+    QCOMPARE(panel.log()->lastLevel(), RunLogView::Level::Error);
+    // Every line carries a time stamp and its level, so a user can tell how long a stage took.
+    const QString line = panel.log()->document()->lastBlock().text();
+    QVERIFY2(QRegularExpression(QStringLiteral(R"(^\d\d:\d\d:\d\d\.\d\d\d  error   softmax_fp32/)")).match(line).hasMatch(),
+             qPrintable(line));
+}
+
+void TestRunPanel::benchSampleCountsAreLoggedOnce()
+{
+    RunPanel panel;
+    panel.begin(QStringLiteral("Benchmark softmax_fp32/optimized.cu"));
+    const int before = panel.log()->document()->blockCount();
+    for (int n : {10, 20, 30})
+        panel.handleEvent(json{{"type", "progress"},
+                               {"id", 4},
+                               {"permille", n * 3},
+                               {"stage", "benchmark 8k-rows-of-4k (B=8192 D=4096): " + std::to_string(n) + " samples"}});
+    QCOMPARE(panel.log()->document()->blockCount(), before + 1);
+    QCOMPARE(panel.stageText(), QStringLiteral("benchmark 8k-rows-of-4k (B=8192 D=4096): 30 samples"));
+    panel.handleEvent(json{{"type", "progress"}, {"id", 4}, {"permille", 520}, {"stage", "benchmark 4k-rows-of-8k (B=4096 D=8192): 1 samples"}});
+    QCOMPARE(panel.log()->document()->blockCount(), before + 2);
+}
+
+void TestRunPanel::logKeepsAtMostMaxLines()
+{
+    RunLogView log(nullptr, 3);
+    for (int i = 1; i <= 5; ++i)
+        log.appendLine(RunLogView::Level::Info, QStringLiteral("line %1\nsecond half").arg(i));
+    QCOMPARE(log.document()->blockCount(), 3);
+    QVERIFY(log.document()->firstBlock().text().endsWith(QStringLiteral("line 3 second half")));
+    QVERIFY(log.isReadOnly());
+}
+
+void TestRunPanel::layoutFitsInASmallDock_data()
+{
+    QTest::addColumn<bool>("dark");
+    QTest::newRow("light palette") << false;
+    QTest::newRow("dark palette") << true;
+}
+
+void TestRunPanel::layoutFitsInASmallDock()
+{
+    QFETCH(bool, dark);
+    const QPalette original = QApplication::palette();
+    if (dark) {
+        QPalette p;
+        p.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
+        p.setColor(QPalette::WindowText, QColor(0xdd, 0xdd, 0xdd));
+        p.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
+        p.setColor(QPalette::AlternateBase, QColor(0x26, 0x26, 0x26));
+        p.setColor(QPalette::Text, QColor(0xdd, 0xdd, 0xdd));
+        p.setColor(QPalette::Button, QColor(0x35, 0x35, 0x35));
+        p.setColor(QPalette::ButtonText, QColor(0xdd, 0xdd, 0xdd));
+        p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x70, 0x70, 0x70));
+        p.setColor(QPalette::Disabled, QPalette::WindowText, QColor(0x70, 0x70, 0x70));
+        QApplication::setPalette(p);
+    }
+    RunPanel panel;
+    panel.resize(720, 420);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.begin(QStringLiteral("Verify + benchmark softmax_fp32/optimized.cu"));
+    // One source (one hash) throughout, so every row stays: failures, an error and timings.
+    const json failed = loadReport(QStringLiteral("verify_softmax_fail.json"));
+    json bench = loadReport(QStringLiteral("bench_softmax_ok.json"));
+    bench["candidate"]["source_hash"] = failed["candidate"]["source_hash"];
+    panel.addReport(failed);
+    panel.addReport(bench);
+    panel.addReport(loadReport(QStringLiteral("verify_softmax_error.json")));
+    QCOMPARE(panel.model()->rowCount(), 6);
+    panel.handleEvent(parse(R"({"type":"progress","id":3,"permille":640,"stage":"benchmark 4k-rows-of-8k (B=4096 D=8192): 88 samples"})"));
+    panel.handleEvent(parse(
+        R"({"type":"launch_begin","id":3,"label":"launch 1 (softmax_block<512, 4>) shape 4k-rows-of-8k (B=4096 D=8192) trial 0 run 0","timeout_ms":10000})"));
+
+    // A long stage never pushes Cancel out of the panel.
+    const QRect cancel(panel.cancelButton()->mapTo(&panel, QPoint(0, 0)), panel.cancelButton()->size());
+    QVERIFY2(panel.rect().contains(cancel), "the Cancel button is clipped");
+    const QString banner = panel.bannerText();
+    QVERIFY(banner == QStringLiteral("running…"));
+    // The banner colour follows the palette: a failing red must be light on a dark window.
+    panel.finish(true, {});
+    QCOMPARE(panel.bannerTone(), Tone::Bad);
+    const QColor red = kf::ui::verdictstyle::color(Tone::Bad, panel.palette());
+    QCOMPARE(red.lightness() > 128, dark);
+    // The long error sentence wraps inside the banner instead of running off the right edge.
+    auto* bannerLabel = panel.findChild<QLabel*>(QStringLiteral("runBanner"));
+    QVERIFY(bannerLabel);
+    QTRY_VERIFY(bannerLabel->height() >= bannerLabel->heightForWidth(bannerLabel->width()));
+    if (const QByteArray dir = qgetenv("KF_SAVE_GRABS"); !dir.isEmpty())
+        panel.grab().save(QDir(QString::fromLocal8Bit(dir)).filePath(dark ? "runpanel-dark.png" : "runpanel-light.png"));
+    QVERIFY(bannerLabel->height() > 2 * bannerLabel->fontMetrics().height() - 2);
+
+    QApplication::setPalette(original);
+}
+
+QTEST_MAIN(TestRunPanel)
+#include "tst_runpanel.moc"

@@ -1,0 +1,22 @@
+#pragma once
+// Turns one runner report into result rows, each holding only that report's half (correctness or
+// performance) or an error row. ResultsModel merges them with what it already shows.
+
+#include "widgets/runs/ResultRow.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QString>
+
+#include <vector>
+
+namespace kf::ui::reportrows {
+
+/// Rows for every shape of `report`, plus one error row when its verdict is "error". Never throws:
+/// a malformed shape entry gives a row with what could be read.
+std::vector<ResultRow> fromReport(const nlohmann::json& report);
+
+/// "81.0" for 0.081 ms: microseconds with 2, 1 or 0 decimals as the magnitude grows; "nan"/"inf".
+QString microsecondsText(double ms);
+
+} // namespace kf::ui::reportrows

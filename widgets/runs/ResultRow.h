@@ -1,0 +1,88 @@
+#pragma once
+// One row of the results table: what a correctness report and a performance report say about one
+// (candidate, shape), or one run of a candidate that could not be done at all.
+
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace kf::ui {
+
+/// A plain value; ResultsModel builds and owns them. Numbers are std::nullopt when the report did
+/// not give them, and NaN or ±infinity when it gave "nan" or "inf" (the user must see those).
+struct ResultRow {
+    enum class Verdict { None, Pass, Fail, Error };
+
+    /// Facts from a correctness report, summed over its trials and outputs as `kforge verify` does.
+    struct Correctness {
+        bool present = false;
+        bool passed = false;
+        QString sourceHash;
+        std::optional<double> maxAbsError; ///< the worst over trials; NaN anywhere wins
+        std::optional<double> maxRelError;
+        qint64 mismatches = 0;
+        qint64 elements = 0; ///< compared elements over all trials and outputs
+        qint64 unwritten = 0;
+        int trials = 0;
+        QString failure;       ///< "trial 0: y: 12 of 20495 elements outside tolerance (…)"; empty on a pass
+        QStringList evidence;  ///< guard violations, modified inputs, launch errors, disagreeing runs
+        QStringList trialLines; ///< one line per trial for tooltips: seed, mismatches, errors
+    };
+
+    /// Facts from a performance report for this shape.
+    struct Performance {
+        bool present = false;
+        bool trustworthy = true; ///< false when below the roofline floor or a re-check failed
+        QString sourceHash;
+        std::optional<double> candidateMedianMs;
+        std::optional<double> baselineMedianMs;
+        std::optional<double> speedup; ///< baseline median / candidate median
+        std::optional<double> achievedGbs;
+        std::optional<double> pctPeakBandwidth;
+        QString candidateStats; ///< "median 81.0 µs, IQR 2.0 µs, min …, 120 samples, spread 0.4 %"
+        QString baselineStats;
+        QStringList flags; ///< the runner's flags plus "below roofline floor" / "re-check failed: …"
+    };
+
+    QString task;
+    QString candidate; ///< the candidate's file, e.g. "optimized.cu"
+    QString arch;
+    QString gpu;
+    QString shapeLabel; ///< may be empty
+    QString dims;       ///< "B=7 D=4099"
+    QString set;        ///< tests | benchmarks | held_out
+    double shapeSize = 0; ///< product of the dimensions, to sort shapes by size
+
+    /// An error row stands for a whole run that could not be done (verdict "error").
+    bool isErrorRow = false;
+    QString errorKind; ///< "correctness" or "performance": a later good report of that kind clears the row
+    QString errorSentence;
+    QString errorHint;
+    QString errorSourceHash;
+
+    Correctness correctness;
+    Performance performance;
+
+    /// Error for error rows; else the correctness verdict; else Fail for an untrustworthy timing,
+    /// Pass for a trustworthy one; None when nothing is known.
+    Verdict verdict() const
+    {
+        if (isErrorRow)
+            return Verdict::Error;
+        if (correctness.present)
+            return correctness.passed ? Verdict::Pass : Verdict::Fail;
+        if (performance.present)
+            return performance.trustworthy ? Verdict::Pass : Verdict::Fail;
+        return Verdict::None;
+    }
+    /// "tail (B=7 D=4099)", or the dimensions alone when there is no label.
+    QString shapeText() const
+    {
+        if (shapeLabel.isEmpty())
+            return dims;
+        return dims.isEmpty() ? shapeLabel : shapeLabel + QStringLiteral(" (") + dims + QLatin1Char(')');
+    }
+};
+
+} // namespace kf::ui

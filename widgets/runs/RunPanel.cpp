@@ -1,0 +1,256 @@
+#include "widgets/runs/RunPanel.h"
+
+#include "widgets/runs/ElidedLabel.h"
+#include "widgets/runs/ReportJson.h"
+#include "widgets/runs/ResultsModel.h"
+#include "widgets/runs/RunVerdict.h"
+
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace kf::ui {
+
+namespace rj = reportjson;
+
+RunPanel::RunPanel(QWidget* parent) : QWidget(parent)
+{
+    m_title = new QLabel(tr("No run yet"), this);
+    QFont bold = m_title->font();
+    bold.setBold(true);
+    m_title->setFont(bold);
+    m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_banner = new QLabel(this);
+    m_banner->setObjectName(QStringLiteral("runBanner"));
+    m_banner->setFont(bold);
+    m_banner->setWordWrap(true);
+    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 1000);
+    m_progress->setValue(0);
+    m_progress->setFormat(QStringLiteral("0.0 %"));
+    m_progress->setMinimumWidth(160);
+    m_progress->setMaximumWidth(260);
+    m_stage = new ElidedLabel(this);
+    m_cancel = new QPushButton(tr("Cancel"), this);
+    m_cancel->setEnabled(false);
+    m_cancel->setToolTip(tr("Stop the run; the runner is killed if a launch does not return"));
+    connect(m_cancel, &QPushButton::clicked, this, &RunPanel::onCancelClicked);
+
+    m_model = new ResultsModel(this);
+    m_proxy = new QSortFilterProxyModel(this);
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setSortRole(ResultsModel::SortRole);
+    m_table = new QTableView(this);
+    m_table->setModel(m_proxy);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(false);
+    m_table->setTextElideMode(Qt::ElideRight);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setSortIndicatorClearable(true);
+    m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder); // report order until the user sorts
+    m_table->setSortingEnabled(true);
+
+    m_log = new RunLogView(this);
+
+    auto* splitter = new QSplitter(Qt::Vertical, this);
+    splitter->addWidget(m_table);
+    splitter->addWidget(m_log);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 1);
+    splitter->setChildrenCollapsible(false);
+
+    auto* progressRow = new QHBoxLayout;
+    progressRow->addWidget(m_progress);
+    progressRow->addWidget(m_stage, 1);
+    progressRow->addWidget(m_cancel);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+    // Title and banner on lines of their own: a crash sentence is long and must wrap, not clip.
+    layout->addWidget(m_title);
+    layout->addWidget(m_banner);
+    layout->addLayout(progressRow);
+    layout->addWidget(splitter, 1);
+}
+
+void RunPanel::begin(const QString& title)
+{
+    m_running = true;
+    m_runReports.clear();
+    m_stageName = tr("starting");
+    m_launch.clear();
+    m_loggedStage.clear();
+    m_title->setText(title);
+    m_progress->setValue(0);
+    m_progress->setFormat(QStringLiteral("0.0 %"));
+    m_cancel->setEnabled(true);
+    setBanner(Tone::Neutral, tr("running…"));
+    updateStage();
+    m_log->appendLine(RunLogView::Level::Info, title + tr(": started"));
+}
+
+void RunPanel::handleEvent(const nlohmann::json& event)
+{
+    const QString type = rj::text(event, "type");
+    if (type == QLatin1String("progress")) {
+        if (const nlohmann::json& p = rj::field(event, "permille"); p.is_number()) {
+            const int permille = std::clamp(static_cast<int>(p.get<double>()), 0, 1000);
+            m_progress->setValue(permille);
+            m_progress->setFormat(QString::number(permille / 10.0, 'f', 1) + QStringLiteral(" %"));
+        }
+        m_stageName = rj::text(event, "stage", m_stageName);
+        // Bench stages end in a running sample count ("benchmark …: 37 samples"); log a stage once.
+        const QString key = m_stageName.section(QStringLiteral(": "), 0, 0);
+        if (key != m_loggedStage && !key.isEmpty()) {
+            m_loggedStage = key;
+            m_log->appendLine(RunLogView::Level::Info, m_stageName);
+        }
+    } else if (type == QLatin1String("launch_begin")) {
+        m_launch = rj::text(event, "label", tr("launch"));
+    } else if (type == QLatin1String("launch_end")) {
+        m_launch.clear();
+    } else if (type == QLatin1String("log") || rj::field(event, "message").is_string()) {
+        const QString level = rj::text(event, "level");
+        const auto lv = level == QLatin1String("error")     ? RunLogView::Level::Error
+                        : level == QLatin1String("warning") ? RunLogView::Level::Warning
+                                                            : RunLogView::Level::Info;
+        const QString message = rj::text(event, "message", rj::text(event, "text"));
+        if (!message.isEmpty())
+            m_log->appendLine(lv, message);
+        return;
+    } else {
+        return;
+    }
+    updateStage();
+}
+
+void RunPanel::addReport(const nlohmann::json& report)
+{
+    m_model->addReport(report);
+    m_runReports.push_back(report);
+    m_table->resizeColumnsToContents();
+    // Details can be a whole sentence: keep it from pushing the numbers off screen (tooltip has it all).
+    const int detailsMax = m_table->fontMetrics().averageCharWidth() * 48;
+    if (m_table->columnWidth(ResultsModel::DetailsColumn) > detailsMax)
+        m_table->setColumnWidth(ResultsModel::DetailsColumn, detailsMax);
+
+    const QString verdict = rj::text(report, "verdict", QStringLiteral("?"));
+    const QString who = rj::text(rj::field(report, "task"), "name", QStringLiteral("?")) + QLatin1Char('/') +
+                        rj::text(rj::field(report, "candidate"), "file", QStringLiteral("?"));
+    const auto level = verdict == QLatin1String("error")  ? RunLogView::Level::Error
+                       : verdict == QLatin1String("fail") ? RunLogView::Level::Warning
+                                                          : RunLogView::Level::Info;
+    QString line = QStringLiteral("%1: %2 %3").arg(who, rj::text(report, "kind", tr("report")), verdict);
+    if (const QString summary = rj::text(report, "summary"); !summary.isEmpty())
+        line += QStringLiteral(" — ") + summary;
+    m_log->appendLine(level, line);
+}
+
+void RunPanel::finish(bool ok, const QString& sentence)
+{
+    m_running = false;
+    m_cancel->setEnabled(false);
+    m_launch.clear();
+    const RunVerdict verdict = RunVerdict::fromReports(m_runReports);
+    Tone tone = verdict.tone;
+    QString text = verdict.text;
+    if (text.isEmpty()) {
+        text = sentence.isEmpty() ? (ok ? tr("done") : tr("the run did not finish")) : sentence;
+        tone = ok ? Tone::Good : Tone::Bad;
+    } else if (!sentence.isEmpty()) {
+        text += QStringLiteral(" · ") + sentence;
+    }
+    if (!ok && tone == Tone::Good)
+        tone = Tone::Warning; // e.g. cancelled after some candidates passed
+    if (ok) {
+        m_progress->setValue(1000);
+        m_progress->setFormat(QStringLiteral("100.0 %"));
+    }
+    m_stageName = ok ? tr("done") : sentence;
+    updateStage();
+    setBanner(tone, text);
+    m_log->appendLine(tone == Tone::Bad ? RunLogView::Level::Error : tone == Tone::Warning ? RunLogView::Level::Warning
+                                                                                         : RunLogView::Level::Info,
+                      text);
+}
+
+void RunPanel::fail(const QString& sentence)
+{
+    m_running = false;
+    m_cancel->setEnabled(false);
+    m_launch.clear();
+    m_stageName = tr("stopped");
+    updateStage();
+    setBanner(Tone::Bad, sentence);
+    m_log->appendLine(RunLogView::Level::Error, sentence);
+}
+
+QString RunPanel::title() const
+{
+    return m_title->text();
+}
+
+QString RunPanel::bannerText() const
+{
+    return m_banner->text();
+}
+
+QString RunPanel::stageText() const
+{
+    return m_stage->text();
+}
+
+int RunPanel::progressPermille() const
+{
+    return m_progress->value();
+}
+
+void RunPanel::setBanner(Tone tone, const QString& text)
+{
+    m_bannerTone = tone;
+    m_banner->setText(text);
+    QPalette p = m_banner->palette();
+    p.setColor(QPalette::WindowText, verdictstyle::color(tone, palette()));
+    m_banner->setPalette(p);
+}
+
+void RunPanel::updateStage()
+{
+    m_stage->setText(m_launch.isEmpty() ? m_stageName : m_stageName + QStringLiteral(" · ") + m_launch);
+}
+
+void RunPanel::onCancelClicked()
+{
+    if (!m_running || !m_cancel->isEnabled())
+        return;
+    // Disabled at once: one request per run, and the user sees it was heard.
+    m_cancel->setEnabled(false);
+    m_stageName = tr("cancelling…");
+    updateStage();
+    m_log->appendLine(RunLogView::Level::Info, tr("cancel requested"));
+    emit cancelRequested();
+}
+
+void RunPanel::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        setBanner(m_bannerTone, m_banner->text());
+        m_table->viewport()->update();
+    }
+}
+
+} // namespace kf::ui

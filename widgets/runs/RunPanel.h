@@ -1,0 +1,98 @@
+#pragma once
+// The Run panel: the verdict of the latest run, its progress and Cancel, the results table and
+// the log. The main window feeds it what the runner client reports; it never talks to the runner.
+
+#include "widgets/runs/RunLogView.h"
+#include "widgets/runs/VerdictStyle.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QString>
+#include <QWidget>
+
+#include <vector>
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace kf::ui {
+
+class ElidedLabel;
+class ResultsModel;
+
+/// GUI thread only; owned by its Qt parent. A run goes begin() → handleEvent()/addReport() any
+/// number of times → finish() or fail(). Results of earlier runs stay in the table (a new report
+/// replaces the same candidate and shape; see ResultsModel); the banner speaks for the last run.
+class RunPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit RunPanel(QWidget* parent = nullptr);
+
+    /// Starts a run: shows `title`, resets the bar to 0 and the stage to "starting", clears the
+    /// banner and enables Cancel.
+    void begin(const QString& title);
+    /// One runner message (docs/runner-protocol.md): `progress` moves the bar and the stage text;
+    /// `launch_begin`/`launch_end` show and clear the launch in flight; a `log` message
+    /// ({"level": "info"|"warning"|"error", "message": …}) or any unknown type with a "message"
+    /// becomes a log line. Final messages (report, error) are not events: use addReport()/fail().
+    void handleEvent(const nlohmann::json& event);
+    /// One report of this run: rows in the table, a log line with its summary, and a part of the
+    /// verdict banner that finish() shows.
+    void addReport(const nlohmann::json& report);
+    /// Ends the run normally: disables Cancel and shows the banner made from this run's reports,
+    /// followed by `sentence` when it is not empty ("cancelled", "2 candidates in 3.1 s"). With no
+    /// reports the banner is `sentence` alone, green when `ok`, red otherwise.
+    void finish(bool ok, const QString& sentence);
+    /// Ends the run because the runner failed (crash, watchdog, start-up): the sentence in a red
+    /// banner and as an error line in the log.
+    void fail(const QString& sentence);
+
+    bool isRunning() const { return m_running; }
+    ResultsModel* model() const { return m_model; }
+    RunLogView* log() const { return m_log; }
+
+    /// For tests and the status bar: what the panel shows now.
+    QString title() const;
+    QString bannerText() const;
+    Tone bannerTone() const { return m_bannerTone; }
+    QString stageText() const;
+    int progressPermille() const;
+    QPushButton* cancelButton() const { return m_cancel; }
+    QTableView* resultsView() const { return m_table; }
+
+signals:
+    /// The user pressed Cancel. Emitted once per run; the caller cancels and then calls finish()
+    /// or fail().
+    void cancelRequested();
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void setBanner(Tone tone, const QString& text);
+    void updateStage();
+    void onCancelClicked();
+
+    QLabel* m_title = nullptr;
+    QLabel* m_banner = nullptr;
+    QProgressBar* m_progress = nullptr;
+    ElidedLabel* m_stage = nullptr;
+    QPushButton* m_cancel = nullptr;
+    ResultsModel* m_model = nullptr;
+    QSortFilterProxyModel* m_proxy = nullptr;
+    QTableView* m_table = nullptr;
+    RunLogView* m_log = nullptr;
+
+    bool m_running = false;
+    Tone m_bannerTone = Tone::Neutral;
+    QString m_stageName;    ///< the runner's latest `progress` stage
+    QString m_launch;       ///< the label of the launch in flight, empty between launches
+    QString m_loggedStage;  ///< the stage last written to the log, without its sample count
+    std::vector<nlohmann::json> m_runReports;
+};
+
+} // namespace kf::ui
