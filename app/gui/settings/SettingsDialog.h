@@ -1,0 +1,59 @@
+#pragma once
+// Preferences dialog: edits a Settings object; nothing is written until OK, and OK stays
+// disabled while a field is invalid (the reason is shown under the form).
+
+#include <QDialog>
+#include <QString>
+#include <QStringList>
+
+class QComboBox;
+class QDialogButtonBox;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace kf::app {
+
+class Settings;
+
+/// GUI thread. `settings` must outlive the dialog.
+class SettingsDialog : public QDialog {
+    Q_OBJECT
+public:
+    explicit SettingsDialog(Settings* settings, QWidget* parent = nullptr);
+
+    /// Splits NVRTC options the way a shell would (quotes group, whitespace separates). Returns
+    /// false with a sentence in `error` for an unclosed quote, a word that is not an option, or
+    /// an option this dialog sets elsewhere (the architecture).
+    static bool parseNvrtcOptions(const QString& text, QStringList* options, QString* error);
+    /// The inverse of parseNvrtcOptions, for showing stored options.
+    static QString joinNvrtcOptions(const QStringList& options);
+
+    /// The first problem of the form, empty when it can be saved.
+    QString validationError() const { return m_error; }
+
+public slots:
+    /// Writes the form to the settings and closes (only when valid).
+    void accept() override;
+
+private:
+    void load();
+    void validate();
+    void browseRunner();
+
+    Settings* m_settings;
+    QComboBox* m_architecture = nullptr;
+    QLineEdit* m_nvrtcOptions = nullptr;
+    QSpinBox* m_debounce = nullptr;
+    QLineEdit* m_rtol = nullptr;
+    QLineEdit* m_atol = nullptr;
+    QLineEdit* m_runnerPath = nullptr;
+    QSpinBox* m_launchTimeout = nullptr;
+    QSpinBox* m_trials = nullptr;
+    QComboBox* m_theme = nullptr;
+    QLabel* m_problem = nullptr;
+    QDialogButtonBox* m_buttons = nullptr;
+    QString m_error;
+};
+
+} // namespace kf::app
