@@ -1,0 +1,62 @@
+#pragma once
+// One open kernel file: its editor, the debounce that turns keystrokes into compile requests,
+// and the snapshot timer that feeds crash recovery. The main window owns the services; a tab
+// only says when it is due for a compile or a snapshot.
+#include <QString>
+#include <QTimer>
+#include <QWidget>
+
+#include <memory>
+
+namespace kf {
+struct CompileResult;
+}
+namespace kf::ui {
+class KernelEditor;
+}
+
+namespace kf::app {
+
+/// GUI thread only; owned by the main window's tab widget.
+class CandidateTab : public QWidget {
+    Q_OBJECT
+public:
+    /// `text` is what the editor starts with (the file, or a recovered buffer).
+    CandidateTab(const QString& filePath, const QString& text, int debounceMs, QWidget* parent = nullptr);
+
+    kf::ui::KernelEditor* editor() const { return m_editor; }
+    QString filePath() const { return m_filePath; }
+    QString fileName() const;
+    /// The task folder (the file's folder).
+    QString taskDir() const;
+    QString text() const;
+    bool isModified() const;
+    /// "optimized.cu" or "optimized.cu*".
+    QString title() const;
+    /// Writes the buffer atomically; on failure returns false with a sentence in `error`.
+    bool save(QString* error);
+    /// Replaces the buffer (e.g. the file changed on disk) without marking it modified.
+    void reloadText(const QString& text);
+
+    /// The last build delivered for this tab's current text, or null.
+    std::shared_ptr<const kf::CompileResult> lastResult() const { return m_lastResult; }
+    void setLastResult(std::shared_ptr<const kf::CompileResult> r) { m_lastResult = std::move(r); }
+    /// Asks for a compile now instead of after the debounce.
+    void compileNow();
+
+signals:
+    /// The user stopped typing for the debounce interval (or compileNow()).
+    void compileDue(kf::app::CandidateTab* tab);
+    /// The buffer changed since the last snapshot and the snapshot interval passed.
+    void snapshotDue(kf::app::CandidateTab* tab);
+    void titleChanged(kf::app::CandidateTab* tab);
+
+private:
+    QString m_filePath;
+    kf::ui::KernelEditor* m_editor = nullptr;
+    QTimer m_debounce;
+    QTimer m_snapshot;
+    std::shared_ptr<const kf::CompileResult> m_lastResult;
+};
+
+} // namespace kf::app

@@ -1,0 +1,78 @@
+#pragma once
+// Live diagnostics: turns a tab's "compile due" into a request to the compile service (the
+// editor's text, the task's options, the chosen architecture) and paints each delivered result
+// into the editor (squiggles, markers), the Problems panel, the assembly view, the resource and
+// occupancy panel and the status bar. Stale results never get here: the service drops them.
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+
+namespace kf {
+struct CompileResult;
+}
+namespace kf::ui {
+class AssemblyView;
+class DiagnosticsPanel;
+class OccupancyPanel;
+} // namespace kf::ui
+
+namespace kf::app {
+
+class CandidateTab;
+class CompileService;
+class StatusBar;
+class Workspace;
+
+struct CompilePanels {
+    kf::ui::DiagnosticsPanel* diagnostics = nullptr;
+    kf::ui::AssemblyView* assembly = nullptr;
+    kf::ui::OccupancyPanel* occupancy = nullptr;
+    StatusBar* status = nullptr;
+};
+
+/// GUI thread only. Owns the CompileService (and so the compile worker thread).
+class CompileController : public QObject {
+    Q_OBJECT
+public:
+    CompileController(Workspace* workspace, CompilePanels panels, const QString& cacheDir, QObject* parent = nullptr);
+    ~CompileController() override;
+
+    void setArchitecture(const QString& arch);
+    QString architecture() const { return m_arch; }
+    void setExtraOptions(const QStringList& options) { m_extraOptions = options; }
+
+    /// Starts watching `tab`: its compileDue goes to the service; its results come back to it.
+    void addTab(CandidateTab* tab);
+    /// Stops watching; a build in flight for it is cancelled and its result dropped.
+    void removeTab(CandidateTab* tab);
+    /// Shows `tab`'s last result in the panels (or compiles it when it has none for the
+    /// current architecture). Null clears the panels.
+    void setCurrentTab(CandidateTab* tab);
+    CandidateTab* currentTab() const { return m_current; }
+
+    CompileService* service() const { return m_service.get(); }
+
+signals:
+    /// A result for `tab` was painted (tests and benchmarks wait on this).
+    void resultShown(kf::app::CandidateTab* tab);
+
+private:
+    void requestCompile(CandidateTab* tab);
+    void onFinished(const QString& tag, std::shared_ptr<const kf::CompileResult> result);
+    void onFailed(const QString& tag, const QString& sentence);
+    void showInPanels(CandidateTab* tab);
+    CandidateTab* tabFor(const QString& tag) const;
+
+    Workspace* m_workspace = nullptr;
+    CompilePanels m_panels;
+    std::unique_ptr<CompileService> m_service;
+    QList<CandidateTab*> m_tabs;
+    CandidateTab* m_current = nullptr;
+    QString m_arch = QStringLiteral("sm_90");
+    QStringList m_extraOptions;
+    QString m_lastFailure;
+};
+
+} // namespace kf::app

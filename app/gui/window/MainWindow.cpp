@@ -1,0 +1,664 @@
+#include "app/gui/window/MainWindow.h"
+
+#include "app/gui/recovery/RecoveryStore.h"
+#include "app/gui/settings/Settings.h"
+#include "app/gui/settings/SettingsDialog.h"
+#include "app/gui/window/CandidateTab.h"
+#include "app/gui/window/CompileController.h"
+#include "app/gui/window/RunController.h"
+#include "app/gui/window/StatusBar.h"
+#include "app/gui/window/Theme.h"
+#include "app/gui/workspace/Templates.h"
+#include "app/gui/workspace/Workspace.h"
+#include "app/gui/workspace/WorkspaceModel.h"
+#include "engine/core/Files.h"
+#include "widgets/assembly/AssemblyView.h"
+#include "widgets/diagnostics/DiagnosticsPanel.h"
+#include "widgets/editor/KernelEditor.h"
+#include "widgets/occupancy/OccupancyPanel.h"
+#include "widgets/runs/RunPanel.h"
+#include "widgets/task/TaskEditor.h"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QScrollArea>
+#include <QTabWidget>
+#include <QTimer>
+#include <QTreeView>
+
+#include <nlohmann/json.hpp>
+
+namespace kf::app {
+
+namespace {
+
+QString readText(const QString& path, QString* error)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        if (error)
+            *error = QObject::tr("cannot read %1: %2").arg(path, f.errorString());
+        return {};
+    }
+    return QString::fromUtf8(f.readAll());
+}
+
+QDockWidget* makeDock(QMainWindow* w, const QString& title, const QString& name, QWidget* content)
+{
+    auto* d = new QDockWidget(title, w);
+    d->setObjectName(name);
+    d->setWidget(content);
+    return d;
+}
+
+} // namespace
+
+MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
+    : QMainWindow(parent)
+    , m_settings(settings)
+    , m_options(std::move(options))
+    , m_recovery(std::make_unique<RecoveryStore>(m_options.recoveryDir))
+    , m_workspace(new Workspace(this))
+{
+    setWindowTitle(tr("KernelForge"));
+    setDockNestingEnabled(true);
+    // The right-hand panels (assembly, occupancy charts, task form) need height more than the
+    // bottom ones (problems, runs) need width.
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+    setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
+    m_workspaceModel = new WorkspaceModel(m_workspace, this);
+    m_tabs = new QTabWidget(this);
+    m_tabs->setTabsClosable(true);
+    m_tabs->setMovable(true);
+    m_tabs->setDocumentMode(true);
+    setCentralWidget(m_tabs);
+    m_status = new StatusBar(this);
+    setStatusBar(m_status);
+    buildDocks();
+
+    m_compile = std::make_unique<CompileController>(
+        m_workspace, CompilePanels{m_diagnostics, m_assembly, m_occupancy, m_status}, m_options.cacheDir);
+    m_compile->setArchitecture(m_settings->defaultArchitecture());
+    m_occupancy->setArchitecture(m_settings->defaultArchitecture());
+    RunService::Options ro = m_options.runner;
+    if (ro.runnerPath.isEmpty())
+        ro.runnerPath = m_settings->runnerPath();
+    ro.cacheDir = m_options.cacheDir;
+    ro.extraNvrtcOptions = m_settings->nvrtcExtraOptions();
+    m_run = std::make_unique<RunController>(ro, m_runPanel, m_status);
+    m_run->setSaveHook([this](const QString& dir, QString* error) { return saveTaskFiles(dir, error); });
+    applySettings();
+    buildMenus();
+
+    connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::onCurrentTabChanged);
+    connect(m_tabs, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
+    connect(m_workspaceView, &QTreeView::activated, this, [this](const QModelIndex& i) {
+        const QString path = i.data(WorkspaceModel::PathRole).toString();
+        const auto kind = WorkspaceModel::Kind(i.data(WorkspaceModel::KindRole).toInt());
+        if (kind == WorkspaceModel::Kind::Task)
+            showTaskFor(path);
+        else
+            openFile(path);
+    });
+    connect(m_diagnostics, &kf::ui::DiagnosticsPanel::diagnosticActivated, this,
+            [this](const QString& file, int line, int column) {
+                CandidateTab* target = currentTab();
+                for (CandidateTab* t : tabs())
+                    if (t->filePath() == file || t->fileName() == QFileInfo(file).fileName())
+                        target = t;
+                if (!target)
+                    return;
+                m_tabs->setCurrentWidget(target);
+                target->editor()->goTo(line, std::max(column, 1));
+            });
+    connect(m_assembly, &kf::ui::AssemblyView::sourceLinesSelected, this, [this](const QList<int>& lines) {
+        if (CandidateTab* t = currentTab())
+            t->editor()->setHighlightedLines(lines);
+    });
+    connect(m_occupancy, &kf::ui::OccupancyPanel::architectureChanged, this,
+            [this](const QString& arch) { m_compile->setArchitecture(arch); });
+    connect(m_taskEditor, &kf::ui::TaskEditor::saveRequested, this, &MainWindow::onTaskEditorSave);
+    connect(m_workspace, &Workspace::taskReloaded, this, [this](const QString& dir) {
+        // A changed launch plan changes the static analysis: rebuild the open candidate.
+        if (CandidateTab* t = currentTab(); t && t->taskDir() == dir)
+            t->compileNow();
+    });
+    connect(m_run.get(), &RunController::runningChanged, this, [this](bool running) {
+        m_verifyAction->setEnabled(!running);
+        m_benchAction->setEnabled(!running);
+        m_cancelAction->setEnabled(running);
+    });
+
+    if (!m_settings->windowGeometry().isEmpty())
+        restoreGeometry(m_settings->windowGeometry());
+    else
+        resize(1500, 920);
+    m_restoredState = !m_settings->windowState().isEmpty() && restoreState(m_settings->windowState());
+
+    QString root = m_options.workspace;
+    if (root.isEmpty()) {
+        for (const QString& recent : m_settings->recentWorkspaces())
+            if (QFileInfo(recent).isDir()) {
+                root = recent;
+                break;
+            }
+    }
+    if (root.isEmpty())
+        root = QStringLiteral(KF_EXAMPLES_DIR);
+    QString error;
+    if (!openWorkspace(root, &error) && root != QStringLiteral(KF_EXAMPLES_DIR))
+        openWorkspace(QStringLiteral(KF_EXAMPLES_DIR), nullptr);
+    if (m_options.probeRunner)
+        m_run->probe();
+    else
+        m_status->setRunner(tr("runner not started"), "busy", {});
+}
+
+MainWindow::~MainWindow()
+{
+    // Controllers first: their worker threads deliver into widgets that are about to go.
+    m_run.reset();
+    m_compile.reset();
+}
+
+void MainWindow::buildDocks()
+{
+    m_workspaceView = new QTreeView(this);
+    m_workspaceView->setModel(m_workspaceModel);
+    m_workspaceView->setHeaderHidden(true);
+    m_workspaceView->setUniformRowHeights(true);
+    m_workspaceView->setObjectName("workspaceTree");
+    m_diagnostics = new kf::ui::DiagnosticsPanel(this);
+    m_assembly = new kf::ui::AssemblyView(this);
+    m_occupancy = new kf::ui::OccupancyPanel(this);
+    auto* occupancyScroll = new QScrollArea(this);
+    occupancyScroll->setWidget(m_occupancy);
+    occupancyScroll->setWidgetResizable(true);
+    occupancyScroll->setFrameShape(QFrame::NoFrame);
+    m_taskEditor = new kf::ui::TaskEditor(this);
+    m_runPanel = new kf::ui::RunPanel(this);
+
+    QDockWidget* ws = makeDock(this, tr("Workspace"), "workspaceDock", m_workspaceView);
+    QDockWidget* problems = makeDock(this, tr("Problems"), "problemsDock", m_diagnostics);
+    QDockWidget* assembly = makeDock(this, tr("Assembly"), "assemblyDock", m_assembly);
+    QDockWidget* occupancy = makeDock(this, tr("Resources · Occupancy"), "occupancyDock", occupancyScroll);
+    QDockWidget* task = makeDock(this, tr("Task"), "taskDock", m_taskEditor);
+    QDockWidget* runs = makeDock(this, tr("Runs"), "runsDock", m_runPanel);
+    addDockWidget(Qt::LeftDockWidgetArea, ws);
+    addDockWidget(Qt::RightDockWidgetArea, assembly);
+    addDockWidget(Qt::RightDockWidgetArea, occupancy);
+    addDockWidget(Qt::RightDockWidgetArea, task);
+    tabifyDockWidget(assembly, occupancy);
+    tabifyDockWidget(occupancy, task);
+    assembly->raise();
+    addDockWidget(Qt::BottomDockWidgetArea, problems);
+    addDockWidget(Qt::BottomDockWidgetArea, runs);
+    tabifyDockWidget(problems, runs);
+    problems->raise();
+}
+
+void MainWindow::applyDefaultSizes()
+{
+    resizeDocks({dock("workspaceDock"), dock("assemblyDock")}, {230, width() * 45 / 100}, Qt::Horizontal);
+    resizeDocks({dock("problemsDock")}, {height() / 4}, Qt::Vertical);
+}
+
+QDockWidget* MainWindow::dock(const QString& objectName) const
+{
+    return findChild<QDockWidget*>(objectName);
+}
+
+void MainWindow::buildMenus()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open Workspace…"), QKeySequence::Open, this, &MainWindow::openWorkspaceDialog);
+    m_recentMenu = file->addMenu(tr("Recent &Workspaces"));
+    rebuildRecentMenu();
+    file->addSeparator();
+    file->addAction(tr("New &Task…"), QKeySequence(tr("Ctrl+Shift+N")), this, &MainWindow::newTask);
+    file->addAction(tr("&New Candidate…"), QKeySequence::New, this, &MainWindow::newCandidate);
+    file->addSeparator();
+    file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::saveCurrent);
+    file->addAction(tr("Save A&ll"), QKeySequence(tr("Ctrl+Shift+S")), this, &MainWindow::saveAll);
+    file->addAction(tr("&Close Tab"), QKeySequence::Close, this, [this] {
+        if (m_tabs->currentIndex() >= 0)
+            closeTab(m_tabs->currentIndex());
+    });
+    file->addSeparator();
+    file->addAction(tr("Se&ttings…"), QKeySequence::Preferences, this, &MainWindow::showSettings);
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(tr("&Undo"), QKeySequence::Undo, this, [this] { if (auto* t = currentTab()) t->editor()->undo(); });
+    edit->addAction(tr("&Redo"), QKeySequence::Redo, this, [this] { if (auto* t = currentTab()) t->editor()->redo(); });
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    m_verifyAction = run->addAction(tr("&Verify"), QKeySequence(Qt::Key_F5), this, &MainWindow::verify);
+    m_benchAction = run->addAction(tr("&Benchmark"), QKeySequence(Qt::Key_F6), this, &MainWindow::benchmark);
+    m_cancelAction = run->addAction(tr("&Cancel Run"), QKeySequence(tr("Shift+F5")), this, [this] { m_run->cancel(); });
+    m_cancelAction->setEnabled(false);
+    run->addSeparator();
+    run->addAction(tr("&Recompile"), QKeySequence(tr("Ctrl+B")), this, [this] {
+        if (auto* t = currentTab())
+            t->compileNow();
+    });
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    for (QDockWidget* d : findChildren<QDockWidget*>())
+        view->addAction(d->toggleViewAction());
+    view->addSeparator();
+    view->addAction(tr("Reset &Layout"), this, [this] {
+        restoreState(m_defaultState);
+        applyDefaultSizes();
+    });
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About KernelForge"), this, [this] {
+        QMessageBox::about(this, tr("About KernelForge"),
+                           tr("<b>KernelForge %1</b><p>Write CUDA kernels that are proven correct and proven fast.</p>")
+                               .arg(QStringLiteral(KF_VERSION)));
+    });
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = m_settings->recentWorkspaces();
+    for (const QString& path : recent)
+        m_recentMenu->addAction(path, this, [this, path] { openWorkspace(path); });
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+bool MainWindow::openWorkspace(const QString& root, QString* error)
+{
+    QString why;
+    if (!m_workspace->open(root, &why)) {
+        if (error)
+            *error = why;
+        m_status->showMessage(why, 8000);
+        return false;
+    }
+    m_settings->addRecentWorkspace(m_workspace->root());
+    if (m_recentMenu)
+        rebuildRecentMenu();
+    m_workspaceView->expandAll();
+    updateTitle();
+    openDefaultFile();
+    return true;
+}
+
+void MainWindow::openDefaultFile()
+{
+    // Show something real straight away: the first candidate of the first task that loads.
+    if (!tabs().isEmpty())
+        return;
+    for (const TaskEntry& e : m_workspace->tasks()) {
+        if (e.task && !e.task->candidates.empty()) {
+            const auto& cands = e.task->candidates;
+            const auto& c = cands.size() > 1 ? cands[1] : cands[0]; // the optimised one, when there is one
+            openFile(e.dir + "/" + QString::fromStdString(c.file));
+            return;
+        }
+    }
+}
+
+CandidateTab* MainWindow::openFile(const QString& path)
+{
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    if (QFileInfo(abs).fileName() == "task.json") {
+        showTaskFor(QFileInfo(abs).absolutePath());
+        return nullptr;
+    }
+    for (CandidateTab* t : tabs())
+        if (t->filePath() == abs) {
+            m_tabs->setCurrentWidget(t);
+            return t;
+        }
+    QString error;
+    const QString text = readText(abs, &error);
+    if (!error.isEmpty()) {
+        m_status->showMessage(error, 8000);
+        return nullptr;
+    }
+    auto* tab = new CandidateTab(abs, text, m_settings->compileDebounceMs(), m_tabs);
+    connect(tab, &CandidateTab::titleChanged, this, [this](CandidateTab* t) {
+        m_tabs->setTabText(m_tabs->indexOf(t), t->title());
+    });
+    connect(tab, &CandidateTab::snapshotDue, this, [this](CandidateTab* t) {
+        if (t->isModified())
+            m_recovery->save(t->filePath(), t->text());
+    });
+    connect(tab->editor(), &kf::ui::KernelEditor::cursorPositionChanged, this, [this, tab](int line, int index) {
+        if (tab == currentTab()) {
+            m_status->setCursor(line + 1, index + 1);
+            m_assembly->highlightSourceLine(line + 1);
+        }
+    });
+    const int index = m_tabs->addTab(tab, tab->title());
+    m_tabs->setTabToolTip(index, abs);
+    m_compile->addTab(tab);
+    m_tabs->setCurrentIndex(index);
+    return tab;
+}
+
+CandidateTab* MainWindow::currentTab() const
+{
+    return qobject_cast<CandidateTab*>(m_tabs->currentWidget());
+}
+
+QList<CandidateTab*> MainWindow::tabs() const
+{
+    QList<CandidateTab*> out;
+    for (int i = 0; i < m_tabs->count(); ++i)
+        if (auto* t = qobject_cast<CandidateTab*>(m_tabs->widget(i)))
+            out.append(t);
+    return out;
+}
+
+void MainWindow::onCurrentTabChanged(int)
+{
+    CandidateTab* tab = currentTab();
+    m_compile->setCurrentTab(tab);
+    if (tab) {
+        showTaskFor(tab->taskDir());
+        tab->editor()->setFocus();
+    }
+    updateTitle();
+}
+
+void MainWindow::showTaskFor(const QString& taskDir)
+{
+    const QString jsonPath = taskDir + "/task.json";
+    if (m_taskEditor->filePath() == jsonPath && m_taskEditor->isModified())
+        return; // keep the user's unsaved task edits
+    QString error;
+    const QString text = readText(jsonPath, &error);
+    if (!error.isEmpty())
+        return;
+    nlohmann::json doc = nlohmann::json::parse(text.toStdString(), nullptr, false);
+    if (doc.is_discarded())
+        doc = nlohmann::json::object(); // the JSON tab and its message say what is wrong
+    if (m_taskEditor->filePath() != jsonPath || !m_taskEditor->isModified())
+        m_taskEditor->setDocument(doc, jsonPath, taskDir);
+}
+
+void MainWindow::onTaskEditorSave()
+{
+    m_taskEditor->flushPendingEdits();
+    const std::string text = m_taskEditor->document().dump(2) + "\n";
+    auto written = kf::writeFileAtomic(m_taskEditor->filePath().toStdString(), text);
+    if (!written) {
+        QMessageBox::warning(this, tr("Save task"), QString::fromStdString(written.error().message()));
+        return;
+    }
+    m_taskEditor->setModified(false);
+    m_workspace->reload(m_taskEditor->taskDir());
+    m_status->showMessage(tr("Saved %1").arg(m_taskEditor->filePath()), 4000);
+}
+
+bool MainWindow::saveCurrent()
+{
+    if (m_taskEditor->isAncestorOf(QApplication::focusWidget())) {
+        onTaskEditorSave();
+        return !m_taskEditor->isModified();
+    }
+    CandidateTab* t = currentTab();
+    if (!t)
+        return true;
+    QString error;
+    if (!t->save(&error)) {
+        QMessageBox::warning(this, tr("Save"), error);
+        return false;
+    }
+    m_recovery->remove(t->filePath());
+    m_status->showMessage(tr("Saved %1").arg(t->filePath()), 4000);
+    return true;
+}
+
+bool MainWindow::saveAll()
+{
+    QString error;
+    for (CandidateTab* t : tabs()) {
+        if (t->isModified() && !t->save(&error)) {
+            QMessageBox::warning(this, tr("Save"), error);
+            return false;
+        }
+        m_recovery->remove(t->filePath());
+    }
+    if (m_taskEditor->isModified())
+        onTaskEditorSave();
+    return true;
+}
+
+bool MainWindow::saveTaskFiles(const QString& taskDir, QString* error)
+{
+    for (CandidateTab* t : tabs()) {
+        if (t->taskDir() != taskDir || !t->isModified())
+            continue;
+        if (!t->save(error))
+            return false;
+        m_recovery->remove(t->filePath());
+    }
+    if (m_taskEditor->taskDir() == taskDir && m_taskEditor->isModified()) {
+        onTaskEditorSave();
+        if (m_taskEditor->isModified()) {
+            if (error)
+                *error = tr("task.json could not be written");
+            return false;
+        }
+    }
+    return true;
+}
+
+void MainWindow::verify()
+{
+    dock("runsDock")->raise();
+    m_run->start(kf::RunKind::Verify, currentTab());
+}
+
+void MainWindow::benchmark()
+{
+    dock("runsDock")->raise();
+    m_run->start(kf::RunKind::Bench, currentTab());
+}
+
+void MainWindow::closeTab(int index)
+{
+    auto* t = qobject_cast<CandidateTab*>(m_tabs->widget(index));
+    if (!t)
+        return;
+    if (t->isModified()) {
+        const auto answer = QMessageBox::question(this, tr("Close %1").arg(t->fileName()),
+                                                  tr("%1 has unsaved changes. Save them?").arg(t->fileName()),
+                                                  QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+        if (answer == QMessageBox::Cancel)
+            return;
+        QString error;
+        if (answer == QMessageBox::Save && !t->save(&error)) {
+            QMessageBox::warning(this, tr("Save"), error);
+            return;
+        }
+    }
+    m_recovery->remove(t->filePath());
+    m_compile->removeTab(t);
+    m_tabs->removeTab(index);
+    t->deleteLater();
+}
+
+void MainWindow::newTask()
+{
+    bool ok = false;
+    const QString name = QInputDialog::getText(this, tr("New Task"),
+                                               tr("Task name (letters, digits, '_' and '-'):"), QLineEdit::Normal,
+                                               {}, &ok);
+    if (!ok || name.isEmpty())
+        return;
+    auto created = createTask(m_workspace->root(), name);
+    if (!created) {
+        QMessageBox::warning(this, tr("New Task"), QString::fromStdString(created.error().message()));
+        return;
+    }
+    m_workspace->rescan();
+    const QString dir = created.value();
+    if (auto t = kf::loadTask(dir.toStdString()); t && !t->candidates.empty())
+        openFile(dir + "/" + QString::fromStdString(t->candidates.front().file));
+    showTaskFor(dir);
+}
+
+void MainWindow::newCandidate()
+{
+    CandidateTab* current = currentTab();
+    QString taskDir = current ? current->taskDir() : QString();
+    if (taskDir.isEmpty()) {
+        const QModelIndex i = m_workspaceView->currentIndex();
+        taskDir = i.data(WorkspaceModel::TaskDirRole).toString();
+    }
+    if (taskDir.isEmpty()) {
+        QMessageBox::information(this, tr("New Candidate"), tr("Select a task in the Workspace first."));
+        return;
+    }
+    bool ok = false;
+    const QString name = QInputDialog::getText(this, tr("New Candidate"),
+                                               tr("File name for the new candidate of %1 (a copy of the current "
+                                                  "kernel, with its launch plan):")
+                                                   .arg(QFileInfo(taskDir).fileName()),
+                                               QLineEdit::Normal, "candidate.cu", &ok);
+    if (!ok || name.isEmpty())
+        return;
+    auto created = createCandidate(taskDir, name, current ? current->filePath() : QString());
+    if (!created) {
+        QMessageBox::warning(this, tr("New Candidate"), QString::fromStdString(created.error().message()));
+        return;
+    }
+    m_workspace->reload(taskDir);
+    openFile(created.value());
+}
+
+void MainWindow::openWorkspaceDialog()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open Workspace"), m_workspace->root());
+    if (dir.isEmpty())
+        return;
+    QString error;
+    if (!openWorkspace(dir, &error))
+        QMessageBox::warning(this, tr("Open Workspace"), error);
+}
+
+void MainWindow::showSettings()
+{
+    SettingsDialog dialog(m_settings, this);
+    if (dialog.exec() == QDialog::Accepted)
+        applySettings();
+}
+
+void MainWindow::applySettings()
+{
+    m_compile->setExtraOptions(m_settings->nvrtcExtraOptions());
+    RunController::Settings rs;
+    rs.trials = m_settings->trials();
+    rs.launchTimeoutMs = m_settings->launchTimeoutMs();
+    m_run->setSettings(rs);
+    switch (m_settings->theme()) {
+    case Settings::Theme::System: applyTheme(*qApp, ThemeChoice::System); break;
+    case Settings::Theme::Light: applyTheme(*qApp, ThemeChoice::Light); break;
+    case Settings::Theme::Dark: applyTheme(*qApp, ThemeChoice::Dark); break;
+    }
+}
+
+int MainWindow::recoverableCount() const
+{
+    return m_recovery->pending().size();
+}
+
+void MainWindow::restoreRecovered(bool restore)
+{
+    for (const RecoveryStore::Entry& e : m_recovery->pending()) {
+        if (!restore) {
+            m_recovery->remove(e.filePath);
+            continue;
+        }
+        CandidateTab* t = openFile(e.filePath);
+        if (!t) { // the file is gone: recreate it from the buffer rather than lose the text
+            const QByteArray bytes = e.text.toUtf8();
+            if (!kf::writeFileAtomic(e.filePath.toStdString(), std::string_view(bytes.constData(), bytes.size())))
+                continue;
+            t = openFile(e.filePath);
+            if (!t)
+                continue;
+        }
+        t->editor()->setText(e.text); // an undoable edit on top of the file: modified, not saved
+    }
+}
+
+void MainWindow::showEvent(QShowEvent* event)
+{
+    QMainWindow::showEvent(event);
+    if (!m_firstShow)
+        return;
+    m_firstShow = false;
+    if (!m_restoredState)
+        applyDefaultSizes(); // dock sizes only take once the window has its real size
+    m_defaultState = saveState();
+    if (!m_options.askToRestore)
+        return;
+    QTimer::singleShot(0, this, [this] {
+        const auto pending = m_recovery->pending();
+        if (pending.isEmpty())
+            return;
+        QStringList files;
+        for (const auto& e : pending)
+            files << QString("%1 (%2)%3").arg(e.filePath, e.savedAt.toLocalTime().toString(Qt::ISODate),
+                                               e.fileChangedSinceEdit ? tr(" — the file changed on disk since") : QString());
+        const auto answer = QMessageBox::question(
+            this, tr("Restore unsaved edits?"),
+            tr("KernelForge closed without saving these files:\n\n%1\n\nRestore the unsaved edits?").arg(files.join("\n")),
+            QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes);
+        restoreRecovered(answer == QMessageBox::Yes);
+    });
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    QStringList unsaved;
+    for (CandidateTab* t : tabs())
+        if (t->isModified())
+            unsaved << t->fileName();
+    if (m_taskEditor->isModified())
+        unsaved << "task.json";
+    if (!unsaved.isEmpty()) {
+        const auto answer = QMessageBox::question(this, tr("Quit KernelForge"),
+                                                  tr("Save changes to %1?").arg(unsaved.join(", ")),
+                                                  QMessageBox::SaveAll | QMessageBox::Discard | QMessageBox::Cancel);
+        if (answer == QMessageBox::Cancel || (answer == QMessageBox::SaveAll && !saveAll())) {
+            event->ignore();
+            return;
+        }
+        for (CandidateTab* t : tabs())
+            m_recovery->remove(t->filePath());
+    }
+    m_settings->setWindowGeometry(saveGeometry());
+    m_settings->setWindowState(saveState());
+    m_settings->setDefaultArchitecture(m_compile->architecture());
+    m_settings->sync();
+    event->accept();
+}
+
+void MainWindow::updateTitle()
+{
+    QString title = tr("KernelForge");
+    if (!m_workspace->root().isEmpty())
+        title += " — " + QFileInfo(m_workspace->root()).fileName();
+    if (CandidateTab* t = currentTab())
+        title += " — " + QFileInfo(t->taskDir()).fileName() + "/" + t->fileName();
+    setWindowTitle(title);
+}
+
+} // namespace kf::app

@@ -1,0 +1,129 @@
+#pragma once
+// The workbench window: workspace tree, kernel tabs, and the dockable panels (Problems,
+// Assembly, Resources & Occupancy, Task, Runs). It wires widgets to the two services through
+// two controllers (CompileController, RunController) and keeps no engine work of its own.
+#include "app/gui/services/RunService.h"
+
+#include <QMainWindow>
+#include <QPointer>
+
+#include <memory>
+
+class QDockWidget;
+class QMenu;
+class QTabWidget;
+class QTreeView;
+
+namespace kf::ui {
+class AssemblyView;
+class DiagnosticsPanel;
+class OccupancyPanel;
+class RunPanel;
+class TaskEditor;
+} // namespace kf::ui
+
+namespace kf::app {
+
+class CandidateTab;
+class CompileController;
+class RecoveryStore;
+class RunController;
+class Settings;
+class StatusBar;
+class Workspace;
+class WorkspaceModel;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    struct Options {
+        QString workspace;             ///< empty: the most recent workspace, else the bundled examples
+        QString recoveryDir;           ///< empty: the user's data folder
+        QString cacheDir;              ///< empty: the user's compile cache
+        RunService::Options runner;    ///< runner path empty: Settings, then the default
+        bool probeRunner = true;       ///< start the runner at once (status bar shows the GPU)
+        bool askToRestore = true;      ///< false: tests call restoreRecovered() themselves
+    };
+    /// `settings` is borrowed and must outlive the window.
+    MainWindow(Settings* settings, Options options, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    bool openWorkspace(const QString& root, QString* error = nullptr);
+    /// Opens `path` in a tab (or focuses its tab); task.json goes to the Task panel.
+    CandidateTab* openFile(const QString& path);
+    CandidateTab* currentTab() const;
+    QList<CandidateTab*> tabs() const;
+
+    /// Unsaved buffers a previous session left behind (crash recovery).
+    int recoverableCount() const;
+    /// Opens every recoverable buffer as a modified tab (restore) or forgets them (discard).
+    void restoreRecovered(bool restore);
+
+    // Parts, for tests and screenshots.
+    Workspace* workspace() const { return m_workspace; }
+    WorkspaceModel* workspaceModel() const { return m_workspaceModel; }
+    QTreeView* workspaceView() const { return m_workspaceView; }
+    QTabWidget* tabWidget() const { return m_tabs; }
+    kf::ui::DiagnosticsPanel* diagnosticsPanel() const { return m_diagnostics; }
+    kf::ui::AssemblyView* assemblyView() const { return m_assembly; }
+    kf::ui::OccupancyPanel* occupancyPanel() const { return m_occupancy; }
+    kf::ui::TaskEditor* taskEditor() const { return m_taskEditor; }
+    kf::ui::RunPanel* runPanel() const { return m_runPanel; }
+    StatusBar* statusBarWidget() const { return m_status; }
+    CompileController* compileController() const { return m_compile.get(); }
+    RunController* runController() const { return m_run.get(); }
+    QDockWidget* dock(const QString& objectName) const;
+
+public slots:
+    void verify();
+    void benchmark();
+    bool saveCurrent();
+    bool saveAll();
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+
+private:
+    void buildDocks();
+    void applyDefaultSizes();
+    void buildMenus();
+    void rebuildRecentMenu();
+    void openDefaultFile();
+    void onCurrentTabChanged(int index);
+    void onTaskEditorSave();
+    void showTaskFor(const QString& taskDir);
+    void closeTab(int index);
+    void newTask();
+    void newCandidate();
+    void openWorkspaceDialog();
+    void showSettings();
+    void applySettings();
+    bool saveTaskFiles(const QString& taskDir, QString* error);
+    void updateTitle();
+
+    Settings* m_settings = nullptr;
+    Options m_options;
+    std::unique_ptr<RecoveryStore> m_recovery;
+    Workspace* m_workspace = nullptr;
+    WorkspaceModel* m_workspaceModel = nullptr;
+    QTreeView* m_workspaceView = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    kf::ui::DiagnosticsPanel* m_diagnostics = nullptr;
+    kf::ui::AssemblyView* m_assembly = nullptr;
+    kf::ui::OccupancyPanel* m_occupancy = nullptr;
+    kf::ui::TaskEditor* m_taskEditor = nullptr;
+    kf::ui::RunPanel* m_runPanel = nullptr;
+    StatusBar* m_status = nullptr;
+    std::unique_ptr<CompileController> m_compile;
+    std::unique_ptr<RunController> m_run;
+    QMenu* m_recentMenu = nullptr;
+    QAction* m_verifyAction = nullptr;
+    QAction* m_benchAction = nullptr;
+    QAction* m_cancelAction = nullptr;
+    QByteArray m_defaultState;
+    bool m_firstShow = true;
+    bool m_restoredState = false;
+};
+
+} // namespace kf::app

@@ -1,0 +1,106 @@
+#include "app/gui/window/RunController.h"
+
+#include "app/gui/window/CandidateTab.h"
+#include "app/gui/window/StatusBar.h"
+#include "engine/task/Task.h"
+#include "widgets/runs/RunPanel.h"
+
+namespace kf::app {
+
+RunController::RunController(RunService::Options options, kf::ui::RunPanel* panel, StatusBar* status, QObject* parent)
+    : QObject(parent)
+    , m_service(std::make_unique<RunService>(std::move(options)))
+    , m_panel(panel)
+    , m_status(status)
+{
+    connect(m_service.get(), &RunService::stateChanged, this, &RunController::onState);
+    connect(m_service.get(), &RunService::runStarted, this, [this](quint64 id, const QString& title) {
+        m_runId = id; // emitted from inside RunService::run(), before it returns the id
+        m_panel->begin(title);
+        emit runningChanged(true);
+    });
+    connect(m_service.get(), &RunService::runEvent, this, [this](quint64 id, const nlohmann::json& e) {
+        if (id == m_runId)
+            m_panel->handleEvent(e);
+    });
+    connect(m_service.get(), &RunService::runReport, this, [this](quint64 id, const nlohmann::json& r) {
+        if (id != m_runId)
+            return;
+        m_gotReport = true;
+        m_panel->addReport(r);
+    });
+    connect(m_service.get(), &RunService::runFinished, this, [this](quint64 id, bool ok, const QString& sentence) {
+        if (id != m_runId)
+            return;
+        // A run that produced a report ended in a verdict; one that did not ended in a failure
+        // of the run itself (no GPU, runner crash or hang, cancel), shown as such.
+        if (m_gotReport)
+            m_panel->finish(ok, sentence);
+        else
+            m_panel->fail(sentence);
+        emit runningChanged(false);
+        emit finished(ok, sentence);
+    });
+    connect(m_panel, &kf::ui::RunPanel::cancelRequested, this, &RunController::cancel);
+}
+
+RunController::~RunController() = default;
+
+void RunController::probe() { m_service->probe(); }
+bool RunController::isRunning() const { return m_service->isRunning(); }
+void RunController::cancel() { m_service->cancel(); }
+
+bool RunController::start(kf::RunKind kind, CandidateTab* tab)
+{
+    const QString what = kind == kf::RunKind::Bench ? tr("Benchmark") : tr("Verify");
+    if (m_service->isRunning())
+        return false;
+    if (!tab) {
+        m_panel->begin(what);
+        m_panel->fail(tr("Open a candidate kernel of a task first (double-click one in the Workspace)."));
+        return false;
+    }
+    QString error;
+    if (m_save && !m_save(tab->taskDir(), &error)) {
+        m_panel->begin(what + " " + tab->fileName());
+        m_panel->fail(tr("Could not save before the run: %1").arg(error));
+        return false;
+    }
+    // The run uses the task and candidate as saved: reports carry their hashes, and promotion
+    // accepts only reports that match the files.
+    auto task = kf::loadTask(tab->taskDir().toStdString());
+    if (!task) {
+        m_panel->begin(what + " " + tab->fileName());
+        m_panel->fail(QString::fromStdString(task.error().message()));
+        return false;
+    }
+    if (!task->findCandidate(tab->fileName().toStdString())) {
+        m_panel->begin(what + " " + tab->fileName());
+        m_panel->fail(tr("%1 is not a candidate of task %2: add it under \"candidates\" in task.json with its launch plan "
+                         "(File ▸ New Candidate does this).")
+                          .arg(tab->fileName(), QString::fromStdString(task->name)));
+        return false;
+    }
+    kf::RunSettings s;
+    s.shapes = kind == kf::RunKind::Bench ? "benchmarks" : "tests";
+    s.trials = m_settings.trials;
+    s.launchTimeoutMs = m_settings.launchTimeoutMs;
+    m_gotReport = false;
+    m_runId = m_service->run(kind, *task, tab->fileName(), s);
+    return m_runId != 0;
+}
+
+void RunController::onState(RunService::RunnerState state, const QString& text)
+{
+    QString kind;
+    switch (state) {
+    case RunService::RunnerState::Ready: kind = "ok"; break;
+    case RunService::RunnerState::NoGpu: kind = "warn"; break;
+    case RunService::RunnerState::Unavailable: kind = "error"; break;
+    default: kind = "busy"; break;
+    }
+    if (m_status)
+        m_status->setRunner(text, kind, m_service->stateDetail());
+}
+
+} // namespace kf::app

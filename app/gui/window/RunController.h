@@ -1,0 +1,62 @@
+#pragma once
+// Verify (F5) and Benchmark (F6): saves the task's edited files, loads the task as saved, and
+// hands the run to the run service; streams its progress, reports and ending into the Runs
+// panel, and keeps the status bar's runner state honest (GPU, no GPU, restarting).
+#include "app/gui/services/RunService.h"
+
+#include <QObject>
+
+#include <functional>
+#include <memory>
+
+namespace kf::ui {
+class RunPanel;
+}
+
+namespace kf::app {
+
+class CandidateTab;
+class StatusBar;
+
+/// GUI thread only. Owns the RunService (and so the runner's worker thread and process).
+class RunController : public QObject {
+    Q_OBJECT
+public:
+    struct Settings {
+        int trials = 3;
+        int launchTimeoutMs = 10000;
+    };
+    RunController(RunService::Options options, kf::ui::RunPanel* panel, StatusBar* status, QObject* parent = nullptr);
+    ~RunController() override;
+
+    void setSettings(const Settings& s) { m_settings = s; }
+    /// Called before a run to save the task's modified files; returns false (with a sentence)
+    /// when one cannot be written.
+    void setSaveHook(std::function<bool(const QString& taskDir, QString* error)> hook) { m_save = std::move(hook); }
+
+    /// Starts a verify or benchmark of `tab`'s candidate. Returns false when nothing started
+    /// (the sentence is in the Runs panel).
+    bool start(kf::RunKind kind, CandidateTab* tab);
+    void cancel();
+    /// Starts the runner now so the first run does not pay for it.
+    void probe();
+    bool isRunning() const;
+    RunService* service() const { return m_service.get(); }
+
+signals:
+    void runningChanged(bool running);
+    void finished(bool ok, const QString& sentence);
+
+private:
+    void onState(RunService::RunnerState state, const QString& text);
+
+    std::unique_ptr<RunService> m_service;
+    kf::ui::RunPanel* m_panel = nullptr;
+    StatusBar* m_status = nullptr;
+    Settings m_settings;
+    std::function<bool(const QString&, QString*)> m_save;
+    quint64 m_runId = 0;
+    bool m_gotReport = false;
+};
+
+} // namespace kf::app

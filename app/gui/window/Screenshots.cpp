@@ -1,0 +1,161 @@
+#include "app/gui/window/Screenshots.h"
+
+#include "app/gui/window/CandidateTab.h"
+#include "app/gui/window/CompileController.h"
+#include "app/gui/window/MainWindow.h"
+#include "app/gui/window/RunController.h"
+#include "widgets/editor/KernelEditor.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QPixmap>
+#include <QTimer>
+
+#include <cstdio>
+#include <functional>
+#include <memory>
+
+namespace kf::app {
+
+namespace {
+
+class Tour : public QObject {
+public:
+    Tour(MainWindow& w, QString dir, bool withRuns)
+        : QObject(&w), m_w(w), m_dir(std::move(dir)), m_withRuns(withRuns)
+    {
+        QDir().mkpath(m_dir);
+    }
+
+    void start()
+    {
+        waitForCompile([this] { step1(); });
+        if (CandidateTab* t = m_w.currentTab(); t && t->lastResult())
+            QTimer::singleShot(0, this, [this] { step1(); });
+    }
+
+private:
+    // Calls `next` once, after the next compile result is painted (and the event loop settles).
+    void waitForCompile(std::function<void()> next)
+    {
+        auto conn = std::make_shared<QMetaObject::Connection>();
+        auto done = std::make_shared<bool>(false);
+        *conn = connect(m_w.compileController(), &CompileController::resultShown, this, [this, conn, done, next] {
+            if (*done)
+                return;
+            *done = true;
+            disconnect(*conn);
+            QTimer::singleShot(150, this, next); // let docks and charts finish their layout
+        });
+    }
+    void waitForRun(std::function<void()> next)
+    {
+        auto conn = std::make_shared<QMetaObject::Connection>();
+        *conn = connect(m_w.runController(), &RunController::finished, this, [this, conn, next] {
+            disconnect(*conn);
+            QTimer::singleShot(150, this, next);
+        });
+    }
+    void save(const QString& name)
+    {
+        const QString path = m_dir + "/" + name;
+        const bool ok = m_w.grab().save(path);
+        std::printf("%s %s\n", ok ? "saved" : "FAILED to save", qPrintable(path));
+        std::fflush(stdout);
+    }
+    void raise(const char* dock) { m_w.dock(dock)->raise(); }
+
+    void step1()
+    {
+        if (m_started)
+            return;
+        m_started = true;
+        CandidateTab* t = m_w.currentTab();
+        if (!t) {
+            std::printf("no kernel open; nothing to show\n");
+            qApp->exit(1);
+            return;
+        }
+        raise("assemblyDock");
+        raise("problemsDock");
+        // Put the cursor on a line of real work so the assembly view shows its instructions.
+        KernelEditor* e = t->editor();
+        int codeLine = 1;
+        for (int i = 0; i < e->lines(); ++i)
+            if (e->text(i).contains("__shfl") || e->text(i).contains("load_vec")) {
+                codeLine = i + 1;
+                break;
+            }
+        e->goTo(codeLine, 1);
+        QTimer::singleShot(150, this, [this] {
+            save("workbench.png");
+            raise("occupancyDock");
+            QTimer::singleShot(150, this, [this] {
+                save("occupancy.png");
+                raise("taskDock");
+                QTimer::singleShot(150, this, [this] {
+                    save("task-editor.png");
+                    breakKernel();
+                });
+            });
+        });
+    }
+
+    void breakKernel()
+    {
+        raise("assemblyDock");
+        CandidateTab* t = m_w.currentTab();
+        // A typo a user makes: an undeclared identifier in the kernel body.
+        KernelEditor* e = t->editor();
+        int line = 0;
+        for (int i = 0; i < e->lines(); ++i)
+            if (e->text(i).contains("threadIdx")) {
+                line = i;
+                break;
+            }
+        e->insertAt("    float oops = undefined_scale * 2.0f;\n", line + 1, 0);
+        e->goTo(line + 2, 5);
+        waitForCompile([this] {
+            save("diagnostics.png");
+            m_w.currentTab()->editor()->undo();
+            waitForCompile([this] { runs(); });
+        });
+    }
+
+    void runs()
+    {
+        if (!m_withRuns) {
+            m_w.verify(); // without a GPU this shows the compile-only sentence
+            waitForRun([this] { save("runs.png"); finish(); });
+            return;
+        }
+        m_w.verify();
+        waitForRun([this] {
+            save("verify.png");
+            m_w.benchmark();
+            waitForRun([this] {
+                save("benchmark.png");
+                finish();
+            });
+        });
+    }
+
+    void finish() { qApp->exit(0); }
+
+    using KernelEditor = kf::ui::KernelEditor;
+    MainWindow& m_w;
+    QString m_dir;
+    bool m_withRuns = false;
+    bool m_started = false;
+};
+
+} // namespace
+
+void takeScreenshots(MainWindow& window, const QString& dir, bool withRuns)
+{
+    auto* tour = new Tour(window, dir, withRuns);
+    tour->start();
+}
+
+} // namespace kf::app
