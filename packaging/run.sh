@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # packaging/run.sh [args...] — README command #1: set up, build (preset dev), open the examples.
 #
-# When the GUI has been built (build/dev/app/kernelforge), starts it on the bundled example
-# workspace resources/examples, passing any extra arguments along. It needs a display: without
+# When the GUI has been built (build/dev/app/gui/kernelforge), starts it, passing any extra
+# arguments along. On first start the workbench copies the bundled example workspace
+# (resources/examples) to the user's data folder and opens that copy; later starts open the most
+# recent workspace. It needs a display: without
 # DISPLAY or WAYLAND_DISPLAY (and without a QT_QPA_PLATFORM of your choice) it says so and
 # suggests xvfb-run or the offscreen platform.
 # Until then it runs the headless engine instead: `kforge compile <task>` for every task folder
@@ -14,7 +16,7 @@ set -euo pipefail
 me=run
 bdir="$KF_ROOT/build/dev"
 examples="$KF_ROOT/resources/examples"
-gui="$bdir/app/kernelforge"
+gui="$bdir/app/gui/kernelforge"
 cli="$bdir/app/cli/kforge"
 
 bash "$KF_PACKAGING/build.sh" dev
@@ -27,8 +29,8 @@ if [ -x "$gui" ]; then
 or without any window, e.g. to save screenshots:
     QT_QPA_PLATFORM=offscreen packaging/run.sh"
   fi
-  kf_log "$me" "starting ${gui#"$KF_ROOT"/} on resources/examples"
-  exec "$gui" "$examples" "$@"
+  kf_log "$me" "starting ${gui#"$KF_ROOT"/} (first start: a copy of resources/examples; then the last workspace)"
+  exec "$gui" "$@"
 fi
 
 [ -x "$cli" ] || kf_die "$me" "neither ${gui#"$KF_ROOT"/} nor ${cli#"$KF_ROOT"/} was built"

@@ -8,6 +8,7 @@
 #include "app/gui/window/RunController.h"
 #include "app/gui/window/StatusBar.h"
 #include "app/gui/window/Theme.h"
+#include "app/gui/workspace/ExampleWorkspace.h"
 #include "app/gui/workspace/Templates.h"
 #include "app/gui/workspace/Workspace.h"
 #include "app/gui/workspace/WorkspaceModel.h"
@@ -151,11 +152,13 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
                 break;
             }
     }
+    QString warning;
     if (root.isEmpty())
-        root = QStringLiteral(KF_EXAMPLES_DIR);
-    QString error;
-    if (!openWorkspace(root, &error) && root != QStringLiteral(KF_EXAMPLES_DIR))
-        openWorkspace(QStringLiteral(KF_EXAMPLES_DIR), nullptr);
+        root = userExampleWorkspace(&warning); // first start: the user's own copy of the examples
+    if (!openWorkspace(root, &warning))
+        openWorkspace(userExampleWorkspace(&warning), nullptr);
+    if (!warning.isEmpty())
+        m_status->showMessage(warning, 15000);
     if (m_options.probeRunner)
         m_run->probe();
     else
