@@ -14,6 +14,7 @@
 #include "app/gui/window/CompileController.h"
 #include "app/gui/window/MainWindow.h"
 #include "app/gui/window/RunController.h"
+#include "app/gui/workspace/ExampleWorkspace.h"
 #include "widgets/editor/KernelEditor.h"
 
 #include <QApplication>
@@ -26,6 +27,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTest>
 #include <QTimer>
 
 #include <algorithm>
@@ -109,7 +111,8 @@ int main(int argc, char** argv)
     QCommandLineOption kernelforge("kernelforge", "The workbench binary.", "path", KF_KERNELFORGE_BIN);
     QCommandLineOption runner("runner", "The runner binary.", "path", KF_RUNNER_BIN);
     QCommandLineOption gpu("gpu", "Use the GPU if the runner finds one (default: force compile-only mode).");
-    cli.addOptions({runs, kernelforge, runner, gpu});
+    QCommandLineOption workspace("workspace", "The example workspace.", "dir", KF_EXAMPLES_DIR);
+    cli.addOptions({runs, kernelforge, runner, gpu, workspace});
     cli.process(app);
 
     QTemporaryDir tmp;
@@ -125,7 +128,7 @@ int main(int argc, char** argv)
         p.setProcessEnvironment(env);
         QElapsedTimer t;
         t.start();
-        p.start(cli.value(kernelforge), {"--exit-when-ready", "--no-runner"});
+        p.start(cli.value(kernelforge), {"--exit-when-ready", "--no-runner", cli.value(workspace)});
         p.waitForFinished(30000);
         wall.push_back(t.nsecsElapsed() / 1e6);
         const QString out = QString::fromUtf8(p.readAllStandardOutput());
@@ -145,7 +148,13 @@ int main(int argc, char** argv)
     Settings settings(&qs);
     settings.setCompileDebounceMs(300);
     MainWindow::Options o;
-    o.workspace = KF_EXAMPLES_DIR;
+    // A copy: the benchmark types into the kernels and F5 saves before it runs.
+    const QString ws = tmp.path() + "/examples";
+    if (QString error; !copyFolder(cli.value(workspace), ws, &error)) {
+        std::fprintf(stderr, "bench_ui: %s\n", qPrintable(error));
+        return 1;
+    }
+    o.workspace = ws;
     o.recoveryDir = tmp.path() + "/recovery";
     o.cacheDir = tmp.path() + "/cache"; // cold cache: every first build is a real NVRTC build
     o.askToRestore = false;
@@ -160,7 +169,7 @@ int main(int argc, char** argv)
     Heartbeat beat(2);
     beat.start();
     QStringList files;
-    for (QDirIterator it(KF_EXAMPLES_DIR, {"*.cu"}, QDir::Files, QDirIterator::Subdirectories); it.hasNext();)
+    for (QDirIterator it(ws, {"*.cu"}, QDir::Files, QDirIterator::Subdirectories); it.hasNext();)
         files << it.next();
     files.sort();
     int compiles = 0;
@@ -174,17 +183,18 @@ int main(int argc, char** argv)
             compiles += waitForResult(w);
         kf::ui::KernelEditor* e = tab->editor();
         beat.setPhase("typing in " + name);
-        // Type a comment character by character, as a user would: each keystroke restarts the
+        // Type a comment key by key, as a user would (40 ms apart): each keystroke restarts the
         // debounce, the last one compiles.
+        e->setFocus();
         e->setCursorPosition(e->lines() - 1, 0);
-        for (QChar c : QString("// tuning the block size\n")) {
-            e->insert(QString(c));
-            e->setCursorPosition(e->lines() - 1, 0);
+        for (QChar c : QString("// tuning the block size")) {
+            QTest::keyClick(e, c.toLatin1());
             QElapsedTimer k;
             k.start();
             while (k.elapsed() < 40)
                 app.processEvents(QEventLoop::AllEvents, 5);
         }
+        QTest::keyClick(e, Qt::Key_Return);
         compiles += waitForResult(w);
         beat.setPhase("breaking " + name);
         e->insertAt("int broken = nope;\n", 0, 0);

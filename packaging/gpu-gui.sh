@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# packaging/gpu-gui.sh [bundle.tar.xz] — the workbench end to end on the GPU server.
+#
+# Unpacks the bundle made by packaging/gui-bundle.sh on a development machine (the server has no
+# Qt), points it at the kforge-runner built by packaging/gpu-server.sh, and
+#   1. runs the screenshot tour with real runs: open the example workspace, break and fix a
+#      kernel, then Verify (F5) and Benchmark (F6) through the real runner on the GPU, saving a
+#      PNG of each view;
+#   2. runs bench_ui --gpu: launch-to-interactive and the longest event-loop stall while
+#      compiling the examples and verifying on the GPU.
+# Output goes to $OUT/gui (default build/gpu-server/gpu-run/gui): the PNGs and gui.log.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+me=gpu-gui
+bundle=${1:-$KF_ROOT/.carry/gui-bundle.tar.xz}
+runner=${KF_RUNNER:-$KF_ROOT/build/gpu-server/app/cli/kforge-runner}
+out=${OUT:-$KF_ROOT/build/gpu-server/gpu-run}/gui
+[ -f "$bundle" ] || kf_die "$me" "$bundle missing: run packaging/gui-bundle.sh on a development machine and carry it here"
+[ -x "$runner" ] || kf_die "$me" "$runner missing: build kforge-runner first (packaging/gpu-server.sh does)"
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tar -C "$work" -xJf "$bundle"
+# shellcheck source=/dev/null
+. "$work/gui-bundle/env.sh"
+export KF_RUNNER="$runner"
+export XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" XDG_CACHE_HOME="$work/cache" XDG_RUNTIME_DIR="$work/run"
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+examples="$work/examples"  # a copy: the tour edits kernels and F5 saves before it runs
+cp -r "$KF_ROOT/resources/examples" "$examples"
+log="$out/gui.log"
+: >"$log"
+kf_log "$me" "screenshot tour with real runs (log: $log)"
+timeout 300 kernelforge --screenshot "$out" --screenshot-run "$examples" 2>&1 | grep -v propagateSizeHints | tee -a "$log" || true
+kf_log "$me" "bench_ui --gpu"
+timeout 240 bench_ui --gpu --runs 5 --kernelforge "$(command -v kernelforge)" --runner "$runner" --workspace "$examples" 2>&1 \
+  | grep -v propagateSizeHints | tee -a "$log" || true
+ls -la "$out" | tee -a "$log"
