@@ -125,6 +125,8 @@ private:
 
     void runs()
     {
+        // Results need room: give the Runs panel half the window for the run screenshots.
+        m_w.resizeDocks({m_w.dock("runsDock")}, {m_w.height() / 2}, Qt::Vertical);
         if (!m_withRuns) {
             m_w.verify(); // without a GPU this shows the compile-only sentence
             waitForRun([this] { save("runs.png"); finish(); });
