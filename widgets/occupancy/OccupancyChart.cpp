@@ -45,7 +45,7 @@ OccupancyChart::OccupancyChart(const QString& title, const QString& xTitle, QWid
     }
 
     setRenderHint(QPainter::Antialiasing);
-    setMinimumSize(240, 200);
+    setMinimumSize(170, 200); // three side by side must fit a dock beside the editor
     applyPalette();
 }
 

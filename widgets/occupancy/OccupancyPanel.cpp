@@ -82,7 +82,8 @@ void OccupancyPanel::buildUi()
     m_kernelCombo = new QComboBox(this);
     m_kernelCombo->setObjectName(QStringLiteral("kernelCombo"));
     m_kernelCombo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_kernelCombo->setMinimumContentsLength(24);
+    m_kernelCombo->setMinimumContentsLength(16);
+    m_kernelCombo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     connect(m_kernelCombo, &QComboBox::currentIndexChanged, this, &OccupancyPanel::onEntryChanged);
 
     m_blockSpin = new QSpinBox(this);
@@ -131,6 +132,7 @@ void OccupancyPanel::buildUi()
     m_occupancyLabel->setToolTip(tr("theoretical occupancy: resident warps per SM over the SM's warp slots"));
     m_residentLabel = new QLabel(this);
     m_residentLabel->setObjectName(QStringLiteral("residentLabel"));
+    m_residentLabel->setWordWrap(true); // the panel lives in a dock: wrap rather than widen it
     m_limiterLabel = new QLabel(this);
     m_limiterLabel->setObjectName(QStringLiteral("limiterLabel"));
     m_limiterLabel->setWordWrap(true);
