@@ -568,6 +568,8 @@ void MainWindow::applySettings()
     RunController::Settings rs;
     rs.trials = m_settings->trials();
     rs.launchTimeoutMs = m_settings->launchTimeoutMs();
+    rs.rtol = m_settings->toleranceOverride().rtol;
+    rs.atol = m_settings->toleranceOverride().atol;
     m_run->setSettings(rs);
     switch (m_settings->theme()) {
     case Settings::Theme::System: applyTheme(*qApp, ThemeChoice::System); break;

@@ -16,7 +16,12 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
     connect(m_service.get(), &RunService::stateChanged, this, &RunController::onState);
     connect(m_service.get(), &RunService::runStarted, this, [this](quint64 id, const QString& title) {
         m_runId = id; // emitted from inside RunService::run(), before it returns the id
-        m_panel->begin(title);
+        QString suffix;
+        if (m_settings.rtol || m_settings.atol)
+            suffix = tr(" · tolerance override (rtol %1, atol %2): not evidence for promotion")
+                         .arg(m_settings.rtol ? QString::number(*m_settings.rtol) : tr("task's"),
+                              m_settings.atol ? QString::number(*m_settings.atol) : tr("task's"));
+        m_panel->begin(title + suffix);
         emit runningChanged(true);
     });
     connect(m_service.get(), &RunService::runEvent, this, [this](quint64 id, const nlohmann::json& e) {
@@ -80,6 +85,15 @@ bool RunController::start(kf::RunKind kind, CandidateTab* tab)
                          "(File ▸ New Candidate does this).")
                           .arg(tab->fileName(), QString::fromStdString(task->name)));
         return false;
+    }
+    if (m_settings.rtol || m_settings.atol) {
+        for (kf::TensorSpec& out : task->outputs) {
+            if (m_settings.rtol)
+                out.tolerance.rtol = *m_settings.rtol;
+            if (m_settings.atol)
+                out.tolerance.atol = *m_settings.atol;
+            out.toleranceGiven = true;
+        }
     }
     kf::RunSettings s;
     s.shapes = kind == kf::RunKind::Bench ? "benchmarks" : "tests";

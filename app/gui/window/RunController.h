@@ -7,6 +7,7 @@
 #include <QObject>
 
 #include <functional>
+#include <optional>
 #include <memory>
 
 namespace kf::ui {
@@ -25,6 +26,10 @@ public:
     struct Settings {
         int trials = 3;
         int launchTimeoutMs = 10000;
+        /// Settings ▸ tolerance override, applied to every output for exploration. The run's
+        /// task hash then differs from task.json's, so such reports can never promote a kernel.
+        std::optional<double> rtol;
+        std::optional<double> atol;
     };
     RunController(RunService::Options options, kf::ui::RunPanel* panel, StatusBar* status, QObject* parent = nullptr);
     ~RunController() override;

@@ -228,6 +228,18 @@ private slots:
         // The editor is untouched by the failed run.
         QVERIFY(w->currentTab() != nullptr);
     }
+
+    void toleranceOverrideIsAnnouncedOnTheRun()
+    {
+        m_settings->setToleranceOverride({0.5, std::nullopt});
+        auto w = makeWindow();
+        QSignalSpy finished(w->runController(), &RunController::finished);
+        w->verify();
+        QVERIFY(finished.wait(120000));
+        m_settings->setToleranceOverride({});
+        QVERIFY2(w->runPanel()->title().contains("tolerance override (rtol 0.5, atol task's)"),
+                 qPrintable(w->runPanel()->title()));
+    }
 };
 
 QTEST_MAIN(TestMainWindow)
