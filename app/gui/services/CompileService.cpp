@@ -5,6 +5,8 @@
 #include <QMetaObject>
 #include <QPointer>
 
+#include <algorithm>
+
 namespace kf::app {
 
 CompileService::CompileService(const QString& cacheDir, QObject* parent)
@@ -36,17 +38,7 @@ quint64 CompileService::request(const QString& tag, CompileRequest request)
     ++m_pending;
     {
         std::lock_guard lock(m_mutex);
-        // A queued build of the same tag is already stale: replace it in place.
-        for (auto it = m_queue.begin(); it != m_queue.end();) {
-            if (it->tag == tag) {
-                it = m_queue.erase(it);
-                --m_pending;
-            } else {
-                ++it;
-            }
-        }
-        if (m_inFlightTag == tag && m_inFlightCancel)
-            m_inFlightCancel->cancel();
+        dropLocked(tag); // a queued or running build of the same tag is already stale
         m_queue.push_back(Job{tag, generation, std::move(request), std::make_shared<CancelToken>()});
     }
     m_wake.notify_one();
@@ -58,19 +50,20 @@ void CompileService::cancel(const QString& tag)
     m_latest.remove(tag);
     {
         std::lock_guard lock(m_mutex);
-        for (auto it = m_queue.begin(); it != m_queue.end();) {
-            if (it->tag == tag) {
-                it = m_queue.erase(it);
-                --m_pending;
-            } else {
-                ++it;
-            }
-        }
-        if (m_inFlightTag == tag && m_inFlightCancel)
-            m_inFlightCancel->cancel();
+        dropLocked(tag);
     }
     if (m_pending == 0) // nothing left to deliver: say so from the event loop, as deliver() does
         QMetaObject::invokeMethod(this, [this] { if (m_pending == 0) emit idle(); }, Qt::QueuedConnection);
+}
+
+void CompileService::dropLocked(const QString& tag)
+{
+    const auto before = m_queue.size();
+    m_queue.erase(std::remove_if(m_queue.begin(), m_queue.end(), [&](const Job& j) { return j.tag == tag; }),
+                  m_queue.end());
+    m_pending -= static_cast<int>(before - m_queue.size());
+    if (m_inFlightTag == tag && m_inFlightCancel)
+        m_inFlightCancel->cancel();
 }
 
 quint64 CompileService::latestGeneration(const QString& tag) const

@@ -55,6 +55,8 @@ private:
         std::shared_ptr<CancelToken> cancel;
     };
     void workerLoop();
+    /// Removes `tag`'s queued builds and cancels its build in flight. Caller holds m_mutex.
+    void dropLocked(const QString& tag);
     void deliver(const QString& tag, quint64 generation, std::shared_ptr<const CompileResult> result, QString error);
 
     std::unique_ptr<CompileCache> m_cache;

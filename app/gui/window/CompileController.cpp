@@ -138,7 +138,6 @@ void CompileController::onFinished(const QString& tag, std::shared_ptr<const kf:
         if (belongsTo(d, tab->filePath()))
             own.push_back(d);
     tab->editor()->setDiagnostics(own);
-    m_lastFailure.clear();
     if (tab == m_current)
         showInPanels(tab);
     emit resultShown(tab);
@@ -149,7 +148,6 @@ void CompileController::onFailed(const QString& tag, const QString& sentence)
     CandidateTab* tab = tabFor(tag);
     if (!tab)
         return;
-    m_lastFailure = sentence;
     if (tab == m_current) {
         if (m_panels.status)
             m_panels.status->setCompile(tr("cannot compile: %1").arg(sentence));

@@ -72,7 +72,6 @@ private:
     CandidateTab* m_current = nullptr;
     QString m_arch = QStringLiteral("sm_90");
     QStringList m_extraOptions;
-    QString m_lastFailure;
 };
 
 } // namespace kf::app

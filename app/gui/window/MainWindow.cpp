@@ -23,7 +23,6 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
-#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -41,15 +40,16 @@ namespace kf::app {
 
 namespace {
 
+// The engine's reader, so a failure names the file and the reason the same way everywhere.
 QString readText(const QString& path, QString* error)
 {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
+    auto bytes = kf::readFileBytes(path.toStdString());
+    if (!bytes) {
         if (error)
-            *error = QObject::tr("cannot read %1: %2").arg(path, f.errorString());
+            *error = QString::fromStdString(bytes.error().message());
         return {};
     }
-    return QString::fromUtf8(f.readAll());
+    return QString::fromUtf8(bytes->data(), static_cast<qsizetype>(bytes->size()));
 }
 
 QDockWidget* makeDock(QMainWindow* w, const QString& title, const QString& name, QWidget* content)
@@ -389,8 +389,7 @@ void MainWindow::showTaskFor(const QString& taskDir)
     nlohmann::json doc = nlohmann::json::parse(text.toStdString(), nullptr, false);
     if (doc.is_discarded())
         doc = nlohmann::json::object(); // the JSON tab and its message say what is wrong
-    if (m_taskEditor->filePath() != jsonPath || !m_taskEditor->isModified())
-        m_taskEditor->setDocument(doc, jsonPath, taskDir);
+    m_taskEditor->setDocument(doc, jsonPath, taskDir);
 }
 
 void MainWindow::onTaskEditorSave()

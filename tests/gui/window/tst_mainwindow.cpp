@@ -7,6 +7,7 @@
 #include "app/gui/window/MainWindow.h"
 #include "app/gui/window/RunController.h"
 #include "app/gui/window/StatusBar.h"
+#include "app/gui/workspace/ExampleWorkspace.h"
 #include "engine/compile/CompileTypes.h"
 #include "testutil.h"
 #include "widgets/diagnostics/DiagnosticsModel.h"
@@ -30,22 +31,6 @@
 using namespace kf::app;
 using kf::ui::KernelEditor;
 
-namespace {
-
-bool copyTree(const QString& from, const QString& to)
-{
-    QDir().mkpath(to);
-    const QDir src(from);
-    for (const QString& f : src.entryList(QDir::Files))
-        if (!QFile::copy(from + "/" + f, to + "/" + f))
-            return false;
-    for (const QString& d : src.entryList(QDir::Dirs | QDir::NoDotAndDotDot))
-        if (!copyTree(from + "/" + d, to + "/" + d))
-            return false;
-    return true;
-}
-
-} // namespace
 
 class TestMainWindow : public QObject {
     Q_OBJECT
@@ -69,25 +54,14 @@ class TestMainWindow : public QObject {
         return w;
     }
 
-    // Waits until the current tab shows a result of its current text.
-    static bool waitForResult(MainWindow& w)
-    {
-        CandidateTab* t = w.currentTab();
-        if (!t)
-            return false;
-        QSignalSpy shown(w.compileController(), &CompileController::resultShown);
-        QElapsedTimer timer;
-        timer.start();
-        // Either a result is already there for this text or one arrives.
-        return t->lastResult() || shown.wait(60000);
-    }
-
 private slots:
     void initTestCase()
     {
         QVERIFY(m_tmp.isValid());
         m_workspace = m_tmp.path() + "/ws";
-        QVERIFY(copyTree(KF_SOURCE_DIR "/resources/examples/softmax_fp32", m_workspace + "/softmax_fp32"));
+        QString error;
+        QVERIFY2(copyFolder(KF_SOURCE_DIR "/resources/examples/softmax_fp32", m_workspace + "/softmax_fp32", &error),
+                 qPrintable(error));
         m_qsettings = std::make_unique<QSettings>(m_tmp.path() + "/settings.ini", QSettings::IniFormat);
         m_settings = std::make_unique<Settings>(m_qsettings.get());
         m_settings->setCompileDebounceMs(50);
