@@ -39,6 +39,7 @@ apt_packages=(
   libqt6opengl6-dev       # Qt6Charts' CMake package needs Qt6OpenGL(Widgets); only "recommended"
   libqscintilla2-qt6-dev libxkbcommon-dev
   nlohmann-json3-dev libcli11-dev libxxhash-dev
+  libdtl-dev              # the registry browser's source diff (header-only Myers diff)
   libgl-dev
   xvfb xauth fonts-dejavu-core   # headless GUI runs and screenshots
 )

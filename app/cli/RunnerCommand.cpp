@@ -11,6 +11,7 @@
 #include "engine/core/Hash.h"
 #include "engine/runner/RunRequest.h"
 #include "engine/runner/Supervisor.h"
+#include "engine/task/HeldOut.h"
 #include "engine/task/Task.h"
 
 #include <algorithm>
@@ -81,7 +82,7 @@ const std::vector<ShapeBinding>& shapeSet(const Task& task, const std::string& w
 
 } // namespace
 
-int runOnRunner(const RunArgs& a)
+int runOnRunner(const RunArgs& a, json* collect)
 {
     const bool bench = a.kind == RunKind::Bench;
     const char* command = bench ? "bench" : "verify";
@@ -189,7 +190,12 @@ int runOnRunner(const RunArgs& a)
     settings.minSamples = a.minSamples;
     settings.maxSamples = a.maxSamples;
     settings.targetSpread = a.targetSpread;
-    const bool withSet = a.shapes == "all";
+    if (!bench && a.heldOut > 0) {
+        // Derived with the replay seed when one is given, else with a secret one.
+        const std::uint64_t heldOutSeed = seed ? *seed : parseSeed(freshSeeds(1, std::nullopt).front()).value_or(1);
+        settings.heldOut = deriveHeldOutShapes(task, heldOutSeed, a.heldOut);
+    }
+    const bool withSet = a.shapes == "all" || !settings.heldOut.empty();
     ProgressLine progress;
     json reports = json::array();
     bool allOk = true;
@@ -297,6 +303,11 @@ int runOnRunner(const RunArgs& a)
       }
     }
 
+    if (collect) {
+        for (json& r : reports)
+            collect->push_back(std::move(r));
+        return allOk ? kExitOk : kExitFailed;
+    }
     const json all = {{"schema_version", 1}, {"command", command}, {"ok", allOk}, {"reports", reports}};
     const std::string text = all.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     if (a.json)

@@ -32,6 +32,7 @@ struct RunArgs {
     int trials = 3;
     std::string arch;                       ///< empty: the runner's GPU
     int repeat = 1;                         ///< >1: edit, recompile and re-verify with the warm runner, timing each
+    int heldOut = 0;                        ///< held-out shapes derived from the task (verify)
     // bench
     double timeCapMs = 2000;
     int minSamples = 10;
@@ -40,7 +41,9 @@ struct RunArgs {
 };
 
 /// Runs the whole command; returns the process exit code (ExitCodes.h, or 130 on Ctrl-C).
-int runOnRunner(const RunArgs& args);
+/// With `collect`, the reports are appended there instead of being printed as a --json document
+/// (tables are still printed unless args.json): `kforge promote` gathers its evidence this way.
+int runOnRunner(const RunArgs& args, nlohmann::json* collect = nullptr);
 
 /// Human-readable blocks, one per report (VerifyCommand.cpp, BenchCommand.cpp).
 void printVerifyReport(std::ostream& out, const nlohmann::json& report, bool withSet);

@@ -179,6 +179,9 @@ void addVerifyCommand(CLI::App& app, int& exitCode)
     cmd->add_option("--repeat", args->repeat,
                     "edit-to-verdict latency: N rounds of edit, compile and verify with one warm runner, each timed")
         ->check(CLI::Range(1, 1000));
+    cmd->add_option("--held-out", args->heldOut,
+                    "also run N shapes derived from the task's symbol ranges and constraints (as promotion does)")
+        ->check(CLI::Range(0, 16));
     cmd->add_option("--shapes", args->shapes, "which shape set to run")->check(CLI::IsMember({"tests", "benchmarks", "all"}));
     cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch; a hung kernel is killed after it")
         ->check(CLI::Range(1, 86400000));

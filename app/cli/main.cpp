@@ -2,6 +2,7 @@
 #include "BenchCommand.h"
 #include "CompileCommand.h"
 #include "ExitCodes.h"
+#include "PromoteCommand.h"
 #include "VerifyCommand.h"
 #include "engine/analysis/Occupancy.h"
 #include "engine/compile/Compiler.h"
@@ -20,7 +21,7 @@ using namespace kf;
 
 int main(int argc, char** argv)
 {
-    CLI::App app{"kforge " KF_VERSION " — compile, verify and benchmark CUDA kernels against LibTorch"};
+    CLI::App app{"kforge " KF_VERSION " — compile, verify, benchmark and promote CUDA kernels against LibTorch"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("kforge ") + KF_VERSION);
     int exitCode = cli::kExitOk;
@@ -28,6 +29,8 @@ int main(int argc, char** argv)
     cli::addCompileCommand(app, exitCode);
     cli::addVerifyCommand(app, exitCode);
     cli::addBenchCommand(app, exitCode);
+    cli::addPromoteCommand(app, exitCode);
+    cli::addRegistryCommand(app, exitCode);
 
     std::string taskPath;
     CLI::App* validate = app.add_subcommand("validate", "Check a task.json against schema v1 and print a summary");

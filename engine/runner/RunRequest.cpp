@@ -2,6 +2,7 @@
 
 #include "engine/core/Base64.h"
 #include "engine/core/Hash.h"
+#include "engine/task/HeldOut.h"
 
 #include <cstdio>
 #include <ctime>
@@ -83,6 +84,8 @@ Json buildRunRequest(RunKind kind, const TaskPayload& task, const Candidate& can
         r["target_spread"] = s.targetSpread;
         r["recheck_fraction"] = 0.05;
         r["warmup"] = 3;
+    } else if (!s.heldOut.empty()) {
+        r["held_out_shapes"] = heldOutJson(s.heldOut);
     }
     return r;
 }

@@ -21,6 +21,7 @@ struct RunSettings {
     std::string shapes = "tests";           ///< tests | benchmarks | all
     int trials = 3;                         ///< verify: trials per shape (one seed each)
     std::optional<std::uint64_t> seed;      ///< fixed first seed (replay); empty: fresh secret seeds
+    std::vector<ShapeBinding> heldOut;      ///< verify: extra shapes run as set "held_out" (task/HeldOut.h)
     int launchTimeoutMs = 10000;            ///< the runner's per-launch watchdog
     // bench
     double timeCapMs = 2000;

@@ -1,0 +1,183 @@
+// `kforge promote`: gather the evidence (run it, or read saved reports), judge the gates, and
+// write the kernel into the registry. The registry judges the gates again under its lock, so
+// what is printed here is what the registry decided.
+#include "PromoteCommand.h"
+
+#include "ExitCodes.h"
+#include "RunnerCommand.h"
+#include "engine/core/Files.h"
+#include "engine/core/JsonReader.h"
+#include "engine/registry/Registry.h"
+#include "engine/task/Task.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+namespace kf::cli {
+
+namespace {
+
+struct PromoteArgs {
+    std::string path;
+    std::string candidate;
+    std::string registry;
+    std::vector<std::string> evidence;
+    bool json = false;
+    std::string runnerPath;
+    int launchTimeoutMs = 10000;
+    double timeCapMs = 2000;
+};
+
+std::string whoAmI()
+{
+    const char* user = std::getenv("USER");
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    return std::string(user && *user ? user : "unknown") + "@" + host;
+}
+
+void printGates(std::ostream& out, const GateVerdict& v)
+{
+    for (const GateCheck& c : v.checks)
+        out << "  " << (c.passed ? "✓ " : "✗ ") << c.title << ": " << c.detail << '\n';
+}
+
+int promote(const PromoteArgs& a)
+{
+    std::error_code ec;
+    if (!fs::exists(a.path, ec)) {
+        std::cerr << "kforge: " << a.path << ": no such file or folder\n";
+        return kExitUsage;
+    }
+    auto loaded = loadTask(a.path);
+    if (!loaded) {
+        std::cerr << "kforge: " << loaded.error().message() << '\n';
+        return kExitUsage;
+    }
+    Task task = std::move(loaded.value());
+    std::string candidate = a.candidate;
+    if (candidate.empty()) {
+        if (task.candidates.size() != 1) {
+            std::string names;
+            for (const Candidate& c : task.candidates)
+                names += (names.empty() ? "" : ", ") + c.file;
+            std::cerr << "kforge: task " << task.name << " has " << task.candidates.size()
+                      << " candidates; name the one to promote with --candidate (" << names << ")\n";
+            return kExitUsage;
+        }
+        candidate = task.candidates.front().file;
+    } else if (!task.findCandidate(candidate)) {
+        std::cerr << "kforge: " << candidate << " is not a candidate of task " << task.name
+                  << "; list it with its launch plan under \"candidates\" in task.json\n";
+        return kExitUsage;
+    }
+    auto dir = Registry::resolveDirectory(a.registry, task.directory);
+    if (!dir) {
+        std::cerr << "kforge: " << dir.error().message() << '\n';
+        return kExitUsage;
+    }
+    const Registry registry(dir.value());
+
+    // The evidence: saved reports, or a fresh verification (test and held-out shapes) and benchmark.
+    std::vector<Json> documents;
+    if (!a.evidence.empty()) {
+        for (const std::string& file : a.evidence) {
+            auto j = kf::json::readFile(file);
+            if (!j) {
+                std::cerr << "kforge: " << j.error().message() << '\n';
+                return kExitUsage;
+            }
+            documents.push_back(std::move(j.value()));
+        }
+    } else {
+        Json reports = Json::array();
+        RunArgs run;
+        run.path = a.path;
+        run.candidates = {candidate};
+        run.json = a.json;
+        run.runnerPath = a.runnerPath;
+        run.launchTimeoutMs = a.launchTimeoutMs;
+        run.kind = RunKind::Verify;
+        run.shapes = "tests";
+        run.trials = kMinTrialsForPromotion;
+        run.heldOut = 2;
+        int rc = runOnRunner(run, &reports);
+        if (rc != kExitOk && rc != kExitFailed)
+            return rc; // no GPU, no runner, interrupted: nothing to judge
+        if (!a.json)
+            std::cout << '\n';
+        run.kind = RunKind::Bench;
+        run.shapes = "benchmarks";
+        run.timeCapMs = a.timeCapMs;
+        rc = runOnRunner(run, &reports);
+        if (rc != kExitOk && rc != kExitFailed)
+            return rc;
+        documents.push_back(Json{{"reports", reports}});
+        if (!a.json)
+            std::cout << '\n';
+    }
+    const Evidence evidence = collectEvidence(documents, candidate);
+    PromotionInput in{std::move(task), candidate, evidence.correctness, evidence.performance, whoAmI()};
+    auto outcome = registry.promote(in);
+    if (!outcome) {
+        std::cerr << "kforge: " << outcome.error().message() << '\n';
+        return kExitEnvironment;
+    }
+    const bool ok = outcome->entry.has_value();
+    if (a.json) {
+        Json out = {{"schema_version", 1},
+                    {"command", "promote"},
+                    {"ok", ok},
+                    {"registry", registry.directory().string()},
+                    {"candidate", candidate},
+                    {"gates", outcome->gates.toJson()},
+                    {"verdict", outcome->gates.sentence()}};
+        if (ok) {
+            out["id"] = outcome->entry->id;
+            out["folder"] = registry.entryDirectory(outcome->entry->id).string();
+            out["entry"] = registryEntryToJson(*outcome->entry);
+        }
+        std::cout << out.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+    } else {
+        std::cout << "Promotion gates for " << in.task.name << "/" << candidate << ":\n";
+        printGates(std::cout, outcome->gates);
+        if (ok) {
+            std::cout << "promoted " << outcome->entry->id << "\n  folder: " << registry.entryDirectory(outcome->entry->id).string()
+                      << "\n  scope: " << evidenceScope(in.task, in.performance) << '\n';
+        } else {
+            const GateCheck* f = outcome->gates.firstFailure();
+            std::cerr << "kforge: promotion refused: " << f->title << ": " << f->detail
+                      << (f->hint.empty() ? "" : "\n  what to do: " + f->hint) << '\n';
+        }
+    }
+    return ok ? kExitOk : kExitFailed;
+}
+
+} // namespace
+
+void addPromoteCommand(CLI::App& app, int& exitCode)
+{
+    auto args = std::make_shared<PromoteArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "promote", "Verify (test + held-out shapes) and benchmark a candidate, check the gates, add it to the registry");
+    cmd->add_option("task", args->path, "task folder or task.json")->required();
+    cmd->add_option("--candidate", args->candidate, "the candidate file (required when the task has several)");
+    cmd->add_option("--registry", args->registry,
+                    "registry folder (default: $KF_REGISTRY, the workspace's, or ~/.local/share/KernelForge/registry)");
+    cmd->add_option("--evidence", args->evidence,
+                    "use saved reports (`kforge verify|bench --report`) instead of running (repeatable)")
+        ->allow_extra_args(false);
+    cmd->add_flag("--json", args->json, "print the outcome as JSON");
+    cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
+    cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch")->check(CLI::Range(1, 86400000));
+    cmd->add_option("--time-cap-ms", args->timeCapMs, "benchmark time cap per shape")->check(CLI::PositiveNumber);
+    cmd->callback([args, &exitCode] { exitCode = promote(*args); });
+}
+
+} // namespace kf::cli

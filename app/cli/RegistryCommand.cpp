@@ -1,0 +1,286 @@
+// `kforge registry list | show | check | remove | deprecate | threshold`: the registry of
+// verified kernels from a terminal or a CI pipeline. Every subcommand takes --registry and --json.
+#include "ExitCodes.h"
+#include "PromoteCommand.h"
+#include "TextTable.h"
+#include "engine/registry/Registry.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kf::cli {
+
+namespace {
+
+struct RegistryArgs {
+    std::string registry;
+    bool json = false;
+    std::string id;
+    std::string reason;
+    bool prune = false;
+    bool all = false;
+    double threshold = 0;
+};
+
+std::string times(double v)
+{
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f×", v);
+    return b;
+}
+
+json with(json j, const json& more)
+{
+    j.update(more);
+    return j;
+}
+
+void printJson(const json& j) { std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n'; }
+
+json document(const char* command, bool ok, const Registry& r)
+{
+    return {{"schema_version", 1}, {"command", std::string("registry ") + command}, {"ok", ok},
+            {"registry", r.directory().string()}};
+}
+
+// Runs `body` with the resolved registry; errors become exit code 2 (bad path or ID) or 3 (I/O).
+template <class Body>
+void withRegistry(const RegistryArgs& a, int& exitCode, Body body)
+{
+    auto dir = Registry::resolveDirectory(a.registry, fs::current_path());
+    if (!dir) {
+        std::cerr << "kforge: " << dir.error().message() << '\n';
+        exitCode = kExitUsage;
+        return;
+    }
+    exitCode = body(Registry(dir.value()));
+}
+
+int list(const RegistryArgs& a, const Registry& r)
+{
+    auto index = r.load();
+    if (!index) {
+        std::cerr << "kforge: " << index.error().message() << '\n';
+        return kExitEnvironment;
+    }
+    if (a.json) {
+        json out = document("list", true, r);
+        out["speedup_threshold"] = index->threshold;
+        out["kernels"] = registryIndexToJson(index.value())["kernels"];
+        printJson(out);
+        return kExitOk;
+    }
+    std::cout << "Registry " << r.directory().string() << " (promotion threshold " << times(index->threshold) << ")\n";
+    if (index->kernels.empty()) {
+        std::cout << "  no verified kernels yet: `kforge promote <task-dir> --candidate file.cu`\n";
+        return kExitOk;
+    }
+    TextTable t({{"ID"}, {"op"}, {"dtype"}, {"GPU"}, {"shapes"}, {"speedup", TextTable::Align::Right},
+                 {"promoted"}, {"status"}});
+    int hidden = 0;
+    for (const RegistryEntry& e : index->kernels) {
+        if (e.deprecated() && !a.all) {
+            ++hidden;
+            continue;
+        }
+        t.addRow({e.id, e.op, e.dtype, e.gpu, TextTable::truncate(e.shapesText(), 40), times(e.geomeanSpeedup),
+                  e.promotedAt, e.status});
+    }
+    t.print(std::cout);
+    if (hidden)
+        std::cout << "  (" << hidden << " deprecated not shown: --all)\n";
+    return kExitOk;
+}
+
+int show(const RegistryArgs& a, const Registry& r)
+{
+    auto e = r.entry(a.id);
+    if (!e) {
+        std::cerr << "kforge: " << e.error().message() << '\n';
+        return kExitUsage;
+    }
+    auto promotion = r.promotion(a.id);
+    if (a.json) {
+        json out = document("show", true, r);
+        out["entry"] = registryEntryToJson(e.value());
+        out["folder"] = r.entryDirectory(a.id).string();
+        out["promotion"] = promotion ? promotion.value() : json();
+        printJson(out);
+        return kExitOk;
+    }
+    std::cout << e->id << (e->deprecated() ? "  [deprecated: " + e->deprecationReason + "]" : "") << '\n'
+              << "  folder:    " << r.entryDirectory(a.id).string() << '\n'
+              << "  task:      " << e->taskName << " (" << e->op << ", " << e->dtype << "), kernel " << e->kernelFile << '\n'
+              << "  GPU:       " << e->gpu << " (" << e->arch << ")\n"
+              << "  speedup:   " << times(e->geomeanSpeedup) << " geometric mean, slowest shape " << times(e->minSpeedup) << '\n'
+              << "  shapes:    " << e->shapesText() << '\n'
+              << "  promoted:  " << e->promotedAt << '\n'
+              << "  hashes:    source " << e->sourceHash << ", task " << e->taskHash << '\n';
+    if (!promotion) {
+        std::cerr << "kforge: " << promotion.error().message() << '\n';
+        return kExitFailed;
+    }
+    const json& p = promotion.value();
+    if (p.contains("environment") && p["environment"].is_object()) {
+        const json& env = p["environment"];
+        auto s = [&](const char* k) { return env.contains(k) ? (env[k].is_string() ? env[k].get<std::string>() : env[k].dump()) : "?"; };
+        std::cout << "  software:  driver " << s("driver") << ", NVRTC " << s("nvrtc") << ", LibTorch " << s("torch") << '\n';
+    }
+    if (p.contains("evidence_scope") && p["evidence_scope"].is_string())
+        std::cout << "  scope:     " << p["evidence_scope"].get<std::string>() << '\n';
+    if (p.contains("gates") && p["gates"].is_array()) {
+        std::cout << "  gates (threshold " << (p.contains("threshold") ? p["threshold"].dump() : "?") << "):\n";
+        for (const json& g : p["gates"])
+            std::cout << "    " << (g.value("passed", false) ? "✓ " : "✗ ") << g.value("title", "") << ": "
+                      << g.value("detail", "") << '\n';
+    }
+    if (p.contains("speedup") && p["speedup"].contains("per_shape")) {
+        TextTable t({{"shape"}, {"candidate ms", TextTable::Align::Right}, {"LibTorch ms", TextTable::Align::Right},
+                     {"speedup", TextTable::Align::Right}});
+        for (const json& s : p["speedup"]["per_shape"]) {
+            std::string shape;
+            if (s.contains("shape") && s["shape"].is_object())
+                for (const auto& [k, v] : s["shape"].items())
+                    shape += (shape.empty() ? "" : " ") + k + "=" + v.dump();
+            auto num = [](const json& v) { return v.is_number() ? std::to_string(v.get<double>()).substr(0, 8) : v.dump(); };
+            t.addRow({shape, num(s.value("candidate_median_ms", json())), num(s.value("baseline_median_ms", json())),
+                      s.contains("speedup") && s["speedup"].is_number() ? times(s["speedup"].get<double>()) : "?"});
+        }
+        t.print(std::cout, "    ");
+    }
+    return kExitOk;
+}
+
+int check(const RegistryArgs& a, const Registry& r)
+{
+    auto drift = r.check(a.prune);
+    if (!drift) {
+        std::cerr << "kforge: " << drift.error().message() << '\n';
+        return kExitEnvironment;
+    }
+    auto index = r.load();
+    const size_t count = index ? index->kernels.size() : 0;
+    int errors = 0;
+    for (const RegistryDrift& d : drift.value())
+        errors += d.severity == RegistryDrift::Severity::Error;
+    if (a.json) {
+        json list = json::array();
+        for (const RegistryDrift& d : drift.value())
+            list.push_back({{"severity", d.severity == RegistryDrift::Severity::Error ? "error" : "warning"},
+                            {"id", d.id}, {"file", d.file}, {"problem", d.problem}, {"hint", d.hint}});
+        json out = document("check", errors == 0, r);
+        out["kernels"] = count;
+        out["drift"] = list;
+        printJson(out);
+    } else {
+        for (const RegistryDrift& d : drift.value())
+            std::cout << (d.severity == RegistryDrift::Severity::Error ? "error: " : "warning: ") << d.file << ": "
+                      << d.problem << "\n  what to do: " << d.hint << '\n';
+        if (drift->empty())
+            std::cout << r.directory().string() << ": " << count << " kernel(s), every file matches its hash and every "
+                      << "entry's evidence passes the gates\n";
+        else
+            std::cout << r.directory().string() << ": " << errors << " error(s), " << drift->size() - size_t(errors)
+                      << " warning(s) in " << count << " kernel(s)\n";
+    }
+    return errors ? kExitFailed : kExitOk;
+}
+
+int removeEntry(const RegistryArgs& a, const Registry& r)
+{
+    auto done = r.remove(a.id);
+    if (!done) {
+        std::cerr << "kforge: " << done.error().message() << '\n';
+        return kExitUsage;
+    }
+    if (a.json)
+        printJson(with(document("remove", true, r), {{"id", a.id}}));
+    else
+        std::cout << "removed " << a.id << '\n';
+    return kExitOk;
+}
+
+int deprecate(const RegistryArgs& a, const Registry& r)
+{
+    auto e = r.deprecate(a.id, a.reason);
+    if (!e) {
+        std::cerr << "kforge: " << e.error().message() << '\n';
+        return kExitUsage;
+    }
+    if (a.json)
+        printJson(with(document("deprecate", true, r), {{"entry", registryEntryToJson(e.value())}}));
+    else
+        std::cout << "deprecated " << a.id << ": " << e->deprecationReason << '\n';
+    return kExitOk;
+}
+
+int threshold(const RegistryArgs& a, const Registry& r)
+{
+    if (a.threshold > 0) {
+        if (auto s = r.setThreshold(a.threshold); !s) {
+            std::cerr << "kforge: " << s.error().message() << '\n';
+            return kExitUsage;
+        }
+    }
+    auto index = r.load();
+    if (!index) {
+        std::cerr << "kforge: " << index.error().message() << '\n';
+        return kExitEnvironment;
+    }
+    if (a.json)
+        printJson(with(document("threshold", true, r), {{"speedup_threshold", index->threshold}}));
+    else
+        std::cout << "promotion threshold: geometric-mean speedup ≥ " << times(index->threshold) << '\n';
+    return kExitOk;
+}
+
+} // namespace
+
+void addRegistryCommand(CLI::App& app, int& exitCode)
+{
+    auto args = std::make_shared<RegistryArgs>();
+    CLI::App* reg = app.add_subcommand("registry", "List, inspect, check and maintain the registry of verified kernels");
+    reg->require_subcommand(1);
+    auto common = [&](CLI::App* c) {
+        c->add_option("--registry", args->registry,
+                      "registry folder (default: $KF_REGISTRY, the workspace's, or ~/.local/share/KernelForge/registry)");
+        c->add_flag("--json", args->json, "print JSON");
+    };
+    CLI::App* l = reg->add_subcommand("list", "One line per kernel version");
+    common(l);
+    l->add_flag("--all", args->all, "include deprecated kernels");
+    l->callback([args, &exitCode] { withRegistry(*args, exitCode, [&](const Registry& r) { return list(*args, r); }); });
+
+    CLI::App* s = reg->add_subcommand("show", "A kernel's evidence: GPU, versions, gates, per-shape timings");
+    common(s);
+    s->add_option("id", args->id, "registry ID")->required();
+    s->callback([args, &exitCode] { withRegistry(*args, exitCode, [&](const Registry& r) { return show(*args, r); }); });
+
+    CLI::App* c = reg->add_subcommand("check", "Verify the index against the files and hashes and re-judge the evidence");
+    common(c);
+    c->add_flag("--prune", args->prune, "delete folders no entry names (left by an interrupted promote or remove)");
+    c->callback([args, &exitCode] { withRegistry(*args, exitCode, [&](const Registry& r) { return check(*args, r); }); });
+
+    CLI::App* rm = reg->add_subcommand("remove", "Delete a kernel version from the index and the disk");
+    common(rm);
+    rm->add_option("id", args->id, "registry ID")->required();
+    rm->callback([args, &exitCode] { withRegistry(*args, exitCode, [&](const Registry& r) { return removeEntry(*args, r); }); });
+
+    CLI::App* d = reg->add_subcommand("deprecate", "Mark a kernel version deprecated (it stays, with the reason)");
+    common(d);
+    d->add_option("id", args->id, "registry ID")->required();
+    d->add_option("--reason", args->reason, "why, for whoever finds it later");
+    d->callback([args, &exitCode] { withRegistry(*args, exitCode, [&](const Registry& r) { return deprecate(*args, r); }); });
+
+    CLI::App* t = reg->add_subcommand("threshold", "Show or set this registry's geometric-mean speedup threshold");
+    common(t);
+    t->add_option("value", args->threshold, "new threshold (≥ 1.0; default 1.10)");
+    t->callback([args, &exitCode] { withRegistry(*args, exitCode, [&](const Registry& r) { return threshold(*args, r); }); });
+}
+
+} // namespace kf::cli

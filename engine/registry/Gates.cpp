@@ -1,0 +1,364 @@
+#include "engine/registry/Gates.h"
+
+#include "engine/task/HeldOut.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace kf {
+
+using Json = nlohmann::json;
+
+namespace {
+
+std::string str(const Json& o, const char* key)
+{
+    if (!o.is_object())
+        return {};
+    auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const Json& at(const Json& o, const char* key)
+{
+    static const Json null;
+    if (!o.is_object())
+        return null;
+    auto it = o.find(key);
+    return it != o.end() ? *it : null;
+}
+
+// Numbers in reports may be the strings "nan", "inf", "-inf".
+double number(const Json& v)
+{
+    if (v.is_number())
+        return v.get<double>();
+    if (v.is_string()) {
+        const std::string s = v.get<std::string>();
+        if (s == "inf")
+            return INFINITY;
+        if (s == "-inf")
+            return -INFINITY;
+    }
+    return NAN;
+}
+
+std::string fixed(double v, int digits = 2)
+{
+    char b[32];
+    std::snprintf(b, sizeof b, "%.*f", digits, v);
+    return b;
+}
+
+bool matches(const Json& reportShape, const ShapeBinding& b)
+{
+    if (!reportShape.is_object() || reportShape.size() != b.values.size())
+        return false;
+    for (const auto& [k, v] : b.values) {
+        auto it = reportShape.find(k);
+        if (it == reportShape.end() || !it->is_number_integer() || it->get<std::int64_t>() != v)
+            return false;
+    }
+    return true;
+}
+
+std::string describeShape(const Json& s)
+{
+    std::string out;
+    if (s.is_object())
+        for (const auto& [k, v] : s.items())
+            out += (out.empty() ? "" : " ") + k + "=" + v.dump();
+    return out;
+}
+
+const Json* findShape(const Json& report, const ShapeBinding& b, const char* set)
+{
+    for (const Json& s : at(report, "shapes"))
+        if (str(s, "set") == set && matches(at(s, "shape"), b))
+            return &s;
+    return nullptr;
+}
+
+// A shape of the report (tests or benchmarks set) that failed, e.g. with `--shapes all`.
+std::string failedOutsideHeldOut(const Json& report)
+{
+    for (const Json& s : at(report, "shapes"))
+        if (str(s, "set") != "held_out" && at(s, "passed") != true)
+            return describeShape(at(s, "shape"));
+    return {};
+}
+
+GateCheck gate(const char* key, const char* title) { return {key, title, false, {}, {}}; }
+
+// The hashes tie a report to the files being promoted: an edit after the run voids it.
+std::string evidenceProblem(const GateInput& in, const Json& r, const char* what)
+{
+    if (str(r, "verdict") == "error")
+        return std::string("the ") + what + " run ended in an error: " + str(r, "summary");
+    if (str(at(r, "candidate"), "file") != in.candidateFile)
+        return std::string("the ") + what + " report is for " + str(at(r, "candidate"), "file") + ", not " +
+               in.candidateFile;
+    if (str(at(r, "candidate"), "source_hash") != in.sourceHash)
+        return std::string("the ") + what + " report was made from another version of " + in.candidateFile +
+               " (source hash " + str(at(r, "candidate"), "source_hash").substr(0, 8) + " ≠ " +
+               in.sourceHash.substr(0, 8) + ")";
+    if (str(at(r, "task"), "hash") != in.taskHash)
+        return std::string("the ") + what + " report was made with another version of task.json, or with a tolerance "
+               "override (task hash " + str(at(r, "task"), "hash").substr(0, 8) + " ≠ " + in.taskHash.substr(0, 8) + ")";
+    return {};
+}
+
+} // namespace
+
+bool GateVerdict::passed() const { return !checks.empty() && firstFailure() == nullptr; }
+
+const GateCheck* GateVerdict::firstFailure() const
+{
+    for (const GateCheck& c : checks)
+        if (!c.passed)
+            return &c;
+    return nullptr;
+}
+
+std::string GateVerdict::sentence() const
+{
+    if (const GateCheck* f = firstFailure())
+        return "refused: " + f->title + ": " + f->detail + (f->hint.empty() ? "" : " (" + f->hint + ")");
+    return "all " + std::to_string(checks.size()) + " gates passed";
+}
+
+Json GateVerdict::toJson() const
+{
+    Json a = Json::array();
+    for (const GateCheck& c : checks)
+        a.push_back({{"gate", c.gate}, {"title", c.title}, {"passed", c.passed}, {"detail", c.detail}, {"hint", c.hint}});
+    return a;
+}
+
+int heldOutRequiredFor(const Task& task)
+{
+    // A fixed seed: whether any held-out shape exists does not depend on luck for real tasks.
+    return deriveHeldOutShapes(task, 0x6b666f726765ull, 1).empty() ? 0 : 1;
+}
+
+GateVerdict evaluateGates(const GateInput& in)
+{
+    GateVerdict v;
+    const Task& task = *in.task;
+    const Json none;
+    const Json& c = in.correctness ? *in.correctness : none;
+    const Json& p = in.performance ? *in.performance : none;
+
+    // 1. Evidence: both reports exist and belong to these exact files, on one GPU.
+    GateCheck ev = gate("evidence", "Evidence matches the current kernel and task");
+    if (!c.is_object() || str(c, "kind") != "correctness") {
+        ev.detail = "there is no correctness report for " + in.candidateFile;
+        ev.hint = "verify it first (F5, or `kforge verify`)";
+    } else if (!p.is_object() || str(p, "kind") != "performance") {
+        ev.detail = "there is no performance report for " + in.candidateFile;
+        ev.hint = "benchmark it first (F6, or `kforge bench`)";
+    } else if (std::string e = evidenceProblem(in, c, "correctness"); !e.empty()) {
+        ev.detail = e;
+        ev.hint = "verify the kernel as it is now, without a tolerance override";
+    } else if (std::string e2 = evidenceProblem(in, p, "performance"); !e2.empty()) {
+        ev.detail = e2;
+        ev.hint = "benchmark the kernel as it is now";
+    } else if (str(at(c, "environment"), "gpu") != str(at(p, "environment"), "gpu") ||
+               str(at(c, "candidate"), "arch") != str(at(p, "candidate"), "arch")) {
+        ev.detail = "correctness was shown on " + str(at(c, "environment"), "gpu") + " (" +
+                    str(at(c, "candidate"), "arch") + ") but speed on " + str(at(p, "environment"), "gpu") + " (" +
+                    str(at(p, "candidate"), "arch") + ")";
+        ev.hint = "verify and benchmark on the same GPU";
+    } else {
+        ev.passed = true;
+        ev.detail = in.candidateFile + " " + in.sourceHash.substr(0, 8) + ", task " + in.taskHash.substr(0, 8) + ", " +
+                    str(at(c, "environment"), "gpu");
+    }
+    v.checks.push_back(ev);
+    if (!ev.passed)
+        return v; // the other gates would judge somebody else's numbers
+
+    // 2. Correct on every test shape, with enough trials.
+    GateCheck co = gate("correctness", "Correct on every test shape");
+    {
+        int passed = 0;
+        std::string missing, failed;
+        for (const ShapeBinding& b : task.testShapes) {
+            const Json* s = findShape(c, b, "tests");
+            if (!s)
+                missing = missing.empty() ? b.describe() : missing;
+            else if (at(*s, "passed") != true)
+                failed = failed.empty() ? b.describe() : failed;
+            else
+                ++passed;
+        }
+        const std::int64_t trials = at(c, "trials_per_shape").is_number_integer() ? at(c, "trials_per_shape").get<std::int64_t>() : 0;
+        const std::string counted = std::to_string(passed) + " of " + std::to_string(task.testShapes.size()) + " test shapes passed";
+        if (!failed.empty()) {
+            co.detail = counted + "; " + failed + " failed";
+            co.hint = "fix the kernel; the Runs panel and `kforge verify` show the failing elements";
+        } else if (!missing.empty()) {
+            co.detail = counted + "; " + missing + " was not verified";
+            co.hint = "verify on the task's test shapes (`kforge verify --shapes tests` or all)";
+        } else if (std::string other = failedOutsideHeldOut(c); !other.empty()) {
+            co.detail = counted + "; " + other + " failed";
+            co.hint = "fix the kernel; the Runs panel and `kforge verify` show the failing elements";
+        } else if (trials < kMinTrialsForPromotion) {
+            co.detail = counted + " with " + std::to_string(trials) + " trial(s) per shape";
+            co.hint = "promotion needs at least " + std::to_string(kMinTrialsForPromotion) + " trials (fresh seeds) per shape";
+        } else {
+            co.passed = true;
+            co.detail = counted + ", " + std::to_string(trials) + " trials each";
+        }
+    }
+    v.checks.push_back(co);
+
+    // 3. Held-out shapes the author never listed.
+    GateCheck ho = gate("held_out", "Correct on held-out shapes");
+    {
+        int count = 0, passed = 0;
+        std::string failed;
+        for (const Json& s : at(c, "shapes"))
+            if (str(s, "set") == "held_out") {
+                ++count;
+                if (at(s, "passed") == true)
+                    ++passed;
+                else if (failed.empty())
+                    failed = describeShape(at(s, "shape"));
+            }
+        if (!failed.empty()) {
+            ho.detail = "held-out shape " + failed + " failed (" + std::to_string(passed) + " of " + std::to_string(count) + " passed)";
+            ho.hint = "the kernel is wrong on a size the tests do not list; add that size to the test shapes and fix it";
+        } else if (count < in.heldOutRequired) {
+            ho.detail = "the correctness report has no held-out shapes";
+            ho.hint = "verify for promotion: `kforge promote` does it, or `kforge verify --held-out 2`; the workbench's F5 includes them";
+        } else {
+            ho.passed = true;
+            ho.detail = count ? std::to_string(passed) + " of " + std::to_string(count) + " held-out shapes passed"
+                              : "the task's symbols admit no shape beside the test shapes";
+        }
+    }
+    v.checks.push_back(ho);
+
+    // 4. The tolerance can tell a wrong kernel from a right one.
+    GateCheck nc = gate("negative_control", "Task discriminates (negative control)");
+    if (at(c, "discriminates") == true) {
+        nc.passed = true;
+        nc.detail = "all-zero and constant outputs fail on every shape";
+    } else {
+        std::string where;
+        for (const Json& s : at(c, "shapes"))
+            for (const Json& n : at(s, "negative_control"))
+                if (at(n, "discriminates") == false && where.empty())
+                    where = str(n, "output") + " on " + describeShape(at(s, "shape")) +
+                            (at(n, "zeros_pass") == true ? " (all zeros pass)" : " (a constant passes)");
+        nc.detail = "a kernel writing nothing useful would pass" + (where.empty() ? std::string() : ": " + where);
+        nc.hint = "tighten the output's tolerance or choose input distributions whose outputs are not near zero";
+    }
+    v.checks.push_back(nc);
+
+    // 5. Every benchmark shape was measured, without errors.
+    GateCheck bs = gate("benchmarks", "Measured on every benchmark shape");
+    std::vector<double> speedups;
+    {
+        std::string missing;
+        for (const ShapeBinding& b : task.benchmarkShapes) {
+            const Json* s = findShape(p, b, "benchmarks");
+            if (!s)
+                missing = missing.empty() ? b.describe() : missing;
+            else
+                speedups.push_back(number(at(*s, "speedup")));
+        }
+        if (task.benchmarkShapes.empty()) {
+            bs.detail = "the task has no benchmark shapes";
+            bs.hint = "add sizes users care about under shapes.benchmarks in task.json";
+        } else if (!missing.empty()) {
+            bs.detail = missing + " was not benchmarked";
+            bs.hint = "benchmark on the task's benchmark shapes (`kforge bench`)";
+        } else if (str(p, "verdict") != "ok") {
+            bs.detail = "the benchmark's verdict is " + str(p, "verdict") + ": " + str(p, "summary");
+            bs.hint = "a time below the roofline floor or a failed re-check means the timing cannot be trusted";
+        } else {
+            bs.passed = true;
+            bs.detail = std::to_string(speedups.size()) + " benchmark shape(s), " + str(at(p, "environment"), "gpu");
+        }
+    }
+    v.checks.push_back(bs);
+
+    // 6. Never slower than LibTorch on a benchmark shape.
+    GateCheck ps = gate("per_shape_speedup", "At least 1.00× on every benchmark shape");
+    {
+        double worst = INFINITY;
+        std::string worstShape;
+        size_t i = 0;
+        for (const ShapeBinding& b : task.benchmarkShapes) {
+            // A NaN speedup (a timing that failed) is the worst there is.
+            if (i < speedups.size() && (std::isnan(speedups[i]) || speedups[i] < worst) && !std::isnan(worst)) {
+                worst = speedups[i];
+                worstShape = b.describe();
+            }
+            ++i;
+        }
+        if (!bs.passed) {
+            ps.detail = "no complete benchmark";
+            ps.hint = bs.hint;
+        } else if (!(worst >= 1.0)) {
+            ps.detail = fixed(worst) + "× on " + worstShape + " (slower than LibTorch)";
+            ps.hint = "a kernel must not lose to the baseline on any benchmark shape; improve that shape";
+        } else {
+            ps.passed = true;
+            ps.detail = "slowest shape " + fixed(worst) + "× (" + worstShape + ")";
+        }
+    }
+    v.checks.push_back(ps);
+
+    // 7. Faster on average by the registry's threshold.
+    GateCheck gm = gate("geomean_speedup", "Geometric-mean speedup at or above the threshold");
+    {
+        double logSum = 0;
+        bool finite = !speedups.empty();
+        for (double s : speedups) {
+            if (!(s > 0) || !std::isfinite(s))
+                finite = false;
+            else
+                logSum += std::log(s);
+        }
+        const double geomean = finite ? std::exp(logSum / double(speedups.size())) : NAN;
+        if (!bs.passed) {
+            gm.detail = "no complete benchmark";
+            gm.hint = bs.hint;
+        } else if (!(geomean >= in.threshold)) {
+            gm.detail = "geometric mean " + fixed(geomean) + "× is below the threshold " + fixed(in.threshold) + "×";
+            gm.hint = "make the kernel faster, or lower this registry's threshold if it is the wrong bar";
+        } else {
+            gm.passed = true;
+            gm.detail = "geometric mean " + fixed(geomean) + "× ≥ " + fixed(in.threshold) + "×";
+        }
+    }
+    v.checks.push_back(gm);
+    return v;
+}
+
+Evidence collectEvidence(const std::vector<Json>& documents, const std::string& candidateFile)
+{
+    Evidence e;
+    auto take = [&](const Json& r) {
+        if (!r.is_object() || str(at(r, "candidate"), "file") != candidateFile)
+            return;
+        if (str(r, "kind") == "correctness")
+            e.correctness = r;
+        else if (str(r, "kind") == "performance")
+            e.performance = r;
+    };
+    for (const Json& d : documents) {
+        if (d.is_object() && d.contains("reports") && d["reports"].is_array())
+            for (const Json& r : d["reports"])
+                take(r);
+        else
+            take(d);
+    }
+    return e;
+}
+
+} // namespace kf

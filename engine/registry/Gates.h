@@ -1,0 +1,67 @@
+#pragma once
+// The promotion gates (VERIFICATION.md): a kernel enters the registry only with a correctness
+// report and a performance report that belong to its current source and task, that pass every
+// test and held-out shape, that come from a task able to tell a wrong kernel from a right one,
+// and that show it at least as fast as LibTorch on every benchmark shape and faster on average.
+// One function decides, for the CLI, the workbench's Promote button and the registry itself.
+
+#include "engine/task/Task.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace kf {
+
+inline constexpr double kDefaultSpeedupThreshold = 1.10;
+inline constexpr int kMinTrialsForPromotion = 3;
+
+/// One gate and how it went. `gate` is a stable key (docs/registry.md):
+/// evidence, correctness, held_out, negative_control, benchmarks, per_shape_speedup, geomean_speedup.
+struct GateCheck {
+    std::string gate;
+    std::string title;     ///< "Correct on every test shape"
+    bool passed = false;
+    std::string detail;    ///< what was found: "10 of 10 test shapes passed, 3 trials each"
+    std::string hint;      ///< failed gates: what to do
+};
+
+struct GateVerdict {
+    std::vector<GateCheck> checks;
+    bool passed() const;
+    /// The first gate that failed, or nullptr.
+    const GateCheck* firstFailure() const;
+    /// "refused: <title>: <detail> (<hint>)" or "all 7 gates passed".
+    std::string sentence() const;
+    nlohmann::json toJson() const;
+};
+
+struct GateInput {
+    const Task* task = nullptr;
+    std::string candidateFile;       ///< as listed in task.json
+    std::string sourceHash;          ///< hashHex of the candidate file's current bytes
+    std::string taskHash;            ///< taskPayload(task).hash of the current task
+    const nlohmann::json* correctness = nullptr;   ///< a report (kind correctness), or null
+    const nlohmann::json* performance = nullptr;   ///< a report (kind performance), or null
+    double threshold = kDefaultSpeedupThreshold;
+    /// Held-out shapes the correctness report must have passed: 0 when the task admits none.
+    int heldOutRequired = 1;
+};
+
+GateVerdict evaluateGates(const GateInput& in);
+
+/// Held-out shapes a correctness report of `task` must include to promote: 1, or 0 when the
+/// symbols' ranges and constraints leave no shape beside the test shapes (every symbol fixed).
+int heldOutRequiredFor(const Task& task);
+
+/// The correctness and performance reports among `documents`: each may be a report, or a
+/// `kforge verify|bench --json` document holding "reports". The last report of each kind for
+/// `candidateFile` wins. Errors name what is missing.
+struct Evidence {
+    nlohmann::json correctness;   ///< null when none was found
+    nlohmann::json performance;
+};
+Evidence collectEvidence(const std::vector<nlohmann::json>& documents, const std::string& candidateFile);
+
+} // namespace kf

@@ -1,0 +1,756 @@
+#include "engine/registry/Registry.h"
+
+#include "engine/core/FileLock.h"
+#include "engine/core/Files.h"
+#include "engine/core/Hash.h"
+#include "engine/core/JsonReader.h"
+#include "engine/registry/KernelId.h"
+#include "engine/registry/RegistryHooks.h"
+#include "engine/runner/RunRequest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fcntl.h>
+#include <set>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace kf {
+
+namespace jr = kf::json;
+using Json = nlohmann::json;
+
+namespace {
+
+constexpr auto kLockTimeout = std::chrono::seconds(60);
+constexpr const char* kStagingDir = ".staging";
+constexpr const char* kTrashDir = ".trash";
+constexpr const char* kLockFile = ".lock";
+
+std::string str(const Json& o, const char* key)
+{
+    if (!o.is_object())
+        return {};
+    auto it = o.find(key);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const Json& at(const Json& o, const char* key)
+{
+    static const Json null;
+    if (!o.is_object())
+        return null;
+    auto it = o.find(key);
+    return it != o.end() ? *it : null;
+}
+
+double number(const Json& v)
+{
+    if (v.is_number())
+        return v.get<double>();
+    if (v.is_string() && v.get<std::string>() == "inf")
+        return INFINITY;
+    return NAN;
+}
+
+Error registryError(const fs::path& dir, std::string what, std::string why, std::string hint = {})
+{
+    return Error{std::move(what), std::move(why), std::move(hint), dir.string(), {}};
+}
+
+// Makes a rename or a new file durable: the folder's own entry list is flushed too.
+void syncDirectory(const fs::path& dir)
+{
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
+}
+
+std::string pretty(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
+
+RegistryEntry parseEntry(const Json& v, const std::string& ptr)
+{
+    jr::Object o(v, ptr);
+    RegistryEntry e;
+    e.id = o.string("id");
+    if (!isValidKernelId(e.id))
+        jr::fail(o.at("id"), "\"" + e.id + "\" is not a registry ID (<lang>_<op>_<gpu>_<dtype>_<shapes>_v<n>)");
+    e.version = static_cast<int>(o.integer("version"));
+    e.op = o.string("op");
+    e.taskName = o.string("task");
+    e.dtype = o.string("dtype");
+    e.gpu = o.string("gpu");
+    e.arch = o.string("arch");
+    e.kernelFile = o.string("kernel_file");
+    e.benchmarkShapes = jr::asArray(o.required("benchmark_shapes"), o.at("benchmark_shapes"));
+    e.geomeanSpeedup = o.number("geomean_speedup");
+    e.minSpeedup = o.number("min_speedup");
+    e.sourceHash = o.string("source_hash");
+    e.taskHash = o.string("task_hash");
+    e.promotedAt = o.string("promoted_at");
+    e.status = o.stringOr("status", "active");
+    if (e.status != "active" && e.status != "deprecated")
+        jr::fail(o.at("status"), "status must be \"active\" or \"deprecated\"");
+    e.deprecatedAt = o.stringOr("deprecated_at", "");
+    e.deprecationReason = o.stringOr("deprecation_reason", "");
+    const Json& files = jr::asArray(o.required("files"), o.at("files"));
+    for (size_t i = 0; i < files.size(); ++i) {
+        jr::Object f(files[i], jr::child(o.at("files"), i));
+        RegistryFile rf{f.string("path"), f.string("hash"), f.integer("bytes")};
+        const fs::path p(rf.path);
+        if (rf.path.empty() || p.is_absolute() || rf.path.find("..") != std::string::npos)
+            jr::fail(f.at("path"), "a file path must stay inside the version folder");
+        f.finish();
+        e.files.push_back(std::move(rf));
+    }
+    o.finish();
+    return e;
+}
+
+} // namespace
+
+Json registryEntryToJson(const RegistryEntry& e)
+{
+    Json files = Json::array();
+    for (const RegistryFile& f : e.files)
+        files.push_back({{"path", f.path}, {"hash", f.hash}, {"bytes", f.bytes}});
+    Json j = {{"id", e.id},
+              {"version", e.version},
+              {"op", e.op},
+              {"task", e.taskName},
+              {"dtype", e.dtype},
+              {"gpu", e.gpu},
+              {"arch", e.arch},
+              {"kernel_file", e.kernelFile},
+              {"benchmark_shapes", e.benchmarkShapes},
+              {"geomean_speedup", e.geomeanSpeedup},
+              {"min_speedup", e.minSpeedup},
+              {"source_hash", e.sourceHash},
+              {"task_hash", e.taskHash},
+              {"promoted_at", e.promotedAt},
+              {"status", e.status},
+              {"files", files}};
+    if (e.deprecated()) {
+        j["deprecated_at"] = e.deprecatedAt;
+        j["deprecation_reason"] = e.deprecationReason;
+    }
+    return j;
+}
+
+namespace {
+
+// The versions already used for `prefix`: in the index and as folders on disk (an orphan left
+// by a killed promote keeps its number, so no two promotions ever share a folder name).
+int nextVersion(const fs::path& dir, const RegistryIndex& index, const std::string& prefix)
+{
+    int highest = 0;
+    for (const RegistryEntry& e : index.kernels)
+        if (auto s = splitKernelId(e.id); s && s->first == prefix)
+            highest = std::max(highest, s->second);
+    std::error_code ec;
+    for (const auto& d : fs::directory_iterator(dir, ec))
+        if (auto s = splitKernelId(d.path().filename().string()); s && s->first == prefix)
+            highest = std::max(highest, s->second);
+    return highest + 1;
+}
+
+struct Staged {
+    std::string path;
+    std::string bytes;
+};
+
+// Files of the task's include folders, so the version folder holds everything the kernel compiles from.
+Result<std::vector<Staged>> includeFiles(const Task& task)
+{
+    std::vector<Staged> out;
+    for (const std::string& inc : task.compile.includeDirs) {
+        const fs::path root = task.directory / inc;
+        std::error_code ec;
+        if (!fs::is_directory(root, ec))
+            continue;
+        for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+             it.increment(ec)) {
+            if (!it->is_regular_file())
+                continue;
+            auto bytes = readFileBytes(it->path());
+            if (!bytes)
+                return bytes.error();
+            out.push_back({(fs::path(inc) / fs::relative(it->path(), root)).lexically_normal().string(),
+                           std::move(bytes.value())});
+        }
+    }
+    return out;
+}
+
+Json tolerancesOf(const Task& task)
+{
+    Json a = Json::array();
+    for (const TensorSpec& t : task.outputs)
+        a.push_back({{"output", t.name},
+                     {"rtol", t.tolerance.rtol},
+                     {"atol", t.tolerance.atol},
+                     {"atol_mode", t.tolerance.atolMode == Tolerance::AtolMode::Rms ? "rms" : "absolute"}});
+    return a;
+}
+
+Json heldOutShapesOf(const Json& correctness)
+{
+    Json a = Json::array();
+    for (const Json& s : at(correctness, "shapes"))
+        if (str(s, "set") == "held_out")
+            a.push_back(at(s, "shape"));
+    return a;
+}
+
+Json speedupsOf(const Json& performance, double* geomean, double* minimum)
+{
+    Json a = Json::array();
+    double logSum = 0, lowest = INFINITY;
+    int n = 0;
+    for (const Json& s : at(performance, "shapes")) {
+        const double v = number(at(s, "speedup"));
+        a.push_back({{"shape", at(s, "shape")}, {"label", str(s, "label")}, {"speedup", at(s, "speedup")},
+                     {"candidate_median_ms", at(at(s, "candidate"), "median_ms")},
+                     {"baseline_median_ms", at(at(s, "baseline"), "median_ms")}});
+        if (v > 0 && std::isfinite(v)) {
+            logSum += std::log(v);
+            lowest = std::min(lowest, v);
+            ++n;
+        }
+    }
+    *geomean = n ? std::exp(logSum / n) : 0;
+    *minimum = n ? lowest : 0;
+    return a;
+}
+
+struct CurrentFiles {
+    std::string source;
+    std::string sourceHash;
+    std::string taskHash;
+};
+
+Result<CurrentFiles> currentFiles(const PromotionInput& in)
+{
+    if (!in.task.findCandidate(in.candidateFile))
+        return Error{"promote " + in.candidateFile, in.candidateFile + " is not a candidate of task " + in.task.name,
+                     "list it with its launch plan under \"candidates\" in task.json", (in.task.directory / "task.json").string(), "/candidates"};
+    auto source = readFileBytes(in.task.directory / in.candidateFile);
+    if (!source)
+        return source.error();
+    CurrentFiles f;
+    f.sourceHash = hashHex(source.value());
+    f.source = std::move(source.value());
+    f.taskHash = taskPayload(in.task).hash;
+    return f;
+}
+
+GateVerdict judge(const PromotionInput& in, const CurrentFiles& f, double threshold)
+{
+    GateInput g;
+    g.task = &in.task;
+    g.candidateFile = in.candidateFile;
+    g.sourceHash = f.sourceHash;
+    g.taskHash = f.taskHash;
+    g.correctness = &in.correctness;
+    g.performance = &in.performance;
+    g.threshold = threshold;
+    g.heldOutRequired = heldOutRequiredFor(in.task);
+    return evaluateGates(g);
+}
+
+// A version folder's task.json: the whole task as promoted, though only the promoted kernel's
+// file is in the folder, so candidate files are not looked for.
+Result<Task> readEntryTask(const fs::path& dir)
+{
+    auto j = jr::readFile(dir / "task.json");
+    if (!j)
+        return j.error();
+    auto t = parseTask(j.value(), (dir / "task.json").string());
+    if (!t)
+        return t.error();
+    t->directory = dir;
+    return t;
+}
+
+} // namespace
+
+std::string RegistryEntry::shapesText() const
+{
+    std::string out;
+    for (const Json& s : benchmarkShapes) {
+        std::string one;
+        if (s.is_object())
+            for (const auto& [k, v] : s.items())
+                one += (one.empty() ? "" : " ") + k + "=" + v.dump();
+        out += (out.empty() ? "" : "; ") + one;
+    }
+    return out;
+}
+
+const RegistryEntry* RegistryIndex::find(std::string_view id) const
+{
+    for (const RegistryEntry& e : kernels)
+        if (e.id == id)
+            return &e;
+    return nullptr;
+}
+
+Result<RegistryIndex> parseRegistryIndex(const Json& j, const std::string& origin)
+{
+    try {
+        jr::Object o(j, "");
+        const std::int64_t version = o.integer("schema_version");
+        if (version != kRegistrySchemaVersion)
+            jr::fail(o.at("schema_version"), "schema_version " + std::to_string(version) +
+                                                 " is not supported; this KernelForge reads version " +
+                                                 std::to_string(kRegistrySchemaVersion));
+        RegistryIndex index;
+        index.threshold = o.numberOr("speedup_threshold", kDefaultSpeedupThreshold);
+        if (!(index.threshold >= 1.0) || !std::isfinite(index.threshold))
+            jr::fail(o.at("speedup_threshold"), "the speedup threshold must be a number ≥ 1.0");
+        const Json& kernels = jr::asArray(o.required("kernels"), o.at("kernels"));
+        std::set<std::string> seen;
+        for (size_t i = 0; i < kernels.size(); ++i) {
+            RegistryEntry e = parseEntry(kernels[i], jr::child(o.at("kernels"), i));
+            if (!seen.insert(e.id).second)
+                jr::fail(jr::child(jr::child(o.at("kernels"), i), "id"), "the ID " + e.id + " appears twice");
+            index.kernels.push_back(std::move(e));
+        }
+        o.finish();
+        return index;
+    } catch (const jr::SchemaError& e) {
+        return Error{"read the registry index", e.message,
+                     "run `kforge registry check`; restore the file from a backup if it was edited by hand", origin,
+                     e.pointer};
+    }
+}
+
+Json registryIndexToJson(const RegistryIndex& index)
+{
+    Json kernels = Json::array();
+    for (const RegistryEntry& e : index.kernels)
+        kernels.push_back(registryEntryToJson(e));
+    return {{"schema_version", kRegistrySchemaVersion}, {"speedup_threshold", index.threshold}, {"kernels", kernels}};
+}
+
+std::string evidenceScope(const Task& task, const Json& performance)
+{
+    const Json& env = at(performance, "environment");
+    const std::string torch = str(env, "torch");
+    const size_t shapes = at(performance, "shapes").is_array() ? at(performance, "shapes").size() : 0;
+    const std::string dtype = task.outputs.empty() ? "" : " (" + std::string(dtypeName(task.outputs.front().dtype)) + ")";
+    return "op-level microbenchmark of " + opSlug(task) + dtype + " on " + str(env, "gpu") + " against LibTorch" +
+           (torch.empty() ? "" : " " + torch) + ", " + std::to_string(shapes) + " benchmark shape" +
+           (shapes == 1 ? "" : "s") + ", inputs in DRAM (L2 flushed); not an end-to-end model speedup";
+}
+
+Registry::Registry(fs::path directory) : m_dir(std::move(directory)) {}
+
+fs::path Registry::defaultDirectory()
+{
+    if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)
+        return fs::path(x) / "KernelForge" / "registry";
+    if (const char* h = std::getenv("HOME"); h && *h)
+        return fs::path(h) / ".local" / "share" / "KernelForge" / "registry";
+    return fs::temp_directory_path() / "KernelForge-registry";
+}
+
+Result<fs::path> Registry::resolveDirectory(const std::string& explicitDir, const fs::path& near)
+{
+    if (!explicitDir.empty())
+        return fs::absolute(explicitDir).lexically_normal();
+    if (const char* env = std::getenv("KF_REGISTRY"); env && *env)
+        return fs::absolute(env).lexically_normal();
+    std::error_code ec;
+    fs::path dir = near.empty() ? fs::path() : fs::absolute(near).lexically_normal();
+    if (!dir.empty() && !fs::is_directory(dir, ec))
+        dir = dir.parent_path();
+    for (int level = 0; !dir.empty() && level < 6; ++level) {
+        const fs::path file = dir / kWorkspaceFile;
+        if (fs::exists(file, ec)) {
+            auto j = jr::readFile(file);
+            if (!j)
+                return j.error();
+            try {
+                jr::Object o(j.value(), "");
+                const std::int64_t v = o.integer("schema_version");
+                if (v != 1)
+                    jr::fail(o.at("schema_version"), "schema_version must be 1");
+                const std::string reg = o.stringOr("registry", "");
+                o.finish();
+                if (!reg.empty())
+                    return (dir / reg).lexically_normal();
+                break;
+            } catch (const jr::SchemaError& e) {
+                return Error{"read the workspace file", e.message, "fix the file (docs/registry.md shows its keys)",
+                             file.string(), e.pointer};
+            }
+        }
+        if (dir == dir.root_path())
+            break;
+        dir = dir.parent_path();
+    }
+    return defaultDirectory();
+}
+
+Result<RegistryIndex> Registry::load() const
+{
+    std::error_code ec;
+    if (!fs::exists(indexFile(), ec))
+        return RegistryIndex{};
+    auto j = jr::readFile(indexFile());
+    if (!j)
+        return j.error();
+    return parseRegistryIndex(j.value(), indexFile().string());
+}
+
+Result<RegistryEntry> Registry::entry(const std::string& id) const
+{
+    auto index = load();
+    if (!index)
+        return index.error();
+    if (const RegistryEntry* e = index->find(id))
+        return *e;
+    std::string known;
+    for (const RegistryEntry& e : index->kernels)
+        known += (known.empty() ? "" : ", ") + e.id;
+    return registryError(m_dir, "find " + id, "the registry has no kernel " + id,
+                         known.empty() ? "the registry is empty" : "IDs here: " + known);
+}
+
+Result<Json> Registry::promotion(const std::string& id) const
+{
+    auto e = entry(id);
+    if (!e)
+        return e.error();
+    return jr::readFile(entryDirectory(id) / "promotion.json");
+}
+
+Result<Task> Registry::entryTask(const std::string& id) const
+{
+    auto e = entry(id);
+    if (!e)
+        return e.error();
+    auto task = readEntryTask(entryDirectory(id));
+    if (!task)
+        return task.error();
+    const Candidate* c = task->findCandidate(e->kernelFile);
+    if (!c)
+        return registryError(m_dir, "load " + id, "its task.json no longer lists " + e->kernelFile,
+                             "run `kforge registry check`");
+    Candidate keep = *c;
+    task->candidates = {keep};
+    return task;
+}
+
+Result<void> Registry::writeIndex(const RegistryIndex& index) const
+{
+    return writeFileAtomic(indexFile(), pretty(registryIndexToJson(index)));
+}
+
+Result<GateVerdict> Registry::gates(const PromotionInput& in) const
+{
+    auto files = currentFiles(in);
+    if (!files)
+        return files.error();
+    auto index = load();
+    if (!index)
+        return index.error();
+    return judge(in, files.value(), index->threshold);
+}
+
+Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
+{
+    std::error_code ec;
+    fs::create_directories(m_dir, ec);
+    if (ec)
+        return registryError(m_dir, "create the registry folder", ec.message(), "check the path and permissions");
+    auto lock = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
+    if (!lock)
+        return lock.error();
+    registryHook("locked");
+
+    // Judged under the lock, on the files as they are now: nothing slips in between.
+    auto files = currentFiles(in);
+    if (!files)
+        return files.error();
+    auto loaded = load();
+    if (!loaded)
+        return loaded.error();
+    RegistryIndex index = std::move(loaded.value());
+    PromotionOutcome outcome;
+    outcome.gates = judge(in, files.value(), index.threshold);
+    if (!outcome.gates.passed())
+        return outcome;
+
+    const Json& env = at(in.correctness, "environment");
+    const std::string prefix = kernelIdPrefix(in.task, str(env, "gpu"));
+    const int version = nextVersion(m_dir, index, prefix);
+    RegistryEntry e;
+    e.id = kernelId(prefix, version);
+    e.version = version;
+    e.op = opSlug(in.task);
+    e.taskName = in.task.name;
+    e.dtype = in.task.outputs.empty() ? "" : std::string(dtypeName(in.task.outputs.front().dtype));
+    e.gpu = str(env, "gpu");
+    e.arch = str(at(in.correctness, "candidate"), "arch");
+    e.kernelFile = fs::path(in.candidateFile).filename().string();
+    for (const ShapeBinding& b : in.task.benchmarkShapes) {
+        Json s = Json::object();
+        for (const auto& [k, v] : b.values)
+            s[k] = v;
+        e.benchmarkShapes.push_back(s);
+    }
+    e.sourceHash = files->sourceHash;
+    e.taskHash = files->taskHash;
+    e.promotedAt = utcNow();
+    const Json speedups = speedupsOf(in.performance, &e.geomeanSpeedup, &e.minSpeedup);
+
+    // Every file of the version folder, then promotion.json naming their hashes.
+    const Json taskJson = taskToJson(in.task);
+    Json launch = Json::object();
+    for (const Json& c : taskJson.at("candidates"))
+        if (str(c, "file") == in.candidateFile)
+            launch = c;
+    auto includes = includeFiles(in.task);
+    if (!includes)
+        return includes.error();
+    std::vector<Staged> staged = {{e.kernelFile, files->source},
+                                  {"task.json", pretty(taskJson)},
+                                  {"launch.json", pretty(launch)},
+                                  {"correctness.json", pretty(in.correctness)},
+                                  {"performance.json", pretty(in.performance)}};
+    for (Staged& s : includes.value())
+        staged.push_back(std::move(s));
+    if (in.task.reference.kind == Reference::Kind::TorchScript) {
+        auto script = readFileBytes(in.task.directory / in.task.reference.torchscript);
+        if (!script)
+            return script.error();
+        staged.push_back({in.task.reference.torchscript.lexically_normal().string(), std::move(script.value())});
+    }
+    Json fileList = Json::array();
+    for (const Staged& s : staged) {
+        RegistryFile f{s.path, hashHex(s.bytes), static_cast<std::int64_t>(s.bytes.size())};
+        fileList.push_back({{"path", f.path}, {"hash", f.hash}, {"bytes", f.bytes}});
+        e.files.push_back(std::move(f));
+    }
+    const Json& cand = at(in.correctness, "candidate");
+    Json promotion = {
+        {"schema_version", kRegistrySchemaVersion},
+        {"id", e.id},
+        {"version", e.version},
+        {"promoted_at", e.promotedAt},
+        {"promoted_by", in.promotedBy},
+        {"task", {{"name", in.task.name}, {"hash", e.taskHash}, {"file", "task.json"}}},
+        {"candidate",
+         {{"file", e.kernelFile},
+          {"source_hash", e.sourceHash},
+          {"arch", e.arch},
+          {"compile_options", at(cand, "compile_options")},
+          {"lowered_names", at(cand, "lowered_names")}}},
+        {"seeds", {{"correctness", at(in.correctness, "seeds")}, {"performance", at(in.performance, "seeds")}}},
+        {"trials_per_shape", at(in.correctness, "trials_per_shape")},
+        {"held_out_shapes", heldOutShapesOf(in.correctness)},
+        {"tolerances", tolerancesOf(in.task)},
+        {"environment", env},
+        {"threshold", index.threshold},
+        {"gates", outcome.gates.toJson()},
+        {"speedup", {{"geomean", e.geomeanSpeedup}, {"min", e.minSpeedup}, {"per_shape", speedups}}},
+        {"evidence_scope", evidenceScope(in.task, in.performance)},
+        {"files", fileList}};
+    const std::string promotionText = pretty(promotion);
+    e.files.push_back({"promotion.json", hashHex(promotionText), static_cast<std::int64_t>(promotionText.size())});
+    staged.push_back({"promotion.json", promotionText});
+
+    // Stage, rename into place, then name it in the index: a kill at any point leaves the index
+    // valid (an orphan folder at worst, which `check` reports and `check --prune` removes).
+    const fs::path staging = m_dir / kStagingDir / (e.id + "." + std::to_string(::getpid()));
+    fs::remove_all(staging, ec);
+    for (size_t i = 0; i < staged.size(); ++i) {
+        if (auto w = writeFileAtomic(staging / staged[i].path, staged[i].bytes); !w)
+            return w.error();
+        if (i == 0)
+            registryHook("staging");
+    }
+    syncDirectory(staging);
+    registryHook("staged");
+    fs::rename(staging, entryDirectory(e.id), ec);
+    if (ec)
+        return registryError(m_dir, "promote " + e.id, "cannot move the staged folder into place: " + ec.message(),
+                             "check free disk space and permissions");
+    syncDirectory(m_dir);
+    registryHook("renamed");
+    index.kernels.push_back(e);
+    if (auto w = writeIndex(index); !w)
+        return w.error();
+    registryHook("indexed");
+    outcome.entry = std::move(e);
+    return outcome;
+}
+
+Result<void> Registry::remove(const std::string& id) const
+{
+    auto lock = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
+    if (!lock)
+        return lock.error();
+    auto loaded = load();
+    if (!loaded)
+        return loaded.error();
+    RegistryIndex index = std::move(loaded.value());
+    auto it = std::find_if(index.kernels.begin(), index.kernels.end(), [&](const RegistryEntry& e) { return e.id == id; });
+    if (it == index.kernels.end())
+        return entry(id).error();
+    index.kernels.erase(it);
+    if (auto w = writeIndex(index); !w)
+        return w.error();
+    registryHook("unindexed");
+    // Out of the way first (one rename), then deleted: a kill in between leaves hidden trash.
+    std::error_code ec;
+    const fs::path trash = m_dir / kTrashDir / (id + "." + std::to_string(::getpid()));
+    fs::create_directories(trash.parent_path(), ec);
+    fs::rename(entryDirectory(id), trash, ec);
+    fs::remove_all(ec ? entryDirectory(id) : trash, ec);
+    return {};
+}
+
+Result<RegistryEntry> Registry::deprecate(const std::string& id, const std::string& reason) const
+{
+    auto lock = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
+    if (!lock)
+        return lock.error();
+    auto loaded = load();
+    if (!loaded)
+        return loaded.error();
+    RegistryIndex index = std::move(loaded.value());
+    for (RegistryEntry& e : index.kernels)
+        if (e.id == id) {
+            e.status = "deprecated";
+            e.deprecatedAt = utcNow();
+            e.deprecationReason = reason.empty() ? "deprecated by the user" : reason;
+            if (auto w = writeIndex(index); !w)
+                return w.error();
+            return e;
+        }
+    return entry(id).error();
+}
+
+Result<void> Registry::setThreshold(double threshold) const
+{
+    if (!(threshold >= 1.0) || !std::isfinite(threshold))
+        return registryError(m_dir, "set the speedup threshold", "the threshold must be a number ≥ 1.0",
+                             "a promoted kernel must at least match LibTorch; 1.10 is the default");
+    auto lock = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
+    if (!lock)
+        return lock.error();
+    auto loaded = load();
+    if (!loaded)
+        return loaded.error();
+    loaded->threshold = threshold;
+    return writeIndex(loaded.value());
+}
+
+Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
+{
+    using Sev = RegistryDrift::Severity;
+    std::vector<RegistryDrift> drift;
+    std::error_code ec;
+    if (!fs::is_directory(m_dir, ec))
+        return drift; // nothing promoted yet: nothing can have drifted
+    FileLock lock;
+    if (prune) {
+        auto l = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
+        if (!l)
+            return l.error();
+        lock = std::move(l.value());
+    }
+    auto index = load();
+    if (!index) {
+        drift.push_back({Sev::Error, {}, kRegistryIndexFile, index.error().message(),
+                         "restore verified_kernels.json from a backup; the version folders are intact"});
+        return drift;
+    }
+    std::set<std::string> named;
+    for (const RegistryEntry& e : index->kernels) {
+        named.insert(e.id);
+        const fs::path dir = entryDirectory(e.id);
+        auto problem = [&](const std::string& file, std::string what, std::string hint) {
+            drift.push_back({Sev::Error, e.id, file.empty() ? e.id : e.id + "/" + file, std::move(what), std::move(hint)});
+        };
+        if (!fs::is_directory(dir, ec)) {
+            problem({}, "the index names this kernel but its folder is missing",
+                    "restore the folder from a backup, or `kforge registry remove " + e.id + "`");
+            continue;
+        }
+        bool intact = true;
+        bool hasPromotion = false;
+        for (const RegistryFile& f : e.files) {
+            hasPromotion = hasPromotion || f.path == "promotion.json";
+            auto bytes = readFileBytes(dir / f.path);
+            if (!bytes) {
+                problem(f.path, "the file is missing", "restore it from a backup, or remove the entry");
+                intact = false;
+            } else if (hashHex(bytes.value()) != f.hash) {
+                problem(f.path, "the file changed since promotion (hash " + hashHex(bytes.value()).substr(0, 8) +
+                                    ", promoted " + f.hash.substr(0, 8) + ")",
+                        "restore the promoted file; a changed kernel is a new version: promote it again");
+                intact = false;
+            }
+        }
+        if (!hasPromotion) {
+            problem("promotion.json", "the index does not list promotion.json", "remove and promote the kernel again");
+            continue;
+        }
+        if (!intact)
+            continue;
+        // The files are what was promoted; now re-judge what they say.
+        auto promotion = jr::readFile(dir / "promotion.json");
+        auto task = readEntryTask(dir);
+        auto corr = jr::readFile(dir / "correctness.json");
+        auto perf = jr::readFile(dir / "performance.json");
+        if (!promotion || !task || !corr || !perf) {
+            problem({}, "a file of the version folder does not parse", "remove and promote the kernel again");
+            continue;
+        }
+        if (str(promotion.value(), "id") != e.id || str(at(promotion.value(), "candidate"), "source_hash") != e.sourceHash ||
+            str(at(promotion.value(), "task"), "hash") != e.taskHash) {
+            problem("promotion.json", "promotion.json does not describe the index entry (ID or hashes differ)",
+                    "remove the entry and promote the kernel again");
+            continue;
+        }
+        PromotionInput in{std::move(task.value()), e.kernelFile, std::move(corr.value()), std::move(perf.value()), {}};
+        auto current = currentFiles(in);
+        if (!current) {
+            problem(e.kernelFile, current.error().message(), "remove the entry and promote the kernel again");
+            continue;
+        }
+        const Json& threshold = at(promotion.value(), "threshold");
+        const GateVerdict v = judge(in, current.value(), threshold.is_number() ? threshold.get<double>() : index->threshold);
+        if (!v.passed())
+            problem({}, "the stored evidence does not support the promotion: " + v.sentence(),
+                    "remove the entry; promote again with fresh evidence");
+    }
+    // Folders the index does not name: interrupted promotes (or removes), and staging leftovers.
+    for (const auto& d : fs::directory_iterator(m_dir, ec)) {
+        const std::string name = d.path().filename().string();
+        if (!d.is_directory() || named.count(name))
+            continue;
+        const bool hidden = name == kStagingDir || name == kTrashDir;
+        if (hidden && fs::is_empty(d.path(), ec))
+            continue;
+        if (prune) {
+            fs::remove_all(d.path(), ec);
+            continue;
+        }
+        drift.push_back({Sev::Warning, hidden ? std::string() : name, name,
+                         hidden ? "leftovers of an interrupted promote or remove"
+                                : "a version folder that the index does not name (an interrupted promote or remove)",
+                         "`kforge registry check --prune` deletes it"});
+    }
+    return drift;
+}
+
+} // namespace kf

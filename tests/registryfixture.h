@@ -1,0 +1,139 @@
+#pragma once
+// Registry test fixtures that need no GPU: a copy of an example task to edit, and correctness and
+// performance reports shaped exactly like the runner's (docs/report-schema.md) for the task's
+// current files, so the gates judge them as they would judge a real run. The numbers in them are
+// test data; the GPU suite (tests/gpu) promotes from real runs on a real GPU.
+#include "engine/core/Files.h"
+#include "engine/core/Hash.h"
+#include "engine/registry/Registry.h"
+#include "engine/runner/RunRequest.h"
+#include "engine/task/HeldOut.h"
+#include "engine/task/Task.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kf::test {
+
+inline const char* kFixtureGpu = "NVIDIA H100 80GB HBM3";
+
+/// Copies resources/examples/<name> into `parent`/<name> and returns the copy's folder.
+inline std::filesystem::path copyExample(const std::string& name, const std::filesystem::path& parent)
+{
+    namespace fs = std::filesystem;
+    const fs::path to = parent / name;
+    fs::create_directories(to);
+    fs::copy(fs::path(KF_SOURCE_DIR) / "resources" / "examples" / name, to,
+             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    return to;
+}
+
+inline nlohmann::json shapeJson(const ShapeBinding& b)
+{
+    nlohmann::json s = nlohmann::json::object();
+    for (const auto& [k, v] : b.values)
+        s[k] = v;
+    return s;
+}
+
+inline nlohmann::json reportHeader(const Task& task, const std::string& candidate, const char* kind, const std::string& gpu)
+{
+    const auto source = readFileBytes(task.directory / candidate);
+    return {{"schema_version", 1},
+            {"kind", kind},
+            {"task", {{"name", task.name}, {"hash", taskPayload(task).hash}}},
+            {"candidate",
+             {{"file", candidate},
+              {"source_hash", hashHex(source ? source.value() : std::string())},
+              {"arch", "sm_90"},
+              {"compile_options", {"--gpu-architecture=sm_90", "-std=c++17", "-lineinfo"}},
+              {"lowered_names", nlohmann::json::object()}}},
+            {"environment",
+             {{"gpu", gpu}, {"compute_capability", "9.0"}, {"sm_count", 132}, {"driver", "580.159.04"},
+              {"cuda_driver_api", 13000}, {"nvrtc", "13.0"}, {"torch", "2.11.0"}, {"peak_bandwidth_gbs", 3352.3}}},
+            {"started_at", "2026-11-22T05:10:00Z"},
+            {"duration_ms", 812.5}};
+}
+
+/// A passing correctness report: every test shape and `heldOut` held-out shapes, 3 trials each.
+inline nlohmann::json correctnessFor(const Task& task, const std::string& candidate, int heldOut = 2,
+                                     const std::string& gpu = kFixtureGpu)
+{
+    nlohmann::json r = reportHeader(task, candidate, "correctness", gpu);
+    r["verdict"] = "pass";
+    r["summary"] = "passed every shape";
+    r["seeds"] = {"0x9f01", "0x9f02", "0x9f03"};
+    r["trials_per_shape"] = 3;
+    r["discriminates"] = true;
+    nlohmann::json shapes = nlohmann::json::array();
+    auto add = [&](const ShapeBinding& b, const char* set) {
+        nlohmann::json nc = nlohmann::json::array();
+        for (const TensorSpec& o : task.outputs)
+            nc.push_back({{"output", o.name}, {"zeros_pass", false}, {"constant_pass", false},
+                          {"constant_applicable", true}, {"constant", 0.01}, {"discriminates", true}});
+        nlohmann::json trials = nlohmann::json::array();
+        for (int t = 0; t < 3; ++t)
+            trials.push_back({{"trial", t}, {"seed", r["seeds"][t]}, {"passed", true}, {"failure", ""},
+                              {"launch_error", ""}, {"runs_agree", true}});
+        shapes.push_back({{"shape", shapeJson(b)}, {"label", b.label}, {"set", set}, {"passed", true},
+                          {"negative_control", nc}, {"trials", trials}});
+    };
+    for (const ShapeBinding& b : task.testShapes)
+        add(b, "tests");
+    for (const ShapeBinding& b : deriveHeldOutShapes(task, 42, heldOut))
+        add(b, "held_out");
+    r["shapes"] = shapes;
+    return r;
+}
+
+/// An "ok" performance report with one speedup per benchmark shape (`speedups` cycled).
+inline nlohmann::json performanceFor(const Task& task, const std::string& candidate,
+                                     std::vector<double> speedups = {1.3}, const std::string& gpu = kFixtureGpu)
+{
+    nlohmann::json r = reportHeader(task, candidate, "performance", gpu);
+    r["verdict"] = "ok";
+    r["summary"] = "measured every shape";
+    nlohmann::json shapes = nlohmann::json::array();
+    double logSum = 0;
+    bool all1x = true;
+    for (size_t i = 0; i < task.benchmarkShapes.size(); ++i) {
+        const double s = speedups[i % speedups.size()];
+        logSum += std::log(s);
+        all1x = all1x && s >= 1.0;
+        const double base = 0.1;
+        shapes.push_back({{"shape", shapeJson(task.benchmarkShapes[i])},
+                          {"label", task.benchmarkShapes[i].label},
+                          {"set", "benchmarks"},
+                          {"candidate", {{"median_ms", base / s}, {"samples", 50}}},
+                          {"baseline", {{"median_ms", base}, {"samples", 50}}},
+                          {"speedup", s},
+                          {"below_floor", false},
+                          {"recheck", {{"checked", 3}, {"passed", true}, {"failure", ""}}},
+                          {"flags", nlohmann::json::array()}});
+    }
+    r["geomean_speedup"] = task.benchmarkShapes.empty() ? 0.0 : std::exp(logSum / double(task.benchmarkShapes.size()));
+    r["all_shapes_at_least_1x"] = all1x;
+    r["seeds"] = {"0x77"};
+    r["shapes"] = shapes;
+    return r;
+}
+
+/// The input Registry::promote expects for the task in `taskDir` with passing evidence.
+inline PromotionInput passingInput(const std::filesystem::path& taskDir, const std::string& candidate,
+                                   std::vector<double> speedups = {1.3}, const std::string& gpu = kFixtureGpu)
+{
+    auto task = loadTask(taskDir);
+    PromotionInput in;
+    in.task = task ? task.value() : Task{};
+    in.candidateFile = candidate;
+    in.correctness = correctnessFor(in.task, candidate, 2, gpu);
+    in.performance = performanceFor(in.task, candidate, std::move(speedups), gpu);
+    in.promotedBy = "test@fixture";
+    return in;
+}
+
+} // namespace kf::test

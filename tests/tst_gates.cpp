@@ -1,0 +1,198 @@
+// The promotion gates: a passing kernel passes all seven, and each way evidence can be missing,
+// stale, incomplete or unconvincing is refused by the gate that names it, with what to do.
+#include "registryfixture.h"
+#include "testutil.h"
+
+#include "engine/registry/Gates.h"
+
+#include <QTemporaryDir>
+
+using namespace kf;
+using Json = nlohmann::json;
+
+namespace {
+
+Json& shapeOfSet(Json& report, const char* set, int nth = 0)
+{
+    for (Json& s : report["shapes"])
+        if (s["set"] == set && nth-- == 0)
+            return s;
+    qFatal("no shape of set %s", set);
+}
+
+} // namespace
+
+class TestGates : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void eachRefusalNamesItsGate_data();
+    void eachRefusalNamesItsGate();
+    void passingEvidenceNamesEveryGate();
+    void heldOutNotRequiredWhenTheTaskAdmitsNone();
+    void evidenceIsCollectedFromReportsAndDocuments();
+
+private:
+    QTemporaryDir m_tmp;
+    std::filesystem::path m_taskDir;
+};
+
+void TestGates::initTestCase()
+{
+    QVERIFY(m_tmp.isValid());
+    m_taskDir = test::copyExample("softmax_fp32", m_tmp.path().toStdString());
+}
+
+void TestGates::eachRefusalNamesItsGate_data()
+{
+    QTest::addColumn<QString>("mutation");
+    QTest::addColumn<QString>("gate");       // the first gate that fails; empty: all pass
+    QTest::addColumn<QString>("inDetail");   // a phrase the refusal must contain
+
+    QTest::newRow("passing evidence") << "none" << "" << "";
+    QTest::newRow("no correctness report") << "drop-correctness" << "evidence" << "no correctness report";
+    QTest::newRow("no performance report") << "drop-performance" << "evidence" << "no performance report";
+    QTest::newRow("kernel edited after the runs") << "edit-source" << "evidence" << "another version of optimized.cu";
+    QTest::newRow("task edited or tolerance override") << "other-task-hash" << "evidence" << "tolerance override";
+    QTest::newRow("report of another candidate") << "other-candidate" << "evidence" << "is for naive.cu";
+    QTest::newRow("verified on one GPU, timed on another") << "other-gpu" << "evidence" << "but speed on";
+    QTest::newRow("verification ended in an error") << "correctness-error" << "evidence" << "ended in an error";
+    QTest::newRow("a test shape failed") << "test-shape-failed" << "correctness" << "failed";
+    QTest::newRow("a test shape was not verified") << "test-shape-missing" << "correctness" << "was not verified";
+    QTest::newRow("too few trials") << "two-trials" << "correctness" << "2 trial(s)";
+    QTest::newRow("a benchmark-set shape failed verification") << "all-mode-failure" << "correctness" << "B=8192 D=4096";
+    QTest::newRow("a held-out shape failed") << "held-out-failed" << "held_out" << "held-out shape";
+    QTest::newRow("no held-out shapes") << "no-held-out" << "held_out" << "no held-out shapes";
+    QTest::newRow("zeros would pass") << "zeros-pass" << "negative_control" << "all zeros pass";
+    QTest::newRow("a benchmark shape not measured") << "bench-shape-missing" << "benchmarks" << "was not benchmarked";
+    QTest::newRow("untrustworthy timing") << "bench-verdict-fail" << "benchmarks" << "verdict is fail";
+    QTest::newRow("slower than LibTorch on one shape") << "one-shape-slow" << "per_shape_speedup" << "0.95×";
+    QTest::newRow("nan speedup") << "nan-speedup" << "per_shape_speedup" << "nan";
+    QTest::newRow("geomean below the threshold") << "geomean-low" << "geomean_speedup" << "1.05× is below the threshold 1.10×";
+    QTest::newRow("stricter registry threshold") << "threshold-1.5" << "geomean_speedup" << "below the threshold 1.50×";
+}
+
+void TestGates::eachRefusalNamesItsGate()
+{
+    QFETCH(QString, mutation);
+    QFETCH(QString, gate);
+    QFETCH(QString, inDetail);
+
+    PromotionInput in = test::passingInput(m_taskDir, "optimized.cu");
+    auto source = readFileBytes(m_taskDir / "optimized.cu");
+    KF_VERIFY_OK(source);
+    GateInput g;
+    g.task = &in.task;
+    g.candidateFile = "optimized.cu";
+    g.sourceHash = hashHex(source.value());
+    g.taskHash = taskPayload(in.task).hash;
+    g.heldOutRequired = heldOutRequiredFor(in.task);
+    Json& c = in.correctness;
+    Json& p = in.performance;
+
+    const std::string m = mutation.toStdString();
+    if (m == "drop-correctness") c = Json();
+    else if (m == "drop-performance") p = Json();
+    else if (m == "edit-source") g.sourceHash = hashHex(source.value() + "\n// tuned after the run\n");
+    else if (m == "other-task-hash") c["task"]["hash"] = "00000000000000000000000000000000";
+    else if (m == "other-candidate") c["candidate"]["file"] = "naive.cu";
+    else if (m == "other-gpu") p["environment"]["gpu"] = "NVIDIA A100-SXM4-80GB";
+    else if (m == "correctness-error") c["verdict"] = "error";
+    else if (m == "test-shape-failed") shapeOfSet(c, "tests", 3)["passed"] = false;
+    else if (m == "test-shape-missing") c["shapes"].erase(0);
+    else if (m == "two-trials") c["trials_per_shape"] = 2;
+    else if (m == "all-mode-failure") c["shapes"].push_back({{"shape", {{"B", 8192}, {"D", 4096}}}, {"set", "benchmarks"}, {"passed", false}});
+    else if (m == "held-out-failed") shapeOfSet(c, "held_out", 1)["passed"] = false;
+    else if (m == "no-held-out") in.correctness = test::correctnessFor(in.task, "optimized.cu", 0);
+    else if (m == "zeros-pass") {
+        c["discriminates"] = false;
+        shapeOfSet(c, "tests", 0)["negative_control"][0]["zeros_pass"] = true;
+        shapeOfSet(c, "tests", 0)["negative_control"][0]["discriminates"] = false;
+    }
+    else if (m == "bench-shape-missing") p["shapes"].erase(1);
+    else if (m == "bench-verdict-fail") p["verdict"] = "fail";
+    else if (m == "one-shape-slow") p = test::performanceFor(in.task, "optimized.cu", {1.8, 0.95});
+    else if (m == "nan-speedup") p["shapes"][0]["speedup"] = "nan";
+    else if (m == "geomean-low") p = test::performanceFor(in.task, "optimized.cu", {1.05});
+    else if (m == "threshold-1.5") g.threshold = 1.5;
+    else QCOMPARE(m, std::string("none"));
+
+    g.correctness = &in.correctness;
+    g.performance = &in.performance;
+    const GateVerdict v = evaluateGates(g);
+    const GateCheck* f = v.firstFailure();
+    if (gate.isEmpty()) {
+        QVERIFY2(!f, f ? v.sentence().c_str() : "");
+        QVERIFY(v.passed());
+        QCOMPARE(v.checks.size(), size_t(7));
+        return;
+    }
+    QVERIFY2(f, "the evidence was accepted");
+    QCOMPARE(qs(f->gate), gate);
+    QVERIFY2(qs(f->detail).contains(inDetail), f->detail.c_str());
+    QVERIFY2(!f->hint.empty(), "a refusal must say what to do");
+    QVERIFY(!v.passed());
+    QVERIFY(qs(v.sentence()).startsWith("refused: " + qs(f->title)));
+}
+
+void TestGates::passingEvidenceNamesEveryGate()
+{
+    PromotionInput in = test::passingInput(m_taskDir, "optimized.cu", {1.2, 1.4});
+    auto source = readFileBytes(m_taskDir / "optimized.cu");
+    KF_VERIFY_OK(source);
+    GateInput g{&in.task, "optimized.cu", hashHex(source.value()), taskPayload(in.task).hash, &in.correctness,
+                &in.performance, kDefaultSpeedupThreshold, 1};
+    const GateVerdict v = evaluateGates(g);
+    QStringList keys;
+    for (const GateCheck& c : v.checks)
+        keys << qs(c.gate);
+    QCOMPARE(keys, QStringList({"evidence", "correctness", "held_out", "negative_control", "benchmarks",
+                                "per_shape_speedup", "geomean_speedup"}));
+    QCOMPARE(qs(v.checks[1].detail), QString("%1 of %1 test shapes passed, 3 trials each").arg(in.task.testShapes.size()));
+    QCOMPARE(qs(v.checks[2].detail), QString("2 of 2 held-out shapes passed"));
+    QCOMPARE(qs(v.checks[5].detail), QString("slowest shape 1.20× (B=8192 D=4096)"));
+    QCOMPARE(qs(v.checks[6].detail), QString("geometric mean 1.30× ≥ 1.10×")); // sqrt(1.2 * 1.4) = 1.296
+    QVERIFY(v.toJson().size() == size_t(7));
+    QCOMPARE(qs(v.sentence()), QString("all 7 gates passed"));
+}
+
+void TestGates::heldOutNotRequiredWhenTheTaskAdmitsNone()
+{
+    // Every symbol fixed by its range: no shape exists beside the test shapes.
+    const Json task = {
+        {"schema_version", 1}, {"name", "fixed"}, {"architectures", {"sm_90"}},
+        {"symbols", {{"N", {{"min", 1024}, {"max", 1024}}}}},
+        {"inputs", {{{"name", "x"}, {"dtype", "fp32"}, {"shape", {"N"}}}}},
+        {"outputs", {{{"name", "y"}, {"dtype", "fp32"}, {"shape", {"N"}}}}},
+        {"shapes", {{"tests", {{{"N", 1024}}}}, {"benchmarks", {{{"N", 1024}}}}}},
+        {"reference", {{"op", "relu"}, {"inputs", {"x"}}}},
+        {"candidates", {{{"file", "k.cu"}, {"launches", {{{"kernel", "k"}, {"grid", 4}, {"block", 256}, {"args", {"x", "y"}}}}}}}}};
+    auto t = parseTask(task, "fixed task");
+    KF_VERIFY_OK(t);
+    QCOMPARE(heldOutRequiredFor(t.value()), 0);
+    QVERIFY(deriveHeldOutShapes(t.value(), 1, 2).empty());
+    auto softmax = loadTask(m_taskDir);
+    KF_VERIFY_OK(softmax);
+    QCOMPARE(heldOutRequiredFor(softmax.value()), 1);
+}
+
+void TestGates::evidenceIsCollectedFromReportsAndDocuments()
+{
+    PromotionInput in = test::passingInput(m_taskDir, "optimized.cu");
+    Json naive = test::correctnessFor(in.task, "naive.cu");
+    naive["verdict"] = "fail";
+    // A `kforge verify --json` document holding two candidates, and a bare bench report.
+    const Json verifyDoc = {{"schema_version", 1}, {"command", "verify"}, {"reports", {naive, in.correctness}}};
+    Evidence e = collectEvidence({verifyDoc, in.performance}, "optimized.cu");
+    QVERIFY(e.correctness == in.correctness);
+    QVERIFY(e.performance == in.performance);
+    e = collectEvidence({verifyDoc}, "naive.cu");
+    QVERIFY(e.correctness["verdict"] == Json("fail"));
+    QVERIFY(e.performance.is_null());
+    e = collectEvidence({Json::array(), Json("garbage")}, "optimized.cu");
+    QVERIFY(e.correctness.is_null() && e.performance.is_null());
+}
+
+QTEST_GUILESS_MAIN(TestGates)
+#include "tst_gates.moc"
