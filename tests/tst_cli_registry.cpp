@@ -1,0 +1,319 @@
+// `kforge promote` and `kforge registry` as separate processes, the way CI pipelines and two
+// users on one machine use them: promotion from saved evidence, refusals with the failing gate,
+// several promoters at once, promoters killed at every step and at random moments, tampering
+// caught by `registry check`, and remove / deprecate / threshold.
+#include "registryfixture.h"
+#include "testutil.h"
+
+#include <QProcess>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <fstream>
+#include <memory>
+
+using namespace kf;
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    bool crashed = false;
+    QString out;
+    QString err;
+};
+
+QProcessEnvironment cleanEnvironment()
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("KF_REGISTRY");
+    env.remove("KF_REGISTRY_KILL_AT");
+    return env;
+}
+
+Run kforge(const QStringList& args, const QProcessEnvironment& env = cleanEnvironment())
+{
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(KF_KFORGE_BIN, args);
+    if (!p.waitForFinished(120000))
+        p.kill();
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.exitStatus() == QProcess::CrashExit,
+            QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+}
+
+void writeJson(const fs::path& file, const Json& j) { std::ofstream(file) << j.dump(2); }
+
+} // namespace
+
+class TestCliRegistry : public QObject {
+    Q_OBJECT
+
+private slots:
+    void init();
+    void promoteFromSavedEvidence();
+    void refusalsAndUsageErrors_data();
+    void refusalsAndUsageErrors();
+    void concurrentPromotersAllLand();
+    void promoterKilledAtEachStepLeavesAValidIndex_data();
+    void promoterKilledAtEachStepLeavesAValidIndex();
+    void promotersKilledAtRandomMomentsLeaveAValidIndex();
+    void checkCatchesTamperingAndExitsOne();
+    void removeDeprecateAndThreshold();
+
+private:
+    QStringList promoteArgs() const;
+    void expectValidIndex(const char* when);
+
+    std::unique_ptr<QTemporaryDir> m_tmp;
+    fs::path m_taskDir, m_regDir, m_correctness, m_performance;
+};
+
+void TestCliRegistry::init()
+{
+    m_tmp = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_tmp->isValid());
+    const fs::path root = m_tmp->path().toStdString();
+    m_taskDir = test::copyExample("softmax_fp32", root);
+    m_regDir = root / "registry";
+    const PromotionInput in = test::passingInput(m_taskDir, "optimized.cu", {1.36, 1.40});
+    m_correctness = root / "verify.json";
+    m_performance = root / "bench.json";
+    // As `kforge verify --report` writes it (a document), and a bare report.
+    writeJson(m_correctness, {{"schema_version", 1}, {"command", "verify"}, {"ok", true}, {"reports", {in.correctness}}});
+    writeJson(m_performance, in.performance);
+}
+
+QStringList TestCliRegistry::promoteArgs() const
+{
+    return {"promote", qs(m_taskDir.string()), "--candidate", "optimized.cu", "--registry", qs(m_regDir.string()),
+            "--evidence", qs(m_correctness.string()), "--evidence", qs(m_performance.string())};
+}
+
+void TestCliRegistry::expectValidIndex(const char* when)
+{
+    auto index = Registry(m_regDir).load();
+    QVERIFY2(index.ok(), (std::string(when) + ": " + (index.ok() ? "" : index.error().message())).c_str());
+    auto drift = Registry(m_regDir).check();
+    KF_VERIFY_OK(drift);
+    for (const RegistryDrift& d : drift.value())
+        QVERIFY2(d.severity == RegistryDrift::Severity::Warning, (std::string(when) + ": " + d.problem).c_str());
+}
+
+void TestCliRegistry::promoteFromSavedEvidence()
+{
+    Run r = kforge(promoteArgs());
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("✓ Correct on held-out shapes: 2 of 2 held-out shapes passed"), qPrintable(r.out));
+    QVERIFY(r.out.contains("promoted cuda_softmax_h100_fp32_b8192-d4096_v1"));
+    QVERIFY(r.out.contains("not an end-to-end model speedup"));
+
+    r = kforge(promoteArgs() << "--json");
+    QCOMPARE(r.exitCode, 0);
+    const Json j = Json::parse(r.out.toStdString());
+    QVERIFY(j["ok"] == true);
+    QCOMPARE(qs(j["id"].get<std::string>()), QString("cuda_softmax_h100_fp32_b8192-d4096_v2"));
+    QCOMPARE(j["gates"].size(), size_t(7));
+    QVERIFY(fs::is_regular_file(fs::path(j["folder"].get<std::string>()) / "promotion.json"));
+
+    r = kforge({"registry", "list", "--registry", qs(m_regDir.string())});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY(r.out.contains("cuda_softmax_h100_fp32_b8192-d4096_v1"));
+    QVERIFY(r.out.contains("1.38×")); // sqrt(1.36 * 1.40)
+    r = kforge({"registry", "list", "--registry", qs(m_regDir.string()), "--json"});
+    QCOMPARE(Json::parse(r.out.toStdString())["kernels"].size(), size_t(2));
+
+    r = kforge({"registry", "show", "cuda_softmax_h100_fp32_b8192-d4096_v1", "--registry", qs(m_regDir.string())});
+    QCOMPARE(r.exitCode, 0);
+    for (const char* s : {"NVIDIA H100 80GB HBM3 (sm_90)", "LibTorch 2.11.0", "✓ At least 1.00× on every benchmark shape",
+                          "B=8192 D=4096", "op-level microbenchmark"})
+        QVERIFY2(r.out.contains(QString::fromUtf8(s)), s);
+
+    r = kforge({"registry", "check", "--registry", qs(m_regDir.string())});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("2 kernel(s), every file matches its hash"), qPrintable(r.out));
+}
+
+void TestCliRegistry::refusalsAndUsageErrors_data()
+{
+    QTest::addColumn<QString>("change");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("slower on one shape") << "slow" << 1 << "promotion refused: At least 1.00× on every benchmark shape";
+    QTest::newRow("edited after the runs") << "edit" << 1 << "promotion refused: Evidence matches the current kernel";
+    QTest::newRow("no evidence for this candidate") << "naive" << 1 << "there is no correctness report for naive.cu";
+    QTest::newRow("several candidates, none named") << "no-candidate" << 2 << "name the one to promote with --candidate (naive.cu, optimized.cu)";
+    QTest::newRow("evidence file missing") << "missing-file" << 2 << "nope.json";
+    QTest::newRow("unknown candidate") << "unknown" << 2 << "other.cu is not a candidate of task softmax_fp32";
+}
+
+void TestCliRegistry::refusalsAndUsageErrors()
+{
+    QFETCH(QString, change);
+    QFETCH(int, exitCode);
+    QFETCH(QString, message);
+    QStringList args = promoteArgs();
+    if (change == "slow") {
+        auto t = loadTask(m_taskDir);
+        writeJson(m_performance, test::performanceFor(t.value(), "optimized.cu", {1.5, 0.97}));
+    } else if (change == "edit") {
+        std::ofstream(m_taskDir / "optimized.cu", std::ios::app) << "// one more tweak\n";
+    } else if (change == "naive") {
+        args[3] = "naive.cu";
+    } else if (change == "no-candidate") {
+        args.removeAt(2);
+        args.removeAt(2);
+    } else if (change == "missing-file") {
+        args[7] = qs((m_taskDir / "nope.json").string());
+    } else if (change == "unknown") {
+        args[3] = "other.cu";
+    }
+    const Run r = kforge(args);
+    QCOMPARE(r.exitCode, exitCode);
+    QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    if (exitCode == 1)
+        QVERIFY(r.err.contains("what to do:"));
+    QVERIFY(!fs::exists(m_regDir / "cuda_softmax_h100_fp32_b8192-d4096_v1"));
+}
+
+void TestCliRegistry::concurrentPromotersAllLand()
+{
+    constexpr int kPromoters = 4;
+    std::vector<std::unique_ptr<QProcess>> procs;
+    for (int i = 0; i < kPromoters; ++i) {
+        auto p = std::make_unique<QProcess>();
+        p->setProcessEnvironment(cleanEnvironment());
+        p->start(KF_KFORGE_BIN, promoteArgs());
+        procs.push_back(std::move(p));
+    }
+    for (auto& p : procs) {
+        QVERIFY(p->waitForFinished(120000));
+        QVERIFY2(p->exitCode() == 0, p->readAllStandardError().constData());
+    }
+    auto index = Registry(m_regDir).load();
+    KF_VERIFY_OK(index);
+    QCOMPARE(int(index->kernels.size()), kPromoters);
+    QStringList ids;
+    for (const RegistryEntry& e : index->kernels)
+        ids << qs(e.id);
+    ids.sort();
+    for (int i = 0; i < kPromoters; ++i)
+        QCOMPARE(ids[i], QString("cuda_softmax_h100_fp32_b8192-d4096_v%1").arg(i + 1));
+    auto drift = Registry(m_regDir).check();
+    KF_VERIFY_OK(drift);
+    QVERIFY(drift->empty());
+}
+
+void TestCliRegistry::promoterKilledAtEachStepLeavesAValidIndex_data()
+{
+    QTest::addColumn<QString>("step");
+    QTest::addColumn<int>("entriesAfter");   // the killed promote's entry counts only once indexed
+    QTest::addColumn<bool>("orphan");        // a version folder the index does not name
+    QTest::newRow("holding the lock") << "locked" << 1 << false;
+    QTest::newRow("first file staged") << "staging" << 1 << false;
+    QTest::newRow("every file staged") << "staged" << 1 << false;
+    QTest::newRow("folder renamed into place") << "renamed" << 1 << true;
+    QTest::newRow("index written") << "indexed" << 2 << false;
+}
+
+void TestCliRegistry::promoterKilledAtEachStepLeavesAValidIndex()
+{
+    QFETCH(QString, step);
+    QFETCH(int, entriesAfter);
+    QFETCH(bool, orphan);
+    QCOMPARE(kforge(promoteArgs()).exitCode, 0); // one entry that must survive
+    QProcessEnvironment env = cleanEnvironment();
+    env.insert("KF_REGISTRY_TEST_HOOKS", "1");
+    env.insert("KF_REGISTRY_KILL_AT", step);
+    const Run killed = kforge(promoteArgs(), env);
+    QVERIFY2(killed.crashed, "the promoter was meant to die at this step");
+    expectValidIndex(qPrintable(step));
+    QCOMPARE(int(Registry(m_regDir).load()->kernels.size()), entriesAfter);
+    QCOMPARE(fs::exists(m_regDir / "cuda_softmax_h100_fp32_b8192-d4096_v2") && entriesAfter == 1, orphan);
+    // The lock died with the process: the next promote gets in, and never reuses a folder name.
+    const Run next = kforge(promoteArgs());
+    QVERIFY2(next.exitCode == 0, qPrintable(next.err));
+    QVERIFY(!next.out.contains("_v1\n"));
+    QCOMPARE(kforge({"registry", "check", "--prune", "--registry", qs(m_regDir.string())}).exitCode, 0);
+    auto drift = Registry(m_regDir).check();
+    KF_VERIFY_OK(drift);
+    QVERIFY(drift->empty());
+}
+
+void TestCliRegistry::promotersKilledAtRandomMomentsLeaveAValidIndex()
+{
+    QCOMPARE(kforge(promoteArgs()).exitCode, 0);
+    QRandomGenerator rng(QRandomGenerator::global()->generate());
+    int killedEarly = 0;
+    for (int round = 0; round < 12; ++round) {
+        QProcess p;
+        p.setProcessEnvironment(cleanEnvironment());
+        p.start(KF_KFORGE_BIN, promoteArgs());
+        QVERIFY(p.waitForStarted());
+        // SIGKILL after a random delay across the promote's life (a few ms to a few tens).
+        QTimer::singleShot(int(rng.bounded(40)), &p, [&p] { p.kill(); });
+        QTRY_VERIFY_WITH_TIMEOUT(p.state() == QProcess::NotRunning, 60000);
+        killedEarly += p.exitStatus() == QProcess::CrashExit;
+        expectValidIndex(qPrintable(QString("round %1").arg(round)));
+    }
+    qInfo("%d of 12 promoters were killed before they finished", killedEarly);
+    QCOMPARE(kforge({"registry", "check", "--prune", "--registry", qs(m_regDir.string())}).exitCode, 0);
+    auto drift = Registry(m_regDir).check();
+    KF_VERIFY_OK(drift);
+    QVERIFY(drift->empty());
+}
+
+void TestCliRegistry::checkCatchesTamperingAndExitsOne()
+{
+    QCOMPARE(kforge(promoteArgs()).exitCode, 0);
+    const fs::path perf = m_regDir / "cuda_softmax_h100_fp32_b8192-d4096_v1" / "performance.json";
+    Json p = Json::parse(std::ifstream(perf));
+    p["shapes"][1]["speedup"] = 4.0;
+    writeJson(perf, p);
+    Run r = kforge({"registry", "check", "--registry", qs(m_regDir.string())});
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.out.contains("error: cuda_softmax_h100_fp32_b8192-d4096_v1/performance.json: the file changed since promotion"),
+             qPrintable(r.out));
+    r = kforge({"registry", "check", "--registry", qs(m_regDir.string()), "--json"});
+    QCOMPARE(r.exitCode, 1);
+    const Json j = Json::parse(r.out.toStdString());
+    QVERIFY(j["ok"] == false);
+    QVERIFY(j["drift"][0]["severity"] == "error");
+}
+
+void TestCliRegistry::removeDeprecateAndThreshold()
+{
+    const QString reg = qs(m_regDir.string());
+    QCOMPARE(kforge(promoteArgs()).exitCode, 0);
+    QCOMPARE(kforge(promoteArgs()).exitCode, 0);
+    Run r = kforge({"registry", "deprecate", "cuda_softmax_h100_fp32_b8192-d4096_v1", "--reason", "v2 is faster", "--registry", reg});
+    QCOMPARE(r.exitCode, 0);
+    r = kforge({"registry", "list", "--registry", reg});
+    QVERIFY(!r.out.contains("_v1 "));
+    QVERIFY(r.out.contains("1 deprecated not shown"));
+    r = kforge({"registry", "list", "--all", "--registry", reg});
+    QVERIFY(r.out.contains("deprecated"));
+    r = kforge({"registry", "remove", "cuda_softmax_h100_fp32_b8192-d4096_v2", "--registry", reg});
+    QCOMPARE(r.exitCode, 0);
+    r = kforge({"registry", "remove", "cuda_softmax_h100_fp32_b8192-d4096_v2", "--registry", reg});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY(r.err.contains("has no kernel cuda_softmax_h100_fp32_b8192-d4096_v2"));
+    r = kforge({"registry", "threshold", "1.25", "--registry", reg, "--json"});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY(Json::parse(r.out.toStdString())["speedup_threshold"] == 1.25);
+    r = kforge({"registry", "threshold", "0.5", "--registry", reg});
+    QCOMPARE(r.exitCode, 2);
+    // 1.38x passes 1.25 but not 1.5.
+    QCOMPARE(kforge(promoteArgs()).exitCode, 0);
+    QCOMPARE(kforge({"registry", "threshold", "1.5", "--registry", reg}).exitCode, 0);
+    r = kforge(promoteArgs());
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY(r.err.contains("below the threshold 1.50×"));
+    QCOMPARE(kforge({"registry", "check", "--registry", reg}).exitCode, 0);
+}
+
+QTEST_GUILESS_MAIN(TestCliRegistry)
+#include "tst_cli_registry.moc"
