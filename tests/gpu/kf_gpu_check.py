@@ -541,20 +541,81 @@ def compile_tasks(kforge):
     return 0 if c.failures == 0 else 1
 
 
+def promote_case(kforge, case, task_dir, candidate, report_dir, name):
+    """promote.*: `kforge promote` end to end on the GPU into a fresh registry, then `registry
+    check` and `registry show`. promote.ok must land with held-out shapes in its evidence;
+    promote.refused (a kernel no faster than LibTorch) must be refused by a speedup gate."""
+    import shutil
+    import tempfile
+    c = Check()
+    with tempfile.TemporaryDirectory(prefix="kf-registry-") as tmp:
+        work = os.path.join(tmp, os.path.basename(task_dir.rstrip("/")))
+        shutil.copytree(task_dir, work)
+        reg = os.path.join(tmp, "registry")
+        argv = ["promote", work, "--candidate", candidate, "--registry", reg, "--json"]
+        rc, doc, err, secs = run_kforge(kforge, argv, "", 1200)
+        if rc == 3:
+            why = (err.strip().splitlines() or ["(no message)"])[-1]
+            print(f"SKIP: kforge promote exited 3 (no GPU?): {why}")
+            save(report_dir, name, {"case": case, "status": "skip", "exit": rc, "note": why})
+            return SKIP
+        doc = doc or {}
+        gates = {g.get("gate"): g for g in doc.get("gates") or []}
+        for g in doc.get("gates") or []:
+            print(f"  {'ok  ' if g.get('passed') else 'FAIL'} {g.get('title')}: {g.get('detail')}")
+        if case == "promote.ok":
+            c.ok(rc == 0 and doc.get("ok") is True, f"promoted (exit {rc}, {doc.get('verdict')})")
+            c.ok(len(gates) == 7 and all(g.get("passed") for g in gates.values()), "all 7 gates passed")
+            folder = doc.get("folder") or ""
+            try:
+                with open(os.path.join(folder, "promotion.json")) as f:
+                    promo = json.load(f)
+            except (OSError, ValueError):
+                promo = {}
+            c.ok(len(promo.get("held_out_shapes") or []) >= 1, "promotion.json lists the held-out shapes it passed")
+            c.ok("not an end-to-end model speedup" in (promo.get("evidence_scope") or ""), "the evidence scope is stated")
+            c.ok(bool((promo.get("environment") or {}).get("gpu")), "the GPU is recorded")
+            rc2, chk, err2, _ = run_kforge(kforge, ["registry", "check", "--registry", reg, "--json"], "", 120)
+            c.ok(rc2 == 0 and (chk or {}).get("ok") is True and (chk or {}).get("kernels") == 1,
+                 f"registry check is clean (exit {rc2})")
+            rc3, lst, _, _ = run_kforge(kforge, ["registry", "list", "--registry", reg, "--json"], "", 120)
+            ids = [k.get("id") for k in (lst or {}).get("kernels") or []]
+            c.ok(ids == [doc.get("id")], f"registry list shows {doc.get('id')} (got {ids})")
+            note = f"{doc.get('id')}: " + "; ".join(g.get("detail", "") for k, g in gates.items()
+                                                    if k in ("held_out", "geomean_speedup"))
+        else:
+            failed = [k for k, g in gates.items() if not g.get("passed")]
+            c.ok(rc == 1 and doc.get("ok") is False, f"refused with exit 1 (got {rc})")
+            c.ok(bool(failed) and failed[0] in ("per_shape_speedup", "geomean_speedup"),
+                 f"refused by a speedup gate (first failure: {failed[:1]})")
+            c.ok(not os.path.exists(os.path.join(reg, "verified_kernels.json")) or
+                 not json.load(open(os.path.join(reg, "verified_kernels.json"))).get("kernels"),
+                 "nothing was written to the registry")
+            note = doc.get("verdict", "")
+    status = "pass" if c.failures == 0 else "fail"
+    print(f"{case}: {status} ({c.failures} failed check(s), kforge took {secs:.1f} s)")
+    save(report_dir, name, {"case": case, "status": status, "exit": rc, "seconds": round(secs, 2),
+                            "failed_checks": c.failures, "note": note, "output": doc, "stderr_tail": err[-4000:]})
+    return 0 if c.failures == 0 else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("case", nargs="?")
     ap.add_argument("--kforge", help="the kforge executable")
-    ap.add_argument("--task", help="task folder (example.* cases)")
+    ap.add_argument("--task", help="task folder (example.* and promote.* cases)")
+    ap.add_argument("--candidate", help="candidate file (promote.* cases; default optimized.cu)")
     ap.add_argument("--report-dir", help="write the kforge JSON (and this check's verdict) here")
     ap.add_argument("--name", help="file name for the saved report (default: the case)")
     ap.add_argument("--list", action="store_true", help="print the case names")
     a = ap.parse_args()
     if a.list:
-        print("\n".join(list(CASES) + ["tasks.compile"]))
+        print("\n".join(list(CASES) + ["tasks.compile", "promote.ok", "promote.refused"]))
         return 0
     if a.case == "tasks.compile" and a.kforge:
         return compile_tasks(a.kforge)
+    if a.case in ("promote.ok", "promote.refused") and a.kforge and a.task:
+        return promote_case(a.kforge, a.case, a.task, a.candidate or "optimized.cu", a.report_dir, a.name or a.case)
     if a.case not in CASES or not a.kforge:
         ap.error(f"give --kforge and one of: {', '.join(CASES)}")
     command, task_dir, candidate, want_rc, check = CASES[a.case]
