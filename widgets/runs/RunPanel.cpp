@@ -46,6 +46,10 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent)
     m_cancel->setEnabled(false);
     m_cancel->setToolTip(tr("Stop the run; the runner is killed if a launch does not return"));
     connect(m_cancel, &QPushButton::clicked, this, &RunPanel::onCancelClicked);
+    m_promote = new QPushButton(tr("Promote…"), this);
+    m_promote->setEnabled(false);
+    m_promote->setToolTip(tr("Verify (F5) and benchmark (F6) a candidate; Promote is enabled when it passes every gate"));
+    connect(m_promote, &QPushButton::clicked, this, &RunPanel::promoteRequested);
 
     m_model = new ResultsModel(this);
     m_proxy = new QSortFilterProxyModel(this);
@@ -77,6 +81,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent)
     progressRow->addWidget(m_progress);
     progressRow->addWidget(m_stage, 1);
     progressRow->addWidget(m_cancel);
+    progressRow->addWidget(m_promote);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
     // Title and banner on lines of their own: a crash sentence is long and must wrap, not clip.
@@ -84,6 +89,12 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent)
     layout->addWidget(m_banner);
     layout->addLayout(progressRow);
     layout->addWidget(splitter, 1);
+}
+
+void RunPanel::setPromoteState(bool enabled, const QString& tooltip)
+{
+    m_promote->setEnabled(enabled);
+    m_promote->setToolTip(tooltip);
 }
 
 void RunPanel::begin(const QString& title)

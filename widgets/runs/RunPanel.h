@@ -62,12 +62,19 @@ public:
     QString stageText() const;
     int progressPermille() const;
     QPushButton* cancelButton() const { return m_cancel; }
+    QPushButton* promoteButton() const { return m_promote; }
+
+    /// The Promote button's state: enabled only when the promotion gates pass; `tooltip` says
+    /// which gate blocks it otherwise (or what promoting will do).
+    void setPromoteState(bool enabled, const QString& tooltip);
     QTableView* resultsView() const { return m_table; }
 
 signals:
     /// The user pressed Cancel. Emitted once per run; the caller cancels and then calls finish()
     /// or fail().
     void cancelRequested();
+    /// The user pressed Promote (enabled only while the gates pass).
+    void promoteRequested();
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -77,6 +84,7 @@ private:
     void updateStage();
     void onCancelClicked();
 
+    QPushButton* m_promote = nullptr;
     QLabel* m_title = nullptr;
     QLabel* m_banner = nullptr;
     QProgressBar* m_progress = nullptr;

@@ -5,6 +5,7 @@
 #include "app/gui/settings/SettingsDialog.h"
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/CompileController.h"
+#include "app/gui/window/PromoteController.h"
 #include "app/gui/window/RunController.h"
 #include "app/gui/window/StatusBar.h"
 #include "app/gui/window/Theme.h"
@@ -13,6 +14,7 @@
 #include "app/gui/workspace/Workspace.h"
 #include "app/gui/workspace/WorkspaceModel.h"
 #include "engine/core/Files.h"
+#include "engine/registry/Registry.h"
 #include "widgets/assembly/AssemblyView.h"
 #include "widgets/diagnostics/DiagnosticsPanel.h"
 #include "widgets/editor/KernelEditor.h"
@@ -96,8 +98,24 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
     ro.extraNvrtcOptions = m_settings->nvrtcExtraOptions();
     m_run = std::make_unique<RunController>(ro, m_runPanel, m_status);
     m_run->setSaveHook([this](const QString& dir, QString* error) { return saveTaskFiles(dir, error); });
+    m_promote = std::make_unique<PromoteController>(this);
     applySettings();
     buildMenus();
+    connect(m_run.get(), &RunController::reportReceived, m_promote.get(), &PromoteController::addReport);
+    connect(m_promote.get(), &PromoteController::stateChanged, this, [this](bool can, const QString& tip) {
+        m_runPanel->setPromoteState(can, tip);
+        m_promoteAction->setEnabled(can);
+        m_promoteAction->setToolTip(tip);
+    });
+    m_runPanel->setPromoteState(m_promote->canPromote(), m_promote->stateText());
+    m_promoteAction->setEnabled(m_promote->canPromote());
+    connect(m_runPanel, &kf::ui::RunPanel::promoteRequested, m_promote.get(), &PromoteController::promote);
+    connect(m_promote.get(), &PromoteController::promoted, this, [this](const QString& id, const QString& folder) {
+        m_status->showMessage(tr("Promoted %1 into %2").arg(id, folder), 15000);
+    });
+    connect(m_promote.get(), &PromoteController::failed, this, [this](const QString& sentence) {
+        QMessageBox::warning(this, tr("Promote"), tr("The kernel was not promoted: %1").arg(sentence));
+    });
 
     connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::onCurrentTabChanged);
     connect(m_tabs, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
@@ -129,8 +147,10 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
     connect(m_taskEditor, &kf::ui::TaskEditor::saveRequested, this, &MainWindow::onTaskEditorSave);
     connect(m_workspace, &Workspace::taskReloaded, this, [this](const QString& dir) {
         // A changed launch plan changes the static analysis: rebuild the open candidate.
-        if (CandidateTab* t = currentTab(); t && t->taskDir() == dir)
+        if (CandidateTab* t = currentTab(); t && t->taskDir() == dir) {
             t->compileNow();
+            m_promote->reevaluate(); // an edited task.json voids the evidence
+        }
     });
     connect(m_run.get(), &RunController::runningChanged, this, [this](bool running) {
         m_verifyAction->setEnabled(!running);
@@ -247,6 +267,9 @@ void MainWindow::buildMenus()
     m_verifyAction = run->addAction(tr("&Verify"), QKeySequence(Qt::Key_F5), this, &MainWindow::verify);
     m_benchAction = run->addAction(tr("&Benchmark"), QKeySequence(Qt::Key_F6), this, &MainWindow::benchmark);
     m_cancelAction = run->addAction(tr("&Cancel Run"), QKeySequence(tr("Shift+F5")), this, [this] { m_run->cancel(); });
+    m_promoteAction = run->addAction(tr("&Promote…"), QKeySequence(tr("Ctrl+Shift+P")), m_promote.get(),
+                                     &PromoteController::promote);
+    m_promoteAction->setEnabled(false);
     m_cancelAction->setEnabled(false);
     run->addSeparator();
     run->addAction(tr("&Recompile"), QKeySequence(tr("Ctrl+B")), this, [this] {
@@ -290,6 +313,11 @@ bool MainWindow::openWorkspace(const QString& root, QString* error)
         return false;
     }
     m_settings->addRecentWorkspace(m_workspace->root());
+    // The registry: $KF_REGISTRY, the workspace's kernelforge-workspace.json, or the user's default.
+    if (auto reg = kf::Registry::resolveDirectory({}, m_workspace->root().toStdString()))
+        m_promote->setRegistryDirectory(QString::fromStdString(reg->string()));
+    else
+        m_status->showMessage(QString::fromStdString(reg.error().message()), 15000);
     if (m_recentMenu)
         rebuildRecentMenu();
     m_workspaceView->expandAll();
@@ -334,6 +362,8 @@ CandidateTab* MainWindow::openFile(const QString& path)
     auto* tab = new CandidateTab(abs, text, m_settings->compileDebounceMs(), m_tabs);
     connect(tab, &CandidateTab::titleChanged, this, [this](CandidateTab* t) {
         m_tabs->setTabText(m_tabs->indexOf(t), t->title());
+        if (t == currentTab())
+            updatePromoteTarget(); // saved or edited: the evidence may no longer match
     });
     connect(tab, &CandidateTab::snapshotDue, this, [this](CandidateTab* t) {
         if (t->isModified())
@@ -370,6 +400,7 @@ void MainWindow::onCurrentTabChanged(int)
 {
     CandidateTab* tab = currentTab();
     m_compile->setCurrentTab(tab);
+    updatePromoteTarget();
     if (tab) {
         showTaskFor(tab->taskDir());
         tab->editor()->setFocus();
@@ -653,6 +684,12 @@ void MainWindow::closeEvent(QCloseEvent* event)
     m_settings->setDefaultArchitecture(m_compile->architecture());
     m_settings->sync();
     event->accept();
+}
+
+void MainWindow::updatePromoteTarget()
+{
+    CandidateTab* t = currentTab();
+    m_promote->setCurrent(t ? t->taskDir() : QString(), t ? t->fileName() : QString(), t && t->isModified());
 }
 
 void MainWindow::updateTitle()

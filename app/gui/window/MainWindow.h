@@ -26,6 +26,7 @@ namespace kf::app {
 
 class CandidateTab;
 class CompileController;
+class PromoteController;
 class RecoveryStore;
 class RunController;
 class Settings;
@@ -72,6 +73,8 @@ public:
     StatusBar* statusBarWidget() const { return m_status; }
     CompileController* compileController() const { return m_compile.get(); }
     RunController* runController() const { return m_run.get(); }
+    PromoteController* promoteController() const { return m_promote.get(); }
+    QAction* promoteAction() const { return m_promoteAction; }
     QDockWidget* dock(const QString& objectName) const;
 
 public slots:
@@ -101,6 +104,7 @@ private:
     void applySettings();
     bool saveTaskFiles(const QString& taskDir, QString* error);
     void updateTitle();
+    void updatePromoteTarget();
 
     Settings* m_settings = nullptr;
     Options m_options;
@@ -117,10 +121,12 @@ private:
     StatusBar* m_status = nullptr;
     std::unique_ptr<CompileController> m_compile;
     std::unique_ptr<RunController> m_run;
+    std::unique_ptr<PromoteController> m_promote;
     QMenu* m_recentMenu = nullptr;
     QAction* m_verifyAction = nullptr;
     QAction* m_benchAction = nullptr;
     QAction* m_cancelAction = nullptr;
+    QAction* m_promoteAction = nullptr;
     QByteArray m_defaultState;
     bool m_firstShow = true;
     bool m_restoredState = false;

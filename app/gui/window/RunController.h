@@ -30,6 +30,8 @@ public:
         /// task hash then differs from task.json's, so such reports can never promote a kernel.
         std::optional<double> rtol;
         std::optional<double> atol;
+        /// Verify also runs this many held-out shapes derived from the task (promotion needs them).
+        int heldOutShapes = 2;
     };
     RunController(RunService::Options options, kf::ui::RunPanel* panel, StatusBar* status, QObject* parent = nullptr);
     ~RunController() override;
@@ -51,6 +53,8 @@ public:
 signals:
     void runningChanged(bool running);
     void finished(bool ok, const QString& sentence);
+    /// A report of the run in flight, with the folder of the task it ran (promotion evidence).
+    void reportReceived(const QString& taskDir, const nlohmann::json& report);
 
 private:
     void onState(RunService::RunnerState state, const QString& text);
@@ -61,6 +65,7 @@ private:
     Settings m_settings;
     std::function<bool(const QString&, QString*)> m_save;
     quint64 m_runId = 0;
+    QString m_runTaskDir;
     bool m_gotReport = false;
 };
 

@@ -52,6 +52,8 @@ private slots:
     void beginResetsTheLastRun();
     void cancelEmitsOnceWhileRunning();
     void cancelIsDisabledOutsideARun();
+    void promoteButtonFollowsTheGates_data();
+    void promoteButtonFollowsTheGates();
     void finishShowsTheVerdict_data();
     void finishShowsTheVerdict();
     void failShowsTheRunnerSentence();
@@ -337,6 +339,32 @@ void TestRunPanel::layoutFitsInASmallDock()
     QVERIFY(bannerLabel->height() > 2 * bannerLabel->fontMetrics().height() - 2);
 
     QApplication::setPalette(original);
+}
+
+void TestRunPanel::promoteButtonFollowsTheGates_data()
+{
+    QTest::addColumn<bool>("enabled");
+    QTest::addColumn<QString>("tooltip");
+    QTest::addColumn<int>("emitted");
+    QTest::newRow("blocked") << false << "Blocked by the gate \"Geometric-mean speedup\"" << 0;
+    QTest::newRow("gates pass") << true << "Promote optimized.cu: it passed all 7 gates" << 1;
+}
+
+void TestRunPanel::promoteButtonFollowsTheGates()
+{
+    QFETCH(bool, enabled);
+    QFETCH(QString, tooltip);
+    QFETCH(int, emitted);
+    kf::ui::RunPanel panel;
+    QVERIFY(!panel.promoteButton()->isEnabled()); // nothing to promote before any evidence
+    QVERIFY(panel.promoteButton()->toolTip().contains("F5"));
+    QSignalSpy spy(&panel, &kf::ui::RunPanel::promoteRequested);
+    panel.setPromoteState(enabled, tooltip);
+    QCOMPARE(panel.promoteButton()->isEnabled(), enabled);
+    QCOMPARE(panel.promoteButton()->toolTip(), tooltip);
+    panel.show();
+    QTest::mouseClick(panel.promoteButton(), Qt::LeftButton);
+    QCOMPARE(spy.count(), emitted);
 }
 
 QTEST_MAIN(TestRunPanel)

@@ -1,0 +1,188 @@
+#include "app/gui/window/PromoteController.h"
+
+#include "engine/registry/Registry.h"
+#include "engine/task/Task.h"
+
+#include <QDir>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSysInfo>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace kf::app {
+
+using nlohmann::json;
+
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+QString key(const QString& taskDir, const QString& file) { return QDir::cleanPath(taskDir) + '/' + file; }
+
+std::string str(const json& o, const char* k)
+{
+    return o.is_object() && o.contains(k) && o[k].is_string() ? o[k].get<std::string>() : std::string();
+}
+
+kf::PromotionInput inputFor(const QString& candidate, const json& correctness,
+                            const json& performance, kf::Result<kf::Task>& task)
+{
+    kf::PromotionInput in;
+    in.task = task.ok() ? task.value() : kf::Task{};
+    in.candidateFile = candidate.toStdString();
+    in.correctness = correctness;
+    in.performance = performance;
+    in.promotedBy = (qEnvironmentVariable("USER", "unknown") + '@' + QSysInfo::machineHostName()).toStdString();
+    return in;
+}
+
+} // namespace
+
+PromoteController::PromoteController(QWidget* dialogParent, QObject* parent)
+    : QObject(parent)
+    , m_dialogParent(dialogParent)
+{
+    m_confirm = [this](const QString& title, const QString& html) {
+        QMessageBox box(QMessageBox::Question, title, html, QMessageBox::Cancel, m_dialogParent);
+        box.setTextFormat(Qt::RichText);
+        QPushButton* go = box.addButton(tr("Promote"), QMessageBox::AcceptRole);
+        box.setDefaultButton(go);
+        box.exec();
+        return box.clickedButton() == go;
+    };
+    connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this, [this] {
+        const Outcome o = m_watcher.result();
+        if (o.ok)
+            emit promoted(o.id, o.folder);
+        else
+            emit failed(o.sentence);
+        reevaluate();
+    });
+    setState(false, tr("Verify (F5) and benchmark (F6) a candidate; Promote is enabled when it passes every gate"));
+}
+
+PromoteController::~PromoteController() { m_watcher.waitForFinished(); }
+
+void PromoteController::setRegistryDirectory(const QString& dir)
+{
+    m_registryDir = dir;
+    reevaluate();
+}
+
+void PromoteController::addReport(const QString& taskDir, const json& report)
+{
+    const QString file = qs(str(report.value("candidate", json::object()), "file"));
+    const std::string kind = str(report, "kind");
+    if (file.isEmpty() || (kind != "correctness" && kind != "performance"))
+        return;
+    Evidence& e = m_evidence[key(taskDir, file)];
+    (kind == "correctness" ? e.correctness : e.performance) = report;
+    if (key(taskDir, file) == key(m_taskDir, m_candidate))
+        reevaluate();
+}
+
+void PromoteController::setCurrent(const QString& taskDir, const QString& candidateFile, bool modified)
+{
+    if (taskDir == m_taskDir && candidateFile == m_candidate && modified == m_modified)
+        return;
+    m_taskDir = taskDir;
+    m_candidate = candidateFile;
+    m_modified = modified;
+    reevaluate();
+}
+
+void PromoteController::reevaluate()
+{
+    m_verdict.reset();
+    if (m_candidate.isEmpty() || !m_candidate.endsWith(".cu")) {
+        setState(false, tr("Open a candidate kernel to promote it"));
+        return;
+    }
+    if (m_modified) {
+        setState(false, tr("%1 has unsaved edits: its evidence is for the saved file. Save, verify (F5) and "
+                           "benchmark (F6) again").arg(m_candidate));
+        return;
+    }
+    const auto it = m_evidence.constFind(key(m_taskDir, m_candidate));
+    if (it == m_evidence.constEnd()) {
+        setState(false, tr("No evidence for %1 yet: verify (F5) and benchmark (F6) it").arg(m_candidate));
+        return;
+    }
+    auto task = kf::loadTask(m_taskDir.toStdString());
+    if (!task) {
+        setState(false, qs(task.error().message()));
+        return;
+    }
+    const kf::Registry registry(m_registryDir.toStdString());
+    const kf::PromotionInput in = inputFor(m_candidate, it->correctness, it->performance, task);
+    auto verdict = registry.gates(in);
+    if (!verdict) {
+        setState(false, qs(verdict.error().message()));
+        return;
+    }
+    m_verdict = verdict.value();
+    if (const kf::GateCheck* f = m_verdict->firstFailure()) {
+        setState(false, tr("Blocked by the gate \"%1\": %2").arg(qs(f->title), qs(f->detail)) +
+                            (f->hint.empty() ? QString() : tr("\nWhat to do: %1").arg(qs(f->hint))));
+        return;
+    }
+    setState(true, tr("Promote %1 into the registry %2: it passed all %3 gates")
+                       .arg(m_candidate, m_registryDir)
+                       .arg(m_verdict->checks.size()));
+}
+
+void PromoteController::setState(bool can, const QString& text)
+{
+    if (m_watcher.isRunning())
+        can = false;
+    if (can == m_canPromote && text == m_stateText)
+        return;
+    m_canPromote = can;
+    m_stateText = text;
+    emit stateChanged(can, text);
+}
+
+QString PromoteController::summaryHtml() const
+{
+    const Evidence& e = m_evidence.value(key(m_taskDir, m_candidate));
+    const json env = e.correctness.value("environment", json::object());
+    QString gates;
+    for (const kf::GateCheck& c : m_verdict->checks)
+        gates += QStringLiteral("<li>✓ %1: %2</li>").arg(qs(c.title).toHtmlEscaped(), qs(c.detail).toHtmlEscaped());
+    auto task = kf::loadTask(m_taskDir.toStdString());
+    const QString scope = task ? qs(kf::evidenceScope(task.value(), e.performance)) : QString();
+    return tr("<p><b>%1 / %2</b> passed every promotion gate on <b>%3</b> (%4, driver %5, NVRTC %6, LibTorch %7).</p>"
+              "<ul>%8</ul>"
+              "<p>Registry: <code>%9</code></p>"
+              "<p><i>Evidence scope: %10.</i></p>")
+        .arg(task ? qs(task->name).toHtmlEscaped() : QString(), m_candidate.toHtmlEscaped(),
+             qs(str(env, "gpu")).toHtmlEscaped(), qs(str(e.correctness.value("candidate", json::object()), "arch")),
+             qs(str(env, "driver")), qs(str(env, "nvrtc")), qs(str(env, "torch")), gates,
+             m_registryDir.toHtmlEscaped(), scope.toHtmlEscaped());
+}
+
+void PromoteController::promote()
+{
+    reevaluate();
+    if (!m_canPromote || !m_verdict)
+        return;
+    if (m_confirm && !m_confirm(tr("Promote %1?").arg(m_candidate), summaryHtml()))
+        return;
+    const Evidence e = m_evidence.value(key(m_taskDir, m_candidate));
+    const QString taskDir = m_taskDir, candidate = m_candidate, registryDir = m_registryDir;
+    m_watcher.setFuture(QtConcurrent::run([=]() -> Outcome {
+        auto task = kf::loadTask(taskDir.toStdString());
+        if (!task)
+            return {false, {}, {}, qs(task.error().message())};
+        const kf::Registry registry(registryDir.toStdString());
+        auto out = registry.promote(inputFor(candidate, e.correctness, e.performance, task));
+        if (!out)
+            return {false, {}, {}, qs(out.error().message())};
+        if (!out->entry)
+            return {false, {}, {}, qs(out->gates.sentence())};
+        return {true, qs(out->entry->id), qs(registry.entryDirectory(out->entry->id).string()), {}};
+    }));
+    setState(false, tr("Promoting %1…").arg(candidate));
+}
+
+} // namespace kf::app
