@@ -13,6 +13,7 @@ if(NOT "${KF_THIRD_PARTY_DIR}" STREQUAL "${_KF_THIRD_PARTY_DIR_SEARCHED}")
   unset(KF_NLOHMANN_INCLUDE CACHE)
   unset(KF_CLI11_INCLUDE CACHE)
   unset(KF_XXHASH_INCLUDE CACHE)
+  unset(KF_DTL_INCLUDE CACHE)
   set(_KF_THIRD_PARTY_DIR_SEARCHED "${KF_THIRD_PARTY_DIR}" CACHE INTERNAL "")
 endif()
 
@@ -63,6 +64,12 @@ target_compile_definitions(kf_cuda_headers INTERFACE
 if(KF_BUILD_GUI)
   find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Concurrent Charts Test)
   find_package(QScintilla REQUIRED)
+  # dtl (header-only) diffs two kernel versions in the registry browser.
+  find_path(KF_DTL_INCLUDE dtl/dtl.hpp HINTS ${KF_THIRD_PARTY_DIR} ${KF_THIRD_PARTY_DIR}/include)
+  if(NOT KF_DTL_INCLUDE)
+    message(FATAL_ERROR "dtl (diff template library) not found: install libdtl-dev "
+                        "or pass -DKF_THIRD_PARTY_DIR=<folder with dtl/dtl.hpp>")
+  endif()
 elseif(KF_BUILD_TESTS)
   # Unit tests are Qt Test; without Qt only the CLI-driven GPU suite is built.
   find_package(Qt6 6.4 QUIET COMPONENTS Core Test)

@@ -22,7 +22,7 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
             suffix = tr(" · tolerance override (rtol %1, atol %2): not evidence for promotion")
                          .arg(m_settings.rtol ? QString::number(*m_settings.rtol) : tr("task's"),
                               m_settings.atol ? QString::number(*m_settings.atol) : tr("task's"));
-        m_panel->begin(title + suffix);
+        m_panel->begin(title + m_titleNote + suffix);
         emit runningChanged(true);
     });
     connect(m_service.get(), &RunService::runEvent, this, [this](quint64 id, const nlohmann::json& e) {
@@ -88,8 +88,23 @@ bool RunController::start(kf::RunKind kind, CandidateTab* tab)
                           .arg(tab->fileName(), QString::fromStdString(task->name)));
         return false;
     }
+    m_titleNote.clear();
+    return launch(kind, std::move(task.value()), tab->fileName(), tab->taskDir());
+}
+
+bool RunController::startTask(kf::RunKind kind, const kf::Task& task, const QString& candidateFile,
+                              const QString& titleNote)
+{
+    if (m_service->isRunning())
+        return false;
+    m_titleNote = titleNote.isEmpty() ? QString() : " · " + titleNote;
+    return launch(kind, task, candidateFile, QString::fromStdString(task.directory.string()));
+}
+
+bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candidateFile, const QString& taskDir)
+{
     if (m_settings.rtol || m_settings.atol) {
-        for (kf::TensorSpec& out : task->outputs) {
+        for (kf::TensorSpec& out : task.outputs) {
             if (m_settings.rtol)
                 out.tolerance.rtol = *m_settings.rtol;
             if (m_settings.atol)
@@ -105,11 +120,11 @@ bool RunController::start(kf::RunKind kind, CandidateTab* tab)
         // Shapes nobody listed, drawn with a secret seed: the report then carries the held-out
         // evidence promotion asks for, so Verify + Benchmark is all a Promote needs.
         const auto seed = kf::parseSeed(kf::freshSeeds(1, std::nullopt).front());
-        s.heldOut = kf::deriveHeldOutShapes(*task, seed.value_or(1), m_settings.heldOutShapes);
+        s.heldOut = kf::deriveHeldOutShapes(task, seed.value_or(1), m_settings.heldOutShapes);
     }
     m_gotReport = false;
-    m_runTaskDir = tab->taskDir();
-    m_runId = m_service->run(kind, *task, tab->fileName(), s);
+    m_runTaskDir = taskDir;
+    m_runId = m_service->run(kind, task, candidateFile, s);
     return m_runId != 0;
 }
 

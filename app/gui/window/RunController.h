@@ -44,6 +44,9 @@ public:
     /// Starts a verify or benchmark of `tab`'s candidate. Returns false when nothing started
     /// (the sentence is in the Runs panel).
     bool start(kf::RunKind kind, CandidateTab* tab);
+    /// Verifies a kernel that is not open in a tab (a registry version, re-verified on this GPU):
+    /// `task` is used as given (its folder must hold `candidateFile`). Same panel and signals.
+    bool startTask(kf::RunKind kind, const kf::Task& task, const QString& candidateFile, const QString& titleNote);
     void cancel();
     /// Starts the runner now so the first run does not pay for it.
     void probe();
@@ -57,6 +60,7 @@ signals:
     void reportReceived(const QString& taskDir, const nlohmann::json& report);
 
 private:
+    bool launch(kf::RunKind kind, kf::Task task, const QString& candidateFile, const QString& taskDir);
     void onState(RunService::RunnerState state, const QString& text);
 
     std::unique_ptr<RunService> m_service;
@@ -66,6 +70,7 @@ private:
     std::function<bool(const QString&, QString*)> m_save;
     quint64 m_runId = 0;
     QString m_runTaskDir;
+    QString m_titleNote;
     bool m_gotReport = false;
 };
 

@@ -258,4 +258,42 @@ Result<QString> createCandidate(const QString& taskDir, const QString& fileName,
     return target;
 }
 
+Result<QString> importCandidate(const QString& taskDir, const QString& fileName, const QString& sourcePath,
+                                const nlohmann::json& plan, const QString& description)
+{
+    const QDir dir(taskDir);
+    const QString jsonPath = dir.absoluteFilePath(QStringLiteral("task.json"));
+    static const QRegularExpression fileRe(QStringLiteral("^[A-Za-z0-9_][A-Za-z0-9_.-]*\\.cu$"));
+    if (!fileRe.match(fileName).hasMatch())
+        return fail("import candidate", QStringLiteral("\"%1\" is not a plain file name").arg(fileName), jsonPath,
+                    QStringLiteral("use letters, digits, '_', '-' and '.', ending in .cu"));
+    if (!plan.is_object() || !plan.contains("launches"))
+        return fail("import candidate", QStringLiteral("the launch plan is missing"), sourcePath,
+                    QStringLiteral("the version folder's launch.json holds it; run `kforge registry check`"));
+    QString file = fileName;
+    for (int n = 2; QFileInfo::exists(dir.absoluteFilePath(file)); ++n)
+        file = fileName.chopped(3) + QStringLiteral("_%1.cu").arg(n);
+    const QString target = dir.absoluteFilePath(file);
+
+    auto json = readOrderedJson(jsonPath);
+    if (!json)
+        return json.error();
+    OrderedJson entry = OrderedJson::parse(plan.dump());
+    entry["file"] = file.toStdString();
+    entry["description"] = description.toStdString();
+    (*json)["candidates"].push_back(entry);
+    if (!QFile::copy(sourcePath, target))
+        return fail("import candidate", QStringLiteral("could not copy %1").arg(sourcePath), target);
+    auto check = parseTask(nlohmann::json::parse(json->dump()), jsonPath.toStdString(), fsPath(dir.absolutePath()));
+    if (!check) {
+        QFile::remove(target);
+        return check.error();
+    }
+    if (auto w = writeFileAtomic(fsPath(jsonPath), json->dump(2) + "\n"); !w) {
+        QFile::remove(target);
+        return w.error();
+    }
+    return target;
+}
+
 } // namespace kf::app

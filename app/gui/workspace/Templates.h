@@ -5,6 +5,8 @@
 
 #include "engine/core/Result.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QString>
 
 namespace kf::app {
@@ -31,5 +33,12 @@ Result<QString> createTask(const QString& workspaceRoot, const QString& name);
 /// removes the new file. Returns the new file's absolute path.
 Result<QString> createCandidate(const QString& taskDir, const QString& fileName,
                                 const QString& copyFrom = {});
+
+/// Adds a kernel from elsewhere (a registry version folder) to the task in `taskDir` as candidate
+/// `fileName`: copies `sourcePath` and appends `plan` (a candidate entry as in task.json, e.g. the
+/// version's launch.json) with its "file" set to `fileName` and `description`. A name that is
+/// taken gets "_2", "_3"… before ".cu". Validated like createCandidate; returns the new file.
+Result<QString> importCandidate(const QString& taskDir, const QString& fileName, const QString& sourcePath,
+                                const nlohmann::json& plan, const QString& description);
 
 } // namespace kf::app

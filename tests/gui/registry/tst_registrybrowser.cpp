@@ -1,0 +1,373 @@
+// The registry browser as a user drives it, over a real registry promoted on disk (no GPU): the
+// buttons follow the selection and emit the selected ID, an empty registry says how to fill it,
+// the details pane shows the entry's evidence, source, reports and one bar per benchmark shape,
+// and the Diff tab asks for the right other version and shows its diff.
+#include "testutil.h"
+
+#include "registrysample.h"
+
+#include "widgets/editor/KernelEditor.h"
+#include "widgets/registry/DiffView.h"
+#include "widgets/registry/RegistryBrowser.h"
+#include "widgets/registry/RegistryFilterModel.h"
+#include "widgets/registry/RegistryModel.h"
+#include "widgets/registry/SpeedupChart.h"
+#include "widgets/runs/ResultsModel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QItemSelectionModel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTextBrowser>
+
+#include <cmath>
+#include <memory>
+
+using kf::ui::RegistryBrowser;
+using kf::ui::RegistryModel;
+using nlohmann::json;
+
+class TestRegistryBrowser : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+    void buttonsFollowTheSelection_data();
+    void buttonsFollowTheSelection();
+    void buttonsEmitTheSelectedId_data();
+    void buttonsEmitTheSelectedId();
+    void placeholderSaysHowToFillAnEmptyRegistry();
+    void placeholderWhenTheFilterHidesEverything();
+    void detailsFillEveryTab();
+    void detailsForAnotherEntryAreIgnored();
+    void chartHasOneBarPerShape_data();
+    void chartHasOneBarPerShape();
+    void diffAsksForThePreviousVersion();
+    void refreshKeepsTheSelectionAndUpdatesButtons();
+    void directoryIsShownWithTooltip();
+    void screenshots();
+
+private:
+    void load(RegistryBrowser& b) const;
+
+    std::unique_ptr<QTemporaryDir> m_tmp;
+    kf::test::SampleRegistry m_sample;
+    kf::RegistryIndex m_index;
+};
+
+void TestRegistryBrowser::initTestCase()
+{
+    m_tmp = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_tmp->isValid());
+    m_sample = kf::test::makeSampleRegistry(m_tmp->path().toStdString());
+    QVERIFY2(m_sample.error.isEmpty(), qPrintable(m_sample.error));
+    auto index = kf::Registry(m_sample.directory).load();
+    KF_VERIFY_OK(index);
+    m_index = index.value();
+    QCOMPARE(int(m_index.kernels.size()), 4);
+}
+
+void TestRegistryBrowser::load(RegistryBrowser& b) const
+{
+    b.setDirectory(QString::fromStdString(m_sample.directory.string()));
+    b.setIndex(m_index);
+}
+
+void TestRegistryBrowser::buttonsFollowTheSelection_data()
+{
+    QTest::addColumn<QString>("id");
+    QTest::addColumn<bool>("deprecate");
+    QTest::addColumn<bool>("others");
+    QTest::newRow("nothing selected: nothing to act on") << QString() << false << false;
+    QTest::newRow("active version: every action") << m_sample.softmaxV2 << true << true;
+    QTest::newRow("deprecated version: all but Deprecate") << m_sample.softmaxV1 << false << true;
+}
+
+void TestRegistryBrowser::buttonsFollowTheSelection()
+{
+    QFETCH(QString, id);
+    QFETCH(bool, deprecate);
+    QFETCH(bool, others);
+    RegistryBrowser b;
+    load(b);
+    if (!id.isEmpty())
+        QVERIFY(b.selectId(id));
+    QCOMPARE(b.currentId(), id);
+    QCOMPARE(b.deprecateButton()->isEnabled(), deprecate);
+    QCOMPARE(b.openButton()->isEnabled(), others);
+    QCOMPARE(b.reverifyButton()->isEnabled(), others);
+    QCOMPARE(b.removeButton()->isEnabled(), others);
+}
+
+void TestRegistryBrowser::buttonsEmitTheSelectedId_data()
+{
+    QTest::addColumn<QString>("button");
+    QTest::newRow("Open as candidate") << "open";
+    QTest::newRow("Re-verify on this GPU") << "reverify";
+    QTest::newRow("Deprecate…") << "deprecate";
+    QTest::newRow("Remove…") << "remove";
+}
+
+void TestRegistryBrowser::buttonsEmitTheSelectedId()
+{
+    QFETCH(QString, button);
+    RegistryBrowser b;
+    load(b);
+    QSignalSpy open(&b, &RegistryBrowser::openAsCandidateRequested);
+    QSignalSpy reverify(&b, &RegistryBrowser::reverifyRequested);
+    QSignalSpy deprecate(&b, &RegistryBrowser::deprecateRequested);
+    QSignalSpy remove(&b, &RegistryBrowser::removeRequested);
+    QVERIFY(b.selectId(m_sample.layerNorm));
+    const QMap<QString, std::pair<QPushButton*, QSignalSpy*>> buttons = {{"open", {b.openButton(), &open}},
+                                                                        {"reverify", {b.reverifyButton(), &reverify}},
+                                                                        {"deprecate", {b.deprecateButton(), &deprecate}},
+                                                                        {"remove", {b.removeButton(), &remove}}};
+    QTest::mouseClick(buttons[button].first, Qt::LeftButton);
+    for (auto it = buttons.begin(); it != buttons.end(); ++it) {
+        QCOMPARE(it.value().second->count(), it.key() == button ? 1 : 0);
+    }
+    QCOMPARE(buttons[button].second->takeFirst().at(0).toString(), m_sample.layerNorm);
+}
+
+void TestRegistryBrowser::placeholderSaysHowToFillAnEmptyRegistry()
+{
+    RegistryBrowser b;
+    QVERIFY(b.placeholderShown());
+    QCOMPARE(b.placeholderText(), QStringLiteral("Loading the registry…"));
+    b.setIndex(kf::RegistryIndex{});
+    QVERIFY(b.placeholderShown());
+    QCOMPARE(b.placeholderText(), QStringLiteral("No verified kernels yet: verify (F5) and benchmark (F6) a candidate, then Promote."));
+    QVERIFY(!b.openButton()->isEnabled());
+    b.setIndex(m_index);
+    QVERIFY(!b.placeholderShown());
+    QCOMPARE(b.table()->model()->rowCount(), 4);
+}
+
+void TestRegistryBrowser::placeholderWhenTheFilterHidesEverything()
+{
+    RegistryBrowser b;
+    load(b);
+    QVERIFY(b.selectId(m_sample.softmaxV2));
+    QSignalSpy current(&b, &RegistryBrowser::currentChanged);
+    QTest::keyClicks(b.filterEdit(), QStringLiteral("gemm"));
+    QVERIFY(b.placeholderShown());
+    QCOMPARE(b.placeholderText(), QStringLiteral("No kernel matches the filter: change or clear it."));
+    // The selection went with the row: nothing to act on.
+    QCOMPARE(b.currentId(), QString());
+    QCOMPARE(current.count(), 1);
+    QCOMPARE(current.first().at(0).toString(), QString());
+    QVERIFY(!b.removeButton()->isEnabled());
+    b.filterEdit()->clear();
+    QVERIFY(!b.placeholderShown());
+    b.showDeprecatedBox()->setChecked(false);
+    QTest::keyClicks(b.filterEdit(), QStringLiteral("softmax h100"));
+    QCOMPARE(b.table()->model()->rowCount(), 1); // v2; v1 is deprecated and hidden
+}
+
+void TestRegistryBrowser::detailsFillEveryTab()
+{
+    RegistryBrowser b;
+    load(b);
+    QSignalSpy current(&b, &RegistryBrowser::currentChanged);
+    QVERIFY(b.selectId(m_sample.softmaxV2));
+    QCOMPARE(current.count(), 1);
+    QCOMPARE(current.first().at(0).toString(), m_sample.softmaxV2);
+
+    const kf::ui::RegistryDetails d = kf::test::readDetails(m_sample.directory, m_sample.softmaxV2);
+    QVERIFY(d.error.isEmpty());
+    b.setDetails(d);
+    const QString evidence = b.evidenceView()->toPlainText();
+    // The scope sentence, every gate with its mark, and the environment.
+    QVERIFY2(evidence.contains(QStringLiteral("op-level microbenchmark of softmax (fp32) on NVIDIA H100 80GB HBM3")), qPrintable(evidence));
+    QVERIFY(evidence.contains(QStringLiteral("not an end-to-end model speedup")));
+    for (const json& g : d.promotion.at("gates")) {
+        QVERIFY2(evidence.contains(QString::fromStdString(g.at("title").get<std::string>())), g.at("title").get<std::string>().c_str());
+        QVERIFY2(evidence.contains(QString::fromStdString(g.at("detail").get<std::string>())), g.at("detail").get<std::string>().c_str());
+    }
+    QCOMPARE(evidence.count(QStringLiteral("✓")), int(d.promotion.at("gates").size()));
+    QVERIFY(!evidence.contains(QStringLiteral("✗")));
+    for (const char* fact : {"580.159.04", "13.0", "2.11.0", "0x9f01, 0x9f02, 0x9f03", "threshold at promotion 1.10×"})
+        QVERIFY2(evidence.contains(QString::fromUtf8(fact)), fact);
+
+    QCOMPARE(b.sourceView()->text(), d.source);
+    QVERIFY(b.sourceView()->isReadOnly());
+    QVERIFY(b.sourceView()->text().contains(QStringLiteral("expf again")));
+    // Both reports in the table: test, held-out and benchmark shapes.
+    QVERIFY(b.reportsModel()->rowCount() >= 4);
+    QCOMPARE(b.chart()->barCount(), 2);
+}
+
+void TestRegistryBrowser::detailsForAnotherEntryAreIgnored()
+{
+    RegistryBrowser b;
+    load(b);
+    QVERIFY(b.selectId(m_sample.layerNorm));
+    b.setDetails(kf::test::readDetails(m_sample.directory, m_sample.softmaxV2)); // a late answer for an old selection
+    QVERIFY(b.sourceView()->text().isEmpty());
+    QCOMPARE(b.chart()->barCount(), 0);
+    QVERIFY(b.evidenceView()->toPlainText().startsWith(QStringLiteral("Loading the evidence of ") + m_sample.layerNorm));
+}
+
+void TestRegistryBrowser::chartHasOneBarPerShape_data()
+{
+    QTest::addColumn<QList<double>>("speedups");
+    QTest::addColumn<QStringList>("suffixes");
+    const double nan = std::nan("");
+    const double inf = INFINITY;
+    QTest::newRow("two shapes") << QList<double>{1.48, 1.61} << QStringList{"1.48×", "1.61×"};
+    QTest::newRow("nan and inf from the runner") << QList<double>{nan, inf} << QStringList{"nan", "inf"};
+    QTest::newRow("one slower than LibTorch") << QList<double>{0.93, 1.4} << QStringList{"0.93×", "1.40×"};
+}
+
+void TestRegistryBrowser::chartHasOneBarPerShape()
+{
+    QFETCH(QList<double>, speedups);
+    QFETCH(QStringList, suffixes);
+    json perf = kf::test::readDetails(m_sample.directory, m_sample.softmaxV2).performance;
+    QCOMPARE(int(perf.at("shapes").size()), int(speedups.size()));
+    for (int i = 0; i < speedups.size(); ++i) {
+        const double v = speedups[i];
+        perf["shapes"][size_t(i)]["speedup"] = std::isnan(v) ? json("nan") : std::isinf(v) ? json("inf") : json(v);
+    }
+    kf::ui::SpeedupChart chart;
+    chart.setReport(perf, 1.10);
+    QCOMPARE(chart.barCount(), int(speedups.size()));
+    const QStringList categories = chart.categories();
+    QCOMPARE(categories.size(), int(speedups.size()));
+    QVERIFY(categories[0].startsWith(QStringLiteral("8k-rows-of-4k")));
+    for (int i = 0; i < categories.size(); ++i)
+        QVERIFY2(categories[i].endsWith(suffixes[i]), qPrintable(categories[i]));
+    QCOMPARE(chart.referenceLines(), (QList<double>{1.0, 1.10}));
+    QCOMPARE(chart.threshold(), 1.10);
+    for (int i = 0; i < speedups.size(); ++i)
+        QCOMPARE(std::isnan(chart.speedups()[i]), std::isnan(speedups[i]));
+    chart.setReport(json::object(), 1.10);
+    QCOMPARE(chart.barCount(), 0);
+    QVERIFY(chart.referenceLines().isEmpty());
+}
+
+void TestRegistryBrowser::diffAsksForThePreviousVersion()
+{
+    RegistryBrowser b;
+    load(b);
+    QSignalSpy diff(&b, &RegistryBrowser::diffRequested);
+    QVERIFY(b.selectId(m_sample.softmaxV2));
+    QCOMPARE(diff.count(), 0); // not before the details (and this version's source) are in
+    b.setDetails(kf::test::readDetails(m_sample.directory, m_sample.softmaxV2));
+    QCOMPARE(diff.count(), 1);
+    QCOMPARE(diff.first().at(0).toString(), m_sample.softmaxV2);
+    QCOMPARE(diff.first().at(1).toString(), m_sample.softmaxV1);
+    // Same prefix first, then the same op on another GPU; never the layer norm.
+    QCOMPARE(b.diffCombo()->count(), 2);
+    QCOMPARE(b.diffCombo()->itemData(0).toString(), m_sample.softmaxV1);
+    QCOMPARE(b.diffCombo()->itemData(1).toString(), m_sample.softmaxA100);
+
+    const QString v1Source = kf::test::readDetails(m_sample.directory, m_sample.softmaxV1).source;
+    b.setDiff(m_sample.softmaxV2, m_sample.softmaxA100, QStringLiteral("stale"), {}); // not what the tab asks for
+    QVERIFY(b.diffView()->summaryText().startsWith(QStringLiteral("Reading the source of")));
+    b.setDiff(m_sample.softmaxV2, m_sample.softmaxV1, v1Source);
+    // v1 is older: it is the left side. v1 used __expf (4 lines), v2 expf plus a note.
+    QCOMPARE(b.diffView()->summaryText(), m_sample.softmaxV1 + " → " + m_sample.softmaxV2 + ": 6 lines added, 4 removed");
+
+    b.diffCombo()->setCurrentIndex(1);
+    QCOMPARE(diff.count(), 2);
+    QCOMPARE(diff.last().at(1).toString(), m_sample.softmaxA100);
+    b.setDiff(m_sample.softmaxV2, m_sample.softmaxA100, QString(), QStringLiteral("The source could not be read: run `kforge registry check`."));
+    QCOMPARE(b.diffView()->summaryText(), QStringLiteral("The source could not be read: run `kforge registry check`."));
+}
+
+void TestRegistryBrowser::refreshKeepsTheSelectionAndUpdatesButtons()
+{
+    RegistryBrowser b;
+    load(b);
+    QVERIFY(b.selectId(m_sample.softmaxA100));
+    b.setDetails(kf::test::readDetails(m_sample.directory, m_sample.softmaxA100));
+    QSignalSpy current(&b, &RegistryBrowser::currentChanged);
+    QVERIFY(b.deprecateButton()->isEnabled());
+
+    // Another process deprecates the selected version.
+    kf::RegistryIndex next = m_index;
+    for (kf::RegistryEntry& e : next.kernels)
+        if (QString::fromStdString(e.id) == m_sample.softmaxA100) {
+            e.status = "deprecated";
+            e.deprecatedAt = "2026-11-24T10:00:00Z";
+            e.deprecationReason = "driver 590 made LibTorch faster";
+        }
+    b.setIndex(next);
+    QCOMPARE(b.currentId(), m_sample.softmaxA100);
+    QCOMPARE(current.count(), 0);
+    QVERIFY(!b.deprecateButton()->isEnabled());
+    QVERIFY(b.evidenceView()->toPlainText().contains(QStringLiteral("driver 590 made LibTorch faster")));
+    QVERIFY(!b.sourceView()->text().isEmpty()); // the details stay
+
+    // ...and then removes it: the neighbouring row is selected, and its details are asked for.
+    next.kernels.erase(std::remove_if(next.kernels.begin(), next.kernels.end(),
+                                      [&](const kf::RegistryEntry& e) { return QString::fromStdString(e.id) == m_sample.softmaxA100; }),
+                       next.kernels.end());
+    b.setIndex(next);
+    QCOMPARE(b.model()->rowCount(), 3);
+    QVERIFY(!b.currentId().isEmpty());
+    QVERIFY(b.currentId() != m_sample.softmaxA100);
+    QCOMPARE(current.count(), 1);
+    QCOMPARE(current.first().at(0).toString(), b.currentId());
+    QVERIFY(b.sourceView()->text().isEmpty());
+    QVERIFY(b.evidenceView()->toPlainText().startsWith(QStringLiteral("Loading the evidence of ") + b.currentId()));
+}
+
+void TestRegistryBrowser::directoryIsShownWithTooltip()
+{
+    RegistryBrowser b;
+    load(b);
+    QCOMPARE(b.directory(), QString::fromStdString(m_sample.directory.string()));
+    bool found = false;
+    for (const QWidget* w : b.findChildren<QWidget*>())
+        found = found || w->toolTip().contains(QDir::toNativeSeparators(QString::fromStdString((m_sample.directory / "verified_kernels.json").string())));
+    QVERIFY(found);
+}
+
+void TestRegistryBrowser::screenshots()
+{
+    const QString dir = qEnvironmentVariable("KF_SCREENSHOT_DIR");
+    if (dir.isEmpty())
+        QSKIP("set KF_SCREENSHOT_DIR to save registry browser screenshots");
+    QDir().mkpath(dir);
+    RegistryBrowser b;
+    b.resize(1200, 700);
+    load(b);
+    b.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&b));
+    QVERIFY(b.grab().save(QDir(dir).filePath(QStringLiteral("registry-table.png"))));
+    QVERIFY(b.selectId(m_sample.softmaxV2));
+    b.setDetails(kf::test::readDetails(m_sample.directory, m_sample.softmaxV2));
+    b.setDiff(m_sample.softmaxV2, m_sample.softmaxV1, kf::test::readDetails(m_sample.directory, m_sample.softmaxV1).source);
+    const char* names[] = {"registry-evidence.png", "registry-source.png", "registry-reports.png", "registry-chart.png", "registry-diff.png"};
+    for (int tab = 0; tab < b.tabs()->count(); ++tab) {
+        b.tabs()->setCurrentIndex(tab);
+        QVERIFY(b.grab().save(QDir(dir).filePath(QLatin1String(names[tab]))));
+    }
+    // The whole evidence page, as a tall dock shows it.
+    b.resize(1200, 1500);
+    b.tabs()->setCurrentIndex(RegistryBrowser::EvidenceTab);
+    QVERIFY(b.grab().save(QDir(dir).filePath(QStringLiteral("registry-evidence-tall.png"))));
+    b.resize(1200, 700);
+    b.selectId(m_sample.softmaxV1);
+    b.setDetails(kf::test::readDetails(m_sample.directory, m_sample.softmaxV1));
+    b.tabs()->setCurrentIndex(RegistryBrowser::EvidenceTab);
+    QVERIFY(b.grab().save(QDir(dir).filePath(QStringLiteral("registry-deprecated.png"))));
+    RegistryBrowser empty;
+    empty.resize(1200, 700);
+    empty.setDirectory(QString::fromStdString(m_sample.directory.string()));
+    empty.setIndex(kf::RegistryIndex{});
+    empty.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&empty));
+    QVERIFY(empty.grab().save(QDir(dir).filePath(QStringLiteral("registry-empty.png"))));
+}
+
+QTEST_MAIN(TestRegistryBrowser)
+#include "tst_registrybrowser.moc"

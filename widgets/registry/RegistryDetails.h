@@ -1,0 +1,23 @@
+#pragma once
+// Everything the registry browser shows about one kernel version beyond its index row: the
+// promotion record, both runner reports and the kernel source, as read from its version folder.
+
+#include "engine/registry/Registry.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QString>
+
+namespace kf::ui {
+
+/// A plain value the app fills from `<registry>/<id>/` and hands to RegistryBrowser::setDetails().
+struct RegistryDetails {
+    kf::RegistryEntry entry;          ///< as the index lists it (entry.id names the version)
+    nlohmann::json promotion;         ///< promotion.json; null when it could not be read
+    nlohmann::json correctness;       ///< correctness.json (a correctness report); null when missing
+    nlohmann::json performance;       ///< performance.json (a performance report); null when missing
+    QString source;                   ///< the kernel source (entry.kernelFile)
+    QString error;                    ///< a sentence saying what could not be read and what to do; empty when all was read
+};
+
+} // namespace kf::ui

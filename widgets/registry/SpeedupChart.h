@@ -1,0 +1,59 @@
+#pragma once
+// Speedup over LibTorch per benchmark shape of a performance report, as bars, with the 1.0×
+// line (as fast as LibTorch) and the registry's threshold for the geometric mean dashed across.
+
+#include <nlohmann/json.hpp>
+
+#include <QChartView>
+#include <QList>
+#include <QStringList>
+
+class QBarCategoryAxis;
+class QBarSeries;
+class QBarSet;
+class QLineSeries;
+class QValueAxis;
+
+namespace kf::ui {
+
+/// One bar per shape of a performance report (docs/report-schema.md); bars below 1.0× are drawn
+/// in the error colour. Non-finite speedups ("nan", "inf") keep their category, named with the
+/// value: a nan bar has no height, an inf bar reaches the top of the axis. GUI thread only.
+class SpeedupChart : public QChartView {
+    Q_OBJECT
+
+public:
+    explicit SpeedupChart(QWidget* parent = nullptr);
+
+    /// Shows `performance`'s shapes; `threshold` is the registry's geometric-mean threshold.
+    /// A report without shapes empties the chart and says so in the title.
+    void setReport(const nlohmann::json& performance, double threshold);
+    void clearData();
+
+    /// Bars shown (one per benchmark shape).
+    int barCount() const;
+    /// The category labels, "8k-rows-of-4k\n1.36×" (the dimensions when a shape has no label).
+    QStringList categories() const;
+    /// The speedups as reported, NaN and ±inf included, in category order.
+    QList<double> speedups() const { return m_speedups; }
+    double threshold() const { return m_threshold; }
+    /// The y values of the two dashed lines: {1.0, threshold}; empty when the chart is empty.
+    QList<double> referenceLines() const;
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void applyPalette();
+
+    QBarSeries* m_bars = nullptr;
+    QBarSet* m_set = nullptr;
+    QLineSeries* m_parity = nullptr;
+    QLineSeries* m_thresholdLine = nullptr;
+    QBarCategoryAxis* m_x = nullptr;
+    QValueAxis* m_y = nullptr;
+    QList<double> m_speedups;
+    double m_threshold = 0;
+};
+
+} // namespace kf::ui
