@@ -6,6 +6,7 @@
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/CompileController.h"
 #include "app/gui/window/PromoteController.h"
+#include "app/gui/window/RegistryController.h"
 #include "app/gui/window/RunController.h"
 #include "app/gui/window/StatusBar.h"
 #include "app/gui/window/Theme.h"
@@ -19,6 +20,7 @@
 #include "widgets/diagnostics/DiagnosticsPanel.h"
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/occupancy/OccupancyPanel.h"
+#include "widgets/registry/RegistryBrowser.h"
 #include "widgets/runs/RunPanel.h"
 #include "widgets/task/TaskEditor.h"
 
@@ -110,9 +112,24 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
     m_runPanel->setPromoteState(m_promote->canPromote(), m_promote->stateText());
     m_promoteAction->setEnabled(m_promote->canPromote());
     connect(m_runPanel, &kf::ui::RunPanel::promoteRequested, m_promote.get(), &PromoteController::promote);
+    m_registry = std::make_unique<RegistryController>(m_registryBrowser, m_workspace, this);
     connect(m_promote.get(), &PromoteController::promoted, this, [this](const QString& id, const QString& folder) {
         m_status->showMessage(tr("Promoted %1 into %2").arg(id, folder), 15000);
+        dock("registryDock")->raise();
+        m_registry->reveal(id);
     });
+    connect(m_registry.get(), &RegistryController::openFileRequested, this, [this](const QString& path) { openFile(path); });
+    connect(m_registry.get(), &RegistryController::reverifyRequested, this,
+            [this](const kf::Task& task, const QString& file, const QString& note) {
+                if (m_run->startTask(kf::RunKind::Verify, task, file, note))
+                    dock("runsDock")->raise();
+                else
+                    m_status->showMessage(tr("A run is in progress: re-verify when it ends"), 8000);
+            });
+    connect(m_registry.get(), &RegistryController::message, this,
+            [this](const QString& text) { m_status->showMessage(text, 10000); });
+    connect(m_registry.get(), &RegistryController::problem, this,
+            [this](const QString& text) { QMessageBox::warning(this, tr("Registry"), text); });
     connect(m_promote.get(), &PromoteController::failed, this, [this](const QString& sentence) {
         QMessageBox::warning(this, tr("Promote"), tr("The kernel was not promoted: %1").arg(sentence));
     });
@@ -188,6 +205,8 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
 MainWindow::~MainWindow()
 {
     // Controllers first: their worker threads deliver into widgets that are about to go.
+    m_promote.reset();
+    m_registry.reset();
     m_run.reset();
     m_compile.reset();
 }
@@ -208,6 +227,7 @@ void MainWindow::buildDocks()
     occupancyScroll->setFrameShape(QFrame::NoFrame);
     m_taskEditor = new kf::ui::TaskEditor(this);
     m_runPanel = new kf::ui::RunPanel(this);
+    m_registryBrowser = new kf::ui::RegistryBrowser(this);
 
     QDockWidget* ws = makeDock(this, tr("Workspace"), "workspaceDock", m_workspaceView);
     QDockWidget* problems = makeDock(this, tr("Problems"), "problemsDock", m_diagnostics);
@@ -215,12 +235,15 @@ void MainWindow::buildDocks()
     QDockWidget* occupancy = makeDock(this, tr("Resources · Occupancy"), "occupancyDock", occupancyScroll);
     QDockWidget* task = makeDock(this, tr("Task"), "taskDock", m_taskEditor);
     QDockWidget* runs = makeDock(this, tr("Runs"), "runsDock", m_runPanel);
+    QDockWidget* registry = makeDock(this, tr("Registry"), "registryDock", m_registryBrowser);
     addDockWidget(Qt::LeftDockWidgetArea, ws);
     addDockWidget(Qt::RightDockWidgetArea, assembly);
     addDockWidget(Qt::RightDockWidgetArea, occupancy);
     addDockWidget(Qt::RightDockWidgetArea, task);
     tabifyDockWidget(assembly, occupancy);
     tabifyDockWidget(occupancy, task);
+    addDockWidget(Qt::RightDockWidgetArea, registry);
+    tabifyDockWidget(task, registry);
     assembly->raise();
     addDockWidget(Qt::BottomDockWidgetArea, problems);
     addDockWidget(Qt::BottomDockWidgetArea, runs);
@@ -314,8 +337,10 @@ bool MainWindow::openWorkspace(const QString& root, QString* error)
     }
     m_settings->addRecentWorkspace(m_workspace->root());
     // The registry: $KF_REGISTRY, the workspace's kernelforge-workspace.json, or the user's default.
-    if (auto reg = kf::Registry::resolveDirectory({}, m_workspace->root().toStdString()))
+    if (auto reg = kf::Registry::resolveDirectory({}, m_workspace->root().toStdString())) {
         m_promote->setRegistryDirectory(QString::fromStdString(reg->string()));
+        m_registry->setDirectory(QString::fromStdString(reg->string()));
+    }
     else
         m_status->showMessage(QString::fromStdString(reg.error().message()), 15000);
     if (m_recentMenu)

@@ -1,6 +1,6 @@
 #pragma once
 // The workbench window: workspace tree, kernel tabs, and the dockable panels (Problems,
-// Assembly, Resources & Occupancy, Task, Runs). It wires widgets to the two services through
+// Assembly, Resources & Occupancy, Task, Runs, Registry). It wires widgets to the two services through
 // two controllers (CompileController, RunController) and keeps no engine work of its own.
 #include "app/gui/services/RunService.h"
 
@@ -18,6 +18,7 @@ namespace kf::ui {
 class AssemblyView;
 class DiagnosticsPanel;
 class OccupancyPanel;
+class RegistryBrowser;
 class RunPanel;
 class TaskEditor;
 } // namespace kf::ui
@@ -27,6 +28,7 @@ namespace kf::app {
 class CandidateTab;
 class CompileController;
 class PromoteController;
+class RegistryController;
 class RecoveryStore;
 class RunController;
 class Settings;
@@ -74,6 +76,8 @@ public:
     CompileController* compileController() const { return m_compile.get(); }
     RunController* runController() const { return m_run.get(); }
     PromoteController* promoteController() const { return m_promote.get(); }
+    RegistryController* registryController() const { return m_registry.get(); }
+    kf::ui::RegistryBrowser* registryBrowser() const { return m_registryBrowser; }
     QAction* promoteAction() const { return m_promoteAction; }
     QDockWidget* dock(const QString& objectName) const;
 
@@ -118,10 +122,12 @@ private:
     kf::ui::OccupancyPanel* m_occupancy = nullptr;
     kf::ui::TaskEditor* m_taskEditor = nullptr;
     kf::ui::RunPanel* m_runPanel = nullptr;
+    kf::ui::RegistryBrowser* m_registryBrowser = nullptr;
     StatusBar* m_status = nullptr;
     std::unique_ptr<CompileController> m_compile;
     std::unique_ptr<RunController> m_run;
     std::unique_ptr<PromoteController> m_promote;
+    std::unique_ptr<RegistryController> m_registry;
     QMenu* m_recentMenu = nullptr;
     QAction* m_verifyAction = nullptr;
     QAction* m_benchAction = nullptr;

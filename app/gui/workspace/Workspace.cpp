@@ -90,7 +90,9 @@ QStringList Workspace::findTaskDirs(QStringList* watchDirs) const
             found.append(dir);
             return; // a task folder's subfolders hold includes and data, not tasks
         }
-        if (depth == kMaxDepth)
+        // A registry kept inside the workspace (kernelforge-workspace.json may put it there) holds
+        // a task.json in every version folder: those are evidence, not tasks to edit.
+        if (depth == kMaxDepth || QFileInfo(dir + QStringLiteral("/verified_kernels.json")).isFile())
             return;
         const QStringList subs = QDir(dir).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
         for (const QString& sub : subs)

@@ -30,7 +30,8 @@ struct TaskEntry {
 
 /// Lives on the GUI thread (the watcher delivers there). Task folders are folders holding
 /// task.json at most two levels below the root (the root itself counts too); the search does
-/// not descend into a task folder or into hidden folders. Tasks are kept sorted by folder path.
+/// not descend into a task folder, a registry folder (one holding verified_kernels.json) or hidden
+/// folders. Tasks are kept sorted by folder path.
 class Workspace : public QObject {
     Q_OBJECT
 public:

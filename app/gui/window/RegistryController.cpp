@@ -1,0 +1,160 @@
+#include "app/gui/window/RegistryController.h"
+
+#include "app/gui/registry/RegistryService.h"
+#include "app/gui/workspace/Templates.h"
+#include "app/gui/workspace/Workspace.h"
+#include "engine/core/JsonReader.h"
+#include "engine/registry/Registry.h"
+#include "widgets/registry/RegistryBrowser.h"
+
+#include <QFileInfo>
+#include <QInputDialog>
+#include <QMessageBox>
+
+namespace kf::app {
+
+namespace {
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+} // namespace
+
+RegistryController::RegistryController(kf::ui::RegistryBrowser* browser, Workspace* workspace, QWidget* dialogParent,
+                                       QObject* parent)
+    : QObject(parent)
+    , m_browser(browser)
+    , m_workspace(workspace)
+    , m_dialogParent(dialogParent)
+    , m_service(new RegistryService(this))
+{
+    qRegisterMetaType<kf::Task>("kf::Task");
+    m_confirm = [this](const QString& title, const QString& text) {
+        return QMessageBox::question(m_dialogParent, title, text, QMessageBox::Yes | QMessageBox::Cancel,
+                                     QMessageBox::Cancel) == QMessageBox::Yes;
+    };
+    m_askReason = [this](const QString& id) -> std::optional<QString> {
+        bool ok = false;
+        const QString reason = QInputDialog::getText(m_dialogParent, tr("Deprecate"),
+                                                     tr("Why is %1 deprecated? (kept with the entry)").arg(id),
+                                                     QLineEdit::Normal, tr("superseded by a newer version"), &ok);
+        return ok ? std::optional<QString>(reason) : std::nullopt;
+    };
+
+    using kf::ui::RegistryBrowser;
+    connect(m_service, &RegistryService::indexLoaded, m_browser, [this](const kf::RegistryIndex& index) {
+        m_browser->setIndex(index);
+        if (!m_reveal.isEmpty() && m_browser->selectId(m_reveal))
+            m_reveal.clear();
+    });
+    connect(m_service, &RegistryService::loadFailed, m_browser, &RegistryBrowser::setLoadError);
+    connect(m_browser, &RegistryBrowser::currentChanged, m_service, [this](const QString& id) {
+        if (!id.isEmpty())
+            m_service->loadDetails(id);
+    });
+    connect(m_service, &RegistryService::detailsLoaded, m_browser, [this](const RegistryService::Details& d) {
+        m_browser->setDetails({d.entry, d.promotion, d.correctness, d.performance, d.source, d.error});
+    });
+    connect(m_browser, &RegistryBrowser::diffRequested, m_service,
+            [this](const QString&, const QString& other) { m_service->loadSource(other); });
+    connect(m_service, &RegistryService::sourceLoaded, m_browser,
+            [this](const QString& other, const QString& src, const QString& err) {
+                m_browser->setDiff(m_browser->currentId(), other, src, err);
+            });
+    connect(m_service, &RegistryService::operationFinished, this, [this](bool ok, const QString& sentence) {
+        if (ok)
+            emit message(sentence);
+        else
+            emit problem(sentence);
+    });
+    connect(m_browser, &RegistryBrowser::openAsCandidateRequested, this, &RegistryController::openAsCandidate);
+    connect(m_browser, &RegistryBrowser::reverifyRequested, this, &RegistryController::reverify);
+    connect(m_browser, &RegistryBrowser::deprecateRequested, this, &RegistryController::deprecate);
+    connect(m_browser, &RegistryBrowser::removeRequested, this, &RegistryController::remove);
+}
+
+RegistryController::~RegistryController() = default;
+
+void RegistryController::setDirectory(const QString& dir)
+{
+    if (dir == m_service->directory())
+        return;
+    m_browser->setDirectory(dir);
+    m_service->setDirectory(dir);
+}
+
+QString RegistryController::directory() const { return m_service->directory(); }
+
+void RegistryController::reveal(const QString& id)
+{
+    if (m_browser->selectId(id))
+        return;
+    m_reveal = id; // not loaded yet: the watcher (or this refresh) brings it
+    m_service->refresh();
+}
+
+void RegistryController::openAsCandidate(const QString& id)
+{
+    const kf::Registry registry(directory().toStdString());
+    auto entry = registry.entry(id.toStdString());
+    if (!entry) {
+        emit problem(qs(entry.error().message()));
+        return;
+    }
+    const TaskEntry* target = nullptr;
+    for (const TaskEntry& t : m_workspace->tasks())
+        if (t.task && t.task->name == entry->taskName)
+            target = &t;
+    const QString folder = qs(registry.entryDirectory(entry->id).string());
+    if (!target) {
+        emit problem(tr("No task named %1 in this workspace: open the workspace that has it, or open the version "
+                        "folder %2 as a workspace of its own")
+                         .arg(qs(entry->taskName), folder));
+        return;
+    }
+    auto plan = kf::json::readFile(registry.entryDirectory(entry->id) / "launch.json");
+    if (!plan) {
+        emit problem(qs(plan.error().message()));
+        return;
+    }
+    const QString stem = QFileInfo(qs(entry->kernelFile)).completeBaseName();
+    auto created = importCandidate(target->dir, QStringLiteral("%1_v%2.cu").arg(stem).arg(entry->version),
+                                   folder + '/' + qs(entry->kernelFile), plan.value(),
+                                   tr("from the registry: %1").arg(id));
+    if (!created) {
+        emit problem(qs(created.error().message()));
+        return;
+    }
+    m_workspace->reload(target->dir);
+    emit message(tr("Added %1 to task %2 as %3").arg(id, qs(entry->taskName), QFileInfo(created.value()).fileName()));
+    emit openFileRequested(created.value());
+}
+
+void RegistryController::reverify(const QString& id)
+{
+    const kf::Registry registry(directory().toStdString());
+    auto task = registry.entryTask(id.toStdString());
+    if (!task) {
+        emit problem(qs(task.error().message()));
+        return;
+    }
+    const QString file = qs(task->candidates.front().file);
+    emit reverifyRequested(task.value(), file, tr("registry %1").arg(id));
+}
+
+void RegistryController::deprecate(const QString& id)
+{
+    const std::optional<QString> reason = m_askReason ? m_askReason(id) : std::optional<QString>(QString());
+    if (!reason)
+        return;
+    m_service->deprecate(id, *reason);
+}
+
+void RegistryController::remove(const QString& id)
+{
+    if (m_confirm && !m_confirm(tr("Remove %1?").arg(id),
+                                tr("%1 and its folder (source, task, reports, promotion record) are deleted from the "
+                                   "registry %2. This cannot be undone; Deprecate keeps the evidence instead.")
+                                    .arg(id, directory())))
+        return;
+    m_service->remove(id);
+}
+
+} // namespace kf::app
