@@ -122,6 +122,11 @@ RegistryBrowser::RegistryBrowser(QWidget* parent) : QWidget(parent)
     m_tableStack = new QStackedWidget(this);
     m_tableStack->addWidget(m_table);
     m_tableStack->addWidget(m_placeholder);
+    // At least five rows and the header: the splitter is sized in showEvent(), which in a
+    // tabified dock can run before the dock has its final height.
+    m_tableStack->setMinimumHeight(m_table->verticalHeader()->defaultSectionSize() * 5 +
+                                   m_table->horizontalHeader()->sizeHint().height() + 2 * m_table->frameWidth() +
+                                   m_table->horizontalScrollBar()->sizeHint().height());
 
     m_splitter = new QSplitter(Qt::Vertical, this);
     m_splitter->setChildrenCollapsible(false);

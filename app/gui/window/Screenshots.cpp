@@ -3,12 +3,18 @@
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/CompileController.h"
 #include "app/gui/window/MainWindow.h"
+#include "app/gui/window/PromoteController.h"
 #include "app/gui/window/RunController.h"
 #include "widgets/editor/KernelEditor.h"
+#include "widgets/registry/RegistryBrowser.h"
 
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
+#include <QComboBox>
+#include <QMessageBox>
+#include <QTabWidget>
+#include <QTableView>
 #include <QPixmap>
 #include <QTimer>
 
@@ -129,7 +135,7 @@ private:
         m_w.resizeDocks({m_w.dock("runsDock")}, {m_w.height() / 2}, Qt::Vertical);
         if (!m_withRuns) {
             m_w.verify(); // without a GPU this shows the compile-only sentence
-            waitForRun([this] { save("runs.png"); finish(); });
+            waitForRun([this] { save("runs.png"); showRegistry({}); });
             return;
         }
         m_w.verify();
@@ -138,7 +144,71 @@ private:
             m_w.benchmark();
             waitForRun([this] {
                 save("benchmark.png");
-                finish();
+                promote();
+            });
+        });
+    }
+
+    // Promote the kernel just verified and benchmarked: the confirmation as the user sees it,
+    // then the registry browser with the new entry selected.
+    void promote()
+    {
+        PromoteController* p = m_w.promoteController();
+        std::printf("promote: %s (%s)\n", p->canPromote() ? "enabled" : "disabled", qPrintable(p->stateText()));
+        if (!p->canPromote()) {
+            showRegistry({});
+            return;
+        }
+        p->setConfirm([this](const QString& title, const QString& html) {
+            QMessageBox box(QMessageBox::Question, title, html, QMessageBox::Cancel, &m_w);
+            box.setTextFormat(Qt::RichText);
+            box.addButton(QObject::tr("Promote"), QMessageBox::AcceptRole);
+            box.show();
+            box.adjustSize();
+            QApplication::processEvents();
+            const QString path = m_dir + "/promote-confirm.png";
+            std::printf("%s %s\n", box.grab().save(path) ? "saved" : "FAILED to save", qPrintable(path));
+            return true;
+        });
+        auto conn = std::make_shared<QMetaObject::Connection>();
+        *conn = connect(p, &PromoteController::promoted, this, [this, conn](const QString& id, const QString& folder) {
+            disconnect(*conn);
+            std::printf("promoted %s into %s\n", qPrintable(id), qPrintable(folder));
+            std::fflush(stdout);
+            QTimer::singleShot(300, this, [this, id] { showRegistry(id); });
+        });
+        connect(p, &PromoteController::failed, this, [this](const QString& why) {
+            std::printf("promote failed: %s\n", qPrintable(why));
+            finish();
+        });
+        p->promote();
+    }
+
+    // The Registry dock: the entry's evidence, its speedup chart, and a diff when it has an
+    // older version. Details load off the UI thread; the pauses let them arrive and paint.
+    void showRegistry(const QString& id)
+    {
+        kf::ui::RegistryBrowser* b = m_w.registryBrowser();
+        m_w.dock("registryDock")->raise();
+        if (!id.isEmpty())
+            b->selectId(id);
+        else if (b->table()->model()->rowCount() > 0)
+            b->table()->selectRow(0);
+        QTimer::singleShot(800, this, [this, b] {
+            b->tabs()->setCurrentIndex(kf::ui::RegistryBrowser::EvidenceTab);
+            save("registry.png");
+            b->tabs()->setCurrentIndex(kf::ui::RegistryBrowser::ChartTab);
+            QTimer::singleShot(300, this, [this, b] {
+                save("registry-chart.png");
+                if (b->diffCombo()->count() == 0) {
+                    finish();
+                    return;
+                }
+                b->tabs()->setCurrentIndex(kf::ui::RegistryBrowser::DiffTab);
+                QTimer::singleShot(800, this, [this] {
+                    save("registry-diff.png");
+                    finish();
+                });
             });
         });
     }
