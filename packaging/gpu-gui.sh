@@ -4,8 +4,9 @@
 # Unpacks the bundle made by packaging/gui-bundle.sh on a development machine (the server has no
 # Qt), points it at the kforge-runner built by packaging/gpu-server.sh, and
 #   1. runs the screenshot tour with real runs: open the example workspace, break and fix a
-#      kernel, then Verify (F5) and Benchmark (F6) through the real runner on the GPU, saving a
-#      PNG of each view;
+#      kernel, then Verify (F5) and Benchmark (F6) through the real runner on the GPU, Promote,
+#      edit, verify, benchmark and promote again (v2), show the registry's evidence, chart and
+#      diff, saving a PNG of each view; then `kforge registry list` and `check` on that registry;
 #   2. runs bench_ui --gpu: launch-to-interactive and the longest event-loop stall while
 #      compiling the examples and verifying on the GPU.
 # Output goes to $OUT/gui (default build/gpu-server/gpu-run/gui): the PNGs and gui.log.
@@ -32,6 +33,13 @@ log="$out/gui.log"
 : >"$log"
 kf_log "$me" "screenshot tour with real runs (log: $log)"
 timeout 300 kernelforge --screenshot "$out" --screenshot-run "$examples" 2>&1 | grep -v propagateSizeHints | tee -a "$log" || true
+# What the tour promoted, checked by the CLI against the files and hashes.
+kforge_bin=$(dirname "$runner")/kforge
+if [ -x "$kforge_bin" ]; then
+  kf_log "$me" "registry written by the workbench: list and check"
+  { "$kforge_bin" registry list --registry "$XDG_DATA_HOME/KernelForge/registry"
+    "$kforge_bin" registry check --registry "$XDG_DATA_HOME/KernelForge/registry"; echo "registry check exit $?"; } 2>&1 | tee -a "$log" || true
+fi
 kf_log "$me" "bench_ui --gpu"
 timeout 240 bench_ui --gpu --runs 5 --kernelforge "$(command -v kernelforge)" --runner "$runner" --workspace "$examples" 2>&1 \
   | grep -v propagateSizeHints | tee -a "$log" || true

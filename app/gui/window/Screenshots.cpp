@@ -171,13 +171,30 @@ private:
             return true;
         });
         auto conn = std::make_shared<QMetaObject::Connection>();
-        *conn = connect(p, &PromoteController::promoted, this, [this, conn](const QString& id, const QString& folder) {
+        auto failConn = std::make_shared<QMetaObject::Connection>();
+        *conn = connect(p, &PromoteController::promoted, this, [this, conn, failConn](const QString& id, const QString& folder) {
             disconnect(*conn);
+            disconnect(*failConn);
             std::printf("promoted %s into %s\n", qPrintable(id), qPrintable(folder));
             std::fflush(stdout);
-            QTimer::singleShot(300, this, [this, id] { showRegistry(id); });
+            if (++m_promotions == 2) {
+                QTimer::singleShot(300, this, [this, id] { showRegistry(id); });
+                return;
+            }
+            // A second version, so the registry has something to diff: a documented edit, saved,
+            // verified and benchmarked again, then promoted as v2.
+            CandidateTab* t = m_w.currentTab();
+            t->editor()->append("\n// v2: promoted again after review; same code path as v1\n");
+            m_w.saveCurrent();
+            m_w.verify();
+            waitForRun([this] {
+                m_w.benchmark();
+                waitForRun([this] { promote(); });
+            });
         });
-        connect(p, &PromoteController::failed, this, [this](const QString& why) {
+        *failConn = connect(p, &PromoteController::failed, this, [this, failConn, conn](const QString& why) {
+            disconnect(*failConn);
+            disconnect(*conn);
             std::printf("promote failed: %s\n", qPrintable(why));
             finish();
         });
@@ -220,6 +237,7 @@ private:
     QString m_dir;
     bool m_withRuns = false;
     bool m_started = false;
+    int m_promotions = 0;
 };
 
 } // namespace
