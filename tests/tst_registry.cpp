@@ -58,6 +58,9 @@ private slots:
     void resolveDirectoryOrder();
     void entryTaskIsTheTaskReducedToTheKernel();
     void includeFoldersTravelWithTheKernel();
+    void includeFoldersMustBeSubfolders_data();
+    void includeFoldersMustBeSubfolders();
+    void pruneTouchesOnlyWhatTheRegistryMade();
 
 private:
     std::unique_ptr<QTemporaryDir> m_tmp;
@@ -212,13 +215,12 @@ void TestRegistry::versionsIncrementPerPrefix()
     auto out = reg.promote(test::passingInput(m_taskDir, "optimized.cu"));
     KF_VERIFY_OK(out);
     QCOMPARE(qs(out->entry->id), QString("cuda_softmax_h100_fp32_b8192-d4096_v4"));
-    // Removing the newest does not recycle its number while an older one exists? It does not
-    // matter for uniqueness, but IDs never collide with a folder on disk.
+    // A removed ID is never given to other code: someone may have pinned it.
     KF_VERIFY_OK(reg.remove("cuda_softmax_h100_fp32_b8192-d4096_v4"));
     out = reg.promote(test::passingInput(m_taskDir, "optimized.cu"));
     KF_VERIFY_OK(out);
-    QVERIFY(!fs::exists(m_regDir / "cuda_softmax_h100_fp32_b8192-d4096_v3" / "promotion.json"));
-    QCOMPARE(qs(out->entry->id), QString("cuda_softmax_h100_fp32_b8192-d4096_v4"));
+    QCOMPARE(qs(out->entry->id), QString("cuda_softmax_h100_fp32_b8192-d4096_v5"));
+    QCOMPARE(reg.load()->removed, std::vector<std::string>{"cuda_softmax_h100_fp32_b8192-d4096_v4"});
 }
 
 void TestRegistry::refusalWritesNothing()
@@ -267,6 +269,7 @@ void TestRegistry::checkCatchesDrift_data()
     QTest::newRow("folder deleted") << "delete-folder" << "_v1" << "folder is missing";
     QTest::newRow("index hash rewritten to match an edit") << "rehash" << "/promotion.json" << "does not describe the index entry";
     QTest::newRow("evidence forged consistently") << "forge" << "_v1" << "evidence does not support";
+    QTest::newRow("index speedup inflated") << "index-speedup" << "/promotion.json" << "speedups differ";
     QTest::newRow("index is not JSON") << "garbage-index" << "verified_kernels.json" << "line";
 }
 
@@ -306,16 +309,22 @@ void TestRegistry::checkCatchesDrift()
             e["source_hash"] = hashHex(readText(dir / "optimized.cu"));
         });
     } else if (t == "forge") {
-        // Lower a speedup below 1x and re-hash every file consistently: the files match the index,
-        // but the evidence no longer passes the gates.
+        // Lower a speedup below 1x and re-hash everything consistently (promotion.json's file list
+        // and the index): every hash matches, but the evidence no longer passes the gates.
         Json p = Json::parse(readText(dir / "performance.json"));
         p["shapes"][0]["speedup"] = 0.5;
         writeText(dir / "performance.json", p.dump(2));
+        Json promo = Json::parse(readText(dir / "promotion.json"));
+        for (Json& f : promo["files"])
+            if (f["path"] == "performance.json")
+                f["hash"] = hashHex(readText(dir / "performance.json"));
+        writeText(dir / "promotion.json", promo.dump(2));
         rewriteIndex([&](Json& e) {
             for (Json& f : e["files"])
-                if (f["path"] == "performance.json")
-                    f["hash"] = hashHex(readText(dir / "performance.json"));
+                f["hash"] = hashHex(readText(dir / f["path"].get<std::string>()));
         });
+    } else if (t == "index-speedup") {
+        rewriteIndex([&](Json& e) { e["geomean_speedup"] = 3.0; });
     } else if (t == "garbage-index") {
         writeText(reg.indexFile(), "{\"schema_version\": 1, \"kernels\": [");
     }
@@ -512,6 +521,54 @@ void TestRegistry::includeFoldersTravelWithTheKernel()
     KF_VERIFY_OK(drift);
     QCOMPARE(drift->size(), size_t(1));
     QVERIFY(qs(drift->front().file).endsWith("include/detail/tile.cuh"));
+    // A header edited after the runs voids the evidence, as an edited kernel does.
+    const PromotionInput before = test::passingInput(m_taskDir, "optimized.cu");
+    writeText(m_taskDir / "include" / "detail" / "tile.cuh", "#pragma once\n#define FAST 1\n");
+    auto stale = reg.promote(before);
+    KF_VERIFY_OK(stale);
+    QVERIFY(!stale->entry);
+    QCOMPARE(qs(stale->gates.firstFailure()->gate), QString("evidence"));
+    QVERIFY(qs(stale->gates.firstFailure()->detail).contains("headers"));
+}
+
+void TestRegistry::includeFoldersMustBeSubfolders_data()
+{
+    QTest::addColumn<QString>("folder");
+    QTest::newRow("parent") << "../common";
+    QTest::newRow("absolute") << "/usr/include";
+    QTest::newRow("the task folder itself") << ".";
+    QTest::newRow("escapes after a subfolder") << "include/../../x";
+}
+
+void TestRegistry::includeFoldersMustBeSubfolders()
+{
+    QFETCH(QString, folder);
+    Json task = Json::parse(readText(m_taskDir / "task.json"));
+    task["compile"]["include_dirs"] = {folder.toStdString()};
+    auto t = parseTask(task, "task.json", m_taskDir);
+    QVERIFY(!t);
+    QCOMPARE(qs(t.error().pointer), QString("/compile/include_dirs/0"));
+    QVERIFY2(qs(t.error().why).contains("must be a subfolder of the task folder"), t.error().why.c_str());
+}
+
+void TestRegistry::pruneTouchesOnlyWhatTheRegistryMade()
+{
+    const Registry reg(m_regDir);
+    KF_VERIFY_OK(reg.promote(test::passingInput(m_taskDir, "optimized.cu")));
+    fs::create_directories(m_regDir / "notes");      // a user's folder: not ours to judge or delete
+    writeText(m_regDir / "notes" / "todo.txt", "keep me");
+    auto drift = reg.check(true);
+    KF_VERIFY_OK(drift);
+    QVERIFY(drift->empty());
+    QVERIFY(fs::exists(m_regDir / "notes" / "todo.txt"));
+    // Without its index, version folders are never pruned as orphans.
+    fs::remove(reg.indexFile());
+    drift = reg.check(true);
+    KF_VERIFY_OK(drift);
+    QCOMPARE(drift->size(), size_t(1));
+    QCOMPARE(drift->front().severity, RegistryDrift::Severity::Error);
+    QVERIFY(qs(drift->front().problem).contains("index is missing"));
+    QVERIFY(fs::exists(m_regDir / "cuda_softmax_h100_fp32_b8192-d4096_v1" / "promotion.json"));
 }
 
 QTEST_GUILESS_MAIN(TestRegistry)

@@ -72,7 +72,9 @@ int promote(const PromoteArgs& a)
             return kExitUsage;
         }
         candidate = task.candidates.front().file;
-    } else if (!task.findCandidate(candidate)) {
+    } else if (const Candidate* c = task.findCandidate(candidate)) {
+        candidate = c->file; // as task.json names it (reports carry that name)
+    } else {
         std::cerr << "kforge: " << candidate << " is not a candidate of task " << task.name
                   << "; list it with its launch plan under \"candidates\" in task.json\n";
         return kExitUsage;

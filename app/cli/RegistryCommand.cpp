@@ -135,14 +135,21 @@ int show(const RegistryArgs& a, const Registry& r)
         std::cout << "  scope:     " << p["evidence_scope"].get<std::string>() << '\n';
     if (p.contains("gates") && p["gates"].is_array()) {
         std::cout << "  gates (threshold " << (p.contains("threshold") ? p["threshold"].dump() : "?") << "):\n";
-        for (const json& g : p["gates"])
-            std::cout << "    " << (g.value("passed", false) ? "✓ " : "✗ ") << g.value("title", "") << ": "
-                      << g.value("detail", "") << '\n';
+        for (const json& g : p["gates"]) {
+            if (!g.is_object())
+                continue;
+            const bool passed = g.contains("passed") && g["passed"] == true;
+            auto text = [&](const char* k) { return g.contains(k) && g[k].is_string() ? g[k].get<std::string>() : std::string(); };
+            std::cout << "    " << (passed ? "✓ " : "✗ ") << text("title") << ": " << text("detail") << '\n';
+        }
     }
-    if (p.contains("speedup") && p["speedup"].contains("per_shape")) {
+    if (p.contains("speedup") && p["speedup"].is_object() && p["speedup"].contains("per_shape") &&
+        p["speedup"]["per_shape"].is_array()) {
         TextTable t({{"shape"}, {"candidate ms", TextTable::Align::Right}, {"LibTorch ms", TextTable::Align::Right},
                      {"speedup", TextTable::Align::Right}});
         for (const json& s : p["speedup"]["per_shape"]) {
+            if (!s.is_object())
+                continue;
             std::string shape;
             if (s.contains("shape") && s["shape"].is_object())
                 for (const auto& [k, v] : s["shape"].items())

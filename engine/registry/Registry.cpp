@@ -72,6 +72,18 @@ void syncDirectory(const fs::path& dir)
 
 std::string pretty(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
 
+// A path inside a version folder: relative, no "..", not hidden at its top.
+bool isSafeRelativePath(const std::string& path)
+{
+    const fs::path p = fs::path(path).lexically_normal();
+    if (path.empty() || p.is_absolute() || p.empty() || p == ".")
+        return false;
+    for (const fs::path& part : p)
+        if (part == "..")
+            return false;
+    return path.front() != '.';
+}
+
 RegistryEntry parseEntry(const Json& v, const std::string& ptr)
 {
     jr::Object o(v, ptr);
@@ -102,11 +114,14 @@ RegistryEntry parseEntry(const Json& v, const std::string& ptr)
         jr::Object f(files[i], jr::child(o.at("files"), i));
         RegistryFile rf{f.string("path"), f.string("hash"), f.integer("bytes")};
         const fs::path p(rf.path);
-        if (rf.path.empty() || p.is_absolute() || rf.path.find("..") != std::string::npos)
+        if (!isSafeRelativePath(rf.path) || p.is_absolute())
             jr::fail(f.at("path"), "a file path must stay inside the version folder");
         f.finish();
         e.files.push_back(std::move(rf));
     }
+    if (!isSafeRelativePath(e.kernelFile) ||
+        std::none_of(e.files.begin(), e.files.end(), [&](const RegistryFile& f) { return f.path == e.kernelFile; }))
+        jr::fail(o.at("kernel_file"), "kernel_file must name one of the entry's files");
     o.finish();
     return e;
 }
@@ -150,6 +165,9 @@ int nextVersion(const fs::path& dir, const RegistryIndex& index, const std::stri
     int highest = 0;
     for (const RegistryEntry& e : index.kernels)
         if (auto s = splitKernelId(e.id); s && s->first == prefix)
+            highest = std::max(highest, s->second);
+    for (const std::string& id : index.removed) // an ID once given out is never given to other code
+        if (auto s = splitKernelId(id); s && s->first == prefix)
             highest = std::max(highest, s->second);
     std::error_code ec;
     for (const auto& d : fs::directory_iterator(dir, ec))
@@ -212,6 +230,8 @@ Json speedupsOf(const Json& performance, double* geomean, double* minimum)
     double logSum = 0, lowest = INFINITY;
     int n = 0;
     for (const Json& s : at(performance, "shapes")) {
+        if (str(s, "set") != "benchmarks")
+            continue; // what the gates judged, nothing else
         const double v = number(at(s, "speedup"));
         a.push_back({{"shape", at(s, "shape")}, {"label", str(s, "label")}, {"speedup", at(s, "speedup")},
                      {"candidate_median_ms", at(at(s, "candidate"), "median_ms")},
@@ -320,6 +340,12 @@ Result<RegistryIndex> parseRegistryIndex(const Json& j, const std::string& origi
                 jr::fail(jr::child(jr::child(o.at("kernels"), i), "id"), "the ID " + e.id + " appears twice");
             index.kernels.push_back(std::move(e));
         }
+        if (const Json* removed = o.optional("removed")) {
+            index.removed = jr::asStringArray(*removed, o.at("removed"));
+            for (size_t i = 0; i < index.removed.size(); ++i)
+                if (!isValidKernelId(index.removed[i]))
+                    jr::fail(jr::child(o.at("removed"), i), "\"" + index.removed[i] + "\" is not a registry ID");
+        }
         o.finish();
         return index;
     } catch (const jr::SchemaError& e) {
@@ -334,7 +360,10 @@ Json registryIndexToJson(const RegistryIndex& index)
     Json kernels = Json::array();
     for (const RegistryEntry& e : index.kernels)
         kernels.push_back(registryEntryToJson(e));
-    return {{"schema_version", kRegistrySchemaVersion}, {"speedup_threshold", index.threshold}, {"kernels", kernels}};
+    Json j = {{"schema_version", kRegistrySchemaVersion}, {"speedup_threshold", index.threshold}, {"kernels", kernels}};
+    if (!index.removed.empty())
+        j["removed"] = index.removed;
+    return j;
 }
 
 std::string evidenceScope(const Task& task, const Json& performance)
@@ -498,7 +527,7 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     e.dtype = in.task.outputs.empty() ? "" : std::string(dtypeName(in.task.outputs.front().dtype));
     e.gpu = str(env, "gpu");
     e.arch = str(at(in.correctness, "candidate"), "arch");
-    e.kernelFile = fs::path(in.candidateFile).filename().string();
+    e.kernelFile = fs::path(in.candidateFile).lexically_normal().generic_string();
     for (const ShapeBinding& b : in.task.benchmarkShapes) {
         Json s = Json::object();
         for (const auto& [k, v] : b.values)
@@ -566,6 +595,14 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     e.files.push_back({"promotion.json", hashHex(promotionText), static_cast<std::int64_t>(promotionText.size())});
     staged.push_back({"promotion.json", promotionText});
 
+    std::set<std::string> names;
+    for (const Staged& st : staged)
+        if (!isSafeRelativePath(st.path) || !names.insert(st.path).second)
+            return registryError(m_dir, "promote " + e.id,
+                                 "the version folder would hold \"" + st.path + "\" twice or outside itself",
+                                 "keep headers in a subfolder of the task (include_dirs) whose files do not clash with "
+                                 "task.json, launch.json, the reports or the kernel");
+
     // Stage, rename into place, then name it in the index: a kill at any point leaves the index
     // valid (an orphan folder at worst, which `check` reports and `check --prune` removes).
     const fs::path staging = m_dir / kStagingDir / (e.id + "." + std::to_string(::getpid()));
@@ -605,6 +642,7 @@ Result<void> Registry::remove(const std::string& id) const
     if (it == index.kernels.end())
         return entry(id).error();
     index.kernels.erase(it);
+    index.removed.push_back(id);
     if (auto w = writeIndex(index); !w)
         return w.error();
     registryHook("unindexed");
@@ -660,18 +698,25 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
     std::error_code ec;
     if (!fs::is_directory(m_dir, ec))
         return drift; // nothing promoted yet: nothing can have drifted
-    FileLock lock;
-    if (prune) {
-        auto l = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
-        if (!l)
-            return l.error();
-        lock = std::move(l.value());
-    }
+    // Under the lock even to read: a promote or remove in flight is never mistaken for drift.
+    auto lock = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
+    if (!lock)
+        return lock.error();
     auto index = load();
     if (!index) {
         drift.push_back({Sev::Error, {}, kRegistryIndexFile, index.error().message(),
                          "restore verified_kernels.json from a backup; the version folders are intact"});
         return drift;
+    }
+    if (!fs::exists(indexFile(), ec)) {
+        for (const auto& d : fs::directory_iterator(m_dir, ec))
+            if (d.is_directory() && isValidKernelId(d.path().filename().string())) {
+                // Version folders without an index: never prune them as orphans.
+                drift.push_back({Sev::Error, {}, kRegistryIndexFile,
+                                 "the index is missing but the folder holds kernel versions",
+                                 "restore verified_kernels.json from a backup; nothing was pruned"});
+                return drift;
+            }
     }
     std::set<std::string> named;
     for (const RegistryEntry& e : index->kernels) {
@@ -715,9 +760,21 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
             problem({}, "a file of the version folder does not parse", "remove and promote the kernel again");
             continue;
         }
-        if (str(promotion.value(), "id") != e.id || str(at(promotion.value(), "candidate"), "source_hash") != e.sourceHash ||
-            str(at(promotion.value(), "task"), "hash") != e.taskHash) {
-            problem("promotion.json", "promotion.json does not describe the index entry (ID or hashes differ)",
+        const Json& pj = promotion.value();
+        std::set<std::string> indexFiles, promotedFiles;
+        for (const RegistryFile& f : e.files)
+            if (f.path != "promotion.json")
+                indexFiles.insert(f.path + ":" + f.hash);
+        for (const Json& f : at(pj, "files"))
+            promotedFiles.insert(str(f, "path") + ":" + str(f, "hash"));
+        const Json& speed = at(pj, "speedup");
+        auto near = [](const Json& v, double x) { return v.is_number() && std::abs(v.get<double>() - x) <= 1e-9 * std::max(1.0, std::abs(x)); };
+        if (str(pj, "id") != e.id || str(at(pj, "candidate"), "source_hash") != e.sourceHash ||
+            str(at(pj, "task"), "hash") != e.taskHash || str(at(pj, "candidate"), "file") != e.kernelFile ||
+            str(at(pj, "candidate"), "arch") != e.arch || str(at(pj, "environment"), "gpu") != e.gpu ||
+            at(pj, "version") != Json(e.version) || !near(at(speed, "geomean"), e.geomeanSpeedup) ||
+            !near(at(speed, "min"), e.minSpeedup) || indexFiles != promotedFiles) {
+            problem("promotion.json", "promotion.json does not describe the index entry (ID, hashes, files, GPU or speedups differ)",
                     "remove the entry and promote the kernel again");
             continue;
         }
@@ -736,9 +793,10 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
     // Folders the index does not name: interrupted promotes (or removes), and staging leftovers.
     for (const auto& d : fs::directory_iterator(m_dir, ec)) {
         const std::string name = d.path().filename().string();
-        if (!d.is_directory() || named.count(name))
-            continue;
         const bool hidden = name == kStagingDir || name == kTrashDir;
+        // Only what the registry itself makes: anything else in the folder is not ours to judge.
+        if (!d.is_directory() || named.count(name) || !(hidden || isValidKernelId(name)))
+            continue;
         if (hidden && fs::is_empty(d.path(), ec))
             continue;
         if (prune) {

@@ -67,6 +67,7 @@ struct RegistryEntry {
 struct RegistryIndex {
     double threshold = kDefaultSpeedupThreshold;   ///< per registry (gate 7)
     std::vector<RegistryEntry> kernels;            ///< in promotion order
+    std::vector<std::string> removed;              ///< IDs removed so far: never given out again
     const RegistryEntry* find(std::string_view id) const;
 };
 

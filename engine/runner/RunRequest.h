@@ -37,6 +37,9 @@ struct TaskPayload {
     std::string directory;                  ///< absolute task folder
 };
 TaskPayload taskPayload(const Task& task);
+/// The task hash reports carry: the canonical task JSON plus the bytes of every file in its
+/// include folders and of a TorchScript reference, so editing a header voids the evidence too.
+std::string taskHash(const Task& task);
 
 /// The "candidate" block of a report: file, source hash, arch, options and lowered names.
 nlohmann::json candidateHeader(const Candidate& candidate, const CompileRequest& request, const CompileResult& result);

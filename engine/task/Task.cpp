@@ -686,9 +686,18 @@ Task parseTaskOrThrow(const Json& j, const fs::path& dir)
             parseDefines(*d, co.at("defines"), t.compile.defines);
         if (const Json* inc = co.optional("include_dirs")) {
             t.compile.includeDirs = jr::asStringArray(*inc, co.at("include_dirs"));
-            for (size_t i = 0; i < t.compile.includeDirs.size(); ++i)
+            for (size_t i = 0; i < t.compile.includeDirs.size(); ++i) {
+                // Inside the task folder and below it: the headers are part of the evidence (the
+                // task hash covers them) and travel with a promoted kernel.
+                const fs::path inc = fs::path(t.compile.includeDirs[i]).lexically_normal();
+                if (inc.empty() || inc.is_absolute() || inc == "." || inc.string().rfind("..", 0) == 0)
+                    fail(jr::child(co.at("include_dirs"), i),
+                         "include folder \"" + t.compile.includeDirs[i] +
+                             "\" must be a subfolder of the task folder (no absolute path, \".\" or \"..\"); "
+                             "copy shared headers into one, e.g. \"include\"");
                 if (!dir.empty() && !fs::is_directory(dir / t.compile.includeDirs[i]))
                     fail(jr::child(co.at("include_dirs"), i), "folder \"" + t.compile.includeDirs[i] + "\" does not exist in " + dir.string());
+            }
         }
         if (const Json* opt = co.optional("options"))
             t.compile.extraOptions = jr::asStringArray(*opt, co.at("options"));

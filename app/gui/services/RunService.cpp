@@ -227,12 +227,14 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
     const Candidate* candidate = task.findCandidate(candidateFile);
     if (!candidate)
         return finish(false, "the task has no candidate " + candidateFile + "; add it under \"candidates\" in task.json");
+    // Extra NVRTC options from Settings become part of the task as sent, so the report's task
+    // hash says the build differed from task.json: such a run is exploration, not evidence.
+    for (const QString& o : m_options.extraNvrtcOptions)
+        task.compile.extraOptions.push_back(o.toStdString());
     auto req = compileRequestFor(task, *candidate, arch);
     if (!req)
         return finish(false, req.error().message());
     req->wantSass = false;
-    for (const QString& o : m_options.extraNvrtcOptions)
-        req->options.extraOptions.push_back(o.toStdString());
 
     setState(RunnerState::Busy, QStringLiteral("running on the GPU…"));
     event({{"type", "progress"}, {"permille", 0}, {"stage", "compiling for " + arch}});

@@ -1,6 +1,7 @@
 #include "app/gui/window/MainWindow.h"
 
 #include "app/gui/recovery/RecoveryStore.h"
+#include "app/gui/registry/RegistryService.h"
 #include "app/gui/settings/Settings.h"
 #include "app/gui/settings/SettingsDialog.h"
 #include "app/gui/window/CandidateTab.h"
@@ -113,6 +114,8 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
     m_promoteAction->setEnabled(m_promote->canPromote());
     connect(m_runPanel, &kf::ui::RunPanel::promoteRequested, m_promote.get(), &PromoteController::promote);
     m_registry = std::make_unique<RegistryController>(m_registryBrowser, m_workspace, this);
+    // Another process may change the threshold or promote: the button follows the registry.
+    connect(m_registry->service(), &RegistryService::indexLoaded, m_promote.get(), [this] { m_promote->reevaluate(); });
     connect(m_promote.get(), &PromoteController::promoted, this, [this](const QString& id, const QString& folder) {
         m_status->showMessage(tr("Promoted %1 into %2").arg(id, folder), 15000);
         dock("registryDock")->raise();

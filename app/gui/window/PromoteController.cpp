@@ -164,8 +164,10 @@ QString PromoteController::summaryHtml() const
 void PromoteController::promote()
 {
     reevaluate();
-    if (!m_canPromote || !m_verdict)
+    if (!m_canPromote || !m_verdict) {
+        emit failed(m_stateText); // the evidence or the registry changed since the button was drawn
         return;
+    }
     if (m_confirm && !m_confirm(tr("Promote %1?").arg(m_candidate), summaryHtml()))
         return;
     const Evidence e = m_evidence.value(key(m_taskDir, m_candidate));
