@@ -1,0 +1,143 @@
+// `Registry::check`: the index against the version folders, every hash, promotion.json against
+// the index, and the gates re-judged on the stored evidence; `--prune` for what the registry left.
+#include "engine/core/FileLock.h"
+#include "engine/core/Files.h"
+#include "engine/core/Hash.h"
+#include "engine/core/JsonReader.h"
+#include "engine/registry/KernelId.h"
+#include "engine/registry/Registry.h"
+#include "engine/registry/RegistryInternal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace kf {
+
+namespace jr = kf::json;
+using Json = nlohmann::json;
+using namespace registry_internal;
+
+Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
+{
+    using Sev = RegistryDrift::Severity;
+    std::vector<RegistryDrift> drift;
+    std::error_code ec;
+    if (!fs::is_directory(m_dir, ec))
+        return drift; // nothing promoted yet: nothing can have drifted
+    // Under the lock even to read: a promote or remove in flight is never mistaken for drift.
+    auto lock = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
+    if (!lock)
+        return lock.error();
+    auto index = load();
+    if (!index) {
+        drift.push_back({Sev::Error, {}, kRegistryIndexFile, index.error().message(),
+                         "restore verified_kernels.json from a backup; the version folders are intact"});
+        return drift;
+    }
+    if (!fs::exists(indexFile(), ec)) {
+        for (const auto& d : fs::directory_iterator(m_dir, ec))
+            if (d.is_directory() && isValidKernelId(d.path().filename().string())) {
+                // Version folders without an index: never prune them as orphans.
+                drift.push_back({Sev::Error, {}, kRegistryIndexFile,
+                                 "the index is missing but the folder holds kernel versions",
+                                 "restore verified_kernels.json from a backup; nothing was pruned"});
+                return drift;
+            }
+    }
+    std::set<std::string> named;
+    for (const RegistryEntry& e : index->kernels) {
+        named.insert(e.id);
+        const fs::path dir = entryDirectory(e.id);
+        auto problem = [&](const std::string& file, std::string what, std::string hint) {
+            drift.push_back({Sev::Error, e.id, file.empty() ? e.id : e.id + "/" + file, std::move(what), std::move(hint)});
+        };
+        if (!fs::is_directory(dir, ec)) {
+            problem({}, "the index names this kernel but its folder is missing",
+                    "restore the folder from a backup, or `kforge registry remove " + e.id + "`");
+            continue;
+        }
+        bool intact = true;
+        bool hasPromotion = false;
+        for (const RegistryFile& f : e.files) {
+            hasPromotion = hasPromotion || f.path == "promotion.json";
+            auto bytes = readFileBytes(dir / f.path);
+            if (!bytes) {
+                problem(f.path, "the file is missing", "restore it from a backup, or remove the entry");
+                intact = false;
+            } else if (hashHex(bytes.value()) != f.hash) {
+                problem(f.path, "the file changed since promotion (hash " + hashHex(bytes.value()).substr(0, 8) +
+                                    ", promoted " + f.hash.substr(0, 8) + ")",
+                        "restore the promoted file; a changed kernel is a new version: promote it again");
+                intact = false;
+            }
+        }
+        if (!hasPromotion) {
+            problem("promotion.json", "the index does not list promotion.json", "remove and promote the kernel again");
+            continue;
+        }
+        if (!intact)
+            continue;
+        // The files are what was promoted; now re-judge what they say.
+        auto promotion = jr::readFile(dir / "promotion.json");
+        auto task = readEntryTask(dir);
+        auto corr = jr::readFile(dir / "correctness.json");
+        auto perf = jr::readFile(dir / "performance.json");
+        if (!promotion || !task || !corr || !perf) {
+            problem({}, "a file of the version folder does not parse", "remove and promote the kernel again");
+            continue;
+        }
+        const Json& pj = promotion.value();
+        std::set<std::string> indexFiles, promotedFiles;
+        for (const RegistryFile& f : e.files)
+            if (f.path != "promotion.json")
+                indexFiles.insert(f.path + ":" + f.hash);
+        for (const Json& f : at(pj, "files"))
+            promotedFiles.insert(str(f, "path") + ":" + str(f, "hash"));
+        const Json& speed = at(pj, "speedup");
+        auto near = [](const Json& v, double x) { return v.is_number() && std::abs(v.get<double>() - x) <= 1e-9 * std::max(1.0, std::abs(x)); };
+        if (str(pj, "id") != e.id || str(at(pj, "candidate"), "source_hash") != e.sourceHash ||
+            str(at(pj, "task"), "hash") != e.taskHash || str(at(pj, "candidate"), "file") != e.kernelFile ||
+            str(at(pj, "candidate"), "arch") != e.arch || str(at(pj, "environment"), "gpu") != e.gpu ||
+            at(pj, "version") != Json(e.version) || !near(at(speed, "geomean"), e.geomeanSpeedup) ||
+            !near(at(speed, "min"), e.minSpeedup) || indexFiles != promotedFiles) {
+            problem("promotion.json", "promotion.json does not describe the index entry (ID, hashes, files, GPU or speedups differ)",
+                    "remove the entry and promote the kernel again");
+            continue;
+        }
+        PromotionInput in{std::move(task.value()), e.kernelFile, std::move(corr.value()), std::move(perf.value()), {}};
+        auto current = currentFiles(in);
+        if (!current) {
+            problem(e.kernelFile, current.error().message(), "remove the entry and promote the kernel again");
+            continue;
+        }
+        const Json& threshold = at(promotion.value(), "threshold");
+        const GateVerdict v = judge(in, current.value(), threshold.is_number() ? threshold.get<double>() : index->threshold);
+        if (!v.passed())
+            problem({}, "the stored evidence does not support the promotion: " + v.sentence(),
+                    "remove the entry; promote again with fresh evidence");
+    }
+    // Folders the index does not name: interrupted promotes (or removes), and staging leftovers.
+    for (const auto& d : fs::directory_iterator(m_dir, ec)) {
+        const std::string name = d.path().filename().string();
+        const bool hidden = name == kStagingDir || name == kTrashDir;
+        // Only what the registry itself makes: anything else in the folder is not ours to judge.
+        if (!d.is_directory() || named.count(name) || !(hidden || isValidKernelId(name)))
+            continue;
+        if (hidden && fs::is_empty(d.path(), ec))
+            continue;
+        if (prune) {
+            fs::remove_all(d.path(), ec);
+            continue;
+        }
+        drift.push_back({Sev::Warning, hidden ? std::string() : name, name,
+                         hidden ? "leftovers of an interrupted promote or remove"
+                                : "a version folder that the index does not name (an interrupted promote or remove)",
+                         "`kforge registry check --prune` deletes it"});
+    }
+    return drift;
+}
+
+} // namespace kf

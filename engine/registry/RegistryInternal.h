@@ -1,0 +1,39 @@
+#pragma once
+// Pieces the registry's writer (Registry.cpp) and its checker (RegistryCheck.cpp) share. Not API.
+
+#include "engine/core/Result.h"
+#include "engine/registry/Registry.h"
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+namespace kf::registry_internal {
+
+inline constexpr auto kLockTimeout = std::chrono::seconds(60);
+inline constexpr const char* kStagingDir = ".staging";
+inline constexpr const char* kTrashDir = ".trash";
+inline constexpr const char* kLockFile = ".lock";
+
+/// The string at `key` of an object, or "" (never throws on malformed reports).
+std::string str(const nlohmann::json& o, const char* key);
+/// The value at `key` of an object, or null.
+const nlohmann::json& at(const nlohmann::json& o, const char* key);
+Error registryError(const std::filesystem::path& dir, std::string what, std::string why, std::string hint = {});
+/// A path inside a version folder: relative, no "..", not hidden at its top.
+bool isSafeRelativePath(const std::string& path);
+
+/// The candidate's source and the hashes of the files as they are now.
+struct CurrentFiles {
+    std::string source;
+    std::string sourceHash;
+    std::string taskHash;
+};
+Result<CurrentFiles> currentFiles(const PromotionInput& in);
+/// The gates for `in` against `files` and `threshold`.
+GateVerdict judge(const PromotionInput& in, const CurrentFiles& files, double threshold);
+/// A version folder's task.json (the whole task as promoted), rooted at `dir`; candidate files
+/// other than the promoted one are not looked for.
+Result<Task> readEntryTask(const std::filesystem::path& dir);
+
+} // namespace kf::registry_internal
