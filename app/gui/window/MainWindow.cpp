@@ -27,6 +27,7 @@
 
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -35,6 +36,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScrollArea>
+#include <QStandardPaths>
 #include <QTabWidget>
 #include <QTimer>
 #include <QTreeView>
@@ -102,6 +104,10 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
     m_run = std::make_unique<RunController>(ro, m_runPanel, m_status);
     m_run->setSaveHook([this](const QString& dir, QString* error) { return saveTaskFiles(dir, error); });
     m_promote = std::make_unique<PromoteController>(this);
+    m_promote->setEvidenceDirectory(m_options.recoveryDir.isEmpty()
+                                        ? QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
+                                              QStringLiteral("/evidence")
+                                        : QDir::cleanPath(m_options.recoveryDir + QStringLiteral("/../evidence")));
     applySettings();
     buildMenus();
     connect(m_run.get(), &RunController::reportReceived, m_promote.get(), &PromoteController::addReport);

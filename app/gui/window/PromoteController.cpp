@@ -1,5 +1,8 @@
 #include "app/gui/window/PromoteController.h"
 
+#include "engine/core/Files.h"
+#include "engine/core/Hash.h"
+#include "engine/core/JsonReader.h"
 #include "engine/registry/Registry.h"
 #include "engine/task/Task.h"
 
@@ -75,8 +78,10 @@ void PromoteController::addReport(const QString& taskDir, const json& report)
     const std::string kind = str(report, "kind");
     if (file.isEmpty() || (kind != "correctness" && kind != "performance"))
         return;
+    loadEvidence(key(taskDir, file)); // the other half may be on disk from an earlier session
     Evidence& e = m_evidence[key(taskDir, file)];
     (kind == "correctness" ? e.correctness : e.performance) = report;
+    saveEvidence(key(taskDir, file));
     if (key(taskDir, file) == key(m_taskDir, m_candidate))
         reevaluate();
 }
@@ -88,7 +93,42 @@ void PromoteController::setCurrent(const QString& taskDir, const QString& candid
     m_taskDir = taskDir;
     m_candidate = candidateFile;
     m_modified = modified;
+    if (!m_candidate.isEmpty())
+        loadEvidence(key(m_taskDir, m_candidate));
     reevaluate();
+}
+
+QString PromoteController::evidenceFile(const QString& k) const
+{
+    if (m_evidenceDir.isEmpty())
+        return {};
+    return m_evidenceDir + '/' + QString::fromStdString(kf::hashHex(k.toStdString())) + QStringLiteral(".json");
+}
+
+void PromoteController::saveEvidence(const QString& k) const
+{
+    const QString file = evidenceFile(k);
+    if (file.isEmpty())
+        return;
+    const Evidence e = m_evidence.value(k);
+    const json doc = {{"schema_version", 1}, {"candidate", k.toStdString()}, {"correctness", e.correctness},
+                      {"performance", e.performance}};
+    // Best effort: losing this file only means running F5/F6 again after a restart.
+    (void)kf::writeFileAtomic(file.toStdString(), doc.dump(1, ' ', false, json::error_handler_t::replace));
+}
+
+void PromoteController::loadEvidence(const QString& k)
+{
+    const QString file = evidenceFile(k);
+    if (file.isEmpty() || m_evidence.contains(k))
+        return;
+    auto doc = kf::json::readFile(file.toStdString());
+    if (!doc || !doc->is_object() || doc->value("candidate", std::string()) != k.toStdString())
+        return; // missing or unreadable: no evidence, as before any run
+    Evidence e;
+    e.correctness = doc->value("correctness", json());
+    e.performance = doc->value("performance", json());
+    m_evidence.insert(k, e);
 }
 
 void PromoteController::reevaluate()

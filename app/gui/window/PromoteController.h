@@ -30,6 +30,10 @@ public:
     ~PromoteController() override;
 
     void setRegistryDirectory(const QString& dir);
+    /// Where each candidate's latest reports are kept between sessions (one JSON file per
+    /// candidate), so Promote works after a restart without running again. Empty: memory only.
+    /// The gates judge hashes, so evidence for files edited since is refused, never trusted.
+    void setEvidenceDirectory(const QString& dir) { m_evidenceDir = dir; }
     QString registryDirectory() const { return m_registryDir; }
     void setConfirm(Confirm confirm) { m_confirm = std::move(confirm); }
 
@@ -68,9 +72,13 @@ private:
     };
     void setState(bool can, const QString& text);
     QString summaryHtml() const;
+    QString evidenceFile(const QString& key) const;
+    void saveEvidence(const QString& key) const;
+    void loadEvidence(const QString& key);
 
     QWidget* m_dialogParent = nullptr;
     QString m_registryDir;
+    QString m_evidenceDir;
     Confirm m_confirm;
     QHash<QString, Evidence> m_evidence;   // taskDir + '/' + candidate file
     QString m_taskDir, m_candidate;

@@ -6,6 +6,7 @@
 
 #include "app/gui/window/PromoteController.h"
 
+#include <QDir>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
@@ -24,6 +25,8 @@ private slots:
     void stateFollowsTheEvidence();
     void promoteConfirmsThenWritesTheRegistry();
     void declinedConfirmationWritesNothing();
+    void evidenceSurvivesARestart_data();
+    void evidenceSurvivesARestart();
 
 private:
     std::unique_ptr<QTemporaryDir> m_tmp;
@@ -132,6 +135,46 @@ void TestPromoteController::declinedConfirmationWritesNothing()
     QVERIFY(!c.isBusy());
     QCOMPARE(promoted.count(), 0);
     QVERIFY(!fs::exists(m_regDir / kf::kRegistryIndexFile));
+}
+
+void TestPromoteController::evidenceSurvivesARestart_data()
+{
+    QTest::addColumn<QString>("between");   // what happens between the two sessions
+    QTest::addColumn<bool>("enabled");
+    QTest::addColumn<QString>("tooltip");
+    QTest::newRow("nothing") << "nothing" << true << "it passed all 7 gates";
+    QTest::newRow("kernel edited in another editor") << "edit" << false << "another version of optimized.cu";
+    QTest::newRow("evidence file damaged") << "damage" << false << "No evidence for optimized.cu yet";
+}
+
+void TestPromoteController::evidenceSurvivesARestart()
+{
+    QFETCH(QString, between);
+    QFETCH(bool, enabled);
+    QFETCH(QString, tooltip);
+    const QString evidenceDir = m_tmp->path() + "/evidence";
+    const QString taskDir = qs(m_taskDir.string());
+    const kf::PromotionInput in = kf::test::passingInput(m_taskDir, "optimized.cu");
+    {
+        PromoteController first(nullptr);
+        first.setEvidenceDirectory(evidenceDir);
+        first.setRegistryDirectory(qs(m_regDir.string()));
+        first.setCurrent(taskDir, "optimized.cu", false);
+        first.addReport(taskDir, in.correctness);
+        first.addReport(taskDir, in.performance);
+        QVERIFY(first.canPromote());
+    }
+    if (between == "edit")
+        std::ofstream(m_taskDir / "optimized.cu", std::ios::app) << "// edited elsewhere\n";
+    if (between == "damage")
+        for (const QString& f : QDir(evidenceDir).entryList(QDir::Files))
+            std::ofstream((evidenceDir + "/" + f).toStdString(), std::ios::trunc) << "{ not json";
+    PromoteController second(nullptr);
+    second.setEvidenceDirectory(evidenceDir);
+    second.setRegistryDirectory(qs(m_regDir.string()));
+    second.setCurrent(taskDir, "optimized.cu", false);
+    QCOMPARE(second.canPromote(), enabled);
+    QVERIFY2(second.stateText().contains(tooltip), qPrintable(second.stateText()));
 }
 
 QTEST_MAIN(TestPromoteController)
