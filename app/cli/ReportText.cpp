@@ -1,5 +1,7 @@
 #include "ReportText.h"
 
+#include "engine/core/ReportFields.h"
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -8,19 +10,11 @@ using nlohmann::json;
 
 namespace kf::cli {
 
-const json& field(const json& j, const char* key)
-{
-    static const json null;
-    if (!j.is_object())
-        return null;
-    auto it = j.find(key);
-    return it == j.end() ? null : *it;
-}
+const json& field(const json& j, const char* key) { return report::field(j, key); }
 
 std::string stringField(const json& j, const char* key, const std::string& fallback)
 {
-    const json& v = field(j, key);
-    return v.is_string() ? v.get<std::string>() : fallback;
+    return report::text(j, key, fallback);
 }
 
 std::string numberText(const json& v, int significant)
@@ -46,19 +40,7 @@ std::string fixedText(const json& v, int decimals)
     return b;
 }
 
-double numberValue(const json& v)
-{
-    if (v.is_number())
-        return v.get<double>();
-    if (v.is_string()) {
-        const std::string s = v.get<std::string>();
-        if (s == "inf")
-            return std::numeric_limits<double>::infinity();
-        if (s == "-inf")
-            return -std::numeric_limits<double>::infinity();
-    }
-    return std::numeric_limits<double>::quiet_NaN();
-}
+double numberValue(const json& v) { return report::number(v); }
 
 std::string shapeText(const json& entry, bool withSet)
 {

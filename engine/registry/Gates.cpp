@@ -1,5 +1,6 @@
 #include "engine/registry/Gates.h"
 
+#include "engine/core/ReportFields.h"
 #include "engine/task/HeldOut.h"
 
 #include <cmath>
@@ -12,37 +13,9 @@ using Json = nlohmann::json;
 
 namespace {
 
-std::string str(const Json& o, const char* key)
-{
-    if (!o.is_object())
-        return {};
-    auto it = o.find(key);
-    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-const Json& at(const Json& o, const char* key)
-{
-    static const Json null;
-    if (!o.is_object())
-        return null;
-    auto it = o.find(key);
-    return it != o.end() ? *it : null;
-}
-
-// Numbers in reports may be the strings "nan", "inf", "-inf".
-double number(const Json& v)
-{
-    if (v.is_number())
-        return v.get<double>();
-    if (v.is_string()) {
-        const std::string s = v.get<std::string>();
-        if (s == "inf")
-            return INFINITY;
-        if (s == "-inf")
-            return -INFINITY;
-    }
-    return NAN;
-}
+using report::field;
+using report::number;
+using report::text;
 
 std::string fixed(double v, int digits = 2)
 {
@@ -74,8 +47,8 @@ std::string describeShape(const Json& s)
 
 const Json* findShape(const Json& report, const ShapeBinding& b, const char* set)
 {
-    for (const Json& s : at(report, "shapes"))
-        if (str(s, "set") == set && matches(at(s, "shape"), b))
+    for (const Json& s : field(report, "shapes"))
+        if (text(s, "set") == set && matches(field(s, "shape"), b))
             return &s;
     return nullptr;
 }
@@ -83,9 +56,9 @@ const Json* findShape(const Json& report, const ShapeBinding& b, const char* set
 // A shape of the report (tests or benchmarks set) that failed, e.g. with `--shapes all`.
 std::string failedOutsideHeldOut(const Json& report)
 {
-    for (const Json& s : at(report, "shapes"))
-        if (str(s, "set") != "held_out" && at(s, "passed") != true)
-            return describeShape(at(s, "shape"));
+    for (const Json& s : field(report, "shapes"))
+        if (text(s, "set") != "held_out" && field(s, "passed") != true)
+            return describeShape(field(s, "shape"));
     return {};
 }
 
@@ -94,19 +67,19 @@ GateCheck gate(const char* key, const char* title) { return {key, title, false, 
 // The hashes tie a report to the files being promoted: an edit after the run voids it.
 std::string evidenceProblem(const GateInput& in, const Json& r, const char* what)
 {
-    if (str(r, "verdict") == "error")
-        return std::string("the ") + what + " run ended in an error: " + str(r, "summary");
-    if (str(at(r, "candidate"), "file") != in.candidateFile)
-        return std::string("the ") + what + " report is for " + str(at(r, "candidate"), "file") + ", not " +
+    if (text(r, "verdict") == "error")
+        return std::string("the ") + what + " run ended in an error: " + text(r, "summary");
+    if (text(field(r, "candidate"), "file") != in.candidateFile)
+        return std::string("the ") + what + " report is for " + text(field(r, "candidate"), "file") + ", not " +
                in.candidateFile;
-    if (str(at(r, "candidate"), "source_hash") != in.sourceHash)
+    if (text(field(r, "candidate"), "source_hash") != in.sourceHash)
         return std::string("the ") + what + " report was made from another version of " + in.candidateFile +
-               " (source hash " + str(at(r, "candidate"), "source_hash").substr(0, 8) + " ≠ " +
+               " (source hash " + text(field(r, "candidate"), "source_hash").substr(0, 8) + " ≠ " +
                in.sourceHash.substr(0, 8) + ")";
-    if (str(at(r, "task"), "hash") != in.taskHash)
+    if (text(field(r, "task"), "hash") != in.taskHash)
         return std::string("the ") + what + " report was made with another version of task.json or of its headers, "
                "or with a tolerance override or extra NVRTC options from Settings (task hash " +
-               str(at(r, "task"), "hash").substr(0, 8) + " ≠ " + in.taskHash.substr(0, 8) + ")";
+               text(field(r, "task"), "hash").substr(0, 8) + " ≠ " + in.taskHash.substr(0, 8) + ")";
     return {};
 }
 
@@ -156,10 +129,10 @@ GateVerdict evaluateGates(const GateInput& in)
 
     // 1. Evidence: both reports exist and belong to these exact files, on one GPU.
     GateCheck ev = gate("evidence", "Evidence matches the current kernel and task");
-    if (!c.is_object() || str(c, "kind") != "correctness") {
+    if (!c.is_object() || text(c, "kind") != "correctness") {
         ev.detail = "there is no correctness report for " + in.candidateFile;
         ev.hint = "verify it first (F5, or `kforge verify`)";
-    } else if (!p.is_object() || str(p, "kind") != "performance") {
+    } else if (!p.is_object() || text(p, "kind") != "performance") {
         ev.detail = "there is no performance report for " + in.candidateFile;
         ev.hint = "benchmark it first (F6, or `kforge bench`)";
     } else if (std::string e = evidenceProblem(in, c, "correctness"); !e.empty()) {
@@ -168,16 +141,16 @@ GateVerdict evaluateGates(const GateInput& in)
     } else if (std::string e2 = evidenceProblem(in, p, "performance"); !e2.empty()) {
         ev.detail = e2;
         ev.hint = "benchmark the kernel as it is now";
-    } else if (str(at(c, "environment"), "gpu") != str(at(p, "environment"), "gpu") ||
-               str(at(c, "candidate"), "arch") != str(at(p, "candidate"), "arch")) {
-        ev.detail = "correctness was shown on " + str(at(c, "environment"), "gpu") + " (" +
-                    str(at(c, "candidate"), "arch") + ") but speed on " + str(at(p, "environment"), "gpu") + " (" +
-                    str(at(p, "candidate"), "arch") + ")";
+    } else if (text(field(c, "environment"), "gpu") != text(field(p, "environment"), "gpu") ||
+               text(field(c, "candidate"), "arch") != text(field(p, "candidate"), "arch")) {
+        ev.detail = "correctness was shown on " + text(field(c, "environment"), "gpu") + " (" +
+                    text(field(c, "candidate"), "arch") + ") but speed on " + text(field(p, "environment"), "gpu") + " (" +
+                    text(field(p, "candidate"), "arch") + ")";
         ev.hint = "verify and benchmark on the same GPU";
     } else {
         ev.passed = true;
         ev.detail = in.candidateFile + " " + in.sourceHash.substr(0, 8) + ", task " + in.taskHash.substr(0, 8) + ", " +
-                    str(at(c, "environment"), "gpu");
+                    text(field(c, "environment"), "gpu");
     }
     v.checks.push_back(ev);
     if (!ev.passed)
@@ -192,12 +165,12 @@ GateVerdict evaluateGates(const GateInput& in)
             const Json* s = findShape(c, b, "tests");
             if (!s)
                 missing = missing.empty() ? b.describe() : missing;
-            else if (at(*s, "passed") != true)
+            else if (field(*s, "passed") != true)
                 failed = failed.empty() ? b.describe() : failed;
             else
                 ++passed;
         }
-        const std::int64_t trials = at(c, "trials_per_shape").is_number_integer() ? at(c, "trials_per_shape").get<std::int64_t>() : 0;
+        const std::int64_t trials = field(c, "trials_per_shape").is_number_integer() ? field(c, "trials_per_shape").get<std::int64_t>() : 0;
         const std::string counted = std::to_string(passed) + " of " + std::to_string(task.testShapes.size()) + " test shapes passed";
         if (!failed.empty()) {
             co.detail = counted + "; " + failed + " failed";
@@ -223,13 +196,13 @@ GateVerdict evaluateGates(const GateInput& in)
     {
         int count = 0, passed = 0;
         std::string failed;
-        for (const Json& s : at(c, "shapes"))
-            if (str(s, "set") == "held_out") {
+        for (const Json& s : field(c, "shapes"))
+            if (text(s, "set") == "held_out") {
                 ++count;
-                if (at(s, "passed") == true)
+                if (field(s, "passed") == true)
                     ++passed;
                 else if (failed.empty())
-                    failed = describeShape(at(s, "shape"));
+                    failed = describeShape(field(s, "shape"));
             }
         if (!failed.empty()) {
             ho.detail = "held-out shape " + failed + " failed (" + std::to_string(passed) + " of " + std::to_string(count) + " passed)";
@@ -247,16 +220,16 @@ GateVerdict evaluateGates(const GateInput& in)
 
     // 4. The tolerance can tell a wrong kernel from a right one.
     GateCheck nc = gate("negative_control", "Task discriminates (negative control)");
-    if (at(c, "discriminates") == true) {
+    if (field(c, "discriminates") == true) {
         nc.passed = true;
         nc.detail = "all-zero and constant outputs fail on every shape";
     } else {
         std::string where;
-        for (const Json& s : at(c, "shapes"))
-            for (const Json& n : at(s, "negative_control"))
-                if (at(n, "discriminates") == false && where.empty())
-                    where = str(n, "output") + " on " + describeShape(at(s, "shape")) +
-                            (at(n, "zeros_pass") == true ? " (all zeros pass)" : " (a constant passes)");
+        for (const Json& s : field(c, "shapes"))
+            for (const Json& n : field(s, "negative_control"))
+                if (field(n, "discriminates") == false && where.empty())
+                    where = text(n, "output") + " on " + describeShape(field(s, "shape")) +
+                            (field(n, "zeros_pass") == true ? " (all zeros pass)" : " (a constant passes)");
         nc.detail = "a kernel writing nothing useful would pass" + (where.empty() ? std::string() : ": " + where);
         nc.hint = "tighten the output's tolerance or choose input distributions whose outputs are not near zero";
     }
@@ -272,7 +245,7 @@ GateVerdict evaluateGates(const GateInput& in)
             if (!s)
                 missing = missing.empty() ? b.describe() : missing;
             else
-                speedups.push_back(number(at(*s, "speedup")));
+                speedups.push_back(number(field(*s, "speedup")));
         }
         if (task.benchmarkShapes.empty()) {
             bs.detail = "the task has no benchmark shapes";
@@ -280,12 +253,12 @@ GateVerdict evaluateGates(const GateInput& in)
         } else if (!missing.empty()) {
             bs.detail = missing + " was not benchmarked";
             bs.hint = "benchmark on the task's benchmark shapes (`kforge bench`)";
-        } else if (str(p, "verdict") != "ok") {
-            bs.detail = "the benchmark's verdict is " + str(p, "verdict") + ": " + str(p, "summary");
+        } else if (text(p, "verdict") != "ok") {
+            bs.detail = "the benchmark's verdict is " + text(p, "verdict") + ": " + text(p, "summary");
             bs.hint = "a time below the roofline floor or a failed re-check means the timing cannot be trusted";
         } else {
             bs.passed = true;
-            bs.detail = std::to_string(speedups.size()) + " benchmark shape(s), " + str(at(p, "environment"), "gpu");
+            bs.detail = std::to_string(speedups.size()) + " benchmark shape(s), " + text(field(p, "environment"), "gpu");
         }
     }
     v.checks.push_back(bs);
@@ -348,11 +321,11 @@ Evidence collectEvidence(const std::vector<Json>& documents, const std::string& 
 {
     Evidence e;
     auto take = [&](const Json& r) {
-        if (!r.is_object() || str(at(r, "candidate"), "file") != candidateFile)
+        if (!r.is_object() || text(field(r, "candidate"), "file") != candidateFile)
             return;
-        if (str(r, "kind") == "correctness")
+        if (text(r, "kind") == "correctness")
             e.correctness = r;
-        else if (str(r, "kind") == "performance")
+        else if (text(r, "kind") == "performance")
             e.performance = r;
     };
     for (const Json& d : documents) {

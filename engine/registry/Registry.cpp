@@ -3,6 +3,7 @@
 #include "engine/core/FileLock.h"
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
+#include "engine/core/ReportFields.h"
 #include "engine/core/JsonReader.h"
 #include "engine/registry/KernelId.h"
 #include "engine/registry/RegistryHooks.h"
@@ -23,34 +24,11 @@ namespace kf {
 namespace jr = kf::json;
 using Json = nlohmann::json;
 using namespace registry_internal;
+using report::field;
+using report::number;
+using report::text;
 
 namespace registry_internal {
-
-std::string str(const Json& o, const char* key)
-{
-    if (!o.is_object())
-        return {};
-    auto it = o.find(key);
-    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-const Json& at(const Json& o, const char* key)
-{
-    static const Json null;
-    if (!o.is_object())
-        return null;
-    auto it = o.find(key);
-    return it != o.end() ? *it : null;
-}
-
-double number(const Json& v)
-{
-    if (v.is_number())
-        return v.get<double>();
-    if (v.is_string() && v.get<std::string>() == "inf")
-        return INFINITY;
-    return NAN;
-}
 
 Error registryError(const fs::path& dir, std::string what, std::string why, std::string hint)
 {
@@ -219,9 +197,9 @@ Json tolerancesOf(const Task& task)
 Json heldOutShapesOf(const Json& correctness)
 {
     Json a = Json::array();
-    for (const Json& s : at(correctness, "shapes"))
-        if (str(s, "set") == "held_out")
-            a.push_back(at(s, "shape"));
+    for (const Json& s : field(correctness, "shapes"))
+        if (text(s, "set") == "held_out")
+            a.push_back(field(s, "shape"));
     return a;
 }
 
@@ -230,13 +208,13 @@ Json speedupsOf(const Json& performance, double* geomean, double* minimum)
     Json a = Json::array();
     double logSum = 0, lowest = INFINITY;
     int n = 0;
-    for (const Json& s : at(performance, "shapes")) {
-        if (str(s, "set") != "benchmarks")
+    for (const Json& s : field(performance, "shapes")) {
+        if (text(s, "set") != "benchmarks")
             continue; // what the gates judged, nothing else
-        const double v = number(at(s, "speedup"));
-        a.push_back({{"shape", at(s, "shape")}, {"label", str(s, "label")}, {"speedup", at(s, "speedup")},
-                     {"candidate_median_ms", at(at(s, "candidate"), "median_ms")},
-                     {"baseline_median_ms", at(at(s, "baseline"), "median_ms")}});
+        const double v = number(field(s, "speedup"));
+        a.push_back({{"shape", field(s, "shape")}, {"label", text(s, "label")}, {"speedup", field(s, "speedup")},
+                     {"candidate_median_ms", field(field(s, "candidate"), "median_ms")},
+                     {"baseline_median_ms", field(field(s, "baseline"), "median_ms")}});
         if (v > 0 && std::isfinite(v)) {
             logSum += std::log(v);
             lowest = std::min(lowest, v);
@@ -367,11 +345,11 @@ Json registryIndexToJson(const RegistryIndex& index)
 
 std::string evidenceScope(const Task& task, const Json& performance)
 {
-    const Json& env = at(performance, "environment");
-    const std::string torch = str(env, "torch");
-    const size_t shapes = at(performance, "shapes").is_array() ? at(performance, "shapes").size() : 0;
+    const Json& env = field(performance, "environment");
+    const std::string torch = text(env, "torch");
+    const size_t shapes = field(performance, "shapes").is_array() ? field(performance, "shapes").size() : 0;
     const std::string dtype = task.outputs.empty() ? "" : " (" + std::string(dtypeName(task.outputs.front().dtype)) + ")";
-    return "op-level microbenchmark of " + opSlug(task) + dtype + " on " + str(env, "gpu") + " against LibTorch" +
+    return "op-level microbenchmark of " + opSlug(task) + dtype + " on " + text(env, "gpu") + " against LibTorch" +
            (torch.empty() ? "" : " " + torch) + ", " + std::to_string(shapes) + " benchmark shape" +
            (shapes == 1 ? "" : "s") + ", inputs in DRAM (L2 flushed); not an end-to-end model speedup";
 }
@@ -515,8 +493,8 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     if (!outcome.gates.passed())
         return outcome;
 
-    const Json& env = at(in.correctness, "environment");
-    const std::string prefix = kernelIdPrefix(in.task, str(env, "gpu"));
+    const Json& env = field(in.correctness, "environment");
+    const std::string prefix = kernelIdPrefix(in.task, text(env, "gpu"));
     const int version = nextVersion(m_dir, index, prefix);
     RegistryEntry e;
     e.id = kernelId(prefix, version);
@@ -524,8 +502,8 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     e.op = opSlug(in.task);
     e.taskName = in.task.name;
     e.dtype = in.task.outputs.empty() ? "" : std::string(dtypeName(in.task.outputs.front().dtype));
-    e.gpu = str(env, "gpu");
-    e.arch = str(at(in.correctness, "candidate"), "arch");
+    e.gpu = text(env, "gpu");
+    e.arch = text(field(in.correctness, "candidate"), "arch");
     e.kernelFile = fs::path(in.candidateFile).lexically_normal().generic_string();
     for (const ShapeBinding& b : in.task.benchmarkShapes) {
         Json s = Json::object();
@@ -542,7 +520,7 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     const Json taskJson = taskToJson(in.task);
     Json launch = Json::object();
     for (const Json& c : taskJson.at("candidates"))
-        if (str(c, "file") == in.candidateFile)
+        if (text(c, "file") == in.candidateFile)
             launch = c;
     auto includes = includeFiles(in.task);
     if (!includes)
@@ -566,7 +544,7 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
         fileList.push_back({{"path", f.path}, {"hash", f.hash}, {"bytes", f.bytes}});
         e.files.push_back(std::move(f));
     }
-    const Json& cand = at(in.correctness, "candidate");
+    const Json& cand = field(in.correctness, "candidate");
     Json promotion = {
         {"schema_version", kRegistrySchemaVersion},
         {"id", e.id},
@@ -578,10 +556,10 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
          {{"file", e.kernelFile},
           {"source_hash", e.sourceHash},
           {"arch", e.arch},
-          {"compile_options", at(cand, "compile_options")},
-          {"lowered_names", at(cand, "lowered_names")}}},
-        {"seeds", {{"correctness", at(in.correctness, "seeds")}, {"performance", at(in.performance, "seeds")}}},
-        {"trials_per_shape", at(in.correctness, "trials_per_shape")},
+          {"compile_options", field(cand, "compile_options")},
+          {"lowered_names", field(cand, "lowered_names")}}},
+        {"seeds", {{"correctness", field(in.correctness, "seeds")}, {"performance", field(in.performance, "seeds")}}},
+        {"trials_per_shape", field(in.correctness, "trials_per_shape")},
         {"held_out_shapes", heldOutShapesOf(in.correctness)},
         {"tolerances", tolerancesOf(in.task)},
         {"environment", env},

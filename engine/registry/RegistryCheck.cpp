@@ -3,6 +3,7 @@
 #include "engine/core/FileLock.h"
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
+#include "engine/core/ReportFields.h"
 #include "engine/core/JsonReader.h"
 #include "engine/registry/KernelId.h"
 #include "engine/registry/Registry.h"
@@ -19,6 +20,8 @@ namespace kf {
 namespace jr = kf::json;
 using Json = nlohmann::json;
 using namespace registry_internal;
+using report::field;
+using report::text;
 
 Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
 {
@@ -94,15 +97,15 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
         for (const RegistryFile& f : e.files)
             if (f.path != "promotion.json")
                 indexFiles.insert(f.path + ":" + f.hash);
-        for (const Json& f : at(pj, "files"))
-            promotedFiles.insert(str(f, "path") + ":" + str(f, "hash"));
-        const Json& speed = at(pj, "speedup");
+        for (const Json& f : field(pj, "files"))
+            promotedFiles.insert(text(f, "path") + ":" + text(f, "hash"));
+        const Json& speed = field(pj, "speedup");
         auto near = [](const Json& v, double x) { return v.is_number() && std::abs(v.get<double>() - x) <= 1e-9 * std::max(1.0, std::abs(x)); };
-        if (str(pj, "id") != e.id || str(at(pj, "candidate"), "source_hash") != e.sourceHash ||
-            str(at(pj, "task"), "hash") != e.taskHash || str(at(pj, "candidate"), "file") != e.kernelFile ||
-            str(at(pj, "candidate"), "arch") != e.arch || str(at(pj, "environment"), "gpu") != e.gpu ||
-            at(pj, "version") != Json(e.version) || !near(at(speed, "geomean"), e.geomeanSpeedup) ||
-            !near(at(speed, "min"), e.minSpeedup) || indexFiles != promotedFiles) {
+        if (text(pj, "id") != e.id || text(field(pj, "candidate"), "source_hash") != e.sourceHash ||
+            text(field(pj, "task"), "hash") != e.taskHash || text(field(pj, "candidate"), "file") != e.kernelFile ||
+            text(field(pj, "candidate"), "arch") != e.arch || text(field(pj, "environment"), "gpu") != e.gpu ||
+            field(pj, "version") != Json(e.version) || !near(field(speed, "geomean"), e.geomeanSpeedup) ||
+            !near(field(speed, "min"), e.minSpeedup) || indexFiles != promotedFiles) {
             problem("promotion.json", "promotion.json does not describe the index entry (ID, hashes, files, GPU or speedups differ)",
                     "remove the entry and promote the kernel again");
             continue;
@@ -113,7 +116,7 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
             problem(e.kernelFile, current.error().message(), "remove the entry and promote the kernel again");
             continue;
         }
-        const Json& threshold = at(promotion.value(), "threshold");
+        const Json& threshold = field(promotion.value(), "threshold");
         const GateVerdict v = judge(in, current.value(), threshold.is_number() ? threshold.get<double>() : index->threshold);
         if (!v.passed())
             problem({}, "the stored evidence does not support the promotion: " + v.sentence(),

@@ -15,10 +15,6 @@ inline constexpr const char* kStagingDir = ".staging";
 inline constexpr const char* kTrashDir = ".trash";
 inline constexpr const char* kLockFile = ".lock";
 
-/// The string at `key` of an object, or "" (never throws on malformed reports).
-std::string str(const nlohmann::json& o, const char* key);
-/// The value at `key` of an object, or null.
-const nlohmann::json& at(const nlohmann::json& o, const char* key);
 Error registryError(const std::filesystem::path& dir, std::string what, std::string why, std::string hint = {});
 /// A path inside a version folder: relative, no "..", not hidden at its top.
 bool isSafeRelativePath(const std::string& path);

@@ -3,6 +3,7 @@
 #include "engine/core/Base64.h"
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
+#include "engine/core/ReportFields.h"
 #include "engine/task/HeldOut.h"
 
 #include <algorithm>
@@ -31,13 +32,6 @@ Json environmentFromHello(const Json& hello)
     return env;
 }
 
-std::string stringAt(const Json& o, const char* key)
-{
-    if (!o.is_object())
-        return {};
-    auto it = o.find(key);
-    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 } // namespace
 
@@ -141,9 +135,9 @@ std::string archFromHello(const Json& hello)
     const Json& d = hello["device"];
     // The runner names the architecture ("arch": "sm_90"); a compute capability ("9.0") or
     // integer major/minor pairs are accepted too.
-    if (std::string a = stringAt(d, "arch"); std::regex_match(a, std::regex(R"(sm_\d+[a-z]?)")))
+    if (std::string a = report::text(d, "arch"); std::regex_match(a, std::regex(R"(sm_\d+[a-z]?)")))
         return a;
-    if (std::string cc = stringAt(d, "compute_capability"); !cc.empty()) {
+    if (std::string cc = report::text(d, "compute_capability"); !cc.empty()) {
         std::smatch m;
         if (std::regex_match(cc, m, std::regex(R"((\d+)\.(\d+))")))
             return "sm_" + m[1].str() + m[2].str();

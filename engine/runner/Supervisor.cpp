@@ -1,5 +1,6 @@
 #include "engine/runner/Supervisor.h"
 
+#include "engine/core/ReportFields.h"
 #include "engine/runner/Protocol.h"
 
 #include <algorithm>
@@ -276,12 +277,6 @@ std::string findOnPath(const std::string& name)
     return {};
 }
 
-std::string stringField(const json& m, const char* key)
-{
-    auto it = m.find(key);
-    return it != m.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 // "during softmax<256> (launch 1)" or "while handling the verify request".
 std::string whereText(const std::string& launch, const std::string& type)
 {
@@ -454,9 +449,9 @@ Result<void> RunnerSupervisor::start()
         return fail("the runner's first message is malformed (" + e.why + ")", withLastWords(kRebuildHint, m_stderrTail));
     }
     const json& hello = first.value();
-    if (stringField(hello, "type") != "hello") {
+    if (report::text(hello, "type") != "hello") {
         kill();
-        return fail("the runner's first message is \"" + stringField(hello, "type") + "\", not \"hello\"", kRebuildHint);
+        return fail("the runner's first message is \"" + report::text(hello, "type") + "\", not \"hello\"", kRebuildHint);
     }
     auto proto = hello.find("protocol");
     if (proto == hello.end() || !proto->is_number_integer() || proto->get<int>() != protocol::kVersion) {
@@ -616,7 +611,7 @@ void RunnerSupervisor::stop()
 
 Result<json> RunnerSupervisor::request(json req, const std::function<void(const json&)>& onEvent, const CancelToken* cancel)
 {
-    const std::string type = req.is_object() ? stringField(req, "type") : std::string();
+    const std::string type = req.is_object() ? report::text(req, "type") : std::string();
     const std::string what = "run the " + (type.empty() ? std::string("runner") : type) + " request";
     auto error = [&](std::string why, std::string hint = {}) { return Error{what, std::move(why), std::move(hint), {}, {}}; };
     if (type.empty())
@@ -703,7 +698,7 @@ Result<json> RunnerSupervisor::request(json req, const std::function<void(const 
             }
             idleDeadline = after(idleMs);
             const json& m = msg.value();
-            const std::string mtype = stringField(m, "type");
+            const std::string mtype = report::text(m, "type");
             if (auto it = m.find("id"); it != m.end() && *it != json(id))
                 return malformed("a \"" + mtype + "\" for request " + it->dump() + " while request " + std::to_string(id) +
                                  " is in flight");
@@ -712,7 +707,7 @@ Result<json> RunnerSupervisor::request(json req, const std::function<void(const 
                     onEvent(m);
             };
             if (mtype == "launch_begin") {
-                m_currentLaunch = stringField(m, "label");
+                m_currentLaunch = report::text(m, "label");
                 auto t = m.find("timeout_ms");
                 if (t != m.end() && t->is_number() && t->get<double>() > 0) {
                     watchdogMs = static_cast<std::int64_t>(t->get<double>());

@@ -1,19 +1,14 @@
 #include "widgets/runs/ReportJson.h"
 
+#include "engine/core/ReportFields.h"
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
 namespace kf::ui::reportjson {
 
-const nlohmann::json& field(const nlohmann::json& j, const char* key)
-{
-    static const nlohmann::json null;
-    if (!j.is_object())
-        return null;
-    auto it = j.find(key);
-    return it == j.end() ? null : *it;
-}
+const nlohmann::json& field(const nlohmann::json& j, const char* key) { return kf::report::field(j, key); }
 
 QString text(const nlohmann::json& j, const char* key, const QString& fallback)
 {
@@ -31,19 +26,7 @@ bool isNumber(const nlohmann::json& v)
     return s == "nan" || s == "inf" || s == "-inf";
 }
 
-double number(const nlohmann::json& v)
-{
-    if (v.is_number())
-        return v.get<double>();
-    if (v.is_string()) {
-        const std::string& s = v.get_ref<const std::string&>();
-        if (s == "inf")
-            return std::numeric_limits<double>::infinity();
-        if (s == "-inf")
-            return -std::numeric_limits<double>::infinity();
-    }
-    return std::numeric_limits<double>::quiet_NaN();
-}
+double number(const nlohmann::json& v) { return kf::report::number(v); }
 
 QString numberText(double v, int significant)
 {

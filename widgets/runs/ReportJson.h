@@ -2,7 +2,7 @@
 // Reading report JSON (docs/report-schema.md) without throwing: every field may be missing or of
 // the wrong type, and non-finite numbers arrive as the strings "nan", "inf" and "-inf". The text
 // forms match what `kforge verify|bench` prints, so the table and the terminal agree digit for
-// digit. (The CLI has its own copy in app/cli/ReportText: widgets may not depend on the app.)
+// digit. Field access and numbers come from engine/core/ReportFields, as in the CLI's ReportText.
 
 #include <nlohmann/json.hpp>
 
