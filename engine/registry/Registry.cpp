@@ -35,6 +35,26 @@ Error registryError(const fs::path& dir, std::string what, std::string why, std:
     return Error{std::move(what), std::move(why), std::move(hint), dir.string(), {}};
 }
 
+Error unknownId(const fs::path& dir, const RegistryIndex& index, const std::string& id)
+{
+    std::string known;
+    for (const RegistryEntry& e : index.kernels)
+        known += (known.empty() ? "" : ", ") + e.id;
+    return registryError(dir, "find " + id, "the registry has no kernel " + id,
+                         known.empty() ? "the registry is empty" : "IDs here: " + known);
+}
+
+Result<LockedIndex> lockIndex(const fs::path& dir)
+{
+    auto lock = FileLock::acquire(dir / kLockFile, kLockTimeout);
+    if (!lock)
+        return lock.error();
+    auto index = Registry(dir).load();
+    if (!index)
+        return index.error();
+    return LockedIndex{std::move(lock.value()), std::move(index.value())};
+}
+
 // Makes a rename or a new file durable: the folder's own entry list is flushed too.
 void syncDirectory(const fs::path& dir)
 {
@@ -421,11 +441,7 @@ Result<RegistryEntry> Registry::entry(const std::string& id) const
         return index.error();
     if (const RegistryEntry* e = index->find(id))
         return *e;
-    std::string known;
-    for (const RegistryEntry& e : index->kernels)
-        known += (known.empty() ? "" : ", ") + e.id;
-    return registryError(m_dir, "find " + id, "the registry has no kernel " + id,
-                         known.empty() ? "the registry is empty" : "IDs here: " + known);
+    return unknownId(m_dir, index.value(), id);
 }
 
 Result<Json> Registry::promotion(const std::string& id) const
@@ -475,19 +491,16 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     fs::create_directories(m_dir, ec);
     if (ec)
         return registryError(m_dir, "create the registry folder", ec.message(), "check the path and permissions");
-    auto lock = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
-    if (!lock)
-        return lock.error();
+    auto locked = lockIndex(m_dir);
+    if (!locked)
+        return locked.error();
     registryHook("locked");
+    RegistryIndex& index = locked->index;
 
     // Judged under the lock, on the files as they are now: nothing slips in between.
     auto files = currentFiles(in);
     if (!files)
         return files.error();
-    auto loaded = load();
-    if (!loaded)
-        return loaded.error();
-    RegistryIndex index = std::move(loaded.value());
     PromotionOutcome outcome;
     outcome.gates = judge(in, files.value(), index.threshold);
     if (!outcome.gates.passed())
@@ -608,16 +621,13 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
 
 Result<void> Registry::remove(const std::string& id) const
 {
-    auto lock = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
-    if (!lock)
-        return lock.error();
-    auto loaded = load();
-    if (!loaded)
-        return loaded.error();
-    RegistryIndex index = std::move(loaded.value());
+    auto locked = lockIndex(m_dir);
+    if (!locked)
+        return locked.error();
+    RegistryIndex& index = locked->index;
     auto it = std::find_if(index.kernels.begin(), index.kernels.end(), [&](const RegistryEntry& e) { return e.id == id; });
     if (it == index.kernels.end())
-        return entry(id).error();
+        return unknownId(m_dir, index, id);
     index.kernels.erase(it);
     index.removed.push_back(id);
     if (auto w = writeIndex(index); !w)
@@ -634,13 +644,10 @@ Result<void> Registry::remove(const std::string& id) const
 
 Result<RegistryEntry> Registry::deprecate(const std::string& id, const std::string& reason) const
 {
-    auto lock = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
-    if (!lock)
-        return lock.error();
-    auto loaded = load();
-    if (!loaded)
-        return loaded.error();
-    RegistryIndex index = std::move(loaded.value());
+    auto locked = lockIndex(m_dir);
+    if (!locked)
+        return locked.error();
+    RegistryIndex& index = locked->index;
     for (RegistryEntry& e : index.kernels)
         if (e.id == id) {
             e.status = "deprecated";
@@ -650,7 +657,7 @@ Result<RegistryEntry> Registry::deprecate(const std::string& id, const std::stri
                 return w.error();
             return e;
         }
-    return entry(id).error();
+    return unknownId(m_dir, index, id);
 }
 
 Result<void> Registry::setThreshold(double threshold) const
@@ -658,14 +665,11 @@ Result<void> Registry::setThreshold(double threshold) const
     if (!(threshold >= 1.0) || !std::isfinite(threshold))
         return registryError(m_dir, "set the speedup threshold", "the threshold must be a number ≥ 1.0",
                              "a promoted kernel must at least match LibTorch; 1.10 is the default");
-    auto lock = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
-    if (!lock)
-        return lock.error();
-    auto loaded = load();
-    if (!loaded)
-        return loaded.error();
-    loaded->threshold = threshold;
-    return writeIndex(loaded.value());
+    auto locked = lockIndex(m_dir);
+    if (!locked)
+        return locked.error();
+    locked->index.threshold = threshold;
+    return writeIndex(locked->index);
 }
 
 } // namespace kf

@@ -1,6 +1,7 @@
 #pragma once
 // Pieces the registry's writer (Registry.cpp) and its checker (RegistryCheck.cpp) share. Not API.
 
+#include "engine/core/FileLock.h"
 #include "engine/core/Result.h"
 #include "engine/registry/Registry.h"
 
@@ -16,6 +17,16 @@ inline constexpr const char* kTrashDir = ".trash";
 inline constexpr const char* kLockFile = ".lock";
 
 Error registryError(const std::filesystem::path& dir, std::string what, std::string why, std::string hint = {});
+/// "the registry has no kernel <id>", with the IDs that are there.
+Error unknownId(const std::filesystem::path& dir, const RegistryIndex& index, const std::string& id);
+
+/// The index read while holding the registry's lock; the lock is released when this goes away.
+struct LockedIndex {
+    FileLock lock;
+    RegistryIndex index;
+};
+Result<LockedIndex> lockIndex(const std::filesystem::path& dir);
+
 /// A path inside a version folder: relative, no "..", not hidden at its top.
 bool isSafeRelativePath(const std::string& path);
 
