@@ -3,6 +3,7 @@
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
 #include "engine/core/JsonReader.h"
+#include "engine/core/ReportFields.h"
 #include "engine/registry/Registry.h"
 #include "engine/task/Task.h"
 
@@ -22,16 +23,14 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 QString key(const QString& taskDir, const QString& file) { return QDir::cleanPath(taskDir) + '/' + file; }
 
-std::string str(const json& o, const char* k)
-{
-    return o.is_object() && o.contains(k) && o[k].is_string() ? o[k].get<std::string>() : std::string();
-}
+using kf::report::field;
+using kf::report::text;
 
-kf::PromotionInput inputFor(const QString& candidate, const json& correctness,
-                            const json& performance, kf::Result<kf::Task>& task)
+kf::PromotionInput inputFor(const kf::Task& task, const QString& candidate, const json& correctness,
+                            const json& performance)
 {
     kf::PromotionInput in;
-    in.task = task.ok() ? task.value() : kf::Task{};
+    in.task = task;
     in.candidateFile = candidate.toStdString();
     in.correctness = correctness;
     in.performance = performance;
@@ -74,8 +73,8 @@ void PromoteController::setRegistryDirectory(const QString& dir)
 
 void PromoteController::addReport(const QString& taskDir, const json& report)
 {
-    const QString file = qs(str(report.value("candidate", json::object()), "file"));
-    const std::string kind = str(report, "kind");
+    const QString file = qs(text(field(report, "candidate"), "file"));
+    const std::string kind = text(report, "kind");
     if (file.isEmpty() || (kind != "correctness" && kind != "performance"))
         return;
     loadEvidence(key(taskDir, file)); // the other half may be on disk from an earlier session
@@ -134,6 +133,7 @@ void PromoteController::loadEvidence(const QString& k)
 void PromoteController::reevaluate()
 {
     m_verdict.reset();
+    m_task.reset();
     if (m_candidate.isEmpty() || !m_candidate.endsWith(".cu")) {
         setState(false, tr("Open a candidate kernel to promote it"));
         return;
@@ -154,13 +154,13 @@ void PromoteController::reevaluate()
         return;
     }
     const kf::Registry registry(m_registryDir.toStdString());
-    const kf::PromotionInput in = inputFor(m_candidate, it->correctness, it->performance, task);
-    auto verdict = registry.gates(in);
+    auto verdict = registry.gates(inputFor(task.value(), m_candidate, it->correctness, it->performance));
     if (!verdict) {
         setState(false, qs(verdict.error().message()));
         return;
     }
     m_verdict = verdict.value();
+    m_task = std::move(task.value());
     if (const kf::GateCheck* f = m_verdict->firstFailure()) {
         setState(false, tr("Blocked by the gate \"%1\": %2").arg(qs(f->title), qs(f->detail)) +
                             (f->hint.empty() ? QString() : tr("\nWhat to do: %1").arg(qs(f->hint))));
@@ -185,19 +185,18 @@ void PromoteController::setState(bool can, const QString& text)
 QString PromoteController::summaryHtml() const
 {
     const Evidence& e = m_evidence.value(key(m_taskDir, m_candidate));
-    const json env = e.correctness.value("environment", json::object());
+    const json& env = field(e.correctness, "environment");
     QString gates;
     for (const kf::GateCheck& c : m_verdict->checks)
         gates += QStringLiteral("<li>✓ %1: %2</li>").arg(qs(c.title).toHtmlEscaped(), qs(c.detail).toHtmlEscaped());
-    auto task = kf::loadTask(m_taskDir.toStdString());
-    const QString scope = task ? qs(kf::evidenceScope(task.value(), e.performance)) : QString();
+    const QString scope = qs(kf::evidenceScope(*m_task, e.performance));
     return tr("<p><b>%1 / %2</b> passed every promotion gate on <b>%3</b> (%4, driver %5, NVRTC %6, LibTorch %7).</p>"
               "<ul>%8</ul>"
               "<p>Registry: <code>%9</code></p>"
               "<p><i>Evidence scope: %10.</i></p>")
-        .arg(task ? qs(task->name).toHtmlEscaped() : QString(), m_candidate.toHtmlEscaped(),
-             qs(str(env, "gpu")).toHtmlEscaped(), qs(str(e.correctness.value("candidate", json::object()), "arch")),
-             qs(str(env, "driver")), qs(str(env, "nvrtc")), qs(str(env, "torch")), gates,
+        .arg(qs(m_task->name).toHtmlEscaped(), m_candidate.toHtmlEscaped(), qs(text(env, "gpu")).toHtmlEscaped(),
+             qs(text(field(e.correctness, "candidate"), "arch")), qs(text(env, "driver")), qs(text(env, "nvrtc")),
+             qs(text(env, "torch")), gates,
              m_registryDir.toHtmlEscaped(), scope.toHtmlEscaped());
 }
 
@@ -217,7 +216,7 @@ void PromoteController::promote()
         if (!task)
             return {false, {}, {}, qs(task.error().message())};
         const kf::Registry registry(registryDir.toStdString());
-        auto out = registry.promote(inputFor(candidate, e.correctness, e.performance, task));
+        auto out = registry.promote(inputFor(task.value(), candidate, e.correctness, e.performance));
         if (!out)
             return {false, {}, {}, qs(out.error().message())};
         if (!out->entry)

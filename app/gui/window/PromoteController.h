@@ -5,6 +5,7 @@
 // the gate that blocks it), asks for confirmation with a summary of the evidence, and promotes
 // off the UI thread. The registry judges the gates again under its lock: what lands is what passed.
 #include "engine/registry/Gates.h"
+#include "engine/task/Task.h"
 
 #include <nlohmann/json.hpp>
 
@@ -86,6 +87,7 @@ private:
     bool m_canPromote = false;
     QString m_stateText;
     std::optional<kf::GateVerdict> m_verdict;
+    std::optional<kf::Task> m_task;       // the task the verdict was judged on
     QFutureWatcher<Outcome> m_watcher;
 };
 
