@@ -50,17 +50,10 @@ void printGates(std::ostream& out, const GateVerdict& v)
 
 int promote(const PromoteArgs& a)
 {
-    std::error_code ec;
-    if (!fs::exists(a.path, ec)) {
-        std::cerr << "kforge: " << a.path << ": no such file or folder\n";
+    auto loaded = loadTaskArgument(a.path);
+    if (!loaded)
         return kExitUsage;
-    }
-    auto loaded = loadTask(a.path);
-    if (!loaded) {
-        std::cerr << "kforge: " << loaded.error().message() << '\n';
-        return kExitUsage;
-    }
-    Task task = std::move(loaded.value());
+    Task task = std::move(*loaded);
     std::string candidate = a.candidate;
     if (candidate.empty()) {
         if (task.candidates.size() != 1) {

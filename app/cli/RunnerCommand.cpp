@@ -82,6 +82,21 @@ const std::vector<ShapeBinding>& shapeSet(const Task& task, const std::string& w
 
 } // namespace
 
+std::optional<Task> loadTaskArgument(const std::string& path)
+{
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+        std::cerr << "kforge: " << path << ": no such file or folder\n";
+        return std::nullopt;
+    }
+    auto loaded = loadTask(path);
+    if (!loaded) {
+        std::cerr << "kforge: " << loaded.error().message() << '\n';
+        return std::nullopt;
+    }
+    return std::move(loaded.value());
+}
+
 int runOnRunner(const RunArgs& a, json* collect)
 {
     const bool bench = a.kind == RunKind::Bench;
@@ -102,17 +117,10 @@ int runOnRunner(const RunArgs& a, json* collect)
         std::cerr << "kforge: --max-samples " << a.maxSamples << " is below --min-samples " << a.minSamples << '\n';
         return kExitUsage;
     }
-    std::error_code ec;
-    if (!fs::exists(a.path, ec)) {
-        std::cerr << "kforge: " << a.path << ": no such file or folder\n";
+    auto loaded = loadTaskArgument(a.path);
+    if (!loaded)
         return kExitUsage;
-    }
-    auto loaded = loadTask(a.path);
-    if (!loaded) {
-        std::cerr << "kforge: " << loaded.error().message() << '\n';
-        return kExitUsage;
-    }
-    const Task task = std::move(loaded.value());
+    const Task task = std::move(*loaded);
     std::vector<const Candidate*> candidates;
     for (const auto& name : a.candidates) {
         const Candidate* c = task.findCandidate(name);

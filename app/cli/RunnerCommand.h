@@ -5,6 +5,7 @@
 // request fields and in how a report is printed.
 
 #include "engine/runner/RunRequest.h"
+#include "engine/task/Task.h"
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +40,10 @@ struct RunArgs {
     int maxSamples = 500;
     double targetSpread = 0.01;
 };
+
+/// The task at `path` (a folder or task.json), or nullopt after printing why on stderr (the
+/// caller exits with kExitUsage).
+std::optional<kf::Task> loadTaskArgument(const std::string& path);
 
 /// Runs the whole command; returns the process exit code (ExitCodes.h, or 130 on Ctrl-C).
 /// With `collect`, the reports are appended there instead of being printed as a --json document
