@@ -287,6 +287,8 @@ GateVerdict evaluateGates(const GateInput& in)
             ps.passed = true;
             ps.detail = "slowest shape " + fixed(worst) + "× (" + worstShape + ")";
         }
+        if (bs.passed)
+            v.minSpeedup = worst;
     }
     v.checks.push_back(ps);
 
@@ -302,6 +304,8 @@ GateVerdict evaluateGates(const GateInput& in)
                 logSum += std::log(s);
         }
         const double geomean = finite ? std::exp(logSum / double(speedups.size())) : NAN;
+        if (bs.passed)
+            v.geomeanSpeedup = geomean;
         if (!bs.passed) {
             gm.detail = "no complete benchmark";
             gm.hint = bs.hint;

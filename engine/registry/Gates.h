@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct GateCheck {
 
 struct GateVerdict {
     std::vector<GateCheck> checks;
+    /// What the speed gates judged, over the task's benchmark shapes (NaN when not measured):
+    /// the registry records exactly these numbers.
+    double geomeanSpeedup = NAN;
+    double minSpeedup = NAN;
     bool passed() const;
     /// The first gate that failed, or nullptr.
     const GateCheck* firstFailure() const;

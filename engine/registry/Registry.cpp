@@ -25,7 +25,6 @@ namespace jr = kf::json;
 using Json = nlohmann::json;
 using namespace registry_internal;
 using report::field;
-using report::number;
 using report::text;
 
 namespace registry_internal {
@@ -223,26 +222,15 @@ Json heldOutShapesOf(const Json& correctness)
     return a;
 }
 
-Json speedupsOf(const Json& performance, double* geomean, double* minimum)
+// The benchmark shapes' timings, for promotion.json (the gates judged these shapes).
+Json speedupsOf(const Json& performance)
 {
     Json a = Json::array();
-    double logSum = 0, lowest = INFINITY;
-    int n = 0;
-    for (const Json& s : field(performance, "shapes")) {
-        if (text(s, "set") != "benchmarks")
-            continue; // what the gates judged, nothing else
-        const double v = number(field(s, "speedup"));
-        a.push_back({{"shape", field(s, "shape")}, {"label", text(s, "label")}, {"speedup", field(s, "speedup")},
-                     {"candidate_median_ms", field(field(s, "candidate"), "median_ms")},
-                     {"baseline_median_ms", field(field(s, "baseline"), "median_ms")}});
-        if (v > 0 && std::isfinite(v)) {
-            logSum += std::log(v);
-            lowest = std::min(lowest, v);
-            ++n;
-        }
-    }
-    *geomean = n ? std::exp(logSum / n) : 0;
-    *minimum = n ? lowest : 0;
+    for (const Json& s : field(performance, "shapes"))
+        if (text(s, "set") == "benchmarks")
+            a.push_back({{"shape", field(s, "shape")}, {"label", text(s, "label")}, {"speedup", field(s, "speedup")},
+                         {"candidate_median_ms", field(field(s, "candidate"), "median_ms")},
+                         {"baseline_median_ms", field(field(s, "baseline"), "median_ms")}});
     return a;
 }
 
@@ -527,7 +515,9 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     e.sourceHash = files->sourceHash;
     e.taskHash = files->taskHash;
     e.promotedAt = utcNow();
-    const Json speedups = speedupsOf(in.performance, &e.geomeanSpeedup, &e.minSpeedup);
+    e.geomeanSpeedup = outcome.gates.geomeanSpeedup; // the numbers the gates passed, nothing recomputed
+    e.minSpeedup = outcome.gates.minSpeedup;
+    const Json speedups = speedupsOf(in.performance);
 
     // Every file of the version folder, then promotion.json naming their hashes.
     const Json taskJson = taskToJson(in.task);
