@@ -1,6 +1,7 @@
 #include "app/gui/workspace/Workspace.h"
 
 #include "engine/core/Hash.h"
+#include "engine/registry/Registry.h"
 
 #include <QDir>
 #include <QFile>
@@ -92,7 +93,7 @@ QStringList Workspace::findTaskDirs(QStringList* watchDirs) const
         }
         // A registry kept inside the workspace (kernelforge-workspace.json may put it there) holds
         // a task.json in every version folder: those are evidence, not tasks to edit.
-        if (depth == kMaxDepth || QFileInfo(dir + QStringLiteral("/verified_kernels.json")).isFile())
+        if (depth == kMaxDepth || QFileInfo(dir + '/' + QLatin1String(kf::kRegistryIndexFile)).isFile())
             return;
         const QStringList subs = QDir(dir).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
         for (const QString& sub : subs)
