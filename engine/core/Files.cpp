@@ -26,6 +26,11 @@ Result<std::string> readFileBytes(const fs::path& file)
 
 Result<void> writeFileAtomic(const fs::path& file, std::string_view bytes)
 {
+    return writeFileAtomic(file, std::vector<std::string_view>{bytes});
+}
+
+Result<void> writeFileAtomic(const fs::path& file, const std::vector<std::string_view>& parts)
+{
     auto fail = [&](const std::string& why) {
         return Error{"write " + file.string(), why, "check free disk space and permissions", file.string(), {}};
     };
@@ -38,18 +43,20 @@ Result<void> writeFileAtomic(const fs::path& file, std::string_view bytes)
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
         return fail(std::string("cannot create a temporary file: ") + std::strerror(errno));
-    size_t done = 0;
-    while (done < bytes.size()) {
-        ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            std::string why = std::strerror(errno);
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            return fail("write failed: " + why);
+    for (std::string_view bytes : parts) {
+        size_t done = 0;
+        while (done < bytes.size()) {
+            ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                std::string why = std::strerror(errno);
+                ::close(fd);
+                ::unlink(tmp.c_str());
+                return fail("write failed: " + why);
+            }
+            done += static_cast<size_t>(n);
         }
-        done += static_cast<size_t>(n);
     }
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
         std::string why = std::strerror(errno);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kf {
 
@@ -16,6 +17,10 @@ Result<std::string> readFileBytes(const std::filesystem::path& file);
 /// a reader sees the old file or the new one and never a torn mix, even if we are killed midway.
 /// Creates missing parent folders.
 Result<void> writeFileAtomic(const std::filesystem::path& file, std::string_view bytes);
+
+/// The same for a file made of several pieces (a header and a large body), without joining
+/// them in memory first.
+Result<void> writeFileAtomic(const std::filesystem::path& file, const std::vector<std::string_view>& parts);
 
 /// $XDG_CACHE_HOME/kernelforge, or ~/.cache/kernelforge.
 std::filesystem::path userCacheDir();

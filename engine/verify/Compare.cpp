@@ -135,6 +135,89 @@ double effectiveAtol(const Tolerance& tol, double referenceRms)
     return tol.atolMode == Tolerance::AtolMode::Rms ? tol.atol * referenceRms : tol.atol;
 }
 
+std::string_view elementClassName(ElementClass c)
+{
+    switch (c) {
+    case ElementClass::Ok: return "ok";
+    case ElementClass::OutsideTolerance: return "outside_tolerance";
+    case ElementClass::NonFinite: return "non_finite";
+    case ElementClass::Unwritten: return "unwritten";
+    }
+    return "ok";
+}
+
+ElementVerdict classify(DType t, const unsigned char* el, double e, const void* sentinel, double atol, double rtol)
+{
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    ElementVerdict v;
+    if (sentinel && std::memcmp(el, sentinel, static_cast<size_t>(dtypeSize(t))) == 0) {
+        v.cls = ElementClass::Unwritten;
+        v.actual = v.absError = v.ratio = std::numeric_limits<double>::quiet_NaN();
+        return v;
+    }
+    v.actual = elementToDouble(t, el);
+    const double a = v.actual;
+    if (!(std::isfinite(a) && std::isfinite(e))) {
+        const bool same = std::isnan(a) || std::isnan(e) ? std::isnan(a) && std::isnan(e) : a == e;
+        v.cls = same ? ElementClass::Ok : ElementClass::NonFinite;
+        v.absError = v.ratio = same ? 0.0 : inf;
+        return v;
+    }
+    v.absError = std::fabs(a - e);
+    const double allowed = atol + rtol * std::fabs(e);
+    v.ratio = v.absError == 0 ? 0.0 : (allowed > 0 ? v.absError / allowed : inf);
+    v.cls = v.absError <= allowed ? ElementClass::Ok : ElementClass::OutsideTolerance;
+    return v;
+}
+
+void ErrorHistogram::add(const ElementVerdict& v)
+{
+    switch (v.cls) {
+    case ElementClass::Unwritten: ++unwritten; return;
+    case ElementClass::NonFinite: ++nonFinite; return;
+    default: break;
+    }
+    if (v.ratio == 0) {
+        ++exact;
+        return;
+    }
+    const double l = std::log10(v.ratio);
+    const double b = std::floor((l - kLo) / kWidth);
+    if (b < 0)
+        ++below;
+    else if (b >= kBins)
+        ++above;
+    else
+        ++bins[static_cast<int>(b)];
+}
+
+std::int64_t ErrorHistogram::total() const
+{
+    std::int64_t n = exact + below + above + nonFinite + unwritten;
+    for (auto b : bins)
+        n += b;
+    return n;
+}
+
+void AxisSummary::reset(std::int64_t n)
+{
+    count = n;
+    perEntry = n > kMaxEntries ? (n + kMaxEntries - 1) / kMaxEntries : 1;
+    const auto entries = static_cast<size_t>(n > 0 ? (n + perEntry - 1) / perEntry : 0);
+    maxRatio.assign(entries, 0.0);
+    mismatches.assign(entries, 0);
+}
+
+void AxisSummary::add(std::int64_t i, const ElementVerdict& v)
+{
+    const auto k = static_cast<size_t>(i / perEntry);
+    if (k >= maxRatio.size())
+        return;
+    const double r = std::isnan(v.ratio) ? std::numeric_limits<double>::infinity() : v.ratio;
+    maxRatio[k] = std::max(maxRatio[k], r);
+    mismatches[k] += v.cls != ElementClass::Ok;
+}
+
 OutputCheck compareOutput(const std::string& name, DType t, const void* actualRaw, const double* expected,
                           const std::vector<std::int64_t>& extents, const Tolerance& tol, const void* sentinel,
                           int maxSamples)
@@ -148,35 +231,44 @@ OutputCheck compareOutput(const std::string& name, DType t, const void* actualRa
     c.referenceRms = rmsOf(expected, n);
     c.atolEffective = effectiveAtol(tol, c.referenceRms);
     c.rtol = tol.rtol;
+    const std::int64_t width = extents.empty() ? 1 : std::max<std::int64_t>(extents.back(), 1);
+    if (!extents.empty())
+        c.columns.reset(width);
+    if (extents.size() >= 2)
+        c.rows.reset(n / width);
     const auto* p = static_cast<const unsigned char*>(actualRaw);
     const int size = dtypeSize(t);
     for (std::int64_t i = 0; i < n; ++i) {
-        const unsigned char* el = p + i * size;
-        if (sentinel && std::memcmp(el, sentinel, static_cast<size_t>(size)) == 0) {
+        const double e = expected[i];
+        const ElementVerdict v = classify(t, p + i * size, e, sentinel, c.atolEffective, c.rtol);
+        c.histogram.add(v);
+        if (!extents.empty())
+            c.columns.add(i % width, v);
+        if (extents.size() >= 2)
+            c.rows.add(i / width, v);
+        if (v.cls == ElementClass::Unwritten) {
             ++c.unwritten;
             ++c.mismatches;
             if (static_cast<int>(c.firstUnwritten.size()) < maxSamples)
                 c.firstUnwritten.push_back(unflatten(i, extents));
             continue;
         }
-        const double a = elementToDouble(t, el);
-        const double e = expected[i];
+        const double a = v.actual;
         const bool finitePair = std::isfinite(a) && std::isfinite(e);
-        double absErr = 0, relErr = 0;
+        double relErr = 0;
         if (finitePair) {
-            absErr = std::fabs(a - e);
-            relErr = e != 0 ? absErr / std::fabs(e) : (absErr == 0 ? 0 : std::numeric_limits<double>::infinity());
-            if (absErr > c.maxAbsError)
-                c.maxAbsError = absErr;
+            relErr = e != 0 ? v.absError / std::fabs(e) : (v.absError == 0 ? 0 : std::numeric_limits<double>::infinity());
+            if (v.absError > c.maxAbsError)
+                c.maxAbsError = v.absError;
             if (e != 0 && relErr > c.maxRelError)
                 c.maxRelError = relErr;
         }
-        if (!withinTolerance(a, e, c.atolEffective, c.rtol)) {
+        if (v.cls != ElementClass::Ok) {
             ++c.mismatches;
             if (!finitePair)
                 ++c.nonFiniteMismatches;
             if (static_cast<int>(c.firstMismatches.size()) < maxSamples)
-                c.firstMismatches.push_back({unflatten(i, extents), e, a, finitePair ? absErr : std::fabs(a - e),
+                c.firstMismatches.push_back({unflatten(i, extents), e, a, finitePair ? v.absError : std::fabs(a - e),
                                              finitePair ? relErr : std::numeric_limits<double>::infinity()});
         }
     }
@@ -260,7 +352,7 @@ nlohmann::json toJson(const OutputCheck& c)
     nlohmann::json mm = nlohmann::json::array();
     for (const auto& m : c.firstMismatches)
         mm.push_back(toJson(m));
-    return {{"output", c.output},
+    nlohmann::json j = {{"output", c.output},
             {"passed", c.passed},
             {"elements", c.elements},
             {"mismatches", c.mismatches},
@@ -274,6 +366,30 @@ nlohmann::json toJson(const OutputCheck& c)
             {"rtol", c.rtol},
             {"first_mismatches", mm},
             {"first_unwritten", c.firstUnwritten}};
+    j["error_histogram"] = toJson(c.histogram);
+    if (!c.passed) {
+        if (c.rows.count > 0)
+            j["row_summary"] = toJson(c.rows);
+        if (c.columns.count > 0)
+            j["col_summary"] = toJson(c.columns);
+    }
+    return j;
+}
+
+nlohmann::json toJson(const ErrorHistogram& h)
+{
+    return {{"log10_ratio_lo", ErrorHistogram::kLo}, {"bin_width", ErrorHistogram::kWidth},
+            {"bins", std::vector<std::int64_t>(std::begin(h.bins), std::end(h.bins))},
+            {"exact", h.exact}, {"below", h.below}, {"above", h.above},
+            {"non_finite", h.nonFinite}, {"unwritten", h.unwritten}};
+}
+
+nlohmann::json toJson(const AxisSummary& s)
+{
+    nlohmann::json ratio = nlohmann::json::array();
+    for (double r : s.maxRatio)
+        ratio.push_back(std::isinf(r) ? nlohmann::json("inf") : nlohmann::json(r));
+    return {{"count", s.count}, {"per_entry", s.perEntry}, {"max_ratio", ratio}, {"mismatches", s.mismatches}};
 }
 
 nlohmann::json toJson(const NegativeControl& n)

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kf {
@@ -21,6 +22,59 @@ void toDouble(DType t, const void* raw, std::int64_t n, double* out);
 /// floating types (a kernel computing NaN writes the canonical NaN, not ours), a random value
 /// for integers. `variant` selects a different pattern for the second run (rule 9).
 std::vector<unsigned char> sentinelBytes(DType t, int variant, std::uint64_t seed);
+
+/// What one output element is, judged exactly as compareOutput judges it. The runner, the
+/// inspector and the repro comparison all call classify(), so they cannot disagree.
+enum class ElementClass : std::uint8_t {
+    Ok,                ///< within tolerance (NaN where the reference is NaN counts as equal)
+    OutsideTolerance,  ///< a finite pair too far apart
+    NonFinite,         ///< NaN or Inf where the reference differs, or the reverse
+    Unwritten,         ///< still holds the sentinel: the kernel never wrote it
+};
+std::string_view elementClassName(ElementClass c);  ///< "ok", "outside_tolerance", "non_finite", "unwritten"
+
+struct ElementVerdict {
+    ElementClass cls = ElementClass::Ok;
+    double actual = 0;    ///< the decoded element (NaN for unwritten floats)
+    double absError = 0;  ///< |actual − expected|; inf for a non-finite mismatch, NaN for unwritten
+    /// |actual − expected| ÷ (atol + rtol·|expected|): 1 is the tolerance edge. 0 for an exact
+    /// match, inf for a non-finite mismatch (or a zero tolerance and any error), NaN for unwritten.
+    double ratio = 0;
+};
+
+/// Judges one element `el` (dtypeSize(t) bytes) against `expected`. `sentinel` may be null.
+ElementVerdict classify(DType t, const unsigned char* el, double expected, const void* sentinel, double atol, double rtol);
+
+/// Errors relative to the tolerance on a log scale: bins of log10(ratio) over [kLo, kHi) in
+/// kWidth steps, plus counts outside that range and of the special classes. The tolerance
+/// edge (ratio 1) is the boundary between bins kBins/2 − 1 and kBins/2.
+struct ErrorHistogram {
+    static constexpr int kBins = 32;
+    static constexpr double kLo = -8.0;
+    static constexpr double kWidth = 0.5;
+    std::int64_t bins[kBins] = {};
+    std::int64_t exact = 0;      ///< ratio 0
+    std::int64_t below = 0;      ///< 0 < ratio < 10^kLo
+    std::int64_t above = 0;      ///< ratio ≥ 10^(kLo + kBins·kWidth), finite
+    std::int64_t nonFinite = 0;
+    std::int64_t unwritten = 0;
+    void add(const ElementVerdict& v);
+    std::int64_t total() const;
+};
+
+/// The worst error per row or per column, bucketed to at most kMaxEntries entries so the
+/// report stays small: a wrong tail block or every 17th column shows up as a pattern. A row is
+/// a flat index divided by the last extent (leading dimensions flattened); a column is the
+/// index in the last dimension.
+struct AxisSummary {
+    static constexpr std::int64_t kMaxEntries = 256;
+    std::int64_t count = 0;      ///< rows (or columns) in the tensor
+    std::int64_t perEntry = 1;   ///< consecutive rows (columns) folded into one entry
+    std::vector<double> maxRatio;            ///< per entry; NaN-free (unwritten and non-finite count as inf)
+    std::vector<std::int64_t> mismatches;    ///< per entry
+    void reset(std::int64_t n);
+    void add(std::int64_t i, const ElementVerdict& v);
+};
 
 struct Mismatch {
     std::vector<std::int64_t> index;
@@ -44,6 +98,9 @@ struct OutputCheck {
     double rtol = 0;
     std::vector<Mismatch> firstMismatches;  ///< bounded, in index order
     std::vector<std::vector<std::int64_t>> firstUnwritten;
+    ErrorHistogram histogram;
+    AxisSummary rows;     ///< empty for rank 0 and 1
+    AxisSummary columns;  ///< empty for rank 0
     bool passed = false;
 };
 
@@ -78,7 +135,11 @@ double effectiveAtol(const Tolerance& tol, double referenceRms);
 double rmsOf(const double* v, std::int64_t n);
 
 nlohmann::json toJson(const Mismatch& m);
+/// The row and column summaries are included only for a failing output: a passing one has no
+/// pattern to show, and the report stays small.
 nlohmann::json toJson(const OutputCheck& c);
+nlohmann::json toJson(const ErrorHistogram& h);
+nlohmann::json toJson(const AxisSummary& s);
 nlohmann::json toJson(const NegativeControl& n);
 
 } // namespace kf

@@ -1,0 +1,63 @@
+#include "engine/core/MappedFile.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utility>
+
+namespace kf {
+
+MappedFile::~MappedFile()
+{
+    if (m_data && m_size)
+        ::munmap(const_cast<unsigned char*>(m_data), m_size);
+}
+
+MappedFile::MappedFile(MappedFile&& o) noexcept
+    : m_data(std::exchange(o.m_data, nullptr)), m_size(std::exchange(o.m_size, 0))
+{
+}
+
+MappedFile& MappedFile::operator=(MappedFile&& o) noexcept
+{
+    if (this != &o) {
+        MappedFile old(std::move(*this));
+        m_data = std::exchange(o.m_data, nullptr);
+        m_size = std::exchange(o.m_size, 0);
+    }
+    return *this;
+}
+
+Result<MappedFile> MappedFile::open(const std::filesystem::path& file)
+{
+    auto fail = [&](const char* step) {
+        return Error{"map " + file.string(), std::string(step) + ": " + std::strerror(errno),
+                     "check that the file exists and is readable", file.string(), {}};
+    };
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail("cannot open the file");
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        ::close(fd);
+        return fail("cannot stat the file");
+    }
+    MappedFile m;
+    m.m_size = static_cast<std::size_t>(st.st_size);
+    if (m.m_size > 0) {
+        void* p = ::mmap(nullptr, m.m_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            m.m_size = 0;
+            ::close(fd);
+            return fail("mmap failed");
+        }
+        m.m_data = static_cast<const unsigned char*>(p);
+    }
+    ::close(fd);
+    return m;
+}
+
+} // namespace kf
