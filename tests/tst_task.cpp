@@ -33,6 +33,9 @@ private slots:
     void missingCandidateFile();
     void bundledExamplesLoad_data();
     void bundledExamplesLoad();
+    void admits_data();
+    void admits();
+    void totalElementsCountsEveryTensor();
 };
 
 void TestTask::validTaskLoads()
@@ -250,6 +253,54 @@ void TestTask::bundledExamplesLoad()
     // Canonical JSON re-parses to the same task.
     auto again = parseTask(taskToJson(t.value()), "roundtrip", t->directory);
     KF_VERIFY_OK(again);
+}
+
+void TestTask::admits_data()
+{
+    QTest::addColumn<QString>("patch");    // applied to the valid fixture (B, D; B * D <= 268435456)
+    QTest::addColumn<QString>("shape");    // "B=7 D=4099"
+    QTest::addColumn<QString>("why");      // empty: admitted
+    const char* none = "[]";
+    const char* dMultipleOf4 = R"J([{"op":"add","path":"/symbols/D/multiple_of","value":4},
+        {"op":"replace","path":"/shapes/tests/0/D","value":4},{"op":"replace","path":"/shapes/tests/1/D","value":4100}])J";
+    QTest::newRow("inside every range") << none << "B=7 D=4099" << "";
+    QTest::newRow("below min") << none << "B=0 D=4099" << "B = 0 is outside its range [1, 65536]";
+    QTest::newRow("above max") << none << "B=7 D=16385" << "D = 16385 is outside its range [1, 16384]";
+    QTest::newRow("a multiple") << dMultipleOf4 << "B=7 D=4096" << "";
+    QTest::newRow("not a multiple") << dMultipleOf4 << "B=7 D=4098" << "D = 4098 is not a multiple of 4";
+    QTest::newRow("constraint violated") << none << "B=65536 D=16384" << "violates the constraint \"B * D <= 268435456\"";
+    QTest::newRow("symbol missing") << none << "B=7" << "symbol D is not bound";
+}
+
+void TestTask::admits()
+{
+    QFETCH(QString, patch);
+    QFETCH(QString, shape);
+    QFETCH(QString, why);
+    auto t = parseTask(baseTask().patch(json::parse(patch.toStdString())), "task.json");
+    KF_VERIFY_OK(t);
+    ShapeBinding b;
+    for (const QString& kv : shape.split(' '))
+        b.values[kv.section('=', 0, 0).toStdString()] = kv.section('=', 1).toLongLong();
+    const Result<void> r = t->admits(b);
+    if (why.isEmpty()) {
+        KF_VERIFY_OK(r);
+        return;
+    }
+    QVERIFY2(!r, "an illegal shape was admitted");
+    QCOMPARE(qs(r.error().why), why);
+    QCOMPARE(qs(r.error().what), "check shape " + shape);
+}
+
+void TestTask::totalElementsCountsEveryTensor()
+{
+    auto t = parseTask(baseTask(), "task.json");
+    KF_VERIFY_OK(t);
+    ShapeBinding b;
+    b.values = {{"B", 7}, {"D", 4099}};
+    QCOMPARE(t->totalElements(b), std::int64_t(7 * 4099 + 4099 + 7 * 4099)); // x, w, y
+    b.values.erase("D");
+    QCOMPARE(t->totalElements(b), std::int64_t(-1));
 }
 
 QTEST_GUILESS_MAIN(TestTask)

@@ -7,34 +7,6 @@ namespace kf {
 
 namespace {
 
-// Elements of every input and output under `b`, or -1 when an extent cannot be evaluated.
-std::int64_t totalElements(const Task& task, const ShapeBinding& b)
-{
-    std::int64_t total = 0;
-    for (const auto* list : {&task.inputs, &task.outputs})
-        for (const TensorSpec& t : *list) {
-            auto ext = task.extents(t, b);
-            if (!ext)
-                return -1;
-            std::int64_t n = 1;
-            for (std::int64_t e : ext.value())
-                n *= e;
-            total += n;
-        }
-    return total;
-}
-
-bool satisfiesConstraints(const Task& task, const ShapeBinding& b)
-{
-    const Env env = task.environment(b);
-    for (const Expr& c : task.constraints) {
-        auto v = c.eval(env);
-        if (!v || v->asDouble() == 0.0)
-            return false;
-    }
-    return true;
-}
-
 bool sameValues(const ShapeBinding& a, const ShapeBinding& b) { return a.values == b.values; }
 
 } // namespace
@@ -47,7 +19,7 @@ std::vector<ShapeBinding> deriveHeldOutShapes(const Task& task, std::uint64_t se
 
     std::int64_t budget = 0;
     for (const ShapeBinding& t : task.testShapes)
-        budget = std::max(budget, totalElements(task, t));
+        budget = std::max(budget, task.totalElements(t));
 
     // Per symbol: the multiples of `multiple_of` between min and the largest test value.
     struct Range {
@@ -84,9 +56,9 @@ std::vector<ShapeBinding> deriveHeldOutShapes(const Task& task, std::uint64_t se
                     units = pick(rng);
                 b.values[task.symbols[i].name] = units * r.step;
             }
-            if (!satisfiesConstraints(task, b))
+            if (!task.admits(b))
                 continue;
-            const std::int64_t elements = totalElements(task, b);
+            const std::int64_t elements = task.totalElements(b);
             if (elements < 0 || elements > budget)
                 continue;
             auto clash = [&](const ShapeBinding& o) { return sameValues(o, b); };

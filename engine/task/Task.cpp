@@ -890,6 +890,51 @@ Result<std::vector<std::int64_t>> Task::extents(const TensorSpec& t, const Shape
     return out;
 }
 
+Result<void> Task::admits(const ShapeBinding& shape) const
+{
+    const std::string what = "check shape " + shape.describe();
+    for (const SymbolSpec& s : symbols) {
+        auto it = shape.values.find(s.name);
+        if (it == shape.values.end())
+            return Error{what, "symbol " + s.name + " is not bound", "bind every symbol declared in /symbols", {}, {}};
+        const std::int64_t v = it->second;
+        if (v < s.min || v > s.max)
+            return Error{what, s.name + " = " + std::to_string(v) + " is outside its range [" + std::to_string(s.min) + ", " +
+                                   std::to_string(s.max) + "]", {}, {}, {}};
+        if (s.multipleOf > 1 && v % s.multipleOf != 0)
+            return Error{what, s.name + " = " + std::to_string(v) + " is not a multiple of " + std::to_string(s.multipleOf), {}, {}, {}};
+    }
+    const Env env = environment(shape);
+    for (const Expr& c : constraints) {
+        auto r = c.eval(env);
+        if (!r)
+            return Error{what, "constraint \"" + c.text() + "\" cannot be evaluated: " + r.error().why, {}, {}, {}};
+        if (r->asDouble() == 0.0)
+            return Error{what, "violates the constraint \"" + c.text() + "\"", {}, {}, {}};
+    }
+    for (const auto* list : {&inputs, &outputs})
+        for (const TensorSpec& t : *list)
+            if (auto e = extents(t, shape); !e)
+                return Error{what, e.error().why, {}, {}, {}};
+    return {};
+}
+
+std::int64_t Task::totalElements(const ShapeBinding& shape) const
+{
+    std::int64_t total = 0;
+    for (const auto* list : {&inputs, &outputs})
+        for (const TensorSpec& t : *list) {
+            auto ext = extents(t, shape);
+            if (!ext)
+                return -1;
+            std::int64_t n = 1;
+            for (std::int64_t e : ext.value())
+                n *= e;
+            total += n;
+        }
+    return total;
+}
+
 Result<Task> parseTask(const Json& j, const std::string& origin, const fs::path& directory)
 {
     try {

@@ -147,6 +147,13 @@ struct Task {
     Env environment(const ShapeBinding& shape) const;
     /// Concrete extents of a tensor under a binding.
     Result<std::vector<std::int64_t>> extents(const TensorSpec& t, const ShapeBinding& shape) const;
+    /// Whether `shape` is a binding this task accepts: every symbol bound, within [min, max] and
+    /// a multiple of multiple_of (counted from 0, as the validator does), every constraint
+    /// nonzero, every tensor's extents computable. The error names the symbol or constraint at
+    /// fault and the value. Symbols the task does not declare are ignored.
+    Result<void> admits(const ShapeBinding& shape) const;
+    /// Elements of every input and output under `shape`, or -1 when an extent cannot be evaluated.
+    std::int64_t totalElements(const ShapeBinding& shape) const;
 };
 
 /// One launch made concrete for a shape.
