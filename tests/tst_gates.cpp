@@ -58,6 +58,8 @@ void TestGates::eachRefusalNamesItsGate_data()
     QTest::newRow("report of another candidate") << "other-candidate" << "evidence" << "is for naive.cu";
     QTest::newRow("verified on one GPU, timed on another") << "other-gpu" << "evidence" << "but speed on";
     QTest::newRow("verification ended in an error") << "correctness-error" << "evidence" << "ended in an error";
+    QTest::newRow("a repro run (inputs from files)") << "repro-inputs" << "evidence" << "inputs saved in files";
+    QTest::newRow("a shrink run (chosen shapes)") << "shrink-mode" << "evidence" << "a shrink run";
     QTest::newRow("a test shape failed") << "test-shape-failed" << "correctness" << "failed";
     QTest::newRow("a test shape was not verified") << "test-shape-missing" << "correctness" << "was not verified";
     QTest::newRow("too few trials") << "two-trials" << "correctness" << "2 trial(s)";
@@ -99,6 +101,8 @@ void TestGates::eachRefusalNamesItsGate()
     else if (m == "other-candidate") c["candidate"]["file"] = "naive.cu";
     else if (m == "other-gpu") p["environment"]["gpu"] = "NVIDIA A100-SXM4-80GB";
     else if (m == "correctness-error") c["verdict"] = "error";
+    else if (m == "repro-inputs") c["inputs"] = "file";
+    else if (m == "shrink-mode") c["mode"] = "shrink";
     else if (m == "test-shape-failed") shapeOfSet(c, "tests", 3)["passed"] = false;
     else if (m == "test-shape-missing") c["shapes"].erase(0);
     else if (m == "two-trials") c["trials_per_shape"] = 2;

@@ -27,18 +27,43 @@ std::uint64_t parseSeed(const std::string& text, const std::string& ptr)
     return v;
 }
 
-ShapeBinding parseHeldOut(const jr::Json& v, const std::string& ptr, const Task& task)
+// A binding sent by the client (held-out, repro and shrink shapes): it must be one the task
+// admits, with the same checks as a shape written in task.json.
+ShapeBinding parseBinding(const jr::Json& v, const std::string& ptr, const Task& task)
 {
     jr::Object o(v, ptr);
     ShapeBinding b;
     b.label = o.stringOr("label", "");
-    for (const auto& s : task.symbols) {
-        const std::int64_t value = o.integer(s.name);
-        if (value < s.min || value > s.max || value % s.multipleOf != 0)
-            jr::fail(o.at(s.name), s.name + " = " + std::to_string(value) + " is outside the symbol's range or multiple");
-        b.values[s.name] = value;
-    }
+    for (const auto& s : task.symbols)
+        b.values[s.name] = o.integer(s.name);
+    o.finish();
+    if (auto ok = task.admits(b); !ok)
+        jr::fail(ptr, ok.error().why);
     return b;
+}
+
+std::string absoluteDir(jr::Object& o, std::string_view key)
+{
+    const std::string dir = o.string(key);
+    if (dir.empty() || dir.front() != '/')
+        jr::fail(o.at(key), "give an absolute folder path");
+    return dir;
+}
+
+DumpSettings parseDump(const jr::Json& v, const std::string& ptr)
+{
+    jr::Object o(v, ptr);
+    DumpSettings d;
+    d.dir = absoluteDir(o, "dir");
+    d.maxBytes = o.integerOr("max_bytes", d.maxBytes);
+    if (d.maxBytes < 0 || d.maxBytes > (64ll << 30))
+        jr::fail(o.at("max_bytes"), "max_bytes must be between 0 and 64 GiB");
+    const std::string trials = o.stringOr("trials", "first_failing");
+    if (trials != "first_failing" && trials != "all_failing")
+        jr::fail(o.at("trials"), "expected \"first_failing\" or \"all_failing\"");
+    d.allFailing = trials == "all_failing";
+    o.finish();
+    return d;
 }
 
 RunRequest parseOrThrow(const jr::Json& j)
@@ -97,17 +122,44 @@ RunRequest parseOrThrow(const jr::Json& j)
     r.shapesMode = o.stringOr("shapes", r.type == "verify" ? "tests" : "benchmarks");
     if (r.shapesMode != "tests" && r.shapesMode != "benchmarks" && r.shapesMode != "all")
         jr::fail(o.at("shapes"), "expected \"tests\", \"benchmarks\" or \"all\"");
-    if (r.shapesMode != "benchmarks")
-        for (const auto& s : r.task.testShapes)
-            r.shapes.push_back({s, "tests"});
-    if (r.shapesMode != "tests")
-        for (const auto& s : r.task.benchmarkShapes)
-            r.shapes.push_back({s, "benchmarks"});
+    if (const jr::Json* only = o.optional("only_shapes")) {
+        // Shapes the client chose (a repro, a shrink probe, one row re-run): they replace the set.
+        const std::string set = o.stringOr("set_name", "custom");
+        if (set != "custom" && set != "repro" && set != "shrink")
+            jr::fail(o.at("set_name"), "expected \"custom\", \"repro\" or \"shrink\"");
+        const jr::Json& a = jr::asArray(*only, o.at("only_shapes"));
+        if (a.empty() || a.size() > 256)
+            jr::fail(o.at("only_shapes"), "give between 1 and 256 shapes");
+        for (size_t i = 0; i < a.size(); ++i)
+            r.shapes.push_back({parseBinding(a[i], jr::child(o.at("only_shapes"), i), r.task), set});
+        r.shapesMode = set;
+    } else {
+        if (r.shapesMode != "benchmarks")
+            for (const auto& s : r.task.testShapes)
+                r.shapes.push_back({s, "tests"});
+        if (r.shapesMode != "tests")
+            for (const auto& s : r.task.benchmarkShapes)
+                r.shapes.push_back({s, "benchmarks"});
+    }
     // Held-out shapes are chosen by the engine at promotion time and never stored in the task.
     if (const jr::Json* held = o.optional("held_out_shapes")) {
         const jr::Json& a = jr::asArray(*held, o.at("held_out_shapes"));
         for (size_t i = 0; i < a.size(); ++i)
-            r.shapes.push_back({parseHeldOut(a[i], jr::child(o.at("held_out_shapes"), i), r.task), "held_out"});
+            r.shapes.push_back({parseBinding(a[i], jr::child(o.at("held_out_shapes"), i), r.task), "held_out"});
+    }
+    r.firstTrial = static_cast<int>(o.integerOr("first_trial", 0));
+    if (r.firstTrial < 0 || r.firstTrial > 1000000)
+        jr::fail(o.at("first_trial"), "first_trial must be between 0 and 1000000");
+    r.samples = static_cast<int>(o.integerOr("samples", r.samples));
+    if (r.samples < 1 || r.samples > 1000)
+        jr::fail(o.at("samples"), "samples must be between 1 and 1000");
+    if (const jr::Json* d = o.optional("dump"))
+        r.dump = parseDump(*d, o.at("dump"));
+    if (o.has("inputs_dir")) {
+        r.inputsDir = absoluteDir(o, "inputs_dir");
+        // Inputs from files replay one trial of one shape; anything else would reuse them silently.
+        if (!o.has("only_shapes") || r.shapes.size() != 1 || r.trials != 1)
+            jr::fail(o.at("inputs_dir"), "inputs_dir needs exactly one shape in only_shapes and trials 1");
     }
     if (r.shapes.empty())
         jr::fail(o.at("shapes"), std::string("the task has no ") + (r.shapesMode == "tests" ? "test" : "benchmark") +
@@ -151,6 +203,12 @@ Result<RunRequest> parseRunRequest(const nlohmann::json& j)
     } catch (const nlohmann::json::exception& e) {
         return Error{"read the request", std::string("malformed request: ") + e.what(), "", "request", {}};
     }
+}
+
+const std::vector<std::string>& runnerFeatures()
+{
+    static const std::vector<std::string> f = {"dump", "inputs_dir", "only_shapes", "samples", "first_trial"};
+    return f;
 }
 
 std::string seedHex(std::uint64_t seed)

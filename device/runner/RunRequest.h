@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,13 @@ struct BenchSettings {
     double targetSpread = 0.01;     ///< half the 95 % CI of the median, relative to the median
     double recheckFraction = 0.05;
     int warmup = 3;
+};
+
+/// Where and how much of a failing trial's tensors to save (docs/runner-protocol.md, "dump").
+struct DumpSettings {
+    std::string dir;                        ///< absolute; one case folder per saved trial inside it
+    std::int64_t maxBytes = 4ll << 30;      ///< the whole run's budget; a case that does not fit is skipped
+    bool allFailing = false;                ///< false: only each shape's first failing trial
 };
 
 struct ShapeRef {
@@ -42,8 +50,12 @@ struct RunRequest {
     std::vector<std::string> compileOptions;
     std::vector<std::uint64_t> seeds;
     int trials = 3;
-    std::string shapesMode;         ///< "tests" | "benchmarks" | "all"
+    std::string shapesMode;         ///< "tests" | "benchmarks" | "all", or the set name of only_shapes
     std::vector<ShapeRef> shapes;   ///< in run order
+    int firstTrial = 0;             ///< trial numbers start here (a replayed trial keeps its number and distribution)
+    int samples = 10;               ///< mismatches and unwritten indices listed per output
+    std::optional<DumpSettings> dump;
+    std::string inputsDir;          ///< inputs from <dir>/<name>.npy instead of the seed (a repro run)
     std::int64_t launchTimeoutMs = 10000;
     std::string nvrtcVersion;       ///< optional, echoed into the environment block
     BenchSettings bench;
@@ -53,6 +65,10 @@ struct RunRequest {
 
 /// Reads a "verify" or "bench" request. Unknown extra keys are ignored (newer supervisors).
 Result<RunRequest> parseRunRequest(const nlohmann::json& j);
+
+/// What this runner understands beyond protocol 1's first version; sent in hello "features".
+/// A client checks for a feature before using the field, since unknown fields are ignored.
+const std::vector<std::string>& runnerFeatures();
 
 /// "0x9f3a..." (16 hex digits).
 std::string seedHex(std::uint64_t seed);

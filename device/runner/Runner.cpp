@@ -112,6 +112,7 @@ void Runner::start()
                             {"protocol", protocol::kVersion},
                             {"device", m_gpu ? m_gpu->info.toJson() : nlohmann::json(nullptr)},
                             {"device_error", m_gpu ? std::string() : m_deviceError},
+                            {"features", runnerFeatures()},
                             {"versions",
                              {{"torch", m_torchVersion},
                               {"cuda_driver_api", m_driverApi},

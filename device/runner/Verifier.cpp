@@ -3,6 +3,7 @@
 #include "device/CudaDriver.h"
 #include "device/DeviceMemory.h"
 #include "device/runner/TorchBridge.h"
+#include "engine/core/Npy.h"
 
 #include <algorithm>
 #include <cstring>
@@ -82,6 +83,12 @@ Result<nlohmann::json> Verifier::run()
         seeds.push_back(seedHex(m_request.seeds[static_cast<size_t>(t)]));
     report["seeds"] = seeds;
     report["trials_per_shape"] = m_request.trials;
+    report["mode"] = m_request.shapesMode;
+    report["inputs"] = m_request.inputsDir.empty() ? "seeded" : "file";
+    if (m_request.dump) {
+        report["dump_dir"] = m_request.dump->dir;
+        m_cases.emplace(*m_request.dump);
+    }
     report["discriminates"] = true;
     report["shapes"] = nlohmann::json::array();
 
@@ -162,11 +169,13 @@ Result<nlohmann::json> Verifier::runShape(size_t shapeIndex, int& unitsDone, boo
                           {"negative_control", nlohmann::json::array()}, {"trials", nlohmann::json::array()}};
     nlohmann::json negative = nlohmann::json::array();
     bool passed = true;
+    bool saved = false; // a case of this shape is on disk (first_failing saves one per shape)
     for (int t = 0; t < m_request.trials; ++t) {
-        m_channel.progress(m_request.id, unitsDone * 1000 / m_totalUnits,
+        m_permille = unitsDone * 1000 / m_totalUnits;
+        m_channel.progress(m_request.id, m_permille,
                            "shape " + std::to_string(shapeIndex + 1) + "/" + std::to_string(m_request.shapes.size()) + " " +
                                shapeName(shape) + " trial " + std::to_string(t + 1) + "/" + std::to_string(m_request.trials));
-        auto trial = runTrial(shape, layout.value(), t, negative);
+        auto trial = runTrial(shapeIndex, layout.value(), t, negative, saved);
         if (!trial)
             return trial.error();
         passed = passed && trial.value()["passed"].get<bool>();
@@ -184,7 +193,8 @@ Result<void> Verifier::runCandidate(const ShapeRef& shape, const std::vector<Ten
                                     const std::vector<std::vector<unsigned char>>& pristine, int trial, int run, Trial& t)
 {
     const std::uint64_t seed = m_request.seeds[static_cast<size_t>(trial)];
-    const std::string where = "shape " + shapeName(shape) + " trial " + std::to_string(trial) + " run " + std::to_string(run);
+    const std::string where =
+        "shape " + shapeName(shape) + " trial " + std::to_string(m_request.firstTrial + trial) + " run " + std::to_string(run);
     // Fresh state for this run: pristine inputs, canaries, sentinel outputs, zeroed scratch.
     size_t in = 0, outIndex = 0;
     t.sentinel[run].clear();
@@ -278,10 +288,45 @@ Result<void> Verifier::runCandidate(const ShapeRef& shape, const std::vector<Ten
     return {};
 }
 
-Result<nlohmann::json> Verifier::runTrial(const ShapeRef& shape, const std::vector<TensorLayout>& layout, int trial,
-                                          nlohmann::json& negativeControls)
+Result<void> Verifier::fillInputs(const std::vector<const TensorLayout*>& inputs, const BufferSet& buffers, int trial,
+                                  std::uint64_t seed, nlohmann::json& distributions,
+                                  std::vector<std::vector<unsigned char>>& pristine)
 {
-    const std::uint64_t seed = m_request.seeds[static_cast<size_t>(trial)];
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const TensorLayout& l = *inputs[i];
+        const GuardedBuffer* b = buffers.find(l.name);
+        if (!m_request.inputsDir.empty()) {
+            // A repro: the exact bytes a failing trial saw, whatever GPU drew them.
+            auto bytes = readNpyExpecting(std::filesystem::path(m_request.inputsDir) / (l.name + ".npy"), l.dtype, l.extents);
+            if (!bytes)
+                return bytes.error();
+            distributions[l.name] = "file";
+            if (auto r = b->upload(bytes->data(), m_stream); !r)
+                return r.error();
+        } else {
+            const auto& dists = l.spec->distributions;
+            const Distribution& dist = dists[static_cast<size_t>(trial) % dists.size()];
+            distributions[l.name] = std::string(distributionKindName(dist.kind));
+            if (l.elements > 0) {
+                RawTensor raw{reinterpret_cast<void*>(b->ptr()), l.dtype, l.extents, true};
+                if (auto r = TorchBridge::fillInput(raw, dist, deriveSeed(seed, kInputSalt + i)); !r)
+                    return r.error();
+            }
+        }
+        TorchBridge::synchronize();
+        pristine.emplace_back(l.bytes);
+        if (auto r = b->download(pristine.back().data(), m_stream); !r)
+            return r.error();
+    }
+    return {};
+}
+
+Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<TensorLayout>& layout, int position,
+                                          nlohmann::json& negativeControls, bool& saved)
+{
+    const ShapeRef& shape = m_request.shapes[shapeIndex];
+    const std::uint64_t seed = m_request.seeds[static_cast<size_t>(position)];
+    const int trial = m_request.firstTrial + position;
     const std::string where = "shape " + shapeName(shape) + " trial " + std::to_string(trial);
     auto fail = [&](const Error& e) -> Error { return stickyError() ? fatal(e, where) : e; };
 
@@ -302,24 +347,10 @@ Result<nlohmann::json> Verifier::runTrial(const ShapeRef& shape, const std::vect
                                            deriveSeed(seed, kGuardSalt), m_stream);
         if (!buffers)
             return fail(buffers.error());
-        for (size_t i = 0; i < inputs.size(); ++i) {
-            const TensorLayout& l = *inputs[i];
-            const auto& dists = l.spec->distributions;
-            const Distribution& dist = dists[static_cast<size_t>(trial) % dists.size()];
-            distributions[l.name] = std::string(distributionKindName(dist.kind));
-            const GuardedBuffer* b = buffers->find(l.name);
-            if (l.elements > 0) {
-                RawTensor raw{reinterpret_cast<void*>(b->ptr()), l.dtype, l.extents, true};
-                if (auto r = TorchBridge::fillInput(raw, dist, deriveSeed(seed, kInputSalt + i)); !r)
-                    return fail(r.error());
-            }
-            TorchBridge::synchronize();
-            pristine.emplace_back(l.bytes);
-            if (auto r = b->download(pristine.back().data(), m_stream); !r)
-                return fail(r.error());
-        }
+        if (auto r = fillInputs(inputs, buffers.value(), trial, seed, distributions, pristine); !r)
+            return fail(r.error());
         for (int run = 0; run < 2 && t.launchError.empty(); ++run)
-            if (auto r = runCandidate(shape, layout, buffers.value(), pristine, trial, run, t); !r)
+            if (auto r = runCandidate(shape, layout, buffers.value(), pristine, position, run, t); !r)
                 return r.error();
         // The candidate's buffers are freed here, before the reference exists.
     }
@@ -371,6 +402,8 @@ Result<nlohmann::json> Verifier::runTrial(const ShapeRef& shape, const std::vect
     // Comparison in float64 (rules 2, 7, 9, 10).
     nlohmann::json outs = nlohmann::json::array();
     std::string unwrittenFailure, mismatchFailure, disagreeFailure;
+    std::vector<OutputCheck> checks;
+    std::vector<std::int64_t> outputDisagreements;
     std::int64_t disagreements = 0;
     double maxDiff = 0;
     if (t.launchError.empty()) {
@@ -378,7 +411,7 @@ Result<nlohmann::json> Verifier::runTrial(const ShapeRef& shape, const std::vect
             const TensorLayout& l = *outputs[o];
             const Tolerance& tol = l.spec->tolerance;
             OutputCheck c = compareOutput(l.name, l.dtype, t.outputs[0][o].data(), expected[o].data(), l.extents, tol,
-                                          t.sentinel[0][o].data());
+                                          t.sentinel[0][o].data(), m_request.samples);
             const std::string of = std::to_string(c.elements);
             if (c.unwritten > 0 && unwrittenFailure.empty())
                 unwrittenFailure = l.name + ": " + std::to_string(c.unwritten) + " of " + of + " elements never written (first at " +
@@ -396,11 +429,13 @@ Result<nlohmann::json> Verifier::runTrial(const ShapeRef& shape, const std::vect
             const std::int64_t d = countDisagreements(l.dtype, t.outputs[0][o].data(), t.outputs[1][o].data(), l.elements, tol,
                                                       expected[o].data(), &diff);
             disagreements += d;
+            outputDisagreements.push_back(d);
             maxDiff = std::max(maxDiff, diff);
             if (d > 0 && disagreeFailure.empty())
                 disagreeFailure = "the two runs disagree: " + l.name + " differs in " + std::to_string(d) + " of " + of +
                                   " elements (max difference " + formatNumber(diff) + ")";
             outs.push_back(toJson(c));
+            checks.push_back(std::move(c));
         }
     }
 
@@ -424,7 +459,7 @@ Result<nlohmann::json> Verifier::runTrial(const ShapeRef& shape, const std::vect
     for (const auto& g : t.guards)
         guards.push_back({{"buffer", g.buffer}, {"side", g.side()}, {"offset_bytes", g.offsetBytes}});
     const bool ran = t.launchError.empty();
-    return nlohmann::json{{"trial", trial},
+    nlohmann::json result{{"trial", trial},
                           {"seed", seedHex(seed)},
                           {"distributions", distributions},
                           {"passed", failure.empty()},
@@ -436,6 +471,44 @@ Result<nlohmann::json> Verifier::runTrial(const ShapeRef& shape, const std::vect
                           {"run_disagreements", disagreements},
                           {"run_max_abs_diff", jsonNumber(maxDiff)},
                           {"outputs", outs}};
+    if (m_cases && !failure.empty() && (!saved || m_cases->settings().allFailing)) {
+        m_channel.progress(m_request.id, m_permille, "saving the tensors of shape " + shapeName(shape) + " trial " + std::to_string(trial));
+        CaseInfo info;
+        info.taskName = m_request.task.name;
+        info.taskHash = m_request.taskHash;
+        info.candidateFile = m_request.candidate().file;
+        info.sourceHash = m_request.sourceHash;
+        info.arch = m_request.arch;
+        info.shape = shape.binding;
+        info.set = shape.set;
+        info.shapeIndex = static_cast<int>(shapeIndex);
+        info.trial = trial;
+        info.seed = seedHex(seed);
+        info.inputsFrom = m_request.inputsDir.empty() ? "seeded" : "file";
+        info.distributions = distributions;
+        info.failure = failure;
+        info.environment = m_header.environment();
+        std::vector<CaseTensorData> tensors;
+        for (size_t i = 0; i < inputs.size(); ++i)
+            tensors.push_back({{inputs[i]->name, CaseTensor::Role::Input, 0, inputs[i]->dtype, inputs[i]->extents, {}},
+                               pristine[i].data(), pristine[i].size()});
+        for (size_t o = 0; o < outputs.size() && o < checks.size(); ++o) {
+            const TensorLayout& l = *outputs[o];
+            tensors.push_back({{l.name, CaseTensor::Role::Expected, 0, DType::F64, l.extents, {}}, expected[o].data(),
+                               expected[o].size() * sizeof(double)});
+            tensors.push_back({{l.name, CaseTensor::Role::Actual, 0, l.dtype, l.extents, {}}, t.outputs[0][o].data(),
+                               t.outputs[0][o].size()});
+            if (outputDisagreements[o] > 0)
+                tensors.push_back({{l.name, CaseTensor::Role::Actual, 1, l.dtype, l.extents, {}}, t.outputs[1][o].data(),
+                                   t.outputs[1][o].size()});
+            info.outputs.push_back({l.name, l.dtype, checks[o].atolEffective, checks[o].rtol,
+                                    {t.sentinel[0][o], t.sentinel[1][o]}, outs[o]});
+        }
+        nlohmann::json where = m_cases->save(info, tensors);
+        saved = saved || where.contains("case");
+        result.update(where);
+    }
+    return result;
 }
 
 } // namespace kf::device

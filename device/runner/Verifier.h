@@ -7,6 +7,7 @@
 
 #include "device/runner/BufferSet.h"
 #include "device/runner/CandidateProgram.h"
+#include "device/runner/CaseWriter.h"
 #include "device/runner/Channel.h"
 #include "device/runner/GpuContext.h"
 #include "device/runner/ReportHeader.h"
@@ -17,6 +18,7 @@
 
 #include <cuda.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,8 +35,13 @@ public:
 private:
     struct Trial;
     Result<nlohmann::json> runShape(size_t shapeIndex, int& unitsDone, bool& discriminates);
-    Result<nlohmann::json> runTrial(const ShapeRef& shape, const std::vector<TensorLayout>& layout, int trial,
-                                    nlohmann::json& negativeControls);
+    /// `position` indexes the request's seeds; the trial's number is firstTrial + position.
+    Result<nlohmann::json> runTrial(size_t shapeIndex, const std::vector<TensorLayout>& layout, int position,
+                                    nlohmann::json& negativeControls, bool& saved);
+    /// The inputs of one trial: from the seed, or from the request's inputs_dir (a repro).
+    Result<void> fillInputs(const std::vector<const TensorLayout*>& inputs, const BufferSet& buffers, int trial,
+                            std::uint64_t seed, nlohmann::json& distributions,
+                            std::vector<std::vector<unsigned char>>& pristine);
     /// Runs the candidate once on `buffers`; fills `t` with launch errors, guard violations,
     /// modified inputs and the outputs. An Error only for a lost context.
     Result<void> runCandidate(const ShapeRef& shape, const std::vector<TensorLayout>& layout, const BufferSet& buffers,
@@ -48,7 +55,9 @@ private:
     ReportHeader m_header;
     CUstream m_stream = nullptr;
     const CandidateProgram* m_program = nullptr;
+    std::optional<CaseWriter> m_cases;
     int m_totalUnits = 1;
+    int m_permille = 0;
 };
 
 } // namespace kf::device

@@ -76,6 +76,12 @@ std::string evidenceProblem(const GateInput& in, const Json& r, const char* what
         return std::string("the ") + what + " report was made from another version of " + in.candidateFile +
                " (source hash " + text(field(r, "candidate"), "source_hash").substr(0, 8) + " ≠ " +
                in.sourceHash.substr(0, 8) + ")";
+    // A repro or shrink run replays saved inputs or chosen shapes: it says nothing about fresh,
+    // secret inputs on the task's shapes, so it is never evidence.
+    if (text(r, "inputs") == "file")
+        return std::string("the ") + what + " report replayed inputs saved in files (a repro run), not fresh secret inputs";
+    if (const std::string mode = text(r, "mode"); mode == "custom" || mode == "repro" || mode == "shrink")
+        return std::string("the ") + what + " report ran chosen shapes only (a " + mode + " run), not the task's shapes";
     if (text(field(r, "task"), "hash") != in.taskHash)
         return std::string("the ") + what + " report was made with another version of task.json or of its headers, "
                "or with a tolerance override or extra NVRTC options from Settings (task hash " +

@@ -106,10 +106,44 @@ Json buildRunRequest(RunKind kind, const TaskPayload& task, const Candidate& can
         r["target_spread"] = s.targetSpread;
         r["recheck_fraction"] = 0.05;
         r["warmup"] = 3;
-    } else if (!s.heldOut.empty()) {
-        r["held_out_shapes"] = heldOutJson(s.heldOut);
+    } else {
+        if (!s.heldOut.empty())
+            r["held_out_shapes"] = heldOutJson(s.heldOut);
+        if (!s.onlyShapes.empty()) {
+            r["only_shapes"] = heldOutJson(s.onlyShapes);
+            r["set_name"] = s.setName;
+        }
+        if (s.firstTrial != 0)
+            r["first_trial"] = s.firstTrial;
+        if (s.samples != 10)
+            r["samples"] = s.samples;
+        if (!s.dumpDir.empty())
+            r["dump"] = {{"dir", std::filesystem::absolute(s.dumpDir).lexically_normal().string()},
+                         {"max_bytes", s.dumpMaxBytes},
+                         {"trials", s.dumpAllFailing ? "all_failing" : "first_failing"}};
+        if (!s.inputsDir.empty())
+            r["inputs_dir"] = std::filesystem::absolute(s.inputsDir).lexically_normal().string();
     }
     return r;
+}
+
+bool runnerHas(const Json& hello, const std::string& feature)
+{
+    const Json& f = report::field(hello, "features");
+    return f.is_array() && std::find(f.begin(), f.end(), Json(feature)) != f.end();
+}
+
+std::string missingRunnerFeature(const Json& hello, const RunSettings& s)
+{
+    const std::pair<bool, const char*> needs[] = {{!s.onlyShapes.empty(), "only_shapes"},
+                                                  {s.firstTrial != 0, "first_trial"},
+                                                  {s.samples != 10, "samples"},
+                                                  {!s.dumpDir.empty(), "dump"},
+                                                  {!s.inputsDir.empty(), "inputs_dir"}};
+    for (const auto& [needed, name] : needs)
+        if (needed && !runnerHas(hello, name))
+            return name;
+    return {};
 }
 
 Json errorReport(RunKind kind, const Task& task, const std::string& taskHash, const Json& candidateHeader,

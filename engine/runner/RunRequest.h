@@ -22,6 +22,14 @@ struct RunSettings {
     int trials = 3;                         ///< verify: trials per shape (one seed each)
     std::optional<std::uint64_t> seed;      ///< fixed first seed (replay); empty: fresh secret seeds
     std::vector<ShapeBinding> heldOut;      ///< verify: extra shapes run as set "held_out" (task/HeldOut.h)
+    std::vector<ShapeBinding> onlyShapes;   ///< verify: run these instead of `shapes` (a repro, a shrink probe)
+    std::string setName = "custom";         ///< the set of onlyShapes: custom | repro | shrink
+    int firstTrial = 0;                     ///< the number of the first trial (replays keep a trial's number)
+    int samples = 10;                       ///< mismatches listed per output
+    std::string dumpDir;                    ///< verify: save failing trials' tensors here (absolute); empty: don't
+    std::int64_t dumpMaxBytes = 2ll << 30;
+    bool dumpAllFailing = false;            ///< every failing trial, not only each shape's first
+    std::string inputsDir;                  ///< inputs from <dir>/<name>.npy (needs one onlyShapes entry, 1 trial)
     int launchTimeoutMs = 10000;            ///< the runner's per-launch watchdog
     // bench
     double timeCapMs = 2000;
@@ -40,6 +48,12 @@ TaskPayload taskPayload(const Task& task);
 /// The task hash reports carry: the canonical task JSON plus the bytes of every file in its
 /// include folders and of a TorchScript reference, so editing a header voids the evidence too.
 std::string taskHash(const Task& task);
+
+/// True when the runner's hello lists `feature` ("dump", "inputs_dir", "only_shapes", ...). An
+/// older runner ignores fields it does not know, so a client asks before relying on one.
+bool runnerHas(const nlohmann::json& hello, const std::string& feature);
+/// The feature `settings` need that `hello` lacks, or empty when the runner can serve them.
+std::string missingRunnerFeature(const nlohmann::json& hello, const RunSettings& settings);
 
 /// The "candidate" block of a report: file, source hash, arch, options and lowered names.
 nlohmann::json candidateHeader(const Candidate& candidate, const CompileRequest& request, const CompileResult& result);
