@@ -2,6 +2,8 @@
 
 #include "ExitCodes.h"
 #include "ProgressLine.h"
+#include "ReproCommand.h"
+#include "RunnerSession.h"
 #include "ReportText.h"
 #include "engine/cache/CompileCache.h"
 #include "engine/compile/Compiler.h"
@@ -32,44 +34,6 @@ namespace kf::cli {
 
 namespace {
 
-constexpr int kExitInterrupted = 130; // the shell's convention for SIGINT
-
-// Ctrl-C cancels the run through the supervisor, which kills the runner's process group: a
-// runner left spinning on the GPU after we exit would hold the device for nobody.
-std::atomic<CancelToken*> g_interruptToken{nullptr};
-
-void onInterrupt(int)
-{
-    if (CancelToken* t = g_interruptToken.load())
-        t->cancel();
-}
-
-class InterruptGuard {
-public:
-    explicit InterruptGuard(CancelToken& token)
-    {
-        g_interruptToken.store(&token);
-        struct sigaction sa {};
-        sa.sa_handler = &onInterrupt;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART | SA_RESETHAND; // a second Ctrl-C ends us the hard way
-        ::sigaction(SIGINT, &sa, &m_oldInt);
-        ::sigaction(SIGTERM, &sa, &m_oldTerm);
-    }
-    ~InterruptGuard()
-    {
-        ::sigaction(SIGINT, &m_oldInt, nullptr);
-        ::sigaction(SIGTERM, &m_oldTerm, nullptr);
-        g_interruptToken.store(nullptr);
-    }
-    InterruptGuard(const InterruptGuard&) = delete;
-    InterruptGuard& operator=(const InterruptGuard&) = delete;
-
-private:
-    struct sigaction m_oldInt {};
-    struct sigaction m_oldTerm {};
-};
-
 double msSince(std::chrono::steady_clock::time_point start)
 {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -81,6 +45,24 @@ const std::vector<ShapeBinding>& shapeSet(const Task& task, const std::string& w
 }
 
 } // namespace
+
+RunSettings settingsFor(const RunArgs& a, const std::optional<std::uint64_t>& seed)
+{
+    RunSettings settings;
+    settings.shapes = a.shapes;
+    settings.trials = a.trials;
+    settings.seed = seed;
+    settings.launchTimeoutMs = a.launchTimeoutMs;
+    settings.timeCapMs = a.timeCapMs;
+    settings.minSamples = a.minSamples;
+    settings.maxSamples = a.maxSamples;
+    settings.targetSpread = a.targetSpread;
+    settings.samples = a.samples;
+    settings.dumpDir = a.dumpDir;
+    settings.dumpMaxBytes = a.dumpMaxMib << 20;
+    settings.dumpAllFailing = a.dumpAllFailing;
+    return settings;
+}
 
 std::optional<Task> loadTaskArgument(const std::string& path)
 {
@@ -139,6 +121,10 @@ int runOnRunner(const RunArgs& a, json* collect)
         std::cerr << "kforge: task " << task.name << " has no candidates; add one under \"candidates\" in task.json\n";
         return kExitUsage;
     }
+    if (!a.exportRepro.empty() && (bench || candidates.size() != 1 || a.repeat > 1)) {
+        std::cerr << "kforge: --export-repro exports one failing case: verify one candidate (--candidate), once\n";
+        return kExitUsage;
+    }
     if (a.shapes != "all" && shapeSet(task, a.shapes).empty()) {
         std::cerr << "kforge: task " << task.name << " has no " << (a.shapes == "tests" ? "test" : "benchmark")
                   << " shapes; add some under \"shapes\" in task.json or pass --shapes all\n";
@@ -155,56 +141,28 @@ int runOnRunner(const RunArgs& a, json* collect)
         requests.push_back(std::move(req.value()));
     }
 
-    CancelToken cancel;
-    InterruptGuard interruptGuard(cancel);
-    RunnerSupervisor::Options options;
-    options.runnerPath = a.runnerPath;
-    RunnerSupervisor runner(options);
-    auto hello = runner.hello();
-    if (!hello) {
-        std::cerr << "kforge: " << hello.error().message() << '\n';
-        return cancel.cancelled() ? kExitInterrupted : kExitEnvironment;
-    }
-    if (cancel.cancelled()) { // Ctrl-C while the runner was starting: start-up cannot be interrupted
-        std::cerr << "kforge: cancelled\n";
-        return kExitInterrupted;
-    }
-    if (!field(*hello, "device").is_object()) {
-        std::string why = stringField(*hello, "device_error", "the runner found no CUDA device");
-        std::cerr << "kforge: no GPU: " << why << "; verify and bench need a CUDA device (compile works without one)\n";
-        return kExitEnvironment;
-    }
-    const std::string arch = a.arch.empty() ? archFromHello(*hello) : a.arch;
-    if (arch.empty()) {
-        std::cerr << "kforge: the runner did not report the GPU's compute capability; pass --arch sm_XX\n";
-        return kExitEnvironment;
-    }
-    auto nvrtc = nvrtcVersion();
-    if (!nvrtc) {
-        std::cerr << "kforge: " << nvrtc.error().message() << '\n';
-        return kExitEnvironment;
-    }
-
-    CompileCache cache(CompileCache::defaultDirectory());
+    RunnerSession session(a.runnerPath);
+    if (auto failed = session.start(a.arch))
+        return *failed;
+    const std::string& arch = session.arch();
     const TaskPayload payload = taskPayload(task);
     const std::string& taskHash = payload.hash;
     const RunKind runKind = bench ? RunKind::Bench : RunKind::Verify;
-    RunSettings settings;
-    settings.shapes = a.shapes;
-    settings.trials = a.trials;
-    settings.seed = seed;
-    settings.launchTimeoutMs = a.launchTimeoutMs;
-    settings.timeCapMs = a.timeCapMs;
-    settings.minSamples = a.minSamples;
-    settings.maxSamples = a.maxSamples;
-    settings.targetSpread = a.targetSpread;
+    RunSettings settings = settingsFor(a, seed);
+    if (!a.exportRepro.empty() && settings.dumpDir.empty())
+        settings.dumpDir = defaultDumpDir(task, candidates.front()->file);
     if (!bench && a.heldOut > 0) {
         // Derived with the replay seed when one is given, else with a secret one.
         const std::uint64_t heldOutSeed = seed ? *seed : parseSeed(freshSeeds(1, std::nullopt).front()).value_or(1);
         settings.heldOut = deriveHeldOutShapes(task, heldOutSeed, a.heldOut);
     }
+    if (std::string missing = missingRunnerFeature(session.hello(), settingsFor(a, seed)); !missing.empty()) {
+        std::cerr << "kforge: this kforge-runner is too old for the options given (it lacks \"" << missing
+                  << "\"); rebuild it with this kforge\n";
+        return kExitEnvironment;
+    }
     const bool withSet = a.shapes == "all" || !settings.heldOut.empty();
-    ProgressLine progress;
+    ProgressLine& progress = session.progress();
     json reports = json::array();
     bool allOk = true;
 
@@ -219,21 +177,19 @@ int runOnRunner(const RunArgs& a, json* collect)
         CompileRequest& req = requests[i];
         if (round > 0)
             req.source += "\n// edited by kforge --repeat (round " + std::to_string(round) + ")\n";
-        req.options.arch = arch;
-        req.wantSass = false;
         const std::string label = task.name + "/" + c.file;
         const std::string startedAt = utcNow();
         const auto started = std::chrono::steady_clock::now();
         progress.show(label + ": compiling for " + arch, true);
 
         const auto compileStart = std::chrono::steady_clock::now();
-        auto built = compile(req, &cache, &cancel);
+        auto built = session.compile(req);
         const double compileMs = msSince(compileStart);
         double runnerMs = 0;
         progress.clear();
         if (!built) {
-            std::cerr << "kforge: " << (cancel.cancelled() ? std::string("cancelled") : built.error().message()) << '\n';
-            return cancel.cancelled() ? kExitInterrupted : kExitEnvironment;
+            std::cerr << "kforge: " << (session.cancelled() ? std::string("cancelled") : built.error().message()) << '\n';
+            return session.cancelled() ? kExitInterrupted : kExitEnvironment;
         }
         const CompileResult& r = built.value();
         const json candidate = candidateHeader(c, req, r);
@@ -247,33 +203,16 @@ int runOnRunner(const RunArgs& a, json* collect)
                     r.success ? "" : "fix the errors printed above; `kforge compile` shows them with their source lines",
                     req.fileName,
                     {}};
-            report = errorReport(runKind, task, taskHash, candidate, *hello, e, startedAt, msSince(started));
+            report = errorReport(runKind, task, taskHash, candidate, session.hello(), e, startedAt, msSince(started));
         } else {
-            json request = buildRunRequest(runKind, payload, c, req, r, nvrtc.value(), settings);
-            std::string stage = "starting";
-            std::string launch;
-            int permille = 0;
-            auto onEvent = [&](const json& m) {
-                const std::string type = stringField(m, "type");
-                if (type == "progress") {
-                    stage = stringField(m, "stage", stage);
-                    if (field(m, "permille").is_number())
-                        permille = std::clamp(field(m, "permille").get<int>(), 0, 1000);
-                } else if (type == "launch_begin") {
-                    launch = stringField(m, "label");
-                } else if (type == "launch_end") {
-                    launch.clear();
-                }
-                char pct[16];
-                std::snprintf(pct, sizeof pct, "%5.1f%%", permille / 10.0);
-                progress.show(label + ": " + pct + " " + stage + (launch.empty() ? "" : " · " + launch));
-            };
-            progress.show(label + ": starting", true);
+            RunSettings perCandidate = settings;
+            if (!settings.dumpDir.empty() && candidates.size() > 1)
+                perCandidate.dumpDir = (fs::path(settings.dumpDir) / fs::path(c.file).stem()).string();
+            json request = buildRunRequest(runKind, payload, c, req, r, session.nvrtc(), perCandidate);
             const auto runnerStart = std::chrono::steady_clock::now();
-            auto result = runner.request(std::move(request), onEvent, &cancel);
+            auto result = session.request(std::move(request), label);
             runnerMs = msSince(runnerStart);
-            progress.clear();
-            if (!result && cancel.cancelled()) {
+            if (!result && session.cancelled()) {
                 std::cerr << "kforge: cancelled\n";
                 return kExitInterrupted;
             }
@@ -283,7 +222,8 @@ int runOnRunner(const RunArgs& a, json* collect)
                 // The supervisor has put the runner down; the next candidate gets a fresh one.
                 if (a.json)
                     std::cerr << "kforge: " << label << ": " << result.error().message() << '\n';
-                report = errorReport(runKind, task, taskHash, candidate, *hello, result.error(), startedAt, msSince(started));
+                report = errorReport(runKind, task, taskHash, candidate, session.hello(), result.error(), startedAt,
+                                     msSince(started));
             }
         }
         if (repeats > 1) {
@@ -298,6 +238,10 @@ int runOnRunner(const RunArgs& a, json* collect)
         }
         if (stringField(report, "verdict") != (bench ? "ok" : "pass"))
             allOk = false;
+        if (!a.exportRepro.empty() && stringField(report, "verdict") == "fail")
+            exportFirstCase(report, task, a.exportRepro);
+        else if (!settings.dumpDir.empty() && stringField(report, "verdict") == "fail" && !a.json)
+            std::cerr << "failing tensors saved in " << stringField(report, "dump_dir") << '\n';
         if (!a.json) {
             if (i > 0)
                 std::cout << '\n';

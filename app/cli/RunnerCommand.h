@@ -34,12 +34,26 @@ struct RunArgs {
     std::string arch;                       ///< empty: the runner's GPU
     int repeat = 1;                         ///< >1: edit, recompile and re-verify with the warm runner, timing each
     int heldOut = 0;                        ///< held-out shapes derived from the task (verify)
+    int samples = 10;                       ///< mismatches listed per output (verify)
+    std::string dumpDir;                    ///< save failing trials' tensors here (verify)
+    std::int64_t dumpMaxMib = 2048;
+    bool dumpAllFailing = false;
+    std::string exportRepro;                ///< export the first failing case as a repro bundle here
+    std::string repro;                      ///< re-run this repro bundle instead of the task's shapes
+    std::string candidateSource;            ///< --repro: compile this file instead of the bundle's copy
+    bool shrink = false;                    ///< search for the smallest failing shape
+    std::string shape;                      ///< --shrink: start here ("N=4099,B=2"); empty: the first failing shape
+    int shrinkBudget = 64;
+    bool shrinkAny = false;
     // bench
     double timeCapMs = 2000;
     int minSamples = 10;
     int maxSamples = 500;
     double targetSpread = 0.01;
 };
+
+/// The request settings the command line asks for.
+RunSettings settingsFor(const RunArgs& args, const std::optional<std::uint64_t>& seed);
 
 /// The task at `path` (a folder or task.json), or nullopt after printing why on stderr (the
 /// caller exits with kExitUsage).

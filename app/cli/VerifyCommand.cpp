@@ -1,12 +1,15 @@
 #include "VerifyCommand.h"
 
 #include "ReportText.h"
+#include "ExitCodes.h"
+#include "ReproCommand.h"
 #include "RunnerCommand.h"
 #include "TextTable.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <memory>
 
 using nlohmann::json;
@@ -169,7 +172,7 @@ void addVerifyCommand(CLI::App& app, int& exitCode)
     args->kind = RunKind::Verify;
     args->shapes = "tests";
     CLI::App* cmd = app.add_subcommand("verify", "Check candidates against the task's LibTorch reference on the GPU");
-    cmd->add_option("task", args->path, "task folder or task.json")->required();
+    cmd->add_option("task", args->path, "task folder or task.json (not with --repro)");
     cmd->add_option("--candidate", args->candidates, "verify only this candidate (repeatable; default: all)")
         ->allow_extra_args(false); // one file per flag, so a task path after it stays the task
     cmd->add_flag("--json", args->json, "print the reports as JSON (docs/report-schema.md)");
@@ -187,7 +190,57 @@ void addVerifyCommand(CLI::App& app, int& exitCode)
         ->check(CLI::Range(1, 86400000));
     cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
     cmd->add_option("--arch", args->arch, "compile for this architecture instead of the GPU's, e.g. sm_90");
-    cmd->callback([args, &exitCode] { exitCode = runOnRunner(*args); });
+    cmd->add_option("--samples", args->samples, "mismatching elements listed per output in the report")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--dump", args->dumpDir,
+                    "save the inputs, expected and actual outputs of failing trials here (.npy, see docs/tensor-files.md)");
+    cmd->add_option("--dump-max-mib", args->dumpMaxMib, "the most --dump may write in a run, in MiB (default 2048)")
+        ->check(CLI::Range(0, 65536));
+    cmd->add_flag("--dump-all", args->dumpAllFailing, "save every failing trial, not only each shape's first");
+    cmd->add_option("--export-repro", args->exportRepro,
+                    "write the first failing case as a repro bundle to this new folder (one candidate)");
+    cmd->add_option("--repro", args->repro, "re-run a repro bundle from its saved inputs instead of a task");
+    cmd->add_option("--candidate-source", args->candidateSource,
+                    "with --repro: compile this file instead of the bundle's copy (try a fix on the same inputs)");
+    cmd->add_flag("--shrink", args->shrink, "find the smallest shape that still fails the same way");
+    cmd->add_option("--shape", args->shape, "with --shrink: start from this shape, e.g. N=4099 or B=7,D=4097");
+    cmd->add_option("--shrink-budget", args->shrinkBudget, "with --shrink: the most shapes to probe")
+        ->check(CLI::Range(1, 4096));
+    cmd->add_flag("--shrink-any", args->shrinkAny, "with --shrink: accept any failure, not only one of the same kind");
+    cmd->callback([args, &exitCode] {
+        const RunArgs& a = *args;
+        if (!a.repro.empty()) {
+            if (!a.path.empty() || a.shrink || !a.exportRepro.empty()) {
+                std::cerr << "kforge: --repro replays a bundle; give no task, --shrink or --export-repro with it\n";
+                exitCode = kExitUsage;
+                return;
+            }
+            exitCode = runRepro(a);
+            return;
+        }
+        if (a.path.empty()) {
+            std::cerr << "kforge: verify needs a task folder (or --repro BUNDLE)\n";
+            exitCode = kExitUsage;
+            return;
+        }
+        if (!a.candidateSource.empty() || (!a.shape.empty() && !a.shrink)) {
+            std::cerr << "kforge: " << (a.candidateSource.empty() ? "--shape" : "--candidate-source") << " needs "
+                      << (a.candidateSource.empty() ? "--shrink" : "--repro") << '\n';
+            exitCode = kExitUsage;
+            return;
+        }
+        if (a.shrink) {
+            if (a.shapes != "tests" || a.heldOut > 0 || a.repeat > 1) {
+                std::cerr << "kforge: --shrink starts from the test shapes (or --shape); it takes no --shapes, --held-out "
+                             "or --repeat\n";
+                exitCode = kExitUsage;
+                return;
+            }
+            exitCode = runShrink(a);
+            return;
+        }
+        exitCode = runOnRunner(a);
+    });
 }
 
 } // namespace kf::cli

@@ -487,6 +487,7 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
         info.inputsFrom = m_request.inputsDir.empty() ? "seeded" : "file";
         info.distributions = distributions;
         info.failure = failure;
+        info.trialReport = result;
         info.environment = m_header.environment();
         std::vector<CaseTensorData> tensors;
         for (size_t i = 0; i < inputs.size(); ++i)

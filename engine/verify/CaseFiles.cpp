@@ -155,6 +155,8 @@ CaseInfo parseCase(const Json& j)
     const Json& outputs = asArray(o.required("outputs"), o.at("outputs"));
     for (size_t i = 0; i < outputs.size(); ++i)
         c.outputs.push_back(parseOutput(outputs[i], child(o.at("outputs"), i)));
+    if (const Json* r = o.optional("report"))
+        c.trialReport = *r;
     o.optional("kind");
     o.finish();
     for (const CaseOutput& out : c.outputs)
@@ -235,6 +237,7 @@ nlohmann::json toJson(const CaseInfo& c)
             {"inputs", c.inputsFrom},
             {"distributions", c.distributions},
             {"failure", c.failure},
+            {"report", c.trialReport.is_null() ? Json::object() : c.trialReport},
             {"environment", c.environment},
             {"tensors", tensors},
             {"outputs", outputs}};

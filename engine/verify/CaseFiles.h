@@ -62,6 +62,7 @@ struct CaseInfo {
     std::string inputsFrom = "seeded";  ///< "seeded" or "file" (a repro run)
     nlohmann::json distributions = nlohmann::json::object();
     std::string failure;            ///< the trial's failure sentence
+    nlohmann::json trialReport;     ///< the trial's object of the report (its verdict in full), when known
     nlohmann::json environment = nlohmann::json::object();  ///< gpu, driver, torch...
     std::vector<CaseTensor> tensors;
     std::vector<CaseOutput> outputs;

@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import shlex
+import struct
 import subprocess
 import sys
 import time
@@ -599,6 +600,132 @@ def promote_case(kforge, case, task_dir, candidate, report_dir, name):
     return 0 if c.failures == 0 else 1
 
 
+def read_npy(path):
+    """A .npy file with the standard library only: (descr, shape, raw bytes). Proves the files are
+    readable outside KernelForge without NumPy."""
+    import ast
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:6] == b"\x93NUMPY", f"{path}: no .npy magic"
+    major = data[6]
+    hlen = struct.unpack("<H", data[8:10])[0] if major == 1 else struct.unpack("<I", data[8:12])[0]
+    start = 10 if major == 1 else 12
+    header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
+    body = data[start + hlen:]
+    assert (start + hlen) % 64 == 0, f"{path}: data not 64-byte aligned"
+    return header["descr"], tuple(header["shape"]), body
+
+
+def failing_case_tools(kforge, case, report_dir, name):
+    """inspect.dump, repro.roundtrip.*, shrink.tail_block: the failing-case tools end to end."""
+    import shutil
+    import tempfile
+    c = Check()
+    note = ""
+    secs = 0.0
+    doc = None
+    err = ""
+    rc = None
+    with tempfile.TemporaryDirectory(prefix="kf-case-") as tmp:
+        if case == "inspect.dump":
+            dump = os.path.join(tmp, "dump")
+            rc, doc, err, secs = run_kforge(kforge, ["verify", T("broken_add"), "--candidate", "unwritten_tail.cu",
+                                                     "--dump", dump, "--json"], "", 600)
+            if rc == 3:
+                return skip(report_dir, name, case, rc, err)
+            r = (reports_of(doc) or [{}])[0]
+            c.ok(rc == 1 and r.get("dump_dir") == dump, f"failed (exit {rc}) with dump_dir {r.get('dump_dir')}")
+            checked = 0
+            for s in r.get("shapes") or []:
+                n = (s.get("shape") or {}).get("N")
+                saved = [t for t in s.get("trials") or [] if t.get("case")]
+                if n % 4 == 0:
+                    c.ok(not saved, f"N={n} passed and saved nothing")
+                    continue
+                if not c.ok(len(saved) == 1 and not saved[0].get("passed"),
+                            f"N={n}: exactly the first failing trial was saved (first_failing)"):
+                    continue
+                folder = os.path.join(dump, saved[0]["case"])
+                with open(os.path.join(folder, "case.json")) as f:
+                    meta = json.load(f)
+                descr, shape, body = read_npy(os.path.join(folder, "actual", "c.npy"))
+                c.ok(descr == "<f4" and shape == (n,), f"N={n}: actual/c.npy is <f4 {shape}")
+                sentinel = bytes.fromhex(meta["outputs"][0]["sentinel_hex"][0])
+                tail = [body[4 * i:4 * i + 4] == sentinel for i in range(4 * (n // 4), n)]
+                head = [body[4 * i:4 * i + 4] == sentinel for i in range(0, min(n, 4 * (n // 4)))]
+                c.ok(all(tail) and not any(head), f"N={n}: the sentinel sits at exactly {4 * (n // 4)}..{n - 1}")
+                _, eshape, ebody = read_npy(os.path.join(folder, "expected", "c.npy"))
+                _, ashape, abody = read_npy(os.path.join(folder, "inputs", "a.npy"))
+                _, bshape, bbody = read_npy(os.path.join(folder, "inputs", "b.npy"))
+                e = struct.unpack(f"<{n}d", ebody)
+                a_ = struct.unpack(f"<{n}f", abody)
+                b_ = struct.unpack(f"<{n}f", bbody)
+                worst = max(abs(e[i] - (a_[i] + b_[i])) for i in range(n))
+                c.ok(worst < 1e-5, f"N={n}: expected == a + b from the saved inputs (max diff {worst:.2e})")
+                checked += 1
+            c.ok(checked >= 3, f"{checked} saved cases checked")
+            note = f"{checked} cases checked"
+        elif case.startswith("repro.roundtrip"):
+            cand = case.split(".")[-1] + ".cu"
+            bundle = os.path.join(tmp, "bundle")
+            rc, doc, err, secs = run_kforge(kforge, ["verify", T("broken_add"), "--candidate", cand,
+                                                     "--export-repro", bundle, "--json"], "", 600)
+            if rc == 3:
+                return skip(report_dir, name, case, rc, err)
+            c.ok(rc == 1 and os.path.isfile(os.path.join(bundle, "repro.json")), f"failed (exit {rc}) and exported a bundle")
+            rc2, doc2, err2, secs2 = run_kforge(kforge, ["verify", "--repro", bundle, "--json"], "", 600)
+            rep = (doc2 or {}).get("repro") or {}
+            c.ok(rc2 == 1, f"the re-run fails again (exit {rc2})")
+            c.ok(rep.get("reproduced") is True, f"reproduced: {rep.get('summary')}")
+            c.ok(rep.get("same_mismatch_set") is True, "the same elements are wrong")
+            c.ok(rep.get("actual_bitwise_equal") is True, "the outputs are bit-for-bit equal")
+            c.ok((rep.get("reference_drift") or {}).get("elements") == 0, "the reference did not drift")
+            c.ok((doc2 or {}).get("inputs") == "file" and (doc2 or {}).get("mode") == "repro",
+                 "the re-run used the saved inputs (inputs: file, mode: repro)")
+            # Moving the bundle must not matter; editing its task must be refused.
+            moved = os.path.join(tmp, "moved")
+            shutil.move(bundle, moved)
+            with open(os.path.join(moved, "task", "task.json"), "a") as f:
+                f.write("\n")
+            rc3, _, err3, _ = run_kforge(kforge, ["verify", "--repro", moved], "", 120)
+            c.ok(rc3 == 1, f"whitespace in task.json changes no hash: the moved bundle still runs (exit {rc3})")
+            with open(os.path.join(moved, "task", cand), "a") as f:
+                f.write("// edited\n")
+            rc4, _, err4, _ = run_kforge(kforge, ["verify", "--repro", moved], "", 120)
+            c.ok(rc4 == 2 and "edited" in err4, f"an edited bundle source is refused (exit {rc4})")
+            secs += secs2
+            doc = {"export": doc, "repro": doc2}
+            note = rep.get("summary", "")
+        elif case == "shrink.tail_block":
+            rc, doc, err, secs = run_kforge(kforge, ["verify", T("tail_block"), "--shrink", "--json"], "", 900)
+            if rc == 3:
+                return skip(report_dir, name, case, rc, err)
+            sh = (doc or {}).get("shrink") or {}
+            smallest = (sh.get("smallest") or {})
+            n = smallest.get("N") if isinstance(smallest, dict) and "N" in smallest else (smallest.get("values") or {}).get("N")
+            c.ok(rc == 1, f"exit 1 (a failing shape) (got {rc})")
+            c.ok(n == 257, f"the smallest failing N is 257 (got {n})")
+            c.ok(sh.get("minimal") is True, "1-minimal: N=256 passes")
+            conf = (doc or {}).get("confirmation") or {}
+            c.ok(conf.get("verdict") == "fail", "the confirmation run fails at the smallest shape")
+            note = f"{sh.get('start')} -> {smallest}; {sh.get('probes')} shapes in {sh.get('requests')} requests"
+    status = "pass" if c.failures == 0 else "fail"
+    print(f"{case}: {status} ({c.failures} failed check(s), kforge took {secs:.1f} s) {note}")
+    save(report_dir, name, {"case": case, "status": status, "exit": rc, "seconds": round(secs, 2),
+                            "failed_checks": c.failures, "note": note, "output": doc, "stderr_tail": err[-4000:]})
+    return 0 if c.failures == 0 else 1
+
+
+def skip(report_dir, name, case, rc, err):
+    why = (err.strip().splitlines() or ["(no message)"])[-1]
+    print(f"SKIP: kforge exited 3 (no GPU?): {why}")
+    save(report_dir, name, {"case": case, "status": "skip", "exit": rc, "note": why})
+    return SKIP
+
+
+FAILING_CASE_TOOLS = ["inspect.dump", "repro.roundtrip.unwritten_tail", "repro.roundtrip.writes_nan", "shrink.tail_block"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("case", nargs="?")
@@ -610,12 +737,14 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the case names")
     a = ap.parse_args()
     if a.list:
-        print("\n".join(list(CASES) + ["tasks.compile", "promote.ok", "promote.refused"]))
+        print("\n".join(list(CASES) + ["tasks.compile", "promote.ok", "promote.refused"] + FAILING_CASE_TOOLS))
         return 0
     if a.case == "tasks.compile" and a.kforge:
         return compile_tasks(a.kforge)
     if a.case in ("promote.ok", "promote.refused") and a.kforge and a.task:
         return promote_case(a.kforge, a.case, a.task, a.candidate or "optimized.cu", a.report_dir, a.name or a.case)
+    if a.case in FAILING_CASE_TOOLS and a.kforge:
+        return failing_case_tools(a.kforge, a.case, a.report_dir, a.name or a.case)
     if a.case not in CASES or not a.kforge:
         ap.error(f"give --kforge and one of: {', '.join(CASES)}")
     command, task_dir, candidate, want_rc, check = CASES[a.case]

@@ -1,0 +1,29 @@
+#pragma once
+// `kforge verify --export-repro DIR`, `--repro DIR` and `--shrink`: the failing-case tools.
+// A repro bundle re-runs one failing trial from its saved inputs; shrink searches for the
+// smallest shape that still fails the same way (engine/repro/Repro.h, engine/verify/Shrink.h).
+
+#include "RunnerCommand.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace kf::cli {
+
+/// Re-runs the bundle at args.repro; exit 1 when it still fails, 0 when it now passes.
+int runRepro(const RunArgs& args);
+
+/// Exports the first saved failing case of `report` (its dump_dir) as a bundle in `bundleDir`.
+/// Prints what it did; returns false (after printing why) when nothing could be exported.
+bool exportFirstCase(const nlohmann::json& report, const Task& task, const std::string& bundleDir);
+
+/// Shrinks the first failing (or the given) shape of one candidate; exit 1 when a failing
+/// shape was found, 0 when nothing fails.
+int runShrink(const RunArgs& args);
+
+/// The folder a run saves its failing tensors to when the user did not choose one:
+/// <cache>/runs/<utc>-<task>-<candidate>.
+std::string defaultDumpDir(const Task& task, const std::string& candidateFile);
+
+} // namespace kf::cli

@@ -1,0 +1,221 @@
+#include "ReproCommand.h"
+
+#include "ExitCodes.h"
+#include "ReportText.h"
+#include "RunnerSession.h"
+#include "engine/verify/Shrink.h"
+
+#include <iostream>
+#include <sstream>
+
+using nlohmann::json;
+
+namespace kf::cli {
+
+namespace {
+
+// "N=4099,B=2" (or space-separated) into a binding of the task's symbols.
+std::optional<ShapeBinding> parseShapeArg(const Task& task, const std::string& text, std::string& why)
+{
+    ShapeBinding b;
+    std::string spec = text;
+    for (char& c : spec)
+        if (c == ',')
+            c = ' ';
+    std::istringstream in(spec);
+    std::string item;
+    while (in >> item) {
+        const auto eq = item.find('=');
+        if (eq == std::string::npos) {
+            why = "\"" + item + "\" is not SYMBOL=VALUE";
+            return std::nullopt;
+        }
+        try {
+            b.values[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+        } catch (const std::exception&) {
+            why = "\"" + item.substr(eq + 1) + "\" is not an integer";
+            return std::nullopt;
+        }
+    }
+    for (const SymbolSpec& s : task.symbols)
+        if (!b.values.count(s.name)) {
+            why = "give every symbol of the task; " + s.name + " is missing";
+            return std::nullopt;
+        }
+    if (auto ok = task.admits(b); !ok) {
+        why = ok.error().why;
+        return std::nullopt;
+    }
+    return b;
+}
+
+struct Start {
+    ShapeBinding shape;
+    FailureKind kind = FailureKind::None;
+    std::uint64_t seed = 0;
+    int trial = 0;
+    std::string failure;
+};
+
+// The first failing trial of a report: where the shrink starts, and with which seed.
+std::optional<Start> firstFailure(const json& report)
+{
+    for (const json& s : field(report, "shapes"))
+        for (const json& t : field(s, "trials")) {
+            if (field(t, "passed") != json(false))
+                continue;
+            Start st;
+            for (auto it = field(s, "shape").begin(); it != field(s, "shape").end(); ++it)
+                if (it.value().is_number_integer())
+                    st.shape.values[it.key()] = it.value().get<std::int64_t>();
+            st.shape.label = stringField(s, "label");
+            st.kind = failureKindOfTrial(t);
+            st.seed = parseSeed(stringField(t, "seed")).value_or(0);
+            st.trial = field(t, "trial").is_number_integer() ? field(t, "trial").get<int>() : 0;
+            st.failure = stringField(t, "failure");
+            return st;
+        }
+    return std::nullopt;
+}
+
+} // namespace
+
+int runShrink(const RunArgs& a)
+{
+    auto loaded = loadTaskArgument(a.path);
+    if (!loaded)
+        return kExitUsage;
+    const Task task = std::move(*loaded);
+    if (a.candidates.size() > 1 || (a.candidates.empty() && task.candidates.size() != 1)) {
+        std::cerr << "kforge: --shrink works on one candidate; name it with --candidate\n";
+        return kExitUsage;
+    }
+    const Candidate* candidate = a.candidates.empty() ? &task.candidates.front() : task.findCandidate(a.candidates.front());
+    if (!candidate) {
+        std::cerr << "kforge: " << a.candidates.front() << " is not a candidate of task " << task.name << '\n';
+        return kExitUsage;
+    }
+    if (task.symbols.empty()) {
+        std::cerr << "kforge: task " << task.name << " has no shape symbols, so there is nothing to shrink\n";
+        return kExitUsage;
+    }
+    std::optional<ShapeBinding> given;
+    if (!a.shape.empty()) {
+        std::string why;
+        given = parseShapeArg(task, a.shape, why);
+        if (!given) {
+            std::cerr << "kforge: --shape " << a.shape << ": " << why << '\n';
+            return kExitUsage;
+        }
+    }
+    std::optional<std::uint64_t> seed;
+    if (!a.seed.empty() && !(seed = parseSeed(a.seed))) {
+        std::cerr << "kforge: --seed " << a.seed << " is not a 64-bit hexadecimal number\n";
+        return kExitUsage;
+    }
+
+    RunnerSession session(a.runnerPath);
+    if (auto failed = session.start(a.arch))
+        return *failed;
+    const std::string label = task.name + "/" + candidate->file;
+
+    // 1. Where does it fail, and how? The task's test shapes, or the one given.
+    RunSettings first;
+    first.trials = a.trials;
+    first.seed = seed;
+    first.launchTimeoutMs = a.launchTimeoutMs;
+    if (given) {
+        first.onlyShapes = {*given};
+        first.setName = "shrink";
+    }
+    if (!runnerHas(session.hello(), "only_shapes") || !runnerHas(session.hello(), "first_trial")) {
+        std::cerr << "kforge: this kforge-runner cannot shrink (it cannot run chosen shapes); rebuild it\n";
+        return kExitEnvironment;
+    }
+    auto report = session.verify(task, *candidate, first, label + " (finding the failure)");
+    if (!report) {
+        std::cerr << "kforge: " << report.error().message() << '\n';
+        return session.cancelled() ? kExitInterrupted : kExitFailed;
+    }
+    const auto start = firstFailure(report.value());
+    if (!start) {
+        std::cerr << "kforge: " << label << " passes " << (given ? "at " + given->describe() : "every test shape")
+                  << "; there is no failure to shrink\n";
+        return stringField(report.value(), "verdict") == "error" ? kExitEnvironment : kExitOk;
+    }
+    std::cerr << "shrinking from " << start->shape.describe() << " (" << failureKindName(start->kind) << ": "
+              << start->failure << ")\n";
+
+    // 2. Probe batches of shapes with the failing trial's seed and one more, so a failure that
+    //    needs particular values or a racy one is not lost.
+    ProbeFn probe = [&](const std::vector<ShapeBinding>& shapes) -> Result<std::vector<ProbeOutcome>> {
+        RunSettings s;
+        s.onlyShapes = shapes;
+        s.setName = "shrink";
+        s.trials = 2;
+        s.seed = start->seed;
+        s.firstTrial = start->trial;
+        s.launchTimeoutMs = a.launchTimeoutMs;
+        auto r = session.verify(task, *candidate, s, label + " (probing " + std::to_string(shapes.size()) + " shapes)");
+        if (!r)
+            return r.error();
+        if (stringField(r.value(), "verdict") == "error")
+            return Error{"probe shapes", stringField(r.value(), "summary", "the run ended in an error"), "", {}, {}};
+        std::vector<ProbeOutcome> out;
+        for (const json& s2 : field(r.value(), "shapes")) {
+            ProbeOutcome o;
+            for (const json& t : field(s2, "trials"))
+                if (field(t, "passed") == json(false) && !o.failed) {
+                    o.failed = true;
+                    o.kind = failureKindOfTrial(t);
+                    o.failure = stringField(t, "failure");
+                }
+            out.push_back(o);
+        }
+        if (out.size() != shapes.size())
+            return Error{"probe shapes", "the runner reported " + std::to_string(out.size()) + " shapes for " +
+                                             std::to_string(shapes.size()), "", {}, {}};
+        return out;
+    };
+    ShrinkOptions options;
+    options.maxProbes = a.shrinkBudget;
+    options.anyKind = a.shrinkAny;
+    options.cancelled = [&] { return session.cancelled(); };
+    options.progress = [&](const std::string& line) { std::cerr << "  " << line << '\n'; };
+    auto result = shrink(task, start->shape, start->kind, probe, options);
+    if (!result) {
+        std::cerr << "kforge: " << result.error().message() << '\n';
+        return session.cancelled() ? kExitInterrupted : kExitFailed;
+    }
+    const ShrinkResult& r = result.value();
+
+    // 3. Confirm the smallest shape with fresh seeds, saving its tensors for the inspector.
+    RunSettings confirm;
+    confirm.onlyShapes = {r.smallest};
+    confirm.setName = "shrink";
+    confirm.trials = 3;
+    confirm.launchTimeoutMs = a.launchTimeoutMs;
+    confirm.samples = a.samples;
+    confirm.dumpDir = a.dumpDir.empty() ? defaultDumpDir(task, candidate->file) : a.dumpDir;
+    auto confirmed = session.verify(task, *candidate, confirm, label + " (confirming " + r.smallest.describe() + ")");
+    json out = {{"shrink", toJson(r)}};
+    if (confirmed)
+        out["confirmation"] = confirmed.value();
+    if (a.json) {
+        std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+    } else {
+        std::cout << "shrink " << label << ": " << r.start.describe() << " -> " << r.smallest.describe() << " ("
+                  << failureKindName(r.kind) << ")\n";
+        std::cout << "  " << r.probes << " shapes probed in " << r.requests << " runner requests"
+                  << (r.minimal ? "; 1-minimal: one step down on every symbol passes" : "")
+                  << (r.budgetExhausted ? "; the probe budget ran out (--shrink-budget)" : "")
+                  << (r.cancelled ? "; cancelled" : "") << '\n';
+        if (confirmed)
+            printVerifyReport(std::cout, confirmed.value(), true);
+    }
+    if (confirmed && !a.exportRepro.empty())
+        exportFirstCase(confirmed.value(), task, a.exportRepro);
+    return kExitFailed;
+}
+
+} // namespace kf::cli

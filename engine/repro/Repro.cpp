@@ -1,0 +1,298 @@
+#include "engine/repro/Repro.h"
+
+#include "engine/core/Files.h"
+#include "engine/core/Hash.h"
+#include "engine/core/JsonReader.h"
+#include "engine/core/Npy.h"
+#include "engine/core/ReportFields.h"
+#include "engine/runner/RunRequest.h"
+#include "engine/verify/Compare.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace fs = std::filesystem;
+
+namespace kf {
+
+using Json = nlohmann::json;
+
+namespace {
+
+Error bundleError(const fs::path& file, const std::string& why, const std::string& hint)
+{
+    return Error{"use repro bundle", why, hint, file.string(), {}};
+}
+
+Result<void> copyInto(const fs::path& from, const fs::path& to)
+{
+    std::error_code ec;
+    fs::create_directories(to.parent_path(), ec);
+    if (fs::is_directory(from, ec))
+        fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
+    else
+        fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+    if (ec)
+        return Error{"copy " + from.string(), ec.message(), "check free disk space and permissions", to.string(), {}};
+    return {};
+}
+
+// Everything the task hash covers, and every candidate (task.json names them all, and a task
+// whose candidate files are missing does not load).
+Result<void> copyTask(const Task& task, const fs::path& to)
+{
+    std::vector<fs::path> items = {"task.json"};
+    for (const Candidate& c : task.candidates)
+        items.emplace_back(c.file);
+    for (const std::string& inc : task.compile.includeDirs)
+        items.emplace_back(inc);
+    if (task.reference.kind == Reference::Kind::TorchScript)
+        items.push_back(task.reference.torchscript);
+    for (const fs::path& item : items) {
+        std::error_code ec;
+        if (!fs::exists(task.directory / item, ec))
+            continue;
+        if (auto r = copyInto(task.directory / item, to / item); !r)
+            return r;
+    }
+    return {};
+}
+
+std::string sourceHashOf(const Task& task, const std::string& file)
+{
+    auto bytes = readFileBytes(task.directory / file);
+    return bytes ? hashHex(bytes.value()) : std::string();
+}
+
+std::int64_t checkMismatches(const CaseInfo& c)
+{
+    std::int64_t n = 0;
+    for (const CaseOutput& o : c.outputs)
+        if (o.check.is_object() && o.check.contains("mismatches") && o.check["mismatches"].is_number_integer())
+            n += o.check["mismatches"].get<std::int64_t>();
+    return n;
+}
+
+struct OutputFiles {
+    NpyFile expected, actual;
+};
+
+Result<OutputFiles> openOutput(const fs::path& dir, const CaseInfo& c, const std::string& name)
+{
+    const CaseTensor* e = c.find(name, CaseTensor::Role::Expected);
+    const CaseTensor* a = c.find(name, CaseTensor::Role::Actual);
+    if (!e || !a)
+        return bundleError(dir / kCaseFile, "output " + name + " has no saved tensors", "re-export the bundle");
+    auto ef = NpyFile::open(dir / e->file);
+    if (!ef)
+        return ef.error();
+    auto af = NpyFile::open(dir / a->file);
+    if (!af)
+        return af.error();
+    if (ef->header().dtype != DType::F64 || ef->header().elements != af->header().elements)
+        return bundleError(dir / e->file, "the expected and actual tensors of " + name + " do not match in size",
+                           "re-export the bundle");
+    return OutputFiles{std::move(ef.value()), std::move(af.value())};
+}
+
+} // namespace
+
+FailureKind failureKindOfCase(const CaseInfo& c)
+{
+    if (c.trialReport.is_object() && !c.trialReport.empty())
+        return failureKindOfTrial(c.trialReport);
+    // A case without its trial: rebuild the fields failureKindOfTrial reads from the checks.
+    Json outputs = Json::array();
+    for (const CaseOutput& o : c.outputs)
+        outputs.push_back(o.check);
+    const Json t = {{"passed", false}, {"outputs", outputs},
+                    {"launch_error", c.failure.rfind("launch error", 0) == 0 ? c.failure : ""},
+                    {"guard_violations", c.failure.rfind("guard violation", 0) == 0 ? Json::array({c.failure}) : Json::array()},
+                    {"runs_agree", c.failure.rfind("the two runs disagree", 0) != 0}};
+    return failureKindOfTrial(t);
+}
+
+Result<fs::path> exportRepro(const fs::path& caseDir, const Task& task, const fs::path& bundleDir)
+{
+    auto kase = readCase(caseDir);
+    if (!kase)
+        return kase.error();
+    const CaseInfo& c = kase.value();
+    if (c.taskName != task.name || c.taskHash != taskHash(task))
+        return bundleError(caseDir / kCaseFile,
+                           std::string("the case was saved for ") + (c.taskName == task.name ? "another version of task " : "task ") +
+                               c.taskName + ", not for " + task.name + " as it is now",
+                           "re-run the failing shape to save a case for the task as it is");
+    if (!task.findCandidate(c.candidateFile))
+        return bundleError(caseDir / kCaseFile, "task " + task.name + " has no candidate " + c.candidateFile,
+                           "export the case from the task it was saved for");
+    if (sourceHashOf(task, c.candidateFile) != c.sourceHash)
+        return bundleError(task.directory / c.candidateFile,
+                           c.candidateFile + " was edited after the case was saved",
+                           "re-run the failing shape to save a case for the code as it is now");
+    std::error_code ec;
+    if (fs::exists(bundleDir, ec) && !fs::is_empty(bundleDir, ec))
+        return bundleError(bundleDir, "the folder exists and is not empty", "choose a new folder for the bundle");
+    if (auto r = copyTask(task, bundleDir / "task"); !r)
+        return r.error();
+    if (auto r = copyInto(caseDir, bundleDir / "case"); !r)
+        return r.error();
+    Json values = Json::object();
+    for (const auto& [k, v] : c.shape.values)
+        values[k] = v;
+    const Json repro = {{"schema_version", kReproSchemaVersion},
+                        {"kind", "kernelforge-repro"},
+                        {"created_at", utcNow()},
+                        {"task", {{"name", c.taskName}, {"hash", c.taskHash}, {"dir", "task"}}},
+                        {"candidate", {{"file", c.candidateFile}, {"source_hash", c.sourceHash}, {"arch", c.arch}}},
+                        {"case", "case"},
+                        {"shape", {{"values", values}, {"label", c.shape.label}}},
+                        {"trial", c.trial},
+                        {"seed", c.seed},
+                        {"failure", c.failure},
+                        {"failure_kind", failureKindName(failureKindOfCase(c))}};
+    if (auto r = writeFileAtomic(bundleDir / kReproFile, repro.dump(2) + "\n"); !r)
+        return r.error();
+    return bundleDir;
+}
+
+Result<ReproBundle> loadRepro(const fs::path& dir)
+{
+    const fs::path file = dir / kReproFile;
+    auto j = json::readFile(file);
+    if (!j)
+        return j.error();
+    ReproBundle b;
+    b.dir = dir;
+    try {
+        json::Object o(j.value(), "");
+        if (o.integer("schema_version") != kReproSchemaVersion)
+            json::fail(o.at("schema_version"), "this build reads repro bundles of schema version " +
+                                                   std::to_string(kReproSchemaVersion));
+        if (o.string("kind") != "kernelforge-repro")
+            json::fail(o.at("kind"), "not a KernelForge repro bundle");
+        json::Object t(o.required("task"), o.at("task"));
+        b.taskDir = dir / t.stringOr("dir", "task");
+        b.caseDir = dir / o.stringOr("case", "case");
+        b.createdAt = o.stringOr("created_at", "");
+        const std::string kind = o.stringOr("failure_kind", "mismatch");
+        auto k = parseFailureKind(kind);
+        if (!k)
+            json::fail(o.at("failure_kind"), "unknown failure kind '" + kind + "'");
+        b.kind = *k;
+    } catch (const json::SchemaError& e) {
+        return Error{"read repro bundle", e.message, "export the bundle again", file.string(), e.pointer};
+    }
+    auto task = loadTask(b.taskDir);
+    if (!task)
+        return task.error();
+    b.task = std::move(task.value());
+    auto kase = readCase(b.caseDir);
+    if (!kase)
+        return kase.error();
+    b.kase = std::move(kase.value());
+    if (taskHash(b.task) != b.kase.taskHash)
+        return bundleError(b.taskDir / "task.json",
+                           "the bundle's task folder no longer hashes to the task the case was saved with (task.json, "
+                           "an include folder or the TorchScript reference was edited)",
+                           "export the bundle again, or restore the edited file");
+    if (!b.task.findCandidate(b.kase.candidateFile))
+        return bundleError(b.taskDir / "task.json", "the task has no candidate " + b.kase.candidateFile, "export the bundle again");
+    if (sourceHashOf(b.task, b.kase.candidateFile) != b.kase.sourceHash)
+        return bundleError(b.taskDir / b.kase.candidateFile,
+                           "the bundle's copy of " + b.kase.candidateFile + " was edited",
+                           "to try a fix, keep the bundle as it is and pass the edited file with --candidate-source");
+    return b;
+}
+
+Result<ReproComparison> compareReproduction(const ReproBundle& b, const Json& trial, const fs::path& rerunCaseDir)
+{
+    ReproComparison r;
+    r.kind = report::field(trial, "passed") == true ? FailureKind::None : failureKindOfTrial(trial);
+    r.reproduced = r.kind != FailureKind::None && r.kind == b.kind;
+    r.mismatchesBefore = checkMismatches(b.kase);
+    for (const Json& o : report::field(trial, "outputs"))
+        if (report::field(o, "mismatches").is_number_integer())
+            r.mismatchesNow += report::field(o, "mismatches").get<std::int64_t>();
+
+    if (rerunCaseDir.empty()) {
+        r.elementsDiffering = r.mismatchesBefore + r.mismatchesNow;
+        r.sameMismatchSet = r.mismatchesBefore == 0 && r.mismatchesNow == 0;
+    } else {
+        auto now = readCase(rerunCaseDir);
+        if (!now)
+            return now.error();
+        r.actualBitwiseEqual = true;
+        r.sameMismatchSet = true;
+        for (const CaseOutput& before : b.kase.outputs) {
+            const CaseOutput* after = now->output(before.name);
+            auto oldFiles = openOutput(b.caseDir, b.kase, before.name);
+            if (!oldFiles)
+                return oldFiles.error();
+            if (!after) {
+                r.sameMismatchSet = r.actualBitwiseEqual = false;
+                continue;
+            }
+            auto newFiles = openOutput(rerunCaseDir, now.value(), after->name);
+            if (!newFiles)
+                return newFiles.error();
+            const NpyFile &oe = oldFiles->expected, &oa = oldFiles->actual, &ne = newFiles->expected, &na = newFiles->actual;
+            if (oa.header().dtype != na.header().dtype || oa.header().elements != na.header().elements) {
+                r.sameMismatchSet = r.actualBitwiseEqual = false;
+                continue;
+            }
+            const DType t = oa.header().dtype;
+            const auto bytes = oa.header().dataBytes();
+            r.actualBitwiseEqual = r.actualBitwiseEqual && std::memcmp(oa.data(), na.data(), bytes) == 0;
+            const auto* oev = reinterpret_cast<const double*>(oe.data());
+            const auto* nev = reinterpret_cast<const double*>(ne.data());
+            for (std::int64_t i = 0; i < oa.header().elements; ++i) {
+                const bool wasBad = classify(t, oa.element(i), oev[i], before.sentinel[0].data(), before.atolEffective,
+                                             before.rtol).cls != ElementClass::Ok;
+                const bool isBad = classify(t, na.element(i), nev[i], after->sentinel[0].data(), after->atolEffective,
+                                            after->rtol).cls != ElementClass::Ok;
+                r.elementsDiffering += wasBad != isBad;
+                const bool sameRef = oev[i] == nev[i] || (std::isnan(oev[i]) && std::isnan(nev[i]));
+                if (!sameRef) {
+                    ++r.referenceDriftElements;
+                    if (std::isfinite(oev[i]) && std::isfinite(nev[i]))
+                        r.referenceDriftMax = std::max(r.referenceDriftMax, std::fabs(oev[i] - nev[i]));
+                }
+            }
+        }
+        r.sameMismatchSet = r.sameMismatchSet && r.elementsDiffering == 0;
+    }
+
+    if (r.kind == FailureKind::None)
+        r.sentence = "not reproduced: the candidate now passes on the saved inputs (" + std::to_string(r.mismatchesBefore) +
+                     " mismatches before)";
+    else if (!r.reproduced)
+        r.sentence = std::string("failed differently: ") + std::string(failureKindName(r.kind)) + " now, " +
+                     std::string(failureKindName(b.kind)) + " before";
+    else if (r.sameMismatchSet)
+        r.sentence = "reproduced: the same " + std::to_string(r.mismatchesNow) + " elements are wrong" +
+                     (r.actualBitwiseEqual ? ", and the outputs are bit-for-bit the same" : " (the values differ)");
+    else
+        r.sentence = "reproduced (" + std::string(failureKindName(r.kind)) + "), but " + std::to_string(r.elementsDiffering) +
+                     " elements differ in whether they are wrong (" + std::to_string(r.mismatchesBefore) + " before, " +
+                     std::to_string(r.mismatchesNow) + " now)";
+    if (r.referenceDriftElements > 0)
+        r.sentence += "; the reference changed in " + std::to_string(r.referenceDriftElements) +
+                      " elements (another GPU or LibTorch?)";
+    return r;
+}
+
+Json toJson(const ReproComparison& c)
+{
+    return {{"reproduced", c.reproduced},
+            {"kind", failureKindName(c.kind)},
+            {"same_mismatch_set", c.sameMismatchSet},
+            {"actual_bitwise_equal", c.actualBitwiseEqual},
+            {"mismatches_before", c.mismatchesBefore},
+            {"mismatches_now", c.mismatchesNow},
+            {"elements_differing", c.elementsDiffering},
+            {"reference_drift", {{"elements", c.referenceDriftElements}, {"max_abs", c.referenceDriftMax}}},
+            {"summary", c.sentence}};
+}
+
+} // namespace kf
