@@ -5,12 +5,51 @@
 #include "engine/runner/RunRequest.h"
 #include "testutil.h"
 
+#include <QDir>
 #include <QTest>
 
 #include <set>
 
 using namespace kf;
 using nlohmann::json;
+
+namespace {
+
+// Applies a row's settings, written as JSON: {"only_shapes": [{"label": "t", "N": 7}],
+// "set_name": "repro", "first_trial": 2, "samples": 25, "dump_dir": "d", "dump_max_bytes": 9,
+// "dump_all_failing": true, "inputs_dir": "i"}.
+RunSettings settingsFrom(const QString& text)
+{
+    RunSettings s;
+    const json j = json::parse(text.toStdString());
+    if (j.contains("only_shapes"))
+        for (const json& b : j["only_shapes"]) {
+            ShapeBinding sb;
+            for (auto it = b.begin(); it != b.end(); ++it)
+                if (it.key() == "label")
+                    sb.label = it->get<std::string>();
+                else
+                    sb.values[it.key()] = it->get<std::int64_t>();
+            s.onlyShapes.push_back(sb);
+        }
+    s.setName = j.value("set_name", s.setName);
+    s.firstTrial = j.value("first_trial", s.firstTrial);
+    s.samples = j.value("samples", s.samples);
+    s.dumpDir = j.value("dump_dir", s.dumpDir);
+    s.dumpMaxBytes = j.value("dump_max_bytes", s.dumpMaxBytes);
+    s.dumpAllFailing = j.value("dump_all_failing", s.dumpAllFailing);
+    s.inputsDir = j.value("inputs_dir", s.inputsDir);
+    return s;
+}
+
+// "$CWD" in a row's expected text stands for the absolute working folder.
+json withCwd(const QString& text)
+{
+    QString t = text;
+    return json::parse(t.replace("$CWD", QDir::currentPath()).toStdString());
+}
+
+} // namespace
 
 class TestRunRequest : public QObject {
     Q_OBJECT
@@ -97,6 +136,110 @@ private slots:
         // The same task and candidate give the same hashes every time: promotion compares them.
         QCOMPARE(taskPayload(*task).hash, payload.hash);
         QCOMPARE(candidateHeader(c, *req, r)["source_hash"].get<std::string>(), j["source_hash"].get<std::string>());
+    }
+    void optionalVerifyFields_data()
+    {
+        QTest::addColumn<bool>("bench");
+        QTest::addColumn<QString>("settings");
+        QTest::addColumn<QString>("emitted");  // exactly these optional fields, with these values
+        QTest::newRow("defaults emit none") << false << "{}" << "{}";
+        QTest::newRow("only_shapes with set_name")
+            << false << R"({"only_shapes": [{"label": "tail", "N": 4099}, {"N": 7}], "set_name": "repro"})"
+            << R"({"only_shapes": [{"label": "tail", "N": 4099}, {"N": 7}], "set_name": "repro"})";
+        QTest::newRow("set_name alone is not sent") << false << R"({"set_name": "shrink"})" << "{}";
+        QTest::newRow("first_trial") << false << R"({"first_trial": 2})" << R"({"first_trial": 2})";
+        QTest::newRow("samples") << false << R"({"samples": 25})" << R"({"samples": 25})";
+        QTest::newRow("dump, first failing, default budget")
+            << false << R"({"dump_dir": "/tmp/kf-cases/./run/../run1"})"
+            << R"({"dump": {"dir": "/tmp/kf-cases/run1", "max_bytes": 2147483648, "trials": "first_failing"}})";
+        QTest::newRow("dump, all failing, relative dir made absolute")
+            << false << R"({"dump_dir": "cases", "dump_max_bytes": 1000, "dump_all_failing": true})"
+            << R"({"dump": {"dir": "$CWD/cases", "max_bytes": 1000, "trials": "all_failing"}})";
+        QTest::newRow("inputs_dir made absolute")
+            << false << R"({"inputs_dir": "case/inputs", "only_shapes": [{"N": 5}]})"
+            << R"({"inputs_dir": "$CWD/case/inputs", "only_shapes": [{"N": 5}], "set_name": "custom"})";
+        QTest::newRow("bench sends no verify-only field")
+            << true
+            << R"({"only_shapes": [{"N": 5}], "first_trial": 2, "samples": 3, "dump_dir": "/tmp/d", "inputs_dir": "/tmp/i"})"
+            << "{}";
+    }
+    void optionalVerifyFields()
+    {
+        QFETCH(bool, bench);
+        QFETCH(QString, settings);
+        QFETCH(QString, emitted);
+        auto task = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
+        KF_VERIFY_OK(task);
+        const Candidate& c = task->candidates.front();
+        auto req = compileRequestFor(*task, c, "sm_90");
+        KF_VERIFY_OK(req);
+        CompileResult r;
+        r.cubin = "cubin";
+        const json want = withCwd(emitted);
+        const json j = buildRunRequest(bench ? RunKind::Bench : RunKind::Verify, taskPayload(*task), c, *req, r, "13.0",
+                                       settingsFrom(settings));
+        for (const char* key : {"only_shapes", "set_name", "first_trial", "samples", "dump", "inputs_dir"}) {
+            QVERIFY2(j.contains(key) == want.contains(key),
+                     qPrintable(QString("%1 is %2sent").arg(key, j.contains(key) ? "" : "not ")));
+            if (want.contains(key))
+                QVERIFY2(j[key] == want[key], qPrintable(QString("%1: got %2, want %3")
+                                                             .arg(key, qs(j[key].dump()), qs(want[key].dump()))));
+        }
+        if (j.contains("dump"))
+            QVERIFY(QDir::isAbsolutePath(qs(j["dump"]["dir"].get<std::string>())));
+    }
+
+    void runnerHas_data()
+    {
+        QTest::addColumn<QString>("hello");
+        QTest::addColumn<QString>("feature");
+        QTest::addColumn<bool>("has");
+        QTest::newRow("listed") << R"({"features": ["only_shapes", "dump", "inputs_dir"]})" << "dump" << true;
+        QTest::newRow("not listed") << R"({"features": ["only_shapes", "inputs_dir"]})" << "dump" << false;
+        QTest::newRow("prefix of a listed name") << R"({"features": ["dump_all"]})" << "dump" << false;
+        QTest::newRow("empty list") << R"({"features": []})" << "dump" << false;
+        QTest::newRow("no features (older runner)") << R"({"type": "hello", "protocol": 1})" << "dump" << false;
+        QTest::newRow("features is a string") << R"({"features": "dump"})" << "dump" << false;
+        QTest::newRow("features is an object") << R"({"features": {"dump": true}})" << "dump" << false;
+        QTest::newRow("hello is not an object") << R"(["dump"])" << "dump" << false;
+        QTest::newRow("hello is null") << "null" << "dump" << false;
+        QTest::newRow("non-string entries ignored") << R"({"features": [1, null, "dump"]})" << "dump" << true;
+    }
+    void runnerHas()
+    {
+        QFETCH(QString, hello);
+        QFETCH(QString, feature);
+        QFETCH(bool, has);
+        QCOMPARE(kf::runnerHas(json::parse(hello.toStdString()), feature.toStdString()), has);
+    }
+
+    void missingRunnerFeature_data()
+    {
+        QTest::addColumn<QString>("features");  // the hello's list
+        QTest::addColumn<QString>("settings");
+        QTest::addColumn<QString>("missing");
+        const QString all = R"(["only_shapes", "first_trial", "samples", "dump", "inputs_dir"])";
+        QTest::newRow("defaults need nothing, even from an old runner") << "[]" << "{}" << "";
+        QTest::newRow("dump needed, not offered") << R"(["only_shapes"])" << R"({"dump_dir": "/tmp/d"})" << "dump";
+        QTest::newRow("dump needed and offered") << R"(["dump"])" << R"({"dump_dir": "/tmp/d"})" << "";
+        QTest::newRow("first missing of several is named")
+            << R"(["dump"])" << R"({"only_shapes": [{"N": 1}], "dump_dir": "/tmp/d", "inputs_dir": "/tmp/i"})"
+            << "only_shapes";
+        QTest::newRow("samples before dump") << R"(["first_trial"])" << R"({"first_trial": 1, "samples": 3, "dump_dir": "/d"})"
+                                             << "samples";
+        QTest::newRow("inputs_dir last") << R"(["only_shapes", "first_trial", "samples", "dump"])"
+                                         << R"({"only_shapes": [{"N": 1}], "inputs_dir": "/tmp/i"})" << "inputs_dir";
+        QTest::newRow("everything needed, everything offered")
+            << all << R"({"only_shapes": [{"N": 1}], "first_trial": 1, "samples": 3, "dump_dir": "/d", "inputs_dir": "/i"})"
+            << "";
+    }
+    void missingRunnerFeature()
+    {
+        QFETCH(QString, features);
+        QFETCH(QString, settings);
+        QFETCH(QString, missing);
+        const json hello = {{"type", "hello"}, {"features", json::parse(features.toStdString())}};
+        QCOMPARE(qs(kf::missingRunnerFeature(hello, settingsFrom(settings))), missing);
     }
 };
 

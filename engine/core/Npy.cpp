@@ -255,6 +255,9 @@ Result<NpyHeader> parseNpyHeader(const unsigned char* b, std::size_t size, const
             return npyError(file, "its shape has more elements than fit in 64 bits");
         h.elements *= e;
     }
+    // Checked before dataBytes(): 2^61 doubles would wrap to 0 bytes and "match" an empty body.
+    if (static_cast<std::uint64_t>(h.elements) > std::numeric_limits<std::size_t>::max() / dtypeSize(h.dtype))
+        return npyError(file, "its shape has more bytes than fit in memory");
     if (size - h.dataOffset != h.dataBytes())
         return npyError(file, "its shape and dtype call for " + std::to_string(h.dataBytes()) + " data bytes, but it holds " +
                                   std::to_string(size - h.dataOffset));

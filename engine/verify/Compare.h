@@ -46,8 +46,8 @@ struct ElementVerdict {
 ElementVerdict classify(DType t, const unsigned char* el, double expected, const void* sentinel, double atol, double rtol);
 
 /// Errors relative to the tolerance on a log scale: bins of log10(ratio) over [kLo, kHi) in
-/// kWidth steps, plus counts outside that range and of the special classes. The tolerance
-/// edge (ratio 1) is the boundary between bins kBins/2 − 1 and kBins/2.
+/// kWidth steps, plus counts outside that range and of the special classes. Bin kBins/2 starts
+/// at the tolerance edge (ratio 1); an element exactly at the edge passes but lands there.
 struct ErrorHistogram {
     static constexpr int kBins = 32;
     static constexpr double kLo = -8.0;
@@ -55,7 +55,7 @@ struct ErrorHistogram {
     std::int64_t bins[kBins] = {};
     std::int64_t exact = 0;      ///< ratio 0
     std::int64_t below = 0;      ///< 0 < ratio < 10^kLo
-    std::int64_t above = 0;      ///< ratio ≥ 10^(kLo + kBins·kWidth), finite
+    std::int64_t above = 0;      ///< ratio ≥ 10^(kLo + kBins·kWidth), or inf (any error with zero tolerance)
     std::int64_t nonFinite = 0;
     std::int64_t unwritten = 0;
     void add(const ElementVerdict& v);
