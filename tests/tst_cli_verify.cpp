@@ -1,5 +1,10 @@
 // `kforge verify` and `kforge bench` where no GPU is needed: usage errors (exit 2) are found before
 // the runner starts, and a machine without a GPU gets one clear line and exit 3.
+#include "engine/core/Hash.h"
+#include "engine/repro/Repro.h"
+#include "engine/runner/RunRequest.h"
+#include "engine/verify/CaseFiles.h"
+#include "engine/verify/Compare.h"
 #include "testutil.h"
 
 #include <QDir>
@@ -11,6 +16,13 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
 
 namespace {
 struct Run {
@@ -33,6 +45,66 @@ Run kforge(const QStringList& args)
 }
 
 const QString kVectorAdd = KF_SOURCE_DIR "/resources/examples/vector_add";
+const QString kBrokenAdd = KF_SOURCE_DIR "/tests/gpu/tasks/broken_add";
+
+std::string readText(const std::filesystem::path& file)
+{
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Every file of a folder with its bytes: "untouched" is an equal snapshot.
+std::map<std::string, std::string> snapshot(const std::filesystem::path& dir)
+{
+    namespace fs = std::filesystem;
+    std::map<std::string, std::string> m;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+        m[fs::relative(e.path(), dir).generic_string()] = e.is_regular_file() ? readText(e.path()) : std::string("<dir>");
+    return m;
+}
+
+// A failing case of broken_add/writes_nan.cu on N=7 (element 3 is NaN), as the runner saves it;
+// returns an error sentence, empty on success.
+std::string writeNanCase(const std::filesystem::path& dir, const kf::Task& task)
+{
+    using namespace kf;
+    const std::vector<float> a = {0, 1, 2, 3, 4, 5, 6}, b = {1, 1, 1, 1, 1, 1, 1};
+    const std::vector<double> expected = {1, 2, 3, 4, 5, 6, 7};
+    const std::vector<float> actual = {1, 2, 3, std::numeric_limits<float>::quiet_NaN(), 5, 6, 7};
+    const std::vector<unsigned char> sentinel = sentinelBytes(DType::F32, 0, 0x1234);
+    const OutputCheck check = compareOutput("c", DType::F32, actual.data(), expected.data(), {7},
+                                            Tolerance::defaultFor(DType::F32), sentinel.data());
+    CaseInfo info;
+    info.taskName = task.name;
+    info.taskHash = taskHash(task);
+    info.candidateFile = "writes_nan.cu";
+    info.sourceHash = hashHex(readText(task.directory / "writes_nan.cu"));
+    info.arch = "sm_90";
+    info.shape.label = "prime";
+    info.shape.values = {{"N", 7}};
+    info.set = "tests";
+    info.shapeIndex = 2;
+    info.trial = 1;
+    info.seed = "0x1234";
+    info.failure = "output c: 1 of 7 elements differ";
+    info.trialReport = {{"trial", 1}, {"passed", false}, {"outputs", nlohmann::json::array({toJson(check)})}};
+    CaseOutput c;
+    c.name = "c";
+    c.atolEffective = check.atolEffective;
+    c.rtol = check.rtol;
+    c.sentinel[0] = sentinel;
+    c.sentinel[1] = sentinelBytes(DType::F32, 1, 0x1234);
+    c.check = toJson(check);
+    info.outputs = {c};
+    auto r = writeCase(dir, info,
+                       {{{"a", CaseTensor::Role::Input, 0, DType::F32, {7}, {}}, a.data(), 28},
+                        {{"b", CaseTensor::Role::Input, 0, DType::F32, {7}, {}}, b.data(), 28},
+                        {{"c", CaseTensor::Role::Expected, 0, DType::F64, {7}, {}}, expected.data(), 56},
+                        {{"c", CaseTensor::Role::Actual, 0, DType::F32, {7}, {}}, actual.data(), 28}});
+    return r ? std::string() : r.error().message();
+}
 } // namespace
 
 class TestCliVerify : public QObject {
@@ -44,11 +116,15 @@ private slots:
     void usageErrorsExit2_data();
     void usageErrorsExit2();
     void missingRunnerIsAnEnvironmentError();
+    void reproReachesTheRunnerAndLeavesTheBundle_data();
+    void reproReachesTheRunnerAndLeavesTheBundle();
     void aBrokenCandidateDoesNotStopTheRun_data();
     void aBrokenCandidateDoesNotStopTheRun();
 
 private:
     QTemporaryDir m_dir;
+    QString m_bundle;        // a valid repro bundle of broken_add/writes_nan.cu
+    QString m_editedBundle;  // the same, with its copy of writes_nan.cu edited afterwards
 };
 
 void TestCliVerify::initTestCase()
@@ -58,6 +134,26 @@ void TestCliVerify::initTestCase()
     QFile f(m_dir.filePath("broken/task.json"));
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write(R"({"schema_version": 1, "name": "broken", "inputs": "not a list"})");
+    f.close();
+
+    // Repro bundles, made by the engine as `--export-repro` makes them (no GPU needed).
+    namespace fs = std::filesystem;
+    const fs::path root = m_dir.path().toStdString();
+    fs::copy(kBrokenAdd.toStdString(), root / "broken_add", fs::copy_options::recursive);
+    auto task = kf::loadTask(root / "broken_add");
+    KF_VERIFY_OK(task);
+    const std::string written = writeNanCase(root / "case", *task);
+    QVERIFY2(written.empty(), written.c_str());
+    m_bundle = m_dir.filePath("bundle");
+    m_editedBundle = m_dir.filePath("bundle-edited");
+    KF_VERIFY_OK(kf::exportRepro(root / "case", *task, m_bundle.toStdString()));
+    KF_VERIFY_OK(kf::exportRepro(root / "case", *task, m_editedBundle.toStdString()));
+    std::ofstream(root / "bundle-edited" / "task" / "writes_nan.cu", std::ios::app) << "// a fix in progress\n";
+    KF_VERIFY_OK(kf::loadRepro(m_bundle.toStdString()));
+    QVERIFY(!kf::loadRepro(m_editedBundle.toStdString()).ok());
+    QFile fix(m_dir.filePath("fix.cu"));
+    QVERIFY(fix.open(QIODevice::WriteOnly));
+    fix.write("extern \"C\" __global__ void add_writes_nan(const float* a, const float* b, float* c, long long n) {}\n");
 }
 
 void TestCliVerify::noGpuIsOneLineAndExit3_data()
@@ -103,6 +199,27 @@ void TestCliVerify::usageErrorsExit2_data()
     QTest::newRow("samples inverted") << QStringList{"bench", kVectorAdd, "--min-samples", "50", "--max-samples", "10"}
                                       << "--max-samples 10 is below --min-samples 50";
     QTest::newRow("no task") << QStringList{"verify"} << "task";
+
+    // Repro bundles and the options that only make sense with (or without) one.
+    QTest::newRow("--repro of no bundle") << QStringList{"verify", "--repro", "/nonexistent"} << "/nonexistent/repro.json";
+    QTest::newRow("--repro with a task") << QStringList{"verify", kBrokenAdd, "--repro", m_bundle}
+                                         << "--repro replays a bundle; give no task";
+    QTest::newRow("--repro with --shrink") << QStringList{"verify", "--repro", m_bundle, "--shrink"} << "give no task, --shrink";
+    QTest::newRow("--repro with --export-repro") << QStringList{"verify", "--repro", m_bundle, "--export-repro", m_dir.filePath("b2")}
+                                                 << "--export-repro with it";
+    QTest::newRow("no task names --repro") << QStringList{"verify"} << "verify needs a task folder (or --repro BUNDLE)";
+    QTest::newRow("--shape without --shrink") << QStringList{"verify", kBrokenAdd, "--shape", "N=5"} << "--shape needs --shrink";
+    QTest::newRow("--candidate-source without --repro")
+        << QStringList{"verify", kBrokenAdd, "--candidate-source", "x.cu"} << "--candidate-source needs --repro";
+    QTest::newRow("--shrink --shapes all") << QStringList{"verify", kBrokenAdd, "--shrink", "--shapes", "all"}
+                                           << "--shrink starts from the test shapes (or --shape); it takes no --shapes";
+    QTest::newRow("--export-repro of seven candidates")
+        << QStringList{"verify", kBrokenAdd, "--export-repro", m_dir.filePath("never")}
+        << "--export-repro exports one failing case: verify one candidate";
+    QTest::newRow("--repro of an edited bundle") << QStringList{"verify", "--repro", m_editedBundle}
+                                                 << "the bundle's copy of writes_nan.cu was edited";
+    QTest::newRow("--candidate-source that does not exist")
+        << QStringList{"verify", "--repro", m_bundle, "--candidate-source", m_dir.filePath("no-such-fix.cu")} << "no-such-fix.cu";
 }
 
 void TestCliVerify::usageErrorsExit2()
@@ -112,6 +229,33 @@ void TestCliVerify::usageErrorsExit2()
     Run r = kforge(args);
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    QVERIFY2(!QFileInfo::exists(m_dir.filePath("never")) && !QFileInfo::exists(m_dir.filePath("b2")),
+             "a refused command wrote a bundle");
+}
+
+void TestCliVerify::reproReachesTheRunnerAndLeavesTheBundle_data()
+{
+    QTest::addColumn<QStringList>("extra");
+    QTest::newRow("the bundle's source") << QStringList{};
+    QTest::newRow("--candidate-source") << QStringList{"--candidate-source", m_dir.filePath("fix.cu")};
+    QTest::newRow("--json") << QStringList{"--json"};
+}
+
+// A valid bundle passes every check kforge makes before the runner; here that ends in exit 3 (no
+// runner or no GPU), and the bundle is exactly as it was: no reruns/ folder, nothing rewritten.
+void TestCliVerify::reproReachesTheRunnerAndLeavesTheBundle()
+{
+    QFETCH(QStringList, extra);
+    const auto before = snapshot(m_bundle.toStdString());
+    Run r = kforge(QStringList{"verify", "--repro", m_bundle} + extra);
+    if (r.exitCode == 0 || r.exitCode == 1)
+        QSKIP("this machine has a CUDA device and a runner; the row checks what happens without one");
+    QCOMPARE(r.exitCode, 3);
+    QVERIFY2(r.err.startsWith("kforge: "), qPrintable(r.err));
+    QVERIFY2(r.err.contains("no GPU") || r.err.contains("kforge-runner"), qPrintable(r.err));
+    QCOMPARE(r.err.count('\n'), 1);
+    QVERIFY2(r.out.isEmpty(), qPrintable(r.out));
+    QVERIFY2(snapshot(m_bundle.toStdString()) == before, "the bundle changed");
 }
 
 void TestCliVerify::missingRunnerIsAnEnvironmentError()

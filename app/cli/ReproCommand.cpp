@@ -38,11 +38,7 @@ const json* firstSavedCase(const json& report, fs::path& caseDir, std::string& s
 
 std::string defaultDumpDir(const Task& task, const std::string& candidateFile)
 {
-    std::string stamp = utcNow();
-    for (char& ch : stamp)
-        if (ch == ':')
-            ch = '-';
-    return (userCacheDir() / "runs" / (stamp + "-" + task.name + "-" + fs::path(candidateFile).stem().string())).string();
+    return newRunDumpDir(task.name, candidateFile).string();
 }
 
 bool exportFirstCase(const json& report, const Task& task, const std::string& bundleDir)

@@ -8,6 +8,7 @@
 #include "engine/runner/RunRequest.h"
 #include "engine/verify/Compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -97,6 +98,43 @@ Result<OutputFiles> openOutput(const fs::path& dir, const CaseInfo& c, const std
 
 } // namespace
 
+fs::path newRunDumpDir(const std::string& task, const std::string& candidateFile)
+{
+    std::string stamp = utcNow();
+    for (char& ch : stamp)
+        if (ch == ':')
+            ch = '-';
+    const fs::path base = userCacheDir() / "runs" / (stamp + "-" + task + "-" + fs::path(candidateFile).stem().string());
+    // Two runs in one second get their own folders.
+    // Two runs in one second get their own folders: create_directory claims a name atomically.
+    std::error_code ec;
+    fs::create_directories(base.parent_path(), ec);
+    fs::path dir = base;
+    for (int i = 2; !fs::create_directory(dir, ec) && i < 1000; ++i)
+        dir = base.string() + "-" + std::to_string(i);
+    return dir;
+}
+
+void pruneRunDumpDirs(int keep, const fs::path& inUse)
+{
+    const fs::path root = userCacheDir() / "runs";
+    std::error_code ec;
+    std::vector<fs::path> dirs;
+    for (const auto& d : fs::directory_iterator(root, ec))
+        if (d.is_directory(ec))
+            dirs.push_back(d.path());
+    // Names start with a UTC time stamp, so they sort oldest first.
+    std::sort(dirs.begin(), dirs.end());
+    const fs::path open = inUse.empty() ? fs::path() : fs::weakly_canonical(inUse, ec);
+    for (size_t i = 0; i + static_cast<size_t>(std::max(keep, 0)) < dirs.size(); ++i) {
+        const fs::path d = fs::weakly_canonical(dirs[i], ec);
+        const auto rel = open.lexically_relative(d);
+        if (!open.empty() && !rel.empty() && *rel.begin() != "..")
+            continue;
+        fs::remove_all(dirs[i], ec);
+    }
+}
+
 FailureKind failureKindOfCase(const CaseInfo& c)
 {
     if (c.trialReport.is_object() && !c.trialReport.empty())
@@ -108,6 +146,8 @@ FailureKind failureKindOfCase(const CaseInfo& c)
     const Json t = {{"passed", false}, {"outputs", outputs},
                     {"launch_error", c.failure.rfind("launch error", 0) == 0 ? c.failure : ""},
                     {"guard_violations", c.failure.rfind("guard violation", 0) == 0 ? Json::array({c.failure}) : Json::array()},
+                    {"modified_inputs", c.failure.rfind("input ", 0) == 0 && c.failure.find(" was modified") != std::string::npos
+                                            ? Json::array({c.failure}) : Json::array()},
                     {"runs_agree", c.failure.rfind("the two runs disagree", 0) != 0}};
     return failureKindOfTrial(t);
 }
@@ -172,8 +212,15 @@ Result<ReproBundle> loadRepro(const fs::path& dir)
         if (o.string("kind") != "kernelforge-repro")
             json::fail(o.at("kind"), "not a KernelForge repro bundle");
         json::Object t(o.required("task"), o.at("task"));
-        b.taskDir = dir / t.stringOr("dir", "task");
-        b.caseDir = dir / o.stringOr("case", "case");
+        // Both folders stay inside the bundle: a bundle from elsewhere must not point at other files.
+        auto inside = [](json::Object& obj, const char* key, const char* fallback) {
+            const std::string v = obj.stringOr(key, fallback);
+            if (v.empty() || fs::path(v).is_absolute() || v.find("..") != std::string::npos)
+                json::fail(obj.at(key), "must name a folder inside the bundle");
+            return v;
+        };
+        b.taskDir = dir / inside(t, "dir", "task");
+        b.caseDir = dir / inside(o, "case", "case");
         b.createdAt = o.stringOr("created_at", "");
         const std::string kind = o.stringOr("failure_kind", "mismatch");
         auto k = parseFailureKind(kind);

@@ -36,6 +36,11 @@ struct ReproBundle {
     FailureKind kind = FailureKind::None;
 };
 
+/// <cache>/runs/<utc>-<task>-<candidate stem>: where a run saves failing tensors by default.
+std::filesystem::path newRunDumpDir(const std::string& task, const std::string& candidateFile);
+/// Deletes all but the newest `keep` folders under <cache>/runs, never `inUse` (an open case).
+void pruneRunDumpDirs(int keep, const std::filesystem::path& inUse = {});
+
 /// The kind of failure a case records (from its trial report, else from its checks).
 FailureKind failureKindOfCase(const CaseInfo& c);
 
