@@ -2,6 +2,8 @@
 
 #include "widgets/runs/ReportJson.h"
 
+#include <QDir>
+
 #include <algorithm>
 #include <cmath>
 
@@ -71,7 +73,18 @@ void fillShape(ResultRow& r, const json& s)
     r.shapeSize = size;
 }
 
-void fillCorrectness(ResultRow::Correctness& c, const json& s, const QString& sourceHash)
+// A trial's saved case folder: relative to the report's dump_dir (docs/report-schema.md).
+QString caseFolder(const json& trial, const QString& dumpDir)
+{
+    const QString name = rj::text(trial, "case");
+    if (name.isEmpty())
+        return {};
+    if (QDir::isAbsolutePath(name))
+        return QDir::cleanPath(name);
+    return dumpDir.isEmpty() ? QString() : QDir::cleanPath(QDir(dumpDir).filePath(name));
+}
+
+void fillCorrectness(ResultRow::Correctness& c, const json& s, const QString& sourceHash, const QString& dumpDir)
 {
     c.present = true;
     c.sourceHash = sourceHash;
@@ -92,6 +105,8 @@ void fillCorrectness(ResultRow::Correctness& c, const json& s, const QString& so
         c.mismatches += trialMismatches;
         c.elements += trialElements;
         const bool passed = rj::field(t, "passed") == json(true);
+        if (const QString dir = caseFolder(t, dumpDir); !dir.isEmpty())
+            c.caseDirs << dir;
         c.trialLines << QStringLiteral("trial %1 (seed %2): %3 — %4 of %5 mismatches, max abs error %6")
                             .arg(trial, rj::text(t, "seed", QStringLiteral("?")),
                                  passed ? QStringLiteral("pass") : QStringLiteral("FAIL"))
@@ -214,7 +229,7 @@ std::vector<ResultRow> fromReport(const json& report)
         ResultRow r = base;
         fillShape(r, s);
         if (kind == QLatin1String("correctness"))
-            fillCorrectness(r.correctness, s, sourceHash);
+            fillCorrectness(r.correctness, s, sourceHash, rj::text(report, "dump_dir"));
         else if (kind == QLatin1String("performance"))
             fillPerformance(r.performance, s, sourceHash);
         else

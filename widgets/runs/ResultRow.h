@@ -28,6 +28,9 @@ struct ResultRow {
         QString failure;       ///< "trial 0: y: 12 of 20495 elements outside tolerance (…)"; empty on a pass
         QStringList evidence;  ///< guard violations, modified inputs, launch errors, disagreeing runs
         QStringList trialLines; ///< one line per trial for tooltips: seed, mismatches, errors
+        /// Absolute folders of the failing trials whose tensors the runner saved (the report's
+        /// dump_dir joined with each trial's "case"), in trial order; empty when none were saved.
+        QStringList caseDirs;
     };
 
     /// Facts from a performance report for this shape.
@@ -76,6 +79,8 @@ struct ResultRow {
             return performance.trustworthy ? Verdict::Pass : Verdict::Fail;
         return Verdict::None;
     }
+    /// A failing correctness row with saved tensors: the inspector can open it.
+    bool canInspect() const { return verdict() == Verdict::Fail && correctness.present && !correctness.caseDirs.isEmpty(); }
     /// "tail (B=7 D=4099)", or the dimensions alone when there is no label.
     QString shapeText() const
     {

@@ -8,7 +8,10 @@
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QAction>
+#include <QDir>
 #include <QLabel>
+#include <QMenu>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
@@ -67,6 +70,16 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent)
     m_table->horizontalHeader()->setSortIndicatorClearable(true);
     m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder); // report order until the user sorts
     m_table->setSortingEnabled(true);
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table, &QTableView::doubleClicked, this, &RunPanel::onRowDoubleClicked);
+    connect(m_table, &QTableView::customContextMenuRequested, this, [this](const QPoint& pos) {
+        const QModelIndex index = m_table->indexAt(pos);
+        if (!index.isValid())
+            return;
+        QMenu* menu = createRowMenu(index);
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        menu->popup(m_table->viewport()->mapToGlobal(pos));
+    });
 
     m_log = new RunLogView(this);
 
@@ -253,6 +266,44 @@ void RunPanel::onCancelClicked()
     updateStage();
     m_log->appendLine(RunLogView::Level::Info, tr("cancel requested"));
     emit cancelRequested();
+}
+
+void RunPanel::onRowDoubleClicked(const QModelIndex& viewIndex)
+{
+    const int row = m_proxy->mapToSource(viewIndex).row();
+    if (row < 0)
+        return;
+    if (const ResultRow& r = m_model->rowAt(row); r.canInspect())
+        emit inspectRequested(row, r.correctness.caseDirs.first());
+}
+
+QMenu* RunPanel::createRowMenu(const QModelIndex& viewIndex)
+{
+    auto* menu = new QMenu(m_table);
+    menu->setToolTipsVisible(true);
+    const int row = m_proxy->mapToSource(viewIndex).row();
+    QAction* inspect = menu->addAction(tr("Inspect tensors…"));
+    if (row < 0)
+        return menu;
+    const ResultRow& r = m_model->rowAt(row);
+    if (!r.canInspect()) {
+        inspect->setEnabled(false);
+        inspect->setToolTip(r.verdict() != ResultRow::Verdict::Fail || !r.correctness.present
+                                ? tr("Only a shape that failed verification has tensors to inspect")
+                                : tr("No tensors were saved for this shape: verify again with tensor dumps on "
+                                     "to inspect its failing trials"));
+        return menu;
+    }
+    const QStringList dirs = r.correctness.caseDirs;
+    inspect->setToolTip(QDir::toNativeSeparators(dirs.first()));
+    connect(inspect, &QAction::triggered, this, [this, row, dir = dirs.first()] { emit inspectRequested(row, dir); });
+    // More than one failing trial saved: each can be opened.
+    for (qsizetype i = 1; i < dirs.size(); ++i) {
+        QAction* more = menu->addAction(tr("Inspect tensors of %1…").arg(QDir(dirs[i]).dirName()));
+        more->setToolTip(QDir::toNativeSeparators(dirs[i]));
+        connect(more, &QAction::triggered, this, [this, row, dir = dirs[i]] { emit inspectRequested(row, dir); });
+    }
+    return menu;
 }
 
 void RunPanel::changeEvent(QEvent* event)

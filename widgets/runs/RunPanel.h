@@ -13,6 +13,8 @@
 #include <vector>
 
 class QLabel;
+class QMenu;
+class QModelIndex;
 class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
@@ -68,6 +70,10 @@ public:
     /// which gate blocks it otherwise (or what promoting will do).
     void setPromoteState(bool enabled, const QString& tooltip);
     QTableView* resultsView() const { return m_table; }
+    /// The context menu of a results-table cell (an index of resultsView()'s model); the caller
+    /// owns it. "Inspect tensors…" is enabled for a failing row with saved tensors, and says why
+    /// not in its tooltip otherwise.
+    QMenu* createRowMenu(const QModelIndex& viewIndex);
 
 signals:
     /// The user pressed Cancel. Emitted once per run; the caller cancels and then calls finish()
@@ -75,6 +81,9 @@ signals:
     void cancelRequested();
     /// The user pressed Promote (enabled only while the gates pass).
     void promoteRequested();
+    /// The user asked to inspect the saved tensors of a failing row (double-click or the context
+    /// menu): `row` is the model's row, `caseDir` the absolute case folder of one of its trials.
+    void inspectRequested(int row, const QString& caseDir);
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -83,6 +92,7 @@ private:
     void setBanner(Tone tone, const QString& text);
     void updateStage();
     void onCancelClicked();
+    void onRowDoubleClicked(const QModelIndex& viewIndex);
 
     QPushButton* m_promote = nullptr;
     QLabel* m_title = nullptr;

@@ -50,6 +50,8 @@ private slots:
     void verdictIsColouredAndMarked();
     void malformedReportsAddNothingAndDoNotThrow();
     void modelTesterAcceptsEveryChange();
+    void caseFoldersOfFailingTrials_data();
+    void caseFoldersOfFailingTrials();
 };
 
 void TestResultsModel::rowsFromEachReport_data()
@@ -318,6 +320,48 @@ void TestResultsModel::malformedReportsAddNothingAndDoNotThrow()
     QCOMPARE(cell(m, 0, ResultsModel::CandidateColumn), QStringLiteral("?"));
     QCOMPARE(cell(m, 0, ResultsModel::ShapeColumn), QStringLiteral("N=5"));
     QCOMPARE(cell(m, 0, ResultsModel::VerdictColumn), QStringLiteral("FAIL"));
+}
+
+void TestResultsModel::caseFoldersOfFailingTrials_data()
+{
+    QTest::addColumn<QString>("dumpDir");   // empty: no "dump_dir" in the report
+    QTest::addColumn<QStringList>("cases"); // "case" of trials 0, 1, 2 of scalar-path-long; empty: none
+    QTest::addColumn<QString>("shape");
+    QTest::addColumn<QStringList>("expected");
+    QTest::addColumn<bool>("inspectable");
+
+    QTest::newRow("two failing trials saved") << "/tmp/kf-dumps/run-7" << QStringList{"01-scalar-path-long-t0", "", "01-scalar-path-long-t2"}
+        << "scalar-path-long" << QStringList{"/tmp/kf-dumps/run-7/01-scalar-path-long-t0", "/tmp/kf-dumps/run-7/01-scalar-path-long-t2"} << true;
+    QTest::newRow("report without saved tensors") << "" << QStringList{} << "scalar-path-long" << QStringList{} << false;
+    QTest::newRow("cases but no dump_dir: nowhere to look") << "" << QStringList{"01-scalar-path-long-t0", "", ""}
+        << "scalar-path-long" << QStringList{} << false;
+    QTest::newRow("an absolute case folder is kept") << "/tmp/kf-dumps/run-7" << QStringList{"/data/cases/t0", "", ""}
+        << "scalar-path-long" << QStringList{"/data/cases/t0"} << true;
+    QTest::newRow("a passing shape has nothing to inspect") << "/tmp/kf-dumps/run-7" << QStringList{"01-scalar-path-long-t0", "", ""}
+        << "primes" << QStringList{} << false;
+}
+
+void TestResultsModel::caseFoldersOfFailingTrials()
+{
+    QFETCH(QString, dumpDir);
+    QFETCH(QStringList, cases);
+    QFETCH(QString, shape);
+    QFETCH(QStringList, expected);
+    QFETCH(bool, inspectable);
+    json report = loadReport(QStringLiteral("verify_softmax_fail.json"));
+    if (!dumpDir.isEmpty())
+        report["dump_dir"] = dumpDir.toStdString();
+    for (auto& s : report["shapes"])
+        if (s["label"] == "scalar-path-long")
+            for (int t = 0; t < cases.size(); ++t)
+                if (!cases[t].isEmpty())
+                    s["trials"][static_cast<size_t>(t)]["case"] = cases[t].toStdString();
+    ResultsModel m;
+    m.addReport(report);
+    const int row = m.findRow(QStringLiteral("optimized.cu"), shape);
+    QVERIFY(row >= 0);
+    QCOMPARE(m.rowAt(row).correctness.caseDirs, expected);
+    QCOMPARE(m.rowAt(row).canInspect(), inspectable);
 }
 
 void TestResultsModel::modelTesterAcceptsEveryChange()

@@ -10,11 +10,15 @@
 #include <QDir>
 #include <QFile>
 #include <QLabel>
+#include <QMenu>
+#include <QSortFilterProxyModel>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTextBlock>
+
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -62,6 +66,8 @@ private slots:
     void logKeepsAtMostMaxLines();
     void layoutFitsInASmallDock_data();
     void layoutFitsInASmallDock();
+    void inspectFromTheResultsTable_data();
+    void inspectFromTheResultsTable();
 };
 
 void TestRunPanel::eventsMoveBarAndStage_data()
@@ -365,6 +371,81 @@ void TestRunPanel::promoteButtonFollowsTheGates()
     panel.show();
     QTest::mouseClick(panel.promoteButton(), Qt::LeftButton);
     QCOMPARE(spy.count(), emitted);
+}
+
+void TestRunPanel::inspectFromTheResultsTable_data()
+{
+    QTest::addColumn<QString>("shape");
+    QTest::addColumn<bool>("saved");
+    QTest::addColumn<QString>("caseDir");  // what inspectRequested carries; empty: not emitted
+    QTest::addColumn<QString>("why");      // the disabled action's tooltip starts with this
+
+    QTest::newRow("failing shape with saved tensors") << "scalar-path-long" << true << "/tmp/kf-dumps/run-7/01-scalar-path-long-t0" << "";
+    QTest::newRow("failing shape, tensors not saved") << "scalar-path-long" << false << "" << "No tensors were saved";
+    QTest::newRow("passing shape") << "primes" << true << "" << "Only a shape that failed";
+}
+
+void TestRunPanel::inspectFromTheResultsTable()
+{
+    QFETCH(QString, shape);
+    QFETCH(bool, saved);
+    QFETCH(QString, caseDir);
+    QFETCH(QString, why);
+    json report = loadReport(QStringLiteral("verify_softmax_fail.json"));
+    if (saved) {
+        report["dump_dir"] = "/tmp/kf-dumps/run-7";
+        for (auto& s : report["shapes"])
+            for (auto& t : s["trials"])
+                if (t["passed"] == false || s["label"] == "primes")
+                    t["case"] = "01-" + s["label"].get<std::string>() + "-t" + std::to_string(t["trial"].get<int>());
+    }
+    RunPanel panel;
+    panel.resize(1000, 600);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu"));
+    panel.addReport(report);
+    panel.finish(true, {});
+    // Sorted by mismatches, most first: the signal still names the model's row, not the view's.
+    QTableView* view = panel.resultsView();
+    view->sortByColumn(ResultsModel::MismatchesColumn, Qt::DescendingOrder);
+    const int row = panel.model()->findRow(QStringLiteral("optimized.cu"), shape);
+    QVERIFY(row >= 0);
+    auto* proxy = qobject_cast<QSortFilterProxyModel*>(view->model());
+    QVERIFY(proxy);
+    const QModelIndex viewIndex = proxy->mapFromSource(panel.model()->index(row, ResultsModel::VerdictColumn));
+    if (shape == QLatin1String("scalar-path-long")) {
+        QCOMPARE(row, 1);
+        QCOMPARE(viewIndex.row(), 0);
+    }
+
+    QSignalSpy spy(&panel, &RunPanel::inspectRequested);
+    const QPoint at = view->visualRect(viewIndex).center();
+    QTest::mouseClick(view->viewport(), Qt::LeftButton, Qt::NoModifier, at);  // Qt 6's double-click needs the press first
+    QTest::mouseDClick(view->viewport(), Qt::LeftButton, Qt::NoModifier, at);
+    std::unique_ptr<QMenu> menu(panel.createRowMenu(viewIndex));
+    QAction* inspect = menu->actions().value(0);
+    QVERIFY(inspect);
+    QCOMPARE(inspect->text(), QStringLiteral("Inspect tensors…"));
+    if (caseDir.isEmpty()) {
+        QCOMPARE(spy.count(), 0);
+        QVERIFY(!inspect->isEnabled());
+        QVERIFY2(inspect->toolTip().startsWith(why), qPrintable(inspect->toolTip()));
+        return;
+    }
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.at(0).at(0).toInt(), row);
+    QCOMPARE(spy.at(0).at(1).toString(), caseDir);
+    QVERIFY(inspect->isEnabled());
+    inspect->trigger();
+    QCOMPARE(spy.count(), 2);
+    QCOMPARE(spy.at(1).at(1).toString(), caseDir);
+    // Its other two trials failed too: each has an action of its own.
+    QCOMPARE(menu->actions().size(), 3);
+    QAction* third = menu->actions().value(2);
+    QVERIFY(third->text().contains(QStringLiteral("01-scalar-path-long-t2")));
+    third->trigger();
+    QCOMPARE(spy.at(2).at(1).toString(), QStringLiteral("/tmp/kf-dumps/run-7/01-scalar-path-long-t2"));
 }
 
 QTEST_MAIN(TestRunPanel)
