@@ -3,7 +3,9 @@
 #include "engine/cache/CompileCache.h"
 #include "engine/compile/Compiler.h"
 #include "engine/compile/TaskCompile.h"
+#include "engine/core/ReportFields.h"
 #include "engine/runner/Supervisor.h"
+#include "engine/verify/Shrink.h"
 
 #include <QCoreApplication>
 #include <QFileInfo>
@@ -43,6 +45,17 @@ QString defaultRunnerPath()
 double msSince(std::chrono::steady_clock::time_point t)
 {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+// "N=257" from a shrink block's "smallest" values.
+std::string shapeText(const json& shrink)
+{
+    std::string out;
+    const json& v = report::field(shrink, "smallest");
+    if (v.is_object())
+        for (auto it = v.begin(); it != v.end(); ++it)
+            out += (out.empty() ? "" : " ") + it.key() + "=" + it.value().dump();
+    return out;
 }
 
 } // namespace
@@ -157,6 +170,58 @@ void RunService::probeOnWorker()
 
 quint64 RunService::run(RunKind kind, const Task& task, const QString& candidateFile, const RunSettings& settings)
 {
+    return startJob(kind, task, candidateFile, settings,
+                    QString("%1 %2/%3").arg(kind == RunKind::Bench ? "Benchmark" : "Verify", qs(task.name), candidateFile),
+                    {});
+}
+
+quint64 RunService::shrink(const Task& task, const QString& candidateFile, const ShapeBinding& start,
+                           const QString& failureKind, quint64 seed, int trial, const QString& dumpDir)
+{
+    const FailureKind kind = parseFailureKind(failureKind.toStdString()).value_or(FailureKind::Mismatch);
+    Job job = [task, start, kind, seed, trial, dump = dumpDir.toStdString()](const Send& send) -> Result<json> {
+        ProbeFn probe = [&](const std::vector<ShapeBinding>& shapes) -> Result<std::vector<ProbeOutcome>> {
+            RunSettings s;
+            s.onlyShapes = shapes;
+            s.setName = "shrink";
+            s.trials = 2; // the failing trial's seed and one more, so a racy failure is not lost
+            s.seed = seed;
+            s.firstTrial = trial;
+            auto r = send(s);
+            if (!r)
+                return r.error();
+            std::vector<ProbeOutcome> out;
+            for (const json& sh : report::field(r.value(), "shapes")) {
+                ProbeOutcome o;
+                for (const json& t : report::field(sh, "trials"))
+                    if (report::field(t, "passed") == false && !o.failed)
+                        o = {true, failureKindOfTrial(t), report::text(t, "failure")};
+                out.push_back(o);
+            }
+            if (out.size() != shapes.size())
+                return Error{"probe shapes", report::text(r.value(), "summary", "the runner reported no shapes"), "", {}, {}};
+            return out;
+        };
+        auto result = kf::shrink(task, start, kind, probe);
+        if (!result)
+            return result.error();
+        RunSettings confirm;
+        confirm.onlyShapes = {result->smallest};
+        confirm.setName = "shrink";
+        confirm.trials = 3;
+        confirm.dumpDir = dump;
+        auto report = send(confirm);
+        if (report)
+            report.value()["shrink"] = toJson(result.value());
+        return report;
+    };
+    return startJob(RunKind::Verify, task, candidateFile, RunSettings{},
+                    QString("Shrink %1/%2 from %3").arg(qs(task.name), candidateFile, qs(start.describe())), job);
+}
+
+quint64 RunService::startJob(RunKind kind, const Task& task, const QString& candidateFile, const RunSettings& settings,
+                             const QString& title, Job job)
+{
     if (m_running)
         return 0;
     const quint64 id = m_nextId++;
@@ -166,9 +231,9 @@ quint64 RunService::run(RunKind kind, const Task& task, const QString& candidate
         std::lock_guard lock(m_mutex);
         m_cancel = cancel;
     }
-    emit runStarted(id, QString("%1 %2/%3").arg(kind == RunKind::Bench ? "Benchmark" : "Verify", qs(task.name), candidateFile));
-    post([this, id, kind, task, file = candidateFile.toStdString(), settings, cancel] {
-        runOnWorker(id, kind, task, file, settings, cancel);
+    emit runStarted(id, title);
+    post([this, id, kind, task, file = candidateFile.toStdString(), settings, cancel, job = std::move(job)] {
+        runOnWorker(id, kind, task, file, settings, cancel, job);
     });
     return id;
 }
@@ -181,7 +246,7 @@ void RunService::cancel()
 }
 
 void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string candidateFile, RunSettings settings,
-                             std::shared_ptr<CancelToken> cancel)
+                             std::shared_ptr<CancelToken> cancel, Job job)
 {
     QPointer<RunService> self(this);
     auto event = [this, self, id](json e) {
@@ -255,12 +320,17 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
         applyHello(*hello);
         return finish(false, e.why);
     }
-    json request = buildRunRequest(kind, payload, *candidate, *req, r, nvrtc.value(), settings);
-    auto result = m_supervisor->request(std::move(request), [&](const json& m) { event(m); }, cancel.get());
+    const Send send = [&](const RunSettings& s) {
+        json request = buildRunRequest(kind, payload, *candidate, *req, r, nvrtc.value(), s);
+        return m_supervisor->request(std::move(request), [&](const json& m) { event(m); }, cancel.get());
+    };
+    auto result = job ? job(send) : send(settings);
     if (result) {
         const std::string verdict = stringAt(*result, "verdict");
         const bool ok = verdict == (kind == RunKind::Bench ? "ok" : "pass");
         std::string summary = stringAt(*result, "summary");
+        if (const json& sh = report::field(*result, "shrink"); sh.is_object())
+            summary = "smallest failing shape " + shapeText(sh) + "; " + summary;
         report(std::move(result.value()));
         applyHello(*hello);
         return finish(ok, summary.empty() ? verdict : summary);

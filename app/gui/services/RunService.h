@@ -53,6 +53,15 @@ public:
     /// Compiles `candidateFile` of `task` (as saved on disk) for the runner's GPU and verifies or
     /// benchmarks it. Returns the run id; only one run at a time (returns 0 while busy).
     quint64 run(kf::RunKind kind, const kf::Task& task, const QString& candidateFile, const kf::RunSettings& settings);
+    /// A run made of several requests (shrink): gets a function that sends one verify request
+    /// with the given settings for the compiled candidate, and returns the report to show.
+    using Send = std::function<kf::Result<nlohmann::json>(const kf::RunSettings&)>;
+    using Job = std::function<kf::Result<nlohmann::json>(const Send& send)>;
+    /// Shrinks a failing shape (engine/verify/Shrink.h) on the worker: probes batches of smaller
+    /// shapes with the failing trial's seed, then verifies the smallest with 3 fresh trials,
+    /// saving its tensors to `dumpDir`. The report is that confirmation, with a "shrink" block.
+    quint64 shrink(const kf::Task& task, const QString& candidateFile, const kf::ShapeBinding& start,
+                   const QString& failureKind, quint64 seed, int trial, const QString& dumpDir);
     /// Asks the run in flight to stop; the runner is killed and restarted if it does not return.
     void cancel();
 
@@ -79,8 +88,10 @@ private:
     void post(std::function<void()> job);
     void workerLoop();
     void probeOnWorker();
+    quint64 startJob(kf::RunKind kind, const kf::Task& task, const QString& candidateFile, const kf::RunSettings& settings,
+                     const QString& title, Job job);
     void runOnWorker(quint64 id, kf::RunKind kind, kf::Task task, std::string candidateFile, kf::RunSettings settings,
-                     std::shared_ptr<kf::CancelToken> cancel);
+                     std::shared_ptr<kf::CancelToken> cancel, Job job);
     void setState(RunnerState state, const QString& text, const QString& detail = {});
     void applyHello(const nlohmann::json& hello);
 

@@ -7,6 +7,7 @@
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/CompileController.h"
 #include "app/gui/window/PromoteController.h"
+#include "app/gui/window/InspectController.h"
 #include "app/gui/window/RegistryController.h"
 #include "app/gui/window/RunController.h"
 #include "app/gui/window/StatusBar.h"
@@ -21,6 +22,7 @@
 #include "widgets/diagnostics/DiagnosticsPanel.h"
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/occupancy/OccupancyPanel.h"
+#include "widgets/inspect/TensorInspector.h"
 #include "widgets/registry/RegistryBrowser.h"
 #include "widgets/runs/RunPanel.h"
 #include "widgets/task/TaskEditor.h"
@@ -119,6 +121,9 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
     m_runPanel->setPromoteState(m_promote->canPromote(), m_promote->stateText());
     m_promoteAction->setEnabled(m_promote->canPromote());
     connect(m_runPanel, &kf::ui::RunPanel::promoteRequested, m_promote.get(), &PromoteController::promote);
+    m_inspect = std::make_unique<InspectController>(m_inspector, dock("inspectorDock"), m_runPanel, m_run.get());
+    connect(m_inspect.get(), &InspectController::message, this, [this](const QString& t) { m_status->showMessage(t, 15000); });
+    connect(m_inspect.get(), &InspectController::problem, this, [this](const QString& t) { m_status->showMessage(t, 30000); });
     m_registry = std::make_unique<RegistryController>(m_registryBrowser, m_workspace, this);
     // Another process may change the threshold or promote: the button follows the registry.
     connect(m_registry->service(), &RegistryService::indexLoaded, m_promote.get(), [this] { m_promote->reevaluate(); });
@@ -216,6 +221,7 @@ MainWindow::~MainWindow()
     // Controllers first: their worker threads deliver into widgets that are about to go.
     m_promote.reset();
     m_registry.reset();
+    m_inspect.reset();
     m_run.reset();
     m_compile.reset();
 }
@@ -237,6 +243,7 @@ void MainWindow::buildDocks()
     m_taskEditor = new kf::ui::TaskEditor(this);
     m_runPanel = new kf::ui::RunPanel(this);
     m_registryBrowser = new kf::ui::RegistryBrowser(this);
+    m_inspector = new kf::ui::TensorInspector(this);
 
     QDockWidget* ws = makeDock(this, tr("Workspace"), "workspaceDock", m_workspaceView);
     QDockWidget* problems = makeDock(this, tr("Problems"), "problemsDock", m_diagnostics);
@@ -245,6 +252,7 @@ void MainWindow::buildDocks()
     QDockWidget* task = makeDock(this, tr("Task"), "taskDock", m_taskEditor);
     QDockWidget* runs = makeDock(this, tr("Runs"), "runsDock", m_runPanel);
     QDockWidget* registry = makeDock(this, tr("Registry"), "registryDock", m_registryBrowser);
+    QDockWidget* inspector = makeDock(this, tr("Inspector"), "inspectorDock", m_inspector);
     addDockWidget(Qt::LeftDockWidgetArea, ws);
     addDockWidget(Qt::RightDockWidgetArea, assembly);
     addDockWidget(Qt::RightDockWidgetArea, occupancy);
@@ -257,6 +265,8 @@ void MainWindow::buildDocks()
     addDockWidget(Qt::BottomDockWidgetArea, problems);
     addDockWidget(Qt::BottomDockWidgetArea, runs);
     tabifyDockWidget(problems, runs);
+    addDockWidget(Qt::BottomDockWidgetArea, inspector);
+    tabifyDockWidget(runs, inspector);
     problems->raise();
 }
 

@@ -19,6 +19,7 @@ class AssemblyView;
 class DiagnosticsPanel;
 class OccupancyPanel;
 class RegistryBrowser;
+class TensorInspector;
 class RunPanel;
 class TaskEditor;
 } // namespace kf::ui
@@ -27,6 +28,7 @@ namespace kf::app {
 
 class CandidateTab;
 class CompileController;
+class InspectController;
 class PromoteController;
 class RegistryController;
 class RecoveryStore;
@@ -78,6 +80,8 @@ public:
     PromoteController* promoteController() const { return m_promote.get(); }
     RegistryController* registryController() const { return m_registry.get(); }
     kf::ui::RegistryBrowser* registryBrowser() const { return m_registryBrowser; }
+    kf::ui::TensorInspector* inspector() const { return m_inspector; }
+    InspectController* inspectController() const { return m_inspect.get(); }
     QAction* promoteAction() const { return m_promoteAction; }
     QDockWidget* dock(const QString& objectName) const;
 
@@ -123,11 +127,13 @@ private:
     kf::ui::TaskEditor* m_taskEditor = nullptr;
     kf::ui::RunPanel* m_runPanel = nullptr;
     kf::ui::RegistryBrowser* m_registryBrowser = nullptr;
+    kf::ui::TensorInspector* m_inspector = nullptr;
     StatusBar* m_status = nullptr;
     std::unique_ptr<CompileController> m_compile;
     std::unique_ptr<RunController> m_run;
     std::unique_ptr<PromoteController> m_promote;
     std::unique_ptr<RegistryController> m_registry;
+    std::unique_ptr<InspectController> m_inspect;
     QMenu* m_recentMenu = nullptr;
     QAction* m_verifyAction = nullptr;
     QAction* m_benchAction = nullptr;

@@ -2,9 +2,14 @@
 
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/StatusBar.h"
+#include "engine/repro/Repro.h"
 #include "engine/task/HeldOut.h"
 #include "engine/task/Task.h"
 #include "widgets/runs/RunPanel.h"
+
+#include <QDir>
+
+#include <filesystem>
 
 namespace kf::app {
 
@@ -33,6 +38,15 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
         if (id != m_runId)
             return;
         m_gotReport = true;
+        m_lastCase.clear();
+        if (const auto it = r.find("dump_dir"); it != r.end() && it->is_string()) {
+            const QString dumpDir = QString::fromStdString(it->get<std::string>());
+            m_caseTasks.insert(dumpDir, m_runTaskDir);
+            for (const auto& shape : r.value("shapes", nlohmann::json::array()))
+                for (const auto& t : shape.value("trials", nlohmann::json::array()))
+                    if (m_lastCase.isEmpty() && t.contains("case") && t["case"].is_string())
+                        m_lastCase = dumpDir + "/" + QString::fromStdString(t["case"].get<std::string>());
+        }
         m_panel->addReport(r);
         emit reportReceived(m_runTaskDir, r);
     });
@@ -122,9 +136,106 @@ bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candi
         const auto seed = kf::parseSeed(kf::freshSeeds(1, std::nullopt).front());
         s.heldOut = kf::deriveHeldOutShapes(task, seed.value_or(1), m_settings.heldOutShapes);
     }
+    if (kind == kf::RunKind::Verify && m_saveTensors) {
+        s.dumpDir = newDumpDir(task, candidateFile).toStdString();
+        s.dumpMaxBytes = m_saveTensorsBytes;
+    }
     m_gotReport = false;
     m_runTaskDir = taskDir;
     m_runId = m_service->run(kind, task, candidateFile, s);
+    return m_runId != 0;
+}
+
+QString RunController::newDumpDir(const kf::Task& task, const QString& candidateFile) const
+{
+    // Old runs go first; the newest 20 stay for the inspector.
+    kf::pruneRunDumpDirs(20, m_openCase.toStdString());
+    return QString::fromStdString(kf::newRunDumpDir(task.name, candidateFile.toStdString()).string());
+}
+
+QString RunController::taskDirForCase(const QString& caseDir) const
+{
+    const QString dir = QDir::cleanPath(caseDir);
+    for (auto it = m_caseTasks.begin(); it != m_caseTasks.end(); ++it)
+        if (dir.startsWith(QDir::cleanPath(it.key()) + "/"))
+            return it.value();
+    return {};
+}
+
+bool RunController::loadCase(const QString& caseDir, const QString& what, kf::CaseInfo& kase, kf::Task& task,
+                             QString& taskDir)
+{
+    if (m_service->isRunning())
+        return false;
+    auto c = kf::readCase(caseDir.toStdString());
+    taskDir = taskDirForCase(caseDir);
+    QString error;
+    if (!c)
+        error = QString::fromStdString(c.error().message());
+    else if (taskDir.isEmpty())
+        error = tr("The task of this case is not known in this session; re-run the task (F5) and open the new case.");
+    else if (m_save && !m_save(taskDir, &error))
+        error = tr("Could not save before the run: %1").arg(error);
+    std::optional<kf::Task> loaded;
+    if (error.isEmpty()) {
+        auto t = kf::loadTask(taskDir.toStdString());
+        if (!t)
+            error = QString::fromStdString(t.error().message());
+        else
+            loaded = std::move(t.value());
+    }
+    if (error.isEmpty() && !loaded->findCandidate(c->candidateFile))
+        error = tr("Task %1 no longer has the candidate %2.").arg(QString::fromStdString(loaded->name),
+                                                                 QString::fromStdString(c->candidateFile));
+    if (!error.isEmpty()) {
+        m_panel->begin(what);
+        m_panel->fail(error);
+        return false;
+    }
+    kase = std::move(c.value());
+    task = std::move(*loaded);
+    return true;
+}
+
+bool RunController::rerunCase(const QString& caseDir)
+{
+    kf::CaseInfo kase;
+    kf::Task task;
+    QString taskDir;
+    if (!loadCase(caseDir, tr("Re-run case"), kase, task, taskDir))
+        return false;
+    kf::RunSettings s;
+    s.onlyShapes = {kase.shape};
+    s.setName = "repro";
+    s.trials = 1;
+    s.seed = kf::parseSeed(kase.seed);
+    s.firstTrial = kase.trial;
+    s.launchTimeoutMs = m_settings.launchTimeoutMs;
+    s.inputsDir = (std::filesystem::path(caseDir.toStdString()) / "inputs").string();
+    const QString file = QString::fromStdString(kase.candidateFile);
+    s.dumpDir = newDumpDir(task, file).toStdString();
+    m_titleNote = tr(" · re-run of %1 trial %2 on its saved inputs")
+                      .arg(QString::fromStdString(kase.shape.describe()))
+                      .arg(kase.trial);
+    m_gotReport = false;
+    m_runTaskDir = taskDir;
+    m_runId = m_service->run(kf::RunKind::Verify, task, file, s);
+    return m_runId != 0;
+}
+
+bool RunController::shrinkCase(const QString& caseDir)
+{
+    kf::CaseInfo kase;
+    kf::Task task;
+    QString taskDir;
+    if (!loadCase(caseDir, tr("Shrink"), kase, task, taskDir))
+        return false;
+    const QString file = QString::fromStdString(kase.candidateFile);
+    m_titleNote.clear();
+    m_gotReport = false;
+    m_runTaskDir = taskDir;
+    m_runId = m_service->shrink(task, file, kase.shape, QString::fromStdString(std::string(kf::failureKindName(kf::failureKindOfCase(kase)))),
+                                kf::parseSeed(kase.seed).value_or(0), kase.trial, newDumpDir(task, file));
     return m_runId != 0;
 }
 

@@ -4,6 +4,9 @@
 // panel, and keeps the status bar's runner state honest (GPU, no GPU, restarting).
 #include "app/gui/services/RunService.h"
 
+#include "engine/verify/CaseFiles.h"
+
+#include <QHash>
 #include <QObject>
 
 #include <functional>
@@ -47,6 +50,20 @@ public:
     /// Verifies a kernel that is not open in a tab (a registry version, re-verified on this GPU):
     /// `task` is used as given (its folder must hold `candidateFile`). Same panel and signals.
     bool startTask(kf::RunKind kind, const kf::Task& task, const QString& candidateFile, const QString& titleNote);
+    /// Re-runs a saved failing case from its saved inputs (same shape, seed and trial number),
+    /// with the candidate as it is saved now: the quickest check of a fix. False when nothing started.
+    bool rerunCase(const QString& caseDir);
+    /// Searches for the smallest shape that fails like the saved case (engine/verify/Shrink.h).
+    bool shrinkCase(const QString& caseDir);
+    /// The task folder of the run that saved `caseDir` (this session's runs), or empty.
+    QString taskDirForCase(const QString& caseDir) const;
+    /// Verify runs save the tensors of failing trials (the inspector reads them); on by default.
+    void setSaveFailingTensors(bool on, qint64 maxBytes) { m_saveTensors = on; m_saveTensorsBytes = maxBytes; }
+    /// The first saved failing case of the latest report, or empty.
+    QString lastCaseDir() const { return m_lastCase; }
+    /// The case open in the inspector: pruning old runs never deletes it.
+    void setOpenCase(const QString& caseDir) { m_openCase = caseDir; }
+
     void cancel();
     /// Starts the runner now so the first run does not pay for it.
     void probe();
@@ -61,6 +78,9 @@ signals:
 
 private:
     bool launch(kf::RunKind kind, kf::Task task, const QString& candidateFile, const QString& taskDir);
+    /// The case at `caseDir` and its task as saved now; false after showing why in the panel.
+    bool loadCase(const QString& caseDir, const QString& what, kf::CaseInfo& kase, kf::Task& task, QString& taskDir);
+    QString newDumpDir(const kf::Task& task, const QString& candidateFile) const;
     void onState(RunService::RunnerState state, const QString& text);
 
     std::unique_ptr<RunService> m_service;
@@ -72,6 +92,11 @@ private:
     QString m_runTaskDir;
     QString m_titleNote;
     bool m_gotReport = false;
+    bool m_saveTensors = true;
+    qint64 m_saveTensorsBytes = 2ll << 30;
+    QHash<QString, QString> m_caseTasks;
+    QString m_openCase;
+    QString m_lastCase;  ///< dump folder -> task folder of the run that wrote it
 };
 
 } // namespace kf::app

@@ -4,12 +4,16 @@
 #include "app/gui/window/CompileController.h"
 #include "app/gui/window/MainWindow.h"
 #include "app/gui/window/PromoteController.h"
+#include "app/gui/window/InspectController.h"
 #include "app/gui/window/RunController.h"
+#include "app/gui/workspace/Workspace.h"
 #include "widgets/editor/KernelEditor.h"
+#include "widgets/inspect/TensorInspector.h"
 #include "widgets/registry/RegistryBrowser.h"
 
 #include <QApplication>
 #include <QDir>
+#include <QFileInfo>
 #include <QDockWidget>
 #include <QComboBox>
 #include <QMessageBox>
@@ -230,7 +234,50 @@ private:
         });
     }
 
-    void finish() { qApp->exit(0); }
+    // A new user breaks an example kernel (softmax forgets to normalise the part of a long row
+    // that does not fit its register cache), runs it, and opens the inspector on the failure.
+    void inspectFailure()
+    {
+        const QString file = m_w.workspace()->root() + "/softmax_fp32/optimized.cu";
+        if (!m_withRuns || !QFileInfo::exists(file)) {
+            qApp->exit(0);
+            return;
+        }
+        m_w.openFile(file);
+        KernelEditor* e = m_w.currentTab()->editor();
+        const QString wrong = "out[j] = expf(v[j] - m_row) * inv_sum;";
+        for (int i = 0; i < e->lines(); ++i)
+            if (const int col = e->text(i).indexOf(wrong); col >= 0) {
+                e->setSelection(i, col, i, col + int(wrong.size()));
+                e->replaceSelectedText("out[j] = expf(v[j] - m_row); // BUG: not normalised");
+                break;
+            }
+        waitForCompile([this] {
+            m_w.verify();
+            waitForRun([this] {
+                save("inspector-run.png");
+                const QString dir = m_w.runController()->lastCaseDir();
+                std::printf("inspect: first case %s\n", qPrintable(dir));
+                if (dir.isEmpty() || !m_w.inspectController()->open(dir)) {
+                    qApp->exit(0);
+                    return;
+                }
+                m_w.resizeDocks({m_w.dock("inspectorDock")}, {m_w.height() * 3 / 5}, Qt::Vertical);
+                QTimer::singleShot(1500, this, [this] {
+                    m_w.inspector()->next();
+                    QTimer::singleShot(800, this, [this] {
+                        save("inspector.png");
+                        const QString path = m_dir + "/inspector-detail.png";
+                        std::printf("%s %s\n", m_w.inspector()->grab().save(path) ? "saved" : "FAILED to save",
+                                    qPrintable(path));
+                        qApp->exit(0);
+                    });
+                });
+            });
+        });
+    }
+
+    void finish() { inspectFailure(); }
 
     using KernelEditor = kf::ui::KernelEditor;
     MainWindow& m_w;
