@@ -36,11 +36,6 @@ const json* firstSavedCase(const json& report, fs::path& caseDir, std::string& s
 
 } // namespace
 
-std::string defaultDumpDir(const Task& task, const std::string& candidateFile)
-{
-    return newRunDumpDir(task.name, candidateFile).string();
-}
-
 bool exportFirstCase(const json& report, const Task& task, const std::string& bundleDir)
 {
     fs::path caseDir;
@@ -96,7 +91,7 @@ int runRepro(const RunArgs& a)
     s.launchTimeoutMs = a.launchTimeoutMs;
     s.inputsDir = inputs.string();
     // The re-run's tensors stay with the bundle, so a fixed and a broken run sit side by side.
-    s.dumpDir = (fs::absolute(b.dir, ec) / "reruns" / fs::path(defaultDumpDir(b.task, b.kase.candidateFile)).filename()).string();
+    s.dumpDir = newRunDumpDir(b.task.name, b.kase.candidateFile, fs::absolute(b.dir, ec) / "reruns").string();
     if (std::string missing = missingRunnerFeature(session.hello(), s); !missing.empty()) {
         std::cerr << "kforge: this kforge-runner cannot replay a bundle (it lacks \"" << missing << "\"); rebuild it\n";
         return kExitEnvironment;

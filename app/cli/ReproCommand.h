@@ -22,8 +22,4 @@ bool exportFirstCase(const nlohmann::json& report, const Task& task, const std::
 /// shape was found, 0 when nothing fails.
 int runShrink(const RunArgs& args);
 
-/// The folder a run saves its failing tensors to when the user did not choose one:
-/// <cache>/runs/<utc>-<task>-<candidate>.
-std::string defaultDumpDir(const Task& task, const std::string& candidateFile);
-
 } // namespace kf::cli

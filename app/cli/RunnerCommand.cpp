@@ -4,27 +4,18 @@
 #include "ProgressLine.h"
 #include "ReproCommand.h"
 #include "RunnerSession.h"
+#include "engine/repro/Repro.h"
 #include "ReportText.h"
-#include "engine/cache/CompileCache.h"
-#include "engine/compile/Compiler.h"
 #include "engine/compile/TaskCompile.h"
-#include "engine/core/Base64.h"
 #include "engine/core/Files.h"
-#include "engine/core/Hash.h"
 #include "engine/runner/RunRequest.h"
-#include "engine/runner/Supervisor.h"
 #include "engine/task/HeldOut.h"
 #include "engine/task/Task.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <csignal>
-#include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
-#include <random>
 #include <regex>
 
 namespace fs = std::filesystem;
@@ -150,7 +141,7 @@ int runOnRunner(const RunArgs& a, json* collect)
     const RunKind runKind = bench ? RunKind::Bench : RunKind::Verify;
     RunSettings settings = settingsFor(a, seed);
     if (!a.exportRepro.empty() && settings.dumpDir.empty())
-        settings.dumpDir = defaultDumpDir(task, candidates.front()->file);
+        settings.dumpDir = newRunDumpDir(task.name, candidates.front()->file).string();
     if (!bench && a.heldOut > 0) {
         // Derived with the replay seed when one is given, else with a secret one.
         const std::uint64_t heldOutSeed = seed ? *seed : parseSeed(freshSeeds(1, std::nullopt).front()).value_or(1);

@@ -3,6 +3,7 @@
 #include "ExitCodes.h"
 #include "ReportText.h"
 #include "RunnerSession.h"
+#include "engine/repro/Repro.h"
 #include "engine/verify/Shrink.h"
 
 #include <iostream>
@@ -159,23 +160,7 @@ int runShrink(const RunArgs& a)
         auto r = session.verify(task, *candidate, s, label + " (probing " + std::to_string(shapes.size()) + " shapes)");
         if (!r)
             return r.error();
-        if (stringField(r.value(), "verdict") == "error")
-            return Error{"probe shapes", stringField(r.value(), "summary", "the run ended in an error"), "", {}, {}};
-        std::vector<ProbeOutcome> out;
-        for (const json& s2 : field(r.value(), "shapes")) {
-            ProbeOutcome o;
-            for (const json& t : field(s2, "trials"))
-                if (field(t, "passed") == json(false) && !o.failed) {
-                    o.failed = true;
-                    o.kind = failureKindOfTrial(t);
-                    o.failure = stringField(t, "failure");
-                }
-            out.push_back(o);
-        }
-        if (out.size() != shapes.size())
-            return Error{"probe shapes", "the runner reported " + std::to_string(out.size()) + " shapes for " +
-                                             std::to_string(shapes.size()), "", {}, {}};
-        return out;
+        return probeOutcomes(r.value(), shapes.size());
     };
     ShrinkOptions options;
     options.maxProbes = a.shrinkBudget;
@@ -196,7 +181,7 @@ int runShrink(const RunArgs& a)
     confirm.trials = 3;
     confirm.launchTimeoutMs = a.launchTimeoutMs;
     confirm.samples = a.samples;
-    confirm.dumpDir = a.dumpDir.empty() ? defaultDumpDir(task, candidate->file) : a.dumpDir;
+    confirm.dumpDir = a.dumpDir.empty() ? newRunDumpDir(task.name, candidate->file).string() : a.dumpDir;
     auto confirmed = session.verify(task, *candidate, confirm, label + " (confirming " + r.smallest.describe() + ")");
     json out = {{"shrink", toJson(r)}};
     if (confirmed)

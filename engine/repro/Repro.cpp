@@ -98,13 +98,14 @@ Result<OutputFiles> openOutput(const fs::path& dir, const CaseInfo& c, const std
 
 } // namespace
 
-fs::path newRunDumpDir(const std::string& task, const std::string& candidateFile)
+fs::path newRunDumpDir(const std::string& task, const std::string& candidateFile, const fs::path& root)
 {
     std::string stamp = utcNow();
     for (char& ch : stamp)
         if (ch == ':')
             ch = '-';
-    const fs::path base = userCacheDir() / "runs" / (stamp + "-" + task + "-" + fs::path(candidateFile).stem().string());
+    const fs::path base = (root.empty() ? userCacheDir() / "runs" : root) /
+                          (stamp + "-" + task + "-" + fs::path(candidateFile).stem().string());
     // Two runs in one second get their own folders.
     // Two runs in one second get their own folders: create_directory claims a name atomically.
     std::error_code ec;

@@ -36,8 +36,11 @@ struct ReproBundle {
     FailureKind kind = FailureKind::None;
 };
 
-/// <cache>/runs/<utc>-<task>-<candidate stem>: where a run saves failing tensors by default.
-std::filesystem::path newRunDumpDir(const std::string& task, const std::string& candidateFile);
+/// <root>/<utc>-<task>-<candidate stem>, created (so two runs in one second get two folders):
+/// where a run saves failing tensors. `root` defaults to <cache>/runs; a repro re-run uses
+/// <bundle>/reruns.
+std::filesystem::path newRunDumpDir(const std::string& task, const std::string& candidateFile,
+                                    const std::filesystem::path& root = {});
 /// Deletes all but the newest `keep` folders under <cache>/runs, never `inUse` (an open case).
 void pruneRunDumpDirs(int keep, const std::filesystem::path& inUse = {});
 

@@ -1,5 +1,7 @@
 #include "engine/verify/Shrink.h"
 
+#include "engine/core/ReportFields.h"
+
 #include <algorithm>
 #include <map>
 
@@ -384,6 +386,24 @@ Result<ShrinkResult> shrink(const Task& task, const ShapeBinding& failing, Failu
     if (auto r = shrinker.run(); !r)
         return r.error();
     return result;
+}
+
+Result<std::vector<ProbeOutcome>> probeOutcomes(const Json& probeReport, std::size_t shapes)
+{
+    if (report::text(probeReport, "verdict") == "error")
+        return Error{"probe shapes", report::text(probeReport, "summary", "the run ended in an error"), "", {}, {}};
+    std::vector<ProbeOutcome> out;
+    for (const Json& s : report::field(probeReport, "shapes")) {
+        ProbeOutcome o;
+        for (const Json& t : report::field(s, "trials"))
+            if (!o.failed && report::field(t, "passed") == false)
+                o = {true, failureKindOfTrial(t), report::text(t, "failure")};
+        out.push_back(o);
+    }
+    if (out.size() != shapes)
+        return Error{"probe shapes", "the runner reported " + std::to_string(out.size()) + " shapes for " +
+                                         std::to_string(shapes), "", {}, {}};
+    return out;
 }
 
 Json toJson(const ShrinkResult& r)

@@ -36,6 +36,9 @@ struct ProbeOutcome {
 
 /// Runs a batch of shapes and returns one outcome per shape, in order. An Error (runner crash,
 /// compile failure) aborts the shrink with that error.
+/// The outcome of each shape of a probe's correctness report, in report order: failed with the
+/// kind of its first failing trial. An error when the report is an error or lacks shapes.
+Result<std::vector<ProbeOutcome>> probeOutcomes(const nlohmann::json& report, std::size_t shapes);
 using ProbeFn = std::function<Result<std::vector<ProbeOutcome>>(const std::vector<ShapeBinding>&)>;
 
 struct ShrinkOptions {

@@ -190,17 +190,7 @@ quint64 RunService::shrink(const Task& task, const QString& candidateFile, const
             auto r = send(s);
             if (!r)
                 return r.error();
-            std::vector<ProbeOutcome> out;
-            for (const json& sh : report::field(r.value(), "shapes")) {
-                ProbeOutcome o;
-                for (const json& t : report::field(sh, "trials"))
-                    if (report::field(t, "passed") == false && !o.failed)
-                        o = {true, failureKindOfTrial(t), report::text(t, "failure")};
-                out.push_back(o);
-            }
-            if (out.size() != shapes.size())
-                return Error{"probe shapes", report::text(r.value(), "summary", "the runner reported no shapes"), "", {}, {}};
-            return out;
+            return probeOutcomes(r.value(), shapes.size());
         };
         auto result = kf::shrink(task, start, kind, probe);
         if (!result)

@@ -38,15 +38,8 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
         if (id != m_runId)
             return;
         m_gotReport = true;
-        m_lastCase.clear();
-        if (const auto it = r.find("dump_dir"); it != r.end() && it->is_string()) {
-            const QString dumpDir = QString::fromStdString(it->get<std::string>());
-            m_caseTasks.insert(dumpDir, m_runTaskDir);
-            for (const auto& shape : r.value("shapes", nlohmann::json::array()))
-                for (const auto& t : shape.value("trials", nlohmann::json::array()))
-                    if (m_lastCase.isEmpty() && t.contains("case") && t["case"].is_string())
-                        m_lastCase = dumpDir + "/" + QString::fromStdString(t["case"].get<std::string>());
-        }
+        if (const auto it = r.find("dump_dir"); it != r.end() && it->is_string())
+            m_caseTasks.insert(QString::fromStdString(it->get<std::string>()), m_runTaskDir);
         m_panel->addReport(r);
         emit reportReceived(m_runTaskDir, r);
     });

@@ -59,8 +59,6 @@ public:
     QString taskDirForCase(const QString& caseDir) const;
     /// Verify runs save the tensors of failing trials (the inspector reads them); on by default.
     void setSaveFailingTensors(bool on, qint64 maxBytes) { m_saveTensors = on; m_saveTensorsBytes = maxBytes; }
-    /// The first saved failing case of the latest report, or empty.
-    QString lastCaseDir() const { return m_lastCase; }
     /// The case open in the inspector: pruning old runs never deletes it.
     void setOpenCase(const QString& caseDir) { m_openCase = caseDir; }
 
@@ -95,8 +93,7 @@ private:
     bool m_saveTensors = true;
     qint64 m_saveTensorsBytes = 2ll << 30;
     QHash<QString, QString> m_caseTasks;
-    QString m_openCase;
-    QString m_lastCase;  ///< dump folder -> task folder of the run that wrote it
+    QString m_openCase;  ///< dump folder -> task folder of the run that wrote it
 };
 
 } // namespace kf::app

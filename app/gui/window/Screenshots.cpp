@@ -10,6 +10,8 @@
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/inspect/TensorInspector.h"
 #include "widgets/registry/RegistryBrowser.h"
+#include "widgets/runs/ResultsModel.h"
+#include "widgets/runs/RunPanel.h"
 
 #include <QApplication>
 #include <QDir>
@@ -256,7 +258,11 @@ private:
             m_w.verify();
             waitForRun([this] {
                 save("inspector-run.png");
-                const QString dir = m_w.runController()->lastCaseDir();
+                QString dir; // the first failing row with a saved case, as a user would double-click
+                const kf::ui::ResultsModel* rows = m_w.runPanel()->model();
+                for (int i = 0; i < rows->rowCount() && dir.isEmpty(); ++i)
+                    if (rows->rowAt(i).canInspect())
+                        dir = rows->rowAt(i).correctness.caseDirs.first();
                 std::printf("inspect: first case %s\n", qPrintable(dir));
                 if (dir.isEmpty() || !m_w.inspectController()->open(dir)) {
                     qApp->exit(0);
