@@ -5,6 +5,7 @@
 #include "engine/runner/RunRequest.h"
 #include "engine/verify/CaseFiles.h"
 #include "engine/verify/Compare.h"
+#include "reprofixture.h"
 #include "testutil.h"
 
 #include <QDir>
@@ -47,64 +48,6 @@ Run kforge(const QStringList& args)
 const QString kVectorAdd = KF_SOURCE_DIR "/resources/examples/vector_add";
 const QString kBrokenAdd = KF_SOURCE_DIR "/tests/gpu/tasks/broken_add";
 
-std::string readText(const std::filesystem::path& file)
-{
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-// Every file of a folder with its bytes: "untouched" is an equal snapshot.
-std::map<std::string, std::string> snapshot(const std::filesystem::path& dir)
-{
-    namespace fs = std::filesystem;
-    std::map<std::string, std::string> m;
-    for (const auto& e : fs::recursive_directory_iterator(dir))
-        m[fs::relative(e.path(), dir).generic_string()] = e.is_regular_file() ? readText(e.path()) : std::string("<dir>");
-    return m;
-}
-
-// A failing case of broken_add/writes_nan.cu on N=7 (element 3 is NaN), as the runner saves it;
-// returns an error sentence, empty on success.
-std::string writeNanCase(const std::filesystem::path& dir, const kf::Task& task)
-{
-    using namespace kf;
-    const std::vector<float> a = {0, 1, 2, 3, 4, 5, 6}, b = {1, 1, 1, 1, 1, 1, 1};
-    const std::vector<double> expected = {1, 2, 3, 4, 5, 6, 7};
-    const std::vector<float> actual = {1, 2, 3, std::numeric_limits<float>::quiet_NaN(), 5, 6, 7};
-    const std::vector<unsigned char> sentinel = sentinelBytes(DType::F32, 0, 0x1234);
-    const OutputCheck check = compareOutput("c", DType::F32, actual.data(), expected.data(), {7},
-                                            Tolerance::defaultFor(DType::F32), sentinel.data());
-    CaseInfo info;
-    info.taskName = task.name;
-    info.taskHash = taskHash(task);
-    info.candidateFile = "writes_nan.cu";
-    info.sourceHash = hashHex(readText(task.directory / "writes_nan.cu"));
-    info.arch = "sm_90";
-    info.shape.label = "prime";
-    info.shape.values = {{"N", 7}};
-    info.set = "tests";
-    info.shapeIndex = 2;
-    info.trial = 1;
-    info.seed = "0x1234";
-    info.failure = "output c: 1 of 7 elements differ";
-    info.trialReport = {{"trial", 1}, {"passed", false}, {"outputs", nlohmann::json::array({toJson(check)})}};
-    CaseOutput c;
-    c.name = "c";
-    c.atolEffective = check.atolEffective;
-    c.rtol = check.rtol;
-    c.sentinel[0] = sentinel;
-    c.sentinel[1] = sentinelBytes(DType::F32, 1, 0x1234);
-    c.check = toJson(check);
-    info.outputs = {c};
-    auto r = writeCase(dir, info,
-                       {{{"a", CaseTensor::Role::Input, 0, DType::F32, {7}, {}}, a.data(), 28},
-                        {{"b", CaseTensor::Role::Input, 0, DType::F32, {7}, {}}, b.data(), 28},
-                        {{"c", CaseTensor::Role::Expected, 0, DType::F64, {7}, {}}, expected.data(), 56},
-                        {{"c", CaseTensor::Role::Actual, 0, DType::F32, {7}, {}}, actual.data(), 28}});
-    return r ? std::string() : r.error().message();
-}
 } // namespace
 
 class TestCliVerify : public QObject {
@@ -142,7 +85,7 @@ void TestCliVerify::initTestCase()
     fs::copy(kBrokenAdd.toStdString(), root / "broken_add", fs::copy_options::recursive);
     auto task = kf::loadTask(root / "broken_add");
     KF_VERIFY_OK(task);
-    const std::string written = writeNanCase(root / "case", *task);
+    const std::string written = kf::test::writeSyntheticCase(root / "case", *task, {}).error;
     QVERIFY2(written.empty(), written.c_str());
     m_bundle = m_dir.filePath("bundle");
     m_editedBundle = m_dir.filePath("bundle-edited");
@@ -246,7 +189,7 @@ void TestCliVerify::reproReachesTheRunnerAndLeavesTheBundle_data()
 void TestCliVerify::reproReachesTheRunnerAndLeavesTheBundle()
 {
     QFETCH(QStringList, extra);
-    const auto before = snapshot(m_bundle.toStdString());
+    const auto before = kf::test::snapshot(m_bundle.toStdString());
     Run r = kforge(QStringList{"verify", "--repro", m_bundle} + extra);
     if (r.exitCode == 0 || r.exitCode == 1)
         QSKIP("this machine has a CUDA device and a runner; the row checks what happens without one");
@@ -255,7 +198,7 @@ void TestCliVerify::reproReachesTheRunnerAndLeavesTheBundle()
     QVERIFY2(r.err.contains("no GPU") || r.err.contains("kforge-runner"), qPrintable(r.err));
     QCOMPARE(r.err.count('\n'), 1);
     QVERIFY2(r.out.isEmpty(), qPrintable(r.out));
-    QVERIFY2(snapshot(m_bundle.toStdString()) == before, "the bundle changed");
+    QVERIFY2(kf::test::snapshot(m_bundle.toStdString()) == before, "the bundle changed");
 }
 
 void TestCliVerify::missingRunnerIsAnEnvironmentError()
