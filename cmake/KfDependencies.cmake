@@ -60,6 +60,17 @@ add_library(kf_cuda_headers INTERFACE)
 target_include_directories(kf_cuda_headers SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
 target_compile_definitions(kf_cuda_headers INTERFACE
   KF_CUDA_TOOLKIT_ROOT="${CUDAToolkit_LIBRARY_ROOT}")
+# CUPTI's headers live beside the toolkit's, or under extras/CUPTI in some installs.
+find_path(KF_CUPTI_INCLUDE cupti_range_profiler.h
+  HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/include
+        ${CUDAToolkit_LIBRARY_ROOT}/include)
+if(KF_WITH_CUPTI AND NOT KF_CUPTI_INCLUDE)
+  message(FATAL_ERROR "CUPTI headers (cupti_range_profiler.h, CUDA 12.6 or newer) not found next to the CUDA "
+                      "toolkit: install the toolkit's CUPTI, or configure with -DKF_WITH_CUPTI=OFF (no counters)")
+endif()
+if(KF_WITH_CUPTI)
+  target_include_directories(kf_cuda_headers SYSTEM INTERFACE ${KF_CUPTI_INCLUDE})
+endif()
 
 if(KF_BUILD_GUI)
   find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Concurrent Charts Test)

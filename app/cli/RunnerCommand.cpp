@@ -73,7 +73,8 @@ std::optional<Task> loadTaskArgument(const std::string& path)
 int runOnRunner(const RunArgs& a, json* collect)
 {
     const bool bench = a.kind == RunKind::Bench;
-    const char* command = bench ? "bench" : "verify";
+    const bool profile = a.kind == RunKind::Profile;
+    const char* command = bench ? "bench" : profile ? "profile" : "verify";
 
     // Everything the command line and the task can get wrong is a usage error (2), found before
     // the runner starts.
@@ -116,7 +117,27 @@ int runOnRunner(const RunArgs& a, json* collect)
         std::cerr << "kforge: --export-repro exports one failing case: verify one candidate (--candidate), once\n";
         return kExitUsage;
     }
-    if (a.shapes != "all" && shapeSet(task, a.shapes).empty()) {
+    // A profile runs one shape: the one given, else the largest benchmark (or test) shape.
+    std::optional<ShapeBinding> profileShape;
+    std::string profileSet = "custom";
+    if (profile) {
+        if (!a.shape.empty()) {
+            auto parsed = parseShapeText(task, a.shape);
+            if (!parsed) {
+                std::cerr << "kforge: --shape " << a.shape << ": " << parsed.error().why << '\n';
+                return kExitUsage;
+            }
+            profileShape = parsed.value();
+        } else {
+            profileShape = defaultProfileShape(task);
+            profileSet = task.benchmarkShapes.empty() ? "tests" : "benchmarks";
+        }
+        if (!profileShape) {
+            std::cerr << "kforge: task " << task.name << " has no shapes; add some under \"shapes\" in task.json or pass --shape\n";
+            return kExitUsage;
+        }
+    }
+    if (!profile && a.shapes != "all" && shapeSet(task, a.shapes).empty()) {
         std::cerr << "kforge: task " << task.name << " has no " << (a.shapes == "tests" ? "test" : "benchmark")
                   << " shapes; add some under \"shapes\" in task.json or pass --shapes all\n";
         return kExitUsage;
@@ -138,8 +159,17 @@ int runOnRunner(const RunArgs& a, json* collect)
     const std::string& arch = session.arch();
     const TaskPayload payload = taskPayload(task);
     const std::string& taskHash = payload.hash;
-    const RunKind runKind = bench ? RunKind::Bench : RunKind::Verify;
+    const RunKind runKind = a.kind;
     RunSettings settings = settingsFor(a, seed);
+    if (profile) {
+        settings.onlyShapes = {*profileShape};
+        settings.setName = profileSet;
+        settings.profileBaseline = !a.noBaseline;
+        if (!runnerHas(session.hello(), "profile")) {
+            std::cerr << "kforge: this kforge-runner cannot profile (its hello lacks \"profile\"); rebuild it with this kforge\n";
+            return kExitEnvironment;
+        }
+    }
     if (!a.exportRepro.empty() && settings.dumpDir.empty())
         settings.dumpDir = newRunDumpDir(task.name, candidates.front()->file).string();
     if (!bench && a.heldOut > 0) {
@@ -156,6 +186,7 @@ int runOnRunner(const RunArgs& a, json* collect)
     ProgressLine& progress = session.progress();
     json reports = json::array();
     bool allOk = true;
+    bool noCounters = false;    // a profile without counters: the machine's limit, not the kernel's
 
     const int repeats = std::max(1, a.repeat);
     for (std::size_t i = 0; i < candidates.size(); ++i) {
@@ -227,8 +258,9 @@ int runOnRunner(const RunArgs& a, json* collect)
                 continue;
             report["edit_to_verdict"] = latency;
         }
-        if (stringField(report, "verdict") != (bench ? "ok" : "pass"))
+        if (stringField(report, "verdict") != (bench || profile ? "ok" : "pass"))
             allOk = false;
+        noCounters = noCounters || (profile && stringField(report, "verdict") == "no_counters");
         if (!a.exportRepro.empty() && stringField(report, "verdict") == "fail")
             exportFirstCase(report, task, a.exportRepro);
         else if (!settings.dumpDir.empty() && stringField(report, "verdict") == "fail" && !a.json)
@@ -236,7 +268,9 @@ int runOnRunner(const RunArgs& a, json* collect)
         if (!a.json) {
             if (i > 0)
                 std::cout << '\n';
-            if (bench)
+            if (profile)
+                printProfileReport(std::cout, report);
+            else if (bench)
                 printBenchReport(std::cout, report, withSet);
             else
                 printVerifyReport(std::cout, report, withSet);
@@ -246,10 +280,11 @@ int runOnRunner(const RunArgs& a, json* collect)
       }
     }
 
+    const int failedExit = noCounters ? kExitEnvironment : kExitFailed;
     if (collect) {
         for (json& r : reports)
             collect->push_back(std::move(r));
-        return allOk ? kExitOk : kExitFailed;
+        return allOk ? kExitOk : failedExit;
     }
     const json all = {{"schema_version", 1}, {"command", command}, {"ok", allOk}, {"reports", reports}};
     const std::string text = all.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
@@ -261,7 +296,7 @@ int runOnRunner(const RunArgs& a, json* collect)
             return kExitEnvironment;
         }
     }
-    return allOk ? kExitOk : kExitFailed;
+    return allOk ? kExitOk : failedExit;
 }
 
 } // namespace kf::cli

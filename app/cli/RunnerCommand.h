@@ -1,5 +1,5 @@
 #pragma once
-// The flow `kforge verify` and `kforge bench` share: load the task, start the runner, compile
+// The flow `kforge verify`, `kforge bench` and `kforge profile` share: load the task, start the runner, compile
 // each candidate for the GPU the runner found, send one request per candidate, print the
 // reports (tables or --json), choose the exit code. The two commands differ only in their
 // request fields and in how a report is printed.
@@ -45,6 +45,8 @@ struct RunArgs {
     std::string shape;                      ///< --shrink: start here ("N=4099,B=2"); empty: the first failing shape
     int shrinkBudget = 64;
     bool shrinkAny = false;
+    // profile (also uses `shape`)
+    bool noBaseline = false;
     // bench
     double timeCapMs = 2000;
     int minSamples = 10;
@@ -67,5 +69,6 @@ int runOnRunner(const RunArgs& args, nlohmann::json* collect = nullptr);
 /// Human-readable blocks, one per report (VerifyCommand.cpp, BenchCommand.cpp).
 void printVerifyReport(std::ostream& out, const nlohmann::json& report, bool withSet);
 void printBenchReport(std::ostream& out, const nlohmann::json& report, bool withSet);
+void printProfileReport(std::ostream& out, const nlohmann::json& report);
 
 } // namespace kf::cli

@@ -15,41 +15,6 @@ namespace kf::cli {
 
 namespace {
 
-// "N=4099,B=2" (or space-separated) into a binding of the task's symbols.
-std::optional<ShapeBinding> parseShapeArg(const Task& task, const std::string& text, std::string& why)
-{
-    ShapeBinding b;
-    std::string spec = text;
-    for (char& c : spec)
-        if (c == ',')
-            c = ' ';
-    std::istringstream in(spec);
-    std::string item;
-    while (in >> item) {
-        const auto eq = item.find('=');
-        if (eq == std::string::npos) {
-            why = "\"" + item + "\" is not SYMBOL=VALUE";
-            return std::nullopt;
-        }
-        try {
-            b.values[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
-        } catch (const std::exception&) {
-            why = "\"" + item.substr(eq + 1) + "\" is not an integer";
-            return std::nullopt;
-        }
-    }
-    for (const SymbolSpec& s : task.symbols)
-        if (!b.values.count(s.name)) {
-            why = "give every symbol of the task; " + s.name + " is missing";
-            return std::nullopt;
-        }
-    if (auto ok = task.admits(b); !ok) {
-        why = ok.error().why;
-        return std::nullopt;
-    }
-    return b;
-}
-
 struct Start {
     ShapeBinding shape;
     FailureKind kind = FailureKind::None;
@@ -103,7 +68,11 @@ int runShrink(const RunArgs& a)
     std::optional<ShapeBinding> given;
     if (!a.shape.empty()) {
         std::string why;
-        given = parseShapeArg(task, a.shape, why);
+        auto parsed = parseShapeText(task, a.shape);
+        if (parsed)
+            given = parsed.value();
+        else
+            why = parsed.error().why;
         if (!given) {
             std::cerr << "kforge: --shape " << a.shape << ": " << why << '\n';
             return kExitUsage;

@@ -2,6 +2,7 @@
 #include "BenchCommand.h"
 #include "CompileCommand.h"
 #include "ExitCodes.h"
+#include "ProfileCommand.h"
 #include "PromoteCommand.h"
 #include "VerifyCommand.h"
 #include "engine/analysis/Occupancy.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv)
     cli::addCompileCommand(app, exitCode);
     cli::addVerifyCommand(app, exitCode);
     cli::addBenchCommand(app, exitCode);
+    cli::addProfileCommand(app, exitCode);
     cli::addPromoteCommand(app, exitCode);
     cli::addRegistryCommand(app, exitCode);
 

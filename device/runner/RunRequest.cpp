@@ -71,8 +71,8 @@ RunRequest parseOrThrow(const jr::Json& j)
     jr::Object o(j, "");
     RunRequest r;
     r.type = o.string("type");
-    if (r.type != "verify" && r.type != "bench")
-        jr::fail(o.at("type"), "expected \"verify\" or \"bench\"");
+    if (r.type != "verify" && r.type != "bench" && r.type != "profile")
+        jr::fail(o.at("type"), "expected \"verify\", \"bench\" or \"profile\"");
     r.id = o.integerOr("id", 0);
 
     const std::string taskDir = o.stringOr("task_dir", "");
@@ -125,7 +125,10 @@ RunRequest parseOrThrow(const jr::Json& j)
     if (const jr::Json* only = o.optional("only_shapes")) {
         // Shapes the client chose (a repro, a shrink probe, one row re-run): they replace the set.
         const std::string set = o.stringOr("set_name", "custom");
-        if (set != "custom" && set != "repro" && set != "shrink")
+        // A profile names the task's set its one shape came from; verify and bench may not, so a
+        // client's own shapes can never pass for the task's tests in a correctness report.
+        const bool taskSet = r.type == "profile" && (set == "tests" || set == "benchmarks");
+        if (set != "custom" && set != "repro" && set != "shrink" && !taskSet)
             jr::fail(o.at("set_name"), "expected \"custom\", \"repro\" or \"shrink\"");
         const jr::Json& a = jr::asArray(*only, o.at("only_shapes"));
         if (a.empty() || a.size() > 256)
@@ -169,6 +172,17 @@ RunRequest parseOrThrow(const jr::Json& j)
     if (r.launchTimeoutMs < 1)
         jr::fail(o.at("launch_timeout_ms"), "launch_timeout_ms must be positive");
 
+    if (r.type == "profile") {
+        // One launch per side is replayed pass by pass: the client picks the one shape.
+        if (r.shapes.size() != 1)
+            jr::fail(o.has("only_shapes") ? o.at("only_shapes") : o.at("shapes"),
+                     "a profile runs one shape: give exactly one in only_shapes");
+        if (const jr::Json* p = o.optional("profile")) {
+            jr::Object po(*p, o.at("profile"));
+            r.profile.baseline = po.booleanOr("baseline", r.profile.baseline);
+            po.finish();
+        }
+    }
     if (r.type == "bench") {
         BenchSettings& b = r.bench;
         b.timeCapMs = o.numberOr("time_cap_ms", b.timeCapMs);
@@ -207,7 +221,7 @@ Result<RunRequest> parseRunRequest(const nlohmann::json& j)
 
 const std::vector<std::string>& runnerFeatures()
 {
-    static const std::vector<std::string> f = {"dump", "inputs_dir", "only_shapes", "samples", "first_trial"};
+    static const std::vector<std::string> f = {"dump", "inputs_dir", "only_shapes", "samples", "first_trial", "profile"};
     return f;
 }
 

@@ -32,6 +32,11 @@ struct DumpSettings {
     bool allFailing = false;                ///< false: only each shape's first failing trial
 };
 
+/// A profile request's options (docs/runner-protocol.md, "profile").
+struct ProfileSettings {
+    bool baseline = true;                   ///< profile the LibTorch baseline's kernels too
+};
+
 struct ShapeRef {
     ShapeBinding binding;
     std::string set;                ///< "tests", "benchmarks" or "held_out"
@@ -39,7 +44,7 @@ struct ShapeRef {
 
 struct RunRequest {
     std::int64_t id = 0;
-    std::string type;               ///< "verify" or "bench"
+    std::string type;               ///< "verify", "bench" or "profile"
     Task task;
     size_t candidateIndex = 0;
     std::string cubin;              ///< decoded ELF bytes
@@ -59,6 +64,7 @@ struct RunRequest {
     std::int64_t launchTimeoutMs = 10000;
     std::string nvrtcVersion;       ///< optional, echoed into the environment block
     BenchSettings bench;
+    ProfileSettings profile;
 
     const Candidate& candidate() const { return task.candidates[candidateIndex]; }
 };

@@ -2,6 +2,7 @@
 
 #include "device/CudaDriver.h"
 #include "device/runner/Bencher.h"
+#include "device/runner/Profiler.h"
 #include "device/runner/RunRequest.h"
 #include "device/runner/TorchBridge.h"
 #include "device/runner/Verifier.h"
@@ -151,12 +152,12 @@ std::optional<int> Runner::handle(const nlohmann::json& request)
     }
     if (type == "shutdown")
         return 0;
-    if (type == "verify" || type == "bench")
+    if (type == "verify" || type == "bench" || type == "profile")
         return handleRun(request, id);
     if (m_testHooks && type.rfind("test_", 0) == 0)
         return handleTestHook(type, request, id);
     m_channel.error(id, Error{"handle a \"" + type + "\" request", "the runner does not know the request type \"" + type + "\"",
-                              "use verify, bench, ping or shutdown", {}, {}},
+                              "use verify, bench, profile, ping or shutdown", {}, {}},
                     false);
     return std::nullopt;
 }
@@ -166,7 +167,7 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
     const std::string type = json["type"].get<std::string>();
     if (!m_gpu) {
         m_channel.error(id, Error{"run " + type, "no GPU: " + m_deviceError,
-                                  "run verify and bench on a machine with an NVIDIA GPU and its driver", {}, {}},
+                                  "run verify, bench and profile on a machine with an NVIDIA GPU and its driver", {}, {}},
                         false);
         return std::nullopt;
     }
@@ -181,8 +182,10 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
     try {
         if (type == "verify")
             report = Verifier(m_channel, *m_gpu, request.value(), versions).run();
-        else
+        else if (type == "bench")
             report = Bencher(m_channel, *m_gpu, request.value(), versions).run();
+        else
+            report = Profiler(m_channel, *m_gpu, request.value(), versions).run();
     } catch (const std::exception& e) {
         // A bug of ours must not take the runner down with a request half answered.
         report = Error{"run " + type, std::string("internal error: ") + e.what(), "report this as a KernelForge bug", {}, {}};

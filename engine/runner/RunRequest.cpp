@@ -83,8 +83,9 @@ Json buildRunRequest(RunKind kind, const TaskPayload& task, const Candidate& can
                      const CompileResult& result, const std::string& nvrtcVersion, const RunSettings& s)
 {
     const bool bench = kind == RunKind::Bench;
+    const bool profile = kind == RunKind::Profile;
     const Json header = candidateHeader(candidate, request, result);
-    Json r = {{"type", bench ? "bench" : "verify"},
+    Json r = {{"type", bench ? "bench" : profile ? "profile" : "verify"},
               {"task", task.json},
               {"task_dir", task.directory},
               {"candidate", candidate.file},
@@ -95,11 +96,16 @@ Json buildRunRequest(RunKind kind, const TaskPayload& task, const Candidate& can
               {"task_hash", task.hash},
               {"compile_options", header["compile_options"]},
               {"nvrtc", nvrtcVersion},
-              {"seeds", freshSeeds(bench ? 1 : s.trials, s.seed)},
-              {"trials", bench ? 1 : s.trials},
+              {"seeds", freshSeeds(bench || profile ? 1 : s.trials, s.seed)},
+              {"trials", bench || profile ? 1 : s.trials},
               {"shapes", s.shapes},
               {"launch_timeout_ms", s.launchTimeoutMs}};
-    if (bench) {
+    if (profile) {
+        // One shape, chosen by the caller (defaultProfileShape when the user named none).
+        r["only_shapes"] = heldOutJson(s.onlyShapes);
+        r["set_name"] = s.setName;
+        r["profile"] = {{"baseline", s.profileBaseline}};
+    } else if (bench) {
         r["time_cap_ms"] = s.timeCapMs;
         r["min_samples"] = s.minSamples;
         r["max_samples"] = s.maxSamples;
@@ -127,6 +133,22 @@ Json buildRunRequest(RunKind kind, const TaskPayload& task, const Candidate& can
     return r;
 }
 
+std::optional<ShapeBinding> defaultProfileShape(const Task& task)
+{
+    for (const auto* set : {&task.benchmarkShapes, &task.testShapes}) {
+        const ShapeBinding* best = nullptr;
+        std::int64_t most = -1;
+        for (const auto& b : *set)
+            if (const std::int64_t n = task.totalElements(b); n > most) {
+                most = n;
+                best = &b;
+            }
+        if (best)
+            return *best;
+    }
+    return std::nullopt;
+}
+
 bool runnerHas(const Json& hello, const std::string& feature)
 {
     const Json& f = report::field(hello, "features");
@@ -150,7 +172,7 @@ Json errorReport(RunKind kind, const Task& task, const std::string& taskHash, co
                  const Json& hello, const Error& e, const std::string& startedAt, double durationMs)
 {
     return {{"schema_version", 1},
-            {"kind", kind == RunKind::Bench ? "performance" : "correctness"},
+            {"kind", kind == RunKind::Bench ? "performance" : kind == RunKind::Profile ? "profile" : "correctness"},
             {"verdict", "error"},
             {"summary", e.why},
             {"task", {{"name", task.name}, {"hash", taskHash}}},

@@ -15,7 +15,7 @@
 
 namespace kf {
 
-enum class RunKind { Verify, Bench };
+enum class RunKind { Verify, Bench, Profile };
 
 struct RunSettings {
     std::string shapes = "tests";           ///< tests | benchmarks | all
@@ -36,7 +36,13 @@ struct RunSettings {
     int minSamples = 10;
     int maxSamples = 500;
     double targetSpread = 0.01;
+    // profile (runs onlyShapes' one shape, else defaultProfileShape)
+    bool profileBaseline = true;            ///< profile the LibTorch baseline's kernels too
 };
+
+/// The shape a profile runs when none is named: the benchmark shape with the most elements (a
+/// steady state, not launch overhead), else the largest test shape.
+std::optional<ShapeBinding> defaultProfileShape(const Task& task);
 
 /// The task as the runner receives it, with its hash (reports carry it; promotion checks it).
 struct TaskPayload {
@@ -58,7 +64,7 @@ std::string missingRunnerFeature(const nlohmann::json& hello, const RunSettings&
 /// The "candidate" block of a report: file, source hash, arch, options and lowered names.
 nlohmann::json candidateHeader(const Candidate& candidate, const CompileRequest& request, const CompileResult& result);
 
-/// A complete verify or bench request for a candidate that compiled to a cubin.
+/// A complete verify, bench or profile request for a candidate that compiled to a cubin.
 nlohmann::json buildRunRequest(RunKind kind, const TaskPayload& task, const Candidate& candidate,
                                const CompileRequest& request, const CompileResult& result,
                                const std::string& nvrtcVersion, const RunSettings& settings);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <regex>
+#include <stdexcept>
 #include <set>
 
 namespace fs = std::filesystem;
@@ -933,6 +934,49 @@ std::int64_t Task::totalElements(const ShapeBinding& shape) const
             total += n;
         }
     return total;
+}
+
+Result<ShapeBinding> parseShapeText(const Task& task, const std::string& text)
+{
+    auto bad = [&](const std::string& why) {
+        return Error{"read the shape \"" + text + "\"", why, "write it as SYMBOL=VALUE pairs, e.g. N=4099,B=2", {}, {}};
+    };
+    ShapeBinding b;
+    std::string item;
+    auto take = [&]() -> std::optional<Error> {
+        if (item.empty())
+            return std::nullopt;
+        const auto eq = item.find('=');
+        if (eq == std::string::npos)
+            return bad("\"" + item + "\" is not SYMBOL=VALUE");
+        const std::string value = item.substr(eq + 1);
+        size_t used = 0;
+        std::int64_t v = 0;
+        try {
+            v = std::stoll(value, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (value.empty() || used != value.size())
+            return bad("\"" + value + "\" is not an integer");
+        b.values[item.substr(0, eq)] = v;
+        item.clear();
+        return std::nullopt;
+    };
+    for (char c : text + " ") {
+        if (c == ',' || c == ' ' || c == '\t') {
+            if (auto e = take())
+                return *e;
+        } else {
+            item += c;
+        }
+    }
+    for (const SymbolSpec& s : task.symbols)
+        if (!b.values.count(s.name))
+            return bad("give every symbol of the task; " + s.name + " is missing");
+    if (auto ok = task.admits(b); !ok)
+        return bad(ok.error().why);
+    return b;
 }
 
 Result<Task> parseTask(const Json& j, const std::string& origin, const fs::path& directory)

@@ -175,6 +175,11 @@ Result<LaunchGeometry> evaluateLaunch(const Task& task, const Launch& launch, co
 /// file, the JSON pointer and a sentence saying what to fix.
 Result<Task> loadTask(const std::filesystem::path& dirOrFile);
 /// Same, from JSON already in memory; `origin` names it in errors.
+/// "N=4099,B=2" (commas or spaces between) into a binding of `task`'s symbols: every symbol
+/// given, the task admitting the shape (Task::admits). What the CLI's --shape and the
+/// workbench's shape fields accept.
+Result<ShapeBinding> parseShapeText(const Task& task, const std::string& text);
+
 Result<Task> parseTask(const nlohmann::json& j, const std::string& origin,
                        const std::filesystem::path& directory = {});
 /// Canonical JSON (round-trips through parseTask).

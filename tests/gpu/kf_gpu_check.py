@@ -18,6 +18,11 @@ Cases (CASE):
   recover.<what>               a crashing/hanging candidate fails, and the correct candidate
                                after it in the same invocation passes (runner restarted)
   stream_copy.verify           the streaming-copy probe is correct
+  profile.stream_copy          `kforge profile`: the streaming copy runs DRAM above 80 % of peak
+                               with achieved occupancy close to theoretical; the baseline too
+  profile.softmax              `kforge profile`: the example softmax and LibTorch's, side by side
+  profile.register_pressure    `kforge profile`: a register-heavy copy's occupancy is limited by
+                               registers as the calculator predicts; launch bounds double it
   tasks.compile                every test task's candidates compile with no error and no
                                warning (`kforge compile`; no GPU needed)
 `--list` prints them. Only the standard library is used.
@@ -475,6 +480,92 @@ def check_example_bench(c, r, task, cand):
     print_bench_table(task, cand, r)
 
 
+def profile_side(r, side):
+    return ((r.get("profile") or {}).get(side)) or {}
+
+
+def first_kernel(r):
+    kernels = profile_side(r, "candidate").get("kernels") or [{}]
+    return kernels[0]
+
+
+def check_profile_common(c, r):
+    c.ok(r.get("kind") == "profile", "kind is profile")
+    c.ok(r.get("verdict") == "ok", f"verdict is ok (got {r.get('verdict')!r}: {r.get('summary', '')[:200]})")
+    counters = r.get("counters") or {}
+    c.ok(counters.get("available") is True, f"counters available (problem: {counters.get('problem', '')!r})")
+    c.ok(isinstance(counters.get("passes"), int) and counters["passes"] >= 1, f"passes >= 1 (got {counters.get('passes')})")
+    k = first_kernel(r)
+    st = k.get("static") or {}
+    m = k.get("metrics") or {}
+    print(f"  chip {counters.get('chip')} passes {counters.get('passes')}; kernel {k.get('demangled') or k.get('name')}: "
+          f"regs {st.get('registers')} theoretical {st.get('theoretical_occupancy_pct')} % ({st.get('limiter')}); "
+          f"achieved {m.get('achieved_occupancy_pct')} %, DRAM {m.get('dram_throughput_pct')} %, SM {m.get('sm_throughput_pct')} %, "
+          f"{m.get('duration_ns')} ns, {(m.get('dram_read_bytes') or 0) + (m.get('dram_write_bytes') or 0):.4g} DRAM bytes")
+    for key in ("achieved_occupancy_pct", "dram_throughput_pct", "sm_throughput_pct", "duration_ns", "dram_read_bytes"):
+        c.ok(isinstance(m.get(key), (int, float)), f"metric {key} present")
+    c.ok(st.get("registers", 0) > 0, "registers from cuFuncGetAttribute")
+    ceil = r.get("ceilings") or {}
+    c.ok((ceil.get("dram_gbs") or 0) > 500, f"a DRAM ceiling (got {ceil.get('dram_gbs')} GB/s from {ceil.get('dram_source')})")
+    return k, st, m
+
+
+def check_profile_stream(c, r, task):
+    k, st, m = check_profile_common(c, r)
+    if not m:
+        return
+    c.ok(m["dram_throughput_pct"] > 80, f"DRAM throughput above 80 % of peak (got {m['dram_throughput_pct']:.1f} %)")
+    # Bytes the counters saw against what the copy must move (read x, write y): within 10 %.
+    shape = r.get("shape") or {}
+    need = 8.0 * shape.get("N", 0)
+    seen = (m.get("dram_read_bytes") or 0) + (m.get("dram_write_bytes") or 0)
+    c.ok(need > 0 and abs(seen - need) / need < 0.10, f"DRAM bytes {seen:.4g} within 10 % of 8 N = {need:.4g}")
+    theo = st.get("theoretical_occupancy_pct") or 0
+    c.ok(theo > 0 and m["achieved_occupancy_pct"] >= 0.70 * theo and m["achieved_occupancy_pct"] <= theo + 1.0,
+         f"achieved occupancy {m['achieved_occupancy_pct']:.1f} % close to theoretical {theo:.1f} % (70-100 %)")
+    # LibTorch's clone is a cudaMemcpy on the copy engine, not a kernel: the baseline side is
+    # there and honestly empty (run 18 on the H100).
+    base = profile_side(r, "baseline")
+    c.ok("kernels" in base and base["kernels"] == [], "the baseline (a device-to-device memcpy) launched no kernels")
+
+
+def check_profile_softmax(c, r, task):
+    k, st, m = check_profile_common(c, r)
+    base = profile_side(r, "baseline")
+    bk = base.get("kernels") or []
+    if c.ok(len(bk) >= 1, f"the LibTorch softmax was profiled: {len(bk)} kernel(s)"):
+        bm = bk[0].get("metrics") or {}
+        print(f"  baseline: achieved {bm.get('achieved_occupancy_pct')} %, DRAM {bm.get('dram_throughput_pct')} %, "
+              f"{bm.get('duration_ns')} ns")
+        # Both read B x D floats and write as many: the same DRAM traffic within a factor of 1.5.
+        cb = (m.get("dram_read_bytes") or 0) + (m.get("dram_write_bytes") or 0)
+        bb = (bm.get("dram_read_bytes") or 0) + (bm.get("dram_write_bytes") or 0)
+        c.ok(cb > 0 and bb > 0 and max(cb, bb) / min(cb, bb) < 1.5, f"candidate {cb:.4g} and baseline {bb:.4g} DRAM bytes agree")
+
+
+def check_register_pressure(c, reports, task):
+    byfile = {f: report_for(reports, f) for f in ("copy_deep.cu", "copy_deep_bounded.cu")}
+    for f, r in byfile.items():
+        print(f" {f}:")
+        if not c.ok(r is not None, f"a report for {f}"):
+            return
+        k, st, m = check_profile_common(c, r)
+        c.ok(st.get("limiter") == "registers", f"{f}: theoretical occupancy limited by registers (got {st.get('limiter')!r})")
+        theo = st.get("theoretical_occupancy_pct") or 0
+        # The calculator's blocks per SM from the registers cuFuncGetAttribute reports.
+        regs = st.get("registers", 0)
+        per_block = -(-regs // 8) * 8 * 256
+        blocks = 65536 // per_block if per_block else 0
+        c.ok(abs(theo - 100.0 * blocks * 8 / 64) < 0.01, f"{f}: {regs} regs x 256 threads -> {blocks} blocks/SM = {theo} %")
+        if m:
+            ach = m["achieved_occupancy_pct"]
+            c.ok(ach <= theo + 1.0 and ach >= 0.75 * theo, f"{f}: achieved {ach:.1f} % at or just below theoretical {theo:.1f} %")
+    deep, bounded = (first_kernel(byfile[f]).get("static") or {} for f in ("copy_deep.cu", "copy_deep_bounded.cu"))
+    c.ok((bounded.get("theoretical_occupancy_pct") or 0) >= 2 * (deep.get("theoretical_occupancy_pct") or 1),
+         "__launch_bounds__(256, 4) at least doubles the theoretical occupancy")
+    c.ok((bounded.get("local_bytes") or 0) > 0, f"... and spills to local memory ({bounded.get('local_bytes')} B/thread)")
+
+
 def print_bench_table(task, cand, r):
     for s in r.get("shapes") or []:
         cm = (s.get("candidate") or {}).get("median_ms")
@@ -512,6 +603,10 @@ CASES = {
         ("verify", T("multiple_of_block_then_correct"), None, 1,
          crash_then_pass("multiple_of_block.cu", ["guard", "illegal"], multiple_of_block_extra)),
     "stream_copy.verify": ("verify", T("stream_copy"), None, 0, every_candidate(check_example_verify)),
+    "profile.stream_copy": ("profile", T("stream_copy"), "copy_vec4.cu", 0, single(check_profile_stream, "copy_vec4.cu")),
+    "profile.register_pressure": ("profile", T("register_pressure"), None, 0, check_register_pressure),
+    "profile.softmax": ("profile", os.path.join(HERE, "..", "..", "resources", "examples", "softmax_fp32"), "optimized.cu", 0,
+                        single(check_profile_softmax, "optimized.cu")),
 }
 
 
