@@ -19,7 +19,10 @@ std::int64_t elements(const Task& t, const ShapeBinding& b)
     for (const auto* list : {&t.inputs, &t.outputs})
         for (const TensorSpec& s : *list) {
             std::int64_t n = 1;
-            for (std::int64_t e : t.extents(s, b).value())
+            // Keep the Result alive: value() of a temporary is a reference into it, and a
+            // range-for over it would read a destroyed vector (GCC's -Wmaybe-uninitialized).
+            const auto extents = t.extents(s, b);
+            for (std::int64_t e : extents.value())
                 n *= e;
             total += n;
         }
