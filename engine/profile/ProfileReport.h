@@ -33,7 +33,7 @@ struct StaticResources {
     int localBytes = 0;                 ///< local memory per thread (spills and stack)
     int maxThreadsPerBlock = 0;         ///< cuFuncGetAttribute's limit for this kernel
     double theoreticalOccupancyPct = 0;
-    std::string limiter;                ///< limiterName(): "warps", "registers", "shared memory", "blocks", ...
+    std::string limiter;                ///< limiterName(): "warps", "registers", "shared_memory", "blocks", ...
     int activeBlocksPerSm = 0;
     int activeWarpsPerSm = 0;
     int maxWarpsPerSm = 0;
