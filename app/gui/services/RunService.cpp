@@ -171,7 +171,10 @@ void RunService::probeOnWorker()
 quint64 RunService::run(RunKind kind, const Task& task, const QString& candidateFile, const RunSettings& settings)
 {
     return startJob(kind, task, candidateFile, settings,
-                    QString("%1 %2/%3").arg(kind == RunKind::Bench ? "Benchmark" : "Verify", qs(task.name), candidateFile),
+                    QString("%1 %2/%3").arg(kind == RunKind::Bench     ? "Benchmark"
+                                           : kind == RunKind::Profile ? "Profile"
+                                                                      : "Verify",
+                                           qs(task.name), candidateFile),
                     {});
 }
 
@@ -272,7 +275,7 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
     const std::string arch = archFromHello(*hello);
     if (arch.empty()) {
         const std::string why = stringAt(*hello, "device_error");
-        return finish(false, "no GPU: verify and benchmark need a CUDA device (" +
+        return finish(false, "no GPU: verify, benchmark and profile need a CUDA device (" +
                                  (why.empty() ? std::string("the runner found none") : why) +
                                  "); compiling and the static analysis work without one");
     }
@@ -317,7 +320,7 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
     auto result = job ? job(send) : send(settings);
     if (result) {
         const std::string verdict = stringAt(*result, "verdict");
-        const bool ok = verdict == (kind == RunKind::Bench ? "ok" : "pass");
+        const bool ok = verdict == (kind == RunKind::Verify ? "pass" : "ok");
         std::string summary = stringAt(*result, "summary");
         if (const json& sh = report::field(*result, "shrink"); sh.is_object())
             summary = "smallest failing shape " + shapeText(sh) + "; " + summary;

@@ -23,6 +23,8 @@
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/occupancy/OccupancyPanel.h"
 #include "widgets/inspect/TensorInspector.h"
+#include "widgets/profile/ProfilePanel.h"
+#include "engine/profile/ProfileReport.h"
 #include "widgets/registry/RegistryBrowser.h"
 #include "widgets/runs/RunPanel.h"
 #include "widgets/task/TaskEditor.h"
@@ -44,6 +46,8 @@
 #include <QTreeView>
 
 #include <nlohmann/json.hpp>
+
+#include <utility>
 
 namespace kf::app {
 
@@ -186,7 +190,22 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
     connect(m_run.get(), &RunController::runningChanged, this, [this](bool running) {
         m_verifyAction->setEnabled(!running);
         m_benchAction->setEnabled(!running);
+        m_profileAction->setEnabled(!running);
         m_cancelAction->setEnabled(running);
+    });
+    connect(m_run.get(), &RunController::profileReceived, this, [this](const QString&, const nlohmann::json& r) {
+        m_profiling = false;
+        auto report = kf::profile::ProfileReport::fromJson(r, "the runner's profile report");
+        if (report)
+            m_profilePanel->setReport(report.value());
+        else
+            m_profilePanel->setError(QString::fromStdString(report.error().message()));
+        dock("profileDock")->raise();
+    });
+    connect(m_run.get(), &RunController::finished, this, [this](bool, const QString& sentence) {
+        // A profile that ended without a report (no GPU, a crash, a cancel) says why in its panel.
+        if (std::exchange(m_profiling, false))
+            m_profilePanel->setError(sentence);
     });
 
     if (!m_settings->windowGeometry().isEmpty())
@@ -244,6 +263,7 @@ void MainWindow::buildDocks()
     m_runPanel = new kf::ui::RunPanel(this);
     m_registryBrowser = new kf::ui::RegistryBrowser(this);
     m_inspector = new kf::ui::TensorInspector(this);
+    m_profilePanel = new kf::ui::ProfilePanel(this);
 
     QDockWidget* ws = makeDock(this, tr("Workspace"), "workspaceDock", m_workspaceView);
     QDockWidget* problems = makeDock(this, tr("Problems"), "problemsDock", m_diagnostics);
@@ -253,6 +273,7 @@ void MainWindow::buildDocks()
     QDockWidget* runs = makeDock(this, tr("Runs"), "runsDock", m_runPanel);
     QDockWidget* registry = makeDock(this, tr("Registry"), "registryDock", m_registryBrowser);
     QDockWidget* inspector = makeDock(this, tr("Inspector"), "inspectorDock", m_inspector);
+    QDockWidget* profile = makeDock(this, tr("Profile"), "profileDock", m_profilePanel);
     addDockWidget(Qt::LeftDockWidgetArea, ws);
     addDockWidget(Qt::RightDockWidgetArea, assembly);
     addDockWidget(Qt::RightDockWidgetArea, occupancy);
@@ -267,6 +288,8 @@ void MainWindow::buildDocks()
     tabifyDockWidget(problems, runs);
     addDockWidget(Qt::BottomDockWidgetArea, inspector);
     tabifyDockWidget(runs, inspector);
+    addDockWidget(Qt::BottomDockWidgetArea, profile);
+    tabifyDockWidget(inspector, profile);
     problems->raise();
 }
 
@@ -308,6 +331,9 @@ void MainWindow::buildMenus()
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     m_verifyAction = run->addAction(tr("&Verify"), QKeySequence(Qt::Key_F5), this, &MainWindow::verify);
     m_benchAction = run->addAction(tr("&Benchmark"), QKeySequence(Qt::Key_F6), this, &MainWindow::benchmark);
+    m_profileAction = run->addAction(tr("&Profile"), QKeySequence(Qt::Key_F7), this, &MainWindow::profile);
+    m_profileAction->setStatusTip(tr("Replay one launch under the hardware counters: achieved occupancy, throughput, "
+                                     "roofline and hints, beside the LibTorch baseline"));
     m_cancelAction = run->addAction(tr("&Cancel Run"), QKeySequence(tr("Shift+F5")), this, [this] { m_run->cancel(); });
     m_promoteAction = run->addAction(tr("&Promote…"), QKeySequence(tr("Ctrl+Shift+P")), m_promote.get(),
                                      &PromoteController::promote);
@@ -545,6 +571,16 @@ void MainWindow::benchmark()
 {
     dock("runsDock")->raise();
     m_run->start(kf::RunKind::Bench, currentTab());
+}
+
+void MainWindow::profile()
+{
+    // The Runs panel shows the progress; the Profile panel the result.
+    dock("profileDock")->raise();
+    m_profilePanel->setBusy(tr("Profiling %1 under the hardware counters…").arg(currentTab() ? currentTab()->fileName() : QString()));
+    m_profiling = m_run->start(kf::RunKind::Profile, currentTab());
+    if (!m_profiling)
+        m_profilePanel->setError(tr("Nothing was profiled: see the Runs panel for why."));
 }
 
 void MainWindow::closeTab(int index)

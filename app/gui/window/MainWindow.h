@@ -15,6 +15,7 @@ class QTabWidget;
 class QTreeView;
 
 namespace kf::ui {
+class ProfilePanel;
 class AssemblyView;
 class DiagnosticsPanel;
 class OccupancyPanel;
@@ -81,6 +82,7 @@ public:
     RegistryController* registryController() const { return m_registry.get(); }
     kf::ui::RegistryBrowser* registryBrowser() const { return m_registryBrowser; }
     kf::ui::TensorInspector* inspector() const { return m_inspector; }
+    kf::ui::ProfilePanel* profilePanel() const { return m_profilePanel; }
     InspectController* inspectController() const { return m_inspect.get(); }
     QAction* promoteAction() const { return m_promoteAction; }
     QDockWidget* dock(const QString& objectName) const;
@@ -88,6 +90,7 @@ public:
 public slots:
     void verify();
     void benchmark();
+    void profile();
     bool saveCurrent();
     bool saveAll();
 
@@ -128,6 +131,7 @@ private:
     kf::ui::RunPanel* m_runPanel = nullptr;
     kf::ui::RegistryBrowser* m_registryBrowser = nullptr;
     kf::ui::TensorInspector* m_inspector = nullptr;
+    kf::ui::ProfilePanel* m_profilePanel = nullptr;
     StatusBar* m_status = nullptr;
     std::unique_ptr<CompileController> m_compile;
     std::unique_ptr<RunController> m_run;
@@ -137,6 +141,8 @@ private:
     QMenu* m_recentMenu = nullptr;
     QAction* m_verifyAction = nullptr;
     QAction* m_benchAction = nullptr;
+    QAction* m_profileAction = nullptr;
+    bool m_profiling = false;   ///< a Profile run is in flight: its ending goes to the Profile panel
     QAction* m_cancelAction = nullptr;
     QAction* m_promoteAction = nullptr;
     QByteArray m_defaultState;

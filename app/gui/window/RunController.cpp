@@ -2,6 +2,7 @@
 
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/StatusBar.h"
+#include "engine/core/ReportFields.h"
 #include "engine/repro/Repro.h"
 #include "engine/task/HeldOut.h"
 #include "engine/task/Task.h"
@@ -40,6 +41,12 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
         m_gotReport = true;
         if (const auto it = r.find("dump_dir"); it != r.end() && it->is_string())
             m_caseTasks.insert(QString::fromStdString(it->get<std::string>()), m_runTaskDir);
+        // A profile has no shapes or trials for the results table: the Profile panel shows it,
+        // the Runs panel keeps the run's progress and ending.
+        if (kf::report::text(r, "kind") == "profile") {
+            emit profileReceived(m_runTaskDir, r);
+            return;
+        }
         m_panel->addReport(r);
         emit reportReceived(m_runTaskDir, r);
     });
@@ -66,7 +73,9 @@ void RunController::cancel() { m_service->cancel(); }
 
 bool RunController::start(kf::RunKind kind, CandidateTab* tab)
 {
-    const QString what = kind == kf::RunKind::Bench ? tr("Benchmark") : tr("Verify");
+    const QString what = kind == kf::RunKind::Bench     ? tr("Benchmark")
+                         : kind == kf::RunKind::Profile ? tr("Profile")
+                                                        : tr("Verify");
     if (m_service->isRunning())
         return false;
     if (!tab) {
@@ -121,6 +130,18 @@ bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candi
     }
     kf::RunSettings s;
     s.shapes = kind == kf::RunKind::Bench ? "benchmarks" : "tests";
+    if (kind == kf::RunKind::Profile) {
+        const auto shape = m_profileShape ? m_profileShape : kf::defaultProfileShape(task);
+        if (!shape) {
+            m_panel->begin(tr("Profile %1").arg(candidateFile));
+            m_panel->fail(tr("Task %1 has no shapes to profile: add some under \"shapes\" in task.json.")
+                              .arg(QString::fromStdString(task.name)));
+            return false;
+        }
+        s.onlyShapes = {*shape};
+        s.setName = m_profileShape ? "custom" : task.benchmarkShapes.empty() ? "tests" : "benchmarks";
+        s.profileBaseline = m_settings.profileBaseline;
+    }
     s.trials = m_settings.trials;
     s.launchTimeoutMs = m_settings.launchTimeoutMs;
     if (kind == kf::RunKind::Verify && m_settings.heldOutShapes > 0) {

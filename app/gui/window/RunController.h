@@ -1,5 +1,5 @@
 #pragma once
-// Verify (F5) and Benchmark (F6): saves the task's edited files, loads the task as saved, and
+// Verify (F5), Benchmark (F6) and Profile (F7): saves the task's edited files, loads the task as saved, and
 // hands the run to the run service; streams its progress, reports and ending into the Runs
 // panel, and keeps the status bar's runner state honest (GPU, no GPU, restarting).
 #include "app/gui/services/RunService.h"
@@ -35,6 +35,8 @@ public:
         std::optional<double> atol;
         /// Verify also runs this many held-out shapes derived from the task (promotion needs them).
         int heldOutShapes = 2;
+        /// Profile also replays the LibTorch baseline's kernels under the counters.
+        bool profileBaseline = true;
     };
     RunController(RunService::Options options, kf::ui::RunPanel* panel, StatusBar* status, QObject* parent = nullptr);
     ~RunController() override;
@@ -59,6 +61,8 @@ public:
     QString taskDirForCase(const QString& caseDir) const;
     /// Verify runs save the tensors of failing trials (the inspector reads them); on by default.
     void setSaveFailingTensors(bool on, qint64 maxBytes) { m_saveTensors = on; m_saveTensorsBytes = maxBytes; }
+    /// The shape Profile runs; empty: the task's largest benchmark shape (defaultProfileShape).
+    void setProfileShape(std::optional<kf::ShapeBinding> shape) { m_profileShape = std::move(shape); }
     /// The case open in the inspector: pruning old runs never deletes it.
     void setOpenCase(const QString& caseDir) { m_openCase = caseDir; }
 
@@ -73,6 +77,8 @@ signals:
     void finished(bool ok, const QString& sentence);
     /// A report of the run in flight, with the folder of the task it ran (promotion evidence).
     void reportReceived(const QString& taskDir, const nlohmann::json& report);
+    /// A profile report (kind "profile") of the run in flight; not shown in the Runs table.
+    void profileReceived(const QString& taskDir, const nlohmann::json& report);
 
 private:
     bool launch(kf::RunKind kind, kf::Task task, const QString& candidateFile, const QString& taskDir);
@@ -94,6 +100,7 @@ private:
     qint64 m_saveTensorsBytes = 2ll << 30;
     QHash<QString, QString> m_caseTasks;
     QString m_openCase;  ///< dump folder -> task folder of the run that wrote it
+    std::optional<kf::ShapeBinding> m_profileShape;
 };
 
 } // namespace kf::app

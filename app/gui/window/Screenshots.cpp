@@ -9,6 +9,7 @@
 #include "app/gui/workspace/Workspace.h"
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/inspect/TensorInspector.h"
+#include "widgets/profile/ProfilePanel.h"
 #include "widgets/registry/RegistryBrowser.h"
 #include "widgets/runs/ResultsModel.h"
 #include "widgets/runs/RunPanel.h"
@@ -276,8 +277,31 @@ private:
                         const QString path = m_dir + "/inspector-detail.png";
                         std::printf("%s %s\n", m_w.inspector()->grab().save(path) ? "saved" : "FAILED to save",
                                     qPrintable(path));
-                        qApp->exit(0);
+                        profileKernel();
                     });
+                });
+            });
+        });
+    }
+
+    // F7 on the naive softmax: its counters beside LibTorch's, the roofline and the hints.
+    void profileKernel()
+    {
+        const QString file = m_w.workspace()->root() + "/softmax_fp32/naive.cu";
+        if (!QFileInfo::exists(file)) {
+            qApp->exit(0);
+            return;
+        }
+        m_w.openFile(file);
+        waitForCompile([this] {
+            m_w.profile();
+            waitForRun([this] {
+                m_w.resizeDocks({m_w.dock("profileDock")}, {m_w.height() * 3 / 5}, Qt::Vertical);
+                QTimer::singleShot(800, this, [this] {
+                    save("profile.png");
+                    const QString path = m_dir + "/profile-detail.png";
+                    std::printf("%s %s\n", m_w.profilePanel()->grab().save(path) ? "saved" : "FAILED to save", qPrintable(path));
+                    qApp->exit(0);
                 });
             });
         });
