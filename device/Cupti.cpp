@@ -59,7 +59,9 @@ Result<const Cupti*> load()
     KF_CUPTI_LOAD(cuptiRangeProfilerGetCounterDataSize);
     KF_CUPTI_LOAD(cuptiRangeProfilerCounterDataImageInitialize);
     KF_CUPTI_LOAD(cuptiRangeProfilerGetCounterDataInfo);
-    KF_CUPTI_LOAD(cuptiRangeProfilerCounterDataGetRangeInfo);
+    KF_CUPTI_LOAD(cuptiSubscribe);
+    KF_CUPTI_LOAD(cuptiUnsubscribe);
+    KF_CUPTI_LOAD(cuptiEnableCallback);
     KF_CUPTI_LOAD(cuptiProfilerHostInitialize);
     KF_CUPTI_LOAD(cuptiProfilerHostDeinitialize);
     KF_CUPTI_LOAD(cuptiProfilerHostGetSupportedChips);

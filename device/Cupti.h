@@ -8,6 +8,7 @@
 
 #include "engine/core/Result.h"
 
+#include <cupti_callbacks.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
@@ -36,7 +37,11 @@ struct Cupti {
     decltype(&::cuptiRangeProfilerGetCounterDataSize) cuptiRangeProfilerGetCounterDataSize = nullptr;
     decltype(&::cuptiRangeProfilerCounterDataImageInitialize) cuptiRangeProfilerCounterDataImageInitialize = nullptr;
     decltype(&::cuptiRangeProfilerGetCounterDataInfo) cuptiRangeProfilerGetCounterDataInfo = nullptr;
-    decltype(&::cuptiRangeProfilerCounterDataGetRangeInfo) cuptiRangeProfilerCounterDataGetRangeInfo = nullptr;
+
+    // Callbacks: the names of the kernels a profiled call launches (auto ranges are numbered).
+    decltype(&::cuptiSubscribe) cuptiSubscribe = nullptr;
+    decltype(&::cuptiUnsubscribe) cuptiUnsubscribe = nullptr;
+    decltype(&::cuptiEnableCallback) cuptiEnableCallback = nullptr;
 
     // Host: no GPU needed.
     decltype(&::cuptiProfilerHostInitialize) cuptiProfilerHostInitialize = nullptr;

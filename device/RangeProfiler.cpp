@@ -2,7 +2,11 @@
 
 #include "device/Cupti.h"
 
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
+
 #include <mutex>
+#include <optional>
 #include <utility>
 
 namespace kf::device {
@@ -41,6 +45,67 @@ std::string supportProblem(const CUpti_Profiler_DeviceSupported_Params& p)
         return "profiling is not supported under this WSL";
     return "CUPTI reports the device as unsupported";
 }
+
+// Auto ranges are named by number, so the launches' kernel names are taken from CUPTI's
+// callbacks while the profiled call runs: driver launches, else (should the runtime not go
+// through them) runtime launches. Without a subscriber slot (another tool holds it) the names
+// stay empty and the report numbers the kernels.
+class LaunchNames {
+public:
+    LaunchNames()
+    {
+        if (cupti().cuptiSubscribe(&m_subscriber, &LaunchNames::onCallback, this) != CUPTI_SUCCESS) {
+            m_subscriber = nullptr;
+            return;
+        }
+        for (CUpti_CallbackId id : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+                                    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+                                    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz})
+            (void)cupti().cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+        for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+                                    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+                                    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+                                    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+                                    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000})
+            (void)cupti().cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+    }
+    ~LaunchNames() { stop(); }
+    /// No more names: later rounds replay the same launches.
+    void stop()
+    {
+        if (m_subscriber)
+            (void)cupti().cuptiUnsubscribe(std::exchange(m_subscriber, nullptr));
+    }
+    LaunchNames(const LaunchNames&) = delete;
+    LaunchNames& operator=(const LaunchNames&) = delete;
+
+    /// The names in launch order when they account for exactly `ranges` launches, else empty.
+    std::vector<std::string> names(size_t ranges) const
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_driver.size() == ranges)
+            return m_driver;
+        if (m_runtime.size() == ranges)
+            return m_runtime;
+        return {};
+    }
+
+private:
+    static void CUPTIAPI onCallback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data)
+    {
+        const auto* info = static_cast<const CUpti_CallbackData*>(data);
+        if (!info || info->callbackSite != CUPTI_API_ENTER || !info->symbolName)
+            return;
+        auto* me = static_cast<LaunchNames*>(self);
+        std::lock_guard lock(me->m_mutex);
+        (domain == CUPTI_CB_DOMAIN_DRIVER_API ? me->m_driver : me->m_runtime).emplace_back(info->symbolName);
+    }
+
+    CUpti_SubscriberHandle m_subscriber = nullptr;
+    mutable std::mutex m_mutex;
+    std::vector<std::string> m_driver, m_runtime;
+};
 
 } // namespace
 
@@ -138,11 +203,16 @@ Result<std::vector<ProfiledRange>> RangeProfiler::run(const std::function<Result
     // Kernel replay submits every pass within one start/stop; the loop is for configurations
     // CUPTI splits further, bounded so a profiler that never finishes cannot spin forever.
     bool allSubmitted = false;
+    std::optional<LaunchNames> names;
     for (size_t round = 0; !allSubmitted && round <= plan.passes + 1; ++round) {
         CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
         start.pRangeProfilerObject = m_object;
         KF_CUPTI_CHECK(cuptiRangeProfilerStart, &start);
+        if (round == 0)
+            names.emplace(); // the first round's launches are the ones the ranges number
         Result<void> w = workload();
+        if (round == 0)
+            names->stop();
         CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
         stop.pRangeProfilerObject = m_object;
         const CUptiResult stopped = KF_CUPTI(cuptiRangeProfilerStop, &stop);
@@ -165,16 +235,11 @@ Result<std::vector<ProfiledRange>> RangeProfiler::run(const std::function<Result
     info.pCounterDataImage = m_counterData.data();
     info.counterDataImageSize = m_counterData.size();
     KF_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataInfo, &info);
+    const std::vector<std::string> launchNames = names ? names->names(info.numTotalRanges) : std::vector<std::string>{};
     std::vector<ProfiledRange> ranges;
     for (size_t i = 0; i < info.numTotalRanges; ++i) {
-        CUpti_RangeProfiler_CounterData_GetRangeInfo_Params r{CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
-        r.pCounterDataImage = m_counterData.data();
-        r.counterDataImageSize = m_counterData.size();
-        r.rangeIndex = i;
-        r.rangeDelimiter = "/";
-        KF_CUPTI_CHECK(cuptiRangeProfilerCounterDataGetRangeInfo, &r);
         ProfiledRange range;
-        range.name = r.rangeName ? r.rangeName : "";
+        range.name = i < launchNames.size() ? launchNames[i] : "";
         auto values = host.evaluate(plan, m_counterData, i);
         if (!values)
             return values.error();

@@ -29,7 +29,7 @@ struct CounterAccess {
 Result<CounterAccess> openCounters(CUdevice device, int deviceIndex, CUcontext context);
 
 struct ProfiledRange {
-    std::string name;                           ///< the kernel's (mangled) name
+    std::string name;                           ///< the kernel's (mangled) name; "" when CUPTI could not say
     std::map<std::string, double> metrics;      ///< catalogue keys -> values
 };
 

@@ -334,7 +334,9 @@ Result<nlohmann::json> Profiler::run()
             report.baseline.emplace();
             for (auto& range : got.value()) {
                 profile::KernelRecord k;
-                k.name = range.name;
+                // Numbered when CUPTI's callbacks could not name it (another tool holds them).
+                k.name = range.name.empty() ? "LibTorch kernel " + std::to_string(report.baseline->kernels.size() + 1)
+                                            : range.name;
                 k.demangled = demangle(range.name);
                 k.metrics = std::move(range.metrics);
                 report.baseline->kernels.push_back(std::move(k));

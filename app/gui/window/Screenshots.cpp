@@ -23,6 +23,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QPixmap>
+#include <QScrollArea>
 #include <QTimer>
 
 #include <cstdio>
@@ -300,7 +301,11 @@ private:
                 QTimer::singleShot(800, this, [this] {
                     save("profile.png");
                     const QString path = m_dir + "/profile-detail.png";
-                    std::printf("%s %s\n", m_w.profilePanel()->grab().save(path) ? "saved" : "FAILED to save", qPrintable(path));
+                    // The whole panel, not the dock's visible part: the roofline sits below the fold.
+                    QWidget* content = m_w.profilePanel();
+                    if (auto* area = m_w.profilePanel()->findChild<QScrollArea*>(); area && area->widget())
+                        content = area->widget();
+                    std::printf("%s %s\n", content->grab().save(path) ? "saved" : "FAILED to save", qPrintable(path));
                     qApp->exit(0);
                 });
             });
