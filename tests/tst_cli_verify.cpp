@@ -105,6 +105,8 @@ void TestCliVerify::noGpuIsOneLineAndExit3_data()
     QTest::newRow("verify") << QStringList{"verify", kVectorAdd};
     QTest::newRow("verify --json") << QStringList{"verify", kVectorAdd, "--json"};
     QTest::newRow("bench") << QStringList{"bench", kVectorAdd};
+    QTest::newRow("profile") << QStringList{"profile", kVectorAdd};
+    QTest::newRow("profile --shape --no-baseline") << QStringList{"profile", kVectorAdd, "--shape", "N=4099", "--no-baseline"};
 }
 
 void TestCliVerify::noGpuIsOneLineAndExit3()
@@ -142,6 +144,12 @@ void TestCliVerify::usageErrorsExit2_data()
     QTest::newRow("samples inverted") << QStringList{"bench", kVectorAdd, "--min-samples", "50", "--max-samples", "10"}
                                       << "--max-samples 10 is below --min-samples 50";
     QTest::newRow("no task") << QStringList{"verify"} << "task";
+    QTest::newRow("profile --shape not SYMBOL=VALUE") << QStringList{"profile", kVectorAdd, "--shape", "4099"}
+                                                      << "--shape 4099: \"4099\" is not SYMBOL=VALUE";
+    QTest::newRow("profile --shape outside the task") << QStringList{"profile", kVectorAdd, "--shape", "N=0"}
+                                                      << "outside its range";
+    QTest::newRow("profile of an unknown candidate") << QStringList{"profile", kVectorAdd, "--candidate", "missing.cu"}
+                                                     << "missing.cu";
 
     // Repro bundles and the options that only make sense with (or without) one.
     QTest::newRow("--repro of no bundle") << QStringList{"verify", "--repro", "/nonexistent"} << "/nonexistent/repro.json";

@@ -189,6 +189,74 @@ private slots:
             QVERIFY(QDir::isAbsolutePath(qs(j["dump"]["dir"].get<std::string>())));
     }
 
+    // A profile sends one shape, one seed and whether to profile the baseline; nothing of
+    // verify's dump or bench's sampling.
+    void profileRequest_data()
+    {
+        QTest::addColumn<QString>("settings");
+        QTest::addColumn<bool>("baseline");
+        QTest::addColumn<QString>("setName");
+        QTest::newRow("the largest benchmark shape, with the baseline")
+            << R"({"only_shapes": [{"label": "big", "N": 16777216}], "set_name": "benchmarks"})" << true << "benchmarks";
+        QTest::newRow("a custom shape, candidate only") << R"({"only_shapes": [{"N": 4099}]})" << false << "custom";
+    }
+    void profileRequest()
+    {
+        QFETCH(QString, settings);
+        QFETCH(bool, baseline);
+        QFETCH(QString, setName);
+        auto task = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
+        KF_VERIFY_OK(task);
+        const Candidate& c = task->candidates.front();
+        auto req = compileRequestFor(*task, c, "sm_90");
+        KF_VERIFY_OK(req);
+        CompileResult r;
+        r.cubin = "cubin";
+        RunSettings s = settingsFrom(settings);
+        s.trials = 5;               // verify's trials do not leak into a profile
+        s.dumpDir = "/tmp/cases";   // nor does its dump
+        s.profileBaseline = baseline;
+        const json j = buildRunRequest(RunKind::Profile, taskPayload(*task), c, *req, r, "13.0", s);
+        QCOMPARE(qs(j["type"].get<std::string>()), QString("profile"));
+        QCOMPARE(j["seeds"].size(), size_t(1));
+        QCOMPARE(j["trials"].get<int>(), 1);
+        QCOMPARE(j["only_shapes"].size(), size_t(1));
+        QVERIFY2(j["only_shapes"][0] == json::parse(settings.toStdString())["only_shapes"][0], j["only_shapes"].dump().c_str());
+        QCOMPARE(qs(j["set_name"].get<std::string>()), setName);
+        QCOMPARE(j["profile"]["baseline"].get<bool>(), baseline);
+        for (const char* key : {"dump", "time_cap_ms", "held_out_shapes", "inputs_dir"})
+            QVERIFY2(!j.contains(key), key);
+    }
+
+    void defaultProfileShape_data()
+    {
+        QTest::addColumn<QString>("task");
+        QTest::addColumn<QString>("label");
+        // The benchmark shape with the most elements, wherever it is listed; test shapes only
+        // when a task has no benchmarks.
+        QTest::newRow("vector_add: 256M, listed second") << "vector_add" << "256M";
+        QTest::newRow("softmax: equal sizes, the first listed") << "softmax_fp32" << "8k-rows-of-4k";
+    }
+    void defaultProfileShape()
+    {
+        QFETCH(QString, task);
+        QFETCH(QString, label);
+        auto t = loadTask(KF_SOURCE_DIR "/resources/examples/" + task.toStdString());
+        KF_VERIFY_OK(t);
+        auto shape = kf::defaultProfileShape(*t);
+        QVERIFY(shape.has_value());
+        QCOMPARE(qs(shape->label), label);
+        for (const auto& b : t->benchmarkShapes)
+            QVERIFY(t->totalElements(b) <= t->totalElements(*shape));
+        t->benchmarkShapes.clear();
+        auto fromTests = kf::defaultProfileShape(*t);
+        QVERIFY(fromTests.has_value());
+        for (const auto& b : t->testShapes)
+            QVERIFY(t->totalElements(b) <= t->totalElements(*fromTests));
+        t->testShapes.clear();
+        QVERIFY(!kf::defaultProfileShape(*t).has_value());
+    }
+
     void runnerHas_data()
     {
         QTest::addColumn<QString>("hello");

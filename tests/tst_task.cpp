@@ -35,6 +35,8 @@ private slots:
     void bundledExamplesLoad();
     void admits_data();
     void admits();
+    void parseShapeText_data();
+    void parseShapeText();
     void totalElementsCountsEveryTensor();
 };
 
@@ -290,6 +292,42 @@ void TestTask::admits()
     QVERIFY2(!r, "an illegal shape was admitted");
     QCOMPARE(qs(r.error().why), why);
     QCOMPARE(qs(r.error().what), "check shape " + shape);
+}
+
+// What `kforge profile|verify --shrink --shape` and the workbench accept as a shape.
+void TestTask::parseShapeText_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<qlonglong>("b");      // expected B and D when accepted
+    QTest::addColumn<qlonglong>("d");
+    QTest::addColumn<QString>("why");      // a phrase of the error; empty: accepted
+    QTest::newRow("commas") << "B=7,D=4099" << 7LL << 4099LL << "";
+    QTest::newRow("spaces and a tab") << " D=4099 \tB=7 " << 7LL << 4099LL << "";
+    QTest::newRow("a symbol missing") << "B=7" << 0LL << 0LL << "give every symbol of the task; D is missing";
+    QTest::newRow("not SYMBOL=VALUE") << "B=7,D" << 0LL << 0LL << "\"D\" is not SYMBOL=VALUE";
+    QTest::newRow("not an integer") << "B=7,D=40x" << 0LL << 0LL << "\"40x\" is not an integer";
+    QTest::newRow("empty value") << "B=,D=4" << 0LL << 0LL << "\"\" is not an integer";
+    QTest::newRow("outside the range") << "B=7,D=16385" << 0LL << 0LL << "D = 16385 is outside its range [1, 16384]";
+}
+
+void TestTask::parseShapeText()
+{
+    QFETCH(QString, text);
+    QFETCH(qlonglong, b);
+    QFETCH(qlonglong, d);
+    QFETCH(QString, why);
+    auto t = parseTask(baseTask(), "task.json");
+    KF_VERIFY_OK(t);
+    const auto shape = kf::parseShapeText(*t, text.toStdString());
+    if (why.isEmpty()) {
+        KF_VERIFY_OK(shape);
+        QCOMPARE(shape->values.at("B"), std::int64_t(b));
+        QCOMPARE(shape->values.at("D"), std::int64_t(d));
+        return;
+    }
+    QVERIFY2(!shape, "an illegal shape was accepted");
+    QVERIFY2(qs(shape.error().why).contains(why), qPrintable(qs(shape.error().why)));
+    QVERIFY2(qs(shape.error().hint).contains("SYMBOL=VALUE"), qPrintable(qs(shape.error().hint)));
 }
 
 void TestTask::totalElementsCountsEveryTensor()

@@ -36,7 +36,6 @@ std::string pct(double v)
 
 struct Profiler::Shape {
     const ShapeRef* ref = nullptr;
-    std::string name;
     std::vector<TensorLayout> layout;
     BufferSet inputs, outputs;
     std::unique_ptr<TorchBridge::Reference> reference;
@@ -194,6 +193,127 @@ std::string Profiler::summarize(const profile::ProfileReport& report) const
     return s;
 }
 
+Result<void> Profiler::launchCandidate(const Shape& s)
+{
+    for (const auto& l : s.layout)
+        if (l.role == TensorLayout::Role::Scratch && l.zero && l.bytes > 0)
+            KF_CU_CHECK(cuMemsetD8Async, s.outputs.find(l.name)->ptr(), 0, l.bytes, m_stream);
+    for (const BoundLaunch& l : s.launches)
+        if (auto r = LaunchPlan::enqueue(l, m_stream); !r)
+            return r;
+    return {};
+}
+
+Result<void> Profiler::synced(const std::function<Result<void>()>& body, const std::string& what, std::int64_t timeoutMs)
+{
+    m_channel.launchBegin(m_request.id, what + " " + m_where, timeoutMs);
+    Result<void> r = body();
+    const CUresult sync = KF_CU(cuCtxSynchronize);
+    m_channel.launchEnd(m_request.id);
+    if (!r)
+        return r;
+    if (sync != CUDA_SUCCESS)
+        return cuError(sync, "cuCtxSynchronize", __FILE__, __LINE__);
+    return {};
+}
+
+std::vector<profile::KernelRecord> Profiler::candidateKernels(const Shape& s) const
+{
+    std::vector<profile::KernelRecord> kernels;
+    for (const BoundLaunch& l : s.launches) {
+        profile::KernelRecord k;
+        auto lowered = m_request.loweredNames.find(l.kernel);
+        k.name = lowered != m_request.loweredNames.end() ? lowered->second : l.kernel;
+        k.demangled = demangle(k.name);
+        for (size_t d = 0; d < 3; ++d) {
+            k.grid[d] = l.grid[d];
+            k.block[d] = l.block[d];
+        }
+        k.dynamicSharedBytes = l.sharedBytes;
+        k.statics = staticsOf(l);
+        kernels.push_back(std::move(k));
+    }
+    return kernels;
+}
+
+#ifdef KF_WITHOUT_CUPTI
+Result<void> Profiler::readCounters(Shape&, profile::ProfileReport&)
+{
+    return Error{"profile with CUPTI", "this runner was built without CUPTI (KF_WITH_CUPTI=OFF)",
+                 "rebuild with -DKF_WITH_CUPTI=ON next to a CUDA toolkit that has CUPTI", {}, {}};
+}
+#else
+Result<void> Profiler::readCounters(Shape& s, profile::ProfileReport& report)
+{
+    auto access = openCounters(m_gpu.device, m_gpu.info.ordinal, m_gpu.context.handle());
+    if (!access)
+        return access.error();
+    report.counters.chip = access->chip;
+    auto host = CounterHost::create(access->chip, access->availability);
+    if (!host)
+        return host.error();
+    auto plan = host->plan();
+    if (!plan)
+        return plan.error();
+    report.counters.passes = static_cast<int>(plan->passes);
+    report.counters.unsupported = plan->unsupported;
+    const std::int64_t replayTimeout = m_perCallMs * static_cast<std::int64_t>(plan->passes + 2);
+
+    // One range profiler per side, so each side's ranges are its own launches in order.
+    auto replay = [&](const std::function<Result<void>()>& workload, size_t maxRanges, const std::string& what,
+                      std::int64_t timeoutMs, size_t& dropped) -> Result<std::vector<ProfiledRange>> {
+        auto rp = RangeProfiler::enable(m_gpu.context.handle(), plan.value(), maxRanges);
+        if (!rp)
+            return rp.error();
+        Result<std::vector<ProfiledRange>> got = Error{};
+        auto r = synced([&]() -> Result<void> {
+            got = rp->run(workload, host.value(), plan.value(), dropped);
+            return got ? Result<void>() : Result<void>(got.error());
+        }, what, timeoutMs);
+        if (!r)
+            return r.error();
+        return got;
+    };
+
+    size_t dropped = 0;
+    m_channel.progress(m_request.id, 300, "profile: the candidate, " + std::to_string(plan->passes) + " passes");
+    auto ranges = replay([&] { return launchCandidate(s); }, std::max<size_t>(1, s.launches.size()),
+                         "profile: the candidate at", replayTimeout, dropped);
+    if (!ranges)
+        return ranges.error();
+    if (ranges->size() != s.launches.size())
+        return Error{"profile the candidate", "CUPTI returned " + std::to_string(ranges->size()) + " ranges for " +
+                                                  std::to_string(s.launches.size()) + " launches",
+                     "profile again; if it persists, report it with the GPU and driver version", {}, {}};
+    for (size_t i = 0; i < ranges->size(); ++i)
+        report.candidate->kernels[i].metrics = std::move((*ranges)[i].metrics);
+
+    if (s.reference) {
+        m_channel.progress(m_request.id, 650, "profile: the baseline, " + std::to_string(plan->passes) + " passes");
+        // LibTorch may launch several kernels (and library kernels take longer per pass).
+        auto base = replay([&] { return s.reference->run(); }, kMaxBaselineRanges, "profile: the baseline at",
+                           replayTimeout * 8, dropped);
+        if (!base)
+            return base.error();
+        if (dropped > 0)
+            return Error{"profile the baseline", "the baseline launched more than " + std::to_string(kMaxBaselineRanges) +
+                                                     " kernels; " + std::to_string(dropped) + " were not profiled",
+                         "profile a smaller shape, or without the baseline", {}, {}};
+        report.baseline.emplace();
+        for (auto& range : base.value()) {
+            profile::KernelRecord k;
+            // Numbered when CUPTI's callbacks could not name it (another tool holds them).
+            k.name = range.name.empty() ? "LibTorch kernel " + std::to_string(report.baseline->kernels.size() + 1) : range.name;
+            k.demangled = demangle(k.name);
+            k.metrics = std::move(range.metrics);
+            report.baseline->kernels.push_back(std::move(k));
+        }
+    }
+    report.counters.available = true;
+    return {};
+}
+#endif
+
 Result<nlohmann::json> Profiler::run()
 {
     profile::ProfileReport report;
@@ -206,149 +326,41 @@ Result<nlohmann::json> Profiler::run()
     Shape s;
     s.ref = &m_request.shapes.front();
     const ShapeBinding& binding = s.ref->binding;
-    s.name = binding.label.empty() ? binding.describe() : binding.label + " (" + binding.describe() + ")";
+    m_where = "shape " + (binding.label.empty() ? binding.describe() : binding.label + " (" + binding.describe() + ")");
     for (const auto& [k, v] : binding.values)
         report.shape[k] = v;
     report.label = binding.label;
     report.set = s.ref->set;
-    const std::string where = "shape " + s.name;
 
     auto fail = [&](const Error& e) -> Result<nlohmann::json> {
         if (stickyError())
-            return fatal(e, where);
+            return fatal(e, m_where);
         report.verdict = "error";
         report.summary = e.message();
         report.header = header();
         report.header["error"] = {{"what", e.what}, {"why", e.why}, {"hint", e.hint}};
         return report.toJson();
     };
-    m_channel.progress(m_request.id, 50, "profile: preparing " + where);
+    m_channel.progress(m_request.id, 50, "profile: preparing " + m_where);
     if (auto r = prepare(s); !r)
         return fail(r.error());
-
-    const std::int64_t perCall = m_request.launchTimeoutMs * static_cast<std::int64_t>(1 + s.launches.size());
-    auto candidateCall = [&]() -> Result<void> {
-        for (const auto& l : s.layout)
-            if (l.role == TensorLayout::Role::Scratch && l.zero && l.bytes > 0)
-                KF_CU_CHECK(cuMemsetD8Async, s.outputs.find(l.name)->ptr(), 0, l.bytes, m_stream);
-        for (const BoundLaunch& l : s.launches)
-            if (auto r = LaunchPlan::enqueue(l, m_stream); !r)
-                return r;
-        return {};
-    };
-    auto synced = [&](const std::function<Result<void>()>& body, const std::string& what, std::int64_t timeoutMs) -> Result<void> {
-        m_channel.launchBegin(m_request.id, what + " " + where, timeoutMs);
-        Result<void> r = body();
-        const CUresult sync = KF_CU(cuCtxSynchronize);
-        m_channel.launchEnd(m_request.id);
-        if (!r)
-            return r;
-        if (sync != CUDA_SUCCESS)
-            return cuError(sync, "cuCtxSynchronize", __FILE__, __LINE__);
-        return {};
-    };
+    m_perCallMs = m_request.launchTimeoutMs * static_cast<std::int64_t>(1 + s.launches.size());
 
     // Warm-up: module loading, LibTorch's handles and allocator pools stay out of the counters.
-    if (auto r = synced(candidateCall, "profile warm-up: the candidate at", perCall); !r)
+    if (auto r = synced([&] { return launchCandidate(s); }, "profile warm-up: the candidate at", m_perCallMs); !r)
         return fail(r.error());
     if (s.reference)
-        if (auto r = synced([&] { return s.reference->run(); }, "profile warm-up: the baseline at", perCall); !r)
+        if (auto r = synced([&] { return s.reference->run(); }, "profile warm-up: the baseline at", m_perCallMs); !r)
             return fail(r.error());
 
     report.candidate.emplace();
-    for (const BoundLaunch& l : s.launches) {
-        profile::KernelRecord k;
-        auto lowered = m_request.loweredNames.find(l.kernel);
-        k.name = lowered != m_request.loweredNames.end() ? lowered->second : l.kernel;
-        k.demangled = demangle(k.name);
-        for (int d = 0; d < 3; ++d) {
-            k.grid[static_cast<size_t>(d)] = l.grid[d];
-            k.block[static_cast<size_t>(d)] = l.block[d];
-        }
-        k.dynamicSharedBytes = l.sharedBytes;
-        k.statics = staticsOf(l);
-        report.candidate->kernels.push_back(std::move(k));
-    }
+    report.candidate->kernels = candidateKernels(s);
 
     // Counters: any reason they cannot be read leaves a report with the static numbers.
     m_channel.progress(m_request.id, 200, "profile: opening the counters");
-    auto counters = [&]() -> Result<void> {
-#ifdef KF_WITHOUT_CUPTI
-        return Error{"profile with CUPTI", "this runner was built without CUPTI (KF_WITH_CUPTI=OFF)",
-                     "rebuild with -DKF_WITH_CUPTI=ON next to a CUDA toolkit that has CUPTI", {}, {}};
-#else
-        auto access = openCounters(m_gpu.device, m_gpu.info.ordinal, m_gpu.context.handle());
-        if (!access)
-            return access.error();
-        report.counters.chip = access->chip;
-        auto host = CounterHost::create(access->chip, access->availability);
-        if (!host)
-            return host.error();
-        auto plan = host->plan();
-        if (!plan)
-            return plan.error();
-        report.counters.passes = static_cast<int>(plan->passes);
-        report.counters.unsupported = plan->unsupported;
-        const std::int64_t replayTimeout = perCall * static_cast<std::int64_t>(plan->passes + 2);
-
-        std::vector<ProfiledRange> ranges;
-        {
-            auto rp = RangeProfiler::enable(m_gpu.context.handle(), plan.value(), std::max<size_t>(1, s.launches.size()));
-            if (!rp)
-                return rp.error();
-            size_t dropped = 0;
-            m_channel.progress(m_request.id, 300, "profile: the candidate, " + std::to_string(plan->passes) + " passes");
-            Result<std::vector<ProfiledRange>> got = Error{};
-            auto r = synced([&]() -> Result<void> {
-                got = rp->run(candidateCall, host.value(), plan.value(), dropped);
-                return got ? Result<void>() : Result<void>(got.error());
-            }, "profile: the candidate at", replayTimeout);
-            if (!r)
-                return r;
-            ranges = std::move(got.value());
-        }
-        if (ranges.size() != s.launches.size())
-            return Error{"profile the candidate", "CUPTI returned " + std::to_string(ranges.size()) + " ranges for " +
-                                                      std::to_string(s.launches.size()) + " launches",
-                         "profile again; if it persists, report it with the GPU and driver version", {}, {}};
-        for (size_t i = 0; i < ranges.size(); ++i)
-            report.candidate->kernels[i].metrics = std::move(ranges[i].metrics);
-
-        if (s.reference) {
-            auto rp = RangeProfiler::enable(m_gpu.context.handle(), plan.value(), kMaxBaselineRanges);
-            if (!rp)
-                return rp.error();
-            size_t dropped = 0;
-            m_channel.progress(m_request.id, 650, "profile: the baseline, " + std::to_string(plan->passes) + " passes");
-            Result<std::vector<ProfiledRange>> got = Error{};
-            auto r = synced([&]() -> Result<void> {
-                got = rp->run([&] { return s.reference->run(); }, host.value(), plan.value(), dropped);
-                return got ? Result<void>() : Result<void>(got.error());
-            }, "profile: the baseline at", replayTimeout * 8);
-            if (!r)
-                return r;
-            if (dropped > 0)
-                return Error{"profile the baseline", "the baseline launched more than " + std::to_string(kMaxBaselineRanges) +
-                                                         " kernels; " + std::to_string(dropped) + " were not profiled",
-                             "profile a smaller shape, or without the baseline", {}, {}};
-            report.baseline.emplace();
-            for (auto& range : got.value()) {
-                profile::KernelRecord k;
-                // Numbered when CUPTI's callbacks could not name it (another tool holds them).
-                k.name = range.name.empty() ? "LibTorch kernel " + std::to_string(report.baseline->kernels.size() + 1)
-                                            : range.name;
-                k.demangled = demangle(range.name);
-                k.metrics = std::move(range.metrics);
-                report.baseline->kernels.push_back(std::move(k));
-            }
-        }
-        report.counters.available = true;
-        return {};
-#endif
-    }();
-    if (!counters) {
+    if (auto counters = readCounters(s, report); !counters) {
         if (stickyError())
-            return fatal(counters.error(), where);
+            return fatal(counters.error(), m_where);
         report.counters.available = false;
         report.counters.problem = counters.error().why;
         report.counters.howToEnable = counters.error().hint;

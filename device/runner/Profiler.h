@@ -14,6 +14,11 @@
 
 #include <cuda.h>
 
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
 namespace kf::device {
 
 struct BoundLaunch;
@@ -29,6 +34,14 @@ public:
 private:
     struct Shape;
     Result<void> prepare(Shape& s);
+    /// Zeroes the scratch that asks for it and enqueues the candidate's launches (no sync).
+    Result<void> launchCandidate(const Shape& s);
+    /// Runs `body` under the watchdog, then synchronises the context.
+    Result<void> synced(const std::function<Result<void>()>& body, const std::string& what, std::int64_t timeoutMs);
+    std::vector<profile::KernelRecord> candidateKernels(const Shape& s) const;
+    /// Opens the counters, plans the catalogue for the chip and replays both sides; fills
+    /// report.counters, the candidate's metrics and the baseline. Errors say why there are none.
+    Result<void> readCounters(Shape& s, profile::ProfileReport& report);
     profile::StaticResources staticsOf(const BoundLaunch& launch) const;
     profile::Ceilings ceilings(const profile::ProfileReport& report) const;
     std::string summarize(const profile::ProfileReport& report) const;
@@ -39,6 +52,8 @@ private:
     const RunRequest& m_request;
     ReportHeader m_header;
     CUstream m_stream = nullptr;
+    std::string m_where;              ///< "shape 1GiB (N=268435456)", for watchdog labels and errors
+    std::int64_t m_perCallMs = 0;     ///< watchdog for one call of either side
 };
 
 } // namespace kf::device
