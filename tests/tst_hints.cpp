@@ -85,6 +85,8 @@ void mutate(Json& j, const QString& mutation)
         k0["metrics"][key::kAchievedOccupancy] = 15.0;
     } else if (mutation == "12 % achieved") {
         k0["metrics"][key::kAchievedOccupancy] = 12.0;
+    } else if (mutation == "grid of 2 blocks") {
+        k0["grid"] = {2, 1, 1};
     } else if (mutation == "no sm_count") {
         j["environment"].erase("sm_count");
     } else if (mutation == "baseline moves as much") {
@@ -303,6 +305,14 @@ void TestHints::fromRecordedReports_data()
         << "achieved-below-theoretical" << QStringList{"achieved-below-theoretical: = 3.88 waves"}
         << QStringList{"achieved-below-theoretical: even out the work per block",
                        "achieved-below-theoretical: !tail effect"};
+    // Run 21 on the H100 profiled 2 blocks of naive softmax: "0.00 waves" said nothing.
+    QTest::newRow("two blocks: a wave fraction with digits")
+        << "h100_softmax_naive.json" << "grid of 2 blocks"
+        << QStringList{"small-grid", "achieved-below-theoretical", "latency-bound", "more-bytes-than-baseline"} << all
+        << "small-grid"
+        << QStringList{"small-grid: 2 blocks for 132 SMs: 130 SMs idle",
+                       "achieved-below-theoretical: 2 blocks / (132 SMs x 16 blocks per SM) = 0.00095 waves"}
+        << QStringList{"achieved-below-theoretical: only 0.095 % of the block slots"};
     QTest::newRow("no SM count: no guessed waves")
         << "scale_tiny.json" << "no sm_count" << QStringList{"launch-bound", "achieved-below-theoretical"}
         << QStringList{"small-grid"} << "launch-bound"

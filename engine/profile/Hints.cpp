@@ -240,12 +240,16 @@ void achievedBelowTheoretical(const Context& c, std::vector<Hint>& out)
     if (c.smCount > 0 && blocks > 0 && k.statics.activeBlocksPerSm > 0) {
         const double slots = static_cast<double>(c.smCount) * k.statics.activeBlocksPerSm;
         const double waves = blocks / slots;
-        evidence += format("; %lld blocks / (%d SMs x %d blocks per SM) = %.2f waves", static_cast<long long>(blocks),
-                           c.smCount, k.statics.activeBlocksPerSm, waves);
+        // Two decimals, or two significant digits below 0.01 (2 blocks on an H100 is not "0.00 waves").
+        evidence += format(waves >= 0.01 ? "; %lld blocks / (%d SMs x %d blocks per SM) = %.2f waves"
+                                         : "; %lld blocks / (%d SMs x %d blocks per SM) = %.2g waves",
+                           static_cast<long long>(blocks), c.smCount, k.statics.activeBlocksPerSm, waves);
         const double tail = waves - std::floor(waves);
         if (waves < 1)
-            suggestion = format("grid smaller than one wave: only %.0f %% of the block slots are ever filled; "
-                                "launch more (or smaller) blocks",
+            suggestion = format(waves >= 0.01 ? "grid smaller than one wave: only %.0f %% of the block slots are ever "
+                                                "filled; launch more (or smaller) blocks"
+                                              : "grid smaller than one wave: only %.2g %% of the block slots are ever "
+                                                "filled; launch more (or smaller) blocks",
                                 waves * 100);
         else if (tail > 0 && tail <= 0.5 && waves < 4)
             suggestion = format("tail effect: the last wave fills only %.0f %% of the block slots; size the grid "
