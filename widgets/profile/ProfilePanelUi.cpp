@@ -2,6 +2,7 @@
 #include "widgets/profile/HintList.h"
 #include "widgets/profile/MetricTableModel.h"
 #include "widgets/profile/OccupancySection.h"
+#include "widgets/occupancy/StatusColors.h"
 #include "widgets/profile/ProfileColors.h"
 #include "widgets/profile/ProfilePanel.h"
 #include "widgets/profile/RooflineChart.h"
@@ -225,7 +226,7 @@ QWidget* ProfilePanel::buildDetails()
 
 void ProfilePanel::applyColors()
 {
-    const QColor warning = profilecolors::warning(palette());
+    const QColor warning = warningColor(palette());
     // A faint wash of the warning colour: the banner must be noticed, not shout over the numbers.
     m_banner->setStyleSheet(QStringLiteral("QFrame#counterBanner { border: 1px solid %1; border-radius: 3px; "
                                            "background: rgba(%2, %3, %4, 28); }")
@@ -237,7 +238,7 @@ void ProfilePanel::applyColors()
     title.setColor(QPalette::WindowText, warning);
     m_bannerTitle->setPalette(title);
     QPalette message = m_messageLabel->palette();
-    message.setColor(QPalette::WindowText, m_messageIsError ? profilecolors::error(palette())
+    message.setColor(QPalette::WindowText, m_messageIsError ? errorColor(palette())
                                                             : palette().color(QPalette::WindowText));
     m_messageLabel->setPalette(message);
 }

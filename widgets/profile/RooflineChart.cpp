@@ -1,5 +1,6 @@
 #include "widgets/profile/RooflineChart.h"
 
+#include "widgets/occupancy/StatusColors.h"
 #include "widgets/profile/ProfileColors.h"
 
 #include <QChart>
@@ -165,7 +166,7 @@ void RooflineChart::rebuild()
 void RooflineChart::applyPalette()
 {
     const QPalette& p = palette();
-    const QChart::ChartTheme theme = profilecolors::isDark(p) ? QChart::ChartThemeDark : QChart::ChartThemeLight;
+    const QChart::ChartTheme theme = isDarkPalette(p) ? QChart::ChartThemeDark : QChart::ChartThemeLight;
     // setTheme restyles every series and axis, so the own colours go on after it.
     if (chart()->theme() != theme)
         chart()->setTheme(theme);
@@ -175,7 +176,7 @@ void RooflineChart::applyPalette()
     QColor grid = text;
     grid.setAlpha(60);
     QColor minor = text;
-    minor.setAlpha(profilecolors::isDark(p) ? 14 : 22);
+    minor.setAlpha(isDarkPalette(p) ? 14 : 22);
     for (QLogValueAxis* axis : {m_x, m_y}) {
         axis->setLabelsBrush(text);
         axis->setTitleBrush(text);
