@@ -5,6 +5,7 @@
 #include "inspecthelpers.h"
 #include "testutil.h"
 
+#include "widgets/occupancy/StatusColors.h"
 #include "widgets/inspect/TensorViewport.h"
 #include "widgets/inspect/TileRenderer.h"
 
@@ -118,21 +119,9 @@ void TestInspectorPerformance::screenshot()
     const QByteArray path = qgetenv("KF_INSPECTOR_SHOT");
     if (path.isEmpty())
         QSKIP("set KF_INSPECTOR_SHOT=1 to write /tmp/inspector-shot.png");
-    // The workbench's dark palette (app/gui/window/Theme.cpp), so the picture is what users see.
+    // The workbench's dark palette (what Theme applies), so the picture is what users see.
     QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
-    QPalette p;
-    const QColor window(0x2b, 0x2d, 0x30), base(0x1e, 0x1f, 0x22), text(0xdf, 0xe1, 0xe5);
-    p.setColor(QPalette::Window, window);
-    p.setColor(QPalette::WindowText, text);
-    p.setColor(QPalette::Base, base);
-    p.setColor(QPalette::AlternateBase, window);
-    p.setColor(QPalette::Text, text);
-    p.setColor(QPalette::Button, window);
-    p.setColor(QPalette::ButtonText, text);
-    p.setColor(QPalette::Highlight, QColor(0x2f, 0x65, 0xca));
-    p.setColor(QPalette::HighlightedText, Qt::white);
-    p.setColor(QPalette::PlaceholderText, QColor(0x8c, 0x8f, 0x94));
-    QApplication::setPalette(p);
+    QApplication::setPalette(kf::ui::workbenchDarkPalette());
 
     QTemporaryDir tmp;
     const QString dir = tmp.filePath(QStringLiteral("03-tail-B200-D300-t1"));

@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include "engine/profile/Hints.h"
+#include "widgets/occupancy/StatusColors.h"
 #include "widgets/profile/HintList.h"
 #include "widgets/profile/MetricTableModel.h"
 #include "widgets/profile/PercentBar.h"
@@ -76,23 +77,6 @@ QStringList cardTexts(const ProfilePanel& panel, const QString& labelName)
     return out;
 }
 
-QPalette darkPalette()
-{
-    QPalette p;
-    const QColor window(0x2b, 0x2d, 0x30), base(0x1e, 0x1f, 0x22), text(0xdf, 0xe1, 0xe5);
-    p.setColor(QPalette::Window, window);
-    p.setColor(QPalette::WindowText, text);
-    p.setColor(QPalette::Base, base);
-    p.setColor(QPalette::AlternateBase, window);
-    p.setColor(QPalette::Text, text);
-    p.setColor(QPalette::Button, window);
-    p.setColor(QPalette::ButtonText, text);
-    p.setColor(QPalette::Link, QColor(0x58, 0x9d, 0xf6));
-    p.setColor(QPalette::Highlight, QColor(0x2f, 0x65, 0xca));
-    p.setColor(QPalette::HighlightedText, Qt::white);
-    p.setColor(QPalette::PlaceholderText, QColor(0x8c, 0x8f, 0x94));
-    return p;
-}
 
 } // namespace
 
@@ -702,7 +686,7 @@ private slots:
     void followsTheDarkPalette()
     {
         ProfilePanel panel;
-        panel.setPalette(darkPalette());
+        panel.setPalette(kf::ui::workbenchDarkPalette());
         panel.setReport(load("copy_stream"));
         QVERIFY(panel.rooflineChart()->isDarkTheme());
         QCOMPARE(child<PercentBar>(panel, "occupancy.achieved")->color(), QColor(0x2f, 0x65, 0xca));
@@ -731,7 +715,7 @@ private slots:
                               Shot{"softmax_two_pass", "profile-panel-kernels.png", false, 0, true}}) {
             ProfilePanel panel;
             if (s.dark)
-                panel.setPalette(darkPalette());
+                panel.setPalette(kf::ui::workbenchDarkPalette());
             panel.resize(700, 600); // a dock's width; then as tall as the content, to show all of it
             panel.show();
             QVERIFY(QTest::qWaitForWindowExposed(&panel));
