@@ -42,6 +42,29 @@ RunSettings settingsFrom(const QString& text)
     return s;
 }
 
+// vector_add's first candidate as a build leaves it: the request only copies the cubin and the
+// lowered names, so no NVRTC is needed.
+struct Built {
+    Task task;
+    CompileRequest request;
+    CompileResult result;
+    const Candidate& candidate() const { return task.candidates.front(); }
+};
+
+Built vectorAdd()
+{
+    auto task = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
+    if (!task)
+        qFatal("%s", task.error().message().c_str());
+    auto req = compileRequestFor(*task, task->candidates.front(), "sm_90");
+    if (!req)
+        qFatal("%s", req.error().message().c_str());
+    Built b{std::move(task.value()), std::move(req.value()), {}};
+    b.result.cubin = std::string("\x7f" "ELF", 4);
+    b.result.loweredNames = {{"vector_add", "_Z10vector_addPKfS0_Pfi"}};
+    return b;
+}
+
 // "$CWD" in a row's expected text stands for the absolute working folder.
 json withCwd(const QString& text)
 {
@@ -113,19 +136,14 @@ private slots:
     void requestFields()
     {
         QFETCH(bool, bench);
-        auto task = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
-        KF_VERIFY_OK(task);
-        const Candidate& c = task->candidates.front();
-        auto req = compileRequestFor(*task, c, "sm_90");
-        KF_VERIFY_OK(req);
-        CompileResult r; // the request copies what a build produced; no NVRTC needed here
-        r.cubin = std::string("\x7f" "ELF", 4);
-        r.loweredNames = {{"vector_add", "_Z10vector_addPKfS0_Pfi"}};
+        const Built b = vectorAdd();
+        const Candidate& c = b.candidate();
+        const CompileResult& r = b.result;
         RunSettings s;
         s.trials = 4;
         s.seed = 0x100;
-        const TaskPayload payload = taskPayload(*task);
-        json j = buildRunRequest(bench ? RunKind::Bench : RunKind::Verify, payload, c, *req, r, "13.0", s);
+        const TaskPayload payload = taskPayload(b.task);
+        json j = buildRunRequest(bench ? RunKind::Bench : RunKind::Verify, payload, c, b.request, r, "13.0", s);
         QCOMPARE(qs(j["type"].get<std::string>()), bench ? QString("bench") : QString("verify"));
         QCOMPARE(qs(j["task_hash"].get<std::string>()), qs(payload.hash));
         QCOMPARE(qs(j["cubin"].get<std::string>()), QString("f0VMRg=="));
@@ -134,8 +152,8 @@ private slots:
         QCOMPARE(j.contains("time_cap_ms"), bench);
         QCOMPARE(j["lowered_names"]["vector_add"].get<std::string>(), std::string("_Z10vector_addPKfS0_Pfi"));
         // The same task and candidate give the same hashes every time: promotion compares them.
-        QCOMPARE(taskPayload(*task).hash, payload.hash);
-        QCOMPARE(candidateHeader(c, *req, r)["source_hash"].get<std::string>(), j["source_hash"].get<std::string>());
+        QCOMPARE(taskPayload(b.task).hash, payload.hash);
+        QCOMPARE(candidateHeader(c, b.request, r)["source_hash"].get<std::string>(), j["source_hash"].get<std::string>());
     }
     void optionalVerifyFields_data()
     {
@@ -168,15 +186,11 @@ private slots:
         QFETCH(bool, bench);
         QFETCH(QString, settings);
         QFETCH(QString, emitted);
-        auto task = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
-        KF_VERIFY_OK(task);
-        const Candidate& c = task->candidates.front();
-        auto req = compileRequestFor(*task, c, "sm_90");
-        KF_VERIFY_OK(req);
-        CompileResult r;
-        r.cubin = "cubin";
+        const Built b = vectorAdd();
+        const Candidate& c = b.candidate();
+        const CompileResult& r = b.result;
         const json want = withCwd(emitted);
-        const json j = buildRunRequest(bench ? RunKind::Bench : RunKind::Verify, taskPayload(*task), c, *req, r, "13.0",
+        const json j = buildRunRequest(bench ? RunKind::Bench : RunKind::Verify, taskPayload(b.task), c, b.request, r, "13.0",
                                        settingsFrom(settings));
         for (const char* key : {"only_shapes", "set_name", "first_trial", "samples", "dump", "inputs_dir"}) {
             QVERIFY2(j.contains(key) == want.contains(key),
@@ -205,18 +219,14 @@ private slots:
         QFETCH(QString, settings);
         QFETCH(bool, baseline);
         QFETCH(QString, setName);
-        auto task = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
-        KF_VERIFY_OK(task);
-        const Candidate& c = task->candidates.front();
-        auto req = compileRequestFor(*task, c, "sm_90");
-        KF_VERIFY_OK(req);
-        CompileResult r;
-        r.cubin = "cubin";
+        const Built b = vectorAdd();
+        const Candidate& c = b.candidate();
+        const CompileResult& r = b.result;
         RunSettings s = settingsFrom(settings);
         s.trials = 5;               // verify's trials do not leak into a profile
         s.dumpDir = "/tmp/cases";   // nor does its dump
         s.profileBaseline = baseline;
-        const json j = buildRunRequest(RunKind::Profile, taskPayload(*task), c, *req, r, "13.0", s);
+        const json j = buildRunRequest(RunKind::Profile, taskPayload(b.task), c, b.request, r, "13.0", s);
         QCOMPARE(qs(j["type"].get<std::string>()), QString("profile"));
         QCOMPARE(j["seeds"].size(), size_t(1));
         QCOMPARE(j["trials"].get<int>(), 1);
