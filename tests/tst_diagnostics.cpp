@@ -16,6 +16,11 @@ private slots:
     void brokenKernels();
     void parsesLog_data();
     void parsesLog();
+    void hostileLogs_data();
+    void hostileLogs();
+    void failedBuildAlwaysHasAnError_data();
+    void failedBuildAlwaysHasAnError();
+    void tooMuchSharedMemoryIsAnError();
     void formatsLikeACompiler();
     void cleanKernelHasNoDiagnostics();
     void nameExpressionErrorIsReported();
@@ -143,6 +148,110 @@ void TestDiagnostics::parsesLog()
         QCOMPARE(d[0].column, column);
         QCOMPARE(qs(d[0].message), message);
     }
+}
+
+// Logs no compiler should print but a parser must survive: NULs, cut lines, other tools'
+// formats, megabyte lines. `errors` is the number of error diagnostics expected.
+void TestDiagnostics::hostileLogs_data()
+{
+    QTest::addColumn<QByteArray>("log");
+    QTest::addColumn<int>("errors");
+    QTest::addColumn<QString>("firstMessage");
+    const QByteArray ptxas = "ptxas error   : Entry function 'big' uses too much shared data (0x20000 bytes, 0xc000 max)\n";
+    QTest::newRow("ptxas error after a NUL") << (QByteArray("\n", 1) + QByteArray(1, '\0') + ptxas) << 1
+                                             << "Entry function 'big' uses too much shared data (0x20000 bytes, 0xc000 max)";
+    QTest::newRow("NUL inside the front end's part")
+        << (QByteArray("k.cu(3): error: expected a \";\"") + QByteArray(1, '\0') + "k.cu(4): error: bad\n") << 2
+        << "expected a \";\"";
+    QTest::newRow("only NULs") << QByteArray(64, '\0') << 0 << "";
+    QTest::newRow("header cut before the message") << QByteArray("k.cu(3): err") << 0 << "";
+    QTest::newRow("header cut after the colon") << QByteArray("k.cu(3): error: ") << 1 << "";
+    QTest::newRow("line number too long") << QByteArray("k.cu(99999999999999999999): error: x\n") << 0 << "";
+    QTest::newRow("empty parentheses") << QByteArray("k.cu(): error: x\n") << 0 << "";
+    QTest::newRow("ptxas fatal") << QByteArray("ptxas fatal   : Ptx assembly aborted due to errors\n") << 1
+                                 << "Ptx assembly aborted due to errors";
+    QTest::newRow("indented nvlink error") << QByteArray("  nvlink error   : Undefined reference to 'f'\n") << 1
+                                           << "Undefined reference to 'f'";
+    QTest::newRow("a gcc-style line is not ours") << QByteArray("k.cu:3:5: error: nope\n") << 0 << "";
+    QTest::newRow("caret with no echo") << QByteArray("k.cu(2): error: x\n^\n") << 1 << "x\n^";
+    QTest::newRow("megabyte line") << QByteArray(1 << 20, 'x') << 0 << "";
+    QTest::newRow("megabyte message") << (QByteArray("k.cu(1): error: ") + QByteArray(1 << 20, 'y')) << 1
+                                      << QString(1 << 20, 'y');
+    QByteArray many;
+    for (int i = 1; i <= 20000; ++i)
+        many += "k.cu(" + QByteArray::number(i) + "): warning #177-D: unused\n";
+    QTest::newRow("twenty thousand warnings") << many << 0 << "";
+    QByteArray binary(4096, '\0');
+    for (int i = 0; i < binary.size(); ++i)
+        binary[i] = char((i * 131 + 7) & 0xff);
+    QTest::newRow("binary noise") << binary << 0 << "";
+}
+
+void TestDiagnostics::hostileLogs()
+{
+    QFETCH(QByteArray, log);
+    QFETCH(int, errors);
+    QFETCH(QString, firstMessage);
+    const auto d = parseNvrtcLog(std::string_view(log.constData(), size_t(log.size())));
+    int seen = 0;
+    for (const auto& x : d)
+        seen += x.severity == Diagnostic::Severity::Error;
+    QCOMPARE(seen, errors);
+    if (errors > 0)
+        QCOMPARE(qs(d.front().message), firstMessage);
+}
+
+void TestDiagnostics::failedBuildAlwaysHasAnError_data()
+{
+    QTest::addColumn<QByteArray>("log");
+    QTest::addColumn<QString>("contains");
+    QTest::newRow("empty log") << QByteArray() << "NVRTC's log is empty";
+    QTest::newRow("unknown format") << QByteArray("something broke in a way we never saw\n") << "something broke in a way we never saw";
+    QTest::newRow("ptxas info only") << QByteArray("ptxas info    : Used 8 registers\n") << "NVRTC's log is empty";
+    QTest::newRow("ptxas error after a NUL")
+        << (QByteArray(1, '\0') + "ptxas error   : Entry function 'big' uses too much shared data (0x20000 bytes, 0xc000 max)")
+        << "too much shared data";
+    QTest::newRow("warnings only") << QByteArray("k.cu(1): warning #177-D: unused\n") << "k.cu(1): warning #177-D: unused";
+}
+
+void TestDiagnostics::failedBuildAlwaysHasAnError()
+{
+    QFETCH(QByteArray, log);
+    QFETCH(QString, contains);
+    const auto d = failedBuildDiagnostics(std::string_view(log.constData(), size_t(log.size())), "cand.cu",
+                                          "NVRTC_ERROR_COMPILATION");
+    int errors = 0;
+    QString all;
+    for (const auto& x : d) {
+        errors += x.severity == Diagnostic::Severity::Error;
+        all += qs(x.message) + "\n";
+    }
+    QVERIFY2(errors >= 1, qPrintable(all));
+    QVERIFY2(all.contains(contains), qPrintable(all));
+}
+
+// 128 KiB of static shared memory: ptxas refuses it after a NUL in NVRTC's log. The build must
+// fail with ptxas' own words as an error, never "0 error(s)".
+void TestDiagnostics::tooMuchSharedMemoryIsAnError()
+{
+    CompileRequest req;
+    req.source = "extern \"C\" __global__ void big(float* y) {\n"
+                 "  __shared__ float tile[32768];\n"
+                 "  tile[threadIdx.x] = y[threadIdx.x];\n"
+                 "  __syncthreads();\n"
+                 "  y[threadIdx.x] = tile[(threadIdx.x + 1) % 32768];\n"
+                 "}\n";
+    req.fileName = "big.cu";
+    req.options.arch = "sm_90";
+    req.wantSass = false;
+    auto r = compile(req);
+    KF_VERIFY_OK(r);
+    QVERIFY(!r->success);
+    QVERIFY2(r->errorCount() >= 1, r->log.c_str());
+    bool quoted = false;
+    for (const auto& d : r->diagnostics)
+        quoted = quoted || (d.severity == Diagnostic::Severity::Error && d.message.find("shared data") != std::string::npos);
+    QVERIFY2(quoted, r->log.c_str());
 }
 
 void TestDiagnostics::formatsLikeACompiler()

@@ -164,7 +164,8 @@ Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileReq
         KF_NVRTC_CHECK(lib, getProgramLog(prog.get(), res.log.data()));
     while (!res.log.empty() && res.log.back() == '\0')
         res.log.pop_back();
-    res.diagnostics = parseNvrtcLog(res.log);
+    res.diagnostics = rc == NVRTC_ERROR_COMPILATION ? failedBuildDiagnostics(res.log, req.fileName, lib.getErrorString(rc))
+                                                    : parseNvrtcLog(res.log);
     if (rc == NVRTC_ERROR_INVALID_OPTION)
         return Error{"compile " + req.fileName, "NVRTC rejected the options: " + res.log,
                      "check the extra options and defines", {}, {}};

@@ -1,6 +1,5 @@
 #include "engine/compile/Diagnostic.h"
 
-#include <regex>
 #include <sstream>
 
 namespace kf {
@@ -25,12 +24,14 @@ static Diagnostic::Severity severityFromText(const std::string& s)
     return Diagnostic::Severity::Error; // "error", "catastrophic error", "internal error"
 }
 
+// NVRTC's log can hold NUL bytes between the front end's part and ptxas' part (a ptxas error
+// after a NUL was once lost this way), so a NUL ends a line like a newline does.
 static std::vector<std::string> splitLines(std::string_view text)
 {
     std::vector<std::string> lines;
     size_t start = 0;
     while (start <= text.size()) {
-        size_t end = text.find('\n', start);
+        size_t end = text.find_first_of(std::string_view("\n\0", 2), start);
         if (end == std::string_view::npos)
             end = text.size();
         std::string line(text.substr(start, end - start));
@@ -73,29 +74,106 @@ static int columnFromCaret(const std::string& echo, const std::string& caretLine
     return static_cast<int>(echo.size()) - indent + 1 + (caretDisplay - indent - display);
 }
 
+namespace {
+
+bool startsWith(std::string_view s, std::string_view p)
+{
+    return s.substr(0, p.size()) == p;
+}
+
+/// `file(line): severity[ #code[-D]]: message`. Hand-written rather than std::regex, whose
+/// backtracking recurses once per character and overflows the stack on a megabyte-long line.
+bool parseHeader(std::string_view line, Diagnostic& d)
+{
+    for (size_t close = line.find("): "); close != std::string_view::npos; close = line.find("): ", close + 1)) {
+        size_t open = close;
+        while (open > 0 && line[open - 1] >= '0' && line[open - 1] <= '9')
+            --open;
+        if (open == close || open == 0 || line[open - 1] != '(' || close - open > 9)
+            continue;
+        std::string_view rest = line.substr(close + 3);
+        static constexpr std::string_view severities[] = {"catastrophic error", "internal error", "error", "warning", "remark"};
+        std::string_view severity;
+        for (auto s : severities)
+            if (startsWith(rest, s)) {
+                severity = s;
+                break;
+            }
+        if (severity.empty())
+            continue;
+        rest.remove_prefix(severity.size());
+        std::string code;
+        if (startsWith(rest, " #")) {
+            size_t k = 2;
+            while (k < rest.size() && rest[k] >= '0' && rest[k] <= '9')
+                ++k;
+            if (k == 2)
+                continue;
+            if (startsWith(rest.substr(k), "-D"))
+                k += 2;
+            code = std::string(rest.substr(2, k - 2));
+            rest.remove_prefix(k);
+        }
+        if (!startsWith(rest, ": "))
+            continue;
+        d.file = std::string(line.substr(0, open - 1));
+        d.line = std::stoi(std::string(line.substr(open, close - open)));
+        d.severity = severityFromText(std::string(severity));
+        d.code = std::move(code);
+        d.message = std::string(rest.substr(2));
+        return true;
+    }
+    return false;
+}
+
+/// `ptxas error   : message`, `nvlink fatal : …`, `ptxas warning : …` (also indented).
+bool parseToolLine(std::string_view line, Diagnostic& d)
+{
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos)
+        return false;
+    line.remove_prefix(first);
+    static constexpr std::string_view tools[] = {"ptxas", "nvlink", "nvrtc", "fatbinary"};
+    for (auto tool : tools) {
+        if (!startsWith(line, tool))
+            continue;
+        std::string_view rest = line.substr(tool.size());
+        if (startsWith(rest, " "))
+            rest.remove_prefix(1);
+        static constexpr std::string_view kinds[] = {"error", "warning", "fatal"};
+        for (auto kind : kinds) {
+            if (!startsWith(rest, kind))
+                continue;
+            std::string_view tail = rest.substr(kind.size());
+            const size_t colon = tail.find_first_not_of(" \t");
+            if (colon == std::string_view::npos || tail[colon] != ':')
+                return false;
+            tail.remove_prefix(colon + 1);
+            const size_t text = tail.find_first_not_of(" \t");
+            d.file = std::string(tool);
+            d.severity = kind == "warning" ? Diagnostic::Severity::Warning : Diagnostic::Severity::Error;
+            d.message = text == std::string_view::npos ? std::string() : std::string(tail.substr(text));
+            return true;
+        }
+        return false;
+    }
+    return false;
+}
+
+} // namespace
+
 std::vector<Diagnostic> parseNvrtcLog(std::string_view log)
 {
-    // file(line): severity[ #code[-D]]: message
-    static const std::regex header(
-        R"(^(.*)\((\d+)\): (catastrophic error|internal error|error|warning|remark)(?: #([0-9]+(?:-D)?))?: (.*)$)");
-    // ptxas error   : message / ptxas warning : message / nvlink error : ...
-    static const std::regex tool(R"(^(ptxas|nvlink|nvrtc) (error|warning|fatal)\s*:\s*(.*)$)");
-
     std::vector<Diagnostic> out;
     auto lines = splitLines(log);
     for (size_t i = 0; i < lines.size(); ++i) {
-        std::smatch m;
-        if (std::regex_match(lines[i], m, header)) {
-            Diagnostic d;
-            d.file = m[1];
-            d.line = std::stoi(m[2]);
-            d.severity = severityFromText(m[3]);
-            d.code = m[4];
-            d.message = m[5];
+        Diagnostic d;
+        if (parseHeader(lines[i], d)) {
             // Body: continuation lines, then optionally an echoed source line and its caret.
             std::vector<std::string> body;
             size_t j = i + 1;
-            while (j < lines.size() && !lines[j].empty() && !std::regex_match(lines[j], header))
+            Diagnostic next;
+            while (j < lines.size() && !lines[j].empty() && !parseHeader(lines[j], next) && !parseToolLine(lines[j], next))
                 body.push_back(lines[j++]);
             if (body.size() >= 2 && isCaretLine(body.back())) {
                 const std::string& echo = body[body.size() - 2];
@@ -110,14 +188,39 @@ std::vector<Diagnostic> parseNvrtcLog(std::string_view log)
             }
             out.push_back(std::move(d));
             i = j - 1;
-        } else if (std::regex_match(lines[i], m, tool)) {
-            Diagnostic d;
-            d.file = m[1];
-            d.severity = m[2] == "warning" ? Diagnostic::Severity::Warning : Diagnostic::Severity::Error;
-            d.message = m[3];
+        } else if (parseToolLine(lines[i], d)) {
             out.push_back(std::move(d));
         }
     }
+    return out;
+}
+
+std::vector<Diagnostic> failedBuildDiagnostics(std::string_view log, std::string_view fileName, std::string_view status)
+{
+    std::vector<Diagnostic> out = parseNvrtcLog(log);
+    for (const auto& d : out)
+        if (d.severity == Diagnostic::Severity::Error)
+            return out;
+    // No line had a form we know: the log's own words, so a failed build never reads "0 errors".
+    Diagnostic d;
+    d.file = std::string(fileName);
+    std::string text;
+    for (const auto& line : splitLines(log)) {
+        const auto first = line.find_first_not_of(" \t");
+        if (first == std::string::npos || line.find("info    :") != std::string::npos)
+            continue;
+        if (!text.empty())
+            text += "\n";
+        text += line.substr(first);
+        if (text.size() > 4000) {
+            text.resize(4000);
+            text += " …";
+            break;
+        }
+    }
+    d.message = text.empty() ? "the build failed (" + std::string(status) + ") and NVRTC's log is empty"
+                             : "the build failed (" + std::string(status) + "): " + text;
+    out.push_back(std::move(d));
     return out;
 }
 

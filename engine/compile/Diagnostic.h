@@ -25,7 +25,14 @@ std::string_view severityName(Diagnostic::Severity s);
 /// Parses an NVRTC program log into diagnostics. Columns come from the caret line NVRTC prints
 /// under the echoed source line (tabs in the source expanded the way NVRTC expands them).
 /// ptxas "info" lines are not diagnostics; ptxas warnings and errors are (with line 0).
+/// A NUL byte ends a line (NVRTC puts one between the front end's and ptxas' parts), and no
+/// input, however long or malformed, does more than produce fewer diagnostics.
 std::vector<Diagnostic> parseNvrtcLog(std::string_view log);
+
+/// The diagnostics of a build that failed: parseNvrtcLog's, plus, when none of them is an error,
+/// one error in `fileName` that quotes the log's own words (or says the log was empty and gives
+/// `status`, NVRTC's result). A failed build therefore always has at least one error.
+std::vector<Diagnostic> failedBuildDiagnostics(std::string_view log, std::string_view fileName, std::string_view status);
 
 /// `file:line:col: error: message` plus the source line and a caret, like gcc.
 std::string formatDiagnostic(const Diagnostic& d);
