@@ -302,7 +302,7 @@ void TestCaseFiles::readErrors_data()
     QTest::newRow("bad output dtype") << "/outputs/0/dtype" << R"("half2")" << "/outputs/0/dtype"
                                       << "'half2' is not a dtype";
     QTest::newRow("bad role") << "/tensors/0/role" << R"("output")" << "/tensors/0/role"
-                              << "role must be input, expected or actual";
+                              << "role must be input, expected, actual or libtorch";
     QTest::newRow("run 2") << "/tensors/2/run" << "2" << "/tensors/2/run" << "run must be 0 or 1";
     QTest::newRow("negative extent") << "/tensors/0/extents/1" << "-3" << "/tensors/0/extents/1" << "must not be negative";
     QTest::newRow("sentinel too short") << "/outputs/0/sentinel_hex/1" << R"("a5")" << "/outputs/0/sentinel_hex/1"

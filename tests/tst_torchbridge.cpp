@@ -4,6 +4,7 @@
 // code in CUDA mode; nothing here needs a GPU.
 #include "device/runner/TorchBridge.h"
 #include "engine/task/OpCatalog.h"
+#include "engine/verify/Compare.h"
 #include "testutil.h"
 
 #include <QTest>
@@ -369,6 +370,13 @@ private slots:
     void torchScript();
     void torchScriptErrors();
     void copyResultsTo();
+    void goldenIsFloat64();
+    void goldenTorchScript();
+    void judgeAgreesWithClassify_data();
+    void judgeAgreesWithClassify();
+    void fusedMoreAccurateKernelPasses();
+    void precisionDowngradeFails();
+    void runsAndNegativeControlAgreeWithHost();
     void errors_data();
     void errors();
     void inputErrors();
@@ -937,6 +945,303 @@ void TestTorchBridge::inputErrors()
     auto r4 = TorchBridge::prepareReference(noOutput, raws(ok));
     QVERIFY(!r4);
     QCOMPARE(qs(r4.error().message()), QStringLiteral("no step produces the task output \"y\""));
+}
+
+
+// --- Golden results and the comparison where the data is -------------------------------------
+
+namespace {
+
+/// y = gelu(x + b) in fp16 as a two-step tape: LibTorch rounds x + b to fp16 before the GELU.
+Task biasGeluTask(DType t)
+{
+    Task task;
+    task.name = "bias_gelu";
+    task.inputs = {spec("x", t), spec("b", t)};
+    task.outputs = {spec("y", t)};
+    task.outputs[0].tolerance = Tolerance::defaultFor(t);
+    task.reference.kind = Reference::Kind::Tape;
+    task.reference.steps = {OpStep{"add", {"x", "b"}, json::object(), "h"},
+                            OpStep{"gelu", {"h"}, json::object(), "y"}};
+    return task;
+}
+
+double geluExact(double v)
+{
+    return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+}
+
+struct Judged {
+    std::unique_ptr<TorchBridge::Reference> native, golden;
+    TorchBridge::Expected expected() const { return {native.get(), golden.get(), {}}; }
+};
+
+Judged references(const Task& task, std::map<std::string, HostTensor>& in, bool withGolden)
+{
+    Judged j;
+    auto n = TorchBridge::prepareReference(task, raws(in));
+    if (!n || !(*n)->run())
+        qFatal("native reference failed");
+    j.native = std::move(n.value());
+    if (withGolden) {
+        auto g = TorchBridge::prepareReference(task, raws(in), TorchBridge::Precision::Golden);
+        if (!g || !(*g)->run())
+            qFatal("golden reference failed");
+        j.golden = std::move(g.value());
+    }
+    return j;
+}
+
+/// The host judgement of every element, with classify() as the runner's documentation defines it.
+OutputCheck hostJudge(const Judged& j, const TensorSpec& out, HostTensor& actual, const std::vector<unsigned char>& sentinel)
+{
+    auto lib = j.native->resultAsDouble(out.name);
+    std::vector<double> truth = *lib;
+    if (j.golden)
+        truth = *j.golden->resultAsDouble(out.name);
+    for (size_t i = 0; i < truth.size(); ++i)
+        if (!std::isfinite(truth[i]) && std::isfinite((*lib)[i]))
+            truth[i] = (*lib)[i];
+    OutputCheck c;
+    c.referenceRms = rmsOf(truth.data(), std::int64_t(truth.size()));
+    c.atolEffective = effectiveAtol(out.tolerance, c.referenceRms);
+    const int size = dtypeSize(actual.dtype);
+    for (size_t i = 0; i < truth.size(); ++i) {
+        std::optional<double> l;
+        if (j.golden)
+            l = (*lib)[i];
+        const ElementVerdict v = classify(actual.dtype, actual.bytes.data() + i * size_t(size), truth[i],
+                                          sentinel.empty() ? nullptr : sentinel.data(), c.atolEffective, out.tolerance.rtol, l);
+        c.histogram.add(v);
+        c.mismatches += v.cls != ElementClass::Ok;
+        c.unwritten += v.cls == ElementClass::Unwritten;
+        c.nonFiniteMismatches += v.cls == ElementClass::NonFinite;
+        if (v.cls != ElementClass::Ok && v.cls != ElementClass::Unwritten && c.firstMismatches.size() < 4)
+            c.firstMismatches.push_back({{std::int64_t(i)}, truth[i], v.actual, v.absError, 0});
+    }
+    return c;
+}
+
+} // namespace
+
+// The golden reference computes the same function in float64: no fp16 rounding of x + b.
+void TestTorchBridge::goldenIsFloat64()
+{
+    const std::int64_t n = 257;
+    std::map<std::string, HostTensor> in{{"x", HostTensor(DType::F16, {n})}, {"b", HostTensor(DType::F16, {n})}};
+    KF_VERIFY_OK(TorchBridge::fillInput(in["x"].raw(), dist(Distribution::Kind::Normal), 11));
+    KF_VERIFY_OK(TorchBridge::fillInput(in["b"].raw(), dist(Distribution::Kind::Normal), 12));
+    const Task task = biasGeluTask(DType::F16);
+    auto golden = TorchBridge::prepareReference(task, raws(in), TorchBridge::Precision::Golden);
+    KF_VERIFY_OK(golden);
+    KF_VERIFY_OK((*golden)->run());
+    auto g = (*golden)->resultAsDouble("y");
+    auto native = evaluate(task, in);
+    KF_VERIFY_OK(g);
+    KF_VERIFY_OK(native);
+    const auto x = in["x"].values(), b = in["b"].values();
+    int differsFromNative = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        const double byHand = geluExact(x[size_t(i)] + b[size_t(i)]);
+        QVERIFY2(std::fabs((*g)[size_t(i)] - byHand) <= 1e-12 * std::max(1.0, std::fabs(byHand)),
+                 qPrintable(QString("element %1: golden %2, by hand %3").arg(i).arg((*g)[size_t(i)]).arg(byHand)));
+        differsFromNative += (*g)[size_t(i)] != (*native)[size_t(i)];
+    }
+    QVERIFY2(differsFromNative > n / 2, "the golden result should not be LibTorch's fp16 values");
+
+    // An integer output of a golden reference stays what LibTorch computes natively.
+    std::map<std::string, HostTensor> ints{{"a", HostTensor(DType::I32, {4}, {1, 2, 3, 4})}};
+    auto sum = TorchBridge::prepareReference(opTask("cumsum", {{"dim", 0}}, {DType::I32}, DType::I64), raws(ints),
+                                             TorchBridge::Precision::Golden);
+    KF_VERIFY_OK(sum);
+    KF_VERIFY_OK((*sum)->run());
+    QCOMPARE(*(*sum)->resultAsDouble("y"), std::vector<double>({1, 3, 6, 10}));
+}
+
+void TestTorchBridge::goldenTorchScript()
+{
+    std::map<std::string, HostTensor> in{{"x", HostTensor(DType::F32, {2, 2}, {1, 2, 3, 4})},
+                                         {"w", HostTensor(DType::F32, {2}, {10, 100})}};
+    auto ref = TorchBridge::prepareReference(scriptTask("torchbridge_ref.pt", 2), raws(in), TorchBridge::Precision::Golden);
+    KF_VERIFY_OK(ref);
+    KF_VERIFY_OK((*ref)->run());
+    QCOMPARE(*(*ref)->resultAsDouble("y"), std::vector<double>({11, 201, 31, 401}));
+}
+
+// The comparison on the compute device and classify() on the host give the same verdict for
+// every element: counts, histogram, first mismatches.
+void TestTorchBridge::judgeAgreesWithClassify_data()
+{
+    QTest::addColumn<int>("dtype");
+    QTest::addColumn<bool>("golden");
+    QTest::addColumn<QString>("damage");
+    for (DType t : {DType::F32, DType::F16, DType::BF16})
+        for (bool golden : {false, true})
+            for (const char* damage : {"none", "scaled", "nan", "unwritten", "inf"}) {
+                const std::string name = std::string(dtypeName(t)) + (golden ? " golden " : " libtorch ") + damage;
+                QTest::newRow(name.c_str()) << int(t) << golden << QString(damage);
+            }
+}
+
+void TestTorchBridge::judgeAgreesWithClassify()
+{
+    QFETCH(int, dtype);
+    QFETCH(bool, golden);
+    QFETCH(QString, damage);
+    const DType t = DType(dtype);
+    const std::vector<std::int64_t> shape{7, 37};
+    const std::int64_t n = 7 * 37;
+    std::map<std::string, HostTensor> in{{"x", HostTensor(t, shape)}, {"b", HostTensor(t, shape)}};
+    KF_VERIFY_OK(TorchBridge::fillInput(in["x"].raw(), dist(Distribution::Kind::Normal), 21));
+    KF_VERIFY_OK(TorchBridge::fillInput(in["b"].raw(), dist(Distribution::Kind::Normal), 22));
+    const Task task = biasGeluTask(t);
+    Judged j = references(task, in, golden);
+
+    // The candidate: LibTorch's own values, then damaged.
+    HostTensor actual(t, shape, *j.native->resultAsDouble("y"));
+    std::vector<double> v = actual.values();
+    const std::vector<unsigned char> sentinel = sentinelBytes(t, 0, 99);
+    if (damage == "scaled")
+        for (std::int64_t i = 3; i < n; i += 17)
+            v[size_t(i)] *= 1.05;
+    if (damage == "nan")
+        v[5] = kNaN;
+    if (damage == "inf")
+        v[8] = -kInf;
+    actual.set(v);
+    if (damage == "unwritten")
+        for (std::int64_t i = 40; i < 50; ++i)
+            std::memcpy(actual.bytes.data() + i * dtypeSize(t), sentinel.data(), sentinel.size());
+
+    auto device = TorchBridge::judgeOutput(j.expected(), task.outputs[0], actual.raw(), sentinel.data(), 4);
+    KF_VERIFY_OK(device);
+    const OutputCheck host = hostJudge(j, task.outputs[0], actual, sentinel);
+    QCOMPARE(device->mismatches, host.mismatches);
+    QCOMPARE(device->unwritten, host.unwritten);
+    QCOMPARE(device->nonFiniteMismatches, host.nonFiniteMismatches);
+    QCOMPARE(device->passed, host.mismatches == 0);
+    QCOMPARE(device->golden.available, golden);
+    QVERIFY(std::fabs(device->atolEffective - host.atolEffective) <= 1e-12 * std::max(1.0, host.atolEffective));
+    QCOMPARE(device->histogram.exact, host.histogram.exact);
+    QCOMPARE(device->histogram.below, host.histogram.below);
+    QCOMPARE(device->histogram.above, host.histogram.above);
+    for (int b = 0; b < ErrorHistogram::kBins; ++b)
+        QCOMPARE(device->histogram.bins[b], host.histogram.bins[b]);
+    QCOMPARE(device->firstMismatches.size(), host.firstMismatches.size());
+    for (size_t k = 0; k < host.firstMismatches.size(); ++k) {
+        const auto& idx = device->firstMismatches[k].index;
+        QCOMPARE(idx.size(), size_t(2));
+        QCOMPARE(idx[0] * 37 + idx[1], host.firstMismatches[k].index[0]);
+    }
+    if (damage == "none")
+        QCOMPARE(device->mismatches, std::int64_t(0));
+    else
+        QVERIFY2(device->mismatches > 0, qPrintable(damage));
+    if (damage == "unwritten") {
+        QCOMPARE(device->firstUnwritten.size(), size_t(4));
+        QCOMPARE(device->firstUnwritten.front(), std::vector<std::int64_t>({1, 3})); // flat 40 = row 1, column 3
+    }
+    // The axis summaries point at the damaged rows and columns only when something failed.
+    if (!device->passed) {
+        QCOMPARE(device->rows.count, std::int64_t(7));
+        QCOMPARE(device->columns.count, std::int64_t(37));
+        std::int64_t rowBad = 0, colBad = 0;
+        for (auto m : device->rows.mismatches)
+            rowBad += m;
+        for (auto m : device->columns.mismatches)
+            colBad += m;
+        QCOMPARE(rowBad, device->mismatches);
+        QCOMPARE(colBad, device->mismatches);
+    }
+}
+
+// Issue #14's false failure: a fused fp16 bias+GELU that keeps x + b in fp32 and rounds once is
+// more accurate than LibTorch's two roundings. Against LibTorch alone it fails the default fp16
+// tolerance; against the golden result it passes, with its error below LibTorch's.
+void TestTorchBridge::fusedMoreAccurateKernelPasses()
+{
+    const std::vector<std::int64_t> shape{64, 1024};
+    std::map<std::string, HostTensor> in{{"x", HostTensor(DType::F16, shape)}, {"b", HostTensor(DType::F16, shape)}};
+    KF_VERIFY_OK(TorchBridge::fillInput(in["x"].raw(), dist(Distribution::Kind::Normal), 31));
+    KF_VERIFY_OK(TorchBridge::fillInput(in["b"].raw(), dist(Distribution::Kind::Normal), 32));
+    const Task task = biasGeluTask(DType::F16);
+    const auto x = in["x"].values(), b = in["b"].values();
+    std::vector<double> fused(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+        fused[i] = geluExact(double(float(x[i]) + float(b[i])));
+    HostTensor actual(DType::F16, shape, fused); // rounded to fp16 once
+
+    Judged lib = references(task, in, false);
+    auto against = TorchBridge::judgeOutput(lib.expected(), task.outputs[0], actual.raw(), nullptr, 4);
+    KF_VERIFY_OK(against);
+    QVERIFY2(against->mismatches > 0, "the fused kernel should fail against LibTorch's rounded result alone");
+
+    Judged gold = references(task, in, true);
+    auto judged = TorchBridge::judgeOutput(gold.expected(), task.outputs[0], actual.raw(), nullptr, 4);
+    KF_VERIFY_OK(judged);
+    QCOMPARE(judged->mismatches, std::int64_t(0));
+    QVERIFY(judged->golden.available);
+    QVERIFY2(judged->golden.ratio() < 1.0, qPrintable(QString::number(judged->golden.ratio())));
+    QVERIFY(judged->golden.libtorchMaxError > 0);
+    const json j = toJson(*judged);
+    QVERIFY(j["golden"]["available"] == json(true));
+    QVERIFY(j["golden"]["error_ratio"].get<double>() < 1.0);
+    QVERIFY(QString::fromStdString(goldenSentence(j["golden"])).startsWith("candidate error 0."));
+}
+
+// An fp32 task computed in fp16 inside must still fail with the golden result in place.
+void TestTorchBridge::precisionDowngradeFails()
+{
+    const std::vector<std::int64_t> shape{16, 512};
+    std::map<std::string, HostTensor> in{{"x", HostTensor(DType::F32, shape)}, {"b", HostTensor(DType::F32, shape)}};
+    KF_VERIFY_OK(TorchBridge::fillInput(in["x"].raw(), dist(Distribution::Kind::Normal), 41));
+    KF_VERIFY_OK(TorchBridge::fillInput(in["b"].raw(), dist(Distribution::Kind::Normal), 42));
+    const Task task = biasGeluTask(DType::F32);
+    const auto x = in["x"].values(), b = in["b"].values();
+    std::vector<double> lowered(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        const double h = fromHalf(toHalf(float(fromHalf(toHalf(float(x[i]))) + fromHalf(toHalf(float(b[i]))))));
+        lowered[i] = fromHalf(toHalf(float(geluExact(h))));
+    }
+    HostTensor actual(DType::F32, shape, lowered);
+    Judged gold = references(task, in, true);
+    auto judged = TorchBridge::judgeOutput(gold.expected(), task.outputs[0], actual.raw(), nullptr, 4);
+    KF_VERIFY_OK(judged);
+    QVERIFY2(judged->mismatches > 0, "fp16 arithmetic in an fp32 task must fail");
+    QVERIFY(judged->golden.ratio() > 10.0);
+}
+
+void TestTorchBridge::runsAndNegativeControlAgreeWithHost()
+{
+    const std::vector<std::int64_t> shape{5, 41};
+    std::map<std::string, HostTensor> in{{"x", HostTensor(DType::F32, shape)}, {"b", HostTensor(DType::F32, shape)}};
+    KF_VERIFY_OK(TorchBridge::fillInput(in["x"].raw(), dist(Distribution::Kind::Normal), 51));
+    KF_VERIFY_OK(TorchBridge::fillInput(in["b"].raw(), dist(Distribution::Kind::Normal), 52));
+    const Task task = biasGeluTask(DType::F32);
+    Judged j = references(task, in, true);
+    const auto truth = *j.golden->resultAsDouble("y");
+    HostTensor first(DType::F32, shape, truth), second(DType::F32, shape, truth);
+    auto v = second.values();
+    v[3] += 1.0;
+    v[9] = kNaN;
+    second.set(v);
+    double deviceDiff = 0, hostDiff = 0;
+    auto d = TorchBridge::countRunDisagreements(j.expected(), task.outputs[0], first.raw(), second.raw(), &deviceDiff);
+    KF_VERIFY_OK(d);
+    const auto h = countDisagreements(DType::F32, first.bytes.data(), second.bytes.data(), 5 * 41, task.outputs[0].tolerance,
+                                      truth.data(), &hostDiff);
+    QCOMPARE(d.value(), h);
+    QCOMPARE(d.value(), std::int64_t(2));
+    QCOMPARE(deviceDiff, hostDiff);
+
+    auto nc = TorchBridge::negativeControl(j.expected(), task.outputs[0]);
+    KF_VERIFY_OK(nc);
+    const NegativeControl hostNc = negativeControl("y", DType::F32, truth.data(), shape, task.outputs[0].tolerance);
+    QCOMPARE(nc->zerosPass, hostNc.zerosPass);
+    QCOMPARE(nc->constantPass, hostNc.constantPass);
+    QCOMPARE(nc->constantApplicable, hostNc.constantApplicable);
+    QVERIFY(std::fabs(nc->constant - hostNc.constant) < 1e-12);
+    QVERIFY(nc->discriminates());
 }
 
 QTEST_GUILESS_MAIN(TestTorchBridge)

@@ -82,6 +82,11 @@ Error torchError(const std::string& what, const c10::Error& e)
     return bridgeError(what, what + " failed: " + msg);
 }
 
+at::ScalarType producedType(DType declared, bool golden)
+{
+    return golden && isFloating(declared) ? at::kDouble : scalarType(declared);
+}
+
 at::Tensor finishOutput(at::Tensor result, at::ScalarType declared, const std::vector<at::Tensor>& inputs)
 {
     if (result.scalar_type() != declared)

@@ -7,6 +7,7 @@
 
 #include "engine/core/Result.h"
 #include "engine/task/Task.h"
+#include "engine/verify/Compare.h"
 
 #include <cstdint>
 #include <map>
@@ -51,8 +52,38 @@ public:
         /// The last results converted to float64 on the host, row-major (for comparison).
         virtual Result<std::vector<double>> resultAsDouble(const std::string& output) = 0;
     };
+    /// Native: LibTorch as a user would call it, in the task's dtypes (the baseline).
+    /// Golden: the same computation in float64 (floating inputs upcast, floating casts of the
+    /// tape made float64, a TorchScript module converted with .to(double)), the truth a
+    /// candidate's error is measured against (docs/verification.md, correctness rule 7).
+    /// Integer outputs of a golden reference are computed as natively.
+    enum class Precision { Native, Golden };
     static Result<std::unique_ptr<Reference>> prepareReference(const Task& task,
-                                                               const std::map<std::string, RawTensor>& inputs);
+                                                               const std::map<std::string, RawTensor>& inputs,
+                                                               Precision precision = Precision::Native);
+
+    // Comparison where the data is: on the GPU in CUDA mode (LibTorch kernels in float64), on
+    // the host in CPU mode. Only statistics, the bounded samples and their indices come back.
+    // Every verdict is the one classify() (engine/verify/Compare.h) gives element by element.
+
+    /// What an output is judged against: LibTorch's last result of `libtorch`, and the golden
+    /// result of `golden` when it is given and the output is floating (else `goldenNote` says why
+    /// there is none, and LibTorch's result is the expected one).
+    struct Expected {
+        Reference* libtorch = nullptr;
+        Reference* golden = nullptr;
+        std::string goldenNote;
+    };
+    /// Judges `actual` (host or device memory, the output's dtype) as compareOutput() does.
+    static Result<OutputCheck> judgeOutput(const Expected& expected, const TensorSpec& output, const RawTensor& actual,
+                                           const void* sentinel, int maxSamples);
+    /// Rule 9: how many elements of two runs' outputs disagree (countDisagreements()).
+    static Result<std::int64_t> countRunDisagreements(const Expected& expected, const TensorSpec& output,
+                                                      const RawTensor& first, const RawTensor& second, double* maxAbsDiff);
+    /// Rule 8 over the expected result (negativeControl()).
+    static Result<NegativeControl> negativeControl(const Expected& expected, const TensorSpec& output);
+    /// The expected result of `output` as float64 on the host (a failing case's saved tensors).
+    static Result<std::vector<double>> expectedAsDouble(const Expected& expected, const std::string& output, bool golden);
 };
 
 } // namespace kf::device

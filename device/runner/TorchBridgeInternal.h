@@ -34,14 +34,20 @@ public:
     Result<void> copyResultsTo(const std::map<std::string, RawTensor>& outputs) override;
     Result<std::vector<double>> resultAsDouble(const std::string& output) override;
 
+    /// The last result of `name`; null with `error` set when there is none.
+    const at::Tensor* findResult(const std::string& name, Error& error) const;
+
 protected:
     std::vector<std::string> m_outputNames;   ///< task outputs, in task order
     std::vector<at::Tensor> m_results;        ///< parallel to m_outputNames; undefined before run()
-    const at::Tensor* findResult(const std::string& name, Error& error) const;
 };
 
 /// The TorchScript form (TorchBridgeScript.cpp keeps <torch/script.h> out of the other units).
-Result<std::unique_ptr<TorchBridge::Reference>> makeScriptReference(const Task& task,
-                                                                    std::vector<at::Tensor> scriptInputs);
+Result<std::unique_ptr<TorchBridge::Reference>> makeScriptReference(const Task& task, std::vector<at::Tensor> scriptInputs,
+                                                                    bool golden);
+
+/// The dtype a reference output is produced in: the declared one, or float64 for a floating
+/// output of a golden reference.
+at::ScalarType producedType(DType declared, bool golden);
 
 } // namespace kf::device::detail

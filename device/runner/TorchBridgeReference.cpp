@@ -13,6 +13,7 @@
 
 #include <array>
 #include <functional>
+#include <limits>
 #include <optional>
 
 namespace kf::device {
@@ -119,7 +120,7 @@ std::vector<std::int64_t> lastDims(const at::Tensor& x, std::int64_t count, cons
 
 /// Compiles one step into a closure over its parsed attributes; an empty function plus a
 /// sentence in `why` when the step cannot be run.
-OpFn compileOp(const OpStep& s, std::string& why)
+OpFn compileOp(const OpStep& s, bool golden, std::optional<double> goldenEps, std::string& why)
 {
     Attrs a(s);
     const std::string& op = s.op;
@@ -212,6 +213,8 @@ OpFn compileOp(const OpStep& s, std::string& why)
     } else if (op == "rms_norm") {
         // No eps: LibTorch's default (the epsilon of the input's accumulation type), as in Python.
         std::optional<double> eps = a.number("eps");
+        if (!eps && golden)
+            eps = goldenEps; // the native dtype's default, not float64's far smaller one
         std::int64_t nd = a.integer("normalized_dims").value_or(1);
         fn = [eps, nd, n](const Args& x) {
             std::optional<at::Tensor> w;
@@ -264,7 +267,7 @@ OpFn compileOp(const OpStep& s, std::string& why)
         std::optional<DType> t = parseDType(name);
         if (!t && a.error().empty())
             why = "to: unknown dtype \"" + name + "\"; use one of: " + dtypeNames();
-        at::ScalarType st = t ? detail::scalarType(*t) : at::kFloat;
+        at::ScalarType st = t ? detail::producedType(*t, golden) : at::kFloat;
         // copy=true: converting to the dtype it already has is still a fresh tensor.
         fn = [st](const Args& x) { return x[0]->to(st, /*non_blocking=*/false, /*copy=*/true); };
     } else if (op == "clone") {
@@ -293,8 +296,14 @@ public:
     };
 
     static Result<std::unique_ptr<TorchBridge::Reference>> make(const Task& task,
-                                                                const std::map<std::string, at::Tensor>& inputs)
+                                                                const std::map<std::string, at::Tensor>& inputs, bool golden)
     {
+        // rms_norm's default eps is the epsilon of the input's accumulation type: float for
+        // fp32/fp16/bf16 tasks, which a golden run in float64 must keep.
+        std::optional<double> goldenEps = std::numeric_limits<float>::epsilon();
+        for (const auto& in : task.inputs)
+            if (in.dtype == DType::F64)
+                goldenEps.reset();
         auto ref = std::make_unique<OpReference>();
         std::map<std::string, int> slots;
         for (const auto& [name, t] : inputs) {
@@ -313,7 +322,7 @@ public:
             Step step;
             step.op = s.op;
             std::string why;
-            step.fn = compileOp(s, why);
+            step.fn = compileOp(s, golden, goldenEps, why);
             if (!step.fn)
                 return bridgeError(what, why);
             for (size_t k = 0; k < s.inputs.size(); ++k) {
@@ -328,7 +337,7 @@ public:
             for (size_t o = 0; o < task.outputs.size(); ++o)
                 if (task.outputs[o].name == outName) {
                     step.outputIndex = static_cast<int>(o);
-                    step.declared = detail::scalarType(task.outputs[o].dtype);
+                    step.declared = detail::producedType(task.outputs[o].dtype, golden);
                 }
             step.slot = static_cast<int>(ref->m_slots.size());
             slots[outName] = step.slot;
@@ -381,9 +390,11 @@ private:
 } // namespace
 
 Result<std::unique_ptr<TorchBridge::Reference>> TorchBridge::prepareReference(const Task& task,
-                                                                              const std::map<std::string, RawTensor>& inputs)
+                                                                              const std::map<std::string, RawTensor>& inputs,
+                                                                              Precision precision)
 {
-    const std::string what = "prepare the reference of task " + task.name;
+    const bool golden = precision == Precision::Golden;
+    const std::string what = std::string("prepare the ") + (golden ? "float64 golden " : "") + "reference of task " + task.name;
     try {
         std::map<std::string, at::Tensor> wrapped;
         for (const auto& [name, raw] : inputs) {
@@ -399,6 +410,8 @@ Result<std::unique_ptr<TorchBridge::Reference>> TorchBridge::prepareReference(co
             if (!raw.data && raw.elements() != 0)
                 return bridgeError(what, "input \"" + name + "\" has a null pointer");
             wrapped[name] = detail::wrap(raw);
+            if (golden && isFloating(raw.dtype))
+                wrapped[name] = wrapped[name].to(at::kDouble);
         }
         if (task.outputs.empty())
             return bridgeError(what, "the task has no outputs");
@@ -411,11 +424,11 @@ Result<std::unique_ptr<TorchBridge::Reference>> TorchBridge::prepareReference(co
                     return bridgeError(what, "the TorchScript reference takes input \"" + name + "\", which was not given");
                 ordered.push_back(it->second);
             }
-            return detail::makeScriptReference(task, std::move(ordered));
+            return detail::makeScriptReference(task, std::move(ordered), golden);
         }
         if (task.reference.steps.empty())
             return bridgeError(what, "the reference has no op");
-        return OpReference::make(task, wrapped);
+        return OpReference::make(task, wrapped, golden);
     } catch (const c10::Error& e) {
         return detail::torchError(what, e);
     }

@@ -13,14 +13,14 @@ namespace {
 
 class ScriptReference final : public ReferenceBase {
 public:
-    ScriptReference(torch::jit::Module module, std::vector<at::Tensor> inputs, const Task& task)
-        : m_module(std::move(module)), m_inputs(std::move(inputs))
+    ScriptReference(torch::jit::Module module, std::vector<at::Tensor> inputs, const Task& task, bool golden)
+        : m_module(std::move(module)), m_inputs(std::move(inputs)), m_golden(golden)
     {
         for (const auto& t : m_inputs)
             m_args.emplace_back(t);
         for (const auto& out : task.outputs) {
             m_outputNames.push_back(out.name);
-            m_declared.push_back(scalarType(out.dtype));
+            m_declared.push_back(producedType(out.dtype, golden));
         }
         m_results.resize(m_outputNames.size());
     }
@@ -54,8 +54,14 @@ public:
                 return bridgeError(what, what + " returned " + std::to_string(tensors.size()) +
                                              " tensor(s) but the task has " + std::to_string(m_outputNames.size()) +
                                              " output(s); they map to the outputs in order");
-            for (size_t i = 0; i < tensors.size(); ++i)
+            for (size_t i = 0; i < tensors.size(); ++i) {
+                // A module that casts to a lower precision inside is no golden result.
+                if (m_golden && m_declared[i] == at::kDouble && tensors[i].scalar_type() != at::kDouble)
+                    return bridgeError(what, "converted to float64, the TorchScript module still returns output " +
+                                                 m_outputNames[i] + " as " + c10::toString(tensors[i].scalar_type()) +
+                                                 " (it casts inside)");
                 m_results[i] = finishOutput(std::move(tensors[i]), m_declared[i], m_inputs);
+            }
             return {};
         } catch (const c10::Error& e) {
             return torchError(what, e);
@@ -69,11 +75,13 @@ private:
     std::vector<at::Tensor> m_inputs;
     std::vector<c10::IValue> m_args;        ///< built once: run() does no argument marshalling
     std::vector<at::ScalarType> m_declared;
+    bool m_golden = false;
 };
 
 } // namespace
 
-Result<std::unique_ptr<TorchBridge::Reference>> makeScriptReference(const Task& task, std::vector<at::Tensor> scriptInputs)
+Result<std::unique_ptr<TorchBridge::Reference>> makeScriptReference(const Task& task, std::vector<at::Tensor> scriptInputs,
+                                                                    bool golden)
 {
     const std::filesystem::path file = task.directory / task.reference.torchscript;
     const std::string what = "load the TorchScript reference"; // the file goes in Error::file
@@ -90,8 +98,10 @@ Result<std::unique_ptr<TorchBridge::Reference>> makeScriptReference(const Task& 
             device = c10::Device(c10::kCUDA, 0);
         torch::jit::Module module = torch::jit::load(file.string(), device);
         module.eval();
+        if (golden)
+            module.to(at::kDouble);
         return std::unique_ptr<TorchBridge::Reference>(
-            std::make_unique<ScriptReference>(std::move(module), std::move(scriptInputs), task));
+            std::make_unique<ScriptReference>(std::move(module), std::move(scriptInputs), task, golden));
     } catch (const c10::Error& e) {
         Error err = torchError(what, e);
         err.file = file.string();

@@ -269,7 +269,9 @@ Result<void> Verifier::runCandidate(const ShapeRef& shape, const std::vector<Ten
     in = 0;
     std::vector<std::vector<unsigned char>> outs;
     for (const auto& l : layout) {
-        if (l.role == TensorLayout::Role::Scratch)
+        // Run 1's outputs stay on the device, where they are compared; run 0's come to the host
+        // so that run 1 cannot find them in memory it can address.
+        if (l.role == TensorLayout::Role::Scratch || (l.role == TensorLayout::Role::Output && run > 0))
             continue;
         std::vector<unsigned char> host(l.bytes);
         if (auto r = buffers.find(l.name)->download(host.data(), m_stream); !r)
@@ -341,21 +343,20 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
     Trial t;
     nlohmann::json distributions = nlohmann::json::object();
     std::vector<std::vector<unsigned char>> pristine;
-    {
-        // Rule 1: fresh buffers for every trial, the candidate before the reference.
-        auto buffers = BufferSet::allocate(layout, {TensorLayout::Role::Input, TensorLayout::Role::Output, TensorLayout::Role::Scratch},
-                                           deriveSeed(seed, kGuardSalt), m_stream);
-        if (!buffers)
-            return fail(buffers.error());
-        if (auto r = fillInputs(inputs, buffers.value(), trial, seed, distributions, pristine); !r)
-            return fail(r.error());
-        for (int run = 0; run < 2 && t.launchError.empty(); ++run)
-            if (auto r = runCandidate(shape, layout, buffers.value(), pristine, position, run, t); !r)
-                return r.error();
-        // The candidate's buffers are freed here, before the reference exists.
-    }
+    // Rule 1: fresh buffers for every trial, the candidate before the reference. The buffers live
+    // on after the candidate's last launch only to hold run 1's outputs for the comparison.
+    auto buffers = BufferSet::allocate(layout, {TensorLayout::Role::Input, TensorLayout::Role::Output, TensorLayout::Role::Scratch},
+                                       deriveSeed(seed, kGuardSalt), m_stream);
+    if (!buffers)
+        return fail(buffers.error());
+    if (auto r = fillInputs(inputs, buffers.value(), trial, seed, distributions, pristine); !r)
+        return fail(r.error());
+    for (int run = 0; run < 2 && t.launchError.empty(); ++run)
+        if (auto r = runCandidate(shape, layout, buffers.value(), pristine, position, run, t); !r)
+            return r.error();
 
-    // The reference, from the pristine copy in memory the candidate never had.
+    // The references, from the pristine copy in memory the candidate never had: LibTorch's own
+    // (the baseline) and the float64 golden result errors are measured against (rule 7).
     std::vector<DeviceMemory> refMemory;
     std::map<std::string, RawTensor> refInputs;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -370,36 +371,41 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
         refInputs[inputs[i]->name] = RawTensor{reinterpret_cast<void*>(m->ptr()), inputs[i]->dtype, inputs[i]->extents, true};
         refMemory.push_back(std::move(m.value()));
     }
-    std::vector<std::vector<double>> expected;
-    {
-        auto ref = TorchBridge::prepareReference(m_request.task, refInputs);
-        if (!ref)
-            return fail(ref.error());
-        if (auto r = ref.value()->run(); !r)
-            return fail(r.error());
-        TorchBridge::synchronize();
-        for (const TensorLayout* o : outputs) {
-            auto v = ref.value()->resultAsDouble(o->name);
-            if (!v)
-                return fail(v.error());
-            if (static_cast<std::int64_t>(v->size()) != o->elements)
-                return Error{"evaluate the reference at " + where,
-                             "the reference produced " + std::to_string(v->size()) + " elements for " + o->name + ", expected " +
-                                 std::to_string(o->elements),
-                             "check the task's output shape against the reference op", {}, {}};
-            expected.push_back(std::move(v.value()));
+    auto libtorch = TorchBridge::prepareReference(m_request.task, refInputs);
+    if (!libtorch)
+        return fail(libtorch.error());
+    if (auto r = libtorch.value()->run(); !r)
+        return fail(r.error());
+    TorchBridge::Expected expected{libtorch.value().get(), nullptr, {}};
+    std::unique_ptr<TorchBridge::Reference> golden;
+    bool anyFloating = false;
+    for (const TensorLayout* o : outputs)
+        anyFloating = anyFloating || isFloating(o->dtype);
+    if (anyFloating) {
+        auto g = TorchBridge::prepareReference(m_request.task, refInputs, TorchBridge::Precision::Golden);
+        Result<void> ran = g ? g.value()->run() : Result<void>(g.error());
+        if (ran) {
+            golden = std::move(g.value());
+            expected.golden = golden.get();
+        } else {
+            if (auto e = stickyError())
+                return fatal(cuError(*e, "the golden reference", __FILE__, __LINE__), where);
+            expected.goldenNote = ran.error().why + "; compared with LibTorch's result instead";
         }
     }
+    TorchBridge::synchronize();
     if (auto e = stickyError())
         return fatal(cuError(*e, "the reference", __FILE__, __LINE__), where);
-    refMemory.clear();
 
     if (negativeControls.empty())
-        for (size_t o = 0; o < outputs.size(); ++o)
-            negativeControls.push_back(toJson(negativeControl(outputs[o]->name, outputs[o]->dtype, expected[o].data(),
-                                                              outputs[o]->extents, outputs[o]->spec->tolerance)));
+        for (const TensorLayout* o : outputs) {
+            auto nc = TorchBridge::negativeControl(expected, *o->spec);
+            if (!nc)
+                return fail(nc.error());
+            negativeControls.push_back(toJson(nc.value()));
+        }
 
-    // Comparison in float64 (rules 2, 7, 9, 10).
+    // Comparison in float64 where the data is (rules 2, 7, 9, 10).
     nlohmann::json outs = nlohmann::json::array();
     std::string unwrittenFailure, mismatchFailure, disagreeFailure;
     std::vector<OutputCheck> checks;
@@ -409,9 +415,12 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
     if (t.launchError.empty()) {
         for (size_t o = 0; o < outputs.size(); ++o) {
             const TensorLayout& l = *outputs[o];
-            const Tolerance& tol = l.spec->tolerance;
-            OutputCheck c = compareOutput(l.name, l.dtype, t.outputs[0][o].data(), expected[o].data(), l.extents, tol,
-                                          t.sentinel[0][o].data(), m_request.samples);
+            const RawTensor run0{t.outputs[0][o].data(), l.dtype, l.extents, false};
+            const RawTensor run1{reinterpret_cast<void*>(buffers->find(l.name)->ptr()), l.dtype, l.extents, true};
+            auto judged = TorchBridge::judgeOutput(expected, *l.spec, run0, t.sentinel[0][o].data(), m_request.samples);
+            if (!judged)
+                return fail(judged.error());
+            OutputCheck c = std::move(judged.value());
             const std::string of = std::to_string(c.elements);
             if (c.unwritten > 0 && unwrittenFailure.empty())
                 unwrittenFailure = l.name + ": " + std::to_string(c.unwritten) + " of " + of + " elements never written (first at " +
@@ -426,18 +435,21 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
                     mismatchFailure += ", " + std::to_string(c.nonFiniteMismatches) + " of them non-finite where the reference differs";
             }
             double diff = 0;
-            const std::int64_t d = countDisagreements(l.dtype, t.outputs[0][o].data(), t.outputs[1][o].data(), l.elements, tol,
-                                                      expected[o].data(), &diff);
-            disagreements += d;
-            outputDisagreements.push_back(d);
+            auto d = TorchBridge::countRunDisagreements(expected, *l.spec, run0, run1, &diff);
+            if (!d)
+                return fail(d.error());
+            disagreements += d.value();
+            outputDisagreements.push_back(d.value());
             maxDiff = std::max(maxDiff, diff);
-            if (d > 0 && disagreeFailure.empty())
-                disagreeFailure = "the two runs disagree: " + l.name + " differs in " + std::to_string(d) + " of " + of +
+            if (d.value() > 0 && disagreeFailure.empty())
+                disagreeFailure = "the two runs disagree: " + l.name + " differs in " + std::to_string(d.value()) + " of " + of +
                                   " elements (max difference " + formatNumber(diff) + ")";
             outs.push_back(toJson(c));
             checks.push_back(std::move(c));
         }
     }
+    if (auto e = stickyError())
+        return fatal(cuError(*e, "the comparison", __FILE__, __LINE__), where);
 
     std::string failure;
     if (!t.launchError.empty())
@@ -493,15 +505,35 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
         for (size_t i = 0; i < inputs.size(); ++i)
             tensors.push_back({{inputs[i]->name, CaseTensor::Role::Input, 0, inputs[i]->dtype, inputs[i]->extents, {}},
                                pristine[i].data(), pristine[i].size()});
+        // Owned here until the case is written: the expected results and run 1's outputs.
+        std::vector<std::vector<double>> expectedValues, libtorchValues;
+        std::vector<std::vector<unsigned char>> run1Values;
         for (size_t o = 0; o < outputs.size() && o < checks.size(); ++o) {
             const TensorLayout& l = *outputs[o];
-            tensors.push_back({{l.name, CaseTensor::Role::Expected, 0, DType::F64, l.extents, {}}, expected[o].data(),
-                               expected[o].size() * sizeof(double)});
+            const bool hasGolden = checks[o].golden.available;
+            auto e = TorchBridge::expectedAsDouble(expected, l.name, hasGolden);
+            if (!e)
+                return fail(e.error());
+            expectedValues.push_back(std::move(e.value()));
+            tensors.push_back({{l.name, CaseTensor::Role::Expected, 0, DType::F64, l.extents, {}}, expectedValues.back().data(),
+                               expectedValues.back().size() * sizeof(double)});
+            if (hasGolden) {
+                auto lt = TorchBridge::expectedAsDouble(expected, l.name, false);
+                if (!lt)
+                    return fail(lt.error());
+                libtorchValues.push_back(std::move(lt.value()));
+                tensors.push_back({{l.name, CaseTensor::Role::Libtorch, 0, DType::F64, l.extents, {}},
+                                   libtorchValues.back().data(), libtorchValues.back().size() * sizeof(double)});
+            }
             tensors.push_back({{l.name, CaseTensor::Role::Actual, 0, l.dtype, l.extents, {}}, t.outputs[0][o].data(),
                                t.outputs[0][o].size()});
-            if (outputDisagreements[o] > 0)
-                tensors.push_back({{l.name, CaseTensor::Role::Actual, 1, l.dtype, l.extents, {}}, t.outputs[1][o].data(),
-                                   t.outputs[1][o].size()});
+            if (outputDisagreements[o] > 0) {
+                run1Values.emplace_back(l.bytes);
+                if (auto r = buffers->find(l.name)->download(run1Values.back().data(), m_stream); !r)
+                    return fail(r.error());
+                tensors.push_back({{l.name, CaseTensor::Role::Actual, 1, l.dtype, l.extents, {}}, run1Values.back().data(),
+                                   run1Values.back().size()});
+            }
             info.outputs.push_back({l.name, l.dtype, checks[o].atolEffective, checks[o].rtol,
                                     {t.sentinel[0][o], t.sentinel[1][o]}, outs[o]});
         }

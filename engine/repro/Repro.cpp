@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 namespace fs = std::filesystem;
 
@@ -76,6 +77,16 @@ std::int64_t checkMismatches(const CaseInfo& c)
 
 struct OutputFiles {
     NpyFile expected, actual;
+    std::optional<NpyFile> libtorch;  ///< beside a golden `expected`
+
+    std::optional<double> libtorchAt(std::int64_t i) const
+    {
+        if (!libtorch)
+            return std::nullopt;
+        double v;
+        std::memcpy(&v, libtorch->element(i), sizeof v);
+        return v;
+    }
 };
 
 Result<OutputFiles> openOutput(const fs::path& dir, const CaseInfo& c, const std::string& name)
@@ -93,7 +104,17 @@ Result<OutputFiles> openOutput(const fs::path& dir, const CaseInfo& c, const std
     if (ef->header().dtype != DType::F64 || ef->header().elements != af->header().elements)
         return bundleError(dir / e->file, "the expected and actual tensors of " + name + " do not match in size",
                            "re-export the bundle");
-    return OutputFiles{std::move(ef.value()), std::move(af.value())};
+    OutputFiles files{std::move(ef.value()), std::move(af.value()), std::nullopt};
+    if (const CaseTensor* l = c.find(name, CaseTensor::Role::Libtorch)) {
+        auto lf = NpyFile::open(dir / l->file);
+        if (!lf)
+            return lf.error();
+        if (lf->header().dtype != DType::F64 || lf->header().elements != files.expected.header().elements)
+            return bundleError(dir / l->file, "LibTorch's tensor of " + name + " does not match the expected one in size",
+                               "re-export the bundle");
+        files.libtorch = std::move(lf.value());
+    }
+    return files;
 }
 
 } // namespace
@@ -296,9 +317,9 @@ Result<ReproComparison> compareReproduction(const ReproBundle& b, const Json& tr
             const auto* nev = reinterpret_cast<const double*>(ne.data());
             for (std::int64_t i = 0; i < oa.header().elements; ++i) {
                 const bool wasBad = classify(t, oa.element(i), oev[i], before.sentinel[0].data(), before.atolEffective,
-                                             before.rtol).cls != ElementClass::Ok;
+                                             before.rtol, oldFiles->libtorchAt(i)).cls != ElementClass::Ok;
                 const bool isBad = classify(t, na.element(i), nev[i], after->sentinel[0].data(), after->atolEffective,
-                                            after->rtol).cls != ElementClass::Ok;
+                                            after->rtol, newFiles->libtorchAt(i)).cls != ElementClass::Ok;
                 r.elementsDiffering += wasBad != isBad;
                 const bool sameRef = oev[i] == nev[i] || (std::isnan(oev[i]) && std::isnan(nev[i]));
                 if (!sameRef) {

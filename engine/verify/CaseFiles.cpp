@@ -27,6 +27,7 @@ std::string tensorFile(const CaseTensor& t)
     switch (t.role) {
     case CaseTensor::Role::Input: return "inputs/" + safePart(t.name) + ".npy";
     case CaseTensor::Role::Expected: return "expected/" + safePart(t.name) + ".npy";
+    case CaseTensor::Role::Libtorch: return "libtorch/" + safePart(t.name) + ".npy";
     case CaseTensor::Role::Actual: break;
     }
     return "actual/" + safePart(t.name) + (t.run ? ".run" + std::to_string(t.run) : std::string()) + ".npy";
@@ -66,8 +67,10 @@ CaseTensor parseTensor(const Json& j, const std::string& ptr)
         t.role = CaseTensor::Role::Expected;
     else if (role == "actual")
         t.role = CaseTensor::Role::Actual;
+    else if (role == "libtorch")
+        t.role = CaseTensor::Role::Libtorch;
     else
-        fail(o.at("role"), "role must be input, expected or actual");
+        fail(o.at("role"), "role must be input, expected, actual or libtorch");
     t.run = static_cast<int>(o.integerOr("run", 0));
     if (t.run != 0 && t.run != 1)
         fail(o.at("run"), "run must be 0 or 1");
@@ -173,6 +176,7 @@ std::string_view caseRoleName(CaseTensor::Role r)
     case CaseTensor::Role::Input: return "input";
     case CaseTensor::Role::Expected: return "expected";
     case CaseTensor::Role::Actual: return "actual";
+    case CaseTensor::Role::Libtorch: return "libtorch";
     }
     return "input";
 }

@@ -5,6 +5,8 @@
 //   <case>/case.json              this model (written last: its presence means the case is whole)
 //   <case>/inputs/<name>.npy      the inputs exactly as the candidate and the reference saw them
 //   <case>/expected/<name>.npy    the reference, float64: the numbers the verdict compared with
+//                                 (the golden float64 result when there was one)
+//   <case>/libtorch/<name>.npy    LibTorch's own result as float64, only beside a golden result
 //   <case>/actual/<name>.npy      the candidate's output of run 0, sentinels left in place
 //   <case>/actual/<name>.run1.npy the second run's output, only when the runs disagreed
 //
@@ -28,7 +30,7 @@ inline constexpr const char* kCaseFile = "case.json";
 inline constexpr int kCaseSchemaVersion = 1;
 
 struct CaseTensor {
-    enum class Role { Input, Expected, Actual };
+    enum class Role { Input, Expected, Actual, Libtorch };
     std::string name;
     Role role = Role::Input;
     int run = 0;                         ///< Actual only: 0 or 1
@@ -36,7 +38,7 @@ struct CaseTensor {
     std::vector<std::int64_t> extents;
     std::string file;                    ///< relative to the case folder
 };
-std::string_view caseRoleName(CaseTensor::Role r);  ///< "input", "expected", "actual"
+std::string_view caseRoleName(CaseTensor::Role r);  ///< "input", "expected", "actual", "libtorch"
 
 /// One output's verdict facts: enough to re-judge every element (classify()) without the runner.
 struct CaseOutput {

@@ -1,6 +1,7 @@
 #include "engine/verify/Compare.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -146,7 +147,28 @@ std::string_view elementClassName(ElementClass c)
     return "ok";
 }
 
-ElementVerdict classify(DType t, const unsigned char* el, double e, const void* sentinel, double atol, double rtol)
+double ulpAt(DType t, double x)
+{
+    int mantissa = 0, minExp = 0;
+    switch (t) {
+    case DType::F64: mantissa = 52, minExp = -1022; break;
+    case DType::F32: mantissa = 23, minExp = -126; break;
+    case DType::F16: mantissa = 10, minExp = -14; break;
+    case DType::BF16: mantissa = 7, minExp = -126; break;
+    default: return 0;
+    }
+    const double m = std::fabs(x);
+    int e = minExp;
+    if (std::isfinite(m) && m > 0) {
+        int f = 0;
+        std::frexp(m, &f); // m = q * 2^f, q in [0.5, 1): floor(log2 m) = f - 1
+        e = std::max(f - 1, minExp);
+    }
+    return std::ldexp(1.0, e - mantissa);
+}
+
+ElementVerdict classify(DType t, const unsigned char* el, double e, const void* sentinel, double atol, double rtol,
+                        std::optional<double> libtorch)
 {
     constexpr double inf = std::numeric_limits<double>::infinity();
     ElementVerdict v;
@@ -157,17 +179,30 @@ ElementVerdict classify(DType t, const unsigned char* el, double e, const void* 
     }
     v.actual = elementToDouble(t, el);
     const double a = v.actual;
+    auto sameClass = [](double x, double y) { return std::isnan(x) || std::isnan(y) ? std::isnan(x) && std::isnan(y) : x == y; };
+    // Where the golden result is not finite but LibTorch's is, LibTorch's value is the truth.
+    if (libtorch && !std::isfinite(e) && std::isfinite(*libtorch))
+        e = *libtorch;
     if (!(std::isfinite(a) && std::isfinite(e))) {
-        const bool same = std::isnan(a) || std::isnan(e) ? std::isnan(a) && std::isnan(e) : a == e;
+        const bool same = sameClass(a, e) || (libtorch && !std::isfinite(a) && sameClass(a, *libtorch));
         v.cls = same ? ElementClass::Ok : ElementClass::NonFinite;
         v.absError = v.ratio = same ? 0.0 : inf;
         return v;
     }
     v.absError = std::fabs(a - e);
-    const double allowed = atol + rtol * std::fabs(e);
+    double allowed = atol + rtol * std::fabs(e);
+    if (libtorch && std::isfinite(*libtorch))
+        allowed = std::max(allowed, std::fabs(*libtorch - e) + ulpAt(t, e));
     v.ratio = v.absError == 0 ? 0.0 : (allowed > 0 ? v.absError / allowed : inf);
     v.cls = v.absError <= allowed ? ElementClass::Ok : ElementClass::OutsideTolerance;
     return v;
+}
+
+double GoldenErrors::ratio() const
+{
+    if (libtorchRmsError > 0)
+        return candidateRmsError / libtorchRmsError;
+    return candidateRmsError > 0 ? std::numeric_limits<double>::infinity() : 1.0;
 }
 
 void ErrorHistogram::add(const ElementVerdict& v)
@@ -367,6 +402,7 @@ nlohmann::json toJson(const OutputCheck& c)
             {"first_mismatches", mm},
             {"first_unwritten", c.firstUnwritten}};
     j["error_histogram"] = toJson(c.histogram);
+    j["golden"] = toJson(c.golden);
     if (!c.passed) {
         if (c.rows.count > 0)
             j["row_summary"] = toJson(c.rows);
@@ -374,6 +410,48 @@ nlohmann::json toJson(const OutputCheck& c)
             j["col_summary"] = toJson(c.columns);
     }
     return j;
+}
+
+nlohmann::json toJson(const GoldenErrors& g)
+{
+    if (!g.available)
+        return {{"available", false}, {"note", g.note}};
+    const double r = g.ratio();
+    return {{"available", true},
+            {"candidate_max_error", g.candidateMaxError},
+            {"candidate_rms_error", g.candidateRmsError},
+            {"libtorch_max_error", g.libtorchMaxError},
+            {"libtorch_rms_error", g.libtorchRmsError},
+            {"error_ratio", std::isinf(r) ? nlohmann::json("inf") : nlohmann::json(r)},
+            {"rescued", g.rescued}};
+}
+
+std::string goldenSentence(const nlohmann::json& g)
+{
+    if (!g.is_object())
+        return {};
+    const auto available = g.find("available");
+    if (available == g.end() || !available->is_boolean())
+        return {};
+    if (!available->get<bool>()) {
+        const auto note = g.find("note");
+        return "no fp64 golden result" + (note != g.end() && note->is_string() && !note->get<std::string>().empty()
+                                               ? ": " + note->get<std::string>() : std::string());
+    }
+    const auto ratio = g.find("error_ratio");
+    if (ratio == g.end())
+        return {};
+    if (ratio->is_string())
+        return "candidate error vs fp64: LibTorch is exact, the candidate is not";
+    if (!ratio->is_number())
+        return {};
+    const double r = ratio->get<double>();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, r < 0.095 ? "%.2g" : "%.2f", r);
+    std::string s = buf;
+    while (s.find('.') != std::string::npos && (s.back() == '0' || s.back() == '.'))
+        s.pop_back();
+    return "candidate error " + s + "\u00d7 LibTorch's (vs fp64)";
 }
 
 nlohmann::json toJson(const ErrorHistogram& h)

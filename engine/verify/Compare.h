@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,8 +43,19 @@ struct ElementVerdict {
     double ratio = 0;
 };
 
+/// One unit in the last place of `t` at the magnitude of `x` (the spacing of `t`'s values
+/// there; subnormal spacing below the smallest normal). 0 for integer types.
+double ulpAt(DType t, double x);
+
 /// Judges one element `el` (dtypeSize(t) bytes) against `expected`. `sentinel` may be null.
-ElementVerdict classify(DType t, const unsigned char* el, double expected, const void* sentinel, double atol, double rtol);
+///
+/// With `libtorch` (LibTorch's own result at that element, when `expected` is the float64
+/// golden result), the element also passes when its error is no larger than LibTorch's error
+/// plus one ulp of `t`, and a non-finite value passes where it equals LibTorch's: a kernel at
+/// least as accurate as LibTorch never fails (docs/verification.md, correctness rule 7). The
+/// ratio is then the error over the larger of the two allowances.
+ElementVerdict classify(DType t, const unsigned char* el, double expected, const void* sentinel, double atol, double rtol,
+                        std::optional<double> libtorch = std::nullopt);
 
 /// Errors relative to the tolerance on a log scale: bins of log10(ratio) over [kLo, kHi) in
 /// kWidth steps, plus counts outside that range and of the special classes. Bin kBins/2 starts
@@ -84,6 +96,20 @@ struct Mismatch {
     double relError = 0;
 };
 
+/// How far the candidate and LibTorch each are from the float64 golden result of one output.
+struct GoldenErrors {
+    bool available = false;       ///< false: compared with LibTorch's result, as `note` says why
+    std::string note;             ///< why there is no golden result (integer output, a refused .double(), ...)
+    double candidateMaxError = 0; ///< over elements where the candidate and the golden are finite
+    double candidateRmsError = 0;
+    double libtorchMaxError = 0;  ///< over elements where LibTorch and the golden are finite
+    double libtorchRmsError = 0;
+    std::int64_t rescued = 0;     ///< elements outside tolerance that pass as no worse than LibTorch
+    /// candidate RMS error ÷ LibTorch's: 0.4 reads "candidate error 0.4× LibTorch's"; 1 when
+    /// both are exact, inf when only LibTorch is.
+    double ratio() const;
+};
+
 struct OutputCheck {
     std::string output;
     std::int64_t elements = 0;
@@ -101,6 +127,7 @@ struct OutputCheck {
     ErrorHistogram histogram;
     AxisSummary rows;     ///< empty for rank 0 and 1
     AxisSummary columns;  ///< empty for rank 0
+    GoldenErrors golden;
     bool passed = false;
 };
 
@@ -141,5 +168,10 @@ nlohmann::json toJson(const OutputCheck& c);
 nlohmann::json toJson(const ErrorHistogram& h);
 nlohmann::json toJson(const AxisSummary& s);
 nlohmann::json toJson(const NegativeControl& n);
+nlohmann::json toJson(const GoldenErrors& g);
+
+/// "candidate error 0.4× LibTorch's" (or why there is no golden result): the sentence the
+/// CLI and the Runs panel show for one output's golden facts as the report has them.
+std::string goldenSentence(const nlohmann::json& golden);
 
 } // namespace kf

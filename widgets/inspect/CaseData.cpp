@@ -43,7 +43,7 @@ Result<std::shared_ptr<const CaseData>> CaseData::load(const QString& dir)
             return caseError(file.string(), "it holds " + std::string(dtypeName(h.dtype)) + " " + shapeText(h.extents) +
                                                 " but case.json says " + std::string(dtypeName(t.dtype)) + " " +
                                                 shapeText(t.extents));
-        if (t.role == CaseTensor::Role::Expected && t.dtype != DType::F64)
+        if ((t.role == CaseTensor::Role::Expected || t.role == CaseTensor::Role::Libtorch) && t.dtype != DType::F64)
             return caseError(file.string(), "a reference tensor must be fp64, this one is " + std::string(dtypeName(t.dtype)));
         Tensor out;
         out.name = QString::fromStdString(t.name);
@@ -70,6 +70,7 @@ Result<std::shared_ptr<const CaseData>> CaseData::load(const QString& dir)
         o.name = QString::fromStdString(co.name);
         o.expected = indexOf(co.name, CaseTensor::Role::Expected);
         o.actual = indexOf(co.name, CaseTensor::Role::Actual);
+        o.libtorch = indexOf(co.name, CaseTensor::Role::Libtorch);
         if (o.expected < 0 || o.actual < 0)
             return caseError(caseFile, "output '" + co.name + "' has no " + (o.expected < 0 ? "expected" : "actual") +
                                            " tensor listed");
@@ -78,6 +79,11 @@ Result<std::shared_ptr<const CaseData>> CaseData::load(const QString& dir)
         if (e.extents != a.extents)
             return caseError(a.file.toStdString(), "its shape " + shapeText(a.extents) + " differs from the reference's " +
                                                        shapeText(e.extents));
+        if (o.libtorch >= 0 && data->m_tensors[static_cast<size_t>(o.libtorch)].extents != e.extents) {
+            const Tensor& l = data->m_tensors[static_cast<size_t>(o.libtorch)];
+            return caseError(l.file.toStdString(), "its shape " + shapeText(l.extents) + " differs from the reference's " +
+                                                       shapeText(e.extents));
+        }
         if (a.dtype != co.dtype)
             return caseError(a.file.toStdString(), "it is " + std::string(dtypeName(a.dtype)) + " but output '" + co.name +
                                                        "' is " + std::string(dtypeName(co.dtype)));
@@ -117,8 +123,14 @@ ElementVerdict CaseData::verdict(int o, std::int64_t flat) const
 {
     const Output& out = m_outputs[static_cast<size_t>(o)];
     const Tensor& a = m_tensors[static_cast<size_t>(out.actual)];
+    std::optional<double> libtorch;
+    if (out.libtorch >= 0) {
+        double v;
+        std::memcpy(&v, m_tensors[static_cast<size_t>(out.libtorch)].npy.element(flat), sizeof v);
+        libtorch = v;
+    }
     return classify(out.dtype, a.npy.element(flat), expected(o, flat), out.sentinel.empty() ? nullptr : out.sentinel.data(),
-                    out.atol, out.rtol);
+                    out.atol, out.rtol, libtorch);
 }
 
 double CaseData::value(int tensor, std::int64_t flat) const

@@ -33,6 +33,7 @@ public:
         QString name;
         int expected = -1;  ///< index into tensors()
         int actual = -1;
+        int libtorch = -1;  ///< LibTorch's own result beside a golden `expected`, or -1
         DType dtype = DType::F32;
         double atol = 0;
         double rtol = 0;
