@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -47,7 +48,6 @@ struct Bencher::Shape {
     std::vector<std::vector<BoundLaunch>> launches;         ///< per input set
     std::vector<std::vector<unsigned char>> sentinels[2];   ///< [variant][output]
     std::vector<std::vector<unsigned char>> pristine;       ///< the re-checked set's inputs
-    std::vector<std::vector<unsigned char>> captured;       ///< the re-checked call's outputs
     std::string recheckProblem;                             ///< guard or input finding of the re-check
 };
 
@@ -227,7 +227,7 @@ Result<Bencher::Timing> Bencher::baselineCall(Shape& s, int set, const std::stri
     return timed([&]() { return ref.run(); }, "the baseline at " + where);
 }
 
-Result<void> Bencher::regenerate(Shape& s, int set, std::uint64_t seed, int distribution)
+Result<void> Bencher::regenerate(Shape& s, int set, std::uint64_t seed, int distribution, bool keepPristine)
 {
     s.pristine.clear();
     size_t i = 0;
@@ -243,6 +243,8 @@ Result<void> Bencher::regenerate(Shape& s, int set, std::uint64_t seed, int dist
         }
         ++i;
         TorchBridge::synchronize();
+        if (!keepPristine)
+            continue;
         s.pristine.emplace_back(l.bytes);
         if (auto r = b->download(s.pristine.back().data(), m_stream); !r)
             return r;
@@ -277,14 +279,6 @@ Result<void> Bencher::captureRecheck(Shape& s, int set)
             return r;
         ++i;
     }
-    s.captured.clear();
-    for (const auto& l : s.layout) {
-        if (l.role != TensorLayout::Role::Output)
-            continue;
-        s.captured.emplace_back(l.bytes);
-        if (auto r = s.outputs.find(l.name)->download(s.captured.back().data(), m_stream); !r)
-            return r;
-    }
     return {};
 }
 
@@ -292,18 +286,28 @@ Result<std::string> Bencher::compareRecheck(Shape& s, int set, int variant)
 {
     if (!s.recheckProblem.empty())
         return s.recheckProblem;
+    // Judged as Verify judges (golden result, on the GPU): the outputs never leave the device.
+    TorchBridge::Expected expected{s.references[static_cast<size_t>(set)].get(), nullptr, {}};
+    std::map<std::string, RawTensor> inputs;
+    for (const auto& l : s.layout)
+        if (l.role == TensorLayout::Role::Input)
+            inputs[l.name] = RawTensor{reinterpret_cast<void*>(s.inputs[static_cast<size_t>(set)].find(l.name)->ptr()), l.dtype,
+                                       l.extents, true};
+    auto golden = TorchBridge::prepareReference(m_request.task, inputs, TorchBridge::Precision::Golden);
+    Result<void> ran = golden ? golden.value()->run() : Result<void>(golden.error());
+    if (ran)
+        expected.golden = golden.value().get();
+    else
+        expected.goldenNote = ran.error().why;
     size_t o = 0;
     for (const auto& l : s.layout) {
         if (l.role != TensorLayout::Role::Output)
             continue;
-        auto expected = s.references[static_cast<size_t>(set)]->resultAsDouble(l.name);
-        if (!expected)
-            return expected.error();
-        if (static_cast<std::int64_t>(expected->size()) != l.elements)
-            return Error{"re-check " + l.name, "the baseline produced " + std::to_string(expected->size()) + " elements, expected " +
-                                                   std::to_string(l.elements), "", {}, {}};
-        const OutputCheck c = compareOutput(l.name, l.dtype, s.captured[o].data(), expected->data(), l.extents,
-                                            l.spec->tolerance, s.sentinels[variant][o].data());
+        const RawTensor actual{reinterpret_cast<void*>(s.outputs.find(l.name)->ptr()), l.dtype, l.extents, true};
+        auto judged = TorchBridge::judgeOutput(expected, *l.spec, actual, s.sentinels[variant][o].data(), 1);
+        if (!judged)
+            return judged.error();
+        const OutputCheck& c = judged.value();
         if (!c.passed) {
             std::string why = l.name + ": " + std::to_string(c.mismatches) + " of " + std::to_string(c.elements) +
                               " elements wrong in a timed call (" + std::to_string(c.unwritten) + " never written";
@@ -320,6 +324,9 @@ Result<std::string> Bencher::compareRecheck(Shape& s, int set, int variant)
 Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
 {
     const BenchSettings& cfg = m_request.bench;
+    // The time cap is wall-clock for the whole shape: set-up, warm-up, inputs, flushes, samples
+    // and re-checks all count (docs/verification.md, timing rule 3).
+    const auto shapeStart = std::chrono::steady_clock::now();
     Shape s;
     s.ref = &m_request.shapes[shapeIndex];
     const ShapeBinding& binding = s.ref->binding;
@@ -350,7 +357,7 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
         if (!set)
             return set.error();
         s.inputs.push_back(std::move(set.value()));
-        if (auto r = regenerate(s, k, deriveSeed(seed, kInputSalt + k64), 0); !r)
+        if (auto r = regenerate(s, k, deriveSeed(seed, kInputSalt + k64), 0, false); !r)
             return r.error();
         std::map<std::string, RawTensor> raw;
         for (const auto& l : s.layout)
@@ -390,18 +397,16 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
     double wallSum = 0, windowSum = 0;
     int rechecks = 0;
     std::string recheckFailure;
-    const auto loopStart = std::chrono::steady_clock::now();
-    double recheckMs = 0; // host work of re-checks, kept out of the time cap
     bool spreadReached = false;
+    std::string stoppedBy = "max_samples";
     for (int n = 0; n < cfg.maxSamples; ++n) {
         const int set = n % kInputSets;
         const bool candidateFirst = n % 2 == 0;
         const int variant = (n / 2) % 2;
         const bool recheck = candidateFirst && (n == forcedRecheck || (cfg.recheckFraction > 0 && uniform(rng) < recheckProbability));
-        const auto recheckStart = std::chrono::steady_clock::now();
         if (recheck)
             // Fresh data in a buffer the candidate has seen before: a result cached by pointer is stale.
-            if (auto r = regenerate(s, set, deriveSeed(seed, kRecheckSalt + static_cast<std::uint64_t>(rechecks)), 0); !r)
+            if (auto r = regenerate(s, set, deriveSeed(seed, kRecheckSalt + static_cast<std::uint64_t>(rechecks)), 0, true); !r)
                 return stickyError() ? fatal(r.error(), where) : r.error();
 
         m_channel.launchBegin(m_request.id, "bench sample " + std::to_string(n) + " " + where, sampleTimeout);
@@ -428,25 +433,41 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
                 return why.error();
             if (!why->empty() && recheckFailure.empty())
                 recheckFailure = "sample " + std::to_string(n) + ": " + why.value();
-            recheckMs += msSince(recheckStart) - tc.wallMs - tb.wallMs;
         }
         cand.push_back(tc.callMs);
         base.push_back(tb.callMs);
         wallSum += tc.wallMs + tb.wallMs;
         windowSum += tc.windowMs + tb.windowMs;
 
-        const double elapsed = msSince(loopStart) - recheckMs;
+        const double elapsed = msSince(shapeStart);
         const double done = std::max(static_cast<double>(n + 1) / cfg.maxSamples, elapsed / cfg.timeCapMs);
+        std::string stage = "benchmark " + where + ": " + std::to_string(n + 1) + " samples";
+        if (n >= 2) {
+            char spread[96];
+            std::snprintf(spread, sizeof spread, ", spread %.1f%% / %.1f%% (target %.1f%%)",
+                          100.0 * TimingStats::of(cand).medianRelSpread, 100.0 * TimingStats::of(base).medianRelSpread,
+                          100.0 * cfg.targetSpread);
+            stage += spread;
+        }
         m_channel.progress(m_request.id,
                            static_cast<int>(999.0 * (static_cast<double>(shapeIndex) + std::min(1.0, done)) /
                                             static_cast<double>(m_request.shapes.size())),
-                           "benchmark " + where + ": " + std::to_string(n + 1) + " samples");
+                           stage);
+        if (elapsed >= cfg.timeCapMs) {
+            // The cap wins over the minimum sample count: a promise of wall time is kept.
+            stoppedBy = "time_cap";
+            spreadReached = n + 1 >= cfg.minSamples && TimingStats::of(cand).medianRelSpread <= cfg.targetSpread &&
+                            TimingStats::of(base).medianRelSpread <= cfg.targetSpread;
+            break;
+        }
         if (n + 1 < cfg.minSamples)
             continue;
         spreadReached = TimingStats::of(cand).medianRelSpread <= cfg.targetSpread &&
                         TimingStats::of(base).medianRelSpread <= cfg.targetSpread;
-        if (spreadReached || elapsed >= cfg.timeCapMs)
+        if (spreadReached) {
+            stoppedBy = "spread";
             break;
+        }
     }
 
     const TimingStats c = TimingStats::of(cand), b = TimingStats::of(base);
@@ -479,9 +500,14 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
         flags.push_back("event/wall gap " + std::to_string(static_cast<int>(std::lround(wallGapPct))) + "%");
     if (windowSum > wallSum * 1.05)
         flags.push_back("event time exceeds wall time");
-    if (!spreadReached)
-        flags.push_back("spread target not reached (candidate " + formatNumber(100.0 * c.medianRelSpread) + "%, baseline " +
+    const bool unstable = !spreadReached;
+    if (unstable)
+        flags.push_back(std::string(stoppedBy == "time_cap" ? "unstable: time cap reached" : "unstable: sample limit reached") +
+                        " before the spread target (candidate " + formatNumber(100.0 * c.medianRelSpread) + "%, baseline " +
                         formatNumber(100.0 * b.medianRelSpread) + "%)");
+    if (static_cast<int>(cand.size()) < cfg.minSamples)
+        flags.push_back("only " + std::to_string(cand.size()) + " samples within the time cap (minimum " +
+                        std::to_string(cfg.minSamples) + ")");
     if (!m_flusher->persistingResetProblem().empty())
         flags.push_back("persisting L2 lines not reset (" + m_flusher->persistingResetProblem() + ")");
     if (!m_carveOutProblem.empty())
@@ -507,6 +533,9 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
                           {"below_floor", belowFloor},
                           {"recheck", {{"checked", rechecks}, {"passed", recheckFailure.empty()}, {"failure", recheckFailure}}},
                           {"wall_gap_pct", std::round(wallGapPct * 10.0) / 10.0},
+                          {"stopped_by", stoppedBy},
+                          {"unstable", unstable},
+                          {"wall_ms", std::round(msSince(shapeStart))},
                           {"flags", flags}};
     if (!failure.empty())
         out["failure"] = failure; // taken out by run() for the summary

@@ -47,9 +47,9 @@ private:
     Result<void> prepareCandidateCall(Shape& s, int variant);
     Result<Timing> candidateCall(Shape& s, int set, int variant, const std::string& where);
     Result<Timing> baselineCall(Shape& s, int set, const std::string& where);
-    /// Fresh data in input set `set` and its pristine host copy (a re-check's inputs).
-    Result<void> regenerate(Shape& s, int set, std::uint64_t seed, int distribution);
-    /// After the candidate's call on fresh data: guards, inputs, outputs; restores the inputs.
+    /// Fresh data in input set `set`, and with `keepPristine` its host copy (a re-check's inputs).
+    Result<void> regenerate(Shape& s, int set, std::uint64_t seed, int distribution, bool keepPristine);
+    /// After the candidate's call on fresh data: guards and inputs; restores the inputs.
     Result<void> captureRecheck(Shape& s, int set);
     Result<std::string> compareRecheck(Shape& s, int set, int variant);
     Error fatal(const Error& e, const std::string& where) const;
