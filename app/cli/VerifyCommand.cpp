@@ -114,17 +114,23 @@ void printVerifyReport(std::ostream& out, const json& report, bool withSet)
                          {"verdict", A::Left},
                          {"max abs err", A::Right},
                          {"max rel err", A::Right},
+                         {"err vs LibTorch", A::Right},
                          {"mismatches", A::Right},
                          {"unwritten", A::Right},
                          {"first failure", A::Left}});
+        std::string goldenNote;
         for (const auto& s : shapes) {
-            Worst absErr, relErr;
+            Worst absErr, relErr, ratio;
             long long mismatches = 0, unwritten = 0;
             std::string firstFailure;
             for (const auto& t : field(s, "trials")) {
                 for (const auto& o : field(t, "outputs")) {
                     absErr.add(field(o, "max_abs_error"));
                     relErr.add(field(o, "max_rel_error"));
+                    if (const json& g = field(o, "golden"); field(g, "available") == json(true))
+                        ratio.add(field(g, "error_ratio"));
+                    else if (goldenNote.empty() && field(g, "available") == json(false))
+                        goldenNote = stringField(g, "note");
                     if (field(o, "mismatches").is_number_integer())
                         mismatches += field(o, "mismatches").get<long long>();
                     if (field(o, "unwritten").is_number_integer())
@@ -137,9 +143,13 @@ void printVerifyReport(std::ostream& out, const json& report, bool withSet)
             }
             const bool passed = field(s, "passed") == json(true);
             table.addRow({shapeText(s, withSet), passed ? "pass" : "FAIL", absErr.text(), relErr.text(),
-                          std::to_string(mismatches), std::to_string(unwritten), TextTable::truncate(firstFailure, 90)});
+                          ratio.any ? ratio.text() + "\u00d7" : "-", std::to_string(mismatches), std::to_string(unwritten),
+                          TextTable::truncate(firstFailure, 90)});
         }
         table.print(out);
+        // "err vs LibTorch": the candidate's RMS error against the float64 golden result over LibTorch's.
+        if (!goldenNote.empty())
+            out << "  note: no float64 golden result for some output (" << goldenNote << ")\n";
         if (verdict == "fail")
             printFirstFailure(out, shapes, withSet);
     }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using nlohmann::json;
 
@@ -98,6 +99,14 @@ void fillCorrectness(ResultRow::Correctness& c, const json& s, const QString& so
             addWorst(c.maxAbsError, rj::field(o, "max_abs_error"));
             addWorst(c.maxRelError, rj::field(o, "max_rel_error"));
             addWorst(trialAbs, rj::field(o, "max_abs_error"));
+            if (const json& g = rj::field(o, "golden"); rj::field(g, "available") == json(true)) {
+                const json& r = rj::field(g, "error_ratio");
+                const double ratio = r.is_number() ? r.get<double>() : std::numeric_limits<double>::infinity();
+                if (!c.errorRatio || ratio > *c.errorRatio)
+                    c.errorRatio = ratio;
+            } else if (c.goldenNote.isEmpty() && rj::field(g, "available") == json(false)) {
+                c.goldenNote = rj::text(g, "note");
+            }
             trialMismatches += integer(rj::field(o, "mismatches"));
             trialElements += integer(rj::field(o, "elements"));
             c.unwritten += integer(rj::field(o, "unwritten"));

@@ -21,6 +21,10 @@ struct ResultRow {
         QString sourceHash;
         std::optional<double> maxAbsError; ///< the worst over trials; NaN anywhere wins
         std::optional<double> maxRelError;
+        /// The worst "candidate error ÷ LibTorch's" against the float64 golden result over trials
+        /// and outputs (inf when only LibTorch was exact); none when no output had a golden result.
+        std::optional<double> errorRatio;
+        QString goldenNote;    ///< why an output had no golden result (the first such note)
         qint64 mismatches = 0;
         qint64 elements = 0; ///< compared elements over all trials and outputs
         qint64 unwritten = 0;

@@ -218,6 +218,11 @@ QVariant ResultsModel::display(const ResultRow& r, int column) const
         return c.present && c.maxAbsError ? reportjson::numberText(*c.maxAbsError) : QString();
     case MaxRelErrorColumn:
         return c.present && c.maxRelError ? reportjson::numberText(*c.maxRelError) : QString();
+    case ErrorRatioColumn:
+        if (!c.present || !c.errorRatio)
+            return QString();
+        return std::isinf(*c.errorRatio) ? QStringLiteral("LibTorch exact")
+                                         : reportjson::numberText(*c.errorRatio, 2) + QStringLiteral("×");
     case MismatchesColumn: {
         if (!c.present)
             return QString();
@@ -268,6 +273,8 @@ QVariant ResultsModel::sortValue(const ResultRow& r, int column) const
         return c.present ? sortable(c.maxAbsError) : QVariant();
     case MaxRelErrorColumn:
         return c.present ? sortable(c.maxRelError) : QVariant();
+    case ErrorRatioColumn:
+        return c.present ? sortable(c.errorRatio) : QVariant();
     case MismatchesColumn:
         return c.present ? QVariant(c.mismatches) : QVariant();
     case CandidateMedianColumn:
@@ -310,6 +317,14 @@ QVariant ResultsModel::toolTip(const ResultRow& r, int column) const
         return lines.isEmpty() ? QVariant() : QVariant(lines.join(QLatin1Char('\n')));
     }
     case MaxAbsErrorColumn:
+    case ErrorRatioColumn:
+        if (!c.present)
+            return {};
+        if (!c.errorRatio)
+            return c.goldenNote.isEmpty() ? QStringLiteral("No float64 golden result in this report.")
+                                          : QStringLiteral("No float64 golden result: ") + c.goldenNote;
+        return QStringLiteral("The candidate's RMS error against the float64 golden result, divided by LibTorch's own "
+                              "(worst over trials and outputs): below 1 the candidate is more accurate than LibTorch.");
     case MaxRelErrorColumn:
     case MismatchesColumn:
         if (!c.present)
@@ -369,15 +384,16 @@ QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int 
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
         return QAbstractTableModel::headerData(section, orientation, role);
     static const char* const titles[ColumnCount] = {
-        "Candidate", "Shape", "Set", "Verdict", "Max abs error", "Max rel error", "Mismatches",
+        "Candidate", "Shape", "Set", "Verdict", "Max abs error", "Max rel error", "Error vs LibTorch", "Mismatches",
         "Candidate median (µs)", "Baseline median (µs)", "Speedup", "GB/s", "Details"};
     static const char* const tips[ColumnCount] = {
         "The candidate's source file",
         "Shape label and sizes",
         "Shape set: tests, benchmarks or held_out",
         "Correctness verdict over every trial (for a timing alone: whether the timing can be trusted)",
-        "Largest absolute error against the LibTorch reference, over all trials (nan wins)",
-        "Largest relative error against the LibTorch reference, over all trials",
+        "Largest absolute error against the reference (the float64 golden result where there is one), over all trials (nan wins)",
+        "Largest relative error against the reference, over all trials",
+        "The candidate's error against the float64 golden result divided by LibTorch's (below 1: more accurate than LibTorch)",
         "Elements outside tolerance, of all elements compared, summed over trials",
         "Median time of the candidate, L2 flushed and fresh inputs before every sample",
         "Median time of the LibTorch baseline, timed interleaved with the candidate",

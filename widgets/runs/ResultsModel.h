@@ -31,6 +31,7 @@ public:
         VerdictColumn,
         MaxAbsErrorColumn,
         MaxRelErrorColumn,
+        ErrorRatioColumn,
         MismatchesColumn,
         CandidateMedianColumn,
         BaselineMedianColumn,
