@@ -4,7 +4,7 @@
 For each example task, one `kforge verify <task> --candidate optimized.cu --repeat N --json` runs N
 rounds in one process with one warm runner: each round edits the source (so the compile cache
 misses), compiles it and verifies every test shape. Round 1 pays NVRTC's and the runner's first
-use and is reported apart; the median of the other rounds is the warm latency (target 300 ms).
+use and is reported apart; the median of the other rounds is the warm latency (target 200 ms; round 1 target 600 ms).
 Prints a table; writes rows (task, compile_ms, runner_ms, warm_ms, e2e_ms, meets_target) with
 --json-out. Not a pass/fail test.
 """
@@ -19,7 +19,8 @@ def main():
     ap.add_argument("--kforge", required=True)
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--candidate", default="optimized.cu")
-    ap.add_argument("--target-ms", type=float, default=300.0)
+    ap.add_argument("--target-ms", type=float, default=200.0)
+    ap.add_argument("--first-target-ms", type=float, default=600.0)
     ap.add_argument("--json-out")
     ap.add_argument("--budget-s", type=float, default=120.0)
     a = ap.parse_args()
@@ -47,7 +48,7 @@ def main():
         row = {"task": t, "compile_ms": med("compile_ms"), "runner_ms": med("runner_ms"), "warm_ms": med("total_ms"),
                "first_round_ms": rounds[0]["total_ms"], "e2e_ms": e2e / len(rounds), "rounds": len(rounds),
                "verdicts": sorted({r["verdict"] for r in rounds})}
-        row["meets_target"] = row["warm_ms"] <= a.target_ms
+        row["meets_target"] = row["warm_ms"] <= a.target_ms and row["first_round_ms"] <= a.first_target_ms
         rows.append(row)
     print(f"edit-to-verdict with a warm runner, {a.candidate}, median of rounds 2..{a.rounds} (ms); target {a.target_ms:.0f}")
     print(f"{'task':<26} {'compile':>8} {'runner':>8} {'warm':>8} {'round 1':>8}  target  verdicts")

@@ -401,6 +401,47 @@ def check_half_fixed(c, r, task):
                 c.ok(abs(o["atol_effective"] - 1e-5) < 1e-12, f"atol_effective is the fixed 1e-5 ({o['atol_effective']})")
 
 
+def check_golden_pass(c, r, task):
+    """A more accurate fused kernel passes, judged against the float64 golden result."""
+    check_pass(c, r, task)
+    ratios = []
+    for s, t in trials(r):
+        for o in outputs(t, "y"):
+            g = o.get("golden") or {}
+            if c.ok(g.get("available") is True, f"{shape_str(s)}: the report has a golden result ({g.get('note', '')})"):
+                ratios.append(g.get("error_ratio"))
+    finite = [x for x in ratios if num(x)]
+    c.ok(bool(finite) and all(x < 1.0 for x in finite),
+         f"candidate error below LibTorch's on every trial (ratios {', '.join(f'{x:.3g}' for x in finite[:8])})")
+    c.note(f"worst error ratio {max(finite):.3g}" if finite else "no ratio")
+
+
+def check_downgrade(c, r, task):
+    """An fp32 task computed in fp16 fails even with the golden allowance."""
+    check_fail_common(c, r, "mismatch")
+    failed = [s for s in r.get("shapes") or [] if s.get("passed") is False]
+    c.ok(len(failed) >= len(task["shapes"]["tests"]) - 1, f"{len(failed)} shapes fail (all but at most the smallest)")
+    for s, t in failing_trials(r)[:1]:
+        for o in outputs(t, "y"):
+            g = o.get("golden") or {}
+            ratio = g.get("error_ratio")
+            c.ok(g.get("available") is True and (ratio == "inf" or (num(ratio) and ratio > 10)),
+                 f"its error is far above LibTorch's (ratio {ratio})")
+
+
+def check_time_cap(c, r, task):
+    """A candidate whose timings never settle stops at the time cap, flagged unstable."""
+    c.ok(r.get("kind") == "performance", "kind is performance")
+    args = shlex.split(os.environ.get("KF_GPU_BENCH_ARGS", ""))
+    cap = float(args[args.index("--time-cap-ms") + 1]) if "--time-cap-ms" in args[:-1] else 2000.0
+    for s in r.get("shapes") or []:
+        wall = s.get("wall_ms")
+        c.ok(num(wall) and wall <= cap + 600, f"{shape_str(s)}: shape wall time {wall} ms <= cap {cap:.0f} ms + one sample")
+        c.ok(s.get("unstable") is True and s.get("stopped_by") == "time_cap",
+             f"{shape_str(s)}: stopped by the time cap and flagged unstable (stopped_by {s.get('stopped_by')!r})")
+        c.ok(any("unstable" in f for f in s.get("flags") or []), f"{shape_str(s)}: an 'unstable' flag ({s.get('flags')})")
+
+
 def crash_then_pass(crasher, words, extra=None):
     def check(c, reports, task):
         files = [base((r.get("candidate") or {}).get("file")) for r in reports]
@@ -596,6 +637,11 @@ CASES = {
     "broken.stateful_global": ("verify", T("broken_add"), "stateful_global.cu", 1, single(check_stateful, "stateful_global.cu")),
     "broken.shared_race": ("verify", T("race_sum"), "racy_block_sum.cu", 1, single(check_race, "racy_block_sum.cu")),
     "broken.half_precision": ("verify", T("small_add"), "half_precision.cu", 1, single(check_half, "half_precision.cu")),
+    "bench.time_cap": ("bench", T("bimodal_add"), "bimodal.cu", 0, single(check_time_cap, "bimodal.cu")),
+    "golden.fused_bias_gelu": ("verify", T("bias_gelu_fp16"), "fused_fp32.cu", 0, single(check_golden_pass, "fused_fp32.cu")),
+    "control.bias_gelu_fp32": ("verify", T("bias_gelu_fp32"), "fused.cu", 0, single(check_pass, "fused.cu")),
+    "broken.precision_downgrade":
+        ("verify", T("bias_gelu_fp32"), "fp16_inside.cu", 1, single(check_downgrade, "fp16_inside.cu")),
     "recover.after_hang": ("verify", T("hang_then_correct"), None, 1, crash_then_pass("hang.cu", ["timeout"])),
     "recover.after_illegal_address":
         ("verify", T("illegal_address_then_correct"), None, 1, crash_then_pass("illegal_address.cu", ["illegal"])),
