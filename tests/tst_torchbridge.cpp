@@ -377,6 +377,8 @@ private slots:
     void fusedMoreAccurateKernelPasses();
     void precisionDowngradeFails();
     void runsAndNegativeControlAgreeWithHost();
+    void fingerprintSeesEveryByte_data();
+    void fingerprintSeesEveryByte();
     void errors_data();
     void errors();
     void inputErrors();
@@ -1242,6 +1244,42 @@ void TestTorchBridge::runsAndNegativeControlAgreeWithHost()
     QCOMPARE(nc->constantApplicable, hostNc.constantApplicable);
     QVERIFY(std::fabs(nc->constant - hostNc.constant) < 1e-12);
     QVERIFY(nc->discriminates());
+}
+
+// The benchmark's re-checks compare inputs by keyed fingerprints instead of host copies.
+void TestTorchBridge::fingerprintSeesEveryByte_data()
+{
+    QTest::addColumn<int>("dtype");
+    QTest::addColumn<int>("elements");
+    QTest::newRow("fp32 even") << int(DType::F32) << 1024;
+    QTest::newRow("fp16 odd count") << int(DType::F16) << 1023;
+    QTest::newRow("bf16 prime") << int(DType::BF16) << 97;
+    QTest::newRow("fp64 one") << int(DType::F64) << 1;
+}
+
+void TestTorchBridge::fingerprintSeesEveryByte()
+{
+    QFETCH(int, dtype);
+    QFETCH(int, elements);
+    HostTensor t(DType(dtype), {elements});
+    KF_VERIFY_OK(TorchBridge::fillInput(t.raw(), dist(Distribution::Kind::Uniform), 61));
+    auto base = TorchBridge::fingerprint(t.raw(), 0x1234);
+    KF_VERIFY_OK(base);
+    QCOMPARE(TorchBridge::fingerprint(t.raw(), 0x1234).value(), base.value());  // deterministic
+    QVERIFY(TorchBridge::fingerprint(t.raw(), 0x4321).value() != base.value()); // keyed
+    for (size_t byte : {size_t(0), t.bytes.size() / 2, t.bytes.size() - 1}) {
+        HostTensor changed = t;
+        changed.bytes[byte] ^= 0x01;
+        QVERIFY2(TorchBridge::fingerprint(changed.raw(), 0x1234).value() != base.value(), qPrintable(QString::number(byte)));
+    }
+    if (t.bytes.size() >= 2) { // swapping two different bytes is seen too
+        HostTensor swapped = t;
+        swapped.bytes[0] = 1;
+        swapped.bytes[1] = 2;
+        HostTensor other = swapped;
+        std::swap(other.bytes[0], other.bytes[1]);
+        QVERIFY(TorchBridge::fingerprint(swapped.raw(), 7).value() != TorchBridge::fingerprint(other.raw(), 7).value());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestTorchBridge)

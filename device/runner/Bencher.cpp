@@ -47,7 +47,9 @@ struct Bencher::Shape {
     std::vector<std::unique_ptr<TorchBridge::Reference>> references; ///< one per input set
     std::vector<std::vector<BoundLaunch>> launches;         ///< per input set
     std::vector<std::vector<unsigned char>> sentinels[2];   ///< [variant][output]
-    std::vector<std::vector<unsigned char>> pristine;       ///< the re-checked set's inputs
+    std::vector<std::uint64_t> fingerprints;                ///< the re-checked set's inputs, keyed (TorchBridge::fingerprint)
+    std::uint64_t recheckSeed = 0;                          ///< regenerates those inputs exactly
+    std::uint64_t fingerprintKey = 0;
     std::string recheckProblem;                             ///< guard or input finding of the re-check
 };
 
@@ -227,28 +229,31 @@ Result<Bencher::Timing> Bencher::baselineCall(Shape& s, int set, const std::stri
     return timed([&]() { return ref.run(); }, "the baseline at " + where);
 }
 
-Result<void> Bencher::regenerate(Shape& s, int set, std::uint64_t seed, int distribution, bool keepPristine)
+Result<void> Bencher::regenerate(Shape& s, int set, std::uint64_t seed, int distribution, bool fingerprint)
 {
-    s.pristine.clear();
+    // The data is drawn on the GPU and stays there: a re-check keeps only a keyed fingerprint of
+    // each input, and the seed that draws the same data again.
+    s.fingerprints.clear();
+    s.recheckSeed = seed;
     size_t i = 0;
     for (const auto& l : s.layout) {
         if (l.role != TensorLayout::Role::Input)
             continue;
         const GuardedBuffer* b = s.inputs[static_cast<size_t>(set)].find(l.name);
         const auto& dists = l.spec->distributions;
-        if (l.elements > 0) {
-            RawTensor raw{reinterpret_cast<void*>(b->ptr()), l.dtype, l.extents, true};
+        const RawTensor raw{reinterpret_cast<void*>(b->ptr()), l.dtype, l.extents, true};
+        if (l.elements > 0)
             if (auto r = TorchBridge::fillInput(raw, dists[static_cast<size_t>(distribution) % dists.size()], deriveSeed(seed, i)); !r)
                 return r;
-        }
         ++i;
-        TorchBridge::synchronize();
-        if (!keepPristine)
+        if (!fingerprint)
             continue;
-        s.pristine.emplace_back(l.bytes);
-        if (auto r = b->download(s.pristine.back().data(), m_stream); !r)
-            return r;
+        auto f = TorchBridge::fingerprint(raw, s.fingerprintKey);
+        if (!f)
+            return f.error();
+        s.fingerprints.push_back(f.value());
     }
+    TorchBridge::synchronize();
     return {};
 }
 
@@ -265,20 +270,22 @@ Result<void> Bencher::captureRecheck(Shape& s, int set)
             return r;
     }
     size_t i = 0;
+    bool modified = false;
     for (const auto& l : s.layout) {
         if (l.role != TensorLayout::Role::Input)
             continue;
         const GuardedBuffer* b = s.inputs[static_cast<size_t>(set)].find(l.name);
-        std::vector<unsigned char> now(l.bytes);
-        if (auto r = b->download(now.data(), m_stream); !r)
-            return r;
-        if (now != s.pristine[i] && s.recheckProblem.empty())
+        auto now = TorchBridge::fingerprint(RawTensor{reinterpret_cast<void*>(b->ptr()), l.dtype, l.extents, true}, s.fingerprintKey);
+        if (!now)
+            return now.error();
+        if (now.value() != s.fingerprints[i] && s.recheckProblem.empty())
             s.recheckProblem = "input " + l.name + " was modified by the candidate during a timed call";
-        // The baseline must see exactly the inputs the candidate was given.
-        if (auto r = b->upload(s.pristine[i].data(), m_stream); !r)
-            return r;
+        modified = modified || now.value() != s.fingerprints[i];
         ++i;
     }
+    // The baseline must see exactly the inputs the candidate was given: draw them again.
+    if (modified)
+        return regenerate(s, set, s.recheckSeed, 0, true);
     return {};
 }
 
@@ -329,6 +336,7 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
     const auto shapeStart = std::chrono::steady_clock::now();
     Shape s;
     s.ref = &m_request.shapes[shapeIndex];
+    s.fingerprintKey = deriveSeed(m_request.seeds.front(), 0xf1a9e7ull + shapeIndex);
     const ShapeBinding& binding = s.ref->binding;
     s.name = binding.label.empty() ? binding.describe() : binding.label + " (" + binding.describe() + ")";
     const std::string where = "shape " + s.name;
@@ -376,6 +384,7 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
         s.launches.push_back(std::move(bound.value()));
     }
     const std::int64_t sampleTimeout = m_request.launchTimeoutMs * static_cast<std::int64_t>(2 + s.launches.front().size());
+    const double setupMs = msSince(shapeStart);
 
     // Warm-up: both sides, discarded (cuBLAS handles, allocator pools, instruction caches).
     for (int w = 0; w < cfg.warmup; ++w) {
@@ -387,6 +396,8 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
             return b.error();
     }
 
+    const double warmupMs = msSince(shapeStart) - setupMs;
+    double recheckMs = 0; // counted in the cap like everything else; reported so a user sees where time went
     std::mt19937_64 rng(deriveSeed(seed, 0x4ec4ull));
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const int evenBelowMin = std::max(1, (cfg.minSamples + 1) / 2);
@@ -404,6 +415,7 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
         const bool candidateFirst = n % 2 == 0;
         const int variant = (n / 2) % 2;
         const bool recheck = candidateFirst && (n == forcedRecheck || (cfg.recheckFraction > 0 && uniform(rng) < recheckProbability));
+        const auto sampleStart = std::chrono::steady_clock::now();
         if (recheck)
             // Fresh data in a buffer the candidate has seen before: a result cached by pointer is stale.
             if (auto r = regenerate(s, set, deriveSeed(seed, kRecheckSalt + static_cast<std::uint64_t>(rechecks)), 0, true); !r)
@@ -433,6 +445,7 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
                 return why.error();
             if (!why->empty() && recheckFailure.empty())
                 recheckFailure = "sample " + std::to_string(n) + ": " + why.value();
+            recheckMs += msSince(sampleStart) - tc.wallMs - tb.wallMs;
         }
         cand.push_back(tc.callMs);
         base.push_back(tb.callMs);
@@ -536,6 +549,8 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
                           {"stopped_by", stoppedBy},
                           {"unstable", unstable},
                           {"wall_ms", std::round(msSince(shapeStart))},
+                          {"phase_ms", {{"setup", std::round(setupMs)}, {"warmup", std::round(warmupMs)},
+                                        {"rechecks", std::round(recheckMs)}}},
                           {"flags", flags}};
     if (!failure.empty())
         out["failure"] = failure; // taken out by run() for the summary

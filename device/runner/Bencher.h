@@ -47,9 +47,11 @@ private:
     Result<void> prepareCandidateCall(Shape& s, int variant);
     Result<Timing> candidateCall(Shape& s, int set, int variant, const std::string& where);
     Result<Timing> baselineCall(Shape& s, int set, const std::string& where);
-    /// Fresh data in input set `set`, and with `keepPristine` its host copy (a re-check's inputs).
-    Result<void> regenerate(Shape& s, int set, std::uint64_t seed, int distribution, bool keepPristine);
-    /// After the candidate's call on fresh data: guards and inputs; restores the inputs.
+    /// Fresh data in input set `set`, and with `fingerprint` a keyed fingerprint of each input
+    /// (a re-check's inputs; the data never leaves the GPU).
+    Result<void> regenerate(Shape& s, int set, std::uint64_t seed, int distribution, bool fingerprint);
+    /// After the candidate's call on fresh data: guards and input fingerprints; draws modified
+    /// inputs again so the baseline sees what the candidate was given.
     Result<void> captureRecheck(Shape& s, int set);
     Result<std::string> compareRecheck(Shape& s, int set, int variant);
     Error fatal(const Error& e, const std::string& where) const;

@@ -37,6 +37,10 @@ public:
     static void* currentStream();
     static void synchronize();
 
+    /// A 64-bit fingerprint of `t`'s bytes under a secret `key`, computed where the data is: a
+    /// changed byte changes it, and without the key a kernel cannot change bytes and keep it.
+    static Result<std::uint64_t> fingerprint(const RawTensor& t, std::uint64_t key);
+
     /// Fills `dst` with values of `dist` (VERIFICATION.md rule 6), deterministic in `seed`.
     static Result<void> fillInput(const RawTensor& dst, const Distribution& dist, std::uint64_t seed);
 

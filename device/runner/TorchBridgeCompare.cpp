@@ -254,7 +254,7 @@ Result<OutputCheck> TorchBridge::judgeOutput(const Expected& expected, const Ten
         const at::Tensor positive = judged & (ratio > 0);
         const at::Tensor inRange = positive & (bin >= 0) & (bin < ErrorHistogram::kBins);
         const at::Tensor binIndex = at::where(inRange, bin, at::full({}, double(ErrorHistogram::kBins), opts)).to(at::kLong);
-        const at::Tensor bins = at::bincount(binIndex, {}, ErrorHistogram::kBins + 1).to(at::kCPU).contiguous();
+        const at::Tensor bins = at::bincount(binIndex, {}, ErrorHistogram::kBins + 1).narrow(0, 0, ErrorHistogram::kBins);
 
         std::vector<at::Tensor> scalars = {bad.sum(at::kDouble),
                                            unwritten.sum(at::kDouble),
@@ -274,7 +274,9 @@ Result<OutputCheck> TorchBridge::judgeOutput(const Expected& expected, const Ten
             scalars.push_back(at::sqrt((lerr * lerr).sum() / lfp.sum(at::kDouble).clamp_min(1.0)));
             scalars.push_back((finitePair & okFinite & ~(err <= tolAllowed)).sum(at::kDouble));
         }
-        const at::Tensor host = at::stack(scalars).to(at::kCPU).contiguous();
+        // One copy to the host (one synchronisation): the scalars, then the histogram's bins.
+        const std::int64_t nScalars = static_cast<std::int64_t>(scalars.size());
+        const at::Tensor host = at::cat({at::stack(scalars), bins.to(at::kDouble)}).to(at::kCPU).contiguous();
         const double* v = host.const_data_ptr<double>();
         c.mismatches = static_cast<std::int64_t>(v[0]);
         c.unwritten = static_cast<std::int64_t>(v[1]);
@@ -289,7 +291,7 @@ Result<OutputCheck> TorchBridge::judgeOutput(const Expected& expected, const Ten
         c.histogram.nonFinite = c.nonFiniteMismatches;
         c.histogram.unwritten = c.unwritten;
         for (int b = 0; b < ErrorHistogram::kBins; ++b)
-            c.histogram.bins[b] = bins.const_data_ptr<std::int64_t>()[b];
+            c.histogram.bins[b] = static_cast<std::int64_t>(v[nScalars + b]);
         if (golden) {
             c.golden.candidateMaxError = c.maxAbsError;
             c.golden.candidateRmsError = v[10];
@@ -399,6 +401,37 @@ Result<NegativeControl> TorchBridge::negativeControl(const Expected& expected, c
         return nc;
     } catch (const c10::Error& e) {
         return detail::torchError(what, e);
+    }
+}
+
+Result<std::uint64_t> TorchBridge::fingerprint(const RawTensor& t, std::uint64_t key)
+{
+    try {
+        const std::int64_t bytes = t.bytes();
+        if (bytes == 0)
+            return key;
+        // The widest integer view the byte count allows, widened to int64 for the arithmetic.
+        at::Tensor flat = detail::wrap(t).reshape({-1}).view(at::kByte);
+        for (auto [size, type] : {std::pair{8, at::kLong}, std::pair{4, at::kInt}, std::pair{2, at::kShort}})
+            if (bytes % size == 0) {
+                flat = flat.view(type);
+                break;
+            }
+        const at::Tensor words = flat.to(at::kLong);
+        const std::int64_t n = words.numel();
+        // Position weights from a keyed multiply-xorshift: a word's contribution depends on where
+        // it is, so moving data around changes the sum too. int64 arithmetic wraps.
+        at::Tensor w = at::arange(n, words.options()) * static_cast<std::int64_t>(0x9e3779b97f4a7c15ull) +
+                       static_cast<std::int64_t>(key | 1);
+        w = at::bitwise_xor(w, at::bitwise_right_shift(w, 31)) * static_cast<std::int64_t>(0xbf58476d1ce4e5b9ull);
+        const at::Tensor mixed = at::bitwise_xor(words, static_cast<std::int64_t>(key >> 1)) * w;
+        const at::Tensor sums = at::stack({mixed.sum(), at::bitwise_xor(mixed, at::bitwise_right_shift(mixed, 29)).sum()})
+                                    .to(at::kCPU);
+        const auto* v = sums.const_data_ptr<std::int64_t>();
+        return static_cast<std::uint64_t>(v[0]) ^ (static_cast<std::uint64_t>(v[1]) * 0x94d049bb133111ebull) ^
+               static_cast<std::uint64_t>(n);
+    } catch (const c10::Error& e) {
+        return detail::torchError("fingerprint a tensor", e);
     }
 }
 

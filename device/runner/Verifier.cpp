@@ -6,6 +6,8 @@
 #include "engine/core/Npy.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -13,6 +15,11 @@
 namespace kf::device {
 
 namespace {
+
+double msSince(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 constexpr std::uint64_t kGuardSalt = 0x67a4d5ull;
 constexpr std::uint64_t kInputSalt = 0x1000ull;
@@ -139,6 +146,9 @@ Result<nlohmann::json> Verifier::run()
     for (auto it = done.begin(); it != done.end(); ++it)
         report[it.key()] = it.value();
     report["discriminates"] = discriminates;
+    auto tenth = [](double ms) { return std::round(ms * 10.0) / 10.0; };
+    report["phase_ms"] = {{"inputs", tenth(m_phases.inputs)}, {"candidate", tenth(m_phases.candidate)},
+                          {"reference", tenth(m_phases.reference)}, {"compare", tenth(m_phases.compare)}};
     const size_t shapes = report["shapes"].size();
     if (runError) {
         ReportHeader::markError(report, *runError);
@@ -343,6 +353,11 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
     Trial t;
     nlohmann::json distributions = nlohmann::json::object();
     std::vector<std::vector<unsigned char>> pristine;
+    auto phaseStart = std::chrono::steady_clock::now();
+    auto phase = [&](double& into) {
+        into += msSince(phaseStart);
+        phaseStart = std::chrono::steady_clock::now();
+    };
     // Rule 1: fresh buffers for every trial, the candidate before the reference. The buffers live
     // on after the candidate's last launch only to hold run 1's outputs for the comparison.
     auto buffers = BufferSet::allocate(layout, {TensorLayout::Role::Input, TensorLayout::Role::Output, TensorLayout::Role::Scratch},
@@ -351,9 +366,11 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
         return fail(buffers.error());
     if (auto r = fillInputs(inputs, buffers.value(), trial, seed, distributions, pristine); !r)
         return fail(r.error());
+    phase(m_phases.inputs);
     for (int run = 0; run < 2 && t.launchError.empty(); ++run)
         if (auto r = runCandidate(shape, layout, buffers.value(), pristine, position, run, t); !r)
             return r.error();
+    phase(m_phases.candidate);
 
     // The references, from the pristine copy in memory the candidate never had: LibTorch's own
     // (the baseline) and the float64 golden result errors are measured against (rule 7).
@@ -396,6 +413,7 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
     TorchBridge::synchronize();
     if (auto e = stickyError())
         return fatal(cuError(*e, "the reference", __FILE__, __LINE__), where);
+    phase(m_phases.reference);
 
     if (negativeControls.empty())
         for (const TensorLayout* o : outputs) {
@@ -450,6 +468,7 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
     }
     if (auto e = stickyError())
         return fatal(cuError(*e, "the comparison", __FILE__, __LINE__), where);
+    phase(m_phases.compare);
 
     std::string failure;
     if (!t.launchError.empty())

@@ -58,6 +58,10 @@ private:
     std::optional<CaseWriter> m_cases;
     int m_totalUnits = 1;
     int m_permille = 0;
+    /// Where a verification's time goes, summed over trials (the report's phase_ms).
+    struct Phases {
+        double inputs = 0, candidate = 0, reference = 0, compare = 0;
+    } m_phases;
 };
 
 } // namespace kf::device

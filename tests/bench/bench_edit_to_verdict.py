@@ -47,7 +47,8 @@ def main():
         med = lambda k: statistics.median(r[k] for r in warm)
         row = {"task": t, "compile_ms": med("compile_ms"), "runner_ms": med("runner_ms"), "warm_ms": med("total_ms"),
                "first_round_ms": rounds[0]["total_ms"], "e2e_ms": e2e / len(rounds), "rounds": len(rounds),
-               "verdicts": sorted({r["verdict"] for r in rounds})}
+               "verdicts": sorted({r["verdict"] for r in rounds}),
+               "phase_ms": rep.get("phase_ms") or {}}
         row["meets_target"] = row["warm_ms"] <= a.target_ms and row["first_round_ms"] <= a.first_target_ms
         rows.append(row)
     print(f"edit-to-verdict with a warm runner, {a.candidate}, median of rounds 2..{a.rounds} (ms); target {a.target_ms:.0f}")
@@ -55,6 +56,10 @@ def main():
     for r in rows:
         print(f"{r['task']:<26} {r['compile_ms']:8.1f} {r['runner_ms']:8.1f} {r['warm_ms']:8.1f} {r['first_round_ms']:8.1f}  "
               f"{'ok' if r['meets_target'] else 'MISS':<6}  {','.join(r['verdicts'])}")
+    for r in rows:
+        if r["phase_ms"]:
+            print(f"  {r['task']}: runner phases of the last round (ms): " +
+                  ", ".join(f"{k} {v}" for k, v in r["phase_ms"].items()))
     if rows:
         print(f"median over tasks: {statistics.median(r['warm_ms'] for r in rows):.1f} ms")
     if a.json_out:
