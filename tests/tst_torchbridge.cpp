@@ -1115,25 +1115,43 @@ void TestTorchBridge::judgeAgreesWithClassify()
         for (std::int64_t i = 40; i < 50; ++i)
             std::memcpy(actual.bytes.data() + i * dtypeSize(t), sentinel.data(), sentinel.size());
 
-    auto device = TorchBridge::judgeOutput(j.expected(), task.outputs[0], actual.raw(), sentinel.data(), 4);
-    KF_VERIFY_OK(device);
     const OutputCheck host = hostJudge(j, task.outputs[0], actual, sentinel);
-    QCOMPARE(device->mismatches, host.mismatches);
-    QCOMPARE(device->unwritten, host.unwritten);
-    QCOMPARE(device->nonFiniteMismatches, host.nonFiniteMismatches);
-    QCOMPARE(device->passed, host.mismatches == 0);
-    QCOMPARE(device->golden.available, golden);
-    QVERIFY(std::fabs(device->atolEffective - host.atolEffective) <= 1e-12 * std::max(1.0, host.atolEffective));
-    QCOMPARE(device->histogram.exact, host.histogram.exact);
-    QCOMPARE(device->histogram.below, host.histogram.below);
-    QCOMPARE(device->histogram.above, host.histogram.above);
-    for (int b = 0; b < ErrorHistogram::kBins; ++b)
-        QCOMPARE(device->histogram.bins[b], host.histogram.bins[b]);
-    QCOMPARE(device->firstMismatches.size(), host.firstMismatches.size());
-    for (size_t k = 0; k < host.firstMismatches.size(); ++k) {
-        const auto& idx = device->firstMismatches[k].index;
-        QCOMPARE(idx.size(), size_t(2));
-        QCOMPARE(idx[0] * 37 + idx[1], host.firstMismatches[k].index[0]);
+    Result<OutputCheck> device = Error{};
+    // Both places a comparison can run, each against classify() element by element.
+    for (auto at : {TorchBridge::CompareAt::Device, TorchBridge::CompareAt::Host}) {
+        const char* where = at == TorchBridge::CompareAt::Device ? "device" : "host";
+        device = TorchBridge::judgeOutput(j.expected(), task.outputs[0], actual.raw(), sentinel.data(), 4, at);
+        KF_VERIFY_OK(device);
+        QVERIFY2(device->mismatches == host.mismatches, where);
+        QVERIFY2(device->unwritten == host.unwritten, where);
+        QVERIFY2(device->nonFiniteMismatches == host.nonFiniteMismatches, where);
+        QVERIFY2(device->passed == (host.mismatches == 0), where);
+        QVERIFY2(device->golden.available == golden, where);
+        QVERIFY2(std::fabs(device->atolEffective - host.atolEffective) <= 1e-12 * std::max(1.0, host.atolEffective), where);
+        QVERIFY2(device->histogram.exact == host.histogram.exact, where);
+        QVERIFY2(device->histogram.below == host.histogram.below, where);
+        QVERIFY2(device->histogram.above == host.histogram.above, where);
+        for (int b = 0; b < ErrorHistogram::kBins; ++b)
+            QVERIFY2(device->histogram.bins[b] == host.histogram.bins[b], where);
+        QVERIFY2(device->firstMismatches.size() == host.firstMismatches.size(), where);
+        for (size_t k = 0; k < host.firstMismatches.size(); ++k) {
+            const auto& idx = device->firstMismatches[k].index;
+            QCOMPARE(idx.size(), size_t(2));
+            QVERIFY2(idx[0] * 37 + idx[1] == host.firstMismatches[k].index[0], where);
+        }
+    }
+    // The golden facts agree between the two places too.
+    if (golden) {
+        auto onDevice = TorchBridge::judgeOutput(j.expected(), task.outputs[0], actual.raw(), sentinel.data(), 4,
+                                                 TorchBridge::CompareAt::Device);
+        KF_VERIFY_OK(onDevice);
+        const GoldenErrors &d = onDevice->golden, &h = device->golden;
+        auto near = [](double x, double y) { return x == y || std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y)); };
+        QVERIFY2(near(d.candidateMaxError, h.candidateMaxError), qPrintable(QString("%1 vs %2").arg(d.candidateMaxError).arg(h.candidateMaxError)));
+        QVERIFY2(near(d.candidateRmsError, h.candidateRmsError), qPrintable(QString("%1 vs %2").arg(d.candidateRmsError).arg(h.candidateRmsError)));
+        QVERIFY2(near(d.libtorchMaxError, h.libtorchMaxError), "libtorch max");
+        QVERIFY2(near(d.libtorchRmsError, h.libtorchRmsError), "libtorch rms");
+        QCOMPARE(d.rescued, h.rescued);
     }
     if (damage == "none")
         QCOMPARE(device->mismatches, std::int64_t(0));
@@ -1228,7 +1246,8 @@ void TestTorchBridge::runsAndNegativeControlAgreeWithHost()
     v[9] = kNaN;
     second.set(v);
     double deviceDiff = 0, hostDiff = 0;
-    auto d = TorchBridge::countRunDisagreements(j.expected(), task.outputs[0], first.raw(), second.raw(), &deviceDiff);
+    auto d = TorchBridge::countRunDisagreements(j.expected(), task.outputs[0], first.raw(), second.raw(), &deviceDiff,
+                                                TorchBridge::CompareAt::Device);
     KF_VERIFY_OK(d);
     const auto h = countDisagreements(DType::F32, first.bytes.data(), second.bytes.data(), 5 * 41, task.outputs[0].tolerance,
                                       truth.data(), &hostDiff);
@@ -1236,7 +1255,7 @@ void TestTorchBridge::runsAndNegativeControlAgreeWithHost()
     QCOMPARE(d.value(), std::int64_t(2));
     QCOMPARE(deviceDiff, hostDiff);
 
-    auto nc = TorchBridge::negativeControl(j.expected(), task.outputs[0]);
+    auto nc = TorchBridge::negativeControl(j.expected(), task.outputs[0], TorchBridge::CompareAt::Device);
     KF_VERIFY_OK(nc);
     const NegativeControl hostNc = negativeControl("y", DType::F32, truth.data(), shape, task.outputs[0].tolerance);
     QCOMPARE(nc->zerosPass, hostNc.zerosPass);

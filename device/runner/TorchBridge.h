@@ -78,14 +78,22 @@ public:
         Reference* golden = nullptr;
         std::string goldenNote;
     };
+    /// Where a comparison runs. Auto: on the host below kHostCompareElements elements, where a
+    /// GPU's per-kernel overhead costs more than the arithmetic, else on the compute device.
+    /// Both give the same verdicts (tst_torchbridge compares them element by element).
+    enum class CompareAt { Auto, Host, Device };
+    static constexpr std::int64_t kHostCompareElements = 1 << 15;
+
     /// Judges `actual` (host or device memory, the output's dtype) as compareOutput() does.
     static Result<OutputCheck> judgeOutput(const Expected& expected, const TensorSpec& output, const RawTensor& actual,
-                                           const void* sentinel, int maxSamples);
+                                           const void* sentinel, int maxSamples, CompareAt at = CompareAt::Auto);
     /// Rule 9: how many elements of two runs' outputs disagree (countDisagreements()).
     static Result<std::int64_t> countRunDisagreements(const Expected& expected, const TensorSpec& output,
-                                                      const RawTensor& first, const RawTensor& second, double* maxAbsDiff);
+                                                      const RawTensor& first, const RawTensor& second, double* maxAbsDiff,
+                                                      CompareAt at = CompareAt::Auto);
     /// Rule 8 over the expected result (negativeControl()).
-    static Result<NegativeControl> negativeControl(const Expected& expected, const TensorSpec& output);
+    static Result<NegativeControl> negativeControl(const Expected& expected, const TensorSpec& output,
+                                                   CompareAt at = CompareAt::Auto);
     /// The expected result of `output` as float64 on the host (a failing case's saved tensors).
     static Result<std::vector<double>> expectedAsDouble(const Expected& expected, const std::string& output, bool golden);
 };

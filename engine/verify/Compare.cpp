@@ -255,7 +255,7 @@ void AxisSummary::add(std::int64_t i, const ElementVerdict& v)
 
 OutputCheck compareOutput(const std::string& name, DType t, const void* actualRaw, const double* expected,
                           const std::vector<std::int64_t>& extents, const Tolerance& tol, const void* sentinel,
-                          int maxSamples)
+                          int maxSamples, const double* libtorch)
 {
     OutputCheck c;
     c.output = name;
@@ -273,9 +273,23 @@ OutputCheck compareOutput(const std::string& name, DType t, const void* actualRa
         c.rows.reset(n / width);
     const auto* p = static_cast<const unsigned char*>(actualRaw);
     const int size = dtypeSize(t);
+    long double candidateSq = 0, libtorchSq = 0;
+    std::int64_t candidateCount = 0, libtorchCount = 0;
     for (std::int64_t i = 0; i < n; ++i) {
-        const double e = expected[i];
-        const ElementVerdict v = classify(t, p + i * size, e, sentinel, c.atolEffective, c.rtol);
+        double e = expected[i];
+        std::optional<double> l;
+        if (libtorch) {
+            l = libtorch[i];
+            if (!std::isfinite(e) && std::isfinite(*l))
+                e = *l; // as classify() does: LibTorch's value where the golden one is not finite
+            if (std::isfinite(e) && std::isfinite(*l)) {
+                const double le = std::fabs(*l - e);
+                c.golden.libtorchMaxError = std::max(c.golden.libtorchMaxError, le);
+                libtorchSq += static_cast<long double>(le) * le;
+                ++libtorchCount;
+            }
+        }
+        const ElementVerdict v = classify(t, p + i * size, e, sentinel, c.atolEffective, c.rtol, l);
         c.histogram.add(v);
         if (!extents.empty())
             c.columns.add(i % width, v);
@@ -297,6 +311,11 @@ OutputCheck compareOutput(const std::string& name, DType t, const void* actualRa
                 c.maxAbsError = v.absError;
             if (e != 0 && relErr > c.maxRelError)
                 c.maxRelError = relErr;
+            if (libtorch) {
+                candidateSq += static_cast<long double>(v.absError) * v.absError;
+                ++candidateCount;
+                c.golden.rescued += v.cls == ElementClass::Ok && v.absError > c.atolEffective + c.rtol * std::fabs(e);
+            }
         }
         if (v.cls != ElementClass::Ok) {
             ++c.mismatches;
@@ -309,6 +328,12 @@ OutputCheck compareOutput(const std::string& name, DType t, const void* actualRa
     }
     c.mismatchFraction = n ? static_cast<double>(c.mismatches) / static_cast<double>(n) : 0.0;
     c.passed = c.mismatches == 0;
+    if (libtorch) {
+        c.golden.available = true;
+        c.golden.candidateMaxError = c.maxAbsError;
+        c.golden.candidateRmsError = candidateCount ? static_cast<double>(std::sqrt(candidateSq / candidateCount)) : 0.0;
+        c.golden.libtorchRmsError = libtorchCount ? static_cast<double>(std::sqrt(libtorchSq / libtorchCount)) : 0.0;
+    }
     return c;
 }
 

@@ -132,10 +132,12 @@ struct OutputCheck {
 };
 
 /// Compares one output. `sentinel` (element-size bytes) marks never-written elements; pass
-/// nullptr to skip that check. `maxSamples` bounds the listed mismatches.
+/// nullptr to skip that check. `maxSamples` bounds the listed mismatches. With `libtorch`
+/// (LibTorch's result, when `expected` is the float64 golden one) every element is judged as
+/// classify() judges it with that value, and `golden` is filled in.
 OutputCheck compareOutput(const std::string& name, DType t, const void* actualRaw, const double* expected,
                           const std::vector<std::int64_t>& extents, const Tolerance& tol, const void* sentinel,
-                          int maxSamples = 10);
+                          int maxSamples = 10, const double* libtorch = nullptr);
 
 /// Rule 9: two runs of the candidate agree within the tolerance (NaN positions equal).
 /// Returns the number of disagreeing elements; `maxAbsDiff` receives the largest difference.
