@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,19 @@ public:
     /// Rule 8 over the expected result (negativeControl()).
     static Result<NegativeControl> negativeControl(const Expected& expected, const TensorSpec& output,
                                                    CompareAt at = CompareAt::Auto);
+    /// One trial's judgement of one output, with the expected results prepared once: run 0
+    /// judged (judgeOutput()), the two runs compared (countRunDisagreements()) and, when asked,
+    /// the negative control.
+    struct TrialJudgement {
+        OutputCheck check;
+        std::int64_t runDisagreements = 0;
+        double runMaxAbsDiff = 0;
+        std::optional<NegativeControl> negativeControl;
+    };
+    static Result<TrialJudgement> judgeTrial(const Expected& expected, const TensorSpec& output, const RawTensor& run0,
+                                             const RawTensor& run1, const void* sentinel, int maxSamples,
+                                             bool withNegativeControl, CompareAt at = CompareAt::Auto);
+
     /// The expected result of `output` as float64 on the host (a failing case's saved tensors).
     static Result<std::vector<double>> expectedAsDouble(const Expected& expected, const std::string& output, bool golden);
 };

@@ -141,7 +141,9 @@ struct ExpectedTensors {
     std::string note;       ///< why there is no golden result
 };
 
-Result<ExpectedTensors> expectedTensors(const TorchBridge::Expected& e, const TensorSpec& output)
+/// The expected results of `output` as flat float64 tensors on `device` (the host for a host
+/// comparison: one copy each, converted on the way).
+Result<ExpectedTensors> expectedTensors(const TorchBridge::Expected& e, const TensorSpec& output, at::Device device)
 {
     const std::string what = "compare output " + output.name;
     if (!e.libtorch)
@@ -151,7 +153,7 @@ Result<ExpectedTensors> expectedTensors(const TorchBridge::Expected& e, const Te
     if (!l)
         return err;
     ExpectedTensors x;
-    x.libtorch = l->reshape({-1}).to(computeDevice(), at::kDouble);
+    x.libtorch = l->reshape({-1}).to(device, at::kDouble).contiguous();
     x.truth = x.libtorch;
     if (!isFloating(output.dtype)) {
         x.note = "an integer output is compared exactly with LibTorch's";
@@ -167,7 +169,7 @@ Result<ExpectedTensors> expectedTensors(const TorchBridge::Expected& e, const Te
     if (g->numel() != l->numel())
         return bridgeError(what, "the float64 golden result has " + std::to_string(g->numel()) + " elements but LibTorch's has " +
                                      std::to_string(l->numel()));
-    x.golden = g->reshape({-1}).to(computeDevice(), at::kDouble);
+    x.golden = g->reshape({-1}).to(device, at::kDouble).contiguous();
     x.truth = at::where(at::isfinite(x.golden) | ~at::isfinite(x.libtorch), x.golden, x.libtorch);
     return x;
 }
@@ -178,10 +180,12 @@ bool onHost(TorchBridge::CompareAt at, std::int64_t elements)
            (at == TorchBridge::CompareAt::Auto && elements <= TorchBridge::kHostCompareElements);
 }
 
-/// `t` as float64 in host memory, contiguous (kept alive by the returned tensor).
-at::Tensor hostDoubles(const at::Tensor& t)
+/// The expected tensors where a comparison of `elements` elements runs.
+Result<ExpectedTensors> expectedFor(const TorchBridge::Expected& e, const TensorSpec& output, std::int64_t elements,
+                                    TorchBridge::CompareAt at, bool& host)
 {
-    return t.to(at::kCPU, at::kDouble).contiguous();
+    host = onHost(at, elements);
+    return expectedTensors(e, output, host ? at::Device(at::kCPU) : computeDevice());
 }
 
 /// The caller's output bytes in host memory: itself, or a download of device memory.
@@ -203,17 +207,18 @@ at::Tensor effectiveAtolTensor(const Tolerance& tol, const at::Tensor& truth, at
 
 } // namespace
 
-Result<OutputCheck> TorchBridge::judgeOutput(const Expected& expected, const TensorSpec& output, const RawTensor& actual,
-                                             const void* sentinel, int maxSamples, CompareAt at)
+namespace {
+
+Result<OutputCheck> judgeWith(const Result<ExpectedTensors>& ex, bool onTheHost, const TensorSpec& output,
+                              const RawTensor& actual, const void* sentinel, int maxSamples)
 {
     const std::string what = "compare output " + output.name;
     try {
-        auto ex = expectedTensors(expected, output);
         if (!ex)
             return ex.error();
-        if (ex->truth.numel() == actual.elements() && onHost(at, actual.elements())) {
-            const at::Tensor truth = hostDoubles(ex->truth);
-            const at::Tensor lib = ex->golden.defined() ? hostDoubles(ex->libtorch) : at::Tensor();
+        if (ex->truth.numel() == actual.elements() && onTheHost) {
+            const at::Tensor& truth = ex->truth;
+            const at::Tensor lib = ex->golden.defined() ? ex->libtorch : at::Tensor();
             const at::Tensor bytes = hostBytes(actual);
             OutputCheck c = compareOutput(output.name, actual.dtype, bytes.const_data_ptr(), truth.const_data_ptr<double>(),
                                           actual.extents, output.tolerance, sentinel, maxSamples,
@@ -367,17 +372,16 @@ Result<OutputCheck> TorchBridge::judgeOutput(const Expected& expected, const Ten
     }
 }
 
-Result<std::int64_t> TorchBridge::countRunDisagreements(const Expected& expected, const TensorSpec& output,
-                                                        const RawTensor& first, const RawTensor& second, double* maxAbsDiff,
-                                                        CompareAt at)
+Result<std::int64_t> disagreeWith(const Result<ExpectedTensors>& ex, bool onTheHost, const TensorSpec& output,
+                                  const RawTensor& first, const RawTensor& second, double* maxAbsDiff)
 {
     const std::string what = "compare the two runs of output " + output.name;
     try {
-        auto ex = expectedTensors(expected, output);
         if (!ex)
             return ex.error();
-        if (ex->truth.numel() == first.elements() && first.elements() == second.elements() && onHost(at, first.elements())) {
-            const at::Tensor truth = hostDoubles(ex->truth), a = hostBytes(first), b = hostBytes(second);
+        if (ex->truth.numel() == first.elements() && first.elements() == second.elements() && onTheHost) {
+            const at::Tensor& truth = ex->truth;
+            const at::Tensor a = hostBytes(first), b = hostBytes(second);
             return countDisagreements(first.dtype, a.const_data_ptr(), b.const_data_ptr(), first.elements(), output.tolerance,
                                       truth.const_data_ptr<double>(), maxAbsDiff);
         }
@@ -402,15 +406,14 @@ Result<std::int64_t> TorchBridge::countRunDisagreements(const Expected& expected
     }
 }
 
-Result<NegativeControl> TorchBridge::negativeControl(const Expected& expected, const TensorSpec& output, CompareAt at)
+Result<NegativeControl> negativeWith(const Result<ExpectedTensors>& ex, bool onTheHost, const TensorSpec& output)
 {
     const std::string what = "negative control of output " + output.name;
     try {
-        auto ex = expectedTensors(expected, output);
         if (!ex)
             return ex.error();
-        if (onHost(at, ex->truth.numel())) {
-            const at::Tensor truth = hostDoubles(ex->truth);
+        if (onTheHost) {
+            const at::Tensor& truth = ex->truth;
             return kf::negativeControl(output.name, output.dtype, truth.const_data_ptr<double>(), {truth.numel()},
                                        output.tolerance);
         }
@@ -440,6 +443,80 @@ Result<NegativeControl> TorchBridge::negativeControl(const Expected& expected, c
         return nc;
     } catch (const c10::Error& e) {
         return detail::torchError(what, e);
+    }
+}
+
+} // namespace
+
+/// The number of elements LibTorch's result of `output` has (0 when it has none yet).
+static std::int64_t resultElements(const TorchBridge::Expected& e, const TensorSpec& output)
+{
+    Error err;
+    const at::Tensor* l = e.libtorch ? static_cast<const detail::ReferenceBase*>(e.libtorch)->findResult(output.name, err) : nullptr;
+    return l ? l->numel() : 0;
+}
+
+Result<OutputCheck> TorchBridge::judgeOutput(const Expected& expected, const TensorSpec& output, const RawTensor& actual,
+                                             const void* sentinel, int maxSamples, CompareAt at)
+{
+    try {
+        bool host = false;
+        auto ex = expectedFor(expected, output, actual.elements(), at, host);
+        return judgeWith(ex, host, output, actual, sentinel, maxSamples);
+    } catch (const c10::Error& e) {
+        return detail::torchError("compare output " + output.name, e);
+    }
+}
+
+Result<std::int64_t> TorchBridge::countRunDisagreements(const Expected& expected, const TensorSpec& output,
+                                                        const RawTensor& first, const RawTensor& second, double* maxAbsDiff,
+                                                        CompareAt at)
+{
+    try {
+        bool host = false;
+        auto ex = expectedFor(expected, output, first.elements(), at, host);
+        return disagreeWith(ex, host, output, first, second, maxAbsDiff);
+    } catch (const c10::Error& e) {
+        return detail::torchError("compare the two runs of output " + output.name, e);
+    }
+}
+
+Result<NegativeControl> TorchBridge::negativeControl(const Expected& expected, const TensorSpec& output, CompareAt at)
+{
+    try {
+        bool host = false;
+        auto ex = expectedFor(expected, output, resultElements(expected, output), at, host);
+        return negativeWith(ex, host, output);
+    } catch (const c10::Error& e) {
+        return detail::torchError("negative control of output " + output.name, e);
+    }
+}
+
+Result<TorchBridge::TrialJudgement> TorchBridge::judgeTrial(const Expected& expected, const TensorSpec& output,
+                                                            const RawTensor& run0, const RawTensor& run1, const void* sentinel,
+                                                            int maxSamples, bool withNegativeControl, CompareAt at)
+{
+    try {
+        bool host = false;
+        auto ex = expectedFor(expected, output, run0.elements(), at, host);
+        auto check = judgeWith(ex, host, output, run0, sentinel, maxSamples);
+        if (!check)
+            return check.error();
+        TrialJudgement j;
+        j.check = std::move(check.value());
+        auto d = disagreeWith(ex, host, output, run0, run1, &j.runMaxAbsDiff);
+        if (!d)
+            return d.error();
+        j.runDisagreements = d.value();
+        if (withNegativeControl) {
+            auto nc = negativeWith(ex, host, output);
+            if (!nc)
+                return nc.error();
+            j.negativeControl = std::move(nc.value());
+        }
+        return j;
+    } catch (const c10::Error& e) {
+        return detail::torchError("compare output " + output.name, e);
     }
 }
 
