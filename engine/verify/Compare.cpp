@@ -245,7 +245,7 @@ void AxisSummary::reset(std::int64_t n)
 
 void AxisSummary::add(std::int64_t i, const ElementVerdict& v)
 {
-    const auto k = static_cast<size_t>(i / perEntry);
+    const auto k = static_cast<size_t>(perEntry == 1 ? i : i / perEntry);
     if (k >= maxRatio.size())
         return;
     const double r = std::isnan(v.ratio) ? std::numeric_limits<double>::infinity() : v.ratio;
@@ -275,7 +275,13 @@ OutputCheck compareOutput(const std::string& name, DType t, const void* actualRa
     const int size = dtypeSize(t);
     long double candidateSq = 0, libtorchSq = 0;
     std::int64_t candidateCount = 0, libtorchCount = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
+    // Row and column by counting, not by a division per element.
+    std::int64_t row = 0, column = 0;
+    for (std::int64_t i = 0; i < n; ++i, ++column) {
+        if (column == width) {
+            column = 0;
+            ++row;
+        }
         double e = expected[i];
         std::optional<double> l;
         if (libtorch) {
@@ -292,9 +298,9 @@ OutputCheck compareOutput(const std::string& name, DType t, const void* actualRa
         const ElementVerdict v = classify(t, p + i * size, e, sentinel, c.atolEffective, c.rtol, l);
         c.histogram.add(v);
         if (!extents.empty())
-            c.columns.add(i % width, v);
+            c.columns.add(column, v);
         if (extents.size() >= 2)
-            c.rows.add(i / width, v);
+            c.rows.add(row, v);
         if (v.cls == ElementClass::Unwritten) {
             ++c.unwritten;
             ++c.mismatches;
