@@ -181,7 +181,11 @@ void TensorInspector::selectTensor(int output, int input)
     m_modeBox->setEnabled(isOutput);
     m_prev->setEnabled(isOutput);
     m_next->setEnabled(isOutput);
-    m_paneTitles[0]->setText(isOutput ? tr("Reference (expected)") : tr("Input %1").arg(name));
+    // Beside LibTorch's own result the expected tensor is the float64 golden result.
+    const bool golden = isOutput && m_data->outputs()[static_cast<size_t>(output)].libtorch >= 0;
+    m_paneTitles[0]->setText(!isOutput ? tr("Input %1").arg(name)
+                             : golden  ? tr("Golden (float64 reference)")
+                                       : tr("Reference (expected)"));
     const auto& extents = isOutput ? m_data->outputs()[static_cast<size_t>(output)].extents
                                    : m_data->tensors()[static_cast<size_t>(input)].extents;
     const std::int64_t wrap = m_view->slice().rank() == 1 ? m_view->slice().wrap : 1024;

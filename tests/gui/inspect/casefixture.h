@@ -21,6 +21,7 @@ struct CaseBuilder {
     std::vector<double> expected;
     std::vector<float> actual;
     std::vector<float> input;
+    std::vector<double> libtorch;  ///< LibTorch's result beside a golden `expected`; empty: none
     std::vector<unsigned char> sentinel = kf::sentinelBytes(kf::DType::F32, 0, 0x5eed);
     kf::Tolerance tol{1e-4, 1e-5, kf::Tolerance::AtolMode::Absolute};
 
@@ -70,7 +71,7 @@ struct CaseBuilder {
     kf::Result<void> write(const QString& dir, const std::function<void(nlohmann::json&)>& tamper = {}) const
     {
         const kf::OutputCheck check = kf::compareOutput("y", kf::DType::F32, actual.data(), expected.data(), extents, tol,
-                                                        sentinel.data());
+                                                        sentinel.data(), 10, libtorch.empty() ? nullptr : libtorch.data());
         kf::CaseInfo info;
         info.taskName = "softmax_fp32";
         info.candidateFile = "optimized.cu";
@@ -106,6 +107,9 @@ struct CaseBuilder {
             {meta("y", kf::CaseTensor::Role::Expected, kf::DType::F64), expected.data(), expected.size() * sizeof(double)},
             {meta("y", kf::CaseTensor::Role::Actual, kf::DType::F32), actual.data(), actual.size() * sizeof(float)},
         };
+        if (!libtorch.empty())
+            tensors.push_back({meta("y", kf::CaseTensor::Role::Libtorch, kf::DType::F64), libtorch.data(),
+                               libtorch.size() * sizeof(double)});
         return kf::writeCase(dir.toStdString(), info, tensors);
     }
 };

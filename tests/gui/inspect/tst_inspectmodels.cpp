@@ -52,7 +52,7 @@ private slots:
 
 private:
     QTemporaryDir m_tmp;
-    QString m_planted, m_many, m_clean, m_tampered;
+    QString m_planted, m_many, m_clean, m_tampered, m_golden;
 };
 
 void TestInspectModels::initTestCase()
@@ -69,6 +69,17 @@ void TestInspectModels::initTestCase()
     KF_VERIFY_OK(fixture::CaseBuilder({7, 9}).write(m_clean));
     m_tampered = m_tmp.filePath(QStringLiteral("tampered"));
     KF_VERIFY_OK(fixture::plantedCase().write(m_tampered, [](nlohmann::json& c) { c["non_finite_mismatches"] = 0; }));
+    // A golden case: two elements outside the tolerance but no worse than LibTorch pass; one worse fails.
+    fixture::CaseBuilder golden({7, 9});
+    golden.libtorch = golden.expected;
+    for (std::vector<std::int64_t> idx : {std::vector<std::int64_t>{1, 2}, std::vector<std::int64_t>{5, 0}}) {
+        golden.libtorch[size_t(golden.flat(idx))] += 0.3;
+        golden.outside(idx, 0.2);
+    }
+    golden.libtorch[size_t(golden.flat({3, 4}))] += 0.01;
+    golden.outside({3, 4}, 0.5);
+    m_golden = m_tmp.filePath(QStringLiteral("golden"));
+    KF_VERIFY_OK(golden.write(m_golden));
 }
 
 void TestInspectModels::passCountsWhatTheRunnerCounted_data()
@@ -81,6 +92,7 @@ void TestInspectModels::passCountsWhatTheRunnerCounted_data()
     QTest::newRow("planted: one of each, NaN == NaN is fine") << "planted" << 1LL << 2LL << 1LL << "";
     QTest::newRow("every other element outside") << "many" << 2500LL << 0LL << 0LL << "";
     QTest::newRow("a clean output") << "clean" << 0LL << 0LL << 0LL << "";
+    QTest::newRow("golden: no worse than LibTorch passes") << "golden" << 1LL << 0LL << 0LL << "";
     QTest::newRow("report edited: the pass says so") << "tampered" << 1LL << 2LL << 1LL << "non_finite_mismatches: report 0, files 2";
 }
 
@@ -92,7 +104,8 @@ void TestInspectModels::passCountsWhatTheRunnerCounted()
     QFETCH(qint64, unwritten);
     QFETCH(QString, disagreement);
     const QString dir = which == QLatin1String("planted") ? m_planted : which == QLatin1String("many") ? m_many
-                      : which == QLatin1String("clean")   ? m_clean : m_tampered;
+                      : which == QLatin1String("clean")   ? m_clean
+                      : which == QLatin1String("golden")  ? m_golden : m_tampered;
     auto data = load(dir);
     auto a = analyse(*data);
     QVERIFY(a);
