@@ -377,7 +377,6 @@ private slots:
     void fusedMoreAccurateKernelPasses();
     void precisionDowngradeFails();
     void runsAndNegativeControlAgreeWithHost();
-    void chunkedHostJudgeMatchesDevice();
     void fingerprintSeesEveryByte_data();
     void fingerprintSeesEveryByte();
     void errors_data();
@@ -1264,50 +1263,6 @@ void TestTorchBridge::runsAndNegativeControlAgreeWithHost()
     QCOMPARE(nc->constantApplicable, hostNc.constantApplicable);
     QVERIFY(std::fabs(nc->constant - hostNc.constant) < 1e-12);
     QVERIFY(nc->discriminates());
-}
-
-// A large output is judged on the host in chunks on several threads and merged: the merged
-// result must be the device's and classify()'s, first samples and row/column summaries included.
-void TestTorchBridge::chunkedHostJudgeMatchesDevice()
-{
-    const std::vector<std::int64_t> shape{5, 10007};
-    const std::int64_t n = 5 * 10007;
-    std::map<std::string, HostTensor> in{{"x", HostTensor(DType::F16, shape)}, {"b", HostTensor(DType::F16, shape)}};
-    KF_VERIFY_OK(TorchBridge::fillInput(in["x"].raw(), dist(Distribution::Kind::Normal), 71));
-    KF_VERIFY_OK(TorchBridge::fillInput(in["b"].raw(), dist(Distribution::Kind::Normal), 72));
-    const Task task = biasGeluTask(DType::F16);
-    Judged j = references(task, in, true);
-    HostTensor actual(DType::F16, shape, *j.native->resultAsDouble("y"));
-    std::vector<double> v = actual.values();
-    for (std::int64_t i = 997; i < n; i += 997)
-        v[size_t(i)] *= 1.5;
-    actual.set(v);
-    const std::vector<unsigned char> sentinel = sentinelBytes(DType::F16, 0, 5);
-    for (std::int64_t i = 16380; i < 16390; ++i) // unwritten across a chunk boundary
-        std::memcpy(actual.bytes.data() + i * 2, sentinel.data(), 2);
-
-    auto host = TorchBridge::judgeOutput(j.expected(), task.outputs[0], actual.raw(), sentinel.data(), 6,
-                                         TorchBridge::CompareAt::Host);
-    auto device = TorchBridge::judgeOutput(j.expected(), task.outputs[0], actual.raw(), sentinel.data(), 6,
-                                           TorchBridge::CompareAt::Device);
-    KF_VERIFY_OK(host);
-    KF_VERIFY_OK(device);
-    const OutputCheck one = hostJudge(j, task.outputs[0], actual, sentinel);
-    QCOMPARE(host->mismatches, one.mismatches);
-    QCOMPARE(host->mismatches, device->mismatches);
-    QVERIFY(host->mismatches > 40);
-    QCOMPARE(host->unwritten, std::int64_t(10));
-    QCOMPARE(device->unwritten, std::int64_t(10));
-    QVERIFY(toJson(host->histogram) == toJson(device->histogram));
-    QCOMPARE(host->firstMismatches.size(), size_t(6));
-    for (size_t k = 0; k < 6; ++k)
-        QCOMPARE(host->firstMismatches[k].index, device->firstMismatches[k].index);
-    QCOMPARE(host->firstUnwritten, device->firstUnwritten);
-    QCOMPARE(host->rows.mismatches, device->rows.mismatches);
-    QCOMPARE(host->columns.mismatches, device->columns.mismatches);
-    QCOMPARE(host->columns.perEntry, device->columns.perEntry);
-    QCOMPARE(host->golden.rescued, device->golden.rescued);
-    QVERIFY(std::fabs(host->golden.ratio() - device->golden.ratio()) <= 1e-9 * device->golden.ratio());
 }
 
 // The benchmark's re-checks compare inputs by keyed fingerprints instead of host copies.

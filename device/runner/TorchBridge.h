@@ -79,12 +79,11 @@ public:
         Reference* golden = nullptr;
         std::string goldenNote;
     };
-    /// Where a comparison runs. Auto: on the host (in chunks on LibTorch's CPU threads) up to
-    /// kHostCompareElements elements, where a GPU's per-kernel overhead costs more than the
-    /// arithmetic, else on the compute device.
+    /// Where a comparison runs. Auto: on the host below kHostCompareElements elements, where a
+    /// GPU's per-kernel overhead costs more than the arithmetic, else on the compute device.
     /// Both give the same verdicts (tst_torchbridge compares them element by element).
     enum class CompareAt { Auto, Host, Device };
-    static constexpr std::int64_t kHostCompareElements = 1 << 18;
+    static constexpr std::int64_t kHostCompareElements = 1 << 15;
 
     /// Judges `actual` (host or device memory, the output's dtype) as compareOutput() does.
     static Result<OutputCheck> judgeOutput(const Expected& expected, const TensorSpec& output, const RawTensor& actual,

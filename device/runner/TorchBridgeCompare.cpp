@@ -5,9 +5,6 @@
 // same verdicts, element by element, in CPU mode.
 #include "device/runner/TorchBridgeInternal.h"
 
-#include <ATen/Parallel.h>
-
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -223,21 +220,9 @@ Result<OutputCheck> judgeWith(const Result<ExpectedTensors>& ex, bool onTheHost,
             const at::Tensor& truth = ex->truth;
             const at::Tensor lib = ex->golden.defined() ? ex->libtorch : at::Tensor();
             const at::Tensor bytes = hostBytes(actual);
-            const double* e = truth.const_data_ptr<double>();
-            const double* l = lib.defined() ? lib.const_data_ptr<double>() : nullptr;
-            // compareOutput() in chunks on LibTorch's intra-op threads, merged in index order.
-            OutputCheck c = prepareCheck(output.name, e, actual.extents, output.tolerance);
-            const std::int64_t n = c.elements;
-            constexpr std::int64_t kChunk = 1 << 14;
-            std::vector<OutputCheck> parts(static_cast<size_t>((n + kChunk - 1) / kChunk), c);
-            at::parallel_for(0, static_cast<std::int64_t>(parts.size()), 1, [&](std::int64_t first, std::int64_t last) {
-                for (std::int64_t k = first; k < last; ++k)
-                    checkRange(parts[static_cast<size_t>(k)], actual.dtype, bytes.const_data_ptr(), e, actual.extents, sentinel,
-                               maxSamples, l, k * kChunk, std::min(n, (k + 1) * kChunk));
-            });
-            for (const OutputCheck& part : parts)
-                mergeCheck(c, part, maxSamples);
-            finishCheck(c, l != nullptr);
+            OutputCheck c = compareOutput(output.name, actual.dtype, bytes.const_data_ptr(), truth.const_data_ptr<double>(),
+                                          actual.extents, output.tolerance, sentinel, maxSamples,
+                                          lib.defined() ? lib.const_data_ptr<double>() : nullptr);
             c.golden.note = ex->note;
             return c;
         }

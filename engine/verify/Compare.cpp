@@ -253,8 +253,9 @@ void AxisSummary::add(std::int64_t i, const ElementVerdict& v)
     mismatches[k] += v.cls != ElementClass::Ok;
 }
 
-OutputCheck prepareCheck(const std::string& name, const double* expected, const std::vector<std::int64_t>& extents,
-                         const Tolerance& tol)
+OutputCheck compareOutput(const std::string& name, DType t, const void* actualRaw, const double* expected,
+                          const std::vector<std::int64_t>& extents, const Tolerance& tol, const void* sentinel,
+                          int maxSamples, const double* libtorch)
 {
     OutputCheck c;
     c.output = name;
@@ -270,19 +271,13 @@ OutputCheck prepareCheck(const std::string& name, const double* expected, const 
         c.columns.reset(width);
     if (extents.size() >= 2)
         c.rows.reset(n / width);
-    return c;
-}
-
-void checkRange(OutputCheck& c, DType t, const void* actualRaw, const double* expected, const std::vector<std::int64_t>& extents,
-                const void* sentinel, int maxSamples, const double* libtorch, std::int64_t begin, std::int64_t end)
-{
     const auto* p = static_cast<const unsigned char*>(actualRaw);
     const int size = dtypeSize(t);
-    GoldenErrors& g = c.golden;
-    const std::int64_t width = extents.empty() ? 1 : std::max<std::int64_t>(extents.back(), 1);
+    long double candidateSq = 0, libtorchSq = 0;
+    std::int64_t candidateCount = 0, libtorchCount = 0;
     // Row and column by counting, not by a division per element.
-    std::int64_t row = begin / width, column = begin % width;
-    for (std::int64_t i = begin; i < end; ++i, ++column) {
+    std::int64_t row = 0, column = 0;
+    for (std::int64_t i = 0; i < n; ++i, ++column) {
         if (column == width) {
             column = 0;
             ++row;
@@ -295,9 +290,9 @@ void checkRange(OutputCheck& c, DType t, const void* actualRaw, const double* ex
                 e = *l; // as classify() does: LibTorch's value where the golden one is not finite
             if (std::isfinite(e) && std::isfinite(*l)) {
                 const double le = std::fabs(*l - e);
-                g.libtorchMaxError = std::max(g.libtorchMaxError, le);
-                g.libtorchSq += static_cast<long double>(le) * le;
-                ++g.libtorchCount;
+                c.golden.libtorchMaxError = std::max(c.golden.libtorchMaxError, le);
+                libtorchSq += static_cast<long double>(le) * le;
+                ++libtorchCount;
             }
         }
         const ElementVerdict v = classify(t, p + i * size, e, sentinel, c.atolEffective, c.rtol, l);
@@ -323,9 +318,9 @@ void checkRange(OutputCheck& c, DType t, const void* actualRaw, const double* ex
             if (e != 0 && relErr > c.maxRelError)
                 c.maxRelError = relErr;
             if (libtorch) {
-                g.candidateSq += static_cast<long double>(v.absError) * v.absError;
-                ++g.candidateCount;
-                g.rescued += v.cls == ElementClass::Ok && v.absError > c.atolEffective + c.rtol * std::fabs(e);
+                candidateSq += static_cast<long double>(v.absError) * v.absError;
+                ++candidateCount;
+                c.golden.rescued += v.cls == ElementClass::Ok && v.absError > c.atolEffective + c.rtol * std::fabs(e);
             }
         }
         if (v.cls != ElementClass::Ok) {
@@ -337,64 +332,14 @@ void checkRange(OutputCheck& c, DType t, const void* actualRaw, const double* ex
                                              finitePair ? relErr : std::numeric_limits<double>::infinity()});
         }
     }
-}
-
-void mergeCheck(OutputCheck& into, const OutputCheck& part, int maxSamples)
-{
-    into.mismatches += part.mismatches;
-    into.unwritten += part.unwritten;
-    into.nonFiniteMismatches += part.nonFiniteMismatches;
-    into.maxAbsError = std::max(into.maxAbsError, part.maxAbsError);
-    into.maxRelError = std::max(into.maxRelError, part.maxRelError);
-    for (int b = 0; b < ErrorHistogram::kBins; ++b)
-        into.histogram.bins[b] += part.histogram.bins[b];
-    into.histogram.exact += part.histogram.exact;
-    into.histogram.below += part.histogram.below;
-    into.histogram.above += part.histogram.above;
-    into.histogram.nonFinite += part.histogram.nonFinite;
-    into.histogram.unwritten += part.histogram.unwritten;
-    for (AxisSummary* s : {&into.rows, &into.columns}) {
-        const AxisSummary& from = s == &into.rows ? part.rows : part.columns;
-        for (size_t k = 0; k < s->maxRatio.size() && k < from.maxRatio.size(); ++k) {
-            s->maxRatio[k] = std::max(s->maxRatio[k], from.maxRatio[k]);
-            s->mismatches[k] += from.mismatches[k];
-        }
-    }
-    for (const auto& m : part.firstMismatches)
-        if (static_cast<int>(into.firstMismatches.size()) < maxSamples)
-            into.firstMismatches.push_back(m);
-    for (const auto& u : part.firstUnwritten)
-        if (static_cast<int>(into.firstUnwritten.size()) < maxSamples)
-            into.firstUnwritten.push_back(u);
-    GoldenErrors& g = into.golden;
-    g.libtorchMaxError = std::max(g.libtorchMaxError, part.golden.libtorchMaxError);
-    g.libtorchSq += part.golden.libtorchSq;
-    g.libtorchCount += part.golden.libtorchCount;
-    g.candidateSq += part.golden.candidateSq;
-    g.candidateCount += part.golden.candidateCount;
-    g.rescued += part.golden.rescued;
-}
-
-void finishCheck(OutputCheck& c, bool golden)
-{
-    c.mismatchFraction = c.elements ? static_cast<double>(c.mismatches) / static_cast<double>(c.elements) : 0.0;
+    c.mismatchFraction = n ? static_cast<double>(c.mismatches) / static_cast<double>(n) : 0.0;
     c.passed = c.mismatches == 0;
-    if (!golden)
-        return;
-    GoldenErrors& g = c.golden;
-    g.available = true;
-    g.candidateMaxError = c.maxAbsError;
-    g.candidateRmsError = g.candidateCount ? static_cast<double>(std::sqrt(g.candidateSq / g.candidateCount)) : 0.0;
-    g.libtorchRmsError = g.libtorchCount ? static_cast<double>(std::sqrt(g.libtorchSq / g.libtorchCount)) : 0.0;
-}
-
-OutputCheck compareOutput(const std::string& name, DType t, const void* actualRaw, const double* expected,
-                          const std::vector<std::int64_t>& extents, const Tolerance& tol, const void* sentinel,
-                          int maxSamples, const double* libtorch)
-{
-    OutputCheck c = prepareCheck(name, expected, extents, tol);
-    checkRange(c, t, actualRaw, expected, extents, sentinel, maxSamples, libtorch, 0, c.elements);
-    finishCheck(c, libtorch != nullptr);
+    if (libtorch) {
+        c.golden.available = true;
+        c.golden.candidateMaxError = c.maxAbsError;
+        c.golden.candidateRmsError = candidateCount ? static_cast<double>(std::sqrt(candidateSq / candidateCount)) : 0.0;
+        c.golden.libtorchRmsError = libtorchCount ? static_cast<double>(std::sqrt(libtorchSq / libtorchCount)) : 0.0;
+    }
     return c;
 }
 

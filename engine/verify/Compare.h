@@ -105,9 +105,6 @@ struct GoldenErrors {
     double libtorchMaxError = 0;  ///< over elements where LibTorch and the golden are finite
     double libtorchRmsError = 0;
     std::int64_t rescued = 0;     ///< elements outside tolerance that pass as no worse than LibTorch
-    // Accumulators of checkRange() for the RMS errors, merged by mergeCheck(); not reported.
-    long double candidateSq = 0, libtorchSq = 0;
-    std::int64_t candidateCount = 0, libtorchCount = 0;
     /// candidate RMS error ÷ LibTorch's: 0.4 reads "candidate error 0.4× LibTorch's"; 1 when
     /// both are exact, inf when only LibTorch is.
     double ratio() const;
@@ -141,18 +138,6 @@ struct OutputCheck {
 OutputCheck compareOutput(const std::string& name, DType t, const void* actualRaw, const double* expected,
                           const std::vector<std::int64_t>& extents, const Tolerance& tol, const void* sentinel,
                           int maxSamples = 10, const double* libtorch = nullptr);
-
-/// compareOutput() in parts, for callers that split a large output across threads:
-/// prepareCheck() sets up the whole output (reference RMS, effective atol, summary sizes); each
-/// part is a copy of it that checkRange() fills for elements [begin, end); mergeCheck() adds the
-/// parts in index order (so the first samples stay the first); finishCheck() derives the rest.
-OutputCheck prepareCheck(const std::string& name, const double* expected, const std::vector<std::int64_t>& extents,
-                         const Tolerance& tol);
-void checkRange(OutputCheck& part, DType t, const void* actualRaw, const double* expected,
-                const std::vector<std::int64_t>& extents, const void* sentinel, int maxSamples, const double* libtorch,
-                std::int64_t begin, std::int64_t end);
-void mergeCheck(OutputCheck& into, const OutputCheck& part, int maxSamples);
-void finishCheck(OutputCheck& c, bool golden);
 
 /// Rule 9: two runs of the candidate agree within the tolerance (NaN positions equal).
 /// Returns the number of disagreeing elements; `maxAbsDiff` receives the largest difference.
