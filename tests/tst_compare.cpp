@@ -102,6 +102,9 @@ private slots:
 
     void classify_data();
     void classify();
+    void ulp_data();
+    void ulp();
+    void histogramBinsAtTheEdges();
     void classCountsMatchCompareOutput_data();
     void classCountsMatchCompareOutput();
     void histogramBins_data();
@@ -358,6 +361,56 @@ void TestCompare::classify_data()
     QTest::newRow("bf16 +Inf vs +Inf") << bf16 << kInf << kInf << 0.0 << 0.0 << false << ok << 0.0;
     QTest::newRow("bf16 NaN where finite expected") << bf16 << kNaN << 2.0 << 1.0 << 1.0 << false << nonFinite << kInf;
     QTest::newRow("bf16 sentinel") << bf16 << 0.0 << 1.0 << 1e9 << 1e9 << true << unwritten << kNaN;
+}
+
+void TestCompare::ulp_data()
+{
+    QTest::addColumn<int>("dtype");
+    QTest::addColumn<double>("x");
+    QTest::addColumn<double>("ulp");
+    const auto row = [](const char* name, DType t, double x, double u) { QTest::newRow(name) << int(t) << x << u; };
+    row("fp16 at 1", DType::F16, 1.0, std::ldexp(1.0, -10));
+    row("fp16 just below 2", DType::F16, std::nextafter(2.0, 0.0), std::ldexp(1.0, -10));
+    row("fp16 at 2", DType::F16, 2.0, std::ldexp(1.0, -9));
+    row("fp16 negative", DType::F16, -1000.0, std::ldexp(1.0, -1));
+    row("fp16 subnormal range", DType::F16, 1e-6, std::ldexp(1.0, -24));
+    row("fp16 zero", DType::F16, 0.0, std::ldexp(1.0, -24));
+    row("fp32 at 1", DType::F32, 1.0, std::ldexp(1.0, -23));
+    row("bf16 at 3", DType::BF16, 3.0, std::ldexp(1.0, -6));
+    row("fp64 at 1", DType::F64, 1.0, std::ldexp(1.0, -52));
+    row("fp64 zero", DType::F64, 0.0, std::ldexp(1.0, -1074));
+    row("fp32 infinity", DType::F32, std::numeric_limits<double>::infinity(), std::ldexp(1.0, -149));
+    row("int32 has none", DType::I32, 5.0, 0.0);
+}
+
+void TestCompare::ulp()
+{
+    QFETCH(int, dtype);
+    QFETCH(double, x);
+    QFETCH(double, ulp);
+    QCOMPARE(kf::ulpAt(DType(dtype), x), ulp);
+}
+
+// The histogram's bins are floor((log10(ratio) + 8) / 0.5) exactly, also at and beside the edges.
+void TestCompare::histogramBinsAtTheEdges()
+{
+    for (int k = -2; k <= ErrorHistogram::kBins + 2; ++k) {
+        const double edge = std::pow(10.0, ErrorHistogram::kLo + k * ErrorHistogram::kWidth);
+        for (double r : {std::nextafter(edge, 0.0), edge, std::nextafter(edge, 1e300), edge * 1.3}) {
+            ErrorHistogram h;
+            ElementVerdict v;
+            v.ratio = r;
+            h.add(v);
+            const double b = std::floor((std::log10(r) - ErrorHistogram::kLo) / ErrorHistogram::kWidth);
+            const QString what = QString("ratio %1").arg(r, 0, 'g', 17);
+            if (b < 0)
+                QVERIFY2(h.below == 1, qPrintable(what));
+            else if (b >= ErrorHistogram::kBins)
+                QVERIFY2(h.above == 1, qPrintable(what));
+            else
+                QVERIFY2(h.bins[int(b)] == 1, qPrintable(what));
+        }
+    }
 }
 
 void TestCompare::classify()

@@ -83,7 +83,7 @@ public:
     /// GPU's per-kernel overhead costs more than the arithmetic, else on the compute device.
     /// Both give the same verdicts (tst_torchbridge compares them element by element).
     enum class CompareAt { Auto, Host, Device };
-    static constexpr std::int64_t kHostCompareElements = 1 << 15;
+    static constexpr std::int64_t kHostCompareElements = 1 << 16;
 
     /// Judges `actual` (host or device memory, the output's dtype) as compareOutput() does.
     static Result<OutputCheck> judgeOutput(const Expected& expected, const TensorSpec& output, const RawTensor& actual,

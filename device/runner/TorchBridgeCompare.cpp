@@ -261,7 +261,11 @@ Result<OutputCheck> judgeWith(const Result<ExpectedTensors>& ex, bool onTheHost,
         if (golden) {
             lf = at::isfinite(l);
             const auto [mantissa, minExp] = ulpParameters(actual.dtype);
-            const at::Tensor exponent = at::floor(at::log2(absG)).clamp_min(static_cast<double>(minExp));
+            // floor(log2 |g|) exactly, as ulpAt() reads it from the exponent bits (log2 can round up
+            // just below a power of two); zero and non-finite values take the smallest normal exponent.
+            const at::Tensor exponent = at::where(gf & absG.ne(0), std::get<1>(at::frexp(absG)).to(at::kDouble) - 1.0,
+                                                  at::full({}, double(minExp), opts))
+                                            .clamp_min(static_cast<double>(minExp));
             const at::Tensor ulp = at::exp2(exponent - static_cast<double>(mantissa));
             allowed = at::where(lf & gf, at::maximum(tolAllowed, at::abs(l - g) + ulp), tolAllowed);
         }
