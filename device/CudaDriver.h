@@ -106,7 +106,7 @@ void noteResult(CUresult r);
 #define KF_CU(fn, ...) (::kf::device::cuda().fn(__VA_ARGS__))
 
 /// In a function returning Result<T> (or Error): calls `fn` and returns an Error naming the call,
-/// the file and the line when it fails (STYLE.md: never log-and-continue).
+/// the file and the line when it fails (docs/conventions.md: never log-and-continue).
 #define KF_CU_CHECK(fn, ...)                                                                \
     do {                                                                                    \
         const CUresult kfCuResult_ = KF_CU(fn, __VA_ARGS__);                                \

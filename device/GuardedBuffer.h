@@ -1,5 +1,5 @@
 #pragma once
-// A device buffer with canaries on both sides (VERIFICATION.md correctness rule 3): 4 KiB of a
+// A device buffer with canaries on both sides (docs/verification.md correctness rule 3): 4 KiB of a
 // seeded random pattern before and after the data, so an out-of-bounds write shows up as a
 // changed canary with the buffer's name, the side and the offset. 4 KiB rather than a few bytes:
 // a kernel without bounds checks overruns by up to a block's worth of elements (1024 floats of

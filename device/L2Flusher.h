@@ -1,5 +1,5 @@
 #pragma once
-// Cold-cache state before every timed call (VERIFICATION.md timing rule 1): writes a buffer of
+// Cold-cache state before every timed call (docs/verification.md timing rule 1): writes a buffer of
 // twice the L2 size, so nothing a previous call left in L2 survives, and resets persisting L2
 // lines so no access-policy window keeps data resident across samples.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # packaging/gpu-server.sh [third_party_dir] [ctest args...] — build, test and time on the GPU server
-# (see /work/shared/design/GPU-MACHINE.md: Ubuntu 24.04, CUDA 13 in /usr/local/cuda, PyTorch in
+# (see docs/gpu-validation.md for the server: Ubuntu 24.04, CUDA 13 in /usr/local/cuda, PyTorch in
 # python3, CMake + Ninja on PATH; no Qt, no nlohmann/CLI11/xxHash, no network).
 #
 #   third_party_dir  copied headers (packaging/vendor-third-party.sh makes it on a development

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # packaging/gui-bundle.sh [build_dir] [out_file] — pack the workbench for a machine without Qt.
 #
-# The GPU server has no Qt (GPU-MACHINE.md), so its end-to-end GUI check runs a bundle made
+# The GPU server has no Qt (docs/gpu-validation.md), so its end-to-end GUI check runs a bundle made
 # here: kernelforge and bench_ui (stripped), every shared library they and Qt's offscreen
 # platform plugin load (found with ldd; glibc and the C++ runtime are left to the host, which has
 # newer ones), the plugin, DejaVu fonts with a fonts.conf, and env.sh that points the loader,

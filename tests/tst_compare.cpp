@@ -1,4 +1,4 @@
-// The verdict arithmetic (VERIFICATION.md rules 2, 7, 8, 9, 10) without a GPU: each row is a way
+// The verdict arithmetic (docs/verification.md rules 2, 7, 8, 9, 10) without a GPU: each row is a way
 // a kernel can be wrong, or a way a naive harness would be fooled.
 #include "engine/verify/Compare.h"
 #include "testutil.h"
@@ -244,7 +244,7 @@ void TestCompare::mismatchIndicesAreRowMajor()
 
 void TestCompare::halfPrecisionCheatFailsScaledTolerance()
 {
-    // VERIFICATION.md rule 7: outputs of size 5e-5 computed in half precision (10 % relative
+    // docs/verification.md rule 7: outputs of size 5e-5 computed in half precision (10 % relative
     // error) pass a fixed atol = 1e-5, but not an atol scaled by the outputs' RMS.
     std::vector<double> exp(1000), act(1000);
     for (int i = 0; i < 1000; ++i) {

@@ -1,4 +1,4 @@
-// The LibTorch side of the runner in CPU mode: input distributions (VERIFICATION.md rule 6) by
+// The LibTorch side of the runner in CPU mode: input distributions (docs/verification.md rule 6) by
 // their statistics and determinism, every catalog op against hand-computed values, op tapes,
 // TorchScript, result copies and the sentences failures produce. The GPU server runs the same
 // code in CUDA mode; nothing here needs a GPU.

@@ -1,5 +1,5 @@
 #pragma once
-// Timing of one candidate against the LibTorch baseline (VERIFICATION.md, timing rules 1-7):
+// Timing of one candidate against the LibTorch baseline (docs/verification.md, timing rules 1-7):
 // rotating input sets, an L2 flush and persisting-L2 reset before every timed call, events on
 // LibTorch's stream around each call plus a device-wide synchronise, candidate and baseline
 // interleaved with the order swapped every sample, repeated until the median is stable, with

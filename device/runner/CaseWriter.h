@@ -2,7 +2,7 @@
 // Saves the tensors of failing trials when a verify request asks for them ("dump"), as case
 // folders (engine/verify/CaseFiles.h) that the inspector and repro bundles read. It runs after
 // the reference, when the candidate has finished and its buffers are gone, so the files can
-// never be seen by the kernel they describe (VERIFICATION.md, rule 1). A run's total is capped
+// never be seen by the kernel they describe (docs/verification.md, rule 1). A run's total is capped
 // by max_bytes, and a case is skipped rather than filling the disk.
 
 #include "device/runner/RunRequest.h"

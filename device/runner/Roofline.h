@@ -1,5 +1,5 @@
 #pragma once
-// The sanity floor of a timing (VERIFICATION.md timing rule 6): no kernel moves the task's bytes
+// The sanity floor of a timing (docs/verification.md timing rule 6): no kernel moves the task's bytes
 // faster than the DRAM peak, nor does its flops faster than the fastest math unit. A median
 // below the floor is an error in the measurement (or a cheat), not a record.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Summary statistics of timed samples (VERIFICATION.md timing rule 3): median, min, max, IQR,
+// Summary statistics of timed samples (docs/verification.md timing rule 3): median, min, max, IQR,
 // mean, count, and the relative spread of the median used as the stopping rule.
 
 #include <nlohmann/json.hpp>

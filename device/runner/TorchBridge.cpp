@@ -237,7 +237,7 @@ void TorchBridge::synchronize()
 }
 
 // ---------------------------------------------------------------------------------------------
-// Input generation (VERIFICATION.md rule 6)
+// Input generation (docs/verification.md rule 6)
 
 namespace {
 

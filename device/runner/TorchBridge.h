@@ -42,7 +42,7 @@ public:
     /// changed byte changes it, and without the key a kernel cannot change bytes and keep it.
     static Result<std::uint64_t> fingerprint(const RawTensor& t, std::uint64_t key);
 
-    /// Fills `dst` with values of `dist` (VERIFICATION.md rule 6), deterministic in `seed`.
+    /// Fills `dst` with values of `dist` (docs/verification.md rule 6), deterministic in `seed`.
     static Result<void> fillInput(const RawTensor& dst, const Distribution& dist, std::uint64_t seed);
 
     /// Evaluates the task's reference (catalog op, op tape or TorchScript) on `inputs` (task input

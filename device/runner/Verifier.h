@@ -1,5 +1,5 @@
 #pragma once
-// Correctness of one candidate (VERIFICATION.md, correctness rules 1-10): per shape and trial,
+// Correctness of one candidate (docs/verification.md, correctness rules 1-10): per shape and trial,
 // fresh guarded buffers, secret-seeded inputs with a pristine host copy, two runs with different
 // sentinels, guard and input checks after the candidate, and only then the LibTorch reference
 // from the pristine copy, compared in float64. Produces the correctness report of

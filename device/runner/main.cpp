@@ -1,4 +1,4 @@
-// kforge-runner: the only process that runs GPU work (ARCHITECTURE.md). Speaks JSON lines on
+// kforge-runner: the only process that runs GPU work (docs/runner-protocol.md). Speaks JSON lines on
 // stdin/stdout (engine/runner/Protocol.h); everything else it prints goes to stderr.
 #include "device/runner/Channel.h"
 #include "device/runner/Runner.h"

@@ -1,5 +1,5 @@
 #pragma once
-// The promotion gates (VERIFICATION.md): a kernel enters the registry only with a correctness
+// The promotion gates (docs/verification.md): a kernel enters the registry only with a correctness
 // report and a performance report that belong to its current source and task, that pass every
 // test and held-out shape, that come from a task able to tell a wrong kernel from a right one,
 // and that show it at least as fast as LibTorch on every benchmark shape and faster on average.

@@ -1,7 +1,7 @@
 #pragma once
 // Owns one kforge-runner process: spawns it, speaks the protocol, enforces the per-launch
 // watchdog, detects crashes and sticky CUDA errors, restarts, and turns every failure into a
-// sentence (STYLE.md: "a crash is a message"). One owner per runner: not thread-safe; the CLI
+// sentence (docs/conventions.md: "a crash is a message"). One owner per runner: not thread-safe; the CLI
 // uses it from main, the workbench from the one worker thread that owns engine jobs. That thread
 // must outlive the runner: the runner dies with the thread that spawned it (PR_SET_PDEATHSIG).
 

@@ -1,7 +1,7 @@
 #pragma once
 // Held-out shapes: bindings the task's author never wrote down, drawn from the symbols' ranges
 // and constraints with a secret seed, so a candidate tuned to the listed test shapes cannot
-// guess them (VERIFICATION.md, correctness rule 5). Promotion verifies on them as well.
+// guess them (docs/verification.md, correctness rule 5). Promotion verifies on them as well.
 
 #include "engine/task/Task.h"
 

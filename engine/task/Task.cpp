@@ -792,7 +792,7 @@ Json Distribution::toJson() const
 
 Tolerance Tolerance::defaultFor(DType t)
 {
-    // torch.testing.assert_close defaults; atol is scaled by the reference RMS (VERIFICATION.md 7).
+    // torch.testing.assert_close defaults; atol is scaled by the reference RMS (docs/verification.md 7).
     switch (t) {
     case DType::F64: return {1e-7, 1e-7, AtolMode::Rms};
     case DType::F32: return {1.3e-6, 1e-5, AtolMode::Rms};

@@ -1,5 +1,5 @@
 #pragma once
-// Host-side verdict arithmetic, in float64 (VERIFICATION.md correctness rules 2, 7, 8, 9, 10).
+// Host-side verdict arithmetic, in float64 (docs/verification.md correctness rules 2, 7, 8, 9, 10).
 // Lives in the engine so it is tested without a GPU; the runner hands it raw output bytes and
 // the reference as doubles. Never trusts the candidate: every input is plain memory.
 

@@ -233,7 +233,7 @@ def expect_all_shapes(c, report, task, passed):
 def expect_trials_per_shape(c, report, minimum=3):
     counts = [len(s.get("trials") or []) for s in report.get("shapes") or []]
     c.ok(bool(counts) and min(counts) >= minimum,
-         f"at least {minimum} trials per shape (VERIFICATION.md rule 6): {sorted(set(counts))}")
+         f"at least {minimum} trials per shape (docs/verification.md rule 6): {sorted(set(counts))}")
 
 
 def failing_trials(report):

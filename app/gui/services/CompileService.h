@@ -1,5 +1,5 @@
 #pragma once
-// The workbench's one owner of NVRTC builds (STYLE.md: one owner per expensive resource). A
+// The workbench's one owner of NVRTC builds (docs/conventions.md: one owner per expensive resource). A
 // single worker thread compiles one request at a time from a queue keyed by tag (one tag per
 // editor tab). A newer request for a tag replaces the queued one and cancels the build in flight
 // through NVRTC's flow callback; every result carries its generation and results older than
