@@ -1,0 +1,501 @@
+// task.json -> Task: every field read with its JSON pointer, every problem a sentence that names
+// it (docs/task-schema.md). Distributions, tolerances, candidates and shapes are TaskParseFields.cpp's; the
+// model's own functions are in Task.cpp, the writer in TaskJson.cpp.
+#include "engine/task/Task.h"
+
+#include "engine/analysis/Occupancy.h"
+#include "engine/core/JsonReader.h"
+#include "engine/task/OpCatalog.h"
+#include "engine/task/TaskParseInternal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <regex>
+#include <stdexcept>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace kf {
+
+namespace jr = kf::json;
+using Json = nlohmann::json;
+using jr::fail;
+using jr::Object;
+using jr::SchemaError;
+
+namespace taskparse {
+
+bool isIdentifier(const std::string& s)
+{
+    static const std::regex re("^[A-Za-z_][A-Za-z0-9_]*$");
+    return std::regex_match(s, re);
+}
+
+std::string identifier(const Json& v, const std::string& ptr, const std::string& what)
+{
+    std::string s = jr::asString(v, ptr);
+    if (!isIdentifier(s))
+        fail(ptr, what + " \"" + s + "\" is not a valid identifier (letters, digits and _, not starting with a digit)");
+    return s;
+}
+
+std::string joined(const std::vector<std::string>& v)
+{
+    std::string s;
+    for (const auto& x : v)
+        s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
+
+
+Expr expression(const Json& v, const std::string& ptr, const Ctx& ctx, const std::string& what)
+{
+    Expr e;
+    if (v.is_number_integer() || v.is_number_unsigned()) {
+        e = Expr::constant(Value::integer(jr::asInteger(v, ptr)));
+    } else if (v.is_number()) {
+        e = Expr::constant(Value::real(v.get<double>()));
+    } else if (v.is_string()) {
+        auto r = Expr::parse(v.get<std::string>());
+        if (!r)
+            fail(ptr, what + ": " + r.error().why);
+        e = std::move(r.value());
+    } else {
+        fail(ptr, what + ": expected an expression (a string such as \"ceil_div(N, 256)\" or a number), found " +
+                      jr::describe(v));
+    }
+    for (const auto& s : e.symbols()) {
+        if (!ctx.symbols.count(s) && !ctx.params.count(s)) {
+            std::vector<std::string> known(ctx.symbols.begin(), ctx.symbols.end());
+            known.insert(known.end(), ctx.params.begin(), ctx.params.end());
+            fail(ptr, what + " \"" + e.text() + "\" uses unknown symbol '" + s + "'; declare it in /symbols or "
+                      "/parameters (known: " + (known.empty() ? "none" : joined(known)) + ")");
+        }
+    }
+    return e;
+}
+
+} // namespace taskparse
+
+using namespace taskparse;
+
+namespace {
+
+TensorSpec parseTensor(const Json& v, const std::string& ptr, bool isInput, const Ctx& ctx)
+{
+    Object o(v, ptr);
+    TensorSpec t;
+    t.name = identifier(o.required("name"), o.at("name"), "tensor name");
+    std::string dt = o.string("dtype");
+    auto parsed = parseDType(dt);
+    if (!parsed)
+        fail(o.at("dtype"), "unknown dtype \"" + dt + "\"; use one of: " + dtypeNames());
+    t.dtype = *parsed;
+    const Json& shape = jr::asArray(o.required("shape"), o.at("shape"));
+    for (size_t i = 0; i < shape.size(); ++i) {
+        std::string p = jr::child(o.at("shape"), i);
+        if (shape[i].is_number_integer() || shape[i].is_number_unsigned()) {
+            std::int64_t n = jr::asInteger(shape[i], p);
+            if (n < 0)
+                fail(p, "a fixed extent must be non-negative");
+            t.shape.push_back(std::to_string(n));
+        } else if (shape[i].is_string()) {
+            std::string s = shape[i];
+            if (!ctx.symbols.count(s))
+                fail(p, "shape symbol \"" + s + "\" is not declared in /symbols");
+            t.shape.push_back(s);
+        } else {
+            fail(p, "a shape entry is a symbol name or a non-negative integer, found " + jr::describe(shape[i]));
+        }
+    }
+    if (isInput) {
+        if (const Json* d = o.optional("distributions")) {
+            const Json& a = jr::asArray(*d, o.at("distributions"));
+            if (a.empty())
+                fail(o.at("distributions"), "give at least one distribution, or leave the key out for the defaults");
+            for (size_t i = 0; i < a.size(); ++i)
+                t.distributions.push_back(parseDistribution(a[i], jr::child(o.at("distributions"), i), t.dtype));
+        } else {
+            t.distributions = defaultDistributions(t.dtype);
+        }
+        t.tolerance = Tolerance::defaultFor(t.dtype);
+    } else {
+        if (const Json* tol = o.optional("tolerance")) {
+            t.tolerance = parseTolerance(*tol, o.at("tolerance"), t.dtype);
+            t.toleranceGiven = true;
+        } else {
+            t.tolerance = Tolerance::defaultFor(t.dtype);
+        }
+    }
+    o.finish();
+    return t;
+}
+
+void checkAttrs(const OpInfo& op, const Json& attrs, const std::string& ptr)
+{
+    Object o(attrs, ptr);
+    for (const auto& a : op.attrs) {
+        const Json* v = a.required ? &o.required(a.name) : o.optional(a.name);
+        if (!v)
+            continue;
+        std::string p = o.at(a.name);
+        if (a.type == "number")
+            jr::asNumber(*v, p);
+        else if (a.type == "integer")
+            jr::asInteger(*v, p);
+        else if (a.type == "bool")
+            jr::asBool(*v, p);
+        else if (a.type == "string")
+            jr::asString(*v, p);
+        else if (a.type == "integer_list") {
+            const Json& arr = jr::asArray(*v, p);
+            for (size_t i = 0; i < arr.size(); ++i)
+                jr::asInteger(arr[i], jr::child(p, i));
+        } else if (a.type == "dtype") {
+            std::string s = jr::asString(*v, p);
+            if (!parseDType(s))
+                fail(p, "unknown dtype \"" + s + "\"; use one of: " + dtypeNames());
+        }
+    }
+    if (op.name == "gelu") {
+        if (const Json* ap = attrs.contains("approximate") ? &attrs["approximate"] : nullptr) {
+            std::string s = *ap;
+            if (s != "none" && s != "tanh")
+                fail(jr::child(ptr, "approximate"), "approximate must be \"none\" or \"tanh\"");
+        }
+    }
+    o.finish();
+}
+
+OpStep parseStep(const Json& v, const std::string& ptr, const std::set<std::string>& available, bool needOutput)
+{
+    Object o(v, ptr);
+    OpStep s;
+    s.op = o.string("op");
+    const OpInfo* op = findOp(s.op);
+    if (!op) {
+        std::vector<std::string> names;
+        for (const auto& info : opCatalog())
+            names.emplace_back(info.name);
+        fail(o.at("op"), "\"" + s.op + "\" is not a catalog op; use one of: " + joined(names) +
+                             ", or a TorchScript reference for anything else");
+    }
+    s.inputs = jr::asStringArray(o.required("inputs"), o.at("inputs"));
+    int n = static_cast<int>(s.inputs.size());
+    if (n < op->minInputs || n > op->maxInputs)
+        fail(o.at("inputs"), s.op + " takes " +
+                                 (op->minInputs == op->maxInputs ? std::to_string(op->minInputs)
+                                                                 : std::to_string(op->minInputs) + " to " + std::to_string(op->maxInputs)) +
+                                 " input(s), got " + std::to_string(n));
+    for (size_t i = 0; i < s.inputs.size(); ++i)
+        if (!available.count(s.inputs[i]))
+            fail(jr::child(o.at("inputs"), i),
+                 "\"" + s.inputs[i] + "\" is neither a task input nor the output of an earlier step");
+    if (const Json* a = o.optional("attrs")) {
+        checkAttrs(*op, *a, o.at("attrs"));
+        s.attrs = *a;
+    } else {
+        checkAttrs(*op, Json::object(), o.at("attrs"));
+    }
+    if (needOutput)
+        s.output = identifier(o.required("output"), o.at("output"), "step output");
+    o.finish();
+    return s;
+}
+
+Reference parseReference(const Json& v, const std::string& ptr, const Task& task)
+{
+    Object o(v, ptr);
+    std::set<std::string> available;
+    for (const auto& t : task.inputs)
+        available.insert(t.name);
+    int forms = o.has("op") + o.has("tape") + o.has("torchscript");
+    if (forms != 1)
+        fail(ptr, "give exactly one of \"op\", \"tape\" or \"torchscript\" (found " + std::to_string(forms) + ")");
+    Reference r;
+    if (o.has("op")) {
+        r.kind = Reference::Kind::Op;
+        if (task.outputs.size() != 1)
+            fail(ptr, "a single-op reference produces one output but the task has " +
+                          std::to_string(task.outputs.size()) + "; use a \"tape\" that names each output");
+        OpStep s = parseStep(v, ptr, available, false);
+        s.output = task.outputs[0].name;
+        r.steps.push_back(std::move(s));
+        return r; // parseStep already consumed and checked every key of this object
+    }
+    if (const Json* tape = o.optional("tape")) {
+        r.kind = Reference::Kind::Tape;
+        const Json& a = jr::asArray(*tape, o.at("tape"));
+        if (a.empty())
+            fail(o.at("tape"), "the tape needs at least one step");
+        for (size_t i = 0; i < a.size(); ++i) {
+            std::string p = jr::child(o.at("tape"), i);
+            OpStep s = parseStep(a[i], p, available, true);
+            if (available.count(s.output))
+                fail(jr::child(p, "output"), "\"" + s.output + "\" is already defined; give each step a new name");
+            available.insert(s.output);
+            r.steps.push_back(std::move(s));
+        }
+        for (const auto& out : task.outputs)
+            if (!available.count(out.name))
+                fail(o.at("tape"), "no step produces the task output \"" + out.name + "\"");
+    } else {
+        r.kind = Reference::Kind::TorchScript;
+        std::string file = o.string("torchscript");
+        r.torchscript = file;
+        if (fs::path(file).is_absolute() || file.find("..") != std::string::npos)
+            fail(o.at("torchscript"), "give a path inside the task folder");
+        r.scriptInputs = jr::asStringArray(o.required("inputs"), o.at("inputs"));
+        for (size_t i = 0; i < r.scriptInputs.size(); ++i)
+            if (!available.count(r.scriptInputs[i]))
+                fail(jr::child(o.at("inputs"), i), "\"" + r.scriptInputs[i] + "\" is not a task input");
+    }
+    o.finish();
+    return r;
+}
+
+Task parseTaskOrThrow(const Json& j, const fs::path& dir)
+{
+    Object o(j, "");
+    Task t;
+    t.directory = dir;
+    std::int64_t version = o.integer("schema_version");
+    if (version != kTaskSchemaVersion)
+        fail(o.at("schema_version"), "schema_version " + std::to_string(version) + " is not supported; this KernelForge reads version " +
+                                         std::to_string(kTaskSchemaVersion));
+    t.name = o.string("name");
+    static const std::regex nameRe("^[A-Za-z0-9_][A-Za-z0-9_-]*$");
+    if (!std::regex_match(t.name, nameRe))
+        fail(o.at("name"), "the name may hold letters, digits, '_' and '-' only");
+    t.description = o.stringOr("description", "");
+
+    t.architectures = jr::asStringArray(o.required("architectures"), o.at("architectures"));
+    if (t.architectures.empty())
+        fail(o.at("architectures"), "list at least one target architecture, e.g. [\"sm_90\"]");
+    for (size_t i = 0; i < t.architectures.size(); ++i) {
+        const ArchInfo* a = findArchitecture(t.architectures[i]);
+        if (!a || t.architectures[i].rfind("sm_", 0) != 0) {
+            std::vector<std::string> names;
+            for (const auto& k : knownArchitectures())
+                names.push_back(k.arch);
+            fail(jr::child(o.at("architectures"), i), "\"" + t.architectures[i] + "\" is not a known architecture; use one of: " + joined(names));
+        }
+    }
+
+    Ctx ctx;
+    ctx.dir = &t.directory;
+    if (const Json* p = o.optional("parameters")) {
+        Object po(*p, o.at("parameters"));
+        for (auto it = p->begin(); it != p->end(); ++it) {
+            std::string pp = po.at(it.key());
+            if (!isIdentifier(it.key()))
+                fail(pp, "parameter name \"" + it.key() + "\" is not an identifier");
+            const Json& v = po.required(it.key());
+            if (v.is_number_integer() || v.is_number_unsigned())
+                t.parameters[it.key()] = Value::integer(jr::asInteger(v, pp));
+            else
+                t.parameters[it.key()] = Value::real(jr::asNumber(v, pp));
+            ctx.params.insert(it.key());
+        }
+        po.finish();
+    }
+
+    {
+        const Json& s = o.required("symbols");
+        Object so(s, o.at("symbols"));
+        for (auto it = s.begin(); it != s.end(); ++it) {
+            std::string sp = so.at(it.key());
+            if (!isIdentifier(it.key()))
+                fail(sp, "symbol name \"" + it.key() + "\" is not an identifier");
+            if (ctx.params.count(it.key()))
+                fail(sp, "\"" + it.key() + "\" is both a symbol and a parameter");
+            Object one(so.required(it.key()), sp);
+            SymbolSpec spec;
+            spec.name = it.key();
+            spec.min = one.integerOr("min", 1);
+            spec.max = one.integerOr("max", 2147483647);
+            spec.multipleOf = one.integerOr("multiple_of", 1);
+            if (spec.min < 0 || spec.min > spec.max)
+                fail(sp, "needs 0 <= min <= max (got min " + std::to_string(spec.min) + ", max " + std::to_string(spec.max) + ")");
+            if (spec.multipleOf < 1)
+                fail(one.at("multiple_of"), "multiple_of must be at least 1");
+            one.finish();
+            t.symbols.push_back(spec);
+            ctx.symbols.insert(spec.name);
+        }
+        so.finish();
+    }
+
+    if (const Json* c = o.optional("constraints")) {
+        const Json& a = jr::asArray(*c, o.at("constraints"));
+        for (size_t i = 0; i < a.size(); ++i)
+            t.constraints.push_back(expression(a[i], jr::child(o.at("constraints"), i), ctx, "constraint"));
+    }
+
+    std::set<std::string> names;
+    auto readTensors = [&](const char* key, bool input, std::vector<TensorSpec>& out) {
+        const Json& a = jr::asArray(o.required(key), o.at(key));
+        if (a.empty())
+            fail(o.at(key), std::string("the task needs at least one ") + (input ? "input" : "output"));
+        for (size_t i = 0; i < a.size(); ++i) {
+            std::string p = jr::child(o.at(key), i);
+            TensorSpec ts = parseTensor(a[i], p, input, ctx);
+            if (!names.insert(ts.name).second)
+                fail(jr::child(p, "name"), "tensor name \"" + ts.name + "\" is used twice");
+            if (ctx.symbols.count(ts.name) || ctx.params.count(ts.name))
+                fail(jr::child(p, "name"), "\"" + ts.name + "\" is already a symbol or parameter name");
+            out.push_back(std::move(ts));
+        }
+    };
+    readTensors("inputs", true, t.inputs);
+    readTensors("outputs", false, t.outputs);
+    ctx.tensors = names;
+
+    {
+        Object so(o.required("shapes"), o.at("shapes"));
+        const Json& tests = jr::asArray(so.required("tests"), so.at("tests"));
+        if (tests.empty())
+            fail(so.at("tests"), "give at least one test shape (include awkward sizes: 1, primes, tails)");
+        for (size_t i = 0; i < tests.size(); ++i)
+            t.testShapes.push_back(parseBinding(tests[i], jr::child(so.at("tests"), i), t));
+        if (const Json* b = so.optional("benchmarks")) {
+            const Json& bench = jr::asArray(*b, so.at("benchmarks"));
+            for (size_t i = 0; i < bench.size(); ++i)
+                t.benchmarkShapes.push_back(parseBinding(bench[i], jr::child(so.at("benchmarks"), i), t));
+        }
+        so.finish();
+    }
+
+    t.reference = parseReference(o.required("reference"), o.at("reference"), t);
+    if (t.reference.kind == Reference::Kind::TorchScript && !dir.empty() && !fs::exists(dir / t.reference.torchscript))
+        fail(jr::child(o.at("reference"), "torchscript"), "file \"" + t.reference.torchscript.string() + "\" does not exist in " + dir.string());
+
+    if (const Json* c = o.optional("compile")) {
+        Object co(*c, o.at("compile"));
+        t.compile.cxxStd = co.stringOr("std", "c++17");
+        static const std::set<std::string> stds = {"c++11", "c++14", "c++17", "c++20"};
+        if (!stds.count(t.compile.cxxStd))
+            fail(co.at("std"), "std must be one of c++11, c++14, c++17, c++20");
+        t.compile.fastMath = co.booleanOr("fast_math", false);
+        if (const Json* d = co.optional("defines"))
+            parseDefines(*d, co.at("defines"), t.compile.defines);
+        if (const Json* inc = co.optional("include_dirs")) {
+            t.compile.includeDirs = jr::asStringArray(*inc, co.at("include_dirs"));
+            for (size_t i = 0; i < t.compile.includeDirs.size(); ++i) {
+                // Inside the task folder and below it: the headers are part of the evidence (the
+                // task hash covers them) and travel with a promoted kernel.
+                const fs::path inc = fs::path(t.compile.includeDirs[i]).lexically_normal();
+                if (inc.empty() || inc.is_absolute() || inc == "." || inc.string().rfind("..", 0) == 0)
+                    fail(jr::child(co.at("include_dirs"), i),
+                         "include folder \"" + t.compile.includeDirs[i] +
+                             "\" must be a subfolder of the task folder (no absolute path, \".\" or \"..\"); "
+                             "copy shared headers into one, e.g. \"include\"");
+                if (!dir.empty() && !fs::is_directory(dir / t.compile.includeDirs[i]))
+                    fail(jr::child(co.at("include_dirs"), i), "folder \"" + t.compile.includeDirs[i] + "\" does not exist in " + dir.string());
+            }
+        }
+        if (const Json* opt = co.optional("options"))
+            t.compile.extraOptions = jr::asStringArray(*opt, co.at("options"));
+        co.finish();
+    }
+
+    {
+        const Json& a = jr::asArray(o.required("candidates"), o.at("candidates"));
+        if (a.empty())
+            fail(o.at("candidates"), "list at least one candidate kernel file with its launch plan");
+        std::set<std::string> files;
+        for (size_t i = 0; i < a.size(); ++i) {
+            std::string p = jr::child(o.at("candidates"), i);
+            Candidate c = parseCandidate(a[i], p, ctx);
+            if (!files.insert(c.file).second)
+                fail(jr::child(p, "file"), "candidate \"" + c.file + "\" is listed twice");
+            t.candidates.push_back(std::move(c));
+        }
+    }
+
+    if (const Json* c = o.optional("cost")) {
+        Object co(*c, o.at("cost"));
+        if (const Json* b = co.optional("bytes"))
+            t.bytesFormula = expression(*b, co.at("bytes"), ctx, "bytes formula");
+        if (const Json* f = co.optional("flops"))
+            t.flopsFormula = expression(*f, co.at("flops"), ctx, "flops formula");
+        co.finish();
+    }
+    o.finish();
+    checkLaunches(t, "/candidates");
+    return t;
+}
+
+} // namespace
+
+Result<ShapeBinding> parseShapeText(const Task& task, const std::string& text)
+{
+    auto bad = [&](const std::string& why) {
+        return Error{"read the shape \"" + text + "\"", why, "write it as SYMBOL=VALUE pairs, e.g. N=4099,B=2", {}, {}};
+    };
+    ShapeBinding b;
+    std::string item;
+    auto take = [&]() -> std::optional<Error> {
+        if (item.empty())
+            return std::nullopt;
+        const auto eq = item.find('=');
+        if (eq == std::string::npos)
+            return bad("\"" + item + "\" is not SYMBOL=VALUE");
+        const std::string value = item.substr(eq + 1);
+        size_t used = 0;
+        std::int64_t v = 0;
+        try {
+            v = std::stoll(value, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (value.empty() || used != value.size())
+            return bad("\"" + value + "\" is not an integer");
+        b.values[item.substr(0, eq)] = v;
+        item.clear();
+        return std::nullopt;
+    };
+    for (char c : text + " ") {
+        if (c == ',' || c == ' ' || c == '\t') {
+            if (auto e = take())
+                return *e;
+        } else {
+            item += c;
+        }
+    }
+    for (const SymbolSpec& s : task.symbols)
+        if (!b.values.count(s.name))
+            return bad("give every symbol of the task; " + s.name + " is missing");
+    if (auto ok = task.admits(b); !ok)
+        return bad(ok.error().why);
+    return b;
+}
+
+Result<Task> parseTask(const Json& j, const std::string& origin, const fs::path& directory)
+{
+    try {
+        return parseTaskOrThrow(j, directory);
+    } catch (const SchemaError& e) {
+        return Error{"read task", e.message, "see docs/task-schema.md", origin, e.pointer};
+    }
+}
+
+Result<Task> loadTask(const fs::path& dirOrFile)
+{
+    fs::path file = dirOrFile;
+    std::error_code ec;
+    if (fs::is_directory(dirOrFile, ec))
+        file = dirOrFile / "task.json";
+    if (!fs::exists(file, ec))
+        return Error{"open task", "no task.json found", "a task folder holds task.json and its candidate .cu files",
+                     file.string(), {}};
+    auto j = jr::readFile(file);
+    if (!j)
+        return j.error();
+    return parseTask(*j, file.string(), file.parent_path());
+}
+
+} // namespace kf
