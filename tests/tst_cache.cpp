@@ -1,6 +1,6 @@
 // The compile cache and the CompileResult JSON: keys, round-trips, corruption, eviction,
 // concurrent processes, and the NVRTC option spelling.
-#include "engine/cache/CompileCache.h"
+#include "engine/compile/CompileCache.h"
 #include "engine/compile/CompileTypes.h"
 #include "engine/core/DynamicLibrary.h"
 #include "engine/core/Files.h"

@@ -1,7 +1,7 @@
 // A failing case on disk (engine/verify/CaseFiles.h): what the runner saves is what the
 // inspector and `kforge verify --repro` read back, and a damaged or hostile case.json is refused
 // with the JSON pointer of the field at fault.
-#include "engine/core/Npy.h"
+#include "engine/verify/Npy.h"
 #include "engine/verify/CaseFiles.h"
 #include "engine/verify/Compare.h"
 #include "testutil.h"

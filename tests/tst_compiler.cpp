@@ -1,6 +1,6 @@
 // The NVRTC pipeline end to end (no GPU): prelude headers in memory, name expressions and
 // lowered names, virtual architectures, SASS availability, cancellation, and the cache in the loop.
-#include "engine/cache/CompileCache.h"
+#include "engine/compile/CompileCache.h"
 #include "engine/compile/Compiler.h"
 #include "engine/compile/TaskCompile.h"
 #include "engine/task/Task.h"

@@ -1,7 +1,7 @@
-// NumPy .npy files (engine/core/Npy.h): every dtype round-trips, the header is the one NumPy
+// NumPy .npy files (engine/verify/Npy.h): every dtype round-trips, the header is the one NumPy
 // writes, anything we cannot read faithfully is refused with a sentence naming the file, and
 // what NumPy itself writes (other key orders, version 2.0) is accepted.
-#include "engine/core/Npy.h"
+#include "engine/verify/Npy.h"
 #include "engine/verify/Compare.h"
 #include "testutil.h"
 

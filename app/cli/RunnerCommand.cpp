@@ -7,6 +7,7 @@
 #include "engine/repro/Repro.h"
 #include "ReportText.h"
 #include "engine/compile/TaskCompile.h"
+#include "engine/core/Clock.h"
 #include "engine/core/Files.h"
 #include "engine/runner/RunRequest.h"
 #include "engine/task/HeldOut.h"
@@ -24,11 +25,6 @@ using nlohmann::json;
 namespace kf::cli {
 
 namespace {
-
-double msSince(std::chrono::steady_clock::time_point start)
-{
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
 
 const std::vector<ShapeBinding>& shapeSet(const Task& task, const std::string& which)
 {

@@ -2,7 +2,7 @@
 
 #include "ExitCodes.h"
 #include "ReportText.h"
-#include "engine/cache/CompileCache.h"
+#include "engine/compile/CompileCache.h"
 #include "engine/compile/Compiler.h"
 #include "engine/compile/TaskCompile.h"
 #include "engine/runner/RunRequest.h"

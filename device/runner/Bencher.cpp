@@ -1,4 +1,5 @@
 #include "device/runner/Bencher.h"
+#include "engine/core/Clock.h"
 
 #include "device/CudaDriver.h"
 #include "device/runner/Roofline.h"
@@ -24,11 +25,6 @@ constexpr std::uint64_t kGuardSalt = 0xb3c4ull;
 constexpr std::uint64_t kInputSalt = 0x2000ull;
 constexpr std::uint64_t kRecheckSalt = 0x7e000ull;
 constexpr std::uint64_t kSentinelSalt = 0x5e00ull;
-
-double msSince(std::chrono::steady_clock::time_point t0)
-{
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 double round3(double v)
 {

@@ -1,4 +1,5 @@
 #include "device/runner/Verifier.h"
+#include "engine/core/Clock.h"
 #include "device/runner/VerifierTrial.h"
 
 #include "device/CudaDriver.h"
@@ -18,11 +19,6 @@ using namespace verifier;
 
 namespace {
 
-double msSince(std::chrono::steady_clock::time_point t0)
-{
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
 std::string guardSentence(const GuardViolation& v, const std::string& when)
 {
     std::string s = "guard violation: " + v.buffer + " was written ";
@@ -35,7 +31,6 @@ std::string guardSentence(const GuardViolation& v, const std::string& when)
 }
 
 } // namespace
-
 
 Verifier::Verifier(Channel& channel, const GpuContext& gpu, const RunRequest& request, SoftwareVersions versions)
     : m_channel(channel), m_gpu(gpu), m_request(request), m_header(request, gpu.info, std::move(versions))

@@ -4,7 +4,7 @@
 
 #include "device/CudaDriver.h"
 #include "device/runner/TorchBridge.h"
-#include "engine/core/Npy.h"
+#include "engine/verify/Npy.h"
 
 #include <filesystem>
 

@@ -3,7 +3,7 @@
 // diagnostics parsed into values, lowered names, resources from the cubin and the ptxas report,
 // SASS when nvdisasm/cuobjdump exist. Thread-safe: any number of threads may compile at once.
 
-#include "engine/cache/CompileCache.h"
+#include "engine/compile/CompileCache.h"
 #include "engine/compile/CompileTypes.h"
 #include "engine/core/Result.h"
 

@@ -1,10 +1,11 @@
 #include "engine/registry/Registry.h"
 
+#include "engine/core/Clock.h"
 #include "engine/core/FileLock.h"
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
-#include "engine/core/ReportFields.h"
 #include "engine/core/JsonReader.h"
+#include "engine/core/ReportFields.h"
 #include "engine/registry/KernelId.h"
 #include "engine/registry/RegistryHooks.h"
 #include "engine/registry/RegistryInternal.h"

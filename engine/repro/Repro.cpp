@@ -1,12 +1,13 @@
 #include "engine/repro/Repro.h"
 
+#include "engine/core/Clock.h"
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
 #include "engine/core/JsonReader.h"
-#include "engine/core/Npy.h"
 #include "engine/core/ReportFields.h"
-#include "engine/runner/RunRequest.h"
+#include "engine/task/TaskHash.h"
 #include "engine/verify/Compare.h"
+#include "engine/verify/Npy.h"
 
 #include <algorithm>
 #include <cmath>

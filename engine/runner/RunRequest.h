@@ -5,6 +5,7 @@
 #include "engine/compile/CompileTypes.h"
 #include "engine/core/Result.h"
 #include "engine/task/Task.h"
+#include "engine/task/TaskHash.h"
 
 #include <nlohmann/json.hpp>
 
@@ -44,16 +45,6 @@ struct RunSettings {
 /// steady state, not launch overhead), else the largest test shape.
 std::optional<ShapeBinding> defaultProfileShape(const Task& task);
 
-/// The task as the runner receives it, with its hash (reports carry it; promotion checks it).
-struct TaskPayload {
-    nlohmann::json json;
-    std::string hash;
-    std::string directory;                  ///< absolute task folder
-};
-TaskPayload taskPayload(const Task& task);
-/// The task hash reports carry: the canonical task JSON plus the bytes of every file in its
-/// include folders and of a TorchScript reference, so editing a header voids the evidence too.
-std::string taskHash(const Task& task);
 
 /// True when the runner's hello lists `feature` ("dump", "inputs_dir", "only_shapes", ...). An
 /// older runner ignores fields it does not know, so a client asks before relying on one.
@@ -83,7 +74,5 @@ std::optional<std::uint64_t> parseSeed(const std::string& text);
 std::string seedText(std::uint64_t seed);
 /// `count` seeds: consecutive from `fixed` (so a failure replays exactly), else secret and independent.
 std::vector<std::string> freshSeeds(int count, const std::optional<std::uint64_t>& fixed);
-/// "2026-11-22T06:50:00Z".
-std::string utcNow();
 
 } // namespace kf

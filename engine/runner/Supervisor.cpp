@@ -80,9 +80,14 @@ std::string RunnerSupervisor::defaultRunnerPath()
     std::error_code ec;
     fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
-        fs::path beside = exe.parent_path() / kRunnerName;
-        if (::access(beside.c_str(), X_OK) == 0)
-            return beside.string();
+        // Beside this program (kforge, an installed workbench), or where a build tree puts it
+        // when this program is the workbench (build/<preset>/app/gui next to app/cli).
+        for (const fs::path& dir : {exe.parent_path(), exe.parent_path() / ".." / "cli",
+                                    exe.parent_path() / ".." / ".." / "app" / "cli"}) {
+            const fs::path candidate = dir / kRunnerName;
+            if (::access(candidate.c_str(), X_OK) == 0)
+                return candidate.lexically_normal().string();
+        }
     }
     if (std::string onPath = findOnPath(kRunnerName); !onPath.empty())
         return onPath;

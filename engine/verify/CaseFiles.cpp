@@ -2,7 +2,7 @@
 
 #include "engine/core/Files.h"
 #include "engine/core/JsonReader.h"
-#include "engine/core/Npy.h"
+#include "engine/verify/Npy.h"
 
 #include <cctype>
 

@@ -10,7 +10,7 @@
 //   <case>/actual/<name>.npy      the candidate's output of run 0, sentinels left in place
 //   <case>/actual/<name>.run1.npy the second run's output, only when the runs disagreed
 //
-// Tensors are NumPy .npy files (engine/core/Npy.h); docs/tensor-files.md documents the layout.
+// Tensors are NumPy .npy files (engine/verify/Npy.h); docs/tensor-files.md documents the layout.
 
 #include "engine/core/Result.h"
 #include "engine/task/DType.h"

@@ -6,7 +6,7 @@
 // "bare NVRTC" runs create/compile/get-cubin/destroy with exactly the options and in-memory
 // headers our build uses; "cold" is kf::compile with an empty cache (NVRTC + log parsing +
 // cubin analysis + cache store); "cached" is kf::compile answered from the disk cache.
-#include "engine/cache/CompileCache.h"
+#include "engine/compile/CompileCache.h"
 #include "engine/compile/Compiler.h"
 #include "engine/compile/NvrtcLibrary.h"
 #include "engine/compile/TaskCompile.h"

@@ -3,7 +3,7 @@
 // file mapped read-only. Immutable after load(), so any thread may read it at once (tile
 // renderers, the analysis pass, the GUI); share it as std::shared_ptr<const CaseData>.
 
-#include "engine/core/Npy.h"
+#include "engine/verify/Npy.h"
 #include "engine/core/Result.h"
 #include "engine/verify/CaseFiles.h"
 #include "engine/verify/Compare.h"

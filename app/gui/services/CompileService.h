@@ -4,7 +4,7 @@
 // editor tab). A newer request for a tag replaces the queued one and cancels the build in flight
 // through NVRTC's flow callback; every result carries its generation and results older than
 // the tag's latest request are dropped on the UI thread, never painted.
-#include "engine/cache/CompileCache.h"
+#include "engine/compile/CompileCache.h"
 #include "engine/compile/CompileTypes.h"
 
 #include <QObject>

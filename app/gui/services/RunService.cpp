@@ -1,8 +1,9 @@
 #include "app/gui/services/RunService.h"
 
-#include "engine/cache/CompileCache.h"
+#include "engine/compile/CompileCache.h"
 #include "engine/compile/Compiler.h"
 #include "engine/compile/TaskCompile.h"
+#include "engine/core/Clock.h"
 #include "engine/core/ReportFields.h"
 #include "engine/runner/Supervisor.h"
 #include "engine/verify/Shrink.h"
@@ -30,23 +31,6 @@ std::string stringAt(const json& o, const char* key)
     return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// The runner is built beside kforge (build/<preset>/app/cli); the workbench lives in app/gui.
-QString defaultRunnerPath()
-{
-    if (qEnvironmentVariableIsSet("KF_RUNNER"))
-        return qEnvironmentVariable("KF_RUNNER");
-    const QString dir = QCoreApplication::applicationDirPath();
-    for (const QString& candidate : {dir + "/kforge-runner", dir + "/../cli/kforge-runner", dir + "/../../app/cli/kforge-runner"})
-        if (QFileInfo(candidate).isExecutable())
-            return QFileInfo(candidate).canonicalFilePath();
-    return {};
-}
-
-double msSince(std::chrono::steady_clock::time_point t)
-{
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
-
 // "N=257" from a shrink block's "smallest" values.
 std::string shapeText(const json& shrink)
 {
@@ -65,8 +49,8 @@ RunService::RunService(Options options, QObject* parent)
     , m_options(std::move(options))
 {
     qRegisterMetaType<nlohmann::json>("nlohmann::json");
-    if (m_options.runnerPath.isEmpty())
-        m_options.runnerPath = defaultRunnerPath();
+    if (m_options.runnerPath.isEmpty()) // one search rule for the CLI and the workbench
+        m_options.runnerPath = QString::fromStdString(RunnerSupervisor::defaultRunnerPath());
     m_cache = std::make_unique<CompileCache>(m_options.cacheDir.isEmpty() ? CompileCache::defaultDirectory()
                                                                           : std::filesystem::path(m_options.cacheDir.toStdString()));
     m_worker = std::thread([this] { workerLoop(); });

@@ -1,4 +1,4 @@
-#include "engine/core/Npy.h"
+#include "engine/verify/Npy.h"
 
 #include "engine/core/Files.h"
 

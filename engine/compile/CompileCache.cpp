@@ -1,4 +1,5 @@
-#include "engine/cache/CompileCache.h"
+#include "engine/compile/CompileCache.h"
+#include "engine/core/Clock.h"
 
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
@@ -274,11 +275,6 @@ std::optional<CompileResult> decodePayload(std::string_view payload)
     result.ptx.assign(ptx);
     result.sass.assign(sass);
     return result;
-}
-
-double msSince(std::chrono::steady_clock::time_point t0)
-{
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 } // namespace
