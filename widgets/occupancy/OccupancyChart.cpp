@@ -1,6 +1,6 @@
 #include "widgets/occupancy/OccupancyChart.h"
 
-#include "widgets/occupancy/StatusColors.h"
+#include "widgets/common/StatusColors.h"
 
 #include <QChart>
 #include <QEvent>

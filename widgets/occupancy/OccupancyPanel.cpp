@@ -4,7 +4,7 @@
 #include "widgets/occupancy/OccupancyCurves.h"
 #include "widgets/occupancy/OccupancyExplain.h"
 #include "widgets/occupancy/ResourceModel.h"
-#include "widgets/occupancy/StatusColors.h"
+#include "widgets/common/StatusColors.h"
 
 #include <QComboBox>
 #include <QEvent>

@@ -1,6 +1,6 @@
 #include "widgets/occupancy/ResourceModel.h"
 
-#include "widgets/occupancy/StatusColors.h"
+#include "widgets/common/StatusColors.h"
 
 #include <QBrush>
 #include <QFont>

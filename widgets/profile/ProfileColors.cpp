@@ -1,6 +1,6 @@
 #include "widgets/profile/ProfileColors.h"
 
-#include "widgets/occupancy/StatusColors.h"
+#include "widgets/common/StatusColors.h"
 
 namespace kf::ui::profilecolors {
 

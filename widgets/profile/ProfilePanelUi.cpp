@@ -2,7 +2,7 @@
 #include "widgets/profile/HintList.h"
 #include "widgets/profile/MetricTableModel.h"
 #include "widgets/profile/OccupancySection.h"
-#include "widgets/occupancy/StatusColors.h"
+#include "widgets/common/StatusColors.h"
 #include "widgets/profile/ProfileColors.h"
 #include "widgets/profile/ProfilePanel.h"
 #include "widgets/profile/RooflineChart.h"

@@ -1,6 +1,6 @@
 #include "widgets/profile/RooflineChart.h"
 
-#include "widgets/occupancy/StatusColors.h"
+#include "widgets/common/StatusColors.h"
 #include "widgets/profile/ProfileColors.h"
 
 #include <QChart>

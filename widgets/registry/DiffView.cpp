@@ -1,6 +1,6 @@
 #include "widgets/registry/DiffView.h"
 
-#include "widgets/runs/VerdictStyle.h"
+#include "widgets/common/VerdictStyle.h"
 
 #include <QEvent>
 #include <QFontDatabase>

@@ -7,9 +7,9 @@
 #include "widgets/registry/RegistryFilterModel.h"
 #include "widgets/registry/RegistryModel.h"
 #include "widgets/registry/SpeedupChart.h"
-#include "widgets/runs/ElidedLabel.h"
+#include "widgets/common/ElidedLabel.h"
 #include "widgets/runs/ResultsModel.h"
-#include "widgets/runs/VerdictStyle.h"
+#include "widgets/common/VerdictStyle.h"
 
 #include <QCheckBox>
 #include <QComboBox>

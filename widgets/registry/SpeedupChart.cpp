@@ -2,7 +2,7 @@
 
 #include "widgets/registry/RegistryModel.h"
 #include "widgets/runs/ReportJson.h"
-#include "widgets/runs/VerdictStyle.h"
+#include "widgets/common/VerdictStyle.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>

@@ -2,7 +2,7 @@
 
 #include "widgets/runs/ReportJson.h"
 #include "widgets/runs/ReportRows.h"
-#include "widgets/runs/VerdictStyle.h"
+#include "widgets/common/VerdictStyle.h"
 
 #include <QGuiApplication>
 

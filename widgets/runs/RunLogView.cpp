@@ -1,6 +1,6 @@
 #include "widgets/runs/RunLogView.h"
 
-#include "widgets/runs/VerdictStyle.h"
+#include "widgets/common/VerdictStyle.h"
 
 #include <QFontDatabase>
 #include <QScrollBar>

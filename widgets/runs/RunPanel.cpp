@@ -1,6 +1,6 @@
 #include "widgets/runs/RunPanel.h"
 
-#include "widgets/runs/ElidedLabel.h"
+#include "widgets/common/ElidedLabel.h"
 #include "widgets/runs/ReportJson.h"
 #include "widgets/runs/ResultsModel.h"
 #include "widgets/runs/RunVerdict.h"

@@ -3,7 +3,7 @@
 // the log. The main window feeds it what the runner client reports; it never talks to the runner.
 
 #include "widgets/runs/RunLogView.h"
-#include "widgets/runs/VerdictStyle.h"
+#include "widgets/common/VerdictStyle.h"
 
 #include <nlohmann/json.hpp>
 

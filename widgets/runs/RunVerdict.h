@@ -2,7 +2,7 @@
 // The one-line verdict of a run, read before anything else: "PASS · 6/6 shapes · 1.38× faster
 // than LibTorch (geomean)", "FAIL · 2 of 6 shapes failed", "ERROR · <why>".
 
-#include "widgets/runs/VerdictStyle.h"
+#include "widgets/common/VerdictStyle.h"
 
 #include <nlohmann/json.hpp>
 

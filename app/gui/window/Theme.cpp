@@ -1,6 +1,6 @@
 #include "app/gui/window/Theme.h"
 
-#include "widgets/occupancy/StatusColors.h"
+#include "widgets/common/StatusColors.h"
 
 #include <QApplication>
 #include <QPalette>

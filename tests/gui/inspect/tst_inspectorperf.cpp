@@ -5,7 +5,7 @@
 #include "inspecthelpers.h"
 #include "testutil.h"
 
-#include "widgets/occupancy/StatusColors.h"
+#include "widgets/common/StatusColors.h"
 #include "widgets/inspect/TensorViewport.h"
 #include "widgets/inspect/TileRenderer.h"
 

@@ -6,7 +6,7 @@
 #include "testutil.h"
 
 #include "engine/profile/Hints.h"
-#include "widgets/occupancy/StatusColors.h"
+#include "widgets/common/StatusColors.h"
 #include "widgets/profile/HintList.h"
 #include "widgets/profile/MetricTableModel.h"
 #include "widgets/profile/PercentBar.h"

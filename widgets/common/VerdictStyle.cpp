@@ -1,4 +1,4 @@
-#include "widgets/runs/VerdictStyle.h"
+#include "widgets/common/VerdictStyle.h"
 
 #include <QPainter>
 #include <QPixmap>

@@ -1,4 +1,4 @@
-#include "widgets/occupancy/StatusColors.h"
+#include "widgets/common/StatusColors.h"
 
 namespace kf::ui {
 

@@ -1,4 +1,4 @@
-#include "widgets/runs/ElidedLabel.h"
+#include "widgets/common/ElidedLabel.h"
 
 #include <QPainter>
 #include <QStyle>
