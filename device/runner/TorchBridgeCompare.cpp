@@ -205,10 +205,6 @@ at::Tensor effectiveAtolTensor(const Tolerance& tol, const at::Tensor& truth, at
     return tol.atolMode == Tolerance::AtolMode::Rms ? rms * tol.atol : at::full({}, tol.atol, truth.options());
 }
 
-} // namespace
-
-namespace {
-
 Result<OutputCheck> judgeWith(const Result<ExpectedTensors>& ex, bool onTheHost, const TensorSpec& output,
                               const RawTensor& actual, const void* sentinel, int maxSamples)
 {
