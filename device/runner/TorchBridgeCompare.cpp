@@ -90,17 +90,6 @@ std::vector<double> gather(const at::Tensor& values, const std::vector<std::int6
     return std::vector<double>(v.const_data_ptr<double>(), v.const_data_ptr<double>() + v.numel());
 }
 
-std::vector<std::int64_t> unflatten(std::int64_t i, const std::vector<std::int64_t>& extents)
-{
-    std::vector<std::int64_t> idx(extents.size(), 0);
-    for (size_t d = extents.size(); d-- > 0;) {
-        const std::int64_t e = extents[d] > 0 ? extents[d] : 1;
-        idx[d] = i % e;
-        i /= e;
-    }
-    return idx;
-}
-
 /// Worst ratio and mismatch count per row or column folded into AxisSummary's entries.
 /// `ratio2d` and `bad2d` are [rows, width]; `dim` is the dimension reduced away.
 void fillAxis(AxisSummary& s, const at::Tensor& ratio2d, const at::Tensor& bad2d, std::int64_t dim)
@@ -353,7 +342,7 @@ Result<OutputCheck> judgeWith(const Result<ExpectedTensors>& ex, bool onTheHost,
         // Bounded samples: indices first, then only those elements' values.
         if (c.unwritten > 0)
             for (std::int64_t i : firstIndices(unwritten, maxSamples))
-                c.firstUnwritten.push_back(unflatten(i, extents));
+                c.firstUnwritten.push_back(unflattenIndex(i, extents));
         if (c.mismatches > c.unwritten) {
             const auto idx = firstIndices(bad & written, maxSamples);
             const auto ev = gather(g, idx), avals = gather(a, idx);
@@ -363,7 +352,7 @@ Result<OutputCheck> judgeWith(const Result<ExpectedTensors>& ex, bool onTheHost,
                 const double absErr = std::fabs(x - e);
                 const double relErr = finite ? (e != 0 ? absErr / std::fabs(e) : (absErr == 0 ? 0 : std::numeric_limits<double>::infinity()))
                                              : std::numeric_limits<double>::infinity();
-                c.firstMismatches.push_back({unflatten(idx[k], extents), e, x, absErr, relErr});
+                c.firstMismatches.push_back({unflattenIndex(idx[k], extents), e, x, absErr, relErr});
             }
         }
         return c;

@@ -67,17 +67,6 @@ std::uint64_t splitmix(std::uint64_t x)
     return x ^ (x >> 31);
 }
 
-std::vector<std::int64_t> unflatten(std::int64_t i, const std::vector<std::int64_t>& extents)
-{
-    std::vector<std::int64_t> idx(extents.size(), 0);
-    for (size_t d = extents.size(); d-- > 0;) {
-        std::int64_t e = extents[d] > 0 ? extents[d] : 1;
-        idx[d] = i % e;
-        i /= e;
-    }
-    return idx;
-}
-
 bool withinTolerance(double a, double e, double atol, double rtol)
 {
     if (std::isnan(e) || std::isnan(a))
@@ -88,6 +77,17 @@ bool withinTolerance(double a, double e, double atol, double rtol)
 }
 
 } // namespace
+
+std::vector<std::int64_t> unflattenIndex(std::int64_t i, const std::vector<std::int64_t>& extents)
+{
+    std::vector<std::int64_t> idx(extents.size(), 0);
+    for (size_t d = extents.size(); d-- > 0;) {
+        std::int64_t e = extents[d] > 0 ? extents[d] : 1;
+        idx[d] = i % e;
+        i /= e;
+    }
+    return idx;
+}
 
 void toDouble(DType t, const void* raw, std::int64_t n, double* out)
 {
@@ -335,7 +335,7 @@ OutputCheck compareOutput(const std::string& name, DType t, const void* actualRa
             ++c.unwritten;
             ++c.mismatches;
             if (static_cast<int>(c.firstUnwritten.size()) < maxSamples)
-                c.firstUnwritten.push_back(unflatten(i, extents));
+                c.firstUnwritten.push_back(unflattenIndex(i, extents));
             continue;
         }
         const double a = v.actual;
@@ -358,7 +358,7 @@ OutputCheck compareOutput(const std::string& name, DType t, const void* actualRa
             if (!finitePair)
                 ++c.nonFiniteMismatches;
             if (static_cast<int>(c.firstMismatches.size()) < maxSamples)
-                c.firstMismatches.push_back({unflatten(i, extents), e, a, finitePair ? v.absError : std::fabs(a - e),
+                c.firstMismatches.push_back({unflattenIndex(i, extents), e, a, finitePair ? v.absError : std::fabs(a - e),
                                              finitePair ? relErr : std::numeric_limits<double>::infinity()});
         }
     }

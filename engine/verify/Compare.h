@@ -16,6 +16,9 @@
 
 namespace kf {
 
+/// The index of flat (row-major) element `flat` in a tensor of `extents`.
+std::vector<std::int64_t> unflattenIndex(std::int64_t flat, const std::vector<std::int64_t>& extents);
+
 /// Decodes `n` raw elements of `t` into doubles (fp16 and bf16 exactly; bool as 0/1).
 void toDouble(DType t, const void* raw, std::int64_t n, double* out);
 
