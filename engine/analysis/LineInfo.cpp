@@ -1,5 +1,7 @@
 #include "engine/analysis/LineInfo.h"
 
+#include "engine/core/Text.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -10,6 +12,9 @@
 namespace kf {
 
 namespace {
+
+using text::trim;
+using text::startsWith;
 
 std::vector<std::string_view> splitLines(std::string_view text)
 {
@@ -28,17 +33,6 @@ std::vector<std::string_view> splitLines(std::string_view text)
     }
     return lines;
 }
-
-std::string_view trim(std::string_view s)
-{
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-        s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-        s.remove_suffix(1);
-    return s;
-}
-
-bool startsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 /// Reads an integer after optional blanks and commas; advances `s`. False when none is there.
 bool readInt(std::string_view& s, int& value)

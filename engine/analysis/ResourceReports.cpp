@@ -4,6 +4,7 @@
 #include "engine/analysis/Resources.h"
 
 #include "engine/core/JsonReader.h"
+#include "engine/core/Text.h"
 
 #include <cxxabi.h>
 
@@ -20,25 +21,14 @@
 namespace kf {
 namespace {
 
+using text::trim;
+using text::startsWith;
+
 /// A report number as an int field, saturating instead of wrapping (as the cubin reader does).
 int clampInt(std::uint64_t v)
 {
     return v > static_cast<std::uint64_t>(std::numeric_limits<int>::max()) ? std::numeric_limits<int>::max()
                                                                             : static_cast<int>(v);
-}
-
-bool startsWith(std::string_view s, std::string_view prefix)
-{
-    return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
-}
-
-std::string_view trim(std::string_view s)
-{
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-        s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-        s.remove_suffix(1);
-    return s;
 }
 
 /// "ptxas info    : Used 32 registers, used 1 barriers, 512 bytes smem" -> {"registers": 32,

@@ -3,6 +3,7 @@
 #include "engine/analysis/Resources.h"
 
 #include "engine/core/JsonReader.h"
+#include "engine/core/Text.h"
 
 #include <cxxabi.h>
 #include <elf.h>
@@ -20,6 +21,8 @@
 
 namespace kf {
 namespace {
+
+using text::startsWith;
 
 // .nv.info records: a format byte, an attribute byte, then a 16-bit field that is the value
 // (NVAL/BVAL/HVAL) or the size of the payload that follows (SVAL). Codes were confirmed by
@@ -365,11 +368,6 @@ void applyKernelInfo(const std::vector<NvInfoRecord>& records, std::uint32_t sym
     // CBANK_PARAM_SIZE is what the driver copies; the other two only back it up for toolchains
     // that leave it out.
     k.paramBytes = cbankParamSize >= 0 ? cbankParamSize : paramCbankSize >= 0 ? paramCbankSize : kparamEnd;
-}
-
-bool startsWith(std::string_view s, std::string_view prefix)
-{
-    return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 
 } // namespace

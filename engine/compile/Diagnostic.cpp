@@ -1,5 +1,7 @@
 #include "engine/compile/Diagnostic.h"
 
+#include "engine/core/Text.h"
+
 #include <sstream>
 
 namespace kf {
@@ -76,10 +78,7 @@ static int columnFromCaret(const std::string& echo, const std::string& caretLine
 
 namespace {
 
-bool startsWith(std::string_view s, std::string_view p)
-{
-    return s.substr(0, p.size()) == p;
-}
+using text::startsWith;
 
 /// `file(line): severity[ #code[-D]]: message`. Hand-written rather than std::regex, whose
 /// backtracking recurses once per character and overflows the stack on a megabyte-long line.
