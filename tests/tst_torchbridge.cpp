@@ -1058,6 +1058,13 @@ void TestTorchBridge::goldenIsFloat64()
     KF_VERIFY_OK(sum);
     KF_VERIFY_OK((*sum)->run());
     QCOMPARE(*(*sum)->resultAsDouble("y"), std::vector<double>({1, 3, 6, 10}));
+
+    // runGolden(): a run golden reference for floating outputs, none (and no note) for integer ones.
+    std::string note;
+    QVERIFY(TorchBridge::runGolden(task, raws(in), note) != nullptr);
+    QVERIFY(note.empty());
+    QVERIFY(TorchBridge::runGolden(opTask("cumsum", {{"dim", 0}}, {DType::I32}, DType::I64), raws(ints), note) == nullptr);
+    QVERIFY(note.empty());
 }
 
 void TestTorchBridge::goldenTorchScript()

@@ -1,10 +1,10 @@
 #include "device/runner/Bencher.h"
-#include "engine/core/Clock.h"
 
 #include "device/CudaDriver.h"
 #include "device/runner/Roofline.h"
 #include "device/runner/TimingStats.h"
 #include "device/runner/TorchBridge.h"
+#include "engine/core/Clock.h"
 #include "engine/verify/Compare.h"
 
 #include <algorithm>
@@ -296,12 +296,8 @@ Result<std::string> Bencher::compareRecheck(Shape& s, int set, int variant)
         if (l.role == TensorLayout::Role::Input)
             inputs[l.name] = RawTensor{reinterpret_cast<void*>(s.inputs[static_cast<size_t>(set)].find(l.name)->ptr()), l.dtype,
                                        l.extents, true};
-    auto golden = TorchBridge::prepareReference(m_request.task, inputs, TorchBridge::Precision::Golden);
-    Result<void> ran = golden ? golden.value()->run() : Result<void>(golden.error());
-    if (ran)
-        expected.golden = golden.value().get();
-    else
-        expected.goldenNote = ran.error().why;
+    const std::unique_ptr<TorchBridge::Reference> golden = TorchBridge::runGolden(m_request.task, inputs, expected.goldenNote);
+    expected.golden = golden.get();
     size_t o = 0;
     for (const auto& l : s.layout) {
         if (l.role != TensorLayout::Role::Output)

@@ -67,6 +67,12 @@ public:
                                                                const std::map<std::string, RawTensor>& inputs,
                                                                Precision precision = Precision::Native);
 
+    /// The float64 golden reference of `task` on `inputs`, already run: what Expected::golden
+    /// points at. Null when no output is floating or the float64 evaluation fails; `note` then
+    /// says why (a report shows it, and LibTorch's result is the expected one).
+    static std::unique_ptr<Reference> runGolden(const Task& task, const std::map<std::string, RawTensor>& inputs,
+                                                std::string& note);
+
     // Comparison where the data is: on the GPU in CUDA mode (LibTorch kernels in float64), on
     // the host in CPU mode. Only statistics, the bounded samples and their indices come back.
     // Every verdict is the one classify() (engine/verify/Compare.h) gives element by element.

@@ -434,4 +434,21 @@ Result<std::unique_ptr<TorchBridge::Reference>> TorchBridge::prepareReference(co
     }
 }
 
+std::unique_ptr<TorchBridge::Reference> TorchBridge::runGolden(const Task& task,
+                                                              const std::map<std::string, RawTensor>& inputs, std::string& note)
+{
+    bool anyFloating = false;
+    for (const auto& out : task.outputs)
+        anyFloating = anyFloating || isFloating(out.dtype);
+    if (!anyFloating)
+        return nullptr;
+    auto golden = prepareReference(task, inputs, Precision::Golden);
+    Result<void> ran = golden ? golden.value()->run() : Result<void>(golden.error());
+    if (!ran) {
+        note = ran.error().why + "; compared with LibTorch's result instead";
+        return nullptr;
+    }
+    return std::move(golden.value());
+}
+
 } // namespace kf::device

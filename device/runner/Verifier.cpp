@@ -1,10 +1,10 @@
 #include "device/runner/Verifier.h"
-#include "engine/core/Clock.h"
-#include "device/runner/VerifierTrial.h"
 
 #include "device/CudaDriver.h"
 #include "device/DeviceMemory.h"
 #include "device/runner/TorchBridge.h"
+#include "device/runner/VerifierTrial.h"
+#include "engine/core/Clock.h"
 
 #include <algorithm>
 #include <chrono>
@@ -238,22 +238,8 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
     if (auto r = libtorch.value()->run(); !r)
         return fail(r.error());
     TorchBridge::Expected expected{libtorch.value().get(), nullptr, {}};
-    std::unique_ptr<TorchBridge::Reference> golden;
-    bool anyFloating = false;
-    for (const TensorLayout* o : outputs)
-        anyFloating = anyFloating || isFloating(o->dtype);
-    if (anyFloating) {
-        auto g = TorchBridge::prepareReference(m_request.task, refInputs, TorchBridge::Precision::Golden);
-        Result<void> ran = g ? g.value()->run() : Result<void>(g.error());
-        if (ran) {
-            golden = std::move(g.value());
-            expected.golden = golden.get();
-        } else {
-            if (auto e = stickyError())
-                return fatal(cuError(*e, "the golden reference", __FILE__, __LINE__), where);
-            expected.goldenNote = ran.error().why + "; compared with LibTorch's result instead";
-        }
-    }
+    const std::unique_ptr<TorchBridge::Reference> golden = TorchBridge::runGolden(m_request.task, refInputs, expected.goldenNote);
+    expected.golden = golden.get();
     TorchBridge::synchronize();
     if (auto e = stickyError())
         return fatal(cuError(*e, "the reference", __FILE__, __LINE__), where);

@@ -1,6 +1,6 @@
 #include "engine/compile/CompileCache.h"
-#include "engine/core/Clock.h"
 
+#include "engine/core/Clock.h"
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
 #include "resources/prelude.h"

@@ -8,8 +8,6 @@
 #include "engine/runner/Supervisor.h"
 #include "engine/verify/Shrink.h"
 
-#include <QCoreApplication>
-#include <QFileInfo>
 #include <QMetaObject>
 #include <QPointer>
 
