@@ -1213,7 +1213,6 @@ void TestTorchBridge::fusedMoreAccurateKernelPasses()
     const json j = toJson(*judged);
     QVERIFY(j["golden"]["available"] == json(true));
     QVERIFY(j["golden"]["error_ratio"].get<double>() < 1.0);
-    QVERIFY(QString::fromStdString(goldenSentence(j["golden"])).startsWith("candidate error 0."));
 }
 
 // An fp32 task computed in fp16 inside must still fail with the golden result in place.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -485,34 +484,6 @@ nlohmann::json toJson(const GoldenErrors& g)
             {"libtorch_rms_error", g.libtorchRmsError},
             {"error_ratio", std::isinf(r) ? nlohmann::json("inf") : nlohmann::json(r)},
             {"rescued", g.rescued}};
-}
-
-std::string goldenSentence(const nlohmann::json& g)
-{
-    if (!g.is_object())
-        return {};
-    const auto available = g.find("available");
-    if (available == g.end() || !available->is_boolean())
-        return {};
-    if (!available->get<bool>()) {
-        const auto note = g.find("note");
-        return "no fp64 golden result" + (note != g.end() && note->is_string() && !note->get<std::string>().empty()
-                                               ? ": " + note->get<std::string>() : std::string());
-    }
-    const auto ratio = g.find("error_ratio");
-    if (ratio == g.end())
-        return {};
-    if (ratio->is_string())
-        return "candidate error vs fp64: LibTorch is exact, the candidate is not";
-    if (!ratio->is_number())
-        return {};
-    const double r = ratio->get<double>();
-    char buf[64];
-    std::snprintf(buf, sizeof buf, r < 0.095 ? "%.2g" : "%.2f", r);
-    std::string s = buf;
-    while (s.find('.') != std::string::npos && (s.back() == '0' || s.back() == '.'))
-        s.pop_back();
-    return "candidate error " + s + "\u00d7 LibTorch's (vs fp64)";
 }
 
 nlohmann::json toJson(const ErrorHistogram& h)

@@ -175,8 +175,4 @@ nlohmann::json toJson(const AxisSummary& s);
 nlohmann::json toJson(const NegativeControl& n);
 nlohmann::json toJson(const GoldenErrors& g);
 
-/// "candidate error 0.4× LibTorch's" (or why there is no golden result): the sentence the
-/// CLI and the Runs panel show for one output's golden facts as the report has them.
-std::string goldenSentence(const nlohmann::json& golden);
-
 } // namespace kf
