@@ -94,16 +94,12 @@ public:
     /// Judges `actual` (host or device memory, the output's dtype) as compareOutput() does.
     static Result<OutputCheck> judgeOutput(const Expected& expected, const TensorSpec& output, const RawTensor& actual,
                                            const void* sentinel, int maxSamples, CompareAt at = CompareAt::Auto);
-    /// Rule 9: how many elements of two runs' outputs disagree (countDisagreements()).
-    static Result<std::int64_t> countRunDisagreements(const Expected& expected, const TensorSpec& output,
-                                                      const RawTensor& first, const RawTensor& second, double* maxAbsDiff,
-                                                      CompareAt at = CompareAt::Auto);
     /// Rule 8 over the expected result (negativeControl()).
     static Result<NegativeControl> negativeControl(const Expected& expected, const TensorSpec& output,
                                                    CompareAt at = CompareAt::Auto);
     /// One trial's judgement of one output, with the expected results prepared once: run 0
-    /// judged (judgeOutput()), the two runs compared (countRunDisagreements()) and, when asked,
-    /// the negative control.
+    /// judged (judgeOutput()), the two runs compared (rule 9, countDisagreements()) and, when
+    /// asked, the negative control.
     struct TrialJudgement {
         OutputCheck check;
         std::int64_t runDisagreements = 0;

@@ -457,19 +457,6 @@ Result<OutputCheck> TorchBridge::judgeOutput(const Expected& expected, const Ten
     }
 }
 
-Result<std::int64_t> TorchBridge::countRunDisagreements(const Expected& expected, const TensorSpec& output,
-                                                        const RawTensor& first, const RawTensor& second, double* maxAbsDiff,
-                                                        CompareAt at)
-{
-    try {
-        bool host = false;
-        auto ex = expectedFor(expected, output, first.elements(), at, host);
-        return disagreeWith(ex, host, output, first, second, maxAbsDiff);
-    } catch (const c10::Error& e) {
-        return detail::torchError("compare the two runs of output " + output.name, e);
-    }
-}
-
 Result<NegativeControl> TorchBridge::negativeControl(const Expected& expected, const TensorSpec& output, CompareAt at)
 {
     try {
