@@ -4,7 +4,7 @@
 // plans for GH100 and GA100 on machines without one. Also evaluates collected counter data.
 
 #include "engine/core/Result.h"
-#include "engine/profile/MetricCatalog.h"
+#include "engine/protocol/MetricCatalog.h"
 
 #include <cstdint>
 #include <map>

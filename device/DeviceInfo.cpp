@@ -56,28 +56,29 @@ std::string DeviceInfo::arch() const
     return "sm_" + std::to_string(ccMajor) + std::to_string(ccMinor);
 }
 
-nlohmann::json DeviceInfo::toJson() const
+protocol::DeviceSummary DeviceInfo::summary() const
 {
+    protocol::DeviceSummary d;
+    d.ordinal = ordinal;
+    d.gpu = name;
+    d.arch = arch();
+    d.computeCapability = computeCapability();
+    d.smCount = smCount;
+    d.memoryBytes = memoryBytes;
+    d.l2Bytes = l2Bytes;
+    d.persistingL2MaxBytes = persistingL2MaxBytes;
+    d.clockMhz = clockMhz;
+    d.memoryClockMhz = memoryClockMhz;
+    d.memoryBusBits = memoryBusBits;
     // Rounded to 0.1 GB/s: the value is derived from integer clocks, more digits are noise.
-    const double gbs = std::round(peakBandwidthGBs * 10.0) / 10.0;
-    return {{"ordinal", ordinal},
-            {"gpu", name},
-            {"compute_capability", computeCapability()},
-            {"arch", arch()},
-            {"sm_count", smCount},
-            {"memory_bytes", memoryBytes},
-            {"l2_bytes", l2Bytes},
-            {"persisting_l2_max_bytes", persistingL2MaxBytes},
-            {"clock_mhz", clockMhz},
-            {"memory_clock_mhz", memoryClockMhz},
-            {"memory_bus_bits", memoryBusBits},
-            {"peak_bandwidth_gbs", gbs},
-            {"max_shared_per_block", maxSharedPerBlock},
-            {"max_shared_per_block_optin", maxSharedPerBlockOptin},
-            {"ecc", eccEnabled},
-            {"pageable_memory_access", pageableMemoryAccess},
-            {"driver", driverVersion},
-            {"cuda_driver_api", driverApiVersion}};
+    d.peakBandwidthGbs = std::round(peakBandwidthGBs * 10.0) / 10.0;
+    d.maxSharedPerBlock = maxSharedPerBlock;
+    d.maxSharedPerBlockOptin = maxSharedPerBlockOptin;
+    d.ecc = eccEnabled;
+    d.pageableMemoryAccess = pageableMemoryAccess;
+    d.driver = driverVersion;
+    d.cudaDriverApi = driverApiVersion;
+    return d;
 }
 
 Result<DeviceInfo> queryDevice(CUdevice dev, int ordinal)

@@ -3,8 +3,10 @@
 // block, and the numbers timing needs (L2 size for the flush, peak bandwidth for the roofline).
 
 #include "engine/core/Result.h"
+#include "engine/protocol/Messages.h"
 
 #include <cuda.h>
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -33,8 +35,8 @@ struct DeviceInfo {
 
     std::string computeCapability() const; ///< "9.0"
     std::string arch() const;              ///< "sm_90"
-    /// The environment fields of docs/report-schema.md plus a few extras for hello.
-    nlohmann::json toJson() const;
+    /// What hello says about the device (docs/runner-protocol.md).
+    protocol::DeviceSummary summary() const;
 };
 
 /// Queries everything above for `dev`. Requires cuInit to have succeeded.

@@ -6,7 +6,8 @@
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
 #include "engine/registry/Registry.h"
-#include "engine/runner/RunRequest.h"
+#include "engine/protocol/RunReport.h"
+#include "engine/runner/RunSettings.h"
 #include "engine/task/HeldOut.h"
 #include "engine/task/Task.h"
 
@@ -122,6 +123,17 @@ inline nlohmann::json performanceFor(const Task& task, const std::string& candid
     return r;
 }
 
+/// `j` read as the gates read a report (none for null or a malformed report).
+inline std::optional<protocol::RunReport> asReport(const nlohmann::json& j)
+{
+    if (j.is_null())
+        return std::nullopt;
+    auto r = protocol::RunReport::fromJson(j, "fixture report");
+    if (!r)
+        return std::nullopt;
+    return std::move(r.value());
+}
+
 /// The input Registry::promote expects for the task in `taskDir` with passing evidence.
 inline PromotionInput passingInput(const std::filesystem::path& taskDir, const std::string& candidate,
                                    std::vector<double> speedups = {1.3}, const std::string& gpu = kFixtureGpu)
@@ -130,8 +142,8 @@ inline PromotionInput passingInput(const std::filesystem::path& taskDir, const s
     PromotionInput in;
     in.task = task ? task.value() : Task{};
     in.candidateFile = candidate;
-    in.correctness = correctnessFor(in.task, candidate, 2, gpu);
-    in.performance = performanceFor(in.task, candidate, std::move(speedups), gpu);
+    in.correctness = asReport(correctnessFor(in.task, candidate, 2, gpu));
+    in.performance = asReport(performanceFor(in.task, candidate, std::move(speedups), gpu));
     in.promotedBy = "test@fixture";
     return in;
 }

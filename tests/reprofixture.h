@@ -2,8 +2,9 @@
 // A synthetic failing case for repro tests without a GPU: what one run of
 // tests/gpu/tasks/broken_add/writes_nan.cu on N=7 looks like when the runner saves it (c = a + b
 // with a = 0..6, b = 1, and a NaN at element 3), written with the engine's own writeCase.
+#include "engine/protocol/VerifyReport.h"
 #include "engine/core/Hash.h"
-#include "engine/runner/RunRequest.h"
+#include "engine/runner/RunSettings.h"
 #include "engine/task/Task.h"
 #include "engine/verify/CaseFiles.h"
 #include "engine/verify/Compare.h"
@@ -72,7 +73,7 @@ inline WrittenCase writeSyntheticCase(const fs::path& dir, const Task& task, con
     const TensorSpec* c = task.findTensor("c");
     const Tolerance tol = c ? c->tolerance : Tolerance::defaultFor(DType::F32);
     const OutputCheck check = compareOutput("c", DType::F32, actual.data(), spec.expected.data(), {7}, tol, sentinel.data());
-    const json checkJson = toJson(check);
+    const json checkJson = kf::protocol::toJson(check);
 
     WrittenCase w;
     w.trial = {{"trial", 1}, {"seed", "0x1234"}, {"passed", check.passed}, {"outputs", json::array({checkJson})},

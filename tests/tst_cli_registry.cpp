@@ -83,8 +83,8 @@ void TestCliRegistry::init()
     m_correctness = root / "verify.json";
     m_performance = root / "bench.json";
     // As `kforge verify --report` writes it (a document), and a bare report.
-    writeJson(m_correctness, {{"schema_version", 1}, {"command", "verify"}, {"ok", true}, {"reports", {in.correctness}}});
-    writeJson(m_performance, in.performance);
+    writeJson(m_correctness, {{"schema_version", 1}, {"command", "verify"}, {"ok", true}, {"reports", {in.correctness->json}}});
+    writeJson(m_performance, in.performance->json);
 }
 
 QStringList TestCliRegistry::promoteArgs() const

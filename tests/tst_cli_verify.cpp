@@ -2,7 +2,7 @@
 // the runner starts, and a machine without a GPU gets one clear line and exit 3.
 #include "engine/core/Hash.h"
 #include "engine/repro/Repro.h"
-#include "engine/runner/RunRequest.h"
+#include "engine/runner/RunSettings.h"
 #include "engine/verify/CaseFiles.h"
 #include "engine/verify/Compare.h"
 #include "reprofixture.h"
@@ -121,7 +121,7 @@ void TestCliVerify::noGpuIsOneLineAndExit3()
     QCOMPARE(r.exitCode, 3);
     QVERIFY2(r.out.isEmpty(), qPrintable(r.out));
     QVERIFY2(r.err.startsWith("kforge: no GPU: "), qPrintable(r.err));
-    QVERIFY2(r.err.endsWith("; verify and bench need a CUDA device (compile works without one)\n"), qPrintable(r.err));
+    QVERIFY2(r.err.endsWith("(verify, benchmark and profile need a CUDA device; compiling and the static analysis work without one)\n"), qPrintable(r.err));
     QCOMPARE(r.err.count('\n'), 1);
 }
 
@@ -238,15 +238,15 @@ void TestCliVerify::aBrokenCandidateDoesNotStopTheRun()
     QFile f(runner);
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write(QString(R"SH(#!/bin/sh
-echo '{"type":"hello","protocol":1,"device":{"gpu":"Fake GPU","arch":"sm_90","compute_capability":"9.0"},"device_error":"","versions":{}}'
+echo '{"type":"hello","protocol_version":2,"device":{"gpu":"Fake GPU","arch":"sm_90","compute_capability":"9.0"},"device_error":"","versions":{}}'
 while read -r line; do
   case "$line" in *'"type":"shutdown"'*) exit 0;; esac
   if [ ! -e '%1/broken-once' ]; then
     touch '%1/broken-once'
-    echo '{"type":"launch_begin","label":"launch 1 (vector_add)","timeout_ms":300}'
+    echo '{"type":"launch_begin","label":"launch 1 (vector_add)","timeout_ms":300,"protocol_version":2}'
     %2
   fi
-  echo '{"type":"report","report":{"schema_version":1,"kind":"correctness","verdict":"pass","summary":"fake","task":{"name":"vector_add"},"candidate":{"file":"optimized.cu"},"shapes":[]}}'
+  echo '{"type":"report","protocol_version":2,"report":{"schema_version":1,"kind":"correctness","verdict":"pass","summary":"fake","task":{"name":"vector_add"},"candidate":{"file":"optimized.cu"},"shapes":[]}}'
 done
 )SH")
                 .arg(dir.path(), failure)

@@ -1,5 +1,6 @@
 // The verdict arithmetic (docs/verification.md rules 2, 7, 8, 9, 10) without a GPU: each row is a way
 // a kernel can be wrong, or a way a naive harness would be fooled.
+#include "engine/protocol/VerifyReport.h"
 #include "engine/verify/Compare.h"
 #include "testutil.h"
 
@@ -592,7 +593,7 @@ void TestCompare::histogramOfCompareOutput()
     QCOMPARE(c.histogram.bins[15], std::int64_t(1));
     QCOMPARE(c.histogram.bins[16], std::int64_t(1));
     QCOMPARE(c.histogram.nonFinite, std::int64_t(1));
-    const auto j = toJson(c.histogram);
+    const auto j = kf::protocol::toJson(c.histogram);
     QCOMPARE(j["bins"].size(), size_t(ErrorHistogram::kBins));
     QCOMPARE(j["bins"][16].get<std::int64_t>(), std::int64_t(1));
     QCOMPARE(j["log10_ratio_lo"].get<double>(), -8.0);
@@ -724,7 +725,7 @@ void TestCompare::summariesInJson()
         std::memcpy(raw.data(), sentinel.data(), 4);
     const auto c = compareOutput("y", DType::F32, raw.data(), exp.data(), ext, tol(1e-6, 1e-5), sentinel.data());
     QCOMPARE(c.passed, !failing);
-    const auto j = toJson(c);
+    const auto j = kf::protocol::toJson(c);
     QVERIFY2(j.contains("error_histogram"), j.dump().c_str());
     QCOMPARE(j["error_histogram"]["unwritten"].get<std::int64_t>(), std::int64_t(failing));
     QCOMPARE(j.contains("row_summary"), rowSummary);

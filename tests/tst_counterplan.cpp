@@ -3,7 +3,7 @@
 // counts replay passes. A chip CUPTI does not know is refused with the list of known ones.
 #include "device/CounterPlan.h"
 #include "device/Cupti.h"
-#include "engine/profile/MetricCatalog.h"
+#include "engine/protocol/MetricCatalog.h"
 #include "testutil.h"
 
 #include <QTest>

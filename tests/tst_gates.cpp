@@ -32,6 +32,8 @@ private slots:
     void passingEvidenceNamesEveryGate();
     void heldOutNotRequiredWhenTheTaskAdmitsNone();
     void evidenceIsCollectedFromReportsAndDocuments();
+    void malformedEvidenceIsRefusedWithItsPointer_data();
+    void malformedEvidenceIsRefusedWithItsPointer();
 
 private:
     QTemporaryDir m_tmp;
@@ -90,8 +92,10 @@ void TestGates::eachRefusalNamesItsGate()
     g.sourceHash = hashHex(source.value());
     g.taskHash = taskPayload(in.task).hash;
     g.heldOutRequired = heldOutRequiredFor(in.task);
-    Json& c = in.correctness;
-    Json& p = in.performance;
+    // The reports as JSON, edited the way a forger or a stale file would, then read as the
+    // gates read evidence.
+    Json c = in.correctness->json;
+    Json p = in.performance->json;
 
     const std::string m = mutation.toStdString();
     if (m == "drop-correctness") c = Json();
@@ -108,7 +112,7 @@ void TestGates::eachRefusalNamesItsGate()
     else if (m == "two-trials") c["trials_per_shape"] = 2;
     else if (m == "all-mode-failure") c["shapes"].push_back({{"shape", {{"B", 8192}, {"D", 4096}}}, {"set", "benchmarks"}, {"passed", false}});
     else if (m == "held-out-failed") shapeOfSet(c, "held_out", 1)["passed"] = false;
-    else if (m == "no-held-out") in.correctness = test::correctnessFor(in.task, "optimized.cu", 0);
+    else if (m == "no-held-out") c = test::correctnessFor(in.task, "optimized.cu", 0);
     else if (m == "zeros-pass") {
         c["discriminates"] = false;
         shapeOfSet(c, "tests", 0)["negative_control"][0]["zeros_pass"] = true;
@@ -122,8 +126,10 @@ void TestGates::eachRefusalNamesItsGate()
     else if (m == "threshold-1.5") g.threshold = 1.5;
     else QCOMPARE(m, std::string("none"));
 
-    g.correctness = &in.correctness;
-    g.performance = &in.performance;
+    in.correctness = test::asReport(c);
+    in.performance = test::asReport(p);
+    g.correctness = in.correctness ? &*in.correctness : nullptr;
+    g.performance = in.performance ? &*in.performance : nullptr;
     const GateVerdict v = evaluateGates(g);
     const GateCheck* f = v.firstFailure();
     if (gate.isEmpty()) {
@@ -145,8 +151,8 @@ void TestGates::passingEvidenceNamesEveryGate()
     PromotionInput in = test::passingInput(m_taskDir, "optimized.cu", {1.2, 1.4});
     auto source = readFileBytes(m_taskDir / "optimized.cu");
     KF_VERIFY_OK(source);
-    GateInput g{&in.task, "optimized.cu", hashHex(source.value()), taskPayload(in.task).hash, &in.correctness,
-                &in.performance, kDefaultSpeedupThreshold, 1};
+    GateInput g{&in.task, "optimized.cu", hashHex(source.value()), taskPayload(in.task).hash, &*in.correctness,
+                &*in.performance, kDefaultSpeedupThreshold, 1};
     const GateVerdict v = evaluateGates(g);
     QStringList keys;
     for (const GateCheck& c : v.checks)
@@ -187,15 +193,42 @@ void TestGates::evidenceIsCollectedFromReportsAndDocuments()
     Json naive = test::correctnessFor(in.task, "naive.cu");
     naive["verdict"] = "fail";
     // A `kforge verify --json` document holding two candidates, and a bare bench report.
-    const Json verifyDoc = {{"schema_version", 1}, {"command", "verify"}, {"reports", {naive, in.correctness}}};
-    Evidence e = collectEvidence({verifyDoc, in.performance}, "optimized.cu");
-    QVERIFY(e.correctness == in.correctness);
-    QVERIFY(e.performance == in.performance);
+    const Json verifyDoc = {{"schema_version", 1}, {"command", "verify"}, {"reports", {naive, in.correctness->json}}};
+    Evidence e = collectEvidence({verifyDoc, in.performance->json}, "optimized.cu");
+    QVERIFY(e.correctness && e.correctness->json == in.correctness->json);
+    QVERIFY(e.performance && e.performance->json == in.performance->json);
+    QVERIFY(e.unreadable.empty());
     e = collectEvidence({verifyDoc}, "naive.cu");
-    QVERIFY(e.correctness["verdict"] == Json("fail"));
-    QVERIFY(e.performance.is_null());
+    QVERIFY(e.correctness && e.correctness->header.verdict == "fail");
+    QVERIFY(!e.performance);
     e = collectEvidence({Json::array(), Json("garbage")}, "optimized.cu");
-    QVERIFY(e.correctness.is_null() && e.performance.is_null());
+    QVERIFY(!e.correctness && !e.performance);
+}
+
+// A forged or damaged evidence file is not evidence: it is refused with the JSON pointer of what
+// is wrong, and the gates then find no report rather than trusting a half-read one.
+void TestGates::malformedEvidenceIsRefusedWithItsPointer_data()
+{
+    QTest::addColumn<QString>("path");     // a JSON pointer into the correctness report
+    QTest::addColumn<QString>("value");    // JSON put there
+    QTest::newRow("passed as a string") << "/shapes/0/passed" << R"("yes")";
+    QTest::newRow("trials_per_shape as a string") << "/trials_per_shape" << R"("3")";
+    QTest::newRow("a shape dim as a float string") << "/shapes/0/shape/B" << R"("8")";
+    QTest::newRow("max_abs_error as an object") << "/shapes/0/trials/0/outputs/0/max_abs_error" << R"({"x": 1})";
+    QTest::newRow("schema version 9") << "/schema_version" << "9";
+}
+
+void TestGates::malformedEvidenceIsRefusedWithItsPointer()
+{
+    QFETCH(QString, path);
+    QFETCH(QString, value);
+    PromotionInput in = test::passingInput(m_taskDir, "optimized.cu");
+    Json forged = in.correctness->json;
+    forged[Json::json_pointer(path.toStdString())] = Json::parse(value.toStdString());
+    const Evidence e = collectEvidence({forged, in.performance->json}, "optimized.cu");
+    QVERIFY(!e.correctness);
+    QCOMPARE(e.unreadable.size(), size_t(1));
+    QCOMPARE(qs(e.unreadable.front().pointer), path);
 }
 
 QTEST_GUILESS_MAIN(TestGates)

@@ -7,7 +7,7 @@
 #include "engine/analysis/Occupancy.h"
 #include "engine/core/JsonReader.h"
 #include "engine/profile/Hints.h"
-#include "engine/profile/MetricCatalog.h"
+#include "engine/protocol/MetricCatalog.h"
 
 #include <QRegularExpression>
 #include <QTest>

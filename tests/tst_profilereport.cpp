@@ -6,8 +6,8 @@
 
 #include "engine/analysis/Occupancy.h"
 #include "engine/core/JsonReader.h"
-#include "engine/profile/MetricCatalog.h"
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/MetricCatalog.h"
+#include "engine/protocol/ProfileReport.h"
 
 #include <QDir>
 #include <QTest>

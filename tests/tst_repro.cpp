@@ -3,7 +3,8 @@
 // edited, and compared with synthetic re-runs; run folders under the cache are named and pruned.
 #include "engine/core/Hash.h"
 #include "engine/repro/Repro.h"
-#include "engine/runner/RunRequest.h"
+#include "engine/protocol/VerifyReport.h"
+#include "engine/runner/RunSettings.h"
 #include "engine/verify/CaseFiles.h"
 #include "engine/verify/Compare.h"
 #include "engine/verify/Shrink.h"
@@ -363,7 +364,9 @@ void TestRepro::compareReproduction()
     VERIFY_WRITTEN(w);
     QCOMPARE(w.trial["passed"].get<bool>(), rerun == "passed");
     // A passing trial saves no case: the re-run hands an empty folder.
-    auto r = kf::compareReproduction(*bundle, w.trial, rerun == "passed" ? fs::path() : dir);
+    auto trial = kf::protocol::Trial::fromJson(w.trial);
+    KF_VERIFY_OK(trial);
+    auto r = kf::compareReproduction(*bundle, trial.value(), rerun == "passed" ? fs::path() : dir);
     KF_VERIFY_OK(r);
     const ReproComparison& c = *r;
     QCOMPARE(c.reproduced, reproduced);

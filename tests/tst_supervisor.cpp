@@ -6,7 +6,7 @@
 
 #include "engine/core/Base64.h"
 #include "engine/core/Hash.h"
-#include "engine/runner/Protocol.h"
+#include "engine/protocol/Protocol.h"
 #include "engine/runner/Supervisor.h"
 #include "engine/task/Task.h"
 
@@ -77,7 +77,7 @@ QString why(const Result<json>& r)
     do {                                                                                                    \
         auto h_ = (sup).hello();                                                                            \
         KF_VERIFY_OK(h_);                                                                                   \
-        if (!h_->value("device", json()).is_null())                                                        \
+        if (h_->device)                                                                                     \
             QSKIP("this machine has a CUDA device; the row checks the runner's CPU mode");                 \
     } while (0)
 
@@ -110,10 +110,12 @@ void TestSupervisor::parseLineRejects_data()
 {
     QTest::addColumn<QString>("line");
     QTest::addColumn<QString>("reason");
-    QTest::newRow("not an object") << "[1, 2]" << "not an object with a \"type\"";
-    QTest::newRow("a bare string") << "\"report\"" << "not an object with a \"type\"";
-    QTest::newRow("no type") << R"({"id": 3, "report": {}})" << "not an object with a \"type\"";
-    QTest::newRow("type is not a string") << R"({"type": 7})" << "not an object with a \"type\"";
+    QTest::newRow("not an object") << "[1, 2]" << "is an array, not an object";
+    QTest::newRow("a bare string") << "\"report\"" << ", not an object";
+    QTest::newRow("no type") << R"({"id": 3, "report": {}})" << "has no string \"type\"";
+    QTest::newRow("type is not a string") << R"({"type": 7})" << "has no string \"type\"";
+    QTest::newRow("no protocol version") << R"({"type": "report", "id": 1})" << "speaks no protocol version";
+    QTest::newRow("protocol 1") << R"({"type": "hello", "protocol": 1})" << "speaks protocol 1 and this KernelForge speaks protocol 2";
     QTest::newRow("truncated") << R"({"type": "report", "id": 1, "rep)" << "malformed JSON line";
     QTest::newRow("not JSON at all") << "Segmentation fault (core dumped)" << "malformed JSON line";
     QTest::newRow("empty") << "" << "malformed JSON line";
@@ -130,7 +132,7 @@ void TestSupervisor::parseLineRejects()
 
 void TestSupervisor::parseLineAcceptsAMessage()
 {
-    auto r = protocol::parseLine(R"({"type":"progress","id":4,"permille":250,"stage":"reference"})");
+    auto r = protocol::parseLine(R"({"type":"progress","id":4,"permille":250,"stage":"reference","protocol_version":2})");
     KF_VERIFY_OK(r);
     QCOMPARE(r->at("permille").get<int>(), 250);
 }
@@ -164,7 +166,7 @@ void TestSupervisor::missingRunnerNamesThePath()
     QVERIFY(!h.ok());
     QVERIFY2(qs(h.error().why).contains("/nonexistent/kf-test/kforge-runner does not exist"), qPrintable(qs(h.error().why)));
     QVERIFY(!h.error().hint.empty());
-    auto r = sup.request({{"type", "ping"}});
+    auto r = sup.control({{"type", "ping"}});
     QVERIFY(!r.ok());
     QVERIFY(qs(r.error().why).contains("/nonexistent/kf-test/kforge-runner"));
     QCOMPARE(sup.pid(), -1);
@@ -182,10 +184,12 @@ void TestSupervisor::startFailures_data()
     QTest::newRow("a folder") << "" << "/tmp" << "the runner program /tmp is not an executable file";
     QTest::newRow("garbage first") << "echo 'Segmentation fault'; sleep 30" << ""
                                    << "the runner's first message is malformed (";
-    QTest::newRow("wrong first message") << R"(echo '{"type":"pong","id":1}'; sleep 30)" << ""
+    QTest::newRow("wrong first message") << R"(echo '{"type":"pong","id":1,"protocol_version":2}'; sleep 30)" << ""
                                          << "the runner's first message is \"pong\", not \"hello\"";
-    QTest::newRow("newer protocol") << R"(echo '{"type":"hello","protocol":2}'; sleep 30)" << ""
-                                    << "the runner speaks protocol version 2; this program speaks version 1";
+    QTest::newRow("newer protocol") << R"(echo '{"type":"hello","protocol_version":3}'; sleep 30)" << ""
+                                    << "the runner speaks protocol 3 and this KernelForge speaks protocol 2";
+    QTest::newRow("protocol 1 runner") << R"(echo '{"type":"hello","protocol":1}'; sleep 30)" << ""
+                                       << "the runner speaks protocol 1 and this KernelForge speaks protocol 2";
 }
 
 void TestSupervisor::startFailures()
@@ -224,11 +228,11 @@ void TestSupervisor::helloReportsNoDeviceWithAReason()
     RunnerSupervisor sup(hookOptions());
     auto h = sup.hello();
     KF_VERIFY_OK(h);
-    QCOMPARE(h->value("type", ""), std::string("hello"));
-    QCOMPARE(h->value("protocol", 0), protocol::kVersion);
-    if (!h->value("device", json()).is_null())
+    // A hello of another protocol version would have been refused: this one is ours.
+    if (h->device)
         QSKIP("this machine has a CUDA device; the row checks the runner's CPU mode");
-    QVERIFY2(!h->value("device_error", "").empty(), qPrintable(qs(h->dump())));
+    QVERIFY2(!h->deviceError.empty(), qPrintable(qs(h->toJson().dump())));
+    QVERIFY(h->has("dump"));
     QVERIFY(sup.pid() > 0);
 }
 
@@ -236,10 +240,10 @@ void TestSupervisor::pingWorks()
 {
     REQUIRE_RUNNER();
     RunnerSupervisor sup(hookOptions());
-    auto first = sup.request({{"type", "ping"}});
+    auto first = sup.control({{"type", "ping"}});
     QVERIFY2(first.ok(), qPrintable(why(first)));
     const pid_t pid = sup.pid();
-    auto second = sup.request({{"type", "ping"}});
+    auto second = sup.control({{"type", "ping"}});
     QVERIFY2(second.ok(), qPrintable(why(second)));
     QCOMPARE(sup.pid(), pid); // kept warm between requests
     QCOMPARE(sup.restarts(), 0);
@@ -269,14 +273,16 @@ void TestSupervisor::verifyWithoutGpuIsNotFatal()
                 {"shapes", "tests"},
                 {"launch_timeout_ms", 10000}};
     const pid_t pid = sup.pid();
-    auto r = sup.request(req);
+    auto typed = protocol::RunRequest::fromJson(req);
+    KF_VERIFY_OK(typed);
+    auto r = sup.request(typed.value());
     QVERIFY(!r.ok());
     const QString w = qs(r.error().why);
     QVERIFY2(w.contains("GPU", Qt::CaseInsensitive) || w.contains("CUDA", Qt::CaseInsensitive), qPrintable(w));
     QVERIFY2(!w.contains("restarted"), qPrintable(w));
     QCOMPARE(sup.pid(), pid); // a non-fatal error keeps the runner
     QCOMPARE(sup.restarts(), 0);
-    auto ping = sup.request({{"type", "ping"}});
+    auto ping = sup.control({{"type", "ping"}});
     QVERIFY2(ping.ok(), qPrintable(why(ping)));
     QCOMPARE(sup.pid(), pid);
 }
@@ -287,13 +293,13 @@ void TestSupervisor::crashNamesTheSignalAndRestarts()
     RunnerSupervisor sup(hookOptions());
     KF_VERIFY_OK(sup.hello());
     const pid_t before = sup.pid();
-    auto r = sup.request({{"type", "test_crash"}});
+    auto r = sup.control({{"type", "test_crash"}});
     QVERIFY(!r.ok());
     const QString w = qs(r.error().why);
     QVERIFY2(w.startsWith("the runner crashed (SIGSEGV) "), qPrintable(w));
     QVERIFY2(w.endsWith("; it was restarted."), qPrintable(w));
     QVERIFY(!processExists(before)); // reaped: no zombie left behind
-    auto ping = sup.request({{"type", "ping"}});
+    auto ping = sup.control({{"type", "ping"}});
     QVERIFY2(ping.ok(), qPrintable(why(ping)));
     QVERIFY(sup.pid() > 0);
     QVERIFY(sup.pid() != before);
@@ -308,7 +314,7 @@ void TestSupervisor::hangTripsTheWatchdog()
     const pid_t before = sup.pid();
     QElapsedTimer timer;
     timer.start();
-    auto r = sup.request({{"type", "test_hang"}, {"timeout_ms", 300}});
+    auto r = sup.control({{"type", "test_hang"}, {"timeout_ms", 300}});
     const qint64 elapsed = timer.elapsed();
     QVERIFY(!r.ok());
     const QString w = qs(r.error().why);
@@ -318,7 +324,7 @@ void TestSupervisor::hangTripsTheWatchdog()
     // Only that it did not sit out the idle timeout (120 s); the bound is generous for slow CI.
     QVERIFY2(elapsed < 30000, qPrintable(QString("took %1 ms").arg(elapsed)));
     QVERIFY(!processExists(before));
-    auto ping = sup.request({{"type", "ping"}});
+    auto ping = sup.control({{"type", "ping"}});
     QVERIFY2(ping.ok(), qPrintable(why(ping)));
     QCOMPARE(sup.restarts(), 1);
 }
@@ -331,13 +337,13 @@ void TestSupervisor::idleTimeoutGuardsEverything()
     KF_VERIFY_OK(sup.hello());
     QElapsedTimer timer;
     timer.start();
-    auto r = sup.request({{"type", "test_hang"}, {"timeout_ms", 600000}});
+    auto r = sup.control({{"type", "test_hang"}, {"timeout_ms", 600000}});
     QVERIFY(!r.ok());
     const QString w = qs(r.error().why);
     QVERIFY2(w.startsWith("the runner sent nothing for 1 s during "), qPrintable(w));
     QVERIFY2(w.endsWith(" and was presumed hung; it was restarted."), qPrintable(w));
     QVERIFY2(timer.elapsed() < 60000, qPrintable(QString("took %1 ms").arg(timer.elapsed())));
-    auto ping = sup.request({{"type", "ping"}});
+    auto ping = sup.control({{"type", "ping"}});
     QVERIFY2(ping.ok(), qPrintable(why(ping)));
     QCOMPARE(sup.restarts(), 1);
 }
@@ -348,13 +354,13 @@ void TestSupervisor::fatalErrorRestarts()
     RunnerSupervisor sup(hookOptions());
     KF_VERIFY_OK(sup.hello());
     const pid_t before = sup.pid();
-    auto r = sup.request({{"type", "test_fatal"}});
+    auto r = sup.control({{"type", "test_fatal"}});
     QVERIFY(!r.ok());
     const QString w = qs(r.error().why);
     QVERIFY2(w.endsWith(" The CUDA context was lost; the runner was restarted."), qPrintable(w));
     QVERIFY2(!w.startsWith(" The CUDA context"), "the runner's own reason comes first");
     QVERIFY(!processExists(before));
-    auto ping = sup.request({{"type", "ping"}});
+    auto ping = sup.control({{"type", "ping"}});
     QVERIFY2(ping.ok(), qPrintable(why(ping)));
     QVERIFY(sup.pid() != before);
     QCOMPARE(sup.restarts(), 1);
@@ -366,13 +372,13 @@ void TestSupervisor::garbageIsAProtocolError()
     RunnerSupervisor sup(hookOptions());
     KF_VERIFY_OK(sup.hello());
     const pid_t before = sup.pid();
-    auto r = sup.request({{"type", "test_garbage"}});
+    auto r = sup.control({{"type", "test_garbage"}});
     QVERIFY(!r.ok());
     const QString w = qs(r.error().why);
     QVERIFY2(w.startsWith("the runner sent a malformed message ("), qPrintable(w));
     QVERIFY2(w.endsWith("; it was restarted."), qPrintable(w));
     QVERIFY(!processExists(before));
-    auto ping = sup.request({{"type", "ping"}});
+    auto ping = sup.control({{"type", "ping"}});
     QVERIFY2(ping.ok(), qPrintable(why(ping)));
     QCOMPARE(sup.restarts(), 1);
 }
@@ -392,9 +398,9 @@ void TestSupervisor::cancellationFromAnotherThread()
     bool signalled = false;
     QElapsedTimer timer;
     timer.start();
-    auto r = sup.request({{"type", "test_hang"}, {"timeout_ms", 600000}},
-                         [&](const json& m) {
-                             if (m.value("type", "") == "launch_begin" && !signalled) {
+    auto r = sup.control({{"type", "test_hang"}, {"timeout_ms", 600000}},
+                         [&](const protocol::Event& e) {
+                             if (e.kind == protocol::Event::Kind::LaunchBegin && !signalled) {
                                  signalled = true;
                                  launched.set_value();
                              }
@@ -407,7 +413,7 @@ void TestSupervisor::cancellationFromAnotherThread()
     QVERIFY(!r.ok());
     QCOMPARE(qs(r.error().why), QString("cancelled"));
     QVERIFY2(timer.elapsed() < 30000, qPrintable(QString("took %1 ms").arg(timer.elapsed())));
-    auto ping = sup.request({{"type", "ping"}});
+    auto ping = sup.control({{"type", "ping"}});
     QVERIFY2(ping.ok(), qPrintable(why(ping)));
 }
 
@@ -437,7 +443,7 @@ void TestSupervisor::crashTakesTheWholeProcessGroup()
     f.write(QString("#!/bin/sh\n"
                     "sleep 300 &\n"
                     "echo $! > '%1'\n"
-                    "echo '{\"type\":\"hello\",\"protocol\":1,\"device\":null,\"device_error\":\"fake\"}'\n"
+                    "echo '{\"type\":\"hello\",\"protocol_version\":2,\"device\":null,\"device_error\":\"fake\"}'\n"
                     "read line\n"
                     "kill -SEGV $$\n")
                 .arg(childPidFile)
@@ -457,7 +463,7 @@ void TestSupervisor::crashTakesTheWholeProcessGroup()
 
     QElapsedTimer timer;
     timer.start();
-    auto r = sup.request({{"type", "ping"}});
+    auto r = sup.control({{"type", "ping"}});
     QVERIFY(!r.ok());
     QVERIFY2(qs(r.error().why).startsWith("the runner crashed (SIGSEGV) while handling the ping request"), qPrintable(qs(r.error().why)));
     QVERIFY2(timer.elapsed() < 20000, qPrintable(QString("took %1 ms").arg(timer.elapsed())));

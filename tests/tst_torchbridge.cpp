@@ -3,6 +3,7 @@
 // TorchScript, result copies and the sentences failures produce. The GPU server runs the same
 // code in CUDA mode; nothing here needs a GPU.
 #include "device/runner/TorchBridge.h"
+#include "engine/protocol/VerifyReport.h"
 #include "engine/task/OpCatalog.h"
 #include "engine/verify/Compare.h"
 #include "testutil.h"
@@ -1210,7 +1211,7 @@ void TestTorchBridge::fusedMoreAccurateKernelPasses()
     QVERIFY(judged->golden.available);
     QVERIFY2(judged->golden.ratio() < 1.0, qPrintable(QString::number(judged->golden.ratio())));
     QVERIFY(judged->golden.libtorchMaxError > 0);
-    const json j = toJson(*judged);
+    const json j = kf::protocol::toJson(*judged);
     QVERIFY(j["golden"]["available"] == json(true));
     QVERIFY(j["golden"]["error_ratio"].get<double>() < 1.0);
 }

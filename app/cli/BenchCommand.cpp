@@ -1,38 +1,31 @@
 #include "BenchCommand.h"
 
-#include "ReportText.h"
+#include "engine/protocol/ReportJson.h"
 #include "RunnerCommand.h"
 #include "TextTable.h"
 
 #include <algorithm>
 #include <memory>
 
-using nlohmann::json;
 
 namespace kf::cli {
 
 namespace {
 
-std::string withUnit(const json& v, const char* unit, int significant = 4)
+std::string numberText(const std::optional<double>& v, int significant, const char* unit = "")
 {
-    std::string n = numberText(v, significant);
-    return n == "-" ? n : n + unit;
-}
-
-void addFlag(std::vector<std::string>& flags, const std::string& flag)
-{
-    if (std::find(flags.begin(), flags.end(), flag) == flags.end())
-        flags.push_back(flag);
+    return v ? protocol::formatNumber(*v, significant) + unit : std::string("-");
 }
 
 } // namespace
 
-void printBenchReport(std::ostream& out, const json& report, bool withSet)
+void printBenchReport(std::ostream& out, const protocol::RunReport& run, bool withSet)
 {
-    out << reportHeader(report) << '\n';
-    const std::string verdict = stringField(report, "verdict");
-    const json& shapes = field(report, "shapes");
-    if (shapes.is_array() && !shapes.empty()) {
+    const protocol::Header& h = run.header;
+    out << h.title() << '\n';
+    static const protocol::BenchReport none;
+    const protocol::BenchReport& report = run.bench ? *run.bench : none;
+    if (!report.shapes.empty()) {
         using A = TextTable::Align;
         TextTable table({{"shape", A::Left},
                          {"candidate (median ± IQR)", A::Right},
@@ -42,48 +35,39 @@ void printBenchReport(std::ostream& out, const json& report, bool withSet)
                          {"TFLOP/s", A::Right},
                          {"samples", A::Right},
                          {"flags", A::Left}});
-        for (const auto& s : shapes) {
-            const json& cand = field(s, "candidate");
-            const json& base = field(s, "baseline");
-            std::string candText = numberText(field(cand, "median_ms"), 4);
-            if (candText != "-")
-                candText += " ± " + numberText(field(cand, "iqr_ms"), 2) + " ms";
-            std::string gbs = fixedText(field(s, "achieved_gbs"), 1);
-            if (field(s, "pct_peak_bandwidth").is_number())
-                gbs += " (" + fixedText(field(s, "pct_peak_bandwidth"), 1) + " %)";
-            std::string tflops = numberValue(field(s, "flops")) > 0 ? fixedText(field(s, "achieved_tflops"), 2) : "-";
-            std::string samples = numberText(field(cand, "samples"), 17);
-            if (field(base, "samples") != field(cand, "samples"))
-                samples += "/" + numberText(field(base, "samples"), 17);
-            std::vector<std::string> flags;
-            for (const auto& f : field(s, "flags"))
-                if (f.is_string())
-                    flags.push_back(f.get<std::string>());
-            // Shown even if the runner did not list them as flags: these two make the number a lie.
-            if (field(s, "below_floor") == json(true))
-                addFlag(flags, "below roofline floor");
-            if (const json& rc = field(s, "recheck"); field(rc, "passed") == json(false))
-                addFlag(flags, "re-check failed" + (stringField(rc, "failure").empty() ? "" : ": " + stringField(rc, "failure")));
+        for (const protocol::BenchShape& s : report.shapes) {
+            std::string candText = numberText(s.candidate.medianMs, 4);
+            if (s.candidate.medianMs)
+                candText += " ± " + numberText(s.candidate.iqrMs, 2) + " ms";
+            std::string gbs = s.achievedGbs ? protocol::formatFixed(*s.achievedGbs, 1) : "-";
+            if (s.pctPeakBandwidth)
+                gbs += " (" + protocol::formatFixed(*s.pctPeakBandwidth, 1) + " %)";
+            const std::string tflops = s.flops > 0 && s.achievedTflops ? protocol::formatFixed(*s.achievedTflops, 2) : "-";
+            std::string samples = std::to_string(s.candidate.samples);
+            if (s.baseline.samples != s.candidate.samples)
+                samples += "/" + std::to_string(s.baseline.samples);
             std::string flagText;
-            for (const auto& f : flags)
+            // allFlags: shown even if the runner did not list them, since these make the number a lie.
+            for (const std::string& f : s.allFlags())
                 flagText += (flagText.empty() ? "" : "; ") + f;
-            table.addRow({shapeText(s, withSet), candText, withUnit(field(base, "median_ms"), " ms"),
-                          withUnit(field(s, "speedup"), "×", 3), gbs, tflops, samples, TextTable::truncate(flagText, 80)});
+            table.addRow({s.id.text(withSet), candText, numberText(s.baseline.medianMs, 4, " ms"), numberText(s.speedup, 3, "×"),
+                          gbs, tflops, samples, TextTable::truncate(flagText, 80)});
         }
         table.print(out);
-        if (const json& g = field(report, "geomean_speedup"); g.is_number() || g.is_string()) {
-            out << "  geomean speedup " << numberText(g, 3) << "× over " << shapes.size() << " shape(s)";
-            if (const json& all = field(report, "all_shapes_at_least_1x"); all.is_boolean())
-                out << "; every shape at least 1×: " << (all.get<bool>() ? "yes" : "no");
+        if (report.geomeanSpeedup) {
+            out << "  geomean speedup " << protocol::formatNumber(*report.geomeanSpeedup) << "× over " << report.shapes.size()
+                << " shape(s)";
+            if (report.allShapesAtLeast1x)
+                out << "; every shape at least 1×: " << (*report.allShapesAtLeast1x ? "yes" : "no");
             out << '\n';
         }
     }
-    if (verdict == "ok")
+    if (h.verdict == "ok")
         out << "  OK\n";
-    else if (verdict == "fail")
-        out << "  FAIL: " << stringField(report, "summary", "the measurement is not trustworthy") << '\n';
+    else if (h.verdict == "fail")
+        out << "  FAIL: " << (h.summary.empty() ? "the measurement is not trustworthy" : h.summary) << '\n';
     else
-        out << "  " << errorLine(report) << '\n';
+        out << "  " << h.errorLine() << '\n';
 }
 
 void addBenchCommand(CLI::App& app, int& exitCode)

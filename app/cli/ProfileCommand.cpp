@@ -1,17 +1,15 @@
 #include "ProfileCommand.h"
 
-#include "ReportText.h"
 #include "RunnerCommand.h"
 #include "TextTable.h"
 #include "engine/profile/Hints.h"
-#include "engine/profile/MetricCatalog.h"
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/MetricCatalog.h"
+#include "engine/protocol/ProfileReport.h"
 
 #include <cmath>
 #include <cstdio>
 #include <memory>
 
-using nlohmann::json;
 
 namespace kf::cli {
 
@@ -135,16 +133,14 @@ void printKernels(std::ostream& out, const ProfileReport& r)
 
 } // namespace
 
-void printProfileReport(std::ostream& out, const json& report)
+void printProfileReport(std::ostream& out, const protocol::RunReport& report)
 {
-    out << reportHeader(report) << '\n';
-    auto parsed = ProfileReport::fromJson(report, "the runner's profile report");
-    if (!parsed) {
-        out << "  " << (stringField(report, "verdict") == "error" ? errorLine(report) : "ERROR: " + parsed.error().message())
-            << '\n';
+    out << report.header.title() << '\n';
+    if (report.isError() || !report.profile) {
+        out << "  " << report.header.errorLine() << '\n';
         return;
     }
-    const ProfileReport& r = parsed.value();
+    const ProfileReport& r = *report.profile;
     std::string shape;
     for (const auto& [k, v] : r.shape)
         shape += (shape.empty() ? "" : ", ") + k + "=" + std::to_string(v);

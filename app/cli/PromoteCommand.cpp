@@ -91,7 +91,7 @@ int promote(const PromoteArgs& a)
             documents.push_back(std::move(j.value()));
         }
     } else {
-        Json reports = Json::array();
+        std::vector<protocol::RunReport> reports;
         RunArgs run;
         run.path = a.path;
         run.candidates = {candidate};
@@ -113,11 +113,16 @@ int promote(const PromoteArgs& a)
         rc = runOnRunner(run, &reports);
         if (rc != kExitOk && rc != kExitFailed)
             return rc;
-        documents.push_back(Json{{"reports", reports}});
+        Json fresh = Json::array();
+        for (const protocol::RunReport& r : reports)
+            fresh.push_back(r.json);
+        documents.push_back(Json{{"reports", fresh}});
         if (!a.json)
             std::cout << '\n';
     }
     const Evidence evidence = collectEvidence(documents, candidate);
+    for (const Error& e : evidence.unreadable)
+        std::cerr << "kforge: not evidence: " << e.message() << '\n';
     PromotionInput in{std::move(task), candidate, evidence.correctness, evidence.performance, whoAmI()};
     auto outcome = registry.promote(in);
     if (!outcome) {
@@ -144,7 +149,7 @@ int promote(const PromoteArgs& a)
         printGates(std::cout, outcome->gates);
         if (ok) {
             std::cout << "promoted " << outcome->entry->id << "\n  folder: " << registry.entryDirectory(outcome->entry->id).string()
-                      << "\n  scope: " << evidenceScope(in.task, in.performance) << '\n';
+                      << "\n  scope: " << evidenceScope(in.task, *in.performance->bench) << '\n';
         } else {
             const GateCheck* f = outcome->gates.firstFailure();
             std::cerr << "kforge: promotion refused: " << f->title << ": " << f->detail

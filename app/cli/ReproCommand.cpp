@@ -1,7 +1,6 @@
 #include "ReproCommand.h"
 
 #include "ExitCodes.h"
-#include "ReportText.h"
 #include "RunnerSession.h"
 #include "engine/core/Files.h"
 #include "engine/repro/Repro.h"
@@ -10,38 +9,39 @@
 #include <iostream>
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace kf::cli {
 
 namespace {
 
 // The first failing trial of a report that has its tensors saved, with its case folder.
-const json* firstSavedCase(const json& report, fs::path& caseDir, std::string& skipped)
+const protocol::Trial* firstSavedCase(const protocol::RunReport& report, fs::path& caseDir, std::string& skipped)
 {
-    const std::string dumpDir = stringField(report, "dump_dir");
-    for (const json& s : field(report, "shapes"))
-        for (const json& t : field(s, "trials")) {
-            if (field(t, "passed") != json(false))
+    if (!report.verify)
+        return nullptr;
+    const std::string& dumpDir = report.header.dumpDir;
+    for (const protocol::CorrectnessShape& s : report.verify->shapes)
+        for (const protocol::Trial& t : s.trials) {
+            if (t.passed)
                 continue;
-            if (std::string c = stringField(t, "case"); !c.empty() && !dumpDir.empty()) {
-                caseDir = fs::path(dumpDir) / c;
+            if (!t.caseDir.empty() && !dumpDir.empty()) {
+                caseDir = fs::path(dumpDir) / t.caseDir;
                 return &t;
             }
             if (skipped.empty())
-                skipped = stringField(t, "case_skipped", "the runner saved no tensors for it");
+                skipped = t.caseSkipped.empty() ? "the runner saved no tensors for it" : t.caseSkipped;
         }
     return nullptr;
 }
 
 } // namespace
 
-bool exportFirstCase(const json& report, const Task& task, const std::string& bundleDir)
+bool exportFirstCase(const protocol::RunReport& report, const Task& task, const std::string& bundleDir)
 {
     fs::path caseDir;
     std::string skipped;
     if (!firstSavedCase(report, caseDir, skipped)) {
-        if (stringField(report, "verdict") == "pass")
+        if (report.header.verdict == "pass")
             std::cerr << "kforge: nothing to export: every shape passed\n";
         else
             std::cerr << "kforge: no repro bundle: " << (skipped.empty() ? "no failing trial was saved" : skipped) << '\n';
@@ -78,24 +78,20 @@ int runRepro(const RunArgs& a)
     std::error_code ec;
     const fs::path inputs = fs::absolute(b.caseDir / "inputs", ec);
 
-    RunnerSession session(a.runnerPath);
-    if (auto failed = session.start(a.arch))
+    RunnerSession session(a.runnerPath, a.arch);
+    if (auto failed = session.start())
         return *failed;
     RunSettings s;
     s.onlyShapes = {b.kase.shape};
     s.setName = "repro";
     s.trials = 1;
-    s.seed = parseSeed(b.kase.seed);
+    s.seed = protocol::parseSeed(b.kase.seed);
     s.firstTrial = b.kase.trial;
     s.samples = a.samples;
     s.launchTimeoutMs = a.launchTimeoutMs;
     s.inputsDir = inputs.string();
     // The re-run's tensors stay with the bundle, so a fixed and a broken run sit side by side.
     s.dumpDir = newRunDumpDir(b.task.name, b.kase.candidateFile, fs::absolute(b.dir, ec) / "reruns").string();
-    if (std::string missing = missingRunnerFeature(session.hello(), s); !missing.empty()) {
-        std::cerr << "kforge: this kforge-runner cannot replay a bundle (it lacks \"" << missing << "\"); rebuild it\n";
-        return kExitEnvironment;
-    }
     if (session.arch() != b.kase.arch && !b.kase.arch.empty())
         std::cerr << "note: the case failed on " << b.kase.arch << "; this GPU is " << session.arch()
                   << ", so the candidate is compiled for it\n";
@@ -105,37 +101,39 @@ int runRepro(const RunArgs& a)
         std::cerr << "kforge: " << (session.cancelled() ? std::string("cancelled") : report.error().message()) << '\n';
         return session.cancelled() ? kExitInterrupted : kExitFailed;
     }
-    json& r = report.value();
-    const json* trial = nullptr;
-    for (const json& sh : field(r, "shapes"))
-        for (const json& t : field(sh, "trials"))
-            trial = trial ? trial : &t;
+    protocol::RunReport& r = report.value();
+    const protocol::Trial* trial = nullptr;
+    if (r.verify)
+        for (const protocol::CorrectnessShape& sh : r.verify->shapes)
+            for (const protocol::Trial& t : sh.trials)
+                trial = trial ? trial : &t;
     if (!trial) {
         if (!a.json)
             printVerifyReport(std::cout, r, true);
         else
-            std::cout << r.dump(2) << '\n';
-        return stringField(r, "verdict") == "error" ? kExitEnvironment : kExitFailed;
+            std::cout << r.json.dump(2) << '\n';
+        return r.isError() ? kExitEnvironment : kExitFailed;
     }
     fs::path rerunCase;
-    if (std::string c = stringField(*trial, "case"); !c.empty())
-        rerunCase = fs::path(stringField(r, "dump_dir")) / c;
+    if (!trial->caseDir.empty())
+        rerunCase = fs::path(r.header.dumpDir) / trial->caseDir;
     auto cmp = compareReproduction(b, *trial, rerunCase);
     if (!cmp) {
         std::cerr << "kforge: " << cmp.error().message() << '\n';
         return kExitEnvironment;
     }
-    r["repro"] = toJson(cmp.value());
-    r["repro"]["bundle"] = fs::absolute(b.dir, ec).string();
+    nlohmann::json out = r.json;
+    out["repro"] = toJson(cmp.value());
+    out["repro"]["bundle"] = fs::absolute(b.dir, ec).string();
     if (a.json) {
-        std::cout << r.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+        std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     } else {
         printVerifyReport(std::cout, r, true);
         std::cout << "  repro: " << cmp->sentence << '\n';
         if (!rerunCase.empty())
             std::cout << "  tensors of the re-run: " << rerunCase.string() << '\n';
     }
-    return stringField(r, "verdict") == "pass" ? kExitOk : kExitFailed;
+    return r.header.verdict == "pass" ? kExitOk : kExitFailed;
 }
 
 } // namespace kf::cli

@@ -4,6 +4,7 @@
 // smallest shape that still fails the same way (engine/repro/Repro.h, engine/verify/Shrink.h).
 
 #include "RunnerCommand.h"
+#include "engine/protocol/RunReport.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,7 +17,7 @@ int runRepro(const RunArgs& args);
 
 /// Exports the first saved failing case of `report` (its dump_dir) as a bundle in `bundleDir`.
 /// Prints what it did; returns false (after printing why) when nothing could be exported.
-bool exportFirstCase(const nlohmann::json& report, const Task& task, const std::string& bundleDir);
+bool exportFirstCase(const protocol::RunReport& report, const Task& task, const std::string& bundleDir);
 
 /// Shrinks the first failing (or the given) shape of one candidate; exit 1 when a failing
 /// shape was found, 0 when nothing fails.

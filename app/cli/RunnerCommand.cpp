@@ -9,7 +9,8 @@
 #include "engine/compile/TaskCompile.h"
 #include "engine/core/Clock.h"
 #include "engine/core/Files.h"
-#include "engine/runner/RunRequest.h"
+#include "engine/protocol/ReportJson.h"
+#include "engine/runner/RunSettings.h"
 #include "engine/task/HeldOut.h"
 #include "engine/task/Task.h"
 
@@ -20,7 +21,7 @@
 #include <regex>
 
 namespace fs = std::filesystem;
-using nlohmann::json;
+
 
 namespace kf::cli {
 
@@ -40,10 +41,11 @@ RunSettings settingsFor(const RunArgs& a, const std::optional<std::uint64_t>& se
     settings.trials = a.trials;
     settings.seed = seed;
     settings.launchTimeoutMs = a.launchTimeoutMs;
-    settings.timeCapMs = a.timeCapMs;
-    settings.minSamples = a.minSamples;
-    settings.maxSamples = a.maxSamples;
-    settings.targetSpread = a.targetSpread;
+    settings.bench.timeCapMs = a.timeCapMs;
+    settings.bench.minSamples = a.minSamples;
+    settings.bench.maxSamples = a.maxSamples;
+    settings.bench.targetSpread = a.targetSpread;
+    settings.heldOutCount = a.kind == RunKind::Verify ? a.heldOut : 0;
     settings.samples = a.samples;
     settings.dumpDir = a.dumpDir;
     settings.dumpMaxBytes = a.dumpMaxMib << 20;
@@ -66,7 +68,7 @@ std::optional<Task> loadTaskArgument(const std::string& path)
     return std::move(loaded.value());
 }
 
-int runOnRunner(const RunArgs& a, json* collect)
+int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
 {
     const bool bench = a.kind == RunKind::Bench;
     const bool profile = a.kind == RunKind::Profile;
@@ -75,7 +77,7 @@ int runOnRunner(const RunArgs& a, json* collect)
     // Everything the command line and the task can get wrong is a usage error (2), found before
     // the runner starts.
     std::optional<std::uint64_t> seed;
-    if (!a.seed.empty() && !(seed = parseSeed(a.seed))) {
+    if (!a.seed.empty() && !(seed = protocol::parseSeed(a.seed))) {
         std::cerr << "kforge: --seed " << a.seed << " is not a 64-bit hexadecimal number (e.g. 0x9f3a5c)\n";
         return kExitUsage;
     }
@@ -138,49 +140,26 @@ int runOnRunner(const RunArgs& a, json* collect)
                   << " shapes; add some under \"shapes\" in task.json or pass --shapes all\n";
         return kExitUsage;
     }
-    // Read every source now (the architecture is filled in once the runner has named the GPU).
-    std::vector<CompileRequest> requests;
-    for (const Candidate* c : candidates) {
-        auto req = compileRequestFor(task, *c, a.arch.empty() ? "sm_90" : a.arch);
-        if (!req) {
+    // Every source must be readable before the runner starts (the architecture comes later).
+    for (const Candidate* c : candidates)
+        if (auto req = compileRequestFor(task, *c, a.arch.empty() ? "sm_90" : a.arch); !req) {
             std::cerr << "kforge: " << req.error().message() << '\n';
             return kExitUsage;
         }
-        requests.push_back(std::move(req.value()));
-    }
 
-    RunnerSession session(a.runnerPath);
-    if (auto failed = session.start(a.arch))
+    RunnerSession session(a.runnerPath, a.arch);
+    if (auto failed = session.start())
         return *failed;
-    const std::string& arch = session.arch();
-    const TaskPayload payload = taskPayload(task);
-    const std::string& taskHash = payload.hash;
-    const RunKind runKind = a.kind;
     RunSettings settings = settingsFor(a, seed);
     if (profile) {
         settings.onlyShapes = {*profileShape};
         settings.setName = profileSet;
         settings.profileBaseline = !a.noBaseline;
-        if (!runnerHas(session.hello(), "profile")) {
-            std::cerr << "kforge: this kforge-runner cannot profile (its hello lacks \"profile\"); rebuild it with this kforge\n";
-            return kExitEnvironment;
-        }
     }
     if (!a.exportRepro.empty() && settings.dumpDir.empty())
         settings.dumpDir = newRunDumpDir(task.name, candidates.front()->file).string();
-    if (!bench && a.heldOut > 0) {
-        // Derived with the replay seed when one is given, else with a secret one.
-        const std::uint64_t heldOutSeed = seed ? *seed : parseSeed(freshSeeds(1, std::nullopt).front()).value_or(1);
-        settings.heldOut = deriveHeldOutShapes(task, heldOutSeed, a.heldOut);
-    }
-    if (std::string missing = missingRunnerFeature(session.hello(), settingsFor(a, seed)); !missing.empty()) {
-        std::cerr << "kforge: this kforge-runner is too old for the options given (it lacks \"" << missing
-                  << "\"); rebuild it with this kforge\n";
-        return kExitEnvironment;
-    }
-    const bool withSet = a.shapes == "all" || !settings.heldOut.empty();
-    ProgressLine& progress = session.progress();
-    json reports = json::array();
+    const bool withSet = a.shapes == "all" || settings.heldOutCount > 0;
+    std::vector<protocol::RunReport> reports;
     bool allOk = true;
     bool noCounters = false;    // a profile without counters: the machine's limit, not the kernel's
 
@@ -189,78 +168,49 @@ int runOnRunner(const RunArgs& a, json* collect)
       // --repeat N measures edit-to-verdict latency the way the workbench sees it: one process,
       // a warm runner, and each round a real edit (so the compile cache misses), a compile and a
       // full verification. Only the last round's report is printed; every round's times are kept.
-      json latency = json::array();
+      std::vector<protocol::RoundTiming> latency;
+      std::optional<std::string> source;
       for (int round = 0; round < repeats; ++round) {
         const Candidate& c = *candidates[i];
-        CompileRequest& req = requests[i];
-        if (round > 0)
-            req.source += "\n// edited by kforge --repeat (round " + std::to_string(round) + ")\n";
-        const std::string label = task.name + "/" + c.file;
-        const std::string startedAt = utcNow();
-        const auto started = std::chrono::steady_clock::now();
-        progress.show(label + ": compiling for " + arch, true);
-
-        const auto compileStart = std::chrono::steady_clock::now();
-        auto built = session.compile(req);
-        const double compileMs = msSince(compileStart);
-        double runnerMs = 0;
-        progress.clear();
-        if (!built) {
-            std::cerr << "kforge: " << (session.cancelled() ? std::string("cancelled") : built.error().message()) << '\n';
-            return session.cancelled() ? kExitInterrupted : kExitEnvironment;
+        if (round > 0) {
+            if (!source)
+                source = compileRequestFor(task, c, session.arch()).value().source;
+            *source += "\n// edited by kforge --repeat (round " + std::to_string(round) + ")\n";
         }
-        const CompileResult& r = built.value();
-        const json candidate = candidateHeader(c, req, r);
-        json report;
-        if (!r.success || r.cubin.empty()) {
-            for (const auto& d : r.diagnostics)
-                std::cerr << formatDiagnostic(d);
-            Error e{"compile " + c.file + " for " + arch,
-                    r.success ? "NVRTC produced no cubin for " + arch
-                              : "the candidate does not compile: " + std::to_string(r.errorCount()) + " error(s)",
-                    r.success ? "" : "fix the errors printed above; `kforge compile` shows them with their source lines",
-                    req.fileName,
-                    {}};
-            report = errorReport(runKind, task, taskHash, candidate, session.hello(), e, startedAt, msSince(started));
-        } else {
-            RunSettings perCandidate = settings;
-            if (!settings.dumpDir.empty() && candidates.size() > 1)
-                perCandidate.dumpDir = (fs::path(settings.dumpDir) / fs::path(c.file).stem()).string();
-            json request = buildRunRequest(runKind, payload, c, req, r, session.nvrtc(), perCandidate);
-            const auto runnerStart = std::chrono::steady_clock::now();
-            auto result = session.request(std::move(request), label);
-            runnerMs = msSince(runnerStart);
-            if (!result && session.cancelled()) {
+        const std::string label = task.name + "/" + c.file;
+        RunSettings perCandidate = settings;
+        if (!settings.dumpDir.empty() && candidates.size() > 1)
+            perCandidate.dumpDir = (fs::path(settings.dumpDir) / fs::path(c.file).stem()).string();
+        auto outcome = session.run(a.kind, task, c.file, perCandidate, label, source);
+        if (!outcome || outcome->cancelled) {
+            if (session.cancelled()) {
                 std::cerr << "kforge: cancelled\n";
                 return kExitInterrupted;
             }
-            if (result) {
-                report = std::move(result.value());
-            } else {
-                // The supervisor has put the runner down; the next candidate gets a fresh one.
-                if (a.json)
-                    std::cerr << "kforge: " << label << ": " << result.error().message() << '\n';
-                report = errorReport(runKind, task, taskHash, candidate, session.hello(), result.error(), startedAt,
-                                     msSince(started));
-            }
+            std::cerr << "kforge: " << outcome.error().message() << '\n';
+            return kExitEnvironment;
         }
+        if (outcome->failure && outcome->runnerRestarted && a.json)
+            std::cerr << "kforge: " << label << ": " << outcome->failure->message() << '\n';
+        protocol::RunReport report = std::move(outcome->report);
+        const std::string& verdict = report.header.verdict;
         if (repeats > 1) {
-            latency.push_back({{"round", round}, {"compile_ms", compileMs}, {"runner_ms", runnerMs},
-                               {"total_ms", compileMs + runnerMs}, {"verdict", stringField(report, "verdict")}});
-            std::cerr << label << ": round " << round + 1 << "/" << repeats << ": compile " << compileMs
-                      << " ms + runner " << runnerMs << " ms = " << compileMs + runnerMs << " ms ("
-                      << stringField(report, "verdict") << ")\n";
+            latency.push_back({round, outcome->compileMs, outcome->runnerMs, outcome->compileMs + outcome->runnerMs, verdict});
+            std::cerr << label << ": round " << round + 1 << "/" << repeats << ": compile " << outcome->compileMs
+                      << " ms + runner " << outcome->runnerMs << " ms = " << outcome->compileMs + outcome->runnerMs << " ms ("
+                      << verdict << ")\n";
             if (round + 1 < repeats)
                 continue;
-            report["edit_to_verdict"] = latency;
+            report.header.editToVerdict = latency;
+            report.header.writeTo(report.json); // the rounds travel with --json and --report
         }
-        if (stringField(report, "verdict") != (bench || profile ? "ok" : "pass"))
+        if (verdict != (bench || profile ? "ok" : "pass"))
             allOk = false;
-        noCounters = noCounters || (profile && stringField(report, "verdict") == "no_counters");
-        if (!a.exportRepro.empty() && stringField(report, "verdict") == "fail")
+        noCounters = noCounters || (profile && verdict == "no_counters");
+        if (!a.exportRepro.empty() && verdict == "fail")
             exportFirstCase(report, task, a.exportRepro);
-        else if (!settings.dumpDir.empty() && stringField(report, "verdict") == "fail" && !a.json)
-            std::cerr << "failing tensors saved in " << stringField(report, "dump_dir") << '\n';
+        else if (!settings.dumpDir.empty() && verdict == "fail" && !a.json)
+            std::cerr << "failing tensors saved in " << report.header.dumpDir << '\n';
         if (!a.json) {
             if (i > 0)
                 std::cout << '\n';
@@ -278,12 +228,15 @@ int runOnRunner(const RunArgs& a, json* collect)
 
     const int failedExit = noCounters ? kExitEnvironment : kExitFailed;
     if (collect) {
-        for (json& r : reports)
+        for (protocol::RunReport& r : reports)
             collect->push_back(std::move(r));
         return allOk ? kExitOk : failedExit;
     }
-    const json all = {{"schema_version", 1}, {"command", command}, {"ok", allOk}, {"reports", reports}};
-    const std::string text = all.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    nlohmann::json documents = nlohmann::json::array();
+    for (const protocol::RunReport& r : reports)
+        documents.push_back(r.json);
+    const nlohmann::json all = {{"schema_version", 1}, {"command", command}, {"ok", allOk}, {"reports", documents}};
+    const std::string text = all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (a.json)
         std::cout << text;
     if (!a.reportFile.empty()) {

@@ -4,10 +4,9 @@
 // reports (tables or --json), choose the exit code. The two commands differ only in their
 // request fields and in how a report is printed.
 
-#include "engine/runner/RunRequest.h"
+#include "engine/protocol/RunReport.h"
+#include "engine/runner/RunSettings.h"
 #include "engine/task/Task.h"
-
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -64,11 +63,11 @@ std::optional<kf::Task> loadTaskArgument(const std::string& path);
 /// Runs the whole command; returns the process exit code (ExitCodes.h, or 130 on Ctrl-C).
 /// With `collect`, the reports are appended there instead of being printed as a --json document
 /// (tables are still printed unless args.json): `kforge promote` gathers its evidence this way.
-int runOnRunner(const RunArgs& args, nlohmann::json* collect = nullptr);
+int runOnRunner(const RunArgs& args, std::vector<protocol::RunReport>* collect = nullptr);
 
-/// Human-readable blocks, one per report (VerifyCommand.cpp, BenchCommand.cpp).
-void printVerifyReport(std::ostream& out, const nlohmann::json& report, bool withSet);
-void printBenchReport(std::ostream& out, const nlohmann::json& report, bool withSet);
-void printProfileReport(std::ostream& out, const nlohmann::json& report);
+/// Human-readable blocks, one per report (VerifyCommand.cpp, BenchCommand.cpp, ProfileCommand.cpp).
+void printVerifyReport(std::ostream& out, const protocol::RunReport& report, bool withSet);
+void printBenchReport(std::ostream& out, const protocol::RunReport& report, bool withSet);
+void printProfileReport(std::ostream& out, const protocol::RunReport& report);
 
 } // namespace kf::cli

@@ -1,20 +1,12 @@
 #include "RunnerSession.h"
 
 #include "ExitCodes.h"
-#include "ReportText.h"
-#include "engine/compile/CompileCache.h"
-#include "engine/compile/Compiler.h"
-#include "engine/compile/TaskCompile.h"
-#include "engine/runner/RunRequest.h"
+#include "engine/compile/Diagnostic.h"
 
-#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
-#include <regex>
-
-using nlohmann::json;
 
 namespace kf::cli {
 
@@ -28,6 +20,14 @@ void onInterrupt(int)
 {
     if (CancelToken* t = g_interruptToken.load())
         t->cancel();
+}
+
+RunSession::Options sessionOptions(const std::string& runnerPath, const std::string& archOverride)
+{
+    RunSession::Options o;
+    o.runnerPath = runnerPath;
+    o.archOverride = archOverride;
+    return o;
 }
 
 } // namespace
@@ -53,105 +53,72 @@ struct RunnerSession::Guard {
     struct sigaction oldTerm {};
 };
 
-RunnerSession::RunnerSession(const std::string& runnerPath)
+RunnerSession::RunnerSession(const std::string& runnerPath, const std::string& archOverride)
     : m_cancel(std::make_unique<CancelToken>()), m_guard(std::make_unique<Guard>(*m_cancel)),
-      m_cache(std::make_unique<CompileCache>(CompileCache::defaultDirectory()))
+      m_session(sessionOptions(runnerPath, archOverride))
 {
-    RunnerSupervisor::Options options;
-    options.runnerPath = runnerPath;
-    m_runner = std::make_unique<RunnerSupervisor>(options);
 }
 
 RunnerSession::~RunnerSession() = default;
 
 bool RunnerSession::cancelled() const { return m_cancel->cancelled(); }
 
-std::optional<int> RunnerSession::start(const std::string& archOverride)
+std::optional<int> RunnerSession::start()
 {
-    auto hello = m_runner->hello();
-    if (!hello) {
-        std::cerr << "kforge: " << hello.error().message() << '\n';
-        return cancelled() ? kExitInterrupted : kExitEnvironment;
-    }
+    auto hello = m_session.start();
     if (cancelled()) { // Ctrl-C while the runner was starting: start-up cannot be interrupted
         std::cerr << "kforge: cancelled\n";
         return kExitInterrupted;
     }
-    m_hello = hello.value();
-    if (!field(m_hello, "device").is_object()) {
-        std::string why = stringField(m_hello, "device_error", "the runner found no CUDA device");
-        std::cerr << "kforge: no GPU: " << why << "; verify and bench need a CUDA device (compile works without one)\n";
+    if (!hello) {
+        std::cerr << "kforge: " << hello.error().message() << '\n';
         return kExitEnvironment;
     }
-    m_arch = archOverride.empty() ? archFromHello(m_hello) : archOverride;
-    if (m_arch.empty()) {
-        std::cerr << "kforge: the runner did not report the GPU's compute capability; pass --arch sm_XX\n";
-        return kExitEnvironment;
-    }
-    auto nvrtc = nvrtcVersion();
-    if (!nvrtc) {
-        std::cerr << "kforge: " << nvrtc.error().message() << '\n';
-        return kExitEnvironment;
-    }
-    m_nvrtc = nvrtc.value();
     return std::nullopt;
 }
 
-Result<CompileResult> RunnerSession::compile(CompileRequest& req)
-{
-    req.options.arch = m_arch;
-    req.wantSass = false;
-    return kf::compile(req, m_cache.get(), m_cancel.get());
-}
-
-Result<json> RunnerSession::request(json request, const std::string& label)
+Result<RunSession::Outcome> RunnerSession::run(RunKind kind, const Task& task, const std::string& candidateFile,
+                                               const RunSettings& settings, const std::string& label,
+                                               const std::optional<std::string>& source)
 {
     std::string stage = "starting";
     std::string launch;
     int permille = 0;
-    auto onEvent = [&](const json& m) {
-        const std::string type = stringField(m, "type");
-        if (type == "progress") {
-            stage = stringField(m, "stage", stage);
-            if (field(m, "permille").is_number())
-                permille = std::clamp(field(m, "permille").get<int>(), 0, 1000);
-        } else if (type == "launch_begin") {
-            launch = stringField(m, "label");
-        } else if (type == "launch_end") {
-            launch.clear();
+    auto onEvent = [&](const protocol::Event& e) {
+        switch (e.kind) {
+        case protocol::Event::Kind::Progress:
+            stage = e.stage.empty() ? stage : e.stage;
+            permille = e.permille;
+            break;
+        case protocol::Event::Kind::LaunchBegin: launch = e.label; break;
+        case protocol::Event::Kind::LaunchEnd: launch.clear(); break;
+        case protocol::Event::Kind::Log:
+            m_progress.clear();
+            std::cerr << label << ": " << protocol::levelName(e.level) << ": " << e.text << '\n';
+            return;
         }
         char pct[16];
         std::snprintf(pct, sizeof pct, "%5.1f%%", permille / 10.0);
         m_progress.show(label + ": " + pct + " " + stage + (launch.empty() ? "" : " · " + launch));
     };
     m_progress.show(label + ": starting", true);
-    auto result = m_runner->request(std::move(request), onEvent, m_cancel.get());
+    auto outcome = m_session.run(kind, task, candidateFile, settings, onEvent, m_cancel.get(), source);
     m_progress.clear();
-    return result;
+    if (outcome && outcome->failure && !outcome->compiled.success)
+        for (const auto& d : outcome->compiled.diagnostics)
+            std::cerr << formatDiagnostic(d);
+    return outcome;
 }
 
-Result<json> RunnerSession::verify(const Task& task, const Candidate& candidate, const RunSettings& settings,
-                                   const std::string& label, const std::optional<std::string>& source)
+Result<protocol::RunReport> RunnerSession::verify(const Task& task, const Candidate& candidate, const RunSettings& settings,
+                                                  const std::string& label, const std::optional<std::string>& source)
 {
-    auto req = compileRequestFor(task, candidate, m_arch);
-    if (!req)
-        return req.error();
-    if (source)
-        req->source = *source;
-    m_progress.show(label + ": compiling for " + m_arch, true);
-    auto built = compile(req.value());
-    m_progress.clear();
-    if (!built)
-        return built.error();
-    if (!built->success || built->cubin.empty()) {
-        for (const auto& d : built->diagnostics)
-            std::cerr << formatDiagnostic(d);
-        return Error{"compile " + candidate.file + " for " + m_arch,
-                     "the candidate does not compile: " + std::to_string(built->errorCount()) + " error(s)",
-                     "fix the errors printed above", req->fileName, {}};
-    }
-    json request = buildRunRequest(RunKind::Verify, taskPayload(task), candidate, req.value(), built.value(), m_nvrtc, settings);
-    return this->request(std::move(request), label);
+    auto outcome = run(RunKind::Verify, task, candidate.file, settings, label, source);
+    if (!outcome)
+        return outcome.error();
+    if (outcome->failure)
+        return *outcome->failure;
+    return std::move(outcome->report);
 }
 
 } // namespace kf::cli

@@ -1,7 +1,7 @@
 #include "ReproCommand.h"
 
 #include "ExitCodes.h"
-#include "ReportText.h"
+#include "engine/repro/ShrinkProbe.h"
 #include "RunnerSession.h"
 #include "engine/repro/Repro.h"
 #include "engine/verify/Shrink.h"
@@ -9,7 +9,6 @@
 #include <iostream>
 #include <sstream>
 
-using nlohmann::json;
 
 namespace kf::cli {
 
@@ -24,21 +23,20 @@ struct Start {
 };
 
 // The first failing trial of a report: where the shrink starts, and with which seed.
-std::optional<Start> firstFailure(const json& report)
+std::optional<Start> firstFailure(const protocol::RunReport& report)
 {
-    for (const json& s : field(report, "shapes"))
-        for (const json& t : field(s, "trials")) {
-            if (field(t, "passed") != json(false))
-                continue;
+    if (!report.verify)
+        return std::nullopt;
+    for (const protocol::CorrectnessShape& s : report.verify->shapes)
+        if (const protocol::Trial* t = s.firstFailingTrial()) {
             Start st;
-            for (auto it = field(s, "shape").begin(); it != field(s, "shape").end(); ++it)
-                if (it.value().is_number_integer())
-                    st.shape.values[it.key()] = it.value().get<std::int64_t>();
-            st.shape.label = stringField(s, "label");
-            st.kind = failureKindOfTrial(t);
-            st.seed = parseSeed(stringField(t, "seed")).value_or(0);
-            st.trial = field(t, "trial").is_number_integer() ? field(t, "trial").get<int>() : 0;
-            st.failure = stringField(t, "failure");
+            for (const auto& [k, v] : s.id.dims)
+                st.shape.values[k] = v;
+            st.shape.label = s.id.label;
+            st.kind = t->failureKind();
+            st.seed = protocol::parseSeed(t->seed).value_or(0);
+            st.trial = static_cast<int>(t->trial);
+            st.failure = t->failure;
             return st;
         }
     return std::nullopt;
@@ -79,13 +77,13 @@ int runShrink(const RunArgs& a)
         }
     }
     std::optional<std::uint64_t> seed;
-    if (!a.seed.empty() && !(seed = parseSeed(a.seed))) {
+    if (!a.seed.empty() && !(seed = protocol::parseSeed(a.seed))) {
         std::cerr << "kforge: --seed " << a.seed << " is not a 64-bit hexadecimal number\n";
         return kExitUsage;
     }
 
-    RunnerSession session(a.runnerPath);
-    if (auto failed = session.start(a.arch))
+    RunnerSession session(a.runnerPath, a.arch);
+    if (auto failed = session.start())
         return *failed;
     const std::string label = task.name + "/" + candidate->file;
 
@@ -98,7 +96,7 @@ int runShrink(const RunArgs& a)
         first.onlyShapes = {*given};
         first.setName = "shrink";
     }
-    if (!runnerHas(session.hello(), "only_shapes") || !runnerHas(session.hello(), "first_trial")) {
+    if (!session.hello().has("only_shapes") || !session.hello().has("first_trial")) {
         std::cerr << "kforge: this kforge-runner cannot shrink (it cannot run chosen shapes); rebuild it\n";
         return kExitEnvironment;
     }
@@ -111,7 +109,7 @@ int runShrink(const RunArgs& a)
     if (!start) {
         std::cerr << "kforge: " << label << " passes " << (given ? "at " + given->describe() : "every test shape")
                   << "; there is no failure to shrink\n";
-        return stringField(report.value(), "verdict") == "error" ? kExitEnvironment : kExitOk;
+        return report->isError() ? kExitEnvironment : kExitOk;
     }
     std::cerr << "shrinking from " << start->shape.describe() << " (" << failureKindName(start->kind) << ": "
               << start->failure << ")\n";
@@ -152,11 +150,11 @@ int runShrink(const RunArgs& a)
     confirm.samples = a.samples;
     confirm.dumpDir = a.dumpDir.empty() ? newRunDumpDir(task.name, candidate->file).string() : a.dumpDir;
     auto confirmed = session.verify(task, *candidate, confirm, label + " (confirming " + r.smallest.describe() + ")");
-    json out = {{"shrink", toJson(r)}};
+    nlohmann::json out = {{"shrink", toJson(r)}};
     if (confirmed)
-        out["confirmation"] = confirmed.value();
+        out["confirmation"] = confirmed->json;
     if (a.json) {
-        std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+        std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     } else {
         std::cout << "shrink " << label << ": " << r.start.describe() << " -> " << r.smallest.describe() << " ("
                   << failureKindName(r.kind) << ")\n";

@@ -1,6 +1,6 @@
 #include "VerifyCommand.h"
 
-#include "ReportText.h"
+#include "engine/protocol/ReportJson.h"
 #include "ExitCodes.h"
 #include "ReproCommand.h"
 #include "RunnerCommand.h"
@@ -12,103 +12,39 @@
 #include <iostream>
 #include <memory>
 
-using nlohmann::json;
 
 namespace kf::cli {
 
 namespace {
 
-// The worst of several report numbers; NaN anywhere wins, since it is what a user must see.
-struct Worst {
-    double value = 0.0;
-    bool any = false;
-    bool nan = false;
-    void add(const json& v)
-    {
-        if (!v.is_number() && !v.is_string())
-            return;
-        any = true;
-        double d = numberValue(v);
-        if (std::isnan(d))
-            nan = true;
-        else
-            value = std::max(value, d);
-    }
-    std::string text() const
-    {
-        if (!any)
-            return "-";
-        if (nan)
-            return "nan";
-        return numberText(value, 3);
-    }
-};
-
-std::string indexText(const json& index)
+std::string worstText(const std::optional<double>& v, const char* unit = "")
 {
-    if (!index.is_array())
-        return numberText(index, 17);
-    std::string s = "[";
-    for (std::size_t i = 0; i < index.size(); ++i)
-        s += (i ? ", " : "") + numberText(index[i], 17);
-    return s + "]";
+    return v ? protocol::formatNumber(*v) + unit : std::string("-");
 }
 
 // Below the table: the evidence of the first failing trial, so the user sees where it went
 // wrong without opening the JSON.
-void printFirstFailure(std::ostream& out, const json& shapes, bool withSet)
+void printFirstFailure(std::ostream& out, const protocol::VerifyReport& report, bool withSet)
 {
-    for (const auto& s : shapes) {
-        for (const auto& t : field(s, "trials")) {
-            if (field(t, "passed") != json(false))
-                continue;
-            const std::string where = shapeText(s, withSet) + ", trial " + numberText(field(t, "trial")) + " (seed " +
-                                      stringField(t, "seed", "?") + ")";
-            out << "  first failure: " << where << '\n';
-            if (std::string le = stringField(t, "launch_error"); !le.empty())
-                out << "    launch error: " << le << '\n';
-            for (const auto& g : field(t, "guard_violations"))
-                out << "    out-of-bounds write: " << stringField(g, "buffer", "?") << ", " << stringField(g, "side", "?")
-                    << " the buffer, at byte offset " << numberText(field(g, "offset_bytes"), 17) << '\n';
-            if (const json& mi = field(t, "modified_inputs"); mi.is_array() && !mi.empty()) {
-                std::string names;
-                for (const auto& n : mi)
-                    names += (names.empty() ? "" : ", ") + (n.is_string() ? n.get<std::string>() : n.dump());
-                out << "    inputs modified by the candidate: " << names << '\n';
-            }
-            for (const auto& o : field(t, "outputs")) {
-                const std::string name = stringField(o, "output", "?");
-                int shown = 0;
-                for (const auto& m : field(o, "first_mismatches")) {
-                    if (shown++ == 5)
-                        break;
-                    out << "    " << name << indexText(field(m, "index")) << ": expected " << numberText(field(m, "expected"), 6)
-                        << ", got " << numberText(field(m, "actual"), 6) << " (abs error " << numberText(field(m, "abs_error"))
-                        << ", rel error " << numberText(field(m, "rel_error")) << ")\n";
-                }
-                if (const json& u = field(o, "first_unwritten"); u.is_array() && !u.empty()) {
-                    std::string idx;
-                    for (std::size_t i = 0; i < u.size() && i < 5; ++i)
-                        idx += (i ? ", " : "") + indexText(u[i]);
-                    out << "    " << name << ": never written at " << idx << (u.size() > 5 ? ", …" : "") << '\n';
-                }
-            }
-            if (field(t, "runs_agree") == json(false))
-                out << "    two runs of the candidate disagreed on " << numberText(field(t, "run_disagreements"), 17)
-                    << " element(s) (max difference " << numberText(field(t, "run_max_abs_diff")) << ")\n";
+    for (const protocol::CorrectnessShape& s : report.shapes)
+        if (const protocol::Trial* t = s.firstFailingTrial()) {
+            out << "  first failure: " << s.id.text(withSet) << ", trial " << t->trial << " (seed "
+                << (t->seed.empty() ? "?" : t->seed) << ")\n";
+            for (const std::string& line : t->evidence())
+                out << "    " << line << '\n';
             return;
         }
-    }
 }
 
 } // namespace
 
-void printVerifyReport(std::ostream& out, const json& report, bool withSet)
+void printVerifyReport(std::ostream& out, const protocol::RunReport& run, bool withSet)
 {
-    out << reportHeader(report) << '\n';
-    const std::string verdict = stringField(report, "verdict");
-    const json& shapes = field(report, "shapes");
-    if (shapes.is_array() && !shapes.empty()) {
+    const protocol::Header& h = run.header;
+    out << h.title() << '\n';
+    static const protocol::VerifyReport none;
+    const protocol::VerifyReport& report = run.verify ? *run.verify : none;
+    if (!report.shapes.empty()) {
         using A = TextTable::Align;
         TextTable table({{"shape", A::Left},
                          {"verdict", A::Left},
@@ -119,59 +55,39 @@ void printVerifyReport(std::ostream& out, const json& report, bool withSet)
                          {"unwritten", A::Right},
                          {"first failure", A::Left}});
         std::string goldenNote;
-        for (const auto& s : shapes) {
-            Worst absErr, relErr, ratio;
-            long long mismatches = 0, unwritten = 0;
-            std::string firstFailure;
-            for (const auto& t : field(s, "trials")) {
-                for (const auto& o : field(t, "outputs")) {
-                    absErr.add(field(o, "max_abs_error"));
-                    relErr.add(field(o, "max_rel_error"));
-                    if (const json& g = field(o, "golden"); field(g, "available") == json(true))
-                        ratio.add(field(g, "error_ratio"));
-                    else if (goldenNote.empty() && field(g, "available") == json(false))
-                        goldenNote = stringField(g, "note");
-                    if (field(o, "mismatches").is_number_integer())
-                        mismatches += field(o, "mismatches").get<long long>();
-                    if (field(o, "unwritten").is_number_integer())
-                        unwritten += field(o, "unwritten").get<long long>();
-                }
-                if (firstFailure.empty() && field(t, "passed") == json(false)) {
-                    std::string why = stringField(t, "failure", stringField(t, "launch_error", "failed"));
-                    firstFailure = "trial " + numberText(field(t, "trial")) + ": " + why;
-                }
-            }
-            const bool passed = field(s, "passed") == json(true);
-            table.addRow({shapeText(s, withSet), passed ? "pass" : "FAIL", absErr.text(), relErr.text(),
-                          ratio.any ? ratio.text() + "\u00d7" : "-", std::to_string(mismatches), std::to_string(unwritten),
-                          TextTable::truncate(firstFailure, 90)});
+        for (const protocol::CorrectnessShape& s : report.shapes) {
+            // The same summary the workbench's Runs table shows (CorrectnessShape::summary).
+            const protocol::ShapeSummary sum = s.summary();
+            if (goldenNote.empty())
+                goldenNote = sum.goldenNote;
+            table.addRow({s.id.text(withSet), sum.passed ? "pass" : "FAIL", worstText(sum.maxAbsError), worstText(sum.maxRelError),
+                          worstText(sum.errorRatio, "\u00d7"), std::to_string(sum.mismatches), std::to_string(sum.unwritten),
+                          TextTable::truncate(sum.firstFailure, 90)});
         }
         table.print(out);
         // "err vs LibTorch": the candidate's RMS error against the float64 golden result over LibTorch's.
         if (!goldenNote.empty())
             out << "  note: no float64 golden result for some output (" << goldenNote << ")\n";
-        if (verdict == "fail")
-            printFirstFailure(out, shapes, withSet);
+        if (h.verdict == "fail")
+            printFirstFailure(out, report, withSet);
     }
-    if (field(report, "discriminates") == json(false))
+    if (report.discriminates == false)
         out << "  warning: an all-zero or constant output would pass on some shape (see negative_control in --json); "
                "tighten the tolerance or change the inputs before trusting a pass\n";
-    if (verdict == "pass") {
-        std::string detail;
-        if (shapes.is_array())
-            detail = std::to_string(shapes.size()) + " shape(s)";
-        if (field(report, "trials_per_shape").is_number_integer())
-            detail += " × " + field(report, "trials_per_shape").dump() + " trial(s)";
-        out << "  PASS" << (detail.empty() ? "" : " (" + detail + ")") << '\n';
-    } else if (verdict == "fail") {
-        out << "  FAIL: " << stringField(report, "summary", "some shapes failed") << '\n';
+    if (h.verdict == "pass") {
+        std::string detail = std::to_string(report.shapes.size()) + " shape(s)";
+        if (report.trialsPerShape > 0)
+            detail += " × " + std::to_string(report.trialsPerShape) + " trial(s)";
+        out << "  PASS (" << detail << ")\n";
+    } else if (h.verdict == "fail") {
+        out << "  FAIL: " << (h.summary.empty() ? "some shapes failed" : h.summary) << '\n';
     } else {
-        out << "  " << errorLine(report) << '\n';
+        out << "  " << h.errorLine() << '\n';
     }
-    if (const json& seeds = field(report, "seeds"); seeds.is_array() && !seeds.empty()) {
+    if (!h.seeds.empty()) {
         std::string list;
-        for (const auto& s : seeds)
-            list += (list.empty() ? "" : ", ") + (s.is_string() ? s.get<std::string>() : s.dump());
+        for (const std::string& seed : h.seeds)
+            list += (list.empty() ? "" : ", ") + seed;
         out << "  seeds: " << list << '\n';
     }
 }

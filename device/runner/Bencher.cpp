@@ -49,7 +49,7 @@ struct Bencher::Shape {
     std::string recheckProblem;                             ///< guard or input finding of the re-check
 };
 
-Bencher::Bencher(Channel& channel, const GpuContext& gpu, const RunRequest& request, SoftwareVersions versions)
+Bencher::Bencher(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions)
     : m_channel(channel), m_gpu(gpu), m_request(request), m_header(request, gpu.info, std::move(versions))
 {
 }
@@ -111,7 +111,7 @@ Result<nlohmann::json> Bencher::run()
     double logSum = 0, minSpeedup = 0;
     int timedShapes = 0;
     bool allAtLeast1x = true;
-    for (size_t s = 0; s < m_request.shapes.size(); ++s) {
+    for (size_t s = 0; s < m_request.runShapes.size(); ++s) {
         auto shape = runShape(s);
         if (!shape) {
             if (stickyError())
@@ -126,7 +126,7 @@ Result<nlohmann::json> Bencher::run()
             ++timedShapes;
             if (timedShapes == 1 || speedup < minSpeedup) {
                 minSpeedup = speedup;
-                slowest = j["label"].get<std::string>().empty() ? m_request.shapes[s].binding.describe() : j["label"].get<std::string>();
+                slowest = j["label"].get<std::string>().empty() ? m_request.runShapes[s].binding.describe() : j["label"].get<std::string>();
             }
         }
         allAtLeast1x = allAtLeast1x && speedup >= 1.0;
@@ -327,7 +327,7 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
     // and re-checks all count (docs/verification.md, timing rule 3).
     const auto shapeStart = std::chrono::steady_clock::now();
     Shape s;
-    s.ref = &m_request.shapes[shapeIndex];
+    s.ref = &m_request.runShapes[shapeIndex];
     s.fingerprintKey = deriveSeed(m_request.seeds.front(), 0xf1a9e7ull + shapeIndex);
     const ShapeBinding& binding = s.ref->binding;
     s.name = binding.label.empty() ? binding.describe() : binding.label + " (" + binding.describe() + ")";
@@ -456,7 +456,7 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
         }
         m_channel.progress(m_request.id,
                            static_cast<int>(999.0 * (static_cast<double>(shapeIndex) + std::min(1.0, done)) /
-                                            static_cast<double>(m_request.shapes.size())),
+                                            static_cast<double>(m_request.runShapes.size())),
                            stage);
         if (elapsed >= cfg.timeCapMs) {
             // The cap wins over the minimum sample count: a promise of wall time is kept.

@@ -13,7 +13,7 @@
 #include "device/runner/Channel.h"
 #include "device/runner/GpuContext.h"
 #include "device/runner/ReportHeader.h"
-#include "device/runner/RunRequest.h"
+#include "device/runner/RunPlan.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,7 +27,7 @@ namespace kf::device {
 
 class Bencher {
 public:
-    Bencher(Channel& channel, const GpuContext& gpu, const RunRequest& request, SoftwareVersions versions);
+    Bencher(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions);
 
     /// The report (verdict ok, fail, or error). An Error only when the CUDA context was lost
     /// (stickyError() is set; the caller sends it as fatal and exits).
@@ -58,7 +58,7 @@ private:
 
     Channel& m_channel;
     const GpuContext& m_gpu;
-    const RunRequest& m_request;
+    const RunPlan& m_request;
     ReportHeader m_header;
     CUstream m_stream = nullptr;
     const CandidateProgram* m_program = nullptr;

@@ -1,6 +1,6 @@
 #include "device/runner/BufferSet.h"
 
-#include "device/runner/RunRequest.h"
+#include "device/runner/RunPlan.h"
 
 #include <algorithm>
 #include <limits>

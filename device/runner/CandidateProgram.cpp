@@ -2,7 +2,7 @@
 
 namespace kf::device {
 
-Result<CandidateProgram> CandidateProgram::load(const RunRequest& request, const DeviceInfo& device)
+Result<CandidateProgram> CandidateProgram::load(const RunPlan& request, const DeviceInfo& device)
 {
     CandidateProgram p;
     auto module = CudaModule::load(request.cubin, device.arch());

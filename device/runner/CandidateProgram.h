@@ -6,14 +6,14 @@
 #include "device/CudaModule.h"
 #include "device/DeviceInfo.h"
 #include "device/LaunchPlan.h"
-#include "device/runner/RunRequest.h"
+#include "device/runner/RunPlan.h"
 #include "engine/core/Result.h"
 
 namespace kf::device {
 
 class CandidateProgram {
 public:
-    static Result<CandidateProgram> load(const RunRequest& request, const DeviceInfo& device);
+    static Result<CandidateProgram> load(const RunPlan& request, const DeviceInfo& device);
 
     const LaunchPlan& plan() const { return m_plan; }
 

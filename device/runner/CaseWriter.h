@@ -5,7 +5,7 @@
 // never be seen by the kernel they describe (docs/verification.md, rule 1). A run's total is capped
 // by max_bytes, and a case is skipped rather than filling the disk.
 
-#include "device/runner/RunRequest.h"
+#include "device/runner/RunPlan.h"
 #include "engine/verify/CaseFiles.h"
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,7 @@
 #include "device/runner/Channel.h"
 
-#include "engine/runner/Protocol.h"
+#include "engine/protocol/Messages.h"
+#include "engine/protocol/Protocol.h"
 
 #include <cerrno>
 #include <csignal>
@@ -50,17 +51,22 @@ void Channel::progress(std::int64_t id, int permille, const std::string& stage)
     if (permille != 0 && permille < 1000 && now - m_lastProgress < std::chrono::milliseconds(100))
         return;
     m_lastProgress = now;
-    send({{"type", "progress"}, {"id", id}, {"permille", permille}, {"stage", stage}});
+    send(protocol::Event::progress(id, permille, stage).toJson());
 }
 
 void Channel::launchBegin(std::int64_t id, const std::string& label, std::int64_t timeoutMs)
 {
-    send({{"type", "launch_begin"}, {"id", id}, {"label", label}, {"timeout_ms", timeoutMs}});
+    send(protocol::Event::launchBegin(id, label, timeoutMs).toJson());
 }
 
 void Channel::launchEnd(std::int64_t id)
 {
-    send({{"type", "launch_end"}, {"id", id}});
+    send(protocol::Event::launchEnd(id).toJson());
+}
+
+void Channel::log(std::int64_t id, protocol::Event::Level level, const std::string& text)
+{
+    send(protocol::Event::log(id, level, text).toJson());
 }
 
 void Channel::error(std::int64_t id, const Error& e, bool fatal)

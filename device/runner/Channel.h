@@ -1,10 +1,11 @@
 #pragma once
-// The runner's half of the protocol (engine/runner/Protocol.h): one JSON object per line on the
+// The runner's half of the protocol (engine/protocol/Protocol.h): one JSON object per line on the
 // original stdout, nothing else. At start-up the channel keeps a private duplicate of fd 1 and
 // points fd 1 at stderr, so anything LibTorch, the driver or a stray printf writes lands in the
 // log instead of corrupting the message stream. Single-threaded: the request loop's thread only.
 
 #include "engine/core/Result.h"
+#include "engine/protocol/Messages.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,8 @@ public:
     /// Arms the supervisor's watchdog for one launch (or one timed sample).
     void launchBegin(std::int64_t id, const std::string& label, std::int64_t timeoutMs);
     void launchEnd(std::int64_t id);
+    /// A line for the client's run log (a fallback taken, a limit hit): said once, not on stderr.
+    void log(std::int64_t id, protocol::Event::Level level, const std::string& text);
     void error(std::int64_t id, const Error& e, bool fatal);
     /// Writes `line` verbatim (test hook for the supervisor's protocol-error path).
     void sendRaw(const std::string& line);

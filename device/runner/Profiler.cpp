@@ -10,7 +10,7 @@
 #include "device/runner/TorchBridge.h"
 #include "engine/analysis/Occupancy.h"
 #include "engine/analysis/Resources.h"
-#include "engine/profile/MetricCatalog.h"
+#include "engine/protocol/MetricCatalog.h"
 
 #include <algorithm>
 #include <cmath>
@@ -43,7 +43,7 @@ struct Profiler::Shape {
     std::vector<BoundLaunch> launches;
 };
 
-Profiler::Profiler(Channel& channel, const GpuContext& gpu, const RunRequest& request, SoftwareVersions versions)
+Profiler::Profiler(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions)
     : m_channel(channel), m_gpu(gpu), m_request(request), m_header(request, gpu.info, std::move(versions))
 {
 }
@@ -324,7 +324,7 @@ Result<nlohmann::json> Profiler::run()
         return h;
     };
     Shape s;
-    s.ref = &m_request.shapes.front();
+    s.ref = &m_request.runShapes.front();
     const ShapeBinding& binding = s.ref->binding;
     m_where = "shape " + (binding.label.empty() ? binding.describe() : binding.label + " (" + binding.describe() + ")");
     for (const auto& [k, v] : binding.values)

@@ -7,8 +7,8 @@
 #include "device/runner/Channel.h"
 #include "device/runner/GpuContext.h"
 #include "device/runner/ReportHeader.h"
-#include "device/runner/RunRequest.h"
-#include "engine/profile/ProfileReport.h"
+#include "device/runner/RunPlan.h"
+#include "engine/protocol/ProfileReport.h"
 
 #include <nlohmann/json.hpp>
 
@@ -25,7 +25,7 @@ struct BoundLaunch;
 
 class Profiler {
 public:
-    Profiler(Channel& channel, const GpuContext& gpu, const RunRequest& request, SoftwareVersions versions);
+    Profiler(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions);
 
     /// The profile report (verdict ok, no_counters or error). An Error only when the CUDA context
     /// was lost (stickyError() is set; the caller sends it as fatal and exits).
@@ -49,7 +49,7 @@ private:
 
     Channel& m_channel;
     const GpuContext& m_gpu;
-    const RunRequest& m_request;
+    const RunPlan& m_request;
     ReportHeader m_header;
     CUstream m_stream = nullptr;
     std::string m_where;              ///< "shape 1GiB (N=268435456)", for watchdog labels and errors

@@ -6,7 +6,7 @@
 
 namespace kf::device {
 
-ReportHeader::ReportHeader(const RunRequest& request, const DeviceInfo& device, SoftwareVersions versions)
+ReportHeader::ReportHeader(const RunPlan& request, const DeviceInfo& device, SoftwareVersions versions)
     : m_request(request), m_device(device), m_versions(std::move(versions)),
       m_startedWall(std::chrono::system_clock::now()), m_started(std::chrono::steady_clock::now())
 {

@@ -3,7 +3,7 @@
 // on what, when. Evidence for promotion: hashes, compile options, device and software versions.
 
 #include "device/DeviceInfo.h"
-#include "device/runner/RunRequest.h"
+#include "device/runner/RunPlan.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +20,7 @@ struct SoftwareVersions {
 class ReportHeader {
 public:
     /// Starts the clock for duration_ms.
-    ReportHeader(const RunRequest& request, const DeviceInfo& device, SoftwareVersions versions);
+    ReportHeader(const RunPlan& request, const DeviceInfo& device, SoftwareVersions versions);
 
     /// A report with the header filled; `kind` is "correctness" or "performance".
     nlohmann::json make(const std::string& kind, const std::string& verdict, const std::string& summary) const;
@@ -30,7 +30,7 @@ public:
     nlohmann::json environment() const;
 
 private:
-    const RunRequest& m_request;
+    const RunPlan& m_request;
     const DeviceInfo& m_device;
     SoftwareVersions m_versions;
     std::chrono::system_clock::time_point m_startedWall;

@@ -3,10 +3,10 @@
 #include "device/CudaDriver.h"
 #include "device/runner/Bencher.h"
 #include "device/runner/Profiler.h"
-#include "device/runner/RunRequest.h"
+#include "device/runner/RunPlan.h"
 #include "device/runner/TorchBridge.h"
 #include "device/runner/Verifier.h"
-#include "engine/runner/Protocol.h"
+#include "engine/protocol/Protocol.h"
 
 #include <csignal>
 #include <cstdio>
@@ -109,17 +109,16 @@ void Runner::start()
         if (auto r = TorchBridge::init(false); !r)
             std::fprintf(stderr, "kforge-runner: LibTorch did not initialise in CPU mode: %s\n", r.error().message().c_str());
 
-    nlohmann::json hello = {{"type", "hello"},
-                            {"protocol", protocol::kVersion},
-                            {"device", m_gpu ? m_gpu->info.toJson() : nlohmann::json(nullptr)},
-                            {"device_error", m_gpu ? std::string() : m_deviceError},
-                            {"features", runnerFeatures()},
-                            {"versions",
-                             {{"torch", m_torchVersion},
-                              {"cuda_driver_api", m_driverApi},
-                              {"driver", m_gpu ? m_gpu->info.driverVersion : kernelModuleVersion()},
-                              {"nvrtc", ""}}}};
-    m_channel.send(hello);
+    protocol::Hello hello;
+    if (m_gpu)
+        hello.device = m_gpu->info.summary();
+    else
+        hello.deviceError = m_deviceError;
+    hello.features = runnerFeatures();
+    hello.torch = m_torchVersion;
+    hello.cudaDriverApi = m_driverApi;
+    hello.driver = m_gpu ? m_gpu->info.driverVersion : kernelModuleVersion();
+    m_channel.send(hello.toJson());
 }
 
 int Runner::serve(std::istream& in)
@@ -128,9 +127,17 @@ int Runner::serve(std::istream& in)
     while (std::getline(in, line)) {
         if (line.find_first_not_of(" \t\r") == std::string::npos)
             continue;
-        auto request = protocol::parseLine(line);
+        auto request = protocol::parseLine(line, protocol::From::Client);
         if (!request) {
-            m_channel.error(0, request.error(), false);
+            // Answer the request it was, when its id can be read (a version mismatch, a bad type).
+            std::int64_t id = 0;
+            if (line.size() <= protocol::kMaxLineBytes) {
+                const auto j = nlohmann::json::parse(line, nullptr, false);
+                if (j.is_object())
+                    if (auto it = j.find("id"); it != j.end() && it->is_number_integer())
+                        id = it->get<std::int64_t>();
+            }
+            m_channel.error(id, request.error(), false);
             continue;
         }
         if (auto exitStatus = handle(request.value()))
@@ -171,7 +178,7 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
                         false);
         return std::nullopt;
     }
-    auto request = parseRunRequest(json);
+    auto request = planRun(json);
     if (!request) {
         m_channel.error(id, request.error(), false);
         return std::nullopt;

@@ -5,6 +5,7 @@
 #include "device/runner/TorchBridge.h"
 #include "device/runner/VerifierTrial.h"
 #include "engine/core/Clock.h"
+#include "engine/protocol/VerifyReport.h"
 
 #include <algorithm>
 #include <chrono>
@@ -32,7 +33,7 @@ std::string guardSentence(const GuardViolation& v, const std::string& when)
 
 } // namespace
 
-Verifier::Verifier(Channel& channel, const GpuContext& gpu, const RunRequest& request, SoftwareVersions versions)
+Verifier::Verifier(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions)
     : m_channel(channel), m_gpu(gpu), m_request(request), m_header(request, gpu.info, std::move(versions))
 {
 }
@@ -56,7 +57,7 @@ Result<nlohmann::json> Verifier::run()
         seeds.push_back(seedHex(m_request.seeds[static_cast<size_t>(t)]));
     report["seeds"] = seeds;
     report["trials_per_shape"] = m_request.trials;
-    report["mode"] = m_request.shapesMode;
+    report["mode"] = m_request.mode;
     report["inputs"] = m_request.inputsDir.empty() ? "seeded" : "file";
     if (m_request.dump) {
         report["dump_dir"] = m_request.dump->dir;
@@ -78,14 +79,14 @@ Result<nlohmann::json> Verifier::run()
         return report;
     }
     m_program = &program.value();
-    m_totalUnits = static_cast<int>(m_request.shapes.size()) * m_request.trials;
+    m_totalUnits = static_cast<int>(m_request.runShapes.size()) * m_request.trials;
 
     int unitsDone = 0;
     bool discriminates = true;
     std::string firstFailure;
     int failedShapes = 0;
     std::optional<Error> runError;
-    for (size_t s = 0; s < m_request.shapes.size(); ++s) {
+    for (size_t s = 0; s < m_request.runShapes.size(); ++s) {
         auto shape = runShape(s, unitsDone, discriminates);
         if (!shape) {
             if (stickyError())
@@ -98,7 +99,7 @@ Result<nlohmann::json> Verifier::run()
             if (firstFailure.empty())
                 for (const auto& t : shape.value()["trials"])
                     if (!t["passed"].get<bool>()) {
-                        firstFailure = "shape " + shapeName(m_request.shapes[s]) + " trial " + std::to_string(t["trial"].get<int>()) +
+                        firstFailure = "shape " + shapeName(m_request.runShapes[s]) + " trial " + std::to_string(t["trial"].get<int>()) +
                                        ": " + t["failure"].get<std::string>();
                         break;
                     }
@@ -134,7 +135,7 @@ Result<nlohmann::json> Verifier::run()
 
 Result<nlohmann::json> Verifier::runShape(size_t shapeIndex, int& unitsDone, bool& discriminates)
 {
-    const ShapeRef& shape = m_request.shapes[shapeIndex];
+    const ShapeRef& shape = m_request.runShapes[shapeIndex];
     auto layout = layoutFor(m_request.task, m_request.candidate(), shape.binding, m_gpu.info.memoryBytes);
     if (!layout)
         return layout.error();
@@ -149,7 +150,7 @@ Result<nlohmann::json> Verifier::runShape(size_t shapeIndex, int& unitsDone, boo
     for (int t = 0; t < m_request.trials; ++t) {
         m_permille = unitsDone * 1000 / m_totalUnits;
         m_channel.progress(m_request.id, m_permille,
-                           "shape " + std::to_string(shapeIndex + 1) + "/" + std::to_string(m_request.shapes.size()) + " " +
+                           "shape " + std::to_string(shapeIndex + 1) + "/" + std::to_string(m_request.runShapes.size()) + " " +
                                shapeName(shape) + " trial " + std::to_string(t + 1) + "/" + std::to_string(m_request.trials));
         auto trial = runTrial(shapeIndex, layout.value(), t, negative, saved);
         if (!trial)
@@ -168,7 +169,7 @@ Result<nlohmann::json> Verifier::runShape(size_t shapeIndex, int& unitsDone, boo
 Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<TensorLayout>& layout, int position,
                                           nlohmann::json& negativeControls, bool& saved)
 {
-    const ShapeRef& shape = m_request.shapes[shapeIndex];
+    const ShapeRef& shape = m_request.runShapes[shapeIndex];
     const std::uint64_t seed = m_request.seeds[static_cast<size_t>(position)];
     const int trial = m_request.firstTrial + position;
     const std::string where = "shape " + shapeName(shape) + " trial " + std::to_string(trial);
@@ -251,7 +252,7 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
             auto nc = TorchBridge::negativeControl(expected, *o->spec);
             if (!nc)
                 return fail(nc.error());
-            negativeControls.push_back(toJson(nc.value()));
+            negativeControls.push_back(protocol::toJson(nc.value()));
         }
 
     // Comparison in float64 where the data is (rules 2, 7, 8, 9, 10).
@@ -271,7 +272,7 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
             if (!judged)
                 return fail(judged.error());
             if (judged->negativeControl)
-                negativeControls.push_back(toJson(*judged->negativeControl));
+                negativeControls.push_back(protocol::toJson(*judged->negativeControl));
             OutputCheck c = std::move(judged->check);
             const std::string of = std::to_string(c.elements);
             if (c.unwritten > 0 && unwrittenFailure.empty())
@@ -294,7 +295,7 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
             if (d > 0 && disagreeFailure.empty())
                 disagreeFailure = "the two runs disagree: " + l.name + " differs in " + std::to_string(d) + " of " + of +
                                   " elements (max difference " + formatNumber(diff) + ")";
-            outs.push_back(toJson(c));
+            outs.push_back(protocol::toJson(c));
             checks.push_back(std::move(c));
         }
     }

@@ -11,7 +11,7 @@
 #include "device/runner/Channel.h"
 #include "device/runner/GpuContext.h"
 #include "device/runner/ReportHeader.h"
-#include "device/runner/RunRequest.h"
+#include "device/runner/RunPlan.h"
 #include "engine/verify/Compare.h"
 
 #include <nlohmann/json.hpp>
@@ -26,7 +26,7 @@ namespace kf::device {
 
 class Verifier {
 public:
-    Verifier(Channel& channel, const GpuContext& gpu, const RunRequest& request, SoftwareVersions versions);
+    Verifier(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions);
 
     /// The report (verdict pass, fail, or error with what was done so far). An Error only when
     /// the CUDA context was lost (stickyError() is set; the caller sends it as fatal and exits).
@@ -51,7 +51,7 @@ private:
 
     Channel& m_channel;
     const GpuContext& m_gpu;
-    const RunRequest& m_request;
+    const RunPlan& m_request;
     ReportHeader m_header;
     CUstream m_stream = nullptr;
     const CandidateProgram* m_program = nullptr;

@@ -1,5 +1,5 @@
 // kforge-runner: the only process that runs GPU work (docs/runner-protocol.md). Speaks JSON lines on
-// stdin/stdout (engine/runner/Protocol.h); everything else it prints goes to stderr.
+// stdin/stdout (engine/protocol/Protocol.h); everything else it prints goes to stderr.
 #include "device/runner/Channel.h"
 #include "device/runner/Runner.h"
 

@@ -2,7 +2,7 @@
 
 #include "engine/analysis/Occupancy.h"
 #include "engine/core/ReportFields.h"
-#include "engine/profile/MetricCatalog.h"
+#include "engine/protocol/MetricCatalog.h"
 
 #include <algorithm>
 #include <climits>

@@ -2,7 +2,7 @@
 // Plain-language advice derived from a profile report. Every hint states the numbers it rests
 // on (the evidence) and what to try; rules that lack their numbers stay silent rather than guess.
 
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/ProfileReport.h"
 
 #include <string>
 #include <vector>

@@ -1,6 +1,5 @@
 #include "engine/registry/Gates.h"
 
-#include "engine/core/ReportFields.h"
 #include "engine/task/HeldOut.h"
 
 #include <cmath>
@@ -13,9 +12,10 @@ using Json = nlohmann::json;
 
 namespace {
 
-using report::field;
-using report::number;
-using report::text;
+using protocol::BenchReport;
+using protocol::RunReport;
+using protocol::ShapeId;
+using protocol::VerifyReport;
 
 std::string fixed(double v, int digits = 2)
 {
@@ -24,68 +24,46 @@ std::string fixed(double v, int digits = 2)
     return b;
 }
 
-bool matches(const Json& reportShape, const ShapeBinding& b)
+template <class Shape>
+const Shape* findShape(const std::vector<Shape>& shapes, const ShapeBinding& b, const char* set)
 {
-    if (!reportShape.is_object() || reportShape.size() != b.values.size())
-        return false;
-    for (const auto& [k, v] : b.values) {
-        auto it = reportShape.find(k);
-        if (it == reportShape.end() || !it->is_number_integer() || it->get<std::int64_t>() != v)
-            return false;
-    }
-    return true;
-}
-
-std::string describeShape(const Json& s)
-{
-    std::string out;
-    if (s.is_object())
-        for (const auto& [k, v] : s.items())
-            out += (out.empty() ? "" : " ") + k + "=" + v.dump();
-    return out;
-}
-
-const Json* findShape(const Json& report, const ShapeBinding& b, const char* set)
-{
-    for (const Json& s : field(report, "shapes"))
-        if (text(s, "set") == set && matches(field(s, "shape"), b))
+    for (const Shape& s : shapes)
+        if (s.id.set == set && s.id.sameDims(b.values))
             return &s;
     return nullptr;
 }
 
 // A shape of the report (tests or benchmarks set) that failed, e.g. with `--shapes all`.
-std::string failedOutsideHeldOut(const Json& report)
+std::string failedOutsideHeldOut(const VerifyReport& report)
 {
-    for (const Json& s : field(report, "shapes"))
-        if (text(s, "set") != "held_out" && field(s, "passed") != true)
-            return describeShape(field(s, "shape"));
+    for (const auto& s : report.shapes)
+        if (s.id.set != "held_out" && !s.passed)
+            return s.id.dimsText();
     return {};
 }
 
 GateCheck gate(const char* key, const char* title) { return {key, title, false, {}, {}}; }
 
 // The hashes tie a report to the files being promoted: an edit after the run voids it.
-std::string evidenceProblem(const GateInput& in, const Json& r, const char* what)
+std::string evidenceProblem(const GateInput& in, const protocol::Header& r, const char* what)
 {
-    if (text(r, "verdict") == "error")
-        return std::string("the ") + what + " run ended in an error: " + text(r, "summary");
-    if (text(field(r, "candidate"), "file") != in.candidateFile)
-        return std::string("the ") + what + " report is for " + text(field(r, "candidate"), "file") + ", not " +
-               in.candidateFile;
-    if (text(field(r, "candidate"), "source_hash") != in.sourceHash)
+    if (r.isError())
+        return std::string("the ") + what + " run ended in an error: " + r.summary;
+    if (r.candidate.file != in.candidateFile)
+        return std::string("the ") + what + " report is for " + r.candidate.file + ", not " + in.candidateFile;
+    if (r.candidate.sourceHash != in.sourceHash)
         return std::string("the ") + what + " report was made from another version of " + in.candidateFile +
-               " (source hash " + text(field(r, "candidate"), "source_hash").substr(0, 8) + " ≠ " +
-               in.sourceHash.substr(0, 8) + ")";
+               " (source hash " + r.candidate.sourceHash.substr(0, 8) + " ≠ " + in.sourceHash.substr(0, 8) + ")";
     // A repro or shrink run replays saved inputs or chosen shapes: it says nothing about fresh,
     // secret inputs on the task's shapes, so it is never evidence.
-    if (text(r, "inputs") == "file")
+    if (r.inputs == "file")
         return std::string("the ") + what + " report replayed inputs saved in files (a repro run), not fresh secret inputs";
-    if (const std::string mode = text(r, "mode"); mode == "custom" || mode == "repro" || mode == "shrink")
-        return std::string("the ") + what + " report ran chosen shapes only (a " + mode + " run), not the task's shapes";
-    if (text(field(r, "task"), "hash") != in.taskHash)
+    if (r.mode == "custom" || r.mode == "repro" || r.mode == "shrink")
+        return std::string("the ") + what + " report ran chosen shapes only (a " + r.mode + " run), not the task's shapes";
+    if (r.task.hash != in.taskHash)
         return std::string("the ") + what + " report was made with another version of task.json or of its headers, "
                "or with a tolerance override or extra NVRTC options from Settings (task hash " +
-               text(field(r, "task"), "hash").substr(0, 8) + " ≠ " + in.taskHash.substr(0, 8) + ")";
+               r.task.hash.substr(0, 8) + " ≠ " + in.taskHash.substr(0, 8) + ")";
     return {};
 }
 
@@ -129,34 +107,31 @@ GateVerdict evaluateGates(const GateInput& in)
 {
     GateVerdict v;
     const Task& task = *in.task;
-    const Json none;
-    const Json& c = in.correctness ? *in.correctness : none;
-    const Json& p = in.performance ? *in.performance : none;
+    const VerifyReport* c = in.correctness && in.correctness->verify ? &*in.correctness->verify : nullptr;
+    const BenchReport* p = in.performance && in.performance->bench ? &*in.performance->bench : nullptr;
 
     // 1. Evidence: both reports exist and belong to these exact files, on one GPU.
     GateCheck ev = gate("evidence", "Evidence matches the current kernel and task");
-    if (!c.is_object() || text(c, "kind") != "correctness") {
+    if (!c) {
         ev.detail = "there is no correctness report for " + in.candidateFile;
         ev.hint = "verify it first (F5, or `kforge verify`)";
-    } else if (!p.is_object() || text(p, "kind") != "performance") {
+    } else if (!p) {
         ev.detail = "there is no performance report for " + in.candidateFile;
         ev.hint = "benchmark it first (F6, or `kforge bench`)";
-    } else if (std::string e = evidenceProblem(in, c, "correctness"); !e.empty()) {
+    } else if (std::string e = evidenceProblem(in, c->header, "correctness"); !e.empty()) {
         ev.detail = e;
         ev.hint = "verify the kernel as it is now, without a tolerance override or extra NVRTC options";
-    } else if (std::string e2 = evidenceProblem(in, p, "performance"); !e2.empty()) {
+    } else if (std::string e2 = evidenceProblem(in, p->header, "performance"); !e2.empty()) {
         ev.detail = e2;
         ev.hint = "benchmark the kernel as it is now";
-    } else if (text(field(c, "environment"), "gpu") != text(field(p, "environment"), "gpu") ||
-               text(field(c, "candidate"), "arch") != text(field(p, "candidate"), "arch")) {
-        ev.detail = "correctness was shown on " + text(field(c, "environment"), "gpu") + " (" +
-                    text(field(c, "candidate"), "arch") + ") but speed on " + text(field(p, "environment"), "gpu") + " (" +
-                    text(field(p, "candidate"), "arch") + ")";
+    } else if (c->header.environment.gpu != p->header.environment.gpu || c->header.candidate.arch != p->header.candidate.arch) {
+        ev.detail = "correctness was shown on " + c->header.environment.gpu + " (" + c->header.candidate.arch +
+                    ") but speed on " + p->header.environment.gpu + " (" + p->header.candidate.arch + ")";
         ev.hint = "verify and benchmark on the same GPU";
     } else {
         ev.passed = true;
         ev.detail = in.candidateFile + " " + in.sourceHash.substr(0, 8) + ", task " + in.taskHash.substr(0, 8) + ", " +
-                    text(field(c, "environment"), "gpu");
+                    c->header.environment.gpu;
     }
     v.checks.push_back(ev);
     if (!ev.passed)
@@ -168,15 +143,15 @@ GateVerdict evaluateGates(const GateInput& in)
         int passed = 0;
         std::string missing, failed;
         for (const ShapeBinding& b : task.testShapes) {
-            const Json* s = findShape(c, b, "tests");
+            const auto* s = findShape(c->shapes, b, "tests");
             if (!s)
                 missing = missing.empty() ? b.describe() : missing;
-            else if (field(*s, "passed") != true)
+            else if (!s->passed)
                 failed = failed.empty() ? b.describe() : failed;
             else
                 ++passed;
         }
-        const std::int64_t trials = field(c, "trials_per_shape").is_number_integer() ? field(c, "trials_per_shape").get<std::int64_t>() : 0;
+        const std::int64_t trials = c->trialsPerShape;
         const std::string counted = std::to_string(passed) + " of " + std::to_string(task.testShapes.size()) + " test shapes passed";
         if (!failed.empty()) {
             co.detail = counted + "; " + failed + " failed";
@@ -184,7 +159,7 @@ GateVerdict evaluateGates(const GateInput& in)
         } else if (!missing.empty()) {
             co.detail = counted + "; " + missing + " was not verified";
             co.hint = "verify on the task's test shapes (`kforge verify --shapes tests` or all)";
-        } else if (std::string other = failedOutsideHeldOut(c); !other.empty()) {
+        } else if (std::string other = failedOutsideHeldOut(*c); !other.empty()) {
             co.detail = counted + "; " + other + " failed";
             co.hint = "fix the kernel; the Runs panel and `kforge verify` show the failing elements";
         } else if (trials < kMinTrialsForPromotion) {
@@ -202,13 +177,13 @@ GateVerdict evaluateGates(const GateInput& in)
     {
         int count = 0, passed = 0;
         std::string failed;
-        for (const Json& s : field(c, "shapes"))
-            if (text(s, "set") == "held_out") {
+        for (const auto& s : c->shapes)
+            if (s.id.set == "held_out") {
                 ++count;
-                if (field(s, "passed") == true)
+                if (s.passed)
                     ++passed;
                 else if (failed.empty())
-                    failed = describeShape(field(s, "shape"));
+                    failed = s.id.dimsText();
             }
         if (!failed.empty()) {
             ho.detail = "held-out shape " + failed + " failed (" + std::to_string(passed) + " of " + std::to_string(count) + " passed)";
@@ -226,16 +201,15 @@ GateVerdict evaluateGates(const GateInput& in)
 
     // 4. The tolerance can tell a wrong kernel from a right one.
     GateCheck nc = gate("negative_control", "Task discriminates (negative control)");
-    if (field(c, "discriminates") == true) {
+    if (c->discriminates == true) {
         nc.passed = true;
         nc.detail = "all-zero and constant outputs fail on every shape";
     } else {
         std::string where;
-        for (const Json& s : field(c, "shapes"))
-            for (const Json& n : field(s, "negative_control"))
-                if (field(n, "discriminates") == false && where.empty())
-                    where = text(n, "output") + " on " + describeShape(field(s, "shape")) +
-                            (field(n, "zeros_pass") == true ? " (all zeros pass)" : " (a constant passes)");
+        for (const auto& s : c->shapes)
+            for (const NegativeControl& n : s.negativeControl)
+                if (!n.discriminates() && where.empty())
+                    where = n.output + " on " + s.id.dimsText() + (n.zerosPass ? " (all zeros pass)" : " (a constant passes)");
         nc.detail = "a kernel writing nothing useful would pass" + (where.empty() ? std::string() : ": " + where);
         nc.hint = "tighten the output's tolerance or choose input distributions whose outputs are not near zero";
     }
@@ -247,11 +221,11 @@ GateVerdict evaluateGates(const GateInput& in)
     {
         std::string missing;
         for (const ShapeBinding& b : task.benchmarkShapes) {
-            const Json* s = findShape(p, b, "benchmarks");
+            const auto* s = findShape(p->shapes, b, "benchmarks");
             if (!s)
                 missing = missing.empty() ? b.describe() : missing;
             else
-                speedups.push_back(number(field(*s, "speedup")));
+                speedups.push_back(s->speedup.value_or(NAN));
         }
         if (task.benchmarkShapes.empty()) {
             bs.detail = "the task has no benchmark shapes";
@@ -259,12 +233,12 @@ GateVerdict evaluateGates(const GateInput& in)
         } else if (!missing.empty()) {
             bs.detail = missing + " was not benchmarked";
             bs.hint = "benchmark on the task's benchmark shapes (`kforge bench`)";
-        } else if (text(p, "verdict") != "ok") {
-            bs.detail = "the benchmark's verdict is " + text(p, "verdict") + ": " + text(p, "summary");
+        } else if (p->header.verdict != "ok") {
+            bs.detail = "the benchmark's verdict is " + p->header.verdict + ": " + p->header.summary;
             bs.hint = "a time below the roofline floor or a failed re-check means the timing cannot be trusted";
         } else {
             bs.passed = true;
-            bs.detail = std::to_string(speedups.size()) + " benchmark shape(s), " + text(field(p, "environment"), "gpu");
+            bs.detail = std::to_string(speedups.size()) + " benchmark shape(s), " + p->header.environment.gpu;
         }
     }
     v.checks.push_back(bs);
@@ -330,21 +304,15 @@ GateVerdict evaluateGates(const GateInput& in)
 Evidence collectEvidence(const std::vector<Json>& documents, const std::string& candidateFile)
 {
     Evidence e;
-    auto take = [&](const Json& r) {
-        if (!r.is_object() || text(field(r, "candidate"), "file") != candidateFile)
-            return;
-        if (text(r, "kind") == "correctness")
-            e.correctness = r;
-        else if (text(r, "kind") == "performance")
-            e.performance = r;
-    };
-    for (const Json& d : documents) {
-        if (d.is_object() && d.contains("reports") && d["reports"].is_array())
-            for (const Json& r : d["reports"])
-                take(r);
-        else
-            take(d);
-    }
+    for (const Json& d : documents)
+        for (RunReport& r : protocol::reportsOfDocument(d, &e.unreadable)) {
+            if (r.header.candidate.file != candidateFile)
+                continue;
+            if (r.verify)
+                e.correctness = std::move(r);
+            else if (r.bench)
+                e.performance = std::move(r);
+        }
     return e;
 }
 

@@ -5,11 +5,13 @@
 // and that show it at least as fast as LibTorch on every benchmark shape and faster on average.
 // One function decides, for the CLI, the workbench's Promote button and the registry itself.
 
+#include "engine/protocol/RunReport.h"
 #include "engine/task/Task.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,8 +49,8 @@ struct GateInput {
     std::string candidateFile;       ///< as listed in task.json
     std::string sourceHash;          ///< hashHex of the candidate file's current bytes
     std::string taskHash;            ///< taskPayload(task).hash of the current task
-    const nlohmann::json* correctness = nullptr;   ///< a report (kind correctness), or null
-    const nlohmann::json* performance = nullptr;   ///< a report (kind performance), or null
+    const protocol::RunReport* correctness = nullptr;   ///< a report (kind correctness), or null
+    const protocol::RunReport* performance = nullptr;   ///< a report (kind performance), or null
     double threshold = kDefaultSpeedupThreshold;
     /// Held-out shapes the correctness report must have passed: 0 when the task admits none.
     int heldOutRequired = 1;
@@ -62,10 +64,11 @@ int heldOutRequiredFor(const Task& task);
 
 /// The correctness and performance reports among `documents`: each may be a report, or a
 /// `kforge verify|bench --json` document holding "reports". The last report of each kind for
-/// `candidateFile` wins. Errors name what is missing.
+/// `candidateFile` wins. A report that cannot be read is not evidence: its error is kept.
 struct Evidence {
-    nlohmann::json correctness;   ///< null when none was found
-    nlohmann::json performance;
+    std::optional<protocol::RunReport> correctness;   ///< none when none was found
+    std::optional<protocol::RunReport> performance;
+    std::vector<Error> unreadable;                     ///< reports refused as malformed (with their pointer)
 };
 Evidence collectEvidence(const std::vector<nlohmann::json>& documents, const std::string& candidateFile);
 

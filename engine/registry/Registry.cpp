@@ -1,15 +1,16 @@
 #include "engine/registry/Registry.h"
 
+#include "engine/protocol/ReportJson.h"
+
 #include "engine/core/Clock.h"
 #include "engine/core/FileLock.h"
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
 #include "engine/core/JsonReader.h"
-#include "engine/core/ReportFields.h"
 #include "engine/registry/KernelId.h"
 #include "engine/registry/RegistryHooks.h"
 #include "engine/registry/RegistryInternal.h"
-#include "engine/runner/RunRequest.h"
+#include "engine/runner/RunSettings.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,8 +26,6 @@ namespace kf {
 namespace jr = kf::json;
 using Json = nlohmann::json;
 using namespace registry_internal;
-using report::field;
-using report::text;
 
 namespace registry_internal {
 
@@ -140,24 +139,33 @@ Json tolerancesOf(const Task& task)
     return a;
 }
 
-Json heldOutShapesOf(const Json& correctness)
+Json shapeJson(const protocol::ShapeId& id)
+{
+    Json o = Json::object();
+    for (const auto& [k, v] : id.dims)
+        o[k] = v;
+    return o;
+}
+
+Json heldOutShapesOf(const protocol::VerifyReport& correctness)
 {
     Json a = Json::array();
-    for (const Json& s : field(correctness, "shapes"))
-        if (text(s, "set") == "held_out")
-            a.push_back(field(s, "shape"));
+    for (const auto& s : correctness.shapes)
+        if (s.id.set == "held_out")
+            a.push_back(shapeJson(s.id));
     return a;
 }
 
 // The benchmark shapes' timings, for promotion.json (the gates judged these shapes).
-Json speedupsOf(const Json& performance)
+Json speedupsOf(const protocol::BenchReport& performance)
 {
+    auto num = [](const std::optional<double>& v) { return v ? protocol::numberJson(*v) : Json(nullptr); };
     Json a = Json::array();
-    for (const Json& s : field(performance, "shapes"))
-        if (text(s, "set") == "benchmarks")
-            a.push_back({{"shape", field(s, "shape")}, {"label", text(s, "label")}, {"speedup", field(s, "speedup")},
-                         {"candidate_median_ms", field(field(s, "candidate"), "median_ms")},
-                         {"baseline_median_ms", field(field(s, "baseline"), "median_ms")}});
+    for (const auto& s : performance.shapes)
+        if (s.id.set == "benchmarks")
+            a.push_back({{"shape", shapeJson(s.id)}, {"label", s.id.label}, {"speedup", num(s.speedup)},
+                         {"candidate_median_ms", num(s.candidate.medianMs)},
+                         {"baseline_median_ms", num(s.baseline.medianMs)}});
     return a;
 }
 
@@ -187,8 +195,8 @@ GateVerdict judge(const PromotionInput& in, const CurrentFiles& f, double thresh
     g.candidateFile = in.candidateFile;
     g.sourceHash = f.sourceHash;
     g.taskHash = f.taskHash;
-    g.correctness = &in.correctness;
-    g.performance = &in.performance;
+    g.correctness = in.correctness ? &*in.correctness : nullptr;
+    g.performance = in.performance ? &*in.performance : nullptr;
     g.threshold = threshold;
     g.heldOutRequired = heldOutRequiredFor(in.task);
     return evaluateGates(g);
@@ -210,13 +218,13 @@ Result<Task> readEntryTask(const fs::path& dir)
 
 } // namespace registry_internal
 
-std::string evidenceScope(const Task& task, const Json& performance)
+std::string evidenceScope(const Task& task, const protocol::BenchReport& performance)
 {
-    const Json& env = field(performance, "environment");
-    const std::string torch = text(env, "torch");
-    const size_t shapes = field(performance, "shapes").is_array() ? field(performance, "shapes").size() : 0;
+    const protocol::Environment& env = performance.header.environment;
+    const std::string& torch = env.torch;
+    const size_t shapes = performance.shapes.size();
     const std::string dtype = task.outputs.empty() ? "" : " (" + std::string(dtypeName(task.outputs.front().dtype)) + ")";
-    return "op-level microbenchmark of " + opSlug(task) + dtype + " on " + text(env, "gpu") + " against LibTorch" +
+    return "op-level microbenchmark of " + opSlug(task) + dtype + " on " + env.gpu + " against LibTorch" +
            (torch.empty() ? "" : " " + torch) + ", " + std::to_string(shapes) + " benchmark shape" +
            (shapes == 1 ? "" : "s") + ", inputs in DRAM (L2 flushed); not an end-to-end model speedup";
 }
@@ -353,8 +361,11 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     if (!outcome.gates.passed())
         return outcome;
 
-    const Json& env = field(in.correctness, "environment");
-    const std::string prefix = kernelIdPrefix(in.task, text(env, "gpu"));
+    // The gates passed, so both reports are there and of their kinds.
+    const protocol::VerifyReport& correctness = *in.correctness->verify;
+    const protocol::BenchReport& performance = *in.performance->bench;
+    const protocol::Environment& env = correctness.header.environment;
+    const std::string prefix = kernelIdPrefix(in.task, env.gpu);
     const int version = nextVersion(m_dir, index, prefix);
     RegistryEntry e;
     e.id = kernelId(prefix, version);
@@ -362,8 +373,8 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     e.op = opSlug(in.task);
     e.taskName = in.task.name;
     e.dtype = in.task.outputs.empty() ? "" : std::string(dtypeName(in.task.outputs.front().dtype));
-    e.gpu = text(env, "gpu");
-    e.arch = text(field(in.correctness, "candidate"), "arch");
+    e.gpu = env.gpu;
+    e.arch = correctness.header.candidate.arch;
     e.kernelFile = fs::path(in.candidateFile).lexically_normal().generic_string();
     for (const ShapeBinding& b : in.task.benchmarkShapes) {
         Json s = Json::object();
@@ -376,13 +387,13 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     e.promotedAt = utcNow();
     e.geomeanSpeedup = outcome.gates.geomeanSpeedup; // the numbers the gates passed, nothing recomputed
     e.minSpeedup = outcome.gates.minSpeedup;
-    const Json speedups = speedupsOf(in.performance);
+    const Json speedups = speedupsOf(performance);
 
     // Every file of the version folder, then promotion.json naming their hashes.
     const Json taskJson = taskToJson(in.task);
     Json launch = Json::object();
     for (const Json& c : taskJson.at("candidates"))
-        if (text(c, "file") == in.candidateFile)
+        if (c.value("file", std::string()) == in.candidateFile)
             launch = c;
     auto includes = includeFiles(in.task);
     if (!includes)
@@ -390,8 +401,8 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     std::vector<Staged> staged = {{e.kernelFile, files->source},
                                   {"task.json", pretty(taskJson)},
                                   {"launch.json", pretty(launch)},
-                                  {"correctness.json", pretty(in.correctness)},
-                                  {"performance.json", pretty(in.performance)}};
+                                  {"correctness.json", pretty(in.correctness->json)},
+                                  {"performance.json", pretty(in.performance->json)}};
     for (Staged& s : includes.value())
         staged.push_back(std::move(s));
     if (in.task.reference.kind == Reference::Kind::TorchScript) {
@@ -406,7 +417,7 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
         fileList.push_back({{"path", f.path}, {"hash", f.hash}, {"bytes", f.bytes}});
         e.files.push_back(std::move(f));
     }
-    const Json& cand = field(in.correctness, "candidate");
+    const protocol::CandidateRef& cand = correctness.header.candidate;
     Json promotion = {
         {"schema_version", kRegistrySchemaVersion},
         {"id", e.id},
@@ -418,17 +429,17 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
          {{"file", e.kernelFile},
           {"source_hash", e.sourceHash},
           {"arch", e.arch},
-          {"compile_options", field(cand, "compile_options")},
-          {"lowered_names", field(cand, "lowered_names")}}},
-        {"seeds", {{"correctness", field(in.correctness, "seeds")}, {"performance", field(in.performance, "seeds")}}},
-        {"trials_per_shape", field(in.correctness, "trials_per_shape")},
-        {"held_out_shapes", heldOutShapesOf(in.correctness)},
+          {"compile_options", cand.compileOptions},
+          {"lowered_names", cand.loweredNames}}},
+        {"seeds", {{"correctness", correctness.header.seeds}, {"performance", performance.header.seeds}}},
+        {"trials_per_shape", correctness.trialsPerShape},
+        {"held_out_shapes", heldOutShapesOf(correctness)},
         {"tolerances", tolerancesOf(in.task)},
-        {"environment", env},
+        {"environment", env.toJson()},
         {"threshold", index.threshold},
         {"gates", outcome.gates.toJson()},
         {"speedup", {{"geomean", e.geomeanSpeedup}, {"min", e.minSpeedup}, {"per_shape", speedups}}},
-        {"evidence_scope", evidenceScope(in.task, in.performance)},
+        {"evidence_scope", evidenceScope(in.task, performance)},
         {"files", fileList}};
     const std::string promotionText = pretty(promotion);
     e.files.push_back({"promotion.json", hashHex(promotionText), static_cast<std::int64_t>(promotionText.size())});

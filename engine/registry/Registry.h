@@ -13,6 +13,7 @@
 
 #include "engine/core/Result.h"
 #include "engine/registry/Gates.h"
+#include "engine/protocol/RunReport.h"
 #include "engine/task/Task.h"
 
 #include <nlohmann/json.hpp>
@@ -84,8 +85,8 @@ struct RegistryDrift {
 struct PromotionInput {
     Task task;                        ///< as loaded from disk (its directory is read)
     std::string candidateFile;        ///< as listed in task.json
-    nlohmann::json correctness;       ///< report (kind correctness)
-    nlohmann::json performance;       ///< report (kind performance)
+    std::optional<protocol::RunReport> correctness;   ///< report (kind correctness)
+    std::optional<protocol::RunReport> performance;   ///< report (kind performance)
     std::string promotedBy;           ///< optional: "user@host"
 };
 
@@ -141,7 +142,7 @@ private:
 };
 
 /// "op-level microbenchmark of softmax (fp32) on NVIDIA H100 80GB HBM3 against LibTorch 2.11.0 …"
-std::string evidenceScope(const Task& task, const nlohmann::json& performance);
+std::string evidenceScope(const Task& task, const protocol::BenchReport& performance);
 
 /// Parses and writes the index (exposed for tests and `registry check`).
 Result<RegistryIndex> parseRegistryIndex(const nlohmann::json& j, const std::string& origin);

@@ -110,7 +110,15 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
                     "remove the entry and promote the kernel again");
             continue;
         }
-        PromotionInput in{std::move(task.value()), e.kernelFile, std::move(corr.value()), std::move(perf.value()), {}};
+        auto corrReport = protocol::RunReport::fromJson(corr.value(), (dir / "correctness.json").string());
+        auto perfReport = protocol::RunReport::fromJson(perf.value(), (dir / "performance.json").string());
+        if (!corrReport || !perfReport) {
+            const Error& bad = corrReport ? perfReport.error() : corrReport.error();
+            problem(fs::path(bad.file).filename().string(), "a stored report is malformed: " + bad.message(),
+                    "remove the entry and promote the kernel again");
+            continue;
+        }
+        PromotionInput in{std::move(task.value()), e.kernelFile, std::move(corrReport.value()), std::move(perfReport.value()), {}};
         auto current = currentFiles(in);
         if (!current) {
             problem(e.kernelFile, current.error().message(), "remove the entry and promote the kernel again");

@@ -4,7 +4,8 @@
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
 #include "engine/core/JsonReader.h"
-#include "engine/core/ReportFields.h"
+#include "engine/protocol/ReportJson.h"
+#include "engine/protocol/VerifyReport.h"
 #include "engine/task/TaskHash.h"
 #include "engine/verify/Compare.h"
 #include "engine/verify/Npy.h"
@@ -160,19 +161,28 @@ void pruneRunDumpDirs(int keep, const fs::path& inUse)
 
 FailureKind failureKindOfCase(const CaseInfo& c)
 {
-    if (c.trialReport.is_object() && !c.trialReport.empty())
-        return failureKindOfTrial(c.trialReport);
-    // A case without its trial: rebuild the fields failureKindOfTrial reads from the checks.
-    Json outputs = Json::array();
-    for (const CaseOutput& o : c.outputs)
-        outputs.push_back(o.check);
-    const Json t = {{"passed", false}, {"outputs", outputs},
-                    {"launch_error", c.failure.rfind("launch error", 0) == 0 ? c.failure : ""},
-                    {"guard_violations", c.failure.rfind("guard violation", 0) == 0 ? Json::array({c.failure}) : Json::array()},
-                    {"modified_inputs", c.failure.rfind("input ", 0) == 0 && c.failure.find(" was modified") != std::string::npos
-                                            ? Json::array({c.failure}) : Json::array()},
-                    {"runs_agree", c.failure.rfind("the two runs disagree", 0) != 0}};
-    return failureKindOfTrial(t);
+    // The case's own copy of its trial (a report fragment); without it, the checks and the
+    // failure sentence say as much.
+    protocol::Trial t;
+    try {
+        if (c.trialReport.is_object() && !c.trialReport.empty())
+            return protocol::readTrial(protocol::Fields(c.trialReport, "/trial")).failureKind();
+        for (const CaseOutput& o : c.outputs)
+            if (o.check.is_object())
+                t.outputs.push_back(protocol::readOutputCheck(protocol::Fields(o.check, "/outputs")));
+    } catch (const kf::json::SchemaError&) {
+        // A malformed trial in a case file: judge by the failure sentence alone.
+        t.outputs.clear();
+    }
+    t.passed = false;
+    if (c.failure.rfind("launch error", 0) == 0)
+        t.launchError = c.failure;
+    if (c.failure.rfind("guard violation", 0) == 0)
+        t.guardViolations.push_back({c.failure, "", 0});
+    if (c.failure.rfind("input ", 0) == 0 && c.failure.find(" was modified") != std::string::npos)
+        t.modifiedInputs.push_back(c.failure);
+    t.runsAgree = c.failure.rfind("the two runs disagree", 0) != 0;
+    return t.failureKind();
 }
 
 Result<fs::path> exportRepro(const fs::path& caseDir, const Task& task, const fs::path& bundleDir)
@@ -275,15 +285,14 @@ Result<ReproBundle> loadRepro(const fs::path& dir)
     return b;
 }
 
-Result<ReproComparison> compareReproduction(const ReproBundle& b, const Json& trial, const fs::path& rerunCaseDir)
+Result<ReproComparison> compareReproduction(const ReproBundle& b, const protocol::Trial& trial, const fs::path& rerunCaseDir)
 {
     ReproComparison r;
-    r.kind = report::field(trial, "passed") == true ? FailureKind::None : failureKindOfTrial(trial);
+    r.kind = trial.failureKind();
     r.reproduced = r.kind != FailureKind::None && r.kind == b.kind;
     r.mismatchesBefore = checkMismatches(b.kase);
-    for (const Json& o : report::field(trial, "outputs"))
-        if (report::field(o, "mismatches").is_number_integer())
-            r.mismatchesNow += report::field(o, "mismatches").get<std::int64_t>();
+    for (const OutputCheck& o : trial.outputs)
+        r.mismatchesNow += o.mismatches;
 
     if (rerunCaseDir.empty()) {
         r.elementsDiffering = r.mismatchesBefore + r.mismatchesNow;

@@ -15,6 +15,8 @@
 #include "engine/verify/CaseFiles.h"
 #include "engine/verify/Shrink.h"
 
+#include "engine/protocol/VerifyReport.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -73,7 +75,7 @@ struct ReproComparison {
 
 /// Compares the re-run's trial (its report object) and its case folder (empty when the re-run
 /// passed and saved nothing) with the bundle.
-Result<ReproComparison> compareReproduction(const ReproBundle& bundle, const nlohmann::json& trial,
+Result<ReproComparison> compareReproduction(const ReproBundle& bundle, const protocol::Trial& trial,
                                             const std::filesystem::path& rerunCaseDir);
 nlohmann::json toJson(const ReproComparison& c);
 

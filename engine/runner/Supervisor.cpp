@@ -1,8 +1,8 @@
 #include "engine/runner/Supervisor.h"
 
-#include "engine/core/ReportFields.h"
 #include "engine/runner/ChildIo.h"
-#include "engine/runner/Protocol.h"
+#include "engine/protocol/Messages.h"
+#include "engine/protocol/Protocol.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -37,10 +37,10 @@ using namespace childio;
 constexpr std::string_view kQuiet = "wait for a runner message";
 constexpr std::string_view kEof = "read from the runner";
 constexpr std::string_view kMalformed = "parse a runner message";
+constexpr std::string_view kVersionMismatch = "check the runner's protocol version";
 
 constexpr int kExitCheckMs = 100;                // how often a silent runner is checked for death
 constexpr int kExitGraceMs = 2000;               // after shutdown or a fatal error, before SIGKILL
-constexpr std::size_t kMaxLineBytes = std::size_t(64) << 20;
 constexpr const char* kRunnerName = "kforge-runner";
 
 std::string whereText(const std::string& launch, const std::string& type)
@@ -193,7 +193,7 @@ Result<void> RunnerSupervisor::start()
     m_buffer.clear();
     m_stderrTail.clear();
     m_currentLaunch.clear();
-    m_hello = json();
+    m_hello = protocol::Hello();
 
     const auto deadline = after(m_options.startTimeoutMs);
     Result<json> first = Error{std::string(kQuiet), "", "", {}, {}};
@@ -216,21 +216,18 @@ Result<void> RunnerSupervisor::start()
             return fail("the runner " + how + " before it said hello", withLastWords("run " + path + " by hand to see why", m_stderrTail));
         }
         kill();
+        if (e.what == kVersionMismatch)
+            return fail(e.why, e.hint);
         return fail("the runner's first message is malformed (" + e.why + ")", withLastWords(kRebuildHint, m_stderrTail));
     }
-    const json& hello = first.value();
-    if (report::text(hello, "type") != "hello") {
+    auto decoded = protocol::RunnerMessage::decode(first.value());
+    if (!decoded || decoded->type != protocol::RunnerMessage::Type::Hello) {
         kill();
-        return fail("the runner's first message is \"" + report::text(hello, "type") + "\", not \"hello\"", kRebuildHint);
-    }
-    auto proto = hello.find("protocol");
-    if (proto == hello.end() || !proto->is_number_integer() || proto->get<int>() != protocol::kVersion) {
-        std::string theirs = proto == hello.end() ? std::string("names no protocol version")
-                                                  : "speaks protocol version " + proto->dump();
-        kill();
-        return fail("the runner " + theirs + "; this program speaks version " + std::to_string(protocol::kVersion),
+        return fail(decoded ? "the runner's first message is \"" + first.value().value("type", std::string()) + "\", not \"hello\""
+                            : "the runner's hello is malformed (" + decoded.error().why + " at " + decoded.error().pointer + ")",
                     kRebuildHint);
     }
+    const protocol::Hello hello = decoded->hello;
     m_hello = hello;
     if (isRestart)
         ++m_restarts;
@@ -238,7 +235,7 @@ Result<void> RunnerSupervisor::start()
     return {};
 }
 
-Result<json> RunnerSupervisor::hello()
+Result<protocol::Hello> RunnerSupervisor::hello()
 {
     try {
         if (m_pid > 0 && processExited(m_pid))
@@ -266,18 +263,15 @@ Result<json> RunnerSupervisor::readMessage(int timeoutMs)
                 line.pop_back();
             if (line.find_first_not_of(" \t") == std::string::npos)
                 continue; // blank lines carry nothing; tolerate them
-            auto parsed = protocol::parseLine(line);
+            auto parsed = protocol::parseLine(line, protocol::From::Runner);
             if (!parsed) {
-                // nlohmann's "[json.exception.parse_error.101] " prefix means nothing to a user.
-                std::string why = parsed.error().why;
-                if (auto tag = why.find("[json.exception."); tag != std::string::npos)
-                    if (auto close = why.find("] ", tag); close != std::string::npos)
-                        why.erase(tag, close + 2 - tag);
-                return Error{std::string(kMalformed), why + ", in \"" + excerpt(line) + "\"", "", {}, {}};
+                if (parsed.error().pointer == "/protocol_version")
+                    return Error{std::string(kVersionMismatch), parsed.error().why, parsed.error().hint, {}, {}};
+                return Error{std::string(kMalformed), parsed.error().why + ", in \"" + excerpt(line) + "\"", "", {}, {}};
             }
             return parsed;
         }
-        if (m_buffer.size() > kMaxLineBytes)
+        if (m_buffer.size() > protocol::kMaxLineBytes)
             return Error{std::string(kMalformed), "a line longer than 64 MiB without a newline", "", {}, {}};
         if (m_fromRunner < 0)
             return Error{std::string(kEof), "the runner closed its output", "", {}, {}};
@@ -379,9 +373,19 @@ void RunnerSupervisor::stop()
     m_started = false;
 }
 
-Result<json> RunnerSupervisor::request(json req, const std::function<void(const json&)>& onEvent, const CancelToken* cancel)
+Result<json> RunnerSupervisor::request(const protocol::RunRequest& req, const EventFn& onEvent, const CancelToken* cancel)
 {
-    const std::string type = req.is_object() ? report::text(req, "type") : std::string();
+    return exchange(req.toJson(), onEvent, cancel);
+}
+
+Result<json> RunnerSupervisor::control(json req, const EventFn& onEvent, const CancelToken* cancel)
+{
+    return exchange(std::move(req), onEvent, cancel);
+}
+
+Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const CancelToken* cancel)
+{
+    const std::string type = req.is_object() && req.contains("type") && req["type"].is_string() ? req["type"].get<std::string>() : std::string();
     const std::string what = "run the " + (type.empty() ? std::string("runner") : type) + " request";
     auto error = [&](std::string why, std::string hint = {}) { return Error{what, std::move(why), std::move(hint), {}, {}}; };
     if (type.empty())
@@ -467,46 +471,45 @@ Result<json> RunnerSupervisor::request(json req, const std::function<void(const 
                 return malformed(e.why);
             }
             idleDeadline = after(idleMs);
-            const json& m = msg.value();
-            const std::string mtype = report::text(m, "type");
-            if (auto it = m.find("id"); it != m.end() && *it != json(id))
-                return malformed("a \"" + mtype + "\" for request " + it->dump() + " while request " + std::to_string(id) +
+            auto decoded = protocol::RunnerMessage::decode(msg.value());
+            if (!decoded)
+                return malformed(decoded.error().why + (decoded.error().pointer.empty() ? "" : " at " + decoded.error().pointer));
+            const protocol::RunnerMessage& m = decoded.value();
+            // An error for request 0 is the runner's answer to a line it could not read the id of.
+            const bool unnumberedError = m.type == protocol::RunnerMessage::Type::Error && m.id == 0;
+            if (m.id && *m.id != id && !unnumberedError)
+                return malformed("a message for request " + std::to_string(*m.id) + " while request " + std::to_string(id) +
                                  " is in flight");
-            auto notify = [&] {
-                if (onEvent)
-                    onEvent(m);
-            };
-            if (mtype == "launch_begin") {
-                m_currentLaunch = report::text(m, "label");
-                auto t = m.find("timeout_ms");
-                if (t != m.end() && t->is_number() && t->get<double>() > 0) {
-                    watchdogMs = static_cast<std::int64_t>(t->get<double>());
-                    watchdogDeadline = after(watchdogMs);
-                    watchdogArmed = true;
-                } else {
-                    watchdogArmed = false; // no budget given: only the idle timeout guards it
+            using Type = protocol::RunnerMessage::Type;
+            switch (m.type) {
+            case Type::Event:
+                if (m.event.kind == protocol::Event::Kind::LaunchBegin) {
+                    m_currentLaunch = m.event.label;
+                    if (m.event.timeoutMs > 0) {
+                        watchdogMs = m.event.timeoutMs;
+                        watchdogDeadline = after(watchdogMs);
+                        watchdogArmed = true;
+                    } else {
+                        watchdogArmed = false; // no budget given: only the idle timeout guards it
+                    }
+                } else if (m.event.kind == protocol::Event::Kind::LaunchEnd) {
+                    watchdogArmed = false;
+                    m_currentLaunch.clear();
                 }
-                notify();
-            } else if (mtype == "launch_end") {
-                watchdogArmed = false;
+                if (onEvent)
+                    onEvent(m.event);
+                break;
+            case Type::Report:
                 m_currentLaunch.clear();
-                notify();
-            } else if (mtype == "report") {
-                auto r = m.find("report");
-                if (r == m.end() || !r->is_object())
-                    return malformed("a \"report\" message without a report object");
-                m_currentLaunch.clear();
-                return json(*r);
-            } else if (mtype == "pong") {
-                return json(m); // the answer to "ping": final, and it carries no report
-            } else if (mtype == "error") {
-                auto f = m.find("fatal");
-                const bool fatal = f != m.end() && f->is_boolean() && f->get<bool>();
-                Error e = protocol::errorFromMessage(m);
+                return m.report;
+            case Type::Pong:
+                return json{{"type", "pong"}}; // the answer to "ping": final, and it carries no report
+            case Type::Error: {
+                Error e = m.error;
                 if (e.what.empty())
                     e.what = what;
                 m_currentLaunch.clear();
-                if (fatal) {
+                if (m.fatal) {
                     if (!e.why.empty() && e.why.back() != '.' && e.why.back() != '!' && e.why.back() != '?')
                         e.why += '.';
                     e.why += " The CUDA context was lost; the runner was restarted.";
@@ -516,10 +519,9 @@ Result<json> RunnerSupervisor::request(json req, const std::function<void(const 
                     describeExit(); // it exits by itself after a fatal error; reap it (or kill it)
                 }
                 return e;
-            } else if (mtype == "hello") {
+            }
+            case Type::Hello:
                 return malformed("a second \"hello\" in the middle of a request");
-            } else {
-                notify(); // progress, and types newer than this program: forwarded, not fatal
             }
         }
     } catch (const std::exception& e) {

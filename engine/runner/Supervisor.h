@@ -7,6 +7,8 @@
 
 #include "engine/compile/CompileTypes.h"
 #include "engine/core/Result.h"
+#include "engine/protocol/Messages.h"
+#include "engine/protocol/RunRequest.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,17 +36,22 @@ public:
     RunnerSupervisor(const RunnerSupervisor&) = delete;
     RunnerSupervisor& operator=(const RunnerSupervisor&) = delete;
 
-    /// Starts the runner if needed and returns its hello message.
-    Result<nlohmann::json> hello();
+    using EventFn = std::function<void(const protocol::Event&)>;
+
+    /// Starts the runner if needed and returns its hello.
+    Result<protocol::Hello> hello();
 
     /// Sends `request` (its "id" is filled in), calls `onEvent` for every progress-type message,
     /// and returns the final report. Every failure is an Error whose `why` is a sentence a user
     /// can act on: crash (with the signal and the launch in flight), watchdog timeout, sticky
     /// CUDA error, protocol error, cancellation. After crash, timeout or a fatal error the runner
     /// is restarted on the next call, so nothing the caller holds is lost.
-    Result<nlohmann::json> request(nlohmann::json request,
-                                   const std::function<void(const nlohmann::json&)>& onEvent = {},
+    /// The report comes back as the runner wrote it (protocol::RunReport reads it).
+    Result<nlohmann::json> request(const protocol::RunRequest& request, const EventFn& onEvent = {},
                                    const CancelToken* cancel = nullptr);
+    /// A control message ("ping", and the runner's test hooks under KF_RUNNER_TEST_HOOKS=1),
+    /// with the same failure handling; "pong" answers {"type":"pong"}.
+    Result<nlohmann::json> control(nlohmann::json message, const EventFn& onEvent = {}, const CancelToken* cancel = nullptr);
 
     /// Stops the runner (politely, then SIGKILL).
     void stop();
@@ -56,6 +63,7 @@ public:
 
 private:
     Result<void> start();
+    Result<nlohmann::json> exchange(nlohmann::json request, const EventFn& onEvent, const CancelToken* cancel);
     Result<nlohmann::json> readMessage(int timeoutMs);
     std::string describeExit();
     /// SIGKILLs the runner's process group, reaps it, drains its stderr, closes the pipes;
@@ -70,7 +78,7 @@ private:
     int m_errFromRunner = -1;
     std::string m_buffer;
     std::string m_stderrTail;
-    nlohmann::json m_hello;
+    protocol::Hello m_hello;
     std::int64_t m_nextId = 1;
     int m_restarts = 0;
     bool m_started = false;

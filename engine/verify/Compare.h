@@ -166,13 +166,6 @@ NegativeControl negativeControl(const std::string& output, DType t, const double
 double effectiveAtol(const Tolerance& tol, double referenceRms);
 double rmsOf(const double* v, std::int64_t n);
 
-nlohmann::json toJson(const Mismatch& m);
-/// The row and column summaries are included only for a failing output: a passing one has no
-/// pattern to show, and the report stays small.
-nlohmann::json toJson(const OutputCheck& c);
-nlohmann::json toJson(const ErrorHistogram& h);
-nlohmann::json toJson(const AxisSummary& s);
-nlohmann::json toJson(const NegativeControl& n);
-nlohmann::json toJson(const GoldenErrors& g);
+// Their report form (toJson/fromJson) is in engine/protocol/VerifyReport.h.
 
 } // namespace kf

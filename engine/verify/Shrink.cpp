@@ -1,6 +1,5 @@
 #include "engine/verify/Shrink.h"
 
-#include "engine/core/ReportFields.h"
 
 #include <algorithm>
 #include <map>
@@ -37,29 +36,6 @@ std::int64_t lowestValue(const SymbolSpec& s)
     return (s.min + step - 1) / step * step;
 }
 
-bool nonEmpty(const Json& trial, const char* key)
-{
-    auto it = trial.find(key);
-    if (it == trial.end())
-        return false;
-    if (it->is_string())
-        return !it->get_ref<const std::string&>().empty(); // json::empty() is false for every string
-    return (it->is_array() || it->is_object()) && !it->empty();
-}
-
-std::int64_t integerField(const Json& o, const char* key)
-{
-    auto it = o.find(key);
-    return it != o.end() && it->is_number() ? it->get<std::int64_t>() : 0;
-}
-
-bool anyOutput(const Json& trial, bool (*test)(const Json&))
-{
-    auto it = trial.find("outputs");
-    if (it == trial.end() || !it->is_array())
-        return false;
-    return std::any_of(it->begin(), it->end(), [&](const Json& o) { return o.is_object() && test(o); });
-}
 
 Json valuesJson(const ShapeBinding& b)
 {
@@ -350,25 +326,6 @@ std::optional<FailureKind> parseFailureKind(std::string_view name)
     return std::nullopt;
 }
 
-FailureKind failureKindOfTrial(const Json& trial)
-{
-    if (!trial.is_object() || trial.value("passed", false))
-        return FailureKind::None;
-    if (nonEmpty(trial, "launch_error"))
-        return FailureKind::Launch;
-    if (nonEmpty(trial, "guard_violations"))
-        return FailureKind::Guard;
-    if (nonEmpty(trial, "modified_inputs"))
-        return FailureKind::ModifiedInput;
-    if (anyOutput(trial, [](const Json& o) { return integerField(o, "unwritten") > 0; }))
-        return FailureKind::Unwritten;
-    if (anyOutput(trial, [](const Json& o) { return integerField(o, "mismatches") > integerField(o, "unwritten"); }))
-        return FailureKind::Mismatch;
-    if (trial.contains("runs_agree") && trial["runs_agree"] == Json(false))
-        return FailureKind::Nondeterministic;
-    return FailureKind::None;
-}
-
 Result<ShrinkResult> shrink(const Task& task, const ShapeBinding& failing, FailureKind kind, const ProbeFn& probe,
                             const ShrinkOptions& options)
 {
@@ -386,24 +343,6 @@ Result<ShrinkResult> shrink(const Task& task, const ShapeBinding& failing, Failu
     if (auto r = shrinker.run(); !r)
         return r.error();
     return result;
-}
-
-Result<std::vector<ProbeOutcome>> probeOutcomes(const Json& probeReport, std::size_t shapes)
-{
-    if (report::text(probeReport, "verdict") == "error")
-        return Error{"probe shapes", report::text(probeReport, "summary", "the run ended in an error"), "", {}, {}};
-    std::vector<ProbeOutcome> out;
-    for (const Json& s : report::field(probeReport, "shapes")) {
-        ProbeOutcome o;
-        for (const Json& t : report::field(s, "trials"))
-            if (!o.failed && report::field(t, "passed") == false)
-                o = {true, failureKindOfTrial(t), report::text(t, "failure")};
-        out.push_back(o);
-    }
-    if (out.size() != shapes)
-        return Error{"probe shapes", "the runner reported " + std::to_string(out.size()) + " shapes for " +
-                                         std::to_string(shapes), "", {}, {}};
-    return out;
 }
 
 Json toJson(const ShrinkResult& r)

@@ -17,16 +17,12 @@
 
 namespace kf {
 
-/// Why a trial failed, in the order the runner checks (docs/report-schema.md).
+/// Why a trial failed, in the order the runner checks (docs/report-schema.md). A report
+/// trial's kind is protocol::Trial::failureKind() (engine/protocol/VerifyReport.h).
 enum class FailureKind { None, Launch, Guard, ModifiedInput, Unwritten, Mismatch, Nondeterministic };
 /// "none", "launch", "guard", "modified_input", "unwritten", "mismatch", "nondeterministic".
 std::string_view failureKindName(FailureKind k);
 std::optional<FailureKind> parseFailureKind(std::string_view name);
-/// The kind of a report trial object: the first of launch_error non-empty, guard_violations
-/// non-empty, modified_inputs non-empty, an output with "unwritten" > 0, an output with more
-/// mismatches than unwritten elements, runs_agree false. None when the trial passed, or when no
-/// field shows a cause (missing fields count as clean).
-FailureKind failureKindOfTrial(const nlohmann::json& trial);
 
 struct ProbeOutcome {
     bool failed = false;
@@ -36,9 +32,7 @@ struct ProbeOutcome {
 
 /// Runs a batch of shapes and returns one outcome per shape, in order. An Error (runner crash,
 /// compile failure) aborts the shrink with that error.
-/// The outcome of each shape of a probe's correctness report, in report order: failed with the
-/// kind of its first failing trial. An error when the report is an error or lacks shapes.
-Result<std::vector<ProbeOutcome>> probeOutcomes(const nlohmann::json& report, std::size_t shapes);
+/// (engine/repro/ShrinkProbe.h reads the outcomes from a probe's report.)
 using ProbeFn = std::function<Result<std::vector<ProbeOutcome>>(const std::vector<ShapeBinding>&)>;
 
 struct ShrinkOptions {

@@ -1,6 +1,6 @@
 #include "widgets/profile/MetricTableModel.h"
 
-#include "engine/profile/MetricCatalog.h"
+#include "engine/protocol/MetricCatalog.h"
 #include "widgets/profile/ProfileFormat.h"
 
 #include <set>

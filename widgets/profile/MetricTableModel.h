@@ -3,7 +3,7 @@
 // kernels, then the baseline's. The raw material behind the panel's bars, for those who want
 // the counter itself.
 
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/ProfileReport.h"
 
 #include <QAbstractTableModel>
 #include <QStringList>

@@ -1,6 +1,6 @@
 #include "widgets/profile/OccupancySection.h"
 
-#include "engine/profile/MetricCatalog.h"
+#include "engine/protocol/MetricCatalog.h"
 #include "widgets/profile/PercentBar.h"
 #include "widgets/profile/ProfileColors.h"
 #include "widgets/profile/ProfileFormat.h"

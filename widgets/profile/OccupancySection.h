@@ -2,7 +2,7 @@
 // The panel's "Occupancy" box: achieved occupancy (a counter) beside theoretical occupancy (the
 // static numbers) and what limits it, with the resources behind the limit.
 
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/ProfileReport.h"
 
 #include <QGroupBox>
 

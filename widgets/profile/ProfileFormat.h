@@ -2,8 +2,8 @@
 // How the profile panel words numbers: SI units as Nsight Compute prints them (decimal bytes,
 // GB/s, GFLOP/s), kernel names short enough for a dock, and the occupancy limiter in words.
 
-#include "engine/profile/MetricCatalog.h"
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/MetricCatalog.h"
+#include "engine/protocol/ProfileReport.h"
 
 #include <QString>
 

@@ -5,7 +5,7 @@
 // evidence, and every metric per kernel in a table. Without counters it says why and how to
 // enable them, and still shows the static numbers.
 
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/ProfileReport.h"
 
 #include <QString>
 #include <QWidget>

@@ -2,7 +2,7 @@
 // What one column of the panel shows: a whole side of the report (all its kernels, through the
 // engine's totals) or one kernel of it.
 
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/ProfileReport.h"
 
 #include <QString>
 

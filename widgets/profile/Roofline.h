@@ -3,7 +3,7 @@
 // device's ceilings as line segments on log-log axes, the measured points, and where a point that
 // has no intensity (a copy kernel does no floating-point work) is drawn instead, and why.
 
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/ProfileReport.h"
 
 #include <QList>
 #include <QPointF>

@@ -1,7 +1,7 @@
 #include "widgets/profile/ThroughputSection.h"
 
-#include "engine/profile/MetricCatalog.h"
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/MetricCatalog.h"
+#include "engine/protocol/ProfileReport.h"
 #include "widgets/profile/PercentBar.h"
 #include "widgets/profile/ProfileColors.h"
 #include "widgets/profile/ProfileFormat.h"

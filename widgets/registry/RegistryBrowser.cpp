@@ -271,7 +271,8 @@ void RegistryBrowser::setIndex(const kf::RegistryIndex& index)
     onCurrentRowChanged();
     fillDiffCombo();
     if (m_haveDetails)
-        m_chart->setReport(m_details.performance, m_index.threshold);
+        m_chart->setReport(m_details.performance && m_details.performance->bench ? &*m_details.performance->bench : nullptr,
+                           m_index.threshold);
 }
 
 void RegistryBrowser::setLoadError(const QString& sentence)
@@ -406,11 +407,11 @@ void RegistryBrowser::setDetails(const RegistryDetails& details)
     m_source->setFilePath(qs(details.entry.kernelFile));
     m_source->setReadOnly(true);
     m_reports->clear();
-    if (!details.correctness.is_null())
-        m_reports->addReport(details.correctness);
-    if (!details.performance.is_null())
-        m_reports->addReport(details.performance);
-    m_chart->setReport(details.performance, m_index.threshold);
+    if (details.correctness)
+        m_reports->addReport(*details.correctness);
+    if (details.performance)
+        m_reports->addReport(*details.performance);
+    m_chart->setReport(details.performance && details.performance->bench ? &*details.performance->bench : nullptr, m_index.threshold);
     requestDiff();
 }
 

@@ -2,6 +2,7 @@
 // Everything the registry browser shows about one kernel version beyond its index row: the
 // promotion record, both runner reports and the kernel source, as read from its version folder.
 
+#include "engine/protocol/RunReport.h"
 #include "engine/registry/Registry.h"
 
 #include <nlohmann/json.hpp>
@@ -14,8 +15,8 @@ namespace kf::ui {
 struct RegistryDetails {
     kf::RegistryEntry entry;          ///< as the index lists it (entry.id names the version)
     nlohmann::json promotion;         ///< promotion.json; null when it could not be read
-    nlohmann::json correctness;       ///< correctness.json (a correctness report); null when missing
-    nlohmann::json performance;       ///< performance.json (a performance report); null when missing
+    std::optional<kf::protocol::RunReport> correctness;   ///< correctness.json; none when missing or malformed
+    std::optional<kf::protocol::RunReport> performance;   ///< performance.json; none when missing or malformed
     QString source;                   ///< the kernel source (entry.kernelFile)
     QString error;                    ///< a sentence saying what could not be read and what to do; empty when all was read
 };

@@ -1,7 +1,6 @@
 #include "widgets/registry/SpeedupChart.h"
 
 #include "widgets/registry/RegistryModel.h"
-#include "widgets/runs/ReportJson.h"
 #include "widgets/common/VerdictStyle.h"
 
 #include <QBarCategoryAxis>
@@ -19,11 +18,11 @@ namespace kf::ui {
 
 namespace {
 
-QString categoryName(const nlohmann::json& shape, double speedup, int index)
+QString categoryName(const kf::protocol::ShapeId& shape, double speedup, int index)
 {
-    QString name = reportjson::text(shape, "label");
+    QString name = QString::fromStdString(shape.label);
     if (name.isEmpty())
-        name = reportjson::dimsText(shape);
+        name = QString::fromStdString(shape.dimsText());
     if (name.isEmpty())
         name = QObject::tr("shape %1").arg(index + 1);
     return name + QLatin1Char('\n') + RegistryModel::speedupText(speedup);
@@ -69,24 +68,23 @@ SpeedupChart::SpeedupChart(QWidget* parent) : QChartView(parent)
     applyPalette();
 }
 
-void SpeedupChart::setReport(const nlohmann::json& performance, double threshold)
+void SpeedupChart::setReport(const kf::protocol::BenchReport* performance, double threshold)
 {
     clearData();
     m_threshold = threshold;
-    const nlohmann::json& shapes = reportjson::field(performance, "shapes");
-    if (!shapes.is_array() || shapes.empty()) {
+    if (!performance || performance->shapes.empty()) {
         chart()->setTitle(tr("No benchmark shapes in the performance report"));
         return;
     }
 
     QStringList names;
     double top = std::max(1.0, threshold);
-    for (const nlohmann::json& s : shapes) {
-        const double v = reportjson::number(reportjson::field(s, "speedup"));
+    for (const kf::protocol::BenchShape& s : performance->shapes) {
+        const double v = s.speedup.value_or(std::nan(""));
         m_speedups.append(v);
         if (std::isfinite(v))
             top = std::max(top, v);
-        QString name = categoryName(s, v, static_cast<int>(names.size()));
+        QString name = categoryName(s.id, v, static_cast<int>(names.size()));
         // Categories with one name would share one bar.
         while (names.contains(name))
             name += QLatin1Char(' ');
@@ -109,7 +107,7 @@ void SpeedupChart::setReport(const nlohmann::json& performance, double threshold
     m_parity->replace(QList<QPointF>{{left, 1.0}, {right, 1.0}});
     m_thresholdLine->replace(QList<QPointF>{{left, threshold}, {right, threshold}});
     m_thresholdLine->setName(tr("registry threshold %1 (geometric mean)").arg(RegistryModel::speedupText(threshold)));
-    const double geomean = reportjson::number(reportjson::field(performance, "geomean_speedup"));
+    const double geomean = performance->geomeanSpeedup.value_or(std::nan(""));
     chart()->setTitle(tr("Geometric-mean speedup %1 over %2 shapes (threshold %3)")
                           .arg(RegistryModel::speedupText(geomean))
                           .arg(names.size())

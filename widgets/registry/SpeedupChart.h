@@ -2,7 +2,7 @@
 // Speedup over LibTorch per benchmark shape of a performance report, as bars, with the 1.0×
 // line (as fast as LibTorch) and the registry's threshold for the geometric mean dashed across.
 
-#include <nlohmann/json.hpp>
+#include "engine/protocol/BenchReport.h"
 
 #include <QChartView>
 #include <QList>
@@ -27,7 +27,7 @@ public:
 
     /// Shows `performance`'s shapes; `threshold` is the registry's geometric-mean threshold.
     /// A report without shapes empties the chart and says so in the title.
-    void setReport(const nlohmann::json& performance, double threshold);
+    void setReport(const kf::protocol::BenchReport* performance, double threshold);
     void clearData();
 
     /// Bars shown (one per benchmark shape).

@@ -4,7 +4,7 @@
 
 #include "widgets/runs/ResultRow.h"
 
-#include <nlohmann/json.hpp>
+#include "engine/protocol/RunReport.h"
 
 #include <QString>
 
@@ -12,9 +12,12 @@
 
 namespace kf::ui::reportrows {
 
-/// Rows for every shape of `report`, plus one error row when its verdict is "error". Never throws:
-/// a malformed shape entry gives a row with what could be read.
-std::vector<ResultRow> fromReport(const nlohmann::json& report);
+/// Rows for every shape of `report`, plus one error row when its verdict is "error". The numbers
+/// come from CorrectnessShape::summary(), the same summary `kforge verify` prints.
+std::vector<ResultRow> fromReport(const kf::protocol::RunReport& report);
+
+/// `v` with `significant` digits, "nan"/"inf"/"-inf" as such (protocol::formatNumber).
+QString numberText(double v, int significant = 3);
 
 /// "81.0" for 0.081 ms: microseconds with 2, 1 or 0 decimals as the magnitude grows; "nan"/"inf".
 QString microsecondsText(double ms);

@@ -1,6 +1,5 @@
 #include "widgets/runs/ResultsModel.h"
 
-#include "widgets/runs/ReportJson.h"
 #include "widgets/runs/ReportRows.h"
 #include "widgets/common/VerdictStyle.h"
 
@@ -16,7 +15,7 @@ namespace {
 
 QString speedupText(double x)
 {
-    return std::isfinite(x) ? QString::number(x, 'f', 2) + QStringLiteral("×") : reportjson::numberText(x);
+    return std::isfinite(x) ? QString::number(x, 'f', 2) + QStringLiteral("×") : reportrows::numberText(x);
 }
 
 // NaN sorts as the worst value (largest), so "sort by max error" puts broken shapes together.
@@ -43,16 +42,14 @@ bool stale(const QString& rowHash, const QString& newHash)
 
 ResultsModel::ResultsModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void ResultsModel::addReport(const nlohmann::json& report)
+void ResultsModel::addReport(const kf::protocol::RunReport& report)
 {
-    if (!report.is_object())
-        return;
-    namespace rj = reportjson;
-    const QString task = rj::text(rj::field(report, "task"), "name", QStringLiteral("?"));
-    const QString candidate = rj::text(rj::field(report, "candidate"), "file", QStringLiteral("?"));
-    const QString kind = rj::text(report, "kind");
-    dropStale(task, candidate, rj::text(rj::field(report, "candidate"), "source_hash"));
-    if (rj::text(report, "verdict") != QLatin1String("error"))
+    const kf::protocol::Header& h = report.header;
+    const QString task = QString::fromStdString(h.task.name.empty() ? "?" : h.task.name);
+    const QString candidate = QString::fromStdString(h.candidate.file.empty() ? "?" : h.candidate.file);
+    const QString kind = QString::fromLatin1(kf::protocol::reportKindName(h.kind));
+    dropStale(task, candidate, QString::fromStdString(h.candidate.sourceHash));
+    if (!h.isError())
         removeErrorRow(task, candidate, kind);
 
     for (ResultRow& incoming : reportrows::fromReport(report)) {
@@ -215,14 +212,14 @@ QVariant ResultsModel::display(const ResultRow& r, int column) const
         }
         return QString();
     case MaxAbsErrorColumn:
-        return c.present && c.maxAbsError ? reportjson::numberText(*c.maxAbsError) : QString();
+        return c.present && c.maxAbsError ? reportrows::numberText(*c.maxAbsError) : QString();
     case MaxRelErrorColumn:
-        return c.present && c.maxRelError ? reportjson::numberText(*c.maxRelError) : QString();
+        return c.present && c.maxRelError ? reportrows::numberText(*c.maxRelError) : QString();
     case ErrorRatioColumn:
         if (!c.present || !c.errorRatio)
             return QString();
         return std::isinf(*c.errorRatio) ? QStringLiteral("LibTorch exact")
-                                         : reportjson::numberText(*c.errorRatio, 2) + QStringLiteral("×");
+                                         : reportrows::numberText(*c.errorRatio, 2) + QStringLiteral("×");
     case MismatchesColumn: {
         if (!c.present)
             return QString();
@@ -240,7 +237,7 @@ QVariant ResultsModel::display(const ResultRow& r, int column) const
     case BandwidthColumn:
         if (!p.achievedGbs)
             return QString();
-        return std::isfinite(*p.achievedGbs) ? QString::number(*p.achievedGbs, 'f', 1) : reportjson::numberText(*p.achievedGbs);
+        return std::isfinite(*p.achievedGbs) ? QString::number(*p.achievedGbs, 'f', 1) : reportrows::numberText(*p.achievedGbs);
     case DetailsColumn:
         return details(r);
     default:
@@ -343,7 +340,7 @@ QVariant ResultsModel::toolTip(const ResultRow& r, int column) const
     case BandwidthColumn:
         if (!p.pctPeakBandwidth)
             return {};
-        return QStringLiteral("%1 % of the GPU's peak memory bandwidth").arg(reportjson::numberText(*p.pctPeakBandwidth));
+        return QStringLiteral("%1 % of the GPU's peak memory bandwidth").arg(reportrows::numberText(*p.pctPeakBandwidth));
     default:
         return {};
     }

@@ -4,7 +4,7 @@
 
 #include "widgets/runs/ResultRow.h"
 
-#include <nlohmann/json.hpp>
+#include "engine/protocol/RunReport.h"
 
 #include <QAbstractTableModel>
 
@@ -46,9 +46,8 @@ public:
 
     explicit ResultsModel(QObject* parent = nullptr);
 
-    /// Adds one report (a `report` message's "report" object or an element of `kforge --json`'s
-    /// "reports"). Malformed parts are skipped, never thrown on.
-    void addReport(const nlohmann::json& report);
+    /// Adds one report (the runner's, or one read from a `kforge --json` document).
+    void addReport(const kf::protocol::RunReport& report);
     void clear();
 
     /// For tests and the panel: the row at `row` of the model (not of a sorted view).

@@ -1,7 +1,6 @@
 #include "widgets/runs/RunPanel.h"
 
 #include "widgets/common/ElidedLabel.h"
-#include "widgets/runs/ReportJson.h"
 #include "widgets/runs/ResultsModel.h"
 #include "widgets/runs/RunVerdict.h"
 
@@ -23,7 +22,6 @@
 
 namespace kf::ui {
 
-namespace rj = reportjson;
 
 RunPanel::RunPanel(QWidget* parent) : QWidget(parent)
 {
@@ -126,42 +124,35 @@ void RunPanel::begin(const QString& title)
     m_log->appendLine(RunLogView::Level::Info, title + tr(": started"));
 }
 
-void RunPanel::handleEvent(const nlohmann::json& event)
+void RunPanel::setProgress(int permille, const QString& stage)
 {
-    const QString type = rj::text(event, "type");
-    if (type == QLatin1String("progress")) {
-        if (const nlohmann::json& p = rj::field(event, "permille"); p.is_number()) {
-            const int permille = std::clamp(static_cast<int>(p.get<double>()), 0, 1000);
-            m_progress->setValue(permille);
-            m_progress->setFormat(QString::number(permille / 10.0, 'f', 1) + QStringLiteral(" %"));
-        }
-        m_stageName = rj::text(event, "stage", m_stageName);
-        // Bench stages end in a running sample count ("benchmark …: 37 samples"); log a stage once.
-        const QString key = m_stageName.section(QStringLiteral(": "), 0, 0);
-        if (key != m_loggedStage && !key.isEmpty()) {
-            m_loggedStage = key;
-            m_log->appendLine(RunLogView::Level::Info, m_stageName);
-        }
-    } else if (type == QLatin1String("launch_begin")) {
-        m_launch = rj::text(event, "label", tr("launch"));
-    } else if (type == QLatin1String("launch_end")) {
-        m_launch.clear();
-    } else if (type == QLatin1String("log") || rj::field(event, "message").is_string()) {
-        const QString level = rj::text(event, "level");
-        const auto lv = level == QLatin1String("error")     ? RunLogView::Level::Error
-                        : level == QLatin1String("warning") ? RunLogView::Level::Warning
-                                                            : RunLogView::Level::Info;
-        const QString message = rj::text(event, "message", rj::text(event, "text"));
-        if (!message.isEmpty())
-            m_log->appendLine(lv, message);
-        return;
-    } else {
-        return;
+    permille = std::clamp(permille, 0, 1000);
+    m_progress->setValue(permille);
+    m_progress->setFormat(QString::number(permille / 10.0, 'f', 1) + QStringLiteral(" %"));
+    if (!stage.isEmpty())
+        m_stageName = stage;
+    // Bench stages end in a running sample count ("benchmark …: 37 samples"); log a stage once.
+    const QString key = m_stageName.section(QStringLiteral(": "), 0, 0);
+    if (key != m_loggedStage && !key.isEmpty()) {
+        m_loggedStage = key;
+        m_log->appendLine(RunLogView::Level::Info, m_stageName);
     }
     updateStage();
 }
 
-void RunPanel::addReport(const nlohmann::json& report)
+void RunPanel::setLaunch(const QString& label)
+{
+    m_launch = label;
+    updateStage();
+}
+
+void RunPanel::appendLog(kf::protocol::Event::Level level, const QString& text)
+{
+    if (!text.isEmpty())
+        m_log->appendLine(level == kf::protocol::Event::Level::Warning ? RunLogView::Level::Warning : RunLogView::Level::Info, text);
+}
+
+void RunPanel::addReport(const kf::protocol::RunReport& report)
 {
     m_model->addReport(report);
     m_runReports.push_back(report);
@@ -171,15 +162,16 @@ void RunPanel::addReport(const nlohmann::json& report)
     if (m_table->columnWidth(ResultsModel::DetailsColumn) > detailsMax)
         m_table->setColumnWidth(ResultsModel::DetailsColumn, detailsMax);
 
-    const QString verdict = rj::text(report, "verdict", QStringLiteral("?"));
-    const QString who = rj::text(rj::field(report, "task"), "name", QStringLiteral("?")) + QLatin1Char('/') +
-                        rj::text(rj::field(report, "candidate"), "file", QStringLiteral("?"));
-    const auto level = verdict == QLatin1String("error")  ? RunLogView::Level::Error
-                       : verdict == QLatin1String("fail") ? RunLogView::Level::Warning
-                                                          : RunLogView::Level::Info;
-    QString line = QStringLiteral("%1: %2 %3").arg(who, rj::text(report, "kind", tr("report")), verdict);
-    if (const QString summary = rj::text(report, "summary"); !summary.isEmpty())
-        line += QStringLiteral(" — ") + summary;
+    const kf::protocol::Header& h = report.header;
+    const QString verdict = QString::fromStdString(h.verdict.empty() ? "?" : h.verdict);
+    const QString who = QString::fromStdString((h.task.name.empty() ? "?" : h.task.name) + "/" +
+                                               (h.candidate.file.empty() ? "?" : h.candidate.file));
+    const auto level = h.isError() ? RunLogView::Level::Error
+                       : h.verdict == "fail" ? RunLogView::Level::Warning
+                                             : RunLogView::Level::Info;
+    QString line = QStringLiteral("%1: %2 %3").arg(who, QString::fromLatin1(kf::protocol::reportKindName(h.kind)), verdict);
+    if (!h.summary.empty())
+        line += QStringLiteral(" — ") + QString::fromStdString(h.summary);
     m_log->appendLine(level, line);
 }
 

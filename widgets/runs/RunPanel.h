@@ -5,7 +5,8 @@
 #include "widgets/runs/RunLogView.h"
 #include "widgets/common/VerdictStyle.h"
 
-#include <nlohmann/json.hpp>
+#include "engine/protocol/Messages.h"
+#include "engine/protocol/RunReport.h"
 
 #include <QString>
 #include <QWidget>
@@ -37,14 +38,15 @@ public:
     /// Starts a run: shows `title`, resets the bar to 0 and the stage to "starting", clears the
     /// banner and enables Cancel.
     void begin(const QString& title);
-    /// One runner message (docs/runner-protocol.md): `progress` moves the bar and the stage text;
-    /// `launch_begin`/`launch_end` show and clear the launch in flight; a `log` message
-    /// ({"level": "info"|"warning"|"error", "message": …}) or any unknown type with a "message"
-    /// becomes a log line. Final messages (report, error) are not events: use addReport()/fail().
-    void handleEvent(const nlohmann::json& event);
+    /// Moves the bar (0..1000) and shows the stage; a new stage is logged once.
+    void setProgress(int permille, const QString& stage);
+    /// The launch in flight (the runner's watchdog is timing it); empty: none.
+    void setLaunch(const QString& label);
+    /// A line of the run log (the runner's notes).
+    void appendLog(kf::protocol::Event::Level level, const QString& text);
     /// One report of this run: rows in the table, a log line with its summary, and a part of the
     /// verdict banner that finish() shows.
-    void addReport(const nlohmann::json& report);
+    void addReport(const kf::protocol::RunReport& report);
     /// Ends the run normally: disables Cancel and shows the banner made from this run's reports,
     /// followed by `sentence` when it is not empty ("cancelled", "2 candidates in 3.1 s"). With no
     /// reports the banner is `sentence` alone, green when `ok`, red otherwise.
@@ -110,7 +112,7 @@ private:
     QString m_stageName;    ///< the runner's latest `progress` stage
     QString m_launch;       ///< the label of the launch in flight, empty between launches
     QString m_loggedStage;  ///< the stage last written to the log, without its sample count
-    std::vector<nlohmann::json> m_runReports;
+    std::vector<kf::protocol::RunReport> m_runReports;
 };
 
 } // namespace kf::ui

@@ -1,12 +1,9 @@
 #include "widgets/runs/RunVerdict.h"
 
-#include "widgets/runs/ReportJson.h"
 
 #include <cmath>
 
 namespace kf::ui {
-
-namespace rj = reportjson;
 
 namespace {
 
@@ -21,37 +18,35 @@ QString speedupSentence(double geomean)
 
 } // namespace
 
-RunVerdict RunVerdict::fromReports(const std::vector<nlohmann::json>& reports)
+RunVerdict RunVerdict::fromReports(const std::vector<kf::protocol::RunReport>& reports)
 {
     int shapes = 0, failedShapes = 0, timedShapes = 0, correctnessReports = 0;
     QString firstError, untrustworthy, bestCandidate;
     double bestGeomean = std::nan("");
     int performanceReports = 0;
     for (const auto& report : reports) {
-        const QString kind = rj::text(report, "kind");
-        const QString verdict = rj::text(report, "verdict");
-        if (verdict == QLatin1String("error")) {
+        const kf::protocol::Header& h = report.header;
+        if (h.isError()) {
             if (firstError.isEmpty())
-                firstError = rj::text(rj::field(report, "error"), "why", rj::text(report, "summary", QStringLiteral("the run could not be done")));
+                firstError = QString::fromStdString(h.errorSentence());
             continue;
         }
-        const nlohmann::json& list = rj::field(report, "shapes");
-        if (kind == QLatin1String("correctness")) {
+        if (report.verify) {
             ++correctnessReports;
-            for (const auto& s : list) {
+            for (const auto& s : report.verify->shapes) {
                 ++shapes;
-                if (rj::field(s, "passed") != nlohmann::json(true))
+                if (!s.passed)
                     ++failedShapes;
             }
-        } else if (kind == QLatin1String("performance")) {
+        } else if (report.bench) {
             ++performanceReports;
-            timedShapes += list.is_array() ? static_cast<int>(list.size()) : 0;
-            if (verdict == QLatin1String("fail") && untrustworthy.isEmpty())
-                untrustworthy = rj::text(report, "summary", QStringLiteral("the measurement is not trustworthy"));
-            const double g = rj::number(rj::field(report, "geomean_speedup"));
+            timedShapes += static_cast<int>(report.bench->shapes.size());
+            if (h.verdict == "fail" && untrustworthy.isEmpty())
+                untrustworthy = QString::fromStdString(h.summary.empty() ? "the measurement is not trustworthy" : h.summary);
+            const double g = report.bench->geomeanSpeedup.value_or(std::nan(""));
             if (std::isnan(bestGeomean) || g > bestGeomean) {
                 bestGeomean = g;
-                bestCandidate = rj::text(rj::field(report, "candidate"), "file");
+                bestCandidate = QString::fromStdString(h.candidate.file);
             }
         }
     }

@@ -4,7 +4,7 @@
 
 #include "widgets/common/VerdictStyle.h"
 
-#include <nlohmann/json.hpp>
+#include "engine/protocol/RunReport.h"
 
 #include <QString>
 
@@ -18,7 +18,7 @@ struct RunVerdict {
     Tone tone = Tone::Neutral;
     QString text; ///< empty when there were no reports
 
-    static RunVerdict fromReports(const std::vector<nlohmann::json>& reports);
+    static RunVerdict fromReports(const std::vector<kf::protocol::RunReport>& reports);
 };
 
 } // namespace kf::ui

@@ -84,14 +84,22 @@ RegistryService::Details readDetails(const QString& directory, const QString& id
     else
         errors << sentence(promotion.error(), checkHint);
     const fs::path folder = registry.entryDirectory(d.entry.id);
-    if (auto correctness = kf::json::readFile(folder / "correctness.json"))
-        d.correctness = std::move(correctness.value());
-    else
-        errors << sentence(correctness.error(), checkHint);
-    if (auto performance = kf::json::readFile(folder / "performance.json"))
-        d.performance = std::move(performance.value());
-    else
-        errors << sentence(performance.error(), checkHint);
+    // Stored reports are read as any report is: a file edited into something malformed is refused
+    // with its JSON pointer, never shown as if it were evidence.
+    auto readReport = [&](const char* name, std::optional<kf::protocol::RunReport>& out) {
+        auto j = kf::json::readFile(folder / name);
+        if (!j) {
+            errors << sentence(j.error(), checkHint);
+            return;
+        }
+        auto r = kf::protocol::RunReport::fromJson(j.value(), (folder / name).string());
+        if (r)
+            out = std::move(r.value());
+        else
+            errors << sentence(r.error(), checkHint);
+    };
+    readReport("correctness.json", d.correctness);
+    readReport("performance.json", d.performance);
     SourceResult source = readSource(registry, d.entry);
     d.source = source.source;
     if (!source.error.isEmpty())

@@ -3,6 +3,7 @@
 // evidence off the UI thread, deprecates and removes entries, and follows the folder on disk so
 // a promotion by another process (`kforge promote`, a second workbench) shows up by itself.
 
+#include "engine/protocol/RunReport.h"
 #include "engine/registry/Registry.h"
 
 #include <nlohmann/json.hpp>
@@ -31,8 +32,8 @@ public:
     struct Details {
         kf::RegistryEntry entry;      ///< from the index (entry.id is the requested ID)
         nlohmann::json promotion;     ///< promotion.json; null when unreadable
-        nlohmann::json correctness;   ///< correctness.json; null when unreadable
-        nlohmann::json performance;   ///< performance.json; null when unreadable
+        std::optional<kf::protocol::RunReport> correctness;   ///< correctness.json; none when unreadable or malformed
+        std::optional<kf::protocol::RunReport> performance;   ///< performance.json; none when unreadable or malformed
         QString source;               ///< the kernel source (entry.kernelFile)
         QString error;                ///< sentences on what could not be read and what to do; empty when all was read
     };

@@ -1,44 +1,16 @@
 #include "app/gui/services/RunService.h"
 
-#include "engine/compile/CompileCache.h"
-#include "engine/compile/Compiler.h"
-#include "engine/compile/TaskCompile.h"
-#include "engine/core/Clock.h"
-#include "engine/core/ReportFields.h"
-#include "engine/runner/Supervisor.h"
+#include "engine/repro/ShrinkProbe.h"
 #include "engine/verify/Shrink.h"
 
 #include <QMetaObject>
 #include <QPointer>
 
-#include <chrono>
-
 namespace kf::app {
-
-using nlohmann::json;
 
 namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
-
-std::string stringAt(const json& o, const char* key)
-{
-    if (!o.is_object())
-        return {};
-    auto it = o.find(key);
-    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// "N=257" from a shrink block's "smallest" values.
-std::string shapeText(const json& shrink)
-{
-    std::string out;
-    const json& v = report::field(shrink, "smallest");
-    if (v.is_object())
-        for (auto it = v.begin(); it != v.end(); ++it)
-            out += (out.empty() ? "" : " ") + it.key() + "=" + it.value().dump();
-    return out;
-}
 
 } // namespace
 
@@ -46,11 +18,11 @@ RunService::RunService(Options options, QObject* parent)
     : QObject(parent)
     , m_options(std::move(options))
 {
-    qRegisterMetaType<nlohmann::json>("nlohmann::json");
+    qRegisterMetaType<kf::protocol::RunReport>();
+    qRegisterMetaType<kf::protocol::Event::Level>();
+    qRegisterMetaType<kf::Error>();
     if (m_options.runnerPath.isEmpty()) // one search rule for the CLI and the workbench
         m_options.runnerPath = QString::fromStdString(RunnerSupervisor::defaultRunnerPath());
-    m_cache = std::make_unique<CompileCache>(m_options.cacheDir.isEmpty() ? CompileCache::defaultDirectory()
-                                                                          : std::filesystem::path(m_options.cacheDir.toStdString()));
     m_worker = std::thread([this] { workerLoop(); });
 }
 
@@ -78,11 +50,15 @@ void RunService::post(std::function<void()> job)
 
 void RunService::workerLoop()
 {
-    RunnerSupervisor::Options o;
+    RunSession::Options o;
     o.runnerPath = m_options.runnerPath.toStdString();
     for (const QString& e : m_options.extraEnv)
         o.extraEnv.push_back(e.toStdString());
-    m_supervisor = std::make_unique<RunnerSupervisor>(o);
+    if (!m_options.cacheDir.isEmpty())
+        o.cacheDir = m_options.cacheDir.toStdString();
+    for (const QString& n : m_options.extraNvrtcOptions)
+        o.extraNvrtcOptions.push_back(n.toStdString());
+    m_session = std::make_unique<RunSession>(o);
     for (;;) {
         std::function<void()> job;
         {
@@ -95,7 +71,7 @@ void RunService::workerLoop()
         }
         job();
     }
-    m_supervisor.reset(); // stops the runner from the thread that spawned it
+    m_session.reset(); // stops the runner from the thread that spawned it
 }
 
 void RunService::setState(RunnerState state, const QString& text, const QString& detail)
@@ -111,26 +87,31 @@ void RunService::setState(RunnerState state, const QString& text, const QString&
     }, Qt::QueuedConnection);
 }
 
-void RunService::applyHello(const json& hello)
+void RunService::applyHello(const protocol::Hello& hello)
 {
-    m_hello = hello;
-    const json device = hello.is_object() && hello.contains("device") ? hello["device"] : json();
-    if (!device.is_object()) {
-        const std::string why = stringAt(hello, "device_error");
+    if (!hello.device) {
         setState(RunnerState::NoGpu, QStringLiteral("no GPU: compile-only mode"),
-                 qs(why.empty() ? "the runner found no CUDA device" : why));
+                 qs(hello.deviceError.empty() ? "the runner found no CUDA device" : hello.deviceError));
         return;
     }
-    const QString arch = qs(archFromHello(hello));
-    QString text = qs(stringAt(device, "gpu"));
+    const QString arch = qs(hello.arch());
+    QString text = qs(hello.device->gpu);
     if (!arch.isEmpty())
         text += " · " + arch;
-    const json versions = hello.contains("versions") ? hello["versions"] : json();
-    if (std::string driver = stringAt(versions, "driver"); !driver.empty())
+    if (const std::string& driver = hello.device->driver.empty() ? hello.driver : hello.device->driver; !driver.empty())
         text += " · driver " + qs(driver);
     QPointer<RunService> self(this);
     QMetaObject::invokeMethod(this, [self, arch] { if (self) self->m_arch = arch; }, Qt::QueuedConnection);
     setState(RunnerState::Ready, text + " · runner ready");
+}
+
+void RunService::applyStartError(const Error& error)
+{
+    // No GPU is a state of the machine, not a failure of the runner: compile-only mode.
+    if (const protocol::Hello& h = m_session->hello(); m_session->supervisor().pid() > 0 && !h.device)
+        applyHello(h);
+    else
+        setState(RunnerState::Unavailable, QStringLiteral("GPU runner unavailable"), qs(error.message()));
 }
 
 void RunService::probe()
@@ -143,11 +124,11 @@ void RunService::probe()
 
 void RunService::probeOnWorker()
 {
-    auto hello = m_supervisor->hello();
+    auto hello = m_session->start();
     if (hello)
         applyHello(*hello);
     else
-        setState(RunnerState::Unavailable, QStringLiteral("GPU runner unavailable"), qs(hello.error().message()));
+        applyStartError(hello.error());
 }
 
 quint64 RunService::run(RunKind kind, const Task& task, const QString& candidateFile, const RunSettings& settings)
@@ -164,7 +145,7 @@ quint64 RunService::shrink(const Task& task, const QString& candidateFile, const
                            const QString& failureKind, quint64 seed, int trial, const QString& dumpDir)
 {
     const FailureKind kind = parseFailureKind(failureKind.toStdString()).value_or(FailureKind::Mismatch);
-    Job job = [task, start, kind, seed, trial, dump = dumpDir.toStdString()](const Send& send) -> Result<json> {
+    Job job = [task, start, kind, seed, trial, dump = dumpDir.toStdString()](const RunSession::Send& send) -> Result<protocol::RunReport> {
         ProbeFn probe = [&](const std::vector<ShapeBinding>& shapes) -> Result<std::vector<ProbeOutcome>> {
             RunSettings s;
             s.onlyShapes = shapes;
@@ -187,7 +168,7 @@ quint64 RunService::shrink(const Task& task, const QString& candidateFile, const
         confirm.dumpDir = dump;
         auto report = send(confirm);
         if (report)
-            report.value()["shrink"] = toJson(result.value());
+            report->shrink = result.value();
         return report;
     };
     return startJob(RunKind::Verify, task, candidateFile, RunSettings{},
@@ -224,104 +205,80 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
                              std::shared_ptr<CancelToken> cancel, Job job)
 {
     QPointer<RunService> self(this);
-    auto event = [this, self, id](json e) {
-        QMetaObject::invokeMethod(this, [self, id, e = std::move(e)] { if (self) emit self->runEvent(id, e); },
-                                  Qt::QueuedConnection);
+    // Everything the worker learns goes to the UI thread as a queued call of one signal.
+    auto toUi = [this, self](auto emitIt) {
+        QMetaObject::invokeMethod(this, [self, emitIt = std::move(emitIt)] { if (self) emitIt(*self); }, Qt::QueuedConnection);
     };
-    auto report = [this, self, id](json r) {
-        QMetaObject::invokeMethod(this, [self, id, r = std::move(r)] { if (self) emit self->runReport(id, r); },
-                                  Qt::QueuedConnection);
+    auto onEvent = [&](const protocol::Event& e) {
+        switch (e.kind) {
+        case protocol::Event::Kind::Progress:
+            toUi([id, p = e.permille, stage = qs(e.stage)](RunService& s) { emit s.progress(id, p, stage); });
+            break;
+        case protocol::Event::Kind::LaunchBegin:
+            toUi([id, label = qs(e.label)](RunService& s) { emit s.launchChanged(id, label); });
+            break;
+        case protocol::Event::Kind::LaunchEnd:
+            toUi([id](RunService& s) { emit s.launchChanged(id, QString()); });
+            break;
+        case protocol::Event::Kind::Log:
+            toUi([id, level = e.level, text = qs(e.text)](RunService& s) { emit s.log(id, level, text); });
+            break;
+        }
     };
-    auto finish = [this, self, id](bool ok, std::string sentence) {
+    auto finish = [this, toUi, id](bool ok, std::string sentence) {
         {
             std::lock_guard lock(m_mutex);
             m_cancel.reset();
         }
-        QMetaObject::invokeMethod(this, [self, id, ok, sentence = qs(sentence)] {
-            if (!self)
-                return;
-            self->m_running = false;
-            emit self->runFinished(id, ok, sentence);
-        }, Qt::QueuedConnection);
+        toUi([id, ok, sentence = qs(sentence)](RunService& s) {
+            s.m_running = false;
+            emit s.runFinished(id, ok, sentence);
+        });
     };
-    const auto started = std::chrono::steady_clock::now();
-    const std::string startedAt = utcNow();
-
-    event({{"type", "progress"}, {"permille", 0}, {"stage", "starting the GPU runner"}});
-    auto hello = m_supervisor->hello();
-    if (!hello) {
-        setState(RunnerState::Unavailable, QStringLiteral("GPU runner unavailable"), qs(hello.error().message()));
-        return finish(false, hello.error().message());
-    }
-    applyHello(*hello);
-    const std::string arch = archFromHello(*hello);
-    if (arch.empty()) {
-        const std::string why = stringAt(*hello, "device_error");
-        return finish(false, "no GPU: verify, benchmark and profile need a CUDA device (" +
-                                 (why.empty() ? std::string("the runner found none") : why) +
-                                 "); compiling and the static analysis work without one");
-    }
-    auto nvrtc = nvrtcVersion();
-    if (!nvrtc)
-        return finish(false, nvrtc.error().message());
-    const Candidate* candidate = task.findCandidate(candidateFile);
-    if (!candidate)
-        return finish(false, "the task has no candidate " + candidateFile + "; add it under \"candidates\" in task.json");
-    // Extra NVRTC options from Settings become part of the task as sent, so the report's task
-    // hash says the build differed from task.json: such a run is exploration, not evidence.
-    for (const QString& o : m_options.extraNvrtcOptions)
-        task.compile.extraOptions.push_back(o.toStdString());
-    auto req = compileRequestFor(task, *candidate, arch);
-    if (!req)
-        return finish(false, req.error().message());
-    req->wantSass = false;
+    auto fail = [&](const Error& e) {
+        toUi([id, e](RunService& s) { emit s.failed(id, e); });
+        finish(false, e.message());
+    };
 
     setState(RunnerState::Busy, QStringLiteral("running on the GPU…"));
-    event({{"type", "progress"}, {"permille", 0}, {"stage", "compiling for " + arch}});
-    auto built = compile(*req, m_cache.get(), cancel.get());
-    const TaskPayload payload = taskPayload(task);
-    if (!built) {
-        applyHello(*hello);
-        return finish(false, cancel->cancelled() ? std::string("cancelled") : built.error().message());
+    auto outcome = job ? m_session->runJob(kind, task, candidateFile, job, onEvent, cancel.get())
+                       : m_session->run(kind, task, candidateFile, settings, onEvent, cancel.get());
+    if (!outcome) {
+        if (m_session->hello().device)
+            applyHello(m_session->hello());
+        else
+            applyStartError(outcome.error());
+        return fail(outcome.error());
     }
-    const CompileResult& r = built.value();
-    const json header = candidateHeader(*candidate, *req, r);
-    if (!r.success || r.cubin.empty()) {
-        Error e{"compile " + candidateFile + " for " + arch,
-                r.success ? "NVRTC produced no cubin for " + arch
-                          : "the candidate does not compile: " + std::to_string(r.errorCount()) + " error(s)",
-                r.success ? "" : "fix the errors shown in the editor and the Problems panel", req->fileName, {}};
-        report(errorReport(kind, task, payload.hash, header, *hello, e, startedAt, msSince(started)));
-        applyHello(*hello);
-        return finish(false, e.why);
+    RunSession::Outcome& o = outcome.value();
+    const protocol::Header& h = o.report.header;
+    if (!o.cancelled)
+        toUi([id, r = o.report](RunService& s) { emit s.reportReady(id, r); });
+    if (!o.failure) {
+        const bool ok = h.verdict == (kind == RunKind::Verify ? "pass" : "ok");
+        std::string summary = h.summary;
+        if (o.report.shrink)
+            summary = "smallest failing shape " + o.report.shrink->smallest.describe() + "; " + summary;
+        applyHello(m_session->hello());
+        return finish(ok, summary.empty() ? h.verdict : summary);
     }
-    const Send send = [&](const RunSettings& s) {
-        json request = buildRunRequest(kind, payload, *candidate, *req, r, nvrtc.value(), s);
-        return m_supervisor->request(std::move(request), [&](const json& m) { event(m); }, cancel.get());
-    };
-    auto result = job ? job(send) : send(settings);
-    if (result) {
-        const std::string verdict = stringAt(*result, "verdict");
-        const bool ok = verdict == (kind == RunKind::Verify ? "pass" : "ok");
-        std::string summary = stringAt(*result, "summary");
-        if (const json& sh = report::field(*result, "shrink"); sh.is_object())
-            summary = "smallest failing shape " + shapeText(sh) + "; " + summary;
-        report(std::move(result.value()));
-        applyHello(*hello);
-        return finish(ok, summary.empty() ? verdict : summary);
-    }
-    if (cancel->cancelled()) {
+    if (o.cancelled) {
         // The supervisor killed the runner mid-run; start a fresh one now so the next run is warm.
+        toUi([id, e = *o.failure](RunService& s) { emit s.failed(id, e); });
         finish(false, "cancelled; the runner was stopped and is restarting");
         setState(RunnerState::Starting, QStringLiteral("restarting the GPU runner…"));
         probeOnWorker();
         return;
     }
-    report(errorReport(kind, task, payload.hash, header, *hello, result.error(), startedAt, msSince(started)));
-    finish(false, result.error().message());
+    if (!o.runnerRestarted) {
+        finish(false, o.failure->why); // a compile error: the runner is fine
+        applyHello(m_session->hello());
+        return;
+    }
+    finish(false, o.failure->message());
     // Crash, watchdog timeout or sticky CUDA error: the supervisor put the runner down. Restart
     // it at once so the status bar shows the truth and the next run does not pay the start.
-    QMetaObject::invokeMethod(this, [self] { if (self) ++self->m_restarts; }, Qt::QueuedConnection);
+    toUi([](RunService& s) { ++s.m_restarts; });
     setState(RunnerState::Starting, QStringLiteral("restarting the GPU runner…"));
     probeOnWorker();
 }

@@ -4,10 +4,11 @@
 // lives as long as this service) and runs one job at a time: probe the runner, or compile a
 // candidate for the runner's GPU and verify or benchmark it. Everything the worker learns comes
 // back to the UI thread as signals; the UI never waits on the runner.
-#include "engine/runner/RunRequest.h"
+#include "engine/core/Result.h"
+#include "engine/protocol/Messages.h"
+#include "engine/protocol/RunReport.h"
+#include "engine/runner/RunSession.h"
 #include "engine/task/Task.h"
-
-#include <nlohmann/json.hpp>
 
 #include <QMetaType>
 #include <QObject>
@@ -21,12 +22,12 @@
 #include <mutex>
 #include <thread>
 
-Q_DECLARE_METATYPE(nlohmann::json)
+Q_DECLARE_METATYPE(kf::protocol::RunReport)
+Q_DECLARE_METATYPE(kf::protocol::Event::Level)
+Q_DECLARE_METATYPE(kf::Error)
 
 namespace kf {
-class RunnerSupervisor;
 class CancelToken;
-class CompileCache;
 } // namespace kf
 
 namespace kf::app {
@@ -53,10 +54,7 @@ public:
     /// Compiles `candidateFile` of `task` (as saved on disk) for the runner's GPU and verifies or
     /// benchmarks it. Returns the run id; only one run at a time (returns 0 while busy).
     quint64 run(kf::RunKind kind, const kf::Task& task, const QString& candidateFile, const kf::RunSettings& settings);
-    /// A run made of several requests (shrink): gets a function that sends one verify request
-    /// with the given settings for the compiled candidate, and returns the report to show.
-    using Send = std::function<kf::Result<nlohmann::json>(const kf::RunSettings&)>;
-    using Job = std::function<kf::Result<nlohmann::json>(const Send& send)>;
+    using Job = kf::RunSession::Job;
     /// Shrinks a failing shape (engine/verify/Shrink.h) on the worker: probes batches of smaller
     /// shapes with the failing trial's seed, then verifies the smallest with 3 fresh trials,
     /// saving its tensors to `dumpDir`. The report is that confirmation, with a "shrink" block.
@@ -76,10 +74,16 @@ public:
 signals:
     void stateChanged(kf::app::RunService::RunnerState state, const QString& text);
     void runStarted(quint64 id, const QString& title);
-    /// progress / launch_begin / launch_end / log messages from the runner, plus our own
-    /// {"type":"progress","stage":"compiling for sm_90"} before the runner is involved.
-    void runEvent(quint64 id, const nlohmann::json& event);
-    void runReport(quint64 id, const nlohmann::json& report);
+    /// How far the run is (0..1000) and what it does now ("compiling for sm_90", "shape 2/5").
+    void progress(quint64 id, int permille, const QString& stage);
+    /// The launch the runner's watchdog is timing now; empty when none is in flight.
+    void launchChanged(quint64 id, const QString& label);
+    /// A line for the run log (the runner's notes, a fallback it took).
+    void log(quint64 id, kf::protocol::Event::Level level, const QString& text);
+    /// The run's report: the runner's, or one with verdict "error" saying why there is none.
+    void reportReady(quint64 id, const kf::protocol::RunReport& report);
+    /// The run itself failed (no runner, no GPU, a crash, a cancel); runFinished follows.
+    void failed(quint64 id, const kf::Error& error);
     /// The run ended: `ok` when every report passed; `sentence` says what happened (the
     /// runner's crash or timeout sentence when it failed).
     void runFinished(quint64 id, bool ok, const QString& sentence);
@@ -93,13 +97,12 @@ private:
     void runOnWorker(quint64 id, kf::RunKind kind, kf::Task task, std::string candidateFile, kf::RunSettings settings,
                      std::shared_ptr<kf::CancelToken> cancel, Job job);
     void setState(RunnerState state, const QString& text, const QString& detail = {});
-    void applyHello(const nlohmann::json& hello);
+    void applyHello(const kf::protocol::Hello& hello);
+    void applyStartError(const kf::Error& error);
 
     Options m_options;
     // Worker side.
-    std::unique_ptr<kf::RunnerSupervisor> m_supervisor;   // worker thread only
-    std::unique_ptr<kf::CompileCache> m_cache;             // thread-safe
-    nlohmann::json m_hello;                                // worker thread only
+    std::unique_ptr<kf::RunSession> m_session;             // worker thread only
     std::mutex m_mutex;
     std::condition_variable m_wake;
     std::deque<std::function<void()>> m_jobs;              // guarded by m_mutex

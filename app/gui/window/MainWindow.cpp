@@ -24,7 +24,7 @@
 #include "widgets/occupancy/OccupancyPanel.h"
 #include "widgets/inspect/TensorInspector.h"
 #include "widgets/profile/ProfilePanel.h"
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/ProfileReport.h"
 #include "widgets/registry/RegistryBrowser.h"
 #include "widgets/runs/RunPanel.h"
 #include "widgets/task/TaskEditor.h"
@@ -181,13 +181,12 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
         m_profileAction->setEnabled(!running);
         m_cancelAction->setEnabled(running);
     });
-    connect(m_run.get(), &RunController::profileReceived, this, [this](const QString&, const nlohmann::json& r) {
+    connect(m_run.get(), &RunController::profileReceived, this, [this](const QString&, const kf::protocol::RunReport& r) {
         m_profiling = false;
-        auto report = kf::profile::ProfileReport::fromJson(r, "the runner's profile report");
-        if (report)
-            m_profilePanel->setReport(report.value());
+        if (r.profile)
+            m_profilePanel->setReport(*r.profile);
         else
-            m_profilePanel->setError(QString::fromStdString(report.error().message()));
+            m_profilePanel->setError(QString::fromStdString(r.header.errorSentence()));
         dock("profileDock")->raise();
     });
     connect(m_run.get(), &RunController::finished, this, [this](bool, const QString& sentence) {

@@ -27,7 +27,7 @@
 #include "widgets/occupancy/OccupancyPanel.h"
 #include "widgets/inspect/TensorInspector.h"
 #include "widgets/profile/ProfilePanel.h"
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/ProfileReport.h"
 #include "widgets/registry/RegistryBrowser.h"
 #include "widgets/runs/RunPanel.h"
 #include "widgets/task/TaskEditor.h"

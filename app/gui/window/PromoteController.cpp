@@ -3,7 +3,6 @@
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
 #include "engine/core/JsonReader.h"
-#include "engine/core/ReportFields.h"
 #include "engine/registry/Registry.h"
 #include "engine/task/Task.h"
 
@@ -23,11 +22,9 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 QString key(const QString& taskDir, const QString& file) { return QDir::cleanPath(taskDir) + '/' + file; }
 
-using kf::report::field;
-using kf::report::text;
+using Report = std::optional<kf::protocol::RunReport>;
 
-kf::PromotionInput inputFor(const kf::Task& task, const QString& candidate, const json& correctness,
-                            const json& performance)
+kf::PromotionInput inputFor(const kf::Task& task, const QString& candidate, const Report& correctness, const Report& performance)
 {
     kf::PromotionInput in;
     in.task = task;
@@ -71,15 +68,14 @@ void PromoteController::setRegistryDirectory(const QString& dir)
     reevaluate();
 }
 
-void PromoteController::addReport(const QString& taskDir, const json& report)
+void PromoteController::addReport(const QString& taskDir, const kf::protocol::RunReport& report)
 {
-    const QString file = qs(text(field(report, "candidate"), "file"));
-    const std::string kind = text(report, "kind");
-    if (file.isEmpty() || (kind != "correctness" && kind != "performance"))
+    const QString file = qs(report.header.candidate.file);
+    if (file.isEmpty() || (!report.verify && !report.bench))
         return;
     loadEvidence(key(taskDir, file)); // the other half may be on disk from an earlier session
     Evidence& e = m_evidence[key(taskDir, file)];
-    (kind == "correctness" ? e.correctness : e.performance) = report;
+    (report.verify ? e.correctness : e.performance) = report;
     saveEvidence(key(taskDir, file));
     if (key(taskDir, file) == key(m_taskDir, m_candidate))
         reevaluate();
@@ -110,8 +106,9 @@ void PromoteController::saveEvidence(const QString& k) const
     if (file.isEmpty())
         return;
     const Evidence e = m_evidence.value(k);
-    const json doc = {{"schema_version", 1}, {"candidate", k.toStdString()}, {"correctness", e.correctness},
-                      {"performance", e.performance}};
+    auto raw = [](const Report& r) { return r ? r->json : json(); };
+    const json doc = {{"schema_version", 1}, {"candidate", k.toStdString()}, {"correctness", raw(e.correctness)},
+                      {"performance", raw(e.performance)}};
     // Best effort: losing this file only means running F5/F6 again after a restart.
     (void)kf::writeFileAtomic(file.toStdString(), doc.dump(1, ' ', false, json::error_handler_t::replace));
 }
@@ -124,9 +121,17 @@ void PromoteController::loadEvidence(const QString& k)
     auto doc = kf::json::readFile(file.toStdString());
     if (!doc || !doc->is_object() || doc->value("candidate", std::string()) != k.toStdString())
         return; // missing or unreadable: no evidence, as before any run
+    // Read as any report is: a file edited into something malformed is no evidence at all.
+    auto read = [&](const char* which) -> Report {
+        auto it = doc->find(which);
+        if (it == doc->end() || !it->is_object())
+            return std::nullopt;
+        auto r = kf::protocol::RunReport::fromJson(*it, file.toStdString());
+        return r ? Report(std::move(r.value())) : std::nullopt;
+    };
     Evidence e;
-    e.correctness = doc->value("correctness", json());
-    e.performance = doc->value("performance", json());
+    e.correctness = read("correctness");
+    e.performance = read("performance");
     m_evidence.insert(k, e);
 }
 
@@ -185,18 +190,18 @@ void PromoteController::setState(bool can, const QString& text)
 QString PromoteController::summaryHtml() const
 {
     const Evidence& e = m_evidence.value(key(m_taskDir, m_candidate));
-    const json& env = field(e.correctness, "environment");
+    // Judged by the gates just now, so both reports are there.
+    const kf::protocol::Environment& env = e.correctness->header.environment;
     QString gates;
     for (const kf::GateCheck& c : m_verdict->checks)
         gates += QStringLiteral("<li>✓ %1: %2</li>").arg(qs(c.title).toHtmlEscaped(), qs(c.detail).toHtmlEscaped());
-    const QString scope = qs(kf::evidenceScope(*m_task, e.performance));
+    const QString scope = qs(kf::evidenceScope(*m_task, *e.performance->bench));
     return tr("<p><b>%1 / %2</b> passed every promotion gate on <b>%3</b> (%4, driver %5, NVRTC %6, LibTorch %7).</p>"
               "<ul>%8</ul>"
               "<p>Registry: <code>%9</code></p>"
               "<p><i>Evidence scope: %10.</i></p>")
-        .arg(qs(m_task->name).toHtmlEscaped(), m_candidate.toHtmlEscaped(), qs(text(env, "gpu")).toHtmlEscaped(),
-             qs(text(field(e.correctness, "candidate"), "arch")), qs(text(env, "driver")), qs(text(env, "nvrtc")),
-             qs(text(env, "torch")), gates,
+        .arg(qs(m_task->name).toHtmlEscaped(), m_candidate.toHtmlEscaped(), qs(env.gpu).toHtmlEscaped(),
+             qs(e.correctness->header.candidate.arch), qs(env.driver), qs(env.nvrtc), qs(env.torch), gates,
              m_registryDir.toHtmlEscaped(), scope.toHtmlEscaped());
 }
 

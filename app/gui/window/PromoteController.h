@@ -7,7 +7,7 @@
 #include "engine/registry/Gates.h"
 #include "engine/task/Task.h"
 
-#include <nlohmann/json.hpp>
+#include "engine/protocol/RunReport.h"
 
 #include <QFutureWatcher>
 #include <QHash>
@@ -39,7 +39,7 @@ public:
     void setConfirm(Confirm confirm) { m_confirm = std::move(confirm); }
 
     /// A report of a finished run of a candidate of the task in `taskDir`.
-    void addReport(const QString& taskDir, const nlohmann::json& report);
+    void addReport(const QString& taskDir, const kf::protocol::RunReport& report);
     /// The candidate on screen (empty: none) and whether its editor has unsaved edits.
     void setCurrent(const QString& taskDir, const QString& candidateFile, bool modified);
     /// Judges the gates again (after a save, a task edit or a registry change).
@@ -64,8 +64,8 @@ signals:
 
 private:
     struct Evidence {
-        nlohmann::json correctness;
-        nlohmann::json performance;
+        std::optional<kf::protocol::RunReport> correctness;
+        std::optional<kf::protocol::RunReport> performance;
     };
     struct Outcome {
         bool ok = false;

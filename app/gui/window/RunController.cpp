@@ -2,9 +2,7 @@
 
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/StatusBar.h"
-#include "engine/core/ReportFields.h"
 #include "engine/repro/Repro.h"
-#include "engine/task/HeldOut.h"
 #include "engine/task/Task.h"
 #include "widgets/runs/RunPanel.h"
 
@@ -31,19 +29,27 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
         m_panel->begin(title + m_titleNote + suffix);
         emit runningChanged(true);
     });
-    connect(m_service.get(), &RunService::runEvent, this, [this](quint64 id, const nlohmann::json& e) {
+    connect(m_service.get(), &RunService::progress, this, [this](quint64 id, int permille, const QString& stage) {
         if (id == m_runId)
-            m_panel->handleEvent(e);
+            m_panel->setProgress(permille, stage);
     });
-    connect(m_service.get(), &RunService::runReport, this, [this](quint64 id, const nlohmann::json& r) {
+    connect(m_service.get(), &RunService::launchChanged, this, [this](quint64 id, const QString& label) {
+        if (id == m_runId)
+            m_panel->setLaunch(label);
+    });
+    connect(m_service.get(), &RunService::log, this, [this](quint64 id, kf::protocol::Event::Level level, const QString& text) {
+        if (id == m_runId)
+            m_panel->appendLog(level, text);
+    });
+    connect(m_service.get(), &RunService::reportReady, this, [this](quint64 id, const kf::protocol::RunReport& r) {
         if (id != m_runId)
             return;
         m_gotReport = true;
-        if (const auto it = r.find("dump_dir"); it != r.end() && it->is_string())
-            m_caseTasks.insert(QString::fromStdString(it->get<std::string>()), m_runTaskDir);
+        if (!r.header.dumpDir.empty())
+            m_caseTasks.insert(QString::fromStdString(r.header.dumpDir), m_runTaskDir);
         // A profile has no shapes or trials for the results table: the Profile panel shows it,
         // the Runs panel keeps the run's progress and ending.
-        if (kf::report::text(r, "kind") == "profile") {
+        if (r.kind() == kf::protocol::ReportKind::Profile) {
             emit profileReceived(m_runTaskDir, r);
             return;
         }
@@ -119,37 +125,30 @@ bool RunController::startTask(kf::RunKind kind, const kf::Task& task, const QStr
 
 bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candidateFile, const QString& taskDir)
 {
-    if (m_settings.rtol || m_settings.atol) {
-        for (kf::TensorSpec& out : task.outputs) {
-            if (m_settings.rtol)
-                out.tolerance.rtol = *m_settings.rtol;
-            if (m_settings.atol)
-                out.tolerance.atol = *m_settings.atol;
-            out.toleranceGiven = true;
-        }
-    }
+    // The policy (tolerance override, held-out shapes, the profile's shape) is resolved by the
+    // engine's RunSession, as for `kforge`; only the workbench's choices are filled in here.
     kf::RunSettings s;
     s.shapes = kind == kf::RunKind::Bench ? "benchmarks" : "tests";
+    s.rtol = m_settings.rtol;
+    s.atol = m_settings.atol;
     if (kind == kf::RunKind::Profile) {
-        const auto shape = m_profileShape ? m_profileShape : kf::defaultProfileShape(task);
-        if (!shape) {
+        if (m_profileShape) {
+            s.onlyShapes = {*m_profileShape};
+            s.setName = "custom";
+        } else if (!kf::defaultProfileShape(task)) {
             m_panel->begin(tr("Profile %1").arg(candidateFile));
             m_panel->fail(tr("Task %1 has no shapes to profile: add some under \"shapes\" in task.json.")
                               .arg(QString::fromStdString(task.name)));
             return false;
         }
-        s.onlyShapes = {*shape};
-        s.setName = m_profileShape ? "custom" : task.benchmarkShapes.empty() ? "tests" : "benchmarks";
         s.profileBaseline = m_settings.profileBaseline;
     }
     s.trials = m_settings.trials;
     s.launchTimeoutMs = m_settings.launchTimeoutMs;
-    if (kind == kf::RunKind::Verify && m_settings.heldOutShapes > 0) {
+    if (kind == kf::RunKind::Verify)
         // Shapes nobody listed, drawn with a secret seed: the report then carries the held-out
         // evidence promotion asks for, so Verify + Benchmark is all a Promote needs.
-        const auto seed = kf::parseSeed(kf::freshSeeds(1, std::nullopt).front());
-        s.heldOut = kf::deriveHeldOutShapes(task, seed.value_or(1), m_settings.heldOutShapes);
-    }
+        s.heldOutCount = m_settings.heldOutShapes;
     if (kind == kf::RunKind::Verify && m_saveTensors) {
         s.dumpDir = newDumpDir(task, candidateFile).toStdString();
         s.dumpMaxBytes = m_saveTensorsBytes;
@@ -222,7 +221,7 @@ bool RunController::rerunCase(const QString& caseDir)
     s.onlyShapes = {kase.shape};
     s.setName = "repro";
     s.trials = 1;
-    s.seed = kf::parseSeed(kase.seed);
+    s.seed = kf::protocol::parseSeed(kase.seed);
     s.firstTrial = kase.trial;
     s.launchTimeoutMs = m_settings.launchTimeoutMs;
     s.inputsDir = (std::filesystem::path(caseDir.toStdString()) / "inputs").string();
@@ -249,7 +248,7 @@ bool RunController::shrinkCase(const QString& caseDir)
     m_gotReport = false;
     m_runTaskDir = taskDir;
     m_runId = m_service->shrink(task, file, kase.shape, QString::fromStdString(std::string(kf::failureKindName(kf::failureKindOfCase(kase)))),
-                                kf::parseSeed(kase.seed).value_or(0), kase.trial, newDumpDir(task, file));
+                                kf::protocol::parseSeed(kase.seed).value_or(0), kase.trial, newDumpDir(task, file));
     return m_runId != 0;
 }
 

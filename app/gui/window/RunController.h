@@ -76,9 +76,9 @@ signals:
     void runningChanged(bool running);
     void finished(bool ok, const QString& sentence);
     /// A report of the run in flight, with the folder of the task it ran (promotion evidence).
-    void reportReceived(const QString& taskDir, const nlohmann::json& report);
+    void reportReceived(const QString& taskDir, const kf::protocol::RunReport& report);
     /// A profile report (kind "profile") of the run in flight; not shown in the Runs table.
-    void profileReceived(const QString& taskDir, const nlohmann::json& report);
+    void profileReceived(const QString& taskDir, const kf::protocol::RunReport& report);
 
 private:
     bool launch(kf::RunKind kind, kf::Task task, const QString& candidateFile, const QString& taskDir);

@@ -3,6 +3,7 @@
 // files are exactly what the runner saves: a smooth float64 reference, an fp32 candidate equal to
 // it (rounded), and elements planted wrong on purpose. The report's check is computed by
 // compareOutput(), so the counts agree with the files unless a test tampers with them.
+#include "engine/protocol/VerifyReport.h"
 #include "engine/verify/CaseFiles.h"
 #include "engine/verify/Compare.h"
 
@@ -90,7 +91,7 @@ struct CaseBuilder {
         out.rtol = check.rtol;
         out.sentinel[0] = sentinel;
         out.sentinel[1] = kf::sentinelBytes(kf::DType::F32, 1, 0x5eed);
-        out.check = kf::toJson(check);
+        out.check = kf::protocol::toJson(check);
         if (tamper)
             tamper(out.check);
         info.outputs.push_back(out);

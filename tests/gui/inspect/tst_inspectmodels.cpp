@@ -115,7 +115,7 @@ void TestInspectModels::passCountsWhatTheRunnerCounted()
     QCOMPARE(a->disagreement, disagreement);
     // The histogram is the runner's, bin for bin.
     const nlohmann::json& h = data->check(0)["error_histogram"];
-    const nlohmann::json ours = kf::toJson(a->histogram);
+    const nlohmann::json ours = kf::protocol::toJson(a->histogram);
     QVERIFY2(ours == h, (ours.dump() + " vs " + h.dump()).c_str());
     QVERIFY(a->valueMax > a->valueMin);
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Profile reports for the panel's tests: the recorded H100 reports in tests/data/profile, and
 // small hand-made ones whose numbers are easy to check by hand.
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/ProfileReport.h"
 
 #include <QString>
 #include <QTest>

@@ -1,4 +1,5 @@
 #pragma once
+#include "reportutil.h"
 // A real registry on disk for the browser's tests and screenshots: example tasks promoted with
 // the registry fixture's reports (no GPU), two versions of one softmax with different sources,
 // the same softmax on another GPU, a layer norm, and the first softmax deprecated.
@@ -80,9 +81,9 @@ inline kf::ui::RegistryDetails readDetails(const std::filesystem::path& director
     if (auto p = registry.promotion(d.entry.id))
         d.promotion = p.value();
     if (auto c = kf::json::readFile(folder / "correctness.json"))
-        d.correctness = c.value();
+        d.correctness = kf::test::report(c.value());
     if (auto p = kf::json::readFile(folder / "performance.json"))
-        d.performance = p.value();
+        d.performance = kf::test::report(p.value());
     if (auto src = readFileBytes(folder / d.entry.kernelFile))
         d.source = QString::fromStdString(src.value());
     return d;

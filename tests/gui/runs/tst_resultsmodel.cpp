@@ -1,5 +1,6 @@
 // The results table: what a user reads in each column for real reports, how a verify and a bench
 // of the same shape share a row, and how stale or broken evidence is shown or dropped.
+#include "reportutil.h"
 #include "testutil.h"
 
 #include "widgets/runs/ResultsModel.h"
@@ -90,7 +91,7 @@ void TestResultsModel::rowsFromEachReport()
     QFETCH(QString, detailsStart);
 
     ResultsModel m;
-    m.addReport(loadReport(file));
+    m.addReport(kf::test::report(loadReport(file)));
     QCOMPARE(m.rowCount(), rows);
     const int row = m.findRow(QStringLiteral("optimized.cu"), shape);
     QVERIFY(row >= 0);
@@ -119,8 +120,8 @@ void TestResultsModel::verifyAndBenchMergeIntoOneRow()
     ResultsModel m;
     const json verify = loadReport(QStringLiteral("verify_softmax_benchmarks_pass.json"));
     const json bench = loadReport(QStringLiteral("bench_softmax_ok.json"));
-    m.addReport(benchFirst ? bench : verify);
-    m.addReport(benchFirst ? verify : bench);
+    m.addReport(kf::test::report(benchFirst ? bench : verify));
+    m.addReport(kf::test::report(benchFirst ? verify : bench));
 
     QCOMPARE(m.rowCount(), 2);
     const int row = m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("4k-rows-of-8k"));
@@ -138,9 +139,9 @@ void TestResultsModel::rerunReplacesRowInsteadOfAddingOne()
 {
     ResultsModel m;
     json report = loadReport(QStringLiteral("bench_softmax_ok.json"));
-    m.addReport(report);
+    m.addReport(kf::test::report(report));
     report["shapes"][0]["speedup"] = 1.52;
-    m.addReport(report);
+    m.addReport(kf::test::report(report));
     QCOMPARE(m.rowCount(), 2);
     QCOMPARE(cell(m, m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("8k-rows-of-4k")), ResultsModel::SpeedupColumn),
              QStringLiteral("1.52×"));
@@ -149,20 +150,20 @@ void TestResultsModel::rerunReplacesRowInsteadOfAddingOne()
 void TestResultsModel::newSourceDropsStaleEvidence()
 {
     ResultsModel m;
-    m.addReport(loadReport(QStringLiteral("verify_softmax_benchmarks_pass.json")));
-    m.addReport(loadReport(QStringLiteral("bench_softmax_ok.json")));
+    m.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_benchmarks_pass.json"))));
+    m.addReport(kf::test::report(loadReport(QStringLiteral("bench_softmax_ok.json"))));
     QCOMPARE(m.rowCount(), 2);
     // The candidate was edited (another source hash): the old timings and verdicts must not stand
     // next to the new verdicts as if they described the same code.
-    m.addReport(loadReport(QStringLiteral("verify_softmax_fail.json")));
+    m.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_fail.json"))));
     QCOMPARE(m.rowCount(), 3);
     QCOMPARE(m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("8k-rows-of-4k")), -1);
     // Another candidate is left alone.
     json other = loadReport(QStringLiteral("bench_softmax_ok.json"));
     other["candidate"]["file"] = "naive.cu";
-    m.addReport(other);
+    m.addReport(kf::test::report(other));
     QCOMPARE(m.rowCount(), 5);
-    m.addReport(loadReport(QStringLiteral("verify_softmax_pass.json")));
+    m.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_pass.json"))));
     QCOMPARE(m.rowCount(), 5);
     QCOMPARE(cell(m, m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("vector-path")), ResultsModel::VerdictColumn),
              QStringLiteral("pass"));
@@ -173,17 +174,17 @@ void TestResultsModel::newSourceDropsStaleEvidence()
 void TestResultsModel::goodReportClearsEarlierErrorRow()
 {
     ResultsModel m;
-    m.addReport(loadReport(QStringLiteral("verify_softmax_error.json")));
+    m.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_error.json"))));
     QCOMPARE(m.rowCount(), 1);
     QCOMPARE(m.findRow(QStringLiteral("optimized.cu"), QString()), 0);
     // A bench of the same source does not say the verify works now: the error row stays.
     json bench = loadReport(QStringLiteral("bench_softmax_ok.json"));
     bench["candidate"]["source_hash"] = loadReport(QStringLiteral("verify_softmax_error.json"))["candidate"]["source_hash"];
-    m.addReport(bench);
+    m.addReport(kf::test::report(bench));
     QCOMPARE(m.rowCount(), 3);
     QVERIFY(m.findRow(QStringLiteral("optimized.cu"), QString()) >= 0);
     // A finished verify of the same source replaces the error with its rows.
-    m.addReport(loadReport(QStringLiteral("verify_softmax_fail.json")));
+    m.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_fail.json"))));
     QCOMPARE(m.findRow(QStringLiteral("optimized.cu"), QString()), -1);
     QCOMPARE(m.rowCount(), 5);
 }
@@ -224,7 +225,7 @@ void TestResultsModel::nonFiniteNumbersShowAsNanAndInf()
     json report = loadReport(file);
     report[json::json_pointer(pointer.toStdString())] = value.toStdString();
     ResultsModel m;
-    m.addReport(report);
+    m.addReport(kf::test::report(report));
     const int row = m.findRow(QStringLiteral("optimized.cu"), shape);
     QVERIFY(row >= 0);
     QCOMPARE(cell(m, row, column), expected);
@@ -235,7 +236,7 @@ void TestResultsModel::sortingByErrorPutsNanWithTheWorst()
     json report = loadReport(QStringLiteral("verify_softmax_pass.json"));
     report["shapes"][1]["trials"][0]["outputs"][0]["max_abs_error"] = "nan";
     ResultsModel m;
-    m.addReport(report);
+    m.addReport(kf::test::report(report));
     QSortFilterProxyModel proxy;
     proxy.setSourceModel(&m);
     proxy.setSortRole(ResultsModel::SortRole);
@@ -253,8 +254,8 @@ void TestResultsModel::sortingByErrorPutsNanWithTheWorst()
 void TestResultsModel::tooltipsCarryTheEvidence()
 {
     ResultsModel m;
-    m.addReport(loadReport(QStringLiteral("verify_softmax_fail.json")));
-    m.addReport(loadReport(QStringLiteral("verify_softmax_error.json")));
+    m.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_fail.json"))));
+    m.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_error.json"))));
     const int guard = m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("vector-path"));
     QVERIFY(cell(m, guard, ResultsModel::VerdictColumn, Qt::ToolTipRole)
                 .contains(QStringLiteral("out-of-bounds write: y, after the buffer, at byte offset 0")));
@@ -269,7 +270,7 @@ void TestResultsModel::tooltipsCarryTheEvidence()
                 .contains(QStringLiteral("What to do: an out-of-bounds index is the usual cause")));
 
     ResultsModel bench;
-    bench.addReport(loadReport(QStringLiteral("bench_softmax_ok.json")));
+    bench.addReport(kf::test::report(loadReport(QStringLiteral("bench_softmax_ok.json"))));
     const QString timing = cell(bench, 0, ResultsModel::CandidateMedianColumn, Qt::ToolTipRole);
     QVERIFY2(timing.contains(QStringLiteral("140 samples")) && timing.contains(QStringLiteral("median spread 0.41 %")),
              qPrintable(timing));
@@ -279,7 +280,7 @@ void TestResultsModel::tooltipsCarryTheEvidence()
 void TestResultsModel::verdictIsColouredAndMarked()
 {
     ResultsModel m;
-    m.addReport(loadReport(QStringLiteral("verify_softmax_fail.json")));
+    m.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_fail.json"))));
     const QModelIndex pass = m.index(m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("primes")), ResultsModel::VerdictColumn);
     const QModelIndex fail = m.index(m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("vector-path")), ResultsModel::VerdictColumn);
     const QColor passColour = pass.data(Qt::ForegroundRole).value<QColor>();
@@ -294,28 +295,40 @@ void TestResultsModel::verdictIsColouredAndMarked()
     json slow = loadReport(QStringLiteral("bench_softmax_ok.json"));
     slow["shapes"][0]["speedup"] = 0.82;
     ResultsModel b;
-    b.addReport(slow);
+    b.addReport(kf::test::report(slow));
     const QColor slowColour = b.index(0, ResultsModel::SpeedupColumn).data(Qt::ForegroundRole).value<QColor>();
     const QColor fastColour = b.index(1, ResultsModel::SpeedupColumn).data(Qt::ForegroundRole).value<QColor>();
     QVERIFY(slowColour != fastColour);
     // A timing below the roofline floor is not trustworthy: the row fails with the flag shown.
     slow["shapes"][1]["below_floor"] = true;
-    b.addReport(slow);
+    b.addReport(kf::test::report(slow));
     QCOMPARE(cell(b, 1, ResultsModel::VerdictColumn), QStringLiteral("FAIL"));
     QCOMPARE(cell(b, 1, ResultsModel::DetailsColumn), QStringLiteral("below roofline floor"));
 }
 
 void TestResultsModel::malformedReportsAddNothingAndDoNotThrow()
 {
+    // A malformed report never reaches the table: the protocol refuses it with the pointer of
+    // what is wrong, and only a report it read is ever added.
+    struct Row {
+        json report;
+        const char* pointer;
+    };
+    const Row rows[] = {{json(), "/"},
+                        {json::array({1, 2}), "/"},
+                        {json{{"kind", "correctness"}, {"shapes", 7}}, "/shapes"},
+                        {json{{"kind", "correctness"},
+                              {"verdict", "fail"},
+                              {"shapes", json::array({json{{"shape", {{"N", 5}}}, {"passed", "yes"}}})}},
+                         "/shapes/0/passed"}};
+    for (const Row& r : rows) {
+        auto read = kf::protocol::RunReport::fromJson(r.report);
+        QVERIFY(!read);
+        QCOMPARE(qs(read.error().pointer), QString::fromLatin1(r.pointer));
+    }
+    // A report with only some fields still fills what it has.
     ResultsModel m;
-    m.addReport(json());
-    m.addReport(json::array({1, 2}));
-    m.addReport(json{{"kind", "correctness"}, {"shapes", 7}});
-    QCOMPARE(m.rowCount(), 0);
-    // A shape entry with wrong types still gives a row with what could be read.
-    m.addReport(json{{"kind", "correctness"},
-                     {"verdict", "fail"},
-                     {"shapes", json::array({json{{"shape", {{"N", 5}}}, {"passed", "yes"}, {"trials", "none"}}, 3})}});
+    m.addReport(kf::test::report(json{{"kind", "correctness"}, {"verdict", "fail"}, {"shapes", json::array({json{{"shape", {{"N", 5}}}}})}}));
     QCOMPARE(m.rowCount(), 1);
     QCOMPARE(cell(m, 0, ResultsModel::CandidateColumn), QStringLiteral("?"));
     QCOMPARE(cell(m, 0, ResultsModel::ShapeColumn), QStringLiteral("N=5"));
@@ -357,7 +370,7 @@ void TestResultsModel::caseFoldersOfFailingTrials()
                 if (!cases[t].isEmpty())
                     s["trials"][static_cast<size_t>(t)]["case"] = cases[t].toStdString();
     ResultsModel m;
-    m.addReport(report);
+    m.addReport(kf::test::report(report));
     const int row = m.findRow(QStringLiteral("optimized.cu"), shape);
     QVERIFY(row >= 0);
     QCOMPARE(m.rowAt(row).correctness.caseDirs, expected);
@@ -375,7 +388,7 @@ void TestResultsModel::modelTesterAcceptsEveryChange()
     QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
     for (const char* file : {"verify_softmax_benchmarks_pass.json", "bench_softmax_ok.json", "verify_softmax_fail.json",
                              "verify_softmax_error.json", "verify_softmax_pass.json", "bench_softmax_ok.json"})
-        m.addReport(loadReport(QString::fromLatin1(file)));
+        m.addReport(kf::test::report(loadReport(QString::fromLatin1(file))));
     QVERIFY(m.rowCount() > 0);
     for (int r = 0; r < m.rowCount(); ++r)
         for (int c = 0; c < m.columnCount(); ++c)

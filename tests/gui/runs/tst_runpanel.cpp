@@ -1,5 +1,6 @@
 // The Run panel as a user drives it: the bar and stage follow the runner's events, Cancel works
 // once and only while running, and the banner says how the run ended.
+#include "reportutil.h"
 #include "testutil.h"
 
 #include "widgets/runs/ResultsModel.h"
@@ -38,6 +39,21 @@ json loadReport(const QString& name)
     if (!f.open(QIODevice::ReadOnly))
         qFatal("cannot open test report %s", qPrintable(f.fileName()));
     return json::parse(f.readAll().toStdString());
+}
+
+// A runner event as RunController routes it: decoded by the protocol, then to the panel's typed
+// slots. An event the protocol refuses never reaches the panel.
+void feed(RunPanel& panel, const json& j)
+{
+    auto e = kf::protocol::Event::fromJson(j);
+    if (!e)
+        return;
+    switch (e->kind) {
+    case kf::protocol::Event::Kind::Progress: panel.setProgress(e->permille, QString::fromStdString(e->stage)); break;
+    case kf::protocol::Event::Kind::LaunchBegin: panel.setLaunch(QString::fromStdString(e->label)); break;
+    case kf::protocol::Event::Kind::LaunchEnd: panel.setLaunch({}); break;
+    case kf::protocol::Event::Kind::Log: panel.appendLog(e->level, QString::fromStdString(e->text)); break;
+    }
 }
 
 json parse(const QString& text)
@@ -86,10 +102,13 @@ void TestRunPanel::eventsMoveBarAndStage_data()
         << "shape 2/3 scalar-path-long (B=5 D=4099) trial 2/3 · launch 1 (softmax_block<512, 4>) shape scalar-path-long (B=5 D=4099) trial 1 run 0";
     QTest::newRow("launch finished") << QStringList{trial, launch, R"({"type":"launch_end","id":3})"} << 412
                                      << "shape 2/3 scalar-path-long (B=5 D=4099) trial 2/3";
-    QTest::newRow("permille past 1000 is clamped")
-        << QStringList{R"({"type":"progress","id":3,"permille":1500,"stage":"done"})"} << 1000 << "done";
-    QTest::newRow("stage without permille keeps the bar")
-        << QStringList{trial, R"({"type":"progress","id":3,"stage":"reference"})"} << 412 << "reference";
+    // The protocol refuses these (engine/protocol/Messages.h): nothing reaches the panel.
+    QTest::newRow("permille past 1000 is refused")
+        << QStringList{trial, R"({"type":"progress","id":3,"permille":1500,"stage":"done"})"} << 412
+        << "shape 2/3 scalar-path-long (B=5 D=4099) trial 2/3";
+    QTest::newRow("progress without permille is refused")
+        << QStringList{trial, R"({"type":"progress","id":3,"stage":"reference"})"} << 412
+        << "shape 2/3 scalar-path-long (B=5 D=4099) trial 2/3";
     QTest::newRow("unknown event changes nothing")
         << QStringList{trial, R"({"type":"telemetry","id":3,"clock_mhz":1980})"} << 412
         << "shape 2/3 scalar-path-long (B=5 D=4099) trial 2/3";
@@ -104,7 +123,7 @@ void TestRunPanel::eventsMoveBarAndStage()
     RunPanel panel;
     panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu"));
     for (const QString& e : events)
-        panel.handleEvent(parse(e));
+        feed(panel, parse(e));
     QCOMPARE(panel.progressPermille(), permille);
     QCOMPARE(panel.stageText(), stage);
     QVERIFY(panel.isRunning());
@@ -114,8 +133,8 @@ void TestRunPanel::beginResetsTheLastRun()
 {
     RunPanel panel;
     panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu"));
-    panel.handleEvent(parse(R"({"type":"progress","id":1,"permille":700,"stage":"shape 3/3 vector-path (B=11 D=4096) trial 1/3"})"));
-    panel.addReport(loadReport(QStringLiteral("verify_softmax_fail.json")));
+    feed(panel, parse(R"({"type":"progress","id":1,"permille":700,"stage":"shape 3/3 vector-path (B=11 D=4096) trial 1/3"})"));
+    panel.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_fail.json"))));
     panel.finish(true, {});
     QCOMPARE(panel.progressPermille(), 1000);
 
@@ -126,7 +145,7 @@ void TestRunPanel::beginResetsTheLastRun()
     QCOMPARE(panel.bannerText(), QStringLiteral("running…"));
     QVERIFY(panel.cancelButton()->isEnabled());
     // The banner of the new run speaks only for the new run's reports.
-    panel.addReport(loadReport(QStringLiteral("bench_softmax_ok.json")));
+    panel.addReport(kf::test::report(loadReport(QStringLiteral("bench_softmax_ok.json"))));
     panel.finish(true, {});
     QCOMPARE(panel.bannerText(), QStringLiteral("OK · 2 shapes timed · 1.38× faster than LibTorch (geomean)"));
 }
@@ -208,7 +227,7 @@ void TestRunPanel::finishShowsTheVerdict()
     QSignalSpy spy(&panel, &RunPanel::cancelRequested);
     panel.begin(QStringLiteral("Verify softmax_fp32"));
     for (const QString& r : reports)
-        panel.addReport(loadReport(r));
+        panel.addReport(kf::test::report(loadReport(r)));
     panel.finish(ok, sentence);
     QCOMPARE(panel.bannerText(), banner);
     QCOMPARE(panel.bannerTone(), tone);
@@ -222,7 +241,7 @@ void TestRunPanel::failShowsTheRunnerSentence()
 {
     RunPanel panel;
     panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu"));
-    panel.handleEvent(parse(R"({"type":"progress","id":2,"permille":250,"stage":"shape 1/3 primes (B=3 D=97) trial 1/3"})"));
+    feed(panel, parse(R"({"type":"progress","id":2,"permille":250,"stage":"shape 1/3 primes (B=3 D=97) trial 1/3"})"));
     const QString sentence = QStringLiteral(
         "the candidate did not finish within 10 s in launch 1 (softmax_block<512, 4>) shape primes (B=3 D=97) trial 0 run 0 — "
         "an infinite loop or a deadlock? The runner was restarted.");
@@ -240,18 +259,18 @@ void TestRunPanel::logLinesFromEventsAndReports()
 {
     RunPanel panel;
     panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu"));
-    panel.handleEvent(parse(R"({"type":"log","id":1,"level":"warning","message":"persisting L2 lines could not be reset"})"));
+    feed(panel, parse(R"({"type":"log","id":1,"level":"warning","text":"persisting L2 lines could not be reset"})"));
     QCOMPARE(panel.log()->lastMessage(), QStringLiteral("persisting L2 lines could not be reset"));
     QCOMPARE(panel.log()->lastLevel(), RunLogView::Level::Warning);
 
-    panel.addReport(loadReport(QStringLiteral("verify_softmax_fail.json")));
+    panel.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_fail.json"))));
     QVERIFY(panel.log()->lastMessage().startsWith(
         QStringLiteral("softmax_fp32/optimized.cu: correctness fail — 2 of 3 shapes failed; first: shape scalar-path-long")));
     QCOMPARE(panel.log()->lastLevel(), RunLogView::Level::Warning);
     QCOMPARE(panel.model()->rowCount(), 3);
     QCOMPARE(panel.resultsView()->model()->rowCount(), 3);
 
-    panel.addReport(loadReport(QStringLiteral("verify_softmax_error.json")));
+    panel.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_error.json"))));
     QCOMPARE(panel.log()->lastLevel(), RunLogView::Level::Error);
     // Every line carries a time stamp and its level, so a user can tell how long a stage took.
     const QString line = panel.log()->document()->lastBlock().text();
@@ -265,13 +284,13 @@ void TestRunPanel::benchSampleCountsAreLoggedOnce()
     panel.begin(QStringLiteral("Benchmark softmax_fp32/optimized.cu"));
     const int before = panel.log()->document()->blockCount();
     for (int n : {10, 20, 30})
-        panel.handleEvent(json{{"type", "progress"},
+        feed(panel, json{{"type", "progress"},
                                {"id", 4},
                                {"permille", n * 3},
                                {"stage", "benchmark 8k-rows-of-4k (B=8192 D=4096): " + std::to_string(n) + " samples"}});
     QCOMPARE(panel.log()->document()->blockCount(), before + 1);
     QCOMPARE(panel.stageText(), QStringLiteral("benchmark 8k-rows-of-4k (B=8192 D=4096): 30 samples"));
-    panel.handleEvent(json{{"type", "progress"}, {"id", 4}, {"permille", 520}, {"stage", "benchmark 4k-rows-of-8k (B=4096 D=8192): 1 samples"}});
+    feed(panel, json{{"type", "progress"}, {"id", 4}, {"permille", 520}, {"stage", "benchmark 4k-rows-of-8k (B=4096 D=8192): 1 samples"}});
     QCOMPARE(panel.log()->document()->blockCount(), before + 2);
 }
 
@@ -318,12 +337,12 @@ void TestRunPanel::layoutFitsInASmallDock()
     const json failed = loadReport(QStringLiteral("verify_softmax_fail.json"));
     json bench = loadReport(QStringLiteral("bench_softmax_ok.json"));
     bench["candidate"]["source_hash"] = failed["candidate"]["source_hash"];
-    panel.addReport(failed);
-    panel.addReport(bench);
-    panel.addReport(loadReport(QStringLiteral("verify_softmax_error.json")));
+    panel.addReport(kf::test::report(failed));
+    panel.addReport(kf::test::report(bench));
+    panel.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_error.json"))));
     QCOMPARE(panel.model()->rowCount(), 6);
-    panel.handleEvent(parse(R"({"type":"progress","id":3,"permille":640,"stage":"benchmark 4k-rows-of-8k (B=4096 D=8192): 88 samples"})"));
-    panel.handleEvent(parse(
+    feed(panel, parse(R"({"type":"progress","id":3,"permille":640,"stage":"benchmark 4k-rows-of-8k (B=4096 D=8192): 88 samples"})"));
+    feed(panel, parse(
         R"({"type":"launch_begin","id":3,"label":"launch 1 (softmax_block<512, 4>) shape 4k-rows-of-8k (B=4096 D=8192) trial 0 run 0","timeout_ms":10000})"));
 
     // A long stage never pushes Cancel out of the panel.
@@ -404,7 +423,7 @@ void TestRunPanel::inspectFromTheResultsTable()
     panel.show();
     QVERIFY(QTest::qWaitForWindowExposed(&panel));
     panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu"));
-    panel.addReport(report);
+    panel.addReport(kf::test::report(report));
     panel.finish(true, {});
     // Sorted by mismatches, most first: the signal still names the model's row, not the view's.
     QTableView* view = panel.resultsView();

@@ -68,13 +68,13 @@ void TestPromoteController::stateFollowsTheEvidence()
     const kf::PromotionInput in = kf::test::passingInput(m_taskDir, "optimized.cu");
     c.setCurrent(taskDir, situation == "task-json" ? "task.json" : "optimized.cu", situation == "modified");
     if (situation == "naive-evidence") {
-        c.addReport(taskDir, kf::test::correctnessFor(in.task, "naive.cu"));
-        c.addReport(taskDir, kf::test::performanceFor(in.task, "naive.cu"));
+        c.addReport(taskDir, *kf::test::asReport(kf::test::correctnessFor(in.task, "naive.cu")));
+        c.addReport(taskDir, *kf::test::asReport(kf::test::performanceFor(in.task, "naive.cu")));
     } else if (situation != "none") {
-        c.addReport(taskDir, in.correctness);
+        c.addReport(taskDir, *in.correctness);
         if (situation != "verify-only")
-            c.addReport(taskDir, situation == "slow" ? kf::test::performanceFor(in.task, "optimized.cu", {2.0, 0.9})
-                                                     : in.performance);
+            c.addReport(taskDir, situation == "slow" ? *kf::test::asReport(kf::test::performanceFor(in.task, "optimized.cu", {2.0, 0.9}))
+                                                     : *in.performance);
     }
     if (situation == "edited-on-disk") {
         std::ofstream(m_taskDir / "optimized.cu", std::ios::app) << "// tweak\n";
@@ -100,8 +100,8 @@ void TestPromoteController::promoteConfirmsThenWritesTheRegistry()
     const QString taskDir = qs(m_taskDir.string());
     const kf::PromotionInput in = kf::test::passingInput(m_taskDir, "optimized.cu");
     c.setCurrent(taskDir, "optimized.cu", false);
-    c.addReport(taskDir, in.correctness);
-    c.addReport(taskDir, in.performance);
+    c.addReport(taskDir, *in.correctness);
+    c.addReport(taskDir, *in.performance);
     QVERIFY(c.canPromote());
     QSignalSpy promoted(&c, &PromoteController::promoted);
     QSignalSpy failed(&c, &PromoteController::failed);
@@ -128,8 +128,8 @@ void TestPromoteController::declinedConfirmationWritesNothing()
     const QString taskDir = qs(m_taskDir.string());
     const kf::PromotionInput in = kf::test::passingInput(m_taskDir, "optimized.cu");
     c.setCurrent(taskDir, "optimized.cu", false);
-    c.addReport(taskDir, in.correctness);
-    c.addReport(taskDir, in.performance);
+    c.addReport(taskDir, *in.correctness);
+    c.addReport(taskDir, *in.performance);
     QSignalSpy promoted(&c, &PromoteController::promoted);
     c.promote();
     QVERIFY(!c.isBusy());
@@ -160,8 +160,8 @@ void TestPromoteController::evidenceSurvivesARestart()
         first.setEvidenceDirectory(evidenceDir);
         first.setRegistryDirectory(qs(m_regDir.string()));
         first.setCurrent(taskDir, "optimized.cu", false);
-        first.addReport(taskDir, in.correctness);
-        first.addReport(taskDir, in.performance);
+        first.addReport(taskDir, *in.correctness);
+        first.addReport(taskDir, *in.performance);
         QVERIFY(first.canPromote());
     }
     if (between == "edit")

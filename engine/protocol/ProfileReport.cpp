@@ -1,8 +1,8 @@
-#include "engine/profile/ProfileReport.h"
+#include "engine/protocol/ProfileReport.h"
 
 #include "engine/core/JsonReader.h"
 #include "engine/core/ReportFields.h"
-#include "engine/profile/MetricCatalog.h"
+#include "engine/protocol/MetricCatalog.h"
 
 #include <climits>
 #include <cmath>

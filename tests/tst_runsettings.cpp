@@ -1,8 +1,8 @@
-// The requests the CLI and the workbench send to the runner: what a GPU run receives must not
+// The run policy (RunSettings) and the requests built from it: what a GPU run receives must not
 // depend on which front end started it.
 #include "engine/compile/Compiler.h"
 #include "engine/compile/TaskCompile.h"
-#include "engine/runner/RunRequest.h"
+#include "engine/runner/RunSettings.h"
 #include "testutil.h"
 
 #include <QDir>
@@ -74,24 +74,26 @@ json withCwd(const QString& text)
 
 } // namespace
 
-class TestRunRequest : public QObject {
+class TestRunSettings : public QObject {
     Q_OBJECT
 private slots:
-    void archFromHello_data()
+    void helloArch_data()
     {
         QTest::addColumn<QString>("hello");
         QTest::addColumn<QString>("arch");
         QTest::newRow("runner names the arch") << R"({"device":{"arch":"sm_90"}})" << "sm_90";
         QTest::newRow("compute capability") << R"({"device":{"compute_capability":"8.6"}})" << "sm_86";
-        QTest::newRow("major/minor integers") << R"({"device":{"major":12,"minor":0}})" << "sm_120";
         QTest::newRow("no device (no GPU)") << R"({"device_error":"no CUDA device"})" << "";
-        QTest::newRow("garbage arch ignored") << R"({"device":{"arch":"gpu"}})" << "";
     }
-    void archFromHello()
+    void helloArch()
     {
         QFETCH(QString, hello);
         QFETCH(QString, arch);
-        QCOMPARE(qs(kf::archFromHello(json::parse(hello.toStdString()))), arch);
+        json j = json::parse(hello.toStdString());
+        j["type"] = "hello";
+        auto h = protocol::Hello::fromJson(j);
+        KF_VERIFY_OK(h);
+        QCOMPARE(qs(h->arch()), arch);
     }
 
     void seeds_data()
@@ -111,20 +113,20 @@ private slots:
         QFETCH(QString, text);
         QFETCH(bool, valid);
         QFETCH(qulonglong, value);
-        auto v = parseSeed(text.toStdString());
+        auto v = protocol::parseSeed(text.toStdString());
         QCOMPARE(v.has_value(), valid);
         if (valid) {
             QCOMPARE(qulonglong(*v), value);
-            QCOMPARE(parseSeed(seedText(*v)), v);
+            QCOMPARE(protocol::parseSeed(protocol::seedText(*v)), v);
         }
     }
 
     void fixedSeedsReplayConsecutively()
     {
         auto s = freshSeeds(3, 0x10ull);
-        QCOMPARE(s, (std::vector<std::string>{"0x10", "0x11", "0x12"}));
+        QCOMPARE(s, (std::vector<std::uint64_t>{0x10, 0x11, 0x12}));
         auto fresh = freshSeeds(8, std::nullopt);
-        QCOMPARE(std::set<std::string>(fresh.begin(), fresh.end()).size(), size_t(8));
+        QCOMPARE(std::set<std::uint64_t>(fresh.begin(), fresh.end()).size(), size_t(8));
     }
 
     void requestFields_data()
@@ -143,7 +145,7 @@ private slots:
         s.trials = 4;
         s.seed = 0x100;
         const TaskPayload payload = taskPayload(b.task);
-        json j = buildRunRequest(bench ? RunKind::Bench : RunKind::Verify, payload, c, b.request, r, "13.0", s);
+        json j = buildRunRequest(bench ? RunKind::Bench : RunKind::Verify, payload, c, b.request, r, "13.0", s).toJson();
         QCOMPARE(qs(j["type"].get<std::string>()), bench ? QString("bench") : QString("verify"));
         QCOMPARE(qs(j["task_hash"].get<std::string>()), qs(payload.hash));
         QCOMPARE(qs(j["cubin"].get<std::string>()), QString("f0VMRg=="));
@@ -153,7 +155,7 @@ private slots:
         QCOMPARE(j["lowered_names"]["vector_add"].get<std::string>(), std::string("_Z10vector_addPKfS0_Pfi"));
         // The same task and candidate give the same hashes every time: promotion compares them.
         QCOMPARE(taskPayload(b.task).hash, payload.hash);
-        QCOMPARE(candidateHeader(c, b.request, r)["source_hash"].get<std::string>(), j["source_hash"].get<std::string>());
+        QCOMPARE(candidateRef(c, b.request, r).sourceHash, j["source_hash"].get<std::string>());
     }
     void optionalVerifyFields_data()
     {
@@ -191,7 +193,8 @@ private slots:
         const CompileResult& r = b.result;
         const json want = withCwd(emitted);
         const json j = buildRunRequest(bench ? RunKind::Bench : RunKind::Verify, taskPayload(b.task), c, b.request, r, "13.0",
-                                       settingsFrom(settings));
+                                       settingsFrom(settings))
+                           .toJson();
         for (const char* key : {"only_shapes", "set_name", "first_trial", "samples", "dump", "inputs_dir"}) {
             QVERIFY2(j.contains(key) == want.contains(key),
                      qPrintable(QString("%1 is %2sent").arg(key, j.contains(key) ? "" : "not ")));
@@ -226,7 +229,7 @@ private slots:
         s.trials = 5;               // verify's trials do not leak into a profile
         s.dumpDir = "/tmp/cases";   // nor does its dump
         s.profileBaseline = baseline;
-        const json j = buildRunRequest(RunKind::Profile, taskPayload(b.task), c, b.request, r, "13.0", s);
+        const json j = buildRunRequest(RunKind::Profile, taskPayload(b.task), c, b.request, r, "13.0", s).toJson();
         QCOMPARE(qs(j["type"].get<std::string>()), QString("profile"));
         QCOMPARE(j["seeds"].size(), size_t(1));
         QCOMPARE(j["trials"].get<int>(), 1);
@@ -267,7 +270,7 @@ private slots:
         QVERIFY(!kf::defaultProfileShape(*t).has_value());
     }
 
-    void runnerHas_data()
+    void helloHas_data()
     {
         QTest::addColumn<QString>("hello");
         QTest::addColumn<QString>("feature");
@@ -276,22 +279,27 @@ private slots:
         QTest::newRow("not listed") << R"({"features": ["only_shapes", "inputs_dir"]})" << "dump" << false;
         QTest::newRow("prefix of a listed name") << R"({"features": ["dump_all"]})" << "dump" << false;
         QTest::newRow("empty list") << R"({"features": []})" << "dump" << false;
-        QTest::newRow("no features (older runner)") << R"({"type": "hello", "protocol": 1})" << "dump" << false;
+        QTest::newRow("no features (older runner)") << R"({"type": "hello"})" << "dump" << false;
+        // A malformed hello is refused as a whole: nothing it lists is believed.
         QTest::newRow("features is a string") << R"({"features": "dump"})" << "dump" << false;
         QTest::newRow("features is an object") << R"({"features": {"dump": true}})" << "dump" << false;
         QTest::newRow("hello is not an object") << R"(["dump"])" << "dump" << false;
         QTest::newRow("hello is null") << "null" << "dump" << false;
-        QTest::newRow("non-string entries ignored") << R"({"features": [1, null, "dump"]})" << "dump" << true;
+        QTest::newRow("non-string entries refuse the hello") << R"({"features": [1, null, "dump"]})" << "dump" << false;
     }
-    void runnerHas()
+    void helloHas()
     {
         QFETCH(QString, hello);
         QFETCH(QString, feature);
         QFETCH(bool, has);
-        QCOMPARE(kf::runnerHas(json::parse(hello.toStdString()), feature.toStdString()), has);
+        json j = json::parse(hello.toStdString());
+        if (j.is_object())
+            j["type"] = "hello";
+        auto h = protocol::Hello::fromJson(j);
+        QCOMPARE(h && h->has(feature.toStdString()), has);
     }
 
-    void missingRunnerFeature_data()
+    void missingFeature_data()
     {
         QTest::addColumn<QString>("features");  // the hello's list
         QTest::addColumn<QString>("settings");
@@ -311,15 +319,17 @@ private slots:
             << all << R"({"only_shapes": [{"N": 1}], "first_trial": 1, "samples": 3, "dump_dir": "/d", "inputs_dir": "/i"})"
             << "";
     }
-    void missingRunnerFeature()
+    void missingFeature()
     {
         QFETCH(QString, features);
         QFETCH(QString, settings);
         QFETCH(QString, missing);
-        const json hello = {{"type", "hello"}, {"features", json::parse(features.toStdString())}};
-        QCOMPARE(qs(kf::missingRunnerFeature(hello, settingsFrom(settings))), missing);
+        const Built b = vectorAdd();
+        const protocol::RunRequest r =
+            buildRunRequest(RunKind::Verify, taskPayload(b.task), b.candidate(), b.request, b.result, "13.0", settingsFrom(settings));
+        QCOMPARE(qs(r.missingFeature(json::parse(features.toStdString()).get<std::vector<std::string>>())), missing);
     }
 };
 
-QTEST_GUILESS_MAIN(TestRunRequest)
-#include "tst_runrequest.moc"
+QTEST_GUILESS_MAIN(TestRunSettings)
+#include "tst_runsettings.moc"

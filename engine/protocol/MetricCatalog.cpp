@@ -1,4 +1,4 @@
-#include "engine/profile/MetricCatalog.h"
+#include "engine/protocol/MetricCatalog.h"
 
 #include <array>
 

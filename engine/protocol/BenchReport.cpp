@@ -1,0 +1,150 @@
+#include "engine/protocol/BenchReport.h"
+
+#include "engine/protocol/ReportJson.h"
+
+#include <algorithm>
+
+namespace kf::protocol {
+
+namespace jr = kf::json;
+
+namespace {
+
+void putOptional(nlohmann::json& j, const char* key, const std::optional<double>& v)
+{
+    if (v)
+        j[key] = numberJson(*v);
+}
+
+} // namespace
+
+nlohmann::json TimingSummary::toJson() const
+{
+    nlohmann::json j = nlohmann::json::object();
+    putOptional(j, "median_ms", medianMs);
+    putOptional(j, "min_ms", minMs);
+    putOptional(j, "max_ms", maxMs);
+    putOptional(j, "iqr_ms", iqrMs);
+    putOptional(j, "mean_ms", meanMs);
+    j["samples"] = samples;
+    putOptional(j, "median_rel_spread", medianRelSpread);
+    return j;
+}
+
+TimingSummary TimingSummary::read(const Fields& f)
+{
+    TimingSummary t;
+    t.medianMs = f.optionalNumber("median_ms");
+    t.minMs = f.optionalNumber("min_ms");
+    t.maxMs = f.optionalNumber("max_ms");
+    t.iqrMs = f.optionalNumber("iqr_ms");
+    t.meanMs = f.optionalNumber("mean_ms");
+    t.samples = f.integer("samples");
+    t.medianRelSpread = f.optionalNumber("median_rel_spread");
+    return t;
+}
+
+std::vector<std::string> BenchShape::allFlags() const
+{
+    std::vector<std::string> out = flags;
+    auto add = [&](const std::string& f) {
+        if (std::find(out.begin(), out.end(), f) == out.end())
+            out.push_back(f);
+    };
+    if (belowFloor)
+        add("below roofline floor");
+    if (recheck.passed == false)
+        add("re-check failed" + (recheck.failure.empty() ? std::string() : ": " + recheck.failure));
+    return out;
+}
+
+nlohmann::json BenchReport::toJson() const
+{
+    nlohmann::json r = nlohmann::json::object();
+    header.writeTo(r);
+    putOptional(r, "geomean_speedup", geomeanSpeedup);
+    if (allShapesAtLeast1x)
+        r["all_shapes_at_least_1x"] = *allShapesAtLeast1x;
+    nlohmann::json shapesJson = nlohmann::json::array();
+    for (const BenchShape& s : shapes) {
+        nlohmann::json e = nlohmann::json::object();
+        s.id.writeTo(e);
+        e["candidate"] = s.candidate.toJson();
+        e["baseline"] = s.baseline.toJson();
+        putOptional(e, "speedup", s.speedup);
+        e["bytes"] = numberJson(s.bytes);
+        e["flops"] = numberJson(s.flops);
+        putOptional(e, "achieved_gbs", s.achievedGbs);
+        putOptional(e, "achieved_tflops", s.achievedTflops);
+        putOptional(e, "pct_peak_bandwidth", s.pctPeakBandwidth);
+        putOptional(e, "pct_peak_flops", s.pctPeakFlops);
+        putOptional(e, "roofline_floor_ms", s.rooflineFloorMs);
+        e["below_floor"] = s.belowFloor;
+        nlohmann::json rc = {{"checked", s.recheck.checked}, {"failure", s.recheck.failure}};
+        if (s.recheck.passed)
+            rc["passed"] = *s.recheck.passed;
+        e["recheck"] = rc;
+        putOptional(e, "wall_gap_pct", s.wallGapPct);
+        if (!s.stoppedBy.empty())
+            e["stopped_by"] = s.stoppedBy;
+        e["unstable"] = s.unstable;
+        putOptional(e, "wall_ms", s.wallMs);
+        if (!s.phaseMs.empty()) {
+            nlohmann::json p = nlohmann::json::object();
+            for (const auto& [k, v] : s.phaseMs)
+                p[k] = numberJson(v);
+            e["phase_ms"] = p;
+        }
+        e["flags"] = s.flags;
+        shapesJson.push_back(std::move(e));
+    }
+    r["shapes"] = shapesJson;
+    return r;
+}
+
+BenchReport BenchReport::read(const Fields& f)
+{
+    BenchReport r;
+    r.header = Header::read(f);
+    if (r.header.kind != ReportKind::Performance)
+        jr::fail(f.at("kind"), std::string("expected a performance report, found a ") + reportKindName(r.header.kind) + " report");
+    r.geomeanSpeedup = f.optionalNumber("geomean_speedup");
+    r.allShapesAtLeast1x = f.optionalBoolean("all_shapes_at_least_1x");
+    f.forEach("shapes", [&](const nlohmann::json& v, const std::string& p) {
+        const Fields e(v, p);
+        BenchShape s;
+        s.id = ShapeId::read(e);
+        s.candidate = TimingSummary::read(e.object("candidate"));
+        s.baseline = TimingSummary::read(e.object("baseline"));
+        s.speedup = e.optionalNumber("speedup");
+        s.bytes = e.number("bytes", 0);
+        s.flops = e.number("flops", 0);
+        s.achievedGbs = e.optionalNumber("achieved_gbs");
+        s.achievedTflops = e.optionalNumber("achieved_tflops");
+        s.pctPeakBandwidth = e.optionalNumber("pct_peak_bandwidth");
+        s.pctPeakFlops = e.optionalNumber("pct_peak_flops");
+        s.rooflineFloorMs = e.optionalNumber("roofline_floor_ms");
+        s.belowFloor = e.boolean("below_floor");
+        const Fields rc = e.object("recheck");
+        s.recheck = {rc.integer("checked"), rc.optionalBoolean("passed"), rc.text("failure")};
+        s.wallGapPct = e.optionalNumber("wall_gap_pct");
+        s.stoppedBy = e.text("stopped_by");
+        s.unstable = e.boolean("unstable");
+        s.wallMs = e.optionalNumber("wall_ms");
+        if (const nlohmann::json* ph = e.find("phase_ms")) {
+            const Fields phases(*ph, e.at("phase_ms"));
+            for (auto it = ph->begin(); it != ph->end(); ++it)
+                s.phaseMs[it.key()] = readNumber(it.value(), phases.at(it.key()));
+        }
+        s.flags = e.texts("flags");
+        r.shapes.push_back(std::move(s));
+    });
+    return r;
+}
+
+Result<BenchReport> BenchReport::fromJson(const nlohmann::json& j)
+{
+    return readReport<BenchReport>("read a performance report", [&] { return read(Fields(j, "")); });
+}
+
+} // namespace kf::protocol

@@ -1,0 +1,101 @@
+#pragma once
+// The runner's messages other than reports, as values (docs/runner-protocol.md): its hello, the
+// events it sends while it works, and the decoding of any line it writes into one of them.
+
+#include "engine/core/Result.h"
+#include "engine/protocol/Report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kf::protocol {
+
+/// The GPU a runner found (absent when it found none).
+struct DeviceSummary {
+    std::int64_t ordinal = 0;
+    std::string gpu;                    ///< "NVIDIA H100 80GB HBM3"
+    std::string arch;                   ///< "sm_90"
+    std::string computeCapability;      ///< "9.0"
+    std::int64_t smCount = 0;
+    std::int64_t memoryBytes = 0;
+    std::int64_t l2Bytes = 0;
+    std::int64_t persistingL2MaxBytes = 0;
+    double clockMhz = 0;
+    double memoryClockMhz = 0;
+    std::int64_t memoryBusBits = 0;
+    double peakBandwidthGbs = 0;
+    std::int64_t maxSharedPerBlock = 0;
+    std::int64_t maxSharedPerBlockOptin = 0;
+    bool ecc = false;
+    bool pageableMemoryAccess = false;
+    std::string driver;                 ///< "580.159.04"
+    std::int64_t cudaDriverApi = 0;     ///< 13000
+};
+
+struct Hello {
+    std::optional<DeviceSummary> device;
+    std::string deviceError;            ///< why there is no device
+    std::vector<std::string> features;  ///< optional request fields this runner understands
+    std::string torch;
+    std::string driver;
+    std::int64_t cudaDriverApi = 0;
+    std::string nvrtc;
+
+    /// True when the runner lists `feature` ("dump", "inputs_dir", ...). A runner ignores
+    /// request fields it does not know, so a client asks before relying on one.
+    bool has(const std::string& feature) const;
+    /// "sm_90", or empty without a device.
+    std::string arch() const;
+    /// A report's environment block from what the hello says (for reports we make ourselves).
+    Environment environment() const;
+
+    nlohmann::json toJson() const;
+    static Result<Hello> fromJson(const nlohmann::json& j);
+};
+
+/// Something the runner says while a request is in flight.
+struct Event {
+    enum class Kind { Progress, LaunchBegin, LaunchEnd, Log };
+    enum class Level { Info, Warning };
+    Kind kind = Kind::Progress;
+    std::int64_t id = 0;
+    int permille = 0;                   ///< progress: 0..1000
+    std::string stage;                  ///< progress: "reference", "shape 2 of 5", ...
+    std::string label;                  ///< launch_begin: what is launched
+    std::int64_t timeoutMs = 0;         ///< launch_begin: the watchdog's budget (0: none)
+    Level level = Level::Info;          ///< log
+    std::string text;                   ///< log
+
+    static Event progress(std::int64_t id, int permille, std::string stage);
+    static Event launchBegin(std::int64_t id, std::string label, std::int64_t timeoutMs);
+    static Event launchEnd(std::int64_t id);
+    static Event log(std::int64_t id, Level level, std::string text);
+
+    nlohmann::json toJson() const;
+    static Result<Event> fromJson(const nlohmann::json& j);
+};
+
+/// "info", "warning".
+const char* levelName(Event::Level l);
+
+/// Any message a runner writes, decoded.
+struct RunnerMessage {
+    enum class Type { Hello, Event, Report, Error, Pong };
+    Type type = Type::Event;
+    std::optional<std::int64_t> id;     ///< the request it answers (absent in hello)
+    Hello hello;                        ///< Type::Hello
+    Event event;                        ///< Type::Event
+    nlohmann::json report;              ///< Type::Report: the report object (read with RunReport)
+    Error error;                        ///< Type::Error
+    bool fatal = false;                 ///< Type::Error: the CUDA context is lost
+
+    /// Decodes a parsed line (protocol::parseLine). Unknown types and fields of the wrong type
+    /// are errors naming the JSON pointer.
+    static Result<RunnerMessage> decode(const nlohmann::json& j);
+};
+
+} // namespace kf::protocol

@@ -1,0 +1,224 @@
+#include "engine/protocol/Report.h"
+
+#include "engine/protocol/ReportJson.h"
+
+namespace kf::protocol {
+
+namespace jr = kf::json;
+
+const char* reportKindName(ReportKind k)
+{
+    switch (k) {
+    case ReportKind::Correctness: return "correctness";
+    case ReportKind::Performance: return "performance";
+    case ReportKind::Profile: return "profile";
+    }
+    return "correctness";
+}
+
+nlohmann::json Environment::toJson() const
+{
+    return {{"gpu", gpu},
+            {"compute_capability", computeCapability},
+            {"sm_count", smCount},
+            {"memory_bytes", memoryBytes},
+            {"l2_bytes", l2Bytes},
+            {"driver", driver},
+            {"cuda_driver_api", cudaDriverApi},
+            {"nvrtc", nvrtc},
+            {"torch", torch},
+            {"peak_bandwidth_gbs", numberJson(peakBandwidthGbs)},
+            {"clock_mhz", numberJson(clockMhz)},
+            {"memory_clock_mhz", numberJson(memoryClockMhz)}};
+}
+
+Environment Environment::read(const Fields& f)
+{
+    Environment e;
+    e.gpu = f.text("gpu");
+    e.computeCapability = f.text("compute_capability");
+    e.smCount = f.integer("sm_count");
+    e.memoryBytes = f.integer("memory_bytes");
+    e.l2Bytes = f.integer("l2_bytes");
+    e.driver = f.text("driver");
+    e.cudaDriverApi = f.integer("cuda_driver_api");
+    e.nvrtc = f.text("nvrtc");
+    e.torch = f.text("torch");
+    e.peakBandwidthGbs = f.number("peak_bandwidth_gbs", 0);
+    e.clockMhz = f.number("clock_mhz", 0);
+    e.memoryClockMhz = f.number("memory_clock_mhz", 0);
+    return e;
+}
+
+std::string Header::title() const
+{
+    std::string t = (task.name.empty() ? "?" : task.name) + "/" + (candidate.file.empty() ? "?" : candidate.file);
+    if (!candidate.arch.empty())
+        t += " [" + candidate.arch + "]";
+    t += std::string(" — ") + reportKindName(kind);
+    if (!environment.gpu.empty())
+        t += " on " + environment.gpu;
+    return t;
+}
+
+std::string Header::errorSentence() const
+{
+    if (error && !error->why.empty())
+        return error->why;
+    return summary.empty() ? "the run could not be done" : summary;
+}
+
+std::string Header::errorLine() const
+{
+    const std::string hint = error ? error->hint : std::string();
+    return "ERROR: " + errorSentence() + (hint.empty() ? "" : " (" + hint + ")");
+}
+
+void Header::writeTo(nlohmann::json& r) const
+{
+    nlohmann::json lowered = nlohmann::json::object();
+    for (const auto& [expr, mangled] : candidate.loweredNames)
+        lowered[expr] = mangled;
+    r["schema_version"] = schemaVersion;
+    r["kind"] = reportKindName(kind);
+    r["verdict"] = verdict;
+    r["summary"] = summary;
+    r["task"] = {{"name", task.name}, {"hash", task.hash}};
+    r["candidate"] = {{"file", candidate.file},
+                      {"source_hash", candidate.sourceHash},
+                      {"arch", candidate.arch},
+                      {"compile_options", candidate.compileOptions},
+                      {"lowered_names", lowered}};
+    r["environment"] = environment.toJson();
+    r["started_at"] = startedAt;
+    r["duration_ms"] = numberJson(durationMs);
+    if (error)
+        r["error"] = {{"what", error->what}, {"why", error->why}, {"hint", error->hint}};
+    if (!mode.empty())
+        r["mode"] = mode;
+    if (!inputs.empty())
+        r["inputs"] = inputs;
+    if (!dumpDir.empty())
+        r["dump_dir"] = dumpDir;
+    if (!seeds.empty())
+        r["seeds"] = seeds;
+    if (!editToVerdict.empty()) {
+        nlohmann::json rounds = nlohmann::json::array();
+        for (const RoundTiming& t : editToVerdict)
+            rounds.push_back({{"round", t.round},
+                              {"compile_ms", numberJson(t.compileMs)},
+                              {"runner_ms", numberJson(t.runnerMs)},
+                              {"total_ms", numberJson(t.totalMs)},
+                              {"verdict", t.verdict}});
+        r["edit_to_verdict"] = rounds;
+    }
+}
+
+Header Header::read(const Fields& f)
+{
+    Header h;
+    h.schemaVersion = static_cast<int>(f.integer("schema_version", kReportSchemaVersion));
+    if (h.schemaVersion != kReportSchemaVersion)
+        jr::fail(f.at("schema_version"), "this KernelForge reads report schema version " +
+                                             std::to_string(kReportSchemaVersion) + ", not " +
+                                             std::to_string(h.schemaVersion));
+    const std::string kind = f.text("kind");
+    if (kind == "correctness")
+        h.kind = ReportKind::Correctness;
+    else if (kind == "performance")
+        h.kind = ReportKind::Performance;
+    else if (kind == "profile")
+        h.kind = ReportKind::Profile;
+    else
+        jr::fail(f.at("kind"), "expected \"correctness\", \"performance\" or \"profile\", found \"" + kind + "\"");
+    h.verdict = f.text("verdict");
+    h.summary = f.text("summary");
+    const Fields task = f.object("task");
+    h.task = {task.text("name"), task.text("hash")};
+    const Fields cand = f.object("candidate");
+    h.candidate.file = cand.text("file");
+    h.candidate.sourceHash = cand.text("source_hash");
+    h.candidate.arch = cand.text("arch");
+    h.candidate.compileOptions = cand.texts("compile_options");
+    const Fields lowered = cand.object("lowered_names");
+    if (const nlohmann::json* names = cand.find("lowered_names"))
+        for (auto it = names->begin(); it != names->end(); ++it)
+            h.candidate.loweredNames[it.key()] = jr::asString(it.value(), lowered.at(it.key()));
+    h.environment = Environment::read(f.object("environment"));
+    h.startedAt = f.text("started_at");
+    h.durationMs = f.number("duration_ms", 0);
+    if (f.find("error")) {
+        const Fields e = f.object("error");
+        h.error = Error{e.text("what"), e.text("why"), e.text("hint"), {}, {}};
+    }
+    h.mode = f.text("mode");
+    h.inputs = f.text("inputs");
+    h.dumpDir = f.text("dump_dir");
+    h.seeds = f.texts("seeds");
+    f.forEach("edit_to_verdict", [&](const nlohmann::json& v, const std::string& p) {
+        const Fields r(v, p);
+        h.editToVerdict.push_back({r.integer("round"), r.number("compile_ms", 0), r.number("runner_ms", 0),
+                                   r.number("total_ms", 0), r.text("verdict")});
+    });
+    return h;
+}
+
+std::string ShapeId::dimsText() const
+{
+    std::string s;
+    for (const auto& [k, v] : dims)
+        s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
+    return s;
+}
+
+std::string ShapeId::text(bool withSet) const
+{
+    const std::string d = dimsText();
+    std::string t = label.empty() ? d : d.empty() ? label : label + " (" + d + ")";
+    if (withSet && !set.empty())
+        t += " [" + set + "]";
+    return t;
+}
+
+double ShapeId::size() const
+{
+    double n = 1;
+    for (const auto& [k, v] : dims)
+        n *= static_cast<double>(v);
+    return n;
+}
+
+bool ShapeId::sameDims(const std::map<std::string, std::int64_t, std::less<>>& values) const
+{
+    if (values.size() != dims.size())
+        return false;
+    for (const auto& [k, v] : dims)
+        if (auto it = values.find(k); it == values.end() || it->second != v)
+            return false;
+    return true;
+}
+
+void ShapeId::writeTo(nlohmann::json& entry) const
+{
+    nlohmann::json shape = nlohmann::json::object();
+    for (const auto& [k, v] : dims)
+        shape[k] = v;
+    entry["shape"] = shape;
+    entry["label"] = label;
+    entry["set"] = set;
+}
+
+ShapeId ShapeId::read(const Fields& entry)
+{
+    ShapeId s;
+    if (const nlohmann::json* shape = entry.find("shape")) {
+        const Fields dims(*shape, entry.at("shape"));
+        for (auto it = shape->begin(); it != shape->end(); ++it)
+            s.dims.emplace_back(it.key(), jr::asInteger(it.value(), dims.at(it.key())));
+    }
+    s.label = entry.text("label");
+    s.set = entry.text("set");
+    return s;
+}
+
+} // namespace kf::protocol

@@ -1,0 +1,118 @@
+#pragma once
+// What every report has (docs/report-schema.md, "Common header"), and the shape entry every
+// per-shape record starts with. Value types: the runner's reports are read into them once, and
+// the CLI printers, the Runs panel, the gates and the evidence pages read the structs.
+
+#include "engine/core/Result.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kf::protocol {
+
+class Fields;
+
+inline constexpr int kReportSchemaVersion = 1;
+
+enum class ReportKind { Correctness, Performance, Profile };
+/// "correctness", "performance", "profile".
+const char* reportKindName(ReportKind k);
+
+struct TaskRef {
+    std::string name;
+    std::string hash;               ///< of the canonical task JSON
+};
+
+struct CandidateRef {
+    std::string file;
+    std::string sourceHash;
+    std::string arch;               ///< "sm_90"
+    std::vector<std::string> compileOptions;
+    std::map<std::string, std::string> loweredNames;
+};
+
+/// The GPU and the software a report was made with.
+struct Environment {
+    std::string gpu;                ///< "NVIDIA H100 80GB HBM3"
+    std::string computeCapability;  ///< "9.0"
+    std::int64_t smCount = 0;
+    std::int64_t memoryBytes = 0;
+    std::int64_t l2Bytes = 0;
+    std::string driver;
+    std::int64_t cudaDriverApi = 0; ///< 13000
+    std::string nvrtc;
+    std::string torch;
+    double peakBandwidthGbs = 0;
+    double clockMhz = 0;
+    double memoryClockMhz = 0;
+
+    nlohmann::json toJson() const;
+    static Environment read(const Fields& f);
+};
+
+/// One round of `kforge verify --repeat N`.
+struct RoundTiming {
+    std::int64_t round = 0;
+    double compileMs = 0;
+    double runnerMs = 0;
+    double totalMs = 0;
+    std::string verdict;
+};
+
+struct Header {
+    int schemaVersion = kReportSchemaVersion;
+    ReportKind kind = ReportKind::Correctness;
+    std::string verdict;            ///< pass | fail | ok | no_counters | error
+    std::string summary;
+    TaskRef task;
+    CandidateRef candidate;
+    Environment environment;
+    std::string startedAt;
+    double durationMs = 0;
+    std::optional<Error> error;     ///< what, why, hint: present when verdict is "error"
+    std::string mode;               ///< tests | benchmarks | all | custom | repro | shrink
+    std::string inputs;             ///< seeded | file
+    std::string dumpDir;
+    std::vector<std::string> seeds;
+    std::vector<RoundTiming> editToVerdict;
+
+    bool isError() const { return verdict == "error"; }
+    /// "vector_add/naive.cu [sm_90] — correctness on NVIDIA H100 80GB HBM3".
+    std::string title() const;
+    /// "ERROR: why (hint)" for a report whose verdict is "error".
+    std::string errorLine() const;
+    /// The sentence explaining an error verdict: the error's why, else the summary.
+    std::string errorSentence() const;
+
+    /// Writes the header fields into `report` (an object).
+    void writeTo(nlohmann::json& report) const;
+    /// Reads the header of a report object; `kind` must name one of the three kinds.
+    static Header read(const Fields& f);
+};
+
+/// A shape entry: the symbol values, a label and the set it came from.
+struct ShapeId {
+    std::vector<std::pair<std::string, std::int64_t>> dims;  ///< in the report's (sorted) order
+    std::string label;
+    std::string set;                ///< tests | benchmarks | held_out | custom | repro | shrink
+
+    /// "B=7 D=4099".
+    std::string dimsText() const;
+    /// "tail (B=7 D=4099)"; with `withSet` " [tests]" after it.
+    std::string text(bool withSet) const;
+    /// The product of the symbol values (1 for none).
+    double size() const;
+    /// True when the dims equal `values` exactly (same symbols, same values).
+    bool sameDims(const std::map<std::string, std::int64_t, std::less<>>& values) const;
+
+    void writeTo(nlohmann::json& entry) const;
+    static ShapeId read(const Fields& entry);
+};
+
+} // namespace kf::protocol

@@ -1,0 +1,53 @@
+#include "engine/protocol/RunReport.h"
+
+#include "engine/protocol/ReportJson.h"
+
+namespace kf::protocol {
+
+Result<RunReport> RunReport::fromJson(const nlohmann::json& j, const std::string& source)
+{
+    auto result = readReport<RunReport>("read a report", [&] {
+        RunReport r;
+        const Fields f(j, "");
+        r.header = Header::read(f);
+        if (r.header.kind == ReportKind::Correctness)
+            r.verify = VerifyReport::read(f);
+        else if (r.header.kind == ReportKind::Performance)
+            r.bench = BenchReport::read(f);
+        r.json = j;
+        return r;
+    });
+    if (!result) {
+        Error e = result.error();
+        e.file = source;
+        return e;
+    }
+    if (result->header.kind == ReportKind::Profile) {
+        auto p = profile::ProfileReport::fromJson(j, source);
+        if (!p)
+            return p.error();
+        result->profile = std::move(p.value());
+    }
+    return result;
+}
+
+std::vector<RunReport> reportsOfDocument(const nlohmann::json& document, std::vector<Error>* errors)
+{
+    std::vector<RunReport> out;
+    auto take = [&](const nlohmann::json& r) {
+        auto read = RunReport::fromJson(r);
+        if (read)
+            out.push_back(std::move(read.value()));
+        else if (errors)
+            errors->push_back(read.error());
+    };
+    if (document.is_object() && document.contains("reports") && document["reports"].is_array()) {
+        for (const nlohmann::json& r : document["reports"])
+            take(r);
+    } else {
+        take(document);
+    }
+    return out;
+}
+
+} // namespace kf::protocol

@@ -1,0 +1,295 @@
+#include "engine/protocol/RunRequest.h"
+
+#include "engine/core/Base64.h"
+#include "engine/core/JsonReader.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace kf::protocol {
+
+namespace jr = kf::json;
+
+namespace {
+
+nlohmann::json bindingsJson(const std::vector<ShapeBinding>& shapes)
+{
+    nlohmann::json a = nlohmann::json::array();
+    for (const ShapeBinding& b : shapes) {
+        nlohmann::json o = nlohmann::json::object();
+        if (!b.label.empty())
+            o["label"] = b.label;
+        for (const auto& [k, v] : b.values)
+            o[k] = v;
+        a.push_back(std::move(o));
+    }
+    return a;
+}
+
+std::vector<ShapeBinding> readBindings(const nlohmann::json& v, const std::string& ptr)
+{
+    const nlohmann::json& a = jr::asArray(v, ptr);
+    if (a.empty() || a.size() > 256)
+        jr::fail(ptr, "give between 1 and 256 shapes");
+    std::vector<ShapeBinding> out;
+    for (size_t i = 0; i < a.size(); ++i) {
+        const std::string p = jr::child(ptr, i);
+        if (!a[i].is_object())
+            jr::fail(p, "expected an object, found " + jr::describe(a[i]));
+        ShapeBinding b;
+        for (auto it = a[i].begin(); it != a[i].end(); ++it) {
+            if (it.key() == "label")
+                b.label = jr::asString(it.value(), jr::child(p, "label"));
+            else
+                b.values[it.key()] = jr::asInteger(it.value(), jr::child(p, it.key()));
+        }
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+std::string absoluteDir(jr::Object& o, std::string_view key)
+{
+    const std::string dir = o.string(key);
+    if (dir.empty() || dir.front() != '/')
+        jr::fail(o.at(key), "give an absolute folder path");
+    return dir;
+}
+
+RunRequest readOrThrow(const nlohmann::json& j)
+{
+    jr::Object o(j, "");
+    RunRequest r;
+    const std::string type = o.string("type");
+    if (type == "verify")
+        r.kind = RunKind::Verify;
+    else if (type == "bench")
+        r.kind = RunKind::Bench;
+    else if (type == "profile")
+        r.kind = RunKind::Profile;
+    else
+        jr::fail(o.at("type"), "expected \"verify\", \"bench\" or \"profile\"");
+    o.optional("protocol_version"); // checked by parseLine
+    r.id = o.integerOr("id", 0);
+    r.taskJson = o.required("task");
+    if (!r.taskJson.is_object())
+        jr::fail(o.at("task"), "expected the task as an object, found " + jr::describe(r.taskJson));
+    r.taskDir = o.stringOr("task_dir", "");
+    r.candidateFile = o.string("candidate");
+    if (!base64Decode(o.string("cubin"), r.cubin) || r.cubin.empty())
+        jr::fail(o.at("cubin"), "the cubin is not valid base64 (standard alphabet, '=' padding, no line breaks)");
+    if (const nlohmann::json* names = o.optional("lowered_names")) {
+        jr::Object n(*names, o.at("lowered_names"));
+        for (auto it = names->begin(); it != names->end(); ++it)
+            r.loweredNames[it.key()] = jr::asString(it.value(), n.at(it.key()));
+    }
+    r.arch = o.stringOr("arch", "");
+    r.sourceHash = o.stringOr("source_hash", "");
+    r.taskHash = o.stringOr("task_hash", "");
+    if (const nlohmann::json* opts = o.optional("compile_options"))
+        r.compileOptions = jr::asStringArray(*opts, o.at("compile_options"));
+    r.nvrtcVersion = o.stringOr("nvrtc", "");
+
+    const std::vector<std::string> seeds = jr::asStringArray(o.required("seeds"), o.at("seeds"));
+    for (size_t i = 0; i < seeds.size(); ++i) {
+        auto s = parseSeed(seeds[i]);
+        if (!s)
+            jr::fail(jr::child(o.at("seeds"), i), "a seed is a hexadecimal string such as \"0x9f31c2\", found \"" + seeds[i] + "\"");
+        r.seeds.push_back(*s);
+    }
+    if (r.seeds.empty())
+        jr::fail(o.at("seeds"), "give at least one seed (one per trial)");
+    const std::int64_t trials = o.integerOr("trials", r.kind == RunKind::Verify ? 3 : 1);
+    if (trials < 1 || trials > 1000)
+        jr::fail(o.at("trials"), "trials must be between 1 and 1000");
+    if (static_cast<size_t>(trials) > r.seeds.size())
+        jr::fail(o.at("seeds"), "give one seed per trial: " + std::to_string(trials) + " trials but " +
+                                    std::to_string(r.seeds.size()) + " seeds");
+    r.trials = static_cast<int>(trials);
+
+    r.shapes = o.stringOr("shapes", r.kind == RunKind::Verify ? "tests" : "benchmarks");
+    if (r.shapes != "tests" && r.shapes != "benchmarks" && r.shapes != "all")
+        jr::fail(o.at("shapes"), "expected \"tests\", \"benchmarks\" or \"all\"");
+    if (const nlohmann::json* only = o.optional("only_shapes")) {
+        r.onlyShapes = readBindings(*only, o.at("only_shapes"));
+        r.setName = o.stringOr("set_name", "custom");
+        // A profile names the task's set its one shape came from; verify and bench may not, so a
+        // client's own shapes can never pass for the task's tests in a correctness report.
+        const bool taskSet = r.kind == RunKind::Profile && (r.setName == "tests" || r.setName == "benchmarks");
+        if (r.setName != "custom" && r.setName != "repro" && r.setName != "shrink" && !taskSet)
+            jr::fail(o.at("set_name"), "expected \"custom\", \"repro\" or \"shrink\"");
+    }
+    if (const nlohmann::json* held = o.optional("held_out_shapes"))
+        r.heldOut = readBindings(*held, o.at("held_out_shapes"));
+    r.firstTrial = static_cast<int>(o.integerOr("first_trial", 0));
+    if (r.firstTrial < 0 || r.firstTrial > 1000000)
+        jr::fail(o.at("first_trial"), "first_trial must be between 0 and 1000000");
+    r.samples = static_cast<int>(o.integerOr("samples", r.samples));
+    if (r.samples < 1 || r.samples > 1000)
+        jr::fail(o.at("samples"), "samples must be between 1 and 1000");
+    if (const nlohmann::json* d = o.optional("dump")) {
+        jr::Object dump(*d, o.at("dump"));
+        DumpSettings s;
+        s.dir = absoluteDir(dump, "dir");
+        s.maxBytes = dump.integerOr("max_bytes", s.maxBytes);
+        if (s.maxBytes < 0 || s.maxBytes > (64ll << 30))
+            jr::fail(dump.at("max_bytes"), "max_bytes must be between 0 and 64 GiB");
+        const std::string which = dump.stringOr("trials", "first_failing");
+        if (which != "first_failing" && which != "all_failing")
+            jr::fail(dump.at("trials"), "expected \"first_failing\" or \"all_failing\"");
+        s.allFailing = which == "all_failing";
+        dump.finish();
+        r.dump = s;
+    }
+    if (o.has("inputs_dir")) {
+        r.inputsDir = absoluteDir(o, "inputs_dir");
+        // Inputs from files replay one trial of one shape; anything else would reuse them silently.
+        if (r.onlyShapes.size() != 1 || r.trials != 1)
+            jr::fail(o.at("inputs_dir"), "inputs_dir needs exactly one shape in only_shapes and trials 1");
+    }
+    r.launchTimeoutMs = o.integerOr("launch_timeout_ms", 10000);
+    if (r.launchTimeoutMs < 1)
+        jr::fail(o.at("launch_timeout_ms"), "launch_timeout_ms must be positive");
+    if (const nlohmann::json* p = o.optional("profile")) {
+        jr::Object po(*p, o.at("profile"));
+        r.profile.baseline = po.booleanOr("baseline", r.profile.baseline);
+        po.finish();
+    }
+    BenchSettings& b = r.bench;
+    b.timeCapMs = o.numberOr("time_cap_ms", b.timeCapMs);
+    b.minSamples = static_cast<int>(o.integerOr("min_samples", b.minSamples));
+    b.maxSamples = static_cast<int>(o.integerOr("max_samples", b.maxSamples));
+    b.targetSpread = o.numberOr("target_spread", b.targetSpread);
+    b.recheckFraction = o.numberOr("recheck_fraction", b.recheckFraction);
+    b.warmup = static_cast<int>(o.integerOr("warmup", b.warmup));
+    if (!(b.timeCapMs > 0))
+        jr::fail(o.at("time_cap_ms"), "time_cap_ms must be positive");
+    if (b.minSamples < 1 || b.maxSamples < b.minSamples || b.maxSamples > 100000)
+        jr::fail(o.at("max_samples"), "need 1 <= min_samples <= max_samples <= 100000");
+    if (!(b.targetSpread > 0))
+        jr::fail(o.at("target_spread"), "target_spread must be positive");
+    if (!(b.recheckFraction >= 0 && b.recheckFraction <= 1))
+        jr::fail(o.at("recheck_fraction"), "recheck_fraction must be between 0 and 1");
+    if (b.warmup < 0 || b.warmup > 1000)
+        jr::fail(o.at("warmup"), "warmup must be between 0 and 1000");
+    // Unknown keys are ignored: the client asks hello's features before sending optional ones.
+    return r;
+}
+
+} // namespace
+
+const char* runKindName(RunKind k)
+{
+    switch (k) {
+    case RunKind::Verify: return "verify";
+    case RunKind::Bench: return "bench";
+    case RunKind::Profile: return "profile";
+    }
+    return "verify";
+}
+
+nlohmann::json RunRequest::toJson() const
+{
+    std::vector<std::string> seedTexts;
+    for (std::uint64_t s : seeds)
+        seedTexts.push_back(seedText(s));
+    nlohmann::json r = {{"type", runKindName(kind)},
+                        {"id", id},
+                        {"task", taskJson},
+                        {"task_dir", taskDir},
+                        {"candidate", candidateFile},
+                        {"cubin", base64Encode(cubin)},
+                        {"lowered_names", loweredNames},
+                        {"arch", arch},
+                        {"source_hash", sourceHash},
+                        {"task_hash", taskHash},
+                        {"compile_options", compileOptions},
+                        {"nvrtc", nvrtcVersion},
+                        {"seeds", seedTexts},
+                        {"trials", trials},
+                        {"shapes", shapes},
+                        {"launch_timeout_ms", launchTimeoutMs}};
+    if (!onlyShapes.empty()) {
+        r["only_shapes"] = bindingsJson(onlyShapes);
+        r["set_name"] = setName;
+    }
+    if (!heldOut.empty())
+        r["held_out_shapes"] = bindingsJson(heldOut);
+    if (firstTrial != 0)
+        r["first_trial"] = firstTrial;
+    if (samples != 10)
+        r["samples"] = samples;
+    if (dump)
+        r["dump"] = {{"dir", dump->dir}, {"max_bytes", dump->maxBytes}, {"trials", dump->allFailing ? "all_failing" : "first_failing"}};
+    if (!inputsDir.empty())
+        r["inputs_dir"] = inputsDir;
+    if (kind == RunKind::Profile)
+        r["profile"] = {{"baseline", profile.baseline}};
+    if (kind == RunKind::Bench) {
+        r["time_cap_ms"] = bench.timeCapMs;
+        r["min_samples"] = bench.minSamples;
+        r["max_samples"] = bench.maxSamples;
+        r["target_spread"] = bench.targetSpread;
+        r["recheck_fraction"] = bench.recheckFraction;
+        r["warmup"] = bench.warmup;
+    }
+    return r;
+}
+
+Result<RunRequest> RunRequest::fromJson(const nlohmann::json& j)
+{
+    try {
+        return readOrThrow(j);
+    } catch (const jr::SchemaError& e) {
+        return Error{"read the request", e.message, "the runner protocol is described in docs/runner-protocol.md", "request",
+                     e.pointer};
+    } catch (const nlohmann::json::exception& e) {
+        return Error{"read the request", std::string("malformed request: ") + e.what(), "", "request", {}};
+    }
+}
+
+std::string RunRequest::missingFeature(const std::vector<std::string>& features) const
+{
+    const std::pair<bool, const char*> needs[] = {{!onlyShapes.empty(), "only_shapes"},
+                                                  {firstTrial != 0, "first_trial"},
+                                                  {samples != 10, "samples"},
+                                                  {dump.has_value(), "dump"},
+                                                  {!inputsDir.empty(), "inputs_dir"},
+                                                  {kind == RunKind::Profile, "profile"}};
+    for (const auto& [needed, name] : needs)
+        if (needed && std::find(features.begin(), features.end(), name) == features.end())
+            return name;
+    return {};
+}
+
+std::optional<std::uint64_t> parseSeed(const std::string& text)
+{
+    std::string digits = text;
+    if (digits.rfind("0x", 0) == 0 || digits.rfind("0X", 0) == 0)
+        digits = digits.substr(2);
+    if (digits.empty() || digits.size() > 16)
+        return std::nullopt;
+    std::uint64_t v = 0;
+    for (char c : digits) {
+        int d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            d = c - 'A' + 10;
+        else
+            return std::nullopt;
+        v = (v << 4) | static_cast<std::uint64_t>(d);
+    }
+    return v;
+}
+
+std::string seedText(std::uint64_t seed)
+{
+    char b[24];
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(seed));
+    return b;
+}
+
+} // namespace kf::protocol

@@ -1,0 +1,150 @@
+#include "engine/runner/RunSession.h"
+
+#include "engine/compile/CompileCache.h"
+#include "engine/compile/Compiler.h"
+#include "engine/compile/TaskCompile.h"
+#include "engine/core/Clock.h"
+#include "engine/task/TaskHash.h"
+
+#include <chrono>
+
+namespace kf {
+
+RunSession::RunSession() : RunSession(Options{}) {}
+
+RunSession::RunSession(Options options) : m_options(std::move(options))
+{
+    RunnerSupervisor::Options o;
+    o.runnerPath = m_options.runnerPath;
+    o.extraEnv = m_options.extraEnv;
+    m_runner = std::make_unique<RunnerSupervisor>(o);
+    m_cache = std::make_unique<CompileCache>(m_options.cacheDir.empty() ? CompileCache::defaultDirectory() : m_options.cacheDir);
+}
+
+RunSession::~RunSession() = default;
+
+Result<protocol::Hello> RunSession::start()
+{
+    auto hello = m_runner->hello();
+    if (!hello)
+        return hello.error();
+    m_hello = hello.value();
+    if (!m_hello.device)
+        return Error{"run on the GPU",
+                     "no GPU: " + (m_hello.deviceError.empty() ? std::string("the runner found no CUDA device") : m_hello.deviceError),
+                     "verify, benchmark and profile need a CUDA device; compiling and the static analysis work without one", {}, {}};
+    m_arch = m_options.archOverride.empty() ? m_hello.arch() : m_options.archOverride;
+    if (m_arch.empty())
+        return Error{"run on the GPU", "the runner did not report the GPU's compute capability", "name the architecture (--arch sm_XX)",
+                     {}, {}};
+    if (m_nvrtc.empty()) {
+        auto v = nvrtcVersion();
+        if (!v)
+            return v.error();
+        m_nvrtc = v.value();
+    }
+    return m_hello;
+}
+
+Result<RunSession::Outcome> RunSession::run(RunKind kind, const Task& task, const std::string& candidateFile,
+                                            RunSettings settings, const EventFn& onEvent, const CancelToken* cancel,
+                                            const std::optional<std::string>& source)
+{
+    Job one = [&](const Send& send) { return send(settings); };
+    return runJob(kind, task, candidateFile, one, onEvent, cancel, source);
+}
+
+Result<RunSession::Outcome> RunSession::runJob(RunKind kind, const Task& original, const std::string& candidateFile,
+                                               const Job& job, const EventFn& onEvent, const CancelToken* cancel,
+                                               const std::optional<std::string>& source)
+{
+    const auto started = std::chrono::steady_clock::now();
+    const std::string startedAt = utcNow();
+    auto say = [&](const std::string& stage) {
+        if (onEvent)
+            onEvent(protocol::Event::progress(0, 0, stage));
+    };
+    say("starting the GPU runner");
+    if (auto s = start(); !s)
+        return s.error();
+    Task task = original;
+    // Extra NVRTC options become part of the task as sent, so the report's task hash says the
+    // build differed from task.json: such a run is exploration, not evidence.
+    for (const std::string& o : m_options.extraNvrtcOptions)
+        task.compile.extraOptions.push_back(o);
+    const Candidate* candidate = task.findCandidate(candidateFile);
+    if (!candidate)
+        return Error{"run " + candidateFile, "the task has no candidate " + candidateFile, "add it under \"candidates\" in task.json",
+                     {}, {}};
+    auto req = compileRequestFor(task, *candidate, m_arch);
+    if (!req)
+        return req.error();
+    if (source)
+        req->source = *source;
+    req->wantSass = false;
+
+    Outcome out;
+    say("compiling for " + m_arch);
+    const auto compileStart = std::chrono::steady_clock::now();
+    auto built = compile(req.value(), m_cache.get(), cancel);
+    out.compileMs = msSince(compileStart);
+    if (!built) {
+        out.cancelled = cancel && cancel->cancelled();
+        return out.cancelled ? Error{"compile " + candidateFile, "cancelled", "", {}, {}} : built.error();
+    }
+    out.compiled = built.value();
+    const CompileResult& r = out.compiled;
+    const protocol::CandidateRef ref = candidateRef(*candidate, req.value(), r);
+
+    // The task hash is of the task as the settings leave it (a tolerance override shows there).
+    std::string taskHash = taskPayload(task).hash;
+    auto finishWithError = [&](Error e) -> Result<Outcome> {
+        auto report = protocol::RunReport::fromJson(errorReport(kind, task, taskHash, ref, m_hello, e, startedAt, msSince(started)));
+        if (!report)
+            return report.error();
+        out.report = std::move(report.value());
+        out.failure = std::move(e);
+        return std::move(out);
+    };
+    if (!r.success || r.cubin.empty())
+        return finishWithError(Error{"compile " + candidateFile + " for " + m_arch,
+                                     r.success ? "NVRTC produced no cubin for " + m_arch
+                                               : "the candidate does not compile: " + std::to_string(r.errorCount()) + " error(s)",
+                                     r.success ? "" : "fix the errors the compiler reported (`kforge compile` lists them)",
+                                     req->fileName, {}});
+
+    std::optional<Error> runFailure;
+    const Send send = [&](const RunSettings& given) -> Result<protocol::RunReport> {
+        RunSettings s = given;
+        Task resolved = task;
+        if (auto ok = resolveSettings(kind, resolved, s); !ok)
+            return ok.error();
+        const TaskPayload payload = taskPayload(resolved);
+        taskHash = payload.hash;
+        const protocol::RunRequest request = buildRunRequest(kind, payload, *candidate, req.value(), r, m_nvrtc, s);
+        if (std::string missing = request.missingFeature(m_hello.features); !missing.empty())
+            return Error{"run " + candidateFile, "this kforge-runner is too old for the options given (it lacks \"" + missing + "\")",
+                         "rebuild it with this KernelForge", {}, {}};
+        auto report = m_runner->request(request, onEvent, cancel);
+        if (!report) {
+            runFailure = report.error();
+            out.runnerRestarted = true; // every supervisor failure puts the runner down
+            return report.error();
+        }
+        return protocol::RunReport::fromJson(report.value(), "the runner's report");
+    };
+    const auto runnerStart = std::chrono::steady_clock::now();
+    auto result = job(send);
+    out.runnerMs = msSince(runnerStart);
+    if (result) {
+        out.report = std::move(result.value());
+        return std::move(out);
+    }
+    if (cancel && cancel->cancelled()) {
+        out.cancelled = true;
+        return finishWithError(Error{"run " + candidateFile, "cancelled", "", {}, {}});
+    }
+    return finishWithError(result.error());
+}
+
+} // namespace kf

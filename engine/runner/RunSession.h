@@ -1,0 +1,95 @@
+#pragma once
+// One run path for the workbench and `kforge verify|bench|profile`: start the runner (hello),
+// compile the candidate for the GPU it found, apply the run policy (RunSettings), send the
+// request, and return a typed report with typed events along the way. A candidate that does not
+// compile, and a runner that crashes, hangs or loses its CUDA context, still give a report
+// (verdict "error", saying why), so every caller shows every ending the same way.
+//
+// Not thread-safe: one owner, on the thread that must outlive the runner (RunnerSupervisor).
+
+#include "engine/compile/CompileTypes.h"
+#include "engine/core/Result.h"
+#include "engine/protocol/Messages.h"
+#include "engine/protocol/RunReport.h"
+#include "engine/runner/RunSettings.h"
+#include "engine/runner/Supervisor.h"
+#include "engine/task/Task.h"
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kf {
+
+class CompileCache;
+
+class RunSession {
+public:
+    struct Options {
+        std::string runnerPath;                     ///< empty: RunnerSupervisor::defaultRunnerPath()
+        std::vector<std::string> extraEnv;          ///< "NAME=value" for the runner
+        std::filesystem::path cacheDir;             ///< compile cache; empty: the user's default
+        std::vector<std::string> extraNvrtcOptions; ///< appended to every build (part of the task hash)
+        std::string archOverride;                   ///< compile for this instead of the GPU's architecture
+    };
+
+    using EventFn = std::function<void(const protocol::Event&)>;
+
+    /// How one run ended. `report` is always there: the runner's, or one with verdict "error" that
+    /// we made (then `failure` says why: a compile error, a crash, a timeout, a cancel).
+    struct Outcome {
+        protocol::RunReport report;
+        std::optional<Error> failure;
+        bool cancelled = false;
+        bool runnerRestarted = false;               ///< a crash, hang or lost context put the runner down
+        CompileResult compiled;                     ///< diagnostics for printing
+        double compileMs = 0;
+        double runnerMs = 0;
+    };
+
+    /// A run of several requests on one compiled candidate (shrink): `send` verifies with the
+    /// given settings and returns the report.
+    using Send = std::function<Result<protocol::RunReport>(const RunSettings&)>;
+    using Job = std::function<Result<protocol::RunReport>(const Send& send)>;
+
+    RunSession();
+    explicit RunSession(Options options);
+    ~RunSession();
+    RunSession(const RunSession&) = delete;
+    RunSession& operator=(const RunSession&) = delete;
+
+    /// Starts the runner if needed and checks it has a GPU, its architecture and NVRTC. An Error
+    /// (no runner, no GPU, no NVRTC) says what to do.
+    Result<protocol::Hello> start();
+    const protocol::Hello& hello() const { return m_hello; }
+    /// The architecture candidates are compiled for (after start()).
+    const std::string& arch() const { return m_arch; }
+    const std::string& nvrtc() const { return m_nvrtc; }
+
+    /// Compiles `candidate` of `task` (`source` instead of its file when given), resolves
+    /// `settings` against the task and runs it. An Error only when nothing could be tried (the
+    /// runner did not start, the candidate's file cannot be read, the policy has no shape).
+    Result<Outcome> run(RunKind kind, const Task& task, const std::string& candidateFile, RunSettings settings,
+                        const EventFn& onEvent = {}, const CancelToken* cancel = nullptr,
+                        const std::optional<std::string>& source = std::nullopt);
+    /// As run(), with `job` deciding the requests (each resolved and sent as run() would).
+    Result<Outcome> runJob(RunKind kind, const Task& task, const std::string& candidateFile, const Job& job,
+                           const EventFn& onEvent = {}, const CancelToken* cancel = nullptr,
+                           const std::optional<std::string>& source = std::nullopt);
+
+    RunnerSupervisor& supervisor() { return *m_runner; }
+    int restarts() const { return m_runner->restarts(); }
+
+private:
+    Options m_options;
+    std::unique_ptr<RunnerSupervisor> m_runner;
+    std::unique_ptr<CompileCache> m_cache;
+    protocol::Hello m_hello;
+    std::string m_arch;
+    std::string m_nvrtc;
+};
+
+} // namespace kf
