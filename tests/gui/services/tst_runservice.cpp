@@ -1,0 +1,143 @@
+// RunService: the workbench's owner of the runner, against a scripted runner process
+// (tests/fakerunner.h). What matters here is the thread hop and the types: every signal arrives
+// on the UI thread with typed values (no runner JSON), in order, and the runner state follows.
+#include "app/gui/services/RunService.h"
+#include "fakerunner.h"
+#include "testutil.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace kf;
+using kf::app::RunService;
+using kf::test::FakeRunner;
+
+namespace {
+
+Task vectorAdd()
+{
+    auto t = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
+    if (!t)
+        qFatal("%s", t.error().message().c_str());
+    return t.value();
+}
+
+RunService::Options optionsFor(const FakeRunner& fake, const QTemporaryDir& cache)
+{
+    RunService::Options o;
+    o.runnerPath = fake.path();
+    o.cacheDir = cache.path();
+    return o;
+}
+
+// The run needs a cubin: on a machine without NVRTC the row says so and skips.
+#define SKIP_WITHOUT_NVRTC(finishedSpy)                                                                   \
+    do {                                                                                                  \
+        const QString s_ = (finishedSpy).first().at(2).toString();                                        \
+        if (s_.contains("NVRTC"))                                                                         \
+            QSKIP(qPrintable("NVRTC unavailable: " + s_));                                                \
+    } while (0)
+
+} // namespace
+
+class TestRunService : public QObject {
+    Q_OBJECT
+private slots:
+    void probeNamesTheGpu();
+    void runEmitsTypedSignalsInOrder();
+    void crashGivesAnErrorReportAndRestarts();
+    void oneRunAtATime();
+};
+
+void TestRunService::probeNamesTheGpu()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    QTemporaryDir cache;
+    RunService service(optionsFor(fake, cache));
+    QSignalSpy state(&service, &RunService::stateChanged);
+    service.probe();
+    QTRY_COMPARE(service.state(), RunService::RunnerState::Ready);
+    QCOMPARE(service.stateText(), QString("Fake GPU · sm_90 · driver 0.0 · runner ready"));
+    QCOMPARE(service.architecture(), QString("sm_90"));
+    QVERIFY(state.count() >= 2); // starting, then ready
+}
+
+void TestRunService::runEmitsTypedSignalsInOrder()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    QTemporaryDir cache;
+    RunService service(optionsFor(fake, cache));
+    QSignalSpy started(&service, &RunService::runStarted);
+    QSignalSpy progress(&service, &RunService::progress);
+    QSignalSpy launch(&service, &RunService::launchChanged);
+    QSignalSpy log(&service, &RunService::log);
+    QSignalSpy report(&service, &RunService::reportReady);
+    QSignalSpy failed(&service, &RunService::failed);
+    QSignalSpy finished(&service, &RunService::runFinished);
+
+    const quint64 id = service.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{});
+    QVERIFY(id != 0);
+    QCOMPARE(started.count(), 1);
+    QCOMPARE(started.first().at(1).toString(), QString("Verify vector_add/naive.cu"));
+    QVERIFY(service.isRunning());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    SKIP_WITHOUT_NVRTC(finished);
+    QCOMPARE(finished.first().at(0).toULongLong(), id);
+    QVERIFY2(finished.first().at(1).toBool(), qPrintable(finished.first().at(2).toString()));
+    QCOMPARE(finished.first().at(2).toString(), QString("fake pass"));
+    QVERIFY(!service.isRunning());
+    QCOMPARE(failed.count(), 0);
+
+    // starting the runner, compiling for sm_90, then the runner's two progress events.
+    QCOMPARE(progress.count(), 4);
+    QCOMPARE(progress.at(1).at(2).toString(), QString("compiling for sm_90"));
+    QCOMPARE(progress.at(2).at(1).toInt(), 250);
+    QCOMPARE(progress.last().at(1).toInt(), 1000);
+    QCOMPARE(launch.count(), 2);
+    QCOMPARE(launch.at(0).at(1).toString(), QString("launch 1 (vector_add)"));
+    QCOMPARE(launch.at(1).at(1).toString(), QString()); // launch_end clears it
+    QCOMPARE(log.count(), 1);
+    QCOMPARE(qvariant_cast<kf::protocol::Event::Level>(log.first().at(1)), kf::protocol::Event::Level::Warning);
+    QCOMPARE(report.count(), 1);
+    const auto r = qvariant_cast<kf::protocol::RunReport>(report.first().at(1));
+    QVERIFY(r.verify);
+    QCOMPARE(qs(r.header.verdict), QString("pass"));
+    QCOMPARE(r.verify->shapes.at(0).summary().elements, std::int64_t(4099));
+    QTRY_COMPARE(service.state(), RunService::RunnerState::Ready);
+}
+
+void TestRunService::crashGivesAnErrorReportAndRestarts()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Crash);
+    QTemporaryDir cache;
+    RunService service(optionsFor(fake, cache));
+    QSignalSpy report(&service, &RunService::reportReady);
+    QSignalSpy finished(&service, &RunService::runFinished);
+    service.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{});
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    SKIP_WITHOUT_NVRTC(finished);
+    QVERIFY(!finished.first().at(1).toBool());
+    QVERIFY2(finished.first().at(2).toString().contains("SIGSEGV"), qPrintable(finished.first().at(2).toString()));
+    QCOMPARE(report.count(), 1);
+    const auto r = qvariant_cast<kf::protocol::RunReport>(report.first().at(1));
+    QVERIFY(r.isError());
+    QVERIFY(qs(r.header.errorSentence()).contains("SIGSEGV"));
+    // The supervisor put the runner down; the service starts a fresh one at once.
+    QTRY_COMPARE(service.restarts(), 1);
+    QTRY_COMPARE(service.state(), RunService::RunnerState::Ready);
+}
+
+void TestRunService::oneRunAtATime()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    QTemporaryDir cache;
+    RunService service(optionsFor(fake, cache));
+    QSignalSpy finished(&service, &RunService::runFinished);
+    QVERIFY(service.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{}) != 0);
+    QCOMPARE(service.run(RunKind::Bench, vectorAdd(), "naive.cu", RunSettings{}), quint64(0));
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+}
+
+QTEST_MAIN(TestRunService)
+#include "tst_runservice.moc"

@@ -1,0 +1,119 @@
+// RunController: the workbench's run policy and its routing into the Runs panel, against a
+// scripted runner process (tests/fakerunner.h). The policy itself (held-out shapes, tolerance
+// override) is resolved by the engine's RunSession; these rows show the workbench's choices
+// reach the request, and the typed report reaches the panel and the promote controller's signal.
+#include "app/gui/window/RunController.h"
+#include "app/gui/window/StatusBar.h"
+#include "fakerunner.h"
+#include "testutil.h"
+#include "widgets/runs/ResultsModel.h"
+#include "widgets/runs/RunPanel.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+using namespace kf;
+using kf::app::RunController;
+using kf::test::FakeRunner;
+using nlohmann::json;
+
+namespace {
+
+Task vectorAdd()
+{
+    auto t = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
+    if (!t)
+        qFatal("%s", t.error().message().c_str());
+    return t.value();
+}
+
+} // namespace
+
+class TestRunController : public QObject {
+    Q_OBJECT
+private slots:
+    void verifyFillsThePanelAndSendsThePolicy_data();
+    void verifyFillsThePanelAndSendsThePolicy();
+    void aTaskWithoutShapesCannotBeProfiled();
+};
+
+void TestRunController::verifyFillsThePanelAndSendsThePolicy_data()
+{
+    QTest::addColumn<int>("heldOut");
+    QTest::addColumn<double>("rtol");       // 0: no override
+    QTest::addColumn<QString>("titleNote");
+    QTest::newRow("promotion policy: two held-out shapes") << 2 << 0.0 << "";
+    QTest::newRow("tolerance override is named in the title") << 0 << 0.5 << "tolerance override (rtol 0.5";
+}
+
+void TestRunController::verifyFillsThePanelAndSendsThePolicy()
+{
+    QFETCH(int, heldOut);
+    QFETCH(double, rtol);
+    QFETCH(QString, titleNote);
+    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    QTemporaryDir cache;
+    kf::ui::RunPanel panel;
+    kf::app::StatusBar status;
+    kf::app::RunService::Options o;
+    o.runnerPath = fake.path();
+    o.cacheDir = cache.path();
+    RunController controller(o, &panel, &status);
+    RunController::Settings s;
+    s.heldOutShapes = heldOut;
+    if (rtol > 0)
+        s.rtol = rtol;
+    controller.setSettings(s);
+    QSignalSpy reports(&controller, &RunController::reportReceived);
+    QSignalSpy finished(&controller, &RunController::finished);
+
+    QVERIFY(controller.startTask(RunKind::Verify, vectorAdd(), "naive.cu", {}));
+    QVERIFY(panel.isRunning());
+    QVERIFY2(panel.title().contains(titleNote), qPrintable(panel.title()));
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    if (finished.first().at(1).toString().contains("NVRTC"))
+        QSKIP(qPrintable("NVRTC unavailable: " + finished.first().at(1).toString()));
+    QVERIFY2(finished.first().at(0).toBool(), qPrintable(finished.first().at(1).toString()));
+
+    // The typed report reached the table and the promote controller's signal.
+    QCOMPARE(reports.count(), 1);
+    QCOMPARE(qvariant_cast<kf::protocol::RunReport>(reports.first().at(1)).header.verdict, std::string("pass"));
+    QCOMPARE(panel.model()->rowCount(), 1);
+    QVERIFY2(panel.bannerText().startsWith("PASS · 1/1 shapes"), qPrintable(panel.bannerText()));
+    QCOMPARE(panel.progressPermille(), 1000);
+    QVERIFY(!panel.isRunning());
+
+    const QStringList sent = fake.requests();
+    QCOMPARE(sent.size(), 1);
+    const json req = json::parse(sent[0].toStdString());
+    QCOMPARE(req.contains("held_out_shapes") ? int(req["held_out_shapes"].size()) : 0, heldOut);
+    const json::json_pointer rtolAt("/task/outputs/0/tolerance/rtol");
+    if (rtol > 0) {
+        QVERIFY2(req.contains(rtolAt), req["task"].dump().c_str());
+        QCOMPARE(req.at(rtolAt).get<double>(), rtol);
+    } else {
+        QVERIFY(!req.contains(rtolAt) || req.at(rtolAt).get<double>() != 0.5);
+    }
+}
+
+void TestRunController::aTaskWithoutShapesCannotBeProfiled()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    kf::ui::RunPanel panel;
+    kf::app::StatusBar status;
+    kf::app::RunService::Options o;
+    o.runnerPath = fake.path();
+    RunController controller(o, &panel, &status);
+    Task task = vectorAdd();
+    task.testShapes.clear();
+    task.benchmarkShapes.clear();
+    QVERIFY(!controller.startTask(RunKind::Profile, task, "naive.cu", {}));
+    QVERIFY2(panel.bannerText().contains("has no shapes to profile"), qPrintable(panel.bannerText()));
+    QVERIFY(fake.requests().isEmpty());
+}
+
+QTEST_MAIN(TestRunController)
+#include "tst_runcontroller.moc"
