@@ -397,11 +397,12 @@ Trial trialWith(const QStringList& tags)
     return t;
 }
 
-bool sameNumber(const std::optional<double>& got, std::optional<double> want)
+bool sameNumber(const std::optional<double>& got, const std::optional<double>& want)
 {
-    if (!want)
-        return !got;
-    return got && (std::isnan(*want) ? std::isnan(*got) : *got == *want);
+    if (!want.has_value() || !got.has_value())
+        return want.has_value() == got.has_value();
+    const double w = want.value_or(0), g = got.value_or(0);
+    return std::isnan(w) ? std::isnan(g) : g == w;
 }
 
 QString numberText(const std::optional<double>& v)

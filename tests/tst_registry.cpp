@@ -174,7 +174,15 @@ void TestRegistry::promoteWritesTheVersionFolderAndIndex()
 
     auto p = reg.promotion(e.id);
     KF_VERIFY_OK(p);
-    const Json& pj = p.value();
+    // The file as written (docs/registry.md), and the record read back from it.
+    const Json& pj = p->json;
+    QCOMPARE(p->candidate.sourceHash, e.sourceHash);
+    QCOMPARE(p->heldOutShapes.size(), size_t(2));
+    QCOMPARE(p->gates.size(), size_t(7));
+    QCOMPARE(p->threshold.value_or(0), 1.1);
+    auto back = PromotionRecord::fromJson(p->toJson(), "memory");
+    KF_VERIFY_OK(back);
+    QVERIFY(back->toJson() == pj);
     QCOMPARE(pj["candidate"]["source_hash"].get<std::string>(), e.sourceHash);
     QCOMPARE(pj["task"]["hash"].get<std::string>(), e.taskHash);
     QCOMPARE(pj["seeds"]["correctness"].size(), size_t(3));
@@ -417,7 +425,7 @@ void TestRegistry::thresholdIsPerRegistry()
     QVERIFY(!s->entry);
     QVERIFY(qs(s->gates.firstFailure()->detail).contains("threshold 1.50×"));
     QVERIFY(l->entry);
-    QVERIFY(lenient.promotion(l->entry->id).value()["threshold"] == Json(1.0));
+    QVERIFY(lenient.promotion(l->entry->id).value().json["threshold"] == Json(1.0));
     auto bad = strict.setThreshold(0.9);
     QVERIFY(!bad);
     QVERIFY(qs(bad.error().why).contains("≥ 1.0"));

@@ -1,6 +1,6 @@
 #include "BenchCommand.h"
 
-#include "engine/protocol/ReportJson.h"
+#include "engine/protocol/Report.h"
 #include "RunnerCommand.h"
 #include "TextTable.h"
 

@@ -3,6 +3,7 @@
 #include "ExitCodes.h"
 #include "PromoteCommand.h"
 #include "TextTable.h"
+#include "engine/protocol/Report.h"
 #include "engine/registry/Registry.h"
 
 #include <cstdio>
@@ -109,7 +110,7 @@ int show(const RegistryArgs& a, const Registry& r)
         json out = document("show", true, r);
         out["entry"] = registryEntryToJson(e.value());
         out["folder"] = r.entryDirectory(a.id).string();
-        out["promotion"] = promotion ? promotion.value() : json();
+        out["promotion"] = promotion ? promotion->json : json();
         printJson(out);
         return kExitOk;
     }
@@ -125,39 +126,23 @@ int show(const RegistryArgs& a, const Registry& r)
         std::cerr << "kforge: " << promotion.error().message() << '\n';
         return kExitFailed;
     }
-    const json& p = promotion.value();
-    if (p.contains("environment") && p["environment"].is_object()) {
-        const json& env = p["environment"];
-        auto s = [&](const char* k) { return env.contains(k) ? (env[k].is_string() ? env[k].get<std::string>() : env[k].dump()) : "?"; };
-        std::cout << "  software:  driver " << s("driver") << ", NVRTC " << s("nvrtc") << ", LibTorch " << s("torch") << '\n';
+    const PromotionRecord& p = promotion.value();
+    auto orUnknown = [](const std::string& v) { return v.empty() ? std::string("?") : v; };
+    std::cout << "  software:  driver " << orUnknown(p.environment.driver) << ", NVRTC " << orUnknown(p.environment.nvrtc)
+              << ", LibTorch " << orUnknown(p.environment.torch) << '\n';
+    if (!p.evidenceScope.empty())
+        std::cout << "  scope:     " << p.evidenceScope << '\n';
+    if (!p.gates.empty()) {
+        std::cout << "  gates (threshold " << (p.threshold ? times(*p.threshold) : std::string("?")) << "):\n";
+        for (const GateCheck& g : p.gates)
+            std::cout << "    " << (g.passed ? "✓ " : "✗ ") << g.title << ": " << g.detail << '\n';
     }
-    if (p.contains("evidence_scope") && p["evidence_scope"].is_string())
-        std::cout << "  scope:     " << p["evidence_scope"].get<std::string>() << '\n';
-    if (p.contains("gates") && p["gates"].is_array()) {
-        std::cout << "  gates (threshold " << (p.contains("threshold") ? p["threshold"].dump() : "?") << "):\n";
-        for (const json& g : p["gates"]) {
-            if (!g.is_object())
-                continue;
-            const bool passed = g.contains("passed") && g["passed"] == true;
-            auto text = [&](const char* k) { return g.contains(k) && g[k].is_string() ? g[k].get<std::string>() : std::string(); };
-            std::cout << "    " << (passed ? "✓ " : "✗ ") << text("title") << ": " << text("detail") << '\n';
-        }
-    }
-    if (p.contains("speedup") && p["speedup"].is_object() && p["speedup"].contains("per_shape") &&
-        p["speedup"]["per_shape"].is_array()) {
+    if (!p.perShape.empty()) {
         TextTable t({{"shape"}, {"candidate ms", TextTable::Align::Right}, {"LibTorch ms", TextTable::Align::Right},
                      {"speedup", TextTable::Align::Right}});
-        for (const json& s : p["speedup"]["per_shape"]) {
-            if (!s.is_object())
-                continue;
-            std::string shape;
-            if (s.contains("shape") && s["shape"].is_object())
-                for (const auto& [k, v] : s["shape"].items())
-                    shape += (shape.empty() ? "" : " ") + k + "=" + v.dump();
-            auto num = [](const json& v) { return v.is_number() ? std::to_string(v.get<double>()).substr(0, 8) : v.dump(); };
-            t.addRow({shape, num(s.value("candidate_median_ms", json())), num(s.value("baseline_median_ms", json())),
-                      s.contains("speedup") && s["speedup"].is_number() ? times(s["speedup"].get<double>()) : "?"});
-        }
+        auto ms = [](const std::optional<double>& v) { return v ? protocol::formatNumber(*v, 6) : std::string("?"); };
+        for (const PromotionRecord::ShapeSpeedup& s : p.perShape)
+            t.addRow({s.shape.dimsText(), ms(s.candidateMedianMs), ms(s.baselineMedianMs), s.speedup ? times(*s.speedup) : "?"});
         t.print(std::cout, "    ");
     }
     return kExitOk;

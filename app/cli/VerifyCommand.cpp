@@ -1,6 +1,6 @@
 #include "VerifyCommand.h"
 
-#include "engine/protocol/ReportJson.h"
+#include "engine/protocol/Report.h"
 #include "ExitCodes.h"
 #include "ReproCommand.h"
 #include "RunnerCommand.h"

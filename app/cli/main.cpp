@@ -5,7 +5,7 @@
 #include "ProfileCommand.h"
 #include "PromoteCommand.h"
 #include "VerifyCommand.h"
-#include "engine/analysis/Occupancy.h"
+#include "engine/core/Architectures.h"
 #include "engine/compile/Compiler.h"
 #include "engine/task/OpCatalog.h"
 #include "engine/task/Task.h"

@@ -1,6 +1,6 @@
 #include "device/runner/Roofline.h"
 
-#include "engine/analysis/Occupancy.h"
+#include "engine/core/Architectures.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 #include "engine/compile/Compiler.h"
 
-#include "engine/analysis/Occupancy.h"
+#include "engine/core/Architectures.h"
 #include "engine/compile/NvrtcLibrary.h"
 #include "engine/core/Files.h"
 #include "engine/core/Process.h"

@@ -1,7 +1,6 @@
 #include "engine/profile/Hints.h"
 
 #include "engine/analysis/Occupancy.h"
-#include "engine/core/ReportFields.h"
 #include "engine/protocol/MetricCatalog.h"
 
 #include <algorithm>
@@ -490,10 +489,8 @@ const KernelRecord* mainKernel(const Side& side)
 
 int smCountOf(const ProfileReport& r)
 {
-    const nlohmann::json& v = report::field(report::field(r.header, "environment"), "sm_count");
-    return v.is_number_integer() && v.get<std::int64_t>() > 0 && v.get<std::int64_t>() <= INT_MAX
-               ? static_cast<int>(v.get<std::int64_t>())
-               : 0;
+    const std::int64_t n = r.environment().smCount;
+    return n > 0 && n <= INT_MAX ? static_cast<int>(n) : 0;
 }
 
 int rank(Severity s)

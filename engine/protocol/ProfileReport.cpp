@@ -1,7 +1,8 @@
 #include "engine/protocol/ProfileReport.h"
 
 #include "engine/core/JsonReader.h"
-#include "engine/core/ReportFields.h"
+#include "engine/protocol/Report.h"
+#include "engine/protocol/ReportJson.h"
 #include "engine/protocol/MetricCatalog.h"
 
 #include <climits>
@@ -212,14 +213,7 @@ namespace {
 /// A report number: a JSON number or one of the strings "nan", "inf", "-inf".
 double reportNumber(const Json& v, const std::string& ptr)
 {
-    if (v.is_string()) {
-        const std::string& s = v.get_ref<const std::string&>();
-        if (s == "nan" || s == "inf" || s == "-inf")
-            return report::number(v);
-    }
-    if (!v.is_number())
-        jr::fail(ptr, "expected a number (or \"nan\", \"inf\", \"-inf\"), found " + jr::describe(v));
-    return v.get<double>();
+    return protocol::readNumber(v, ptr);
 }
 
 /// A count that fits an int and is not negative.
@@ -448,15 +442,26 @@ Result<ProfileReport> ProfileReport::fromJson(const Json& j, const std::string& 
     }
 }
 
+protocol::Environment ProfileReport::environment() const
+{
+    // The header was type-checked on reading; a header built in code may lack the block.
+    try {
+        if (auto it = header.find("environment"); it != header.end() && it->is_object())
+            return protocol::Environment::read(protocol::Fields(*it, "/environment"));
+    } catch (const jr::SchemaError&) {
+    }
+    return {};
+}
+
 std::string ProfileReport::gpu() const
 {
-    return report::text(report::field(header, "environment"), "gpu");
+    return environment().gpu;
 }
 
 std::string ProfileReport::arch() const
 {
     // "9.0" -> "sm_90", "12.0" -> "sm_120": the SASS architecture of the device that ran.
-    const std::string cc = report::text(report::field(header, "environment"), "compute_capability");
+    const std::string cc = environment().computeCapability;
     const size_t dot = cc.find('.');
     if (dot == std::string::npos || dot == 0 || dot + 1 >= cc.size())
         return {};

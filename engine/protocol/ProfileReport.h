@@ -8,6 +8,7 @@
 // hand-edited total can never disagree with the numbers it summarises.
 
 #include "engine/core/Result.h"
+#include "engine/protocol/Report.h"
 
 #include <nlohmann/json.hpp>
 
@@ -112,6 +113,7 @@ struct ProfileReport {
     /// pointer and what is wrong. Totals are recomputed from the kernels.
     static Result<ProfileReport> fromJson(const nlohmann::json& j, const std::string& source);
 
+    protocol::Environment environment() const; ///< the header's environment block (defaults when absent)
     std::string gpu() const;            ///< environment.gpu, or ""
     std::string arch() const;           ///< "sm_90" from environment.compute_capability, or ""
 };

@@ -208,14 +208,20 @@ void ShapeId::writeTo(nlohmann::json& entry) const
     entry["set"] = set;
 }
 
+ShapeId ShapeId::readDims(const nlohmann::json& v, const std::string& pointer)
+{
+    ShapeId s;
+    const Fields dims(v, pointer);
+    for (auto it = v.begin(); it != v.end(); ++it)
+        s.dims.emplace_back(it.key(), jr::asInteger(it.value(), dims.at(it.key())));
+    return s;
+}
+
 ShapeId ShapeId::read(const Fields& entry)
 {
     ShapeId s;
-    if (const nlohmann::json* shape = entry.find("shape")) {
-        const Fields dims(*shape, entry.at("shape"));
-        for (auto it = shape->begin(); it != shape->end(); ++it)
-            s.dims.emplace_back(it.key(), jr::asInteger(it.value(), dims.at(it.key())));
-    }
+    if (const nlohmann::json* shape = entry.find("shape"))
+        s = readDims(*shape, entry.at("shape"));
     s.label = entry.text("label");
     s.set = entry.text("set");
     return s;

@@ -20,6 +20,12 @@ class Fields;
 
 inline constexpr int kReportSchemaVersion = 1;
 
+/// "%.*g" of `v` with `significant` digits; "nan", "inf", "-inf" for non-finite values. The one
+/// number format of report text: the CLI's tables and the Runs panel agree digit for digit.
+std::string formatNumber(double v, int significant = 3);
+/// "%.*f"; "nan", "inf", "-inf" for non-finite values.
+std::string formatFixed(double v, int decimals);
+
 enum class ReportKind { Correctness, Performance, Profile };
 /// "correctness", "performance", "profile".
 const char* reportKindName(ReportKind k);
@@ -113,6 +119,8 @@ struct ShapeId {
 
     void writeTo(nlohmann::json& entry) const;
     static ShapeId read(const Fields& entry);
+    /// A bare dims object ({"B": 7, "D": 4099}) at `pointer`; throws kf::json::SchemaError.
+    static ShapeId readDims(const nlohmann::json& dims, const std::string& pointer);
 };
 
 } // namespace kf::protocol

@@ -1,4 +1,5 @@
 #include "engine/protocol/ReportJson.h"
+#include "engine/protocol/Report.h"
 
 #include <cmath>
 #include <cstdio>

@@ -61,10 +61,6 @@ private:
 template <class T>
 Result<T> readReport(const std::string& what, const std::function<T()>& read);
 
-/// "%.*g" of `v` with `significant` digits; "nan", "inf", "-inf" for non-finite values.
-std::string formatNumber(double v, int significant = 3);
-/// "%.*f"; "nan", "inf", "-inf" for non-finite values.
-std::string formatFixed(double v, int decimals);
 
 // ---------------------------------------------------------------------------------------------
 

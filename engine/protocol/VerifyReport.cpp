@@ -218,6 +218,11 @@ OutputCheck readOutputCheck(const Fields& f)
     return c;
 }
 
+Result<OutputCheck> outputCheckFromJson(const nlohmann::json& j)
+{
+    return readReport<OutputCheck>("read an output's check", [&] { return readOutputCheck(Fields(j, "")); });
+}
+
 NegativeControl readNegativeControl(const Fields& f)
 {
     NegativeControl n;

@@ -103,6 +103,8 @@ nlohmann::json toJson(const GoldenErrors& g);
 nlohmann::json toJson(const Trial& t);
 
 OutputCheck readOutputCheck(const Fields& f);
+/// One output's record alone (a case file keeps the runner's record of each output).
+Result<OutputCheck> outputCheckFromJson(const nlohmann::json& j);
 NegativeControl readNegativeControl(const Fields& f);
 Trial readTrial(const Fields& f);
 

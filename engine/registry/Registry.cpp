@@ -10,7 +10,7 @@
 #include "engine/registry/KernelId.h"
 #include "engine/registry/RegistryHooks.h"
 #include "engine/registry/RegistryInternal.h"
-#include "engine/runner/RunSettings.h"
+#include "engine/task/TaskHash.h"
 
 #include <algorithm>
 #include <cmath>
@@ -126,47 +126,6 @@ Result<std::vector<Staged>> includeFiles(const Task& task)
         }
     }
     return out;
-}
-
-Json tolerancesOf(const Task& task)
-{
-    Json a = Json::array();
-    for (const TensorSpec& t : task.outputs)
-        a.push_back({{"output", t.name},
-                     {"rtol", t.tolerance.rtol},
-                     {"atol", t.tolerance.atol},
-                     {"atol_mode", t.tolerance.atolMode == Tolerance::AtolMode::Rms ? "rms" : "absolute"}});
-    return a;
-}
-
-Json shapeJson(const protocol::ShapeId& id)
-{
-    Json o = Json::object();
-    for (const auto& [k, v] : id.dims)
-        o[k] = v;
-    return o;
-}
-
-Json heldOutShapesOf(const protocol::VerifyReport& correctness)
-{
-    Json a = Json::array();
-    for (const auto& s : correctness.shapes)
-        if (s.id.set == "held_out")
-            a.push_back(shapeJson(s.id));
-    return a;
-}
-
-// The benchmark shapes' timings, for promotion.json (the gates judged these shapes).
-Json speedupsOf(const protocol::BenchReport& performance)
-{
-    auto num = [](const std::optional<double>& v) { return v ? protocol::numberJson(*v) : Json(nullptr); };
-    Json a = Json::array();
-    for (const auto& s : performance.shapes)
-        if (s.id.set == "benchmarks")
-            a.push_back({{"shape", shapeJson(s.id)}, {"label", s.id.label}, {"speedup", num(s.speedup)},
-                         {"candidate_median_ms", num(s.candidate.medianMs)},
-                         {"baseline_median_ms", num(s.baseline.medianMs)}});
-    return a;
 }
 
 } // namespace
@@ -299,12 +258,16 @@ Result<RegistryEntry> Registry::entry(const std::string& id) const
     return unknownId(m_dir, index.value(), id);
 }
 
-Result<Json> Registry::promotion(const std::string& id) const
+Result<PromotionRecord> Registry::promotion(const std::string& id) const
 {
     auto e = entry(id);
     if (!e)
         return e.error();
-    return jr::readFile(entryDirectory(id) / "promotion.json");
+    const fs::path file = entryDirectory(id) / "promotion.json";
+    auto j = jr::readFile(file);
+    if (!j)
+        return j.error();
+    return PromotionRecord::fromJson(j.value(), file.string());
 }
 
 Result<Task> Registry::entryTask(const std::string& id) const
@@ -387,7 +350,6 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     e.promotedAt = utcNow();
     e.geomeanSpeedup = outcome.gates.geomeanSpeedup; // the numbers the gates passed, nothing recomputed
     e.minSpeedup = outcome.gates.minSpeedup;
-    const Json speedups = speedupsOf(performance);
 
     // Every file of the version folder, then promotion.json naming their hashes.
     const Json taskJson = taskToJson(in.task);
@@ -411,36 +373,41 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
             return script.error();
         staged.push_back({in.task.reference.torchscript.lexically_normal().string(), std::move(script.value())});
     }
-    Json fileList = Json::array();
     for (const Staged& s : staged) {
         RegistryFile f{s.path, hashHex(s.bytes), static_cast<std::int64_t>(s.bytes.size())};
-        fileList.push_back({{"path", f.path}, {"hash", f.hash}, {"bytes", f.bytes}});
         e.files.push_back(std::move(f));
     }
-    const protocol::CandidateRef& cand = correctness.header.candidate;
-    Json promotion = {
-        {"schema_version", kRegistrySchemaVersion},
-        {"id", e.id},
-        {"version", e.version},
-        {"promoted_at", e.promotedAt},
-        {"promoted_by", in.promotedBy},
-        {"task", {{"name", in.task.name}, {"hash", e.taskHash}, {"file", "task.json"}}},
-        {"candidate",
-         {{"file", e.kernelFile},
-          {"source_hash", e.sourceHash},
-          {"arch", e.arch},
-          {"compile_options", cand.compileOptions},
-          {"lowered_names", cand.loweredNames}}},
-        {"seeds", {{"correctness", correctness.header.seeds}, {"performance", performance.header.seeds}}},
-        {"trials_per_shape", correctness.trialsPerShape},
-        {"held_out_shapes", heldOutShapesOf(correctness)},
-        {"tolerances", tolerancesOf(in.task)},
-        {"environment", env.toJson()},
-        {"threshold", index.threshold},
-        {"gates", outcome.gates.toJson()},
-        {"speedup", {{"geomean", e.geomeanSpeedup}, {"min", e.minSpeedup}, {"per_shape", speedups}}},
-        {"evidence_scope", evidenceScope(in.task, performance)},
-        {"files", fileList}};
+    PromotionRecord p;
+    p.schemaVersion = kRegistrySchemaVersion;
+    p.id = e.id;
+    p.version = e.version;
+    p.promotedAt = e.promotedAt;
+    p.promotedBy = in.promotedBy;
+    p.task = {in.task.name, e.taskHash};
+    p.candidate = correctness.header.candidate;
+    p.candidate.file = e.kernelFile;
+    p.candidate.sourceHash = e.sourceHash;
+    p.candidate.arch = e.arch;
+    p.correctnessSeeds = correctness.header.seeds;
+    p.performanceSeeds = performance.header.seeds;
+    p.trialsPerShape = correctness.trialsPerShape;
+    for (const auto& s : correctness.shapes)
+        if (s.id.set == "held_out")
+            p.heldOutShapes.push_back(s.id);
+    for (const TensorSpec& t : in.task.outputs)
+        p.tolerances.push_back({t.name, t.tolerance.rtol, t.tolerance.atol, t.tolerance.atolMode == Tolerance::AtolMode::Rms});
+    p.environment = env;
+    p.threshold = index.threshold;
+    p.gates = outcome.gates.checks;
+    p.geomeanSpeedup = e.geomeanSpeedup;
+    p.minSpeedup = e.minSpeedup;
+    // The benchmark shapes' timings: the gates judged these shapes.
+    for (const auto& s : performance.shapes)
+        if (s.id.set == "benchmarks")
+            p.perShape.push_back({s.id, s.speedup, s.candidate.medianMs, s.baseline.medianMs});
+    p.evidenceScope = evidenceScope(in.task, performance);
+    p.files = e.files;
+    const Json promotion = p.toJson();
     const std::string promotionText = pretty(promotion);
     e.files.push_back({"promotion.json", hashHex(promotionText), static_cast<std::int64_t>(promotionText.size())});
     staged.push_back({"promotion.json", promotionText});

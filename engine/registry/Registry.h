@@ -14,6 +14,7 @@
 #include "engine/core/Result.h"
 #include "engine/registry/Gates.h"
 #include "engine/protocol/RunReport.h"
+#include "engine/registry/Promotion.h"
 #include "engine/task/Task.h"
 
 #include <nlohmann/json.hpp>
@@ -33,11 +34,6 @@ inline constexpr const char* kRegistryIndexFile = "verified_kernels.json";
 inline constexpr const char* kWorkspaceFile = "kernelforge-workspace.json";
 
 /// A file of a version folder, path relative to it.
-struct RegistryFile {
-    std::string path;
-    std::string hash;       ///< hashHex of the bytes
-    std::int64_t bytes = 0;
-};
 
 /// One kernel version as the index lists it (promotion.json holds the full evidence).
 struct RegistryEntry {
@@ -115,7 +111,7 @@ public:
     /// The entry; the error lists the IDs that are there when `id` is not.
     Result<RegistryEntry> entry(const std::string& id) const;
     /// promotion.json of an entry.
-    Result<nlohmann::json> promotion(const std::string& id) const;
+    Result<PromotionRecord> promotion(const std::string& id) const;
     /// The entry's task reduced to its promoted candidate, rooted at the entry folder: what a
     /// re-verification runs.
     Result<Task> entryTask(const std::string& id) const;

@@ -3,7 +3,6 @@
 #include "engine/core/FileLock.h"
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
-#include "engine/core/ReportFields.h"
 #include "engine/core/JsonReader.h"
 #include "engine/registry/KernelId.h"
 #include "engine/registry/Registry.h"
@@ -20,8 +19,6 @@ namespace kf {
 namespace jr = kf::json;
 using Json = nlohmann::json;
 using namespace registry_internal;
-using report::field;
-using report::text;
 
 Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
 {
@@ -84,28 +81,33 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
         if (!intact)
             continue;
         // The files are what was promoted; now re-judge what they say.
-        auto promotion = jr::readFile(dir / "promotion.json");
+        auto promotionJson = jr::readFile(dir / "promotion.json");
         auto task = readEntryTask(dir);
         auto corr = jr::readFile(dir / "correctness.json");
         auto perf = jr::readFile(dir / "performance.json");
-        if (!promotion || !task || !corr || !perf) {
+        if (!promotionJson || !task || !corr || !perf) {
             problem({}, "a file of the version folder does not parse", "remove and promote the kernel again");
             continue;
         }
-        const Json& pj = promotion.value();
+        auto promotion = PromotionRecord::fromJson(promotionJson.value(), (dir / "promotion.json").string());
+        if (!promotion) {
+            problem("promotion.json", promotion.error().message(), "remove the entry and promote the kernel again");
+            continue;
+        }
+        const PromotionRecord& pj = promotion.value();
         std::set<std::string> indexFiles, promotedFiles;
         for (const RegistryFile& f : e.files)
             if (f.path != "promotion.json")
                 indexFiles.insert(f.path + ":" + f.hash);
-        for (const Json& f : field(pj, "files"))
-            promotedFiles.insert(text(f, "path") + ":" + text(f, "hash"));
-        const Json& speed = field(pj, "speedup");
-        auto near = [](const Json& v, double x) { return v.is_number() && std::abs(v.get<double>() - x) <= 1e-9 * std::max(1.0, std::abs(x)); };
-        if (text(pj, "id") != e.id || text(field(pj, "candidate"), "source_hash") != e.sourceHash ||
-            text(field(pj, "task"), "hash") != e.taskHash || text(field(pj, "candidate"), "file") != e.kernelFile ||
-            text(field(pj, "candidate"), "arch") != e.arch || text(field(pj, "environment"), "gpu") != e.gpu ||
-            field(pj, "version") != Json(e.version) || !near(field(speed, "geomean"), e.geomeanSpeedup) ||
-            !near(field(speed, "min"), e.minSpeedup) || indexFiles != promotedFiles) {
+        for (const RegistryFile& f : pj.files)
+            promotedFiles.insert(f.path + ":" + f.hash);
+        auto near = [](const std::optional<double>& v, double x) {
+            return v && std::abs(*v - x) <= 1e-9 * std::max(1.0, std::abs(x));
+        };
+        if (pj.id != e.id || pj.candidate.sourceHash != e.sourceHash || pj.task.hash != e.taskHash ||
+            pj.candidate.file != e.kernelFile || pj.candidate.arch != e.arch || pj.environment.gpu != e.gpu ||
+            pj.version != e.version || !near(pj.geomeanSpeedup, e.geomeanSpeedup) || !near(pj.minSpeedup, e.minSpeedup) ||
+            indexFiles != promotedFiles) {
             problem("promotion.json", "promotion.json does not describe the index entry (ID, hashes, files, GPU or speedups differ)",
                     "remove the entry and promote the kernel again");
             continue;
@@ -124,8 +126,7 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
             problem(e.kernelFile, current.error().message(), "remove the entry and promote the kernel again");
             continue;
         }
-        const Json& threshold = field(promotion.value(), "threshold");
-        const GateVerdict v = judge(in, current.value(), threshold.is_number() ? threshold.get<double>() : index->threshold);
+        const GateVerdict v = judge(in, current.value(), pj.threshold.value_or(index->threshold));
         if (!v.passed())
             problem({}, "the stored evidence does not support the promotion: " + v.sentence(),
                     "remove the entry; promote again with fresh evidence");

@@ -72,8 +72,8 @@ std::int64_t checkMismatches(const CaseInfo& c)
 {
     std::int64_t n = 0;
     for (const CaseOutput& o : c.outputs)
-        if (o.check.is_object() && o.check.contains("mismatches") && o.check["mismatches"].is_number_integer())
-            n += o.check["mismatches"].get<std::int64_t>();
+        if (auto check = protocol::outputCheckFromJson(o.check))
+            n += check->mismatches;
     return n;
 }
 

@@ -104,7 +104,7 @@ Result<RunSession::Outcome> RunSession::runJob(RunKind kind, const Task& origina
             return report.error();
         out.report = std::move(report.value());
         out.failure = std::move(e);
-        return std::move(out);
+        return out;
     };
     if (!r.success || r.cubin.empty())
         return finishWithError(Error{"compile " + candidateFile + " for " + m_arch,
@@ -138,7 +138,7 @@ Result<RunSession::Outcome> RunSession::runJob(RunKind kind, const Task& origina
     out.runnerMs = msSince(runnerStart);
     if (result) {
         out.report = std::move(result.value());
-        return std::move(out);
+        return out;
     }
     if (cancel && cancel->cancelled()) {
         out.cancelled = true;

@@ -2,7 +2,7 @@
 // shape, extents and admissible shapes. Parsing is TaskParse.cpp's, writing TaskJson.cpp's.
 #include "engine/task/Task.h"
 
-#include "engine/analysis/Occupancy.h"
+#include "engine/core/Architectures.h"
 
 #include <algorithm>
 #include <cmath>

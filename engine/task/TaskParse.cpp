@@ -3,7 +3,7 @@
 // model's own functions are in Task.cpp, the writer in TaskJson.cpp.
 #include "engine/task/Task.h"
 
-#include "engine/analysis/Occupancy.h"
+#include "engine/core/Architectures.h"
 #include "engine/core/JsonReader.h"
 #include "engine/task/OpCatalog.h"
 #include "engine/task/TaskParseInternal.h"

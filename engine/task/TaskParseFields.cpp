@@ -3,7 +3,7 @@
 // listed shape. Part of the task parser (TaskParse.cpp).
 #include "engine/task/TaskParseInternal.h"
 
-#include "engine/analysis/Occupancy.h"
+#include "engine/core/Architectures.h"
 #include "engine/task/OpCatalog.h"
 
 #include <algorithm>

@@ -1,5 +1,7 @@
 #include "widgets/inspect/OutputAnalysis.h"
 
+#include "engine/protocol/VerifyReport.h"
+
 #include "widgets/inspect/CaseData.h"
 #include "widgets/inspect/ElementCode.h"
 
@@ -28,22 +30,20 @@ void widen(double v, double& lo, double& hi, bool& any)
     }
 }
 
-QString compareWithCheck(const TensorAnalysis& a, const nlohmann::json& check)
+QString compareWithCheck(const TensorAnalysis& a, const nlohmann::json& checkJson)
 {
-    if (!check.is_object())
+    // The runner's record of this output, read as any report is; an unreadable one compares nothing.
+    auto check = kf::protocol::outputCheckFromJson(checkJson);
+    if (!check)
         return {};
     QStringList diffs;
-    auto compare = [&](const char* key, std::int64_t ours) {
-        auto it = check.find(key);
-        if (it == check.end() || !it->is_number_integer())
-            return;
-        const auto theirs = it->get<std::int64_t>();
+    auto compare = [&](const char* what, std::int64_t theirs, std::int64_t ours) {
         if (theirs != ours)
-            diffs << QStringLiteral("%1: report %2, files %3").arg(QLatin1String(key)).arg(theirs).arg(ours);
+            diffs << QStringLiteral("%1: report %2, files %3").arg(QLatin1String(what)).arg(theirs).arg(ours);
     };
-    compare("mismatches", a.mismatches());
-    compare("unwritten", a.unwritten);
-    compare("non_finite_mismatches", a.nonFinite);
+    compare("mismatches", check->mismatches, a.mismatches());
+    compare("unwritten", check->unwritten, a.unwritten);
+    compare("non-finite mismatches", check->nonFiniteMismatches, a.nonFinite);
     return diffs.join(QStringLiteral("; "));
 }
 

@@ -1,19 +1,18 @@
 #include "widgets/registry/EvidenceHtml.h"
 
 #include "widgets/registry/RegistryModel.h"
-#include "widgets/runs/ReportJson.h"
 #include "widgets/runs/ReportRows.h"
 
 #include <QLocale>
 #include <QObject>
 #include <QStringList>
 
+#include <cmath>
+
 namespace kf::ui::evidencehtml {
 
 namespace {
 
-namespace rj = reportjson;
-using nlohmann::json;
 
 QString esc(const QString& s)
 {
@@ -42,24 +41,12 @@ Colors colors(bool dark)
             QStringLiteral("#5f6b7a")};
 }
 
-// A JSON value as a user reads it: strings bare, report numbers via numberText, others compact.
-QString valueText(const json& v)
+QString textOr(const std::string& v, const QString& fallback = QStringLiteral("—"))
 {
-    if (v.is_null())
-        return QStringLiteral("—");
-    if (v.is_string())
-        return qs(v.get<std::string>());
-    if (v.is_number_integer())
-        return QString::number(v.get<long long>());
-    if (v.is_number())
-        return rj::numberText(v.get<double>(), 4);
-    return qs(v.dump());
+    return v.empty() ? fallback : qs(v);
 }
 
-QString shapeText(const json& shape)
-{
-    return rj::dimsText(json{{"shape", shape}});
-}
+QString numberText(double v) { return reportrows::numberText(v, 4); }
 
 QString row(const QString& key, const QString& valueHtml)
 {
@@ -71,28 +58,27 @@ QString heading(const QString& title)
     return QStringLiteral("<h3 style='margin-top:14px; margin-bottom:4px'>%1</h3>").arg(esc(title));
 }
 
-QString seedsText(const json& seeds)
+QString seedsText(const std::vector<std::string>& seeds)
 {
-    if (!seeds.is_array() || seeds.empty())
+    if (seeds.empty())
         return QStringLiteral("—");
     QStringList out;
-    for (const json& s : seeds)
-        out << valueText(s);
+    for (const std::string& s : seeds)
+        out << qs(s);
     return out.join(QStringLiteral(", "));
 }
 
 // "13000" from cuDriverGetVersion reads as "13.0".
-QString cudaVersion(const json& v)
+QString cudaVersion(std::int64_t n)
 {
-    if (!v.is_number_integer())
-        return valueText(v);
-    const long long n = v.get<long long>();
+    if (n <= 0)
+        return QStringLiteral("—");
     return QStringLiteral("%1.%2").arg(n / 1000).arg((n % 1000) / 10);
 }
 
 QString scopeBox(const RegistryDetails& d, const Colors& c)
 {
-    QString scope = rj::text(d.promotion, "evidence_scope");
+    QString scope = qs(d.promotion->evidenceScope);
     if (scope.isEmpty())
         scope = QObject::tr("unknown: promotion.json does not state the evidence scope");
     // The engine's sentence says it is no end-to-end speedup; an older or foreign one may not.
@@ -108,103 +94,93 @@ QString scopeBox(const RegistryDetails& d, const Colors& c)
 
 QString speedupSection(const RegistryDetails& d, const Colors& c)
 {
-    const json& speedup = rj::field(d.promotion, "speedup");
-    const double geomean = rj::isNumber(rj::field(speedup, "geomean")) ? rj::number(rj::field(speedup, "geomean"))
-                                                                       : d.entry.geomeanSpeedup;
-    const double minimum = rj::isNumber(rj::field(speedup, "min")) ? rj::number(rj::field(speedup, "min")) : d.entry.minSpeedup;
-    const json& threshold = rj::field(d.promotion, "threshold");
+    const kf::PromotionRecord& p = *d.promotion;
+    const double geomean = p.geomeanSpeedup.value_or(d.entry.geomeanSpeedup);
+    const double minimum = p.minSpeedup.value_or(d.entry.minSpeedup);
     QString html = heading(QObject::tr("Speedup over LibTorch"));
     html += QStringLiteral("<p>%1 <b>%2</b> · %3 <b>%4</b>")
                 .arg(esc(QObject::tr("geometric mean")), RegistryModel::speedupText(geomean), esc(QObject::tr("slowest shape")),
                      RegistryModel::speedupText(minimum));
-    if (rj::isNumber(threshold))
-        html += QStringLiteral(" · %1 %2").arg(esc(QObject::tr("threshold at promotion")), RegistryModel::speedupText(rj::number(threshold)));
+    if (p.threshold)
+        html += QStringLiteral(" · %1 %2").arg(esc(QObject::tr("threshold at promotion")), RegistryModel::speedupText(*p.threshold));
     html += QStringLiteral("</p>");
-    const json& perShape = rj::field(speedup, "per_shape");
-    if (!perShape.is_array() || perShape.empty())
+    if (p.perShape.empty())
         return html;
     html += QStringLiteral("<table cellpadding='3'><tr><th align='left'>%1</th><th align='right'>%2</th><th align='right'>%3</th>"
                            "<th align='right'>%4</th></tr>")
                 .arg(esc(QObject::tr("shape")), esc(QObject::tr("kernel median (µs)")), esc(QObject::tr("LibTorch median (µs)")),
                      esc(QObject::tr("speedup")));
-    for (const json& s : perShape) {
-        QString name = rj::text(s, "label");
-        const QString dims = shapeText(rj::field(s, "shape"));
-        name = name.isEmpty() ? dims : name + QStringLiteral(" (") + dims + QLatin1Char(')');
-        const double v = rj::number(rj::field(s, "speedup"));
+    for (const kf::PromotionRecord::ShapeSpeedup& s : p.perShape) {
+        const QString dims = qs(s.shape.dimsText());
+        const QString name = s.shape.label.empty() ? dims : qs(s.shape.label) + QStringLiteral(" (") + dims + QLatin1Char(')');
+        const double v = s.speedup.value_or(std::nan(""));
         const QString colour = v >= 1.0 ? c.good : c.bad;
-        const auto micros = [&](const char* key) {
-            const json& ms = rj::field(s, key);
-            return rj::isNumber(ms) ? reportrows::microsecondsText(rj::number(ms)) : QStringLiteral("—");
+        const auto micros = [](const std::optional<double>& ms) {
+            return ms ? reportrows::microsecondsText(*ms) : QStringLiteral("—");
         };
         html += QStringLiteral("<tr><td>%1</td><td align='right'>%2</td><td align='right'>%3</td>"
                                "<td align='right' style='color:%4'><b>%5</b></td></tr>")
-                    .arg(esc(name), micros("candidate_median_ms"), micros("baseline_median_ms"), colour, RegistryModel::speedupText(v));
+                    .arg(esc(name), micros(s.candidateMedianMs), micros(s.baselineMedianMs), colour, RegistryModel::speedupText(v));
     }
     return html + QStringLiteral("</table>");
 }
 
 QString gatesSection(const RegistryDetails& d, const Colors& c)
 {
-    const json& gates = rj::field(d.promotion, "gates");
+    const std::vector<kf::GateCheck>& gates = d.promotion->gates;
     QString html = heading(QObject::tr("Promotion gates"));
-    if (!gates.is_array() || gates.empty())
+    if (gates.empty())
         return html + QStringLiteral("<p>%1</p>").arg(esc(QObject::tr("promotion.json lists no gates.")));
     html += QStringLiteral("<table cellpadding='3'>");
-    for (const json& g : gates) {
-        const bool passed = rj::field(g, "passed").is_boolean() && rj::field(g, "passed").get<bool>();
-        QString detail = esc(rj::text(g, "detail"));
-        if (!passed && !rj::text(g, "hint").isEmpty())
-            detail += QStringLiteral("<br><i>%1</i>").arg(esc(rj::text(g, "hint")));
+    for (const kf::GateCheck& g : gates) {
+        QString detail = esc(qs(g.detail));
+        if (!g.passed && !g.hint.empty())
+            detail += QStringLiteral("<br><i>%1</i>").arg(esc(qs(g.hint)));
         html += QStringLiteral("<tr><td valign='top' style='color:%1'><b>%2</b></td><td valign='top'><b>%3</b></td>"
                                "<td valign='top'>%4</td></tr>")
-                    .arg(passed ? c.good : c.bad, passed ? QStringLiteral("✓") : QStringLiteral("✗"), esc(rj::text(g, "title")), detail);
+                    .arg(g.passed ? c.good : c.bad, g.passed ? QStringLiteral("✓") : QStringLiteral("✗"), esc(qs(g.title)), detail);
     }
     return html + QStringLiteral("</table>");
 }
 
 QString environmentSection(const RegistryDetails& d)
 {
-    const json& env = rj::field(d.promotion, "environment");
+    const kf::protocol::Environment& env = d.promotion->environment;
     QString html = heading(QObject::tr("Environment"));
     html += QStringLiteral("<table cellpadding='2'>");
-    QString gpu = rj::text(env, "gpu", qs(d.entry.gpu));
-    const QString cc = rj::text(env, "compute_capability");
-    if (!cc.isEmpty())
-        gpu += QStringLiteral(" (compute capability %1, %2)").arg(cc, qs(d.entry.arch));
+    QString gpu = textOr(env.gpu, qs(d.entry.gpu));
+    if (!env.computeCapability.empty())
+        gpu += QStringLiteral(" (compute capability %1, %2)").arg(qs(env.computeCapability), qs(d.entry.arch));
     html += row(QObject::tr("GPU"), esc(gpu));
-    const json& memory = rj::field(env, "memory_bytes");
-    if (memory.is_number())
-        html += row(QObject::tr("GPU memory"), esc(QLocale::c().formattedDataSize(memory.get<qint64>(), 1, QLocale::DataSizeTraditionalFormat)));
-    html += row(QObject::tr("Driver"), esc(valueText(rj::field(env, "driver"))));
-    html += row(QObject::tr("CUDA (driver API)"), esc(cudaVersion(rj::field(env, "cuda_driver_api"))));
-    html += row(QObject::tr("NVRTC"), esc(valueText(rj::field(env, "nvrtc"))));
-    html += row(QObject::tr("LibTorch"), esc(valueText(rj::field(env, "torch"))));
+    if (env.memoryBytes > 0)
+        html += row(QObject::tr("GPU memory"), esc(QLocale::c().formattedDataSize(env.memoryBytes, 1, QLocale::DataSizeTraditionalFormat)));
+    html += row(QObject::tr("Driver"), esc(textOr(env.driver)));
+    html += row(QObject::tr("CUDA (driver API)"), esc(cudaVersion(env.cudaDriverApi)));
+    html += row(QObject::tr("NVRTC"), esc(textOr(env.nvrtc)));
+    html += row(QObject::tr("LibTorch"), esc(textOr(env.torch)));
     return html + QStringLiteral("</table>");
 }
 
 QString methodSection(const RegistryDetails& d)
 {
+    const kf::PromotionRecord& p = *d.promotion;
     QString html = heading(QObject::tr("Seeds, tolerances and held-out shapes"));
     html += QStringLiteral("<table cellpadding='2'>");
-    const json& seeds = rj::field(d.promotion, "seeds");
-    html += row(QObject::tr("Correctness seeds"), esc(seedsText(rj::field(seeds, "correctness"))));
-    if (!rj::field(seeds, "performance").is_null())
-        html += row(QObject::tr("Benchmark seeds"), esc(seedsText(rj::field(seeds, "performance"))));
-    html += row(QObject::tr("Trials per shape"), esc(valueText(rj::field(d.promotion, "trials_per_shape"))));
+    html += row(QObject::tr("Correctness seeds"), esc(seedsText(p.correctnessSeeds)));
+    if (!p.performanceSeeds.empty())
+        html += row(QObject::tr("Benchmark seeds"), esc(seedsText(p.performanceSeeds)));
+    html += row(QObject::tr("Trials per shape"), esc(p.trialsPerShape > 0 ? QString::number(p.trialsPerShape) : QStringLiteral("—")));
 
     QStringList tolerances;
-    for (const json& t : rj::field(d.promotion, "tolerances").is_array() ? rj::field(d.promotion, "tolerances") : json::array()) {
-        const bool rms = rj::text(t, "atol_mode") == QLatin1String("rms");
+    for (const kf::PromotionRecord::ToleranceUsed& t : p.tolerances)
         tolerances << QStringLiteral("%1: rtol %2, atol %3%4")
-                          .arg(rj::text(t, "output"), valueText(rj::field(t, "rtol")), valueText(rj::field(t, "atol")),
-                               rms ? QObject::tr(" × reference RMS") : QString());
-    }
+                          .arg(qs(t.output), numberText(t.rtol), numberText(t.atol),
+                               t.atolRelativeToRms ? QObject::tr(" × reference RMS") : QString());
     html += row(QObject::tr("Tolerances"), tolerances.isEmpty() ? QStringLiteral("—") : esc(tolerances.join(QStringLiteral("; "))));
 
     QStringList heldOut;
-    for (const json& s : rj::field(d.promotion, "held_out_shapes").is_array() ? rj::field(d.promotion, "held_out_shapes") : json::array())
-        heldOut << shapeText(s);
+    for (const kf::protocol::ShapeId& s : p.heldOutShapes)
+        heldOut << qs(s.dimsText());
     html += row(QObject::tr("Held-out shapes"), heldOut.isEmpty() ? esc(QObject::tr("none (the task admits no shape beside its tests)"))
                                                                   : esc(heldOut.join(QStringLiteral("; "))));
     html += row(QObject::tr("Benchmark shapes"), esc(qs(d.entry.shapesText())));
@@ -213,23 +189,21 @@ QString methodSection(const RegistryDetails& d)
 
 QString provenanceSection(const RegistryDetails& d)
 {
+    const kf::PromotionRecord& p = *d.promotion;
     QString html = heading(QObject::tr("Provenance"));
     html += QStringLiteral("<table cellpadding='2'>");
-    const json& task = rj::field(d.promotion, "task");
-    const json& candidate = rj::field(d.promotion, "candidate");
-    html += row(QObject::tr("Task"), esc(QStringLiteral("%1 (hash %2)").arg(rj::text(task, "name", qs(d.entry.taskName)),
-                                                                           rj::text(task, "hash", qs(d.entry.taskHash)))));
-    html += row(QObject::tr("Kernel file"), esc(QStringLiteral("%1 (hash %2)").arg(rj::text(candidate, "file", qs(d.entry.kernelFile)),
-                                                                                  rj::text(candidate, "source_hash", qs(d.entry.sourceHash)))));
+    html += row(QObject::tr("Task"), esc(QStringLiteral("%1 (hash %2)").arg(textOr(p.task.name, qs(d.entry.taskName)),
+                                                                           textOr(p.task.hash, qs(d.entry.taskHash)))));
+    html += row(QObject::tr("Kernel file"), esc(QStringLiteral("%1 (hash %2)").arg(textOr(p.candidate.file, qs(d.entry.kernelFile)),
+                                                                                  textOr(p.candidate.sourceHash, qs(d.entry.sourceHash)))));
     QStringList options;
-    for (const json& o : rj::field(candidate, "compile_options").is_array() ? rj::field(candidate, "compile_options") : json::array())
-        options << valueText(o);
+    for (const std::string& o : p.candidate.compileOptions)
+        options << qs(o);
     if (!options.isEmpty())
         html += row(QObject::tr("NVRTC options"), QStringLiteral("<code>%1</code>").arg(esc(options.join(QLatin1Char(' ')))));
     QString promoted = QStringLiteral("%1 (%2 UTC)").arg(RegistryModel::localDateText(d.entry.promotedAt), qs(d.entry.promotedAt));
-    const QString by = rj::text(d.promotion, "promoted_by");
-    if (!by.isEmpty())
-        promoted += QObject::tr(" by %1").arg(by);
+    if (!p.promotedBy.empty())
+        promoted += QObject::tr(" by %1").arg(qs(p.promotedBy));
     html += row(QObject::tr("Promoted"), esc(promoted));
     return html + QStringLiteral("</table>");
 }
@@ -250,9 +224,12 @@ QString render(const RegistryDetails& details, const kf::RegistryEntry* live, bo
     }
     if (!details.error.isEmpty())
         html += QStringLiteral("<p style='color:%1'><b>%2</b></p>").arg(c.bad, esc(details.error));
-    html += scopeBox(details, c);
-    if (details.promotion.is_null())
+    if (!details.promotion) {
+        // Without promotion.json there is no scope to state: say so, not a made-up one.
+        html += QStringLiteral("<p>%1</p>").arg(esc(QObject::tr("promotion.json could not be read, so the evidence cannot be shown.")));
         return html;
+    }
+    html += scopeBox(details, c);
     html += speedupSection(details, c);
     html += gatesSection(details, c);
     html += environmentSection(details);

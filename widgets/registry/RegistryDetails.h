@@ -14,7 +14,7 @@ namespace kf::ui {
 /// A plain value the app fills from `<registry>/<id>/` and hands to RegistryBrowser::setDetails().
 struct RegistryDetails {
     kf::RegistryEntry entry;          ///< as the index lists it (entry.id names the version)
-    nlohmann::json promotion;         ///< promotion.json; null when it could not be read
+    std::optional<kf::PromotionRecord> promotion;         ///< promotion.json; none when it could not be read
     std::optional<kf::protocol::RunReport> correctness;   ///< correctness.json; none when missing or malformed
     std::optional<kf::protocol::RunReport> performance;   ///< performance.json; none when missing or malformed
     QString source;                   ///< the kernel source (entry.kernelFile)

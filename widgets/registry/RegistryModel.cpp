@@ -1,7 +1,7 @@
 #include "widgets/registry/RegistryModel.h"
 
 #include "engine/registry/KernelId.h"
-#include "widgets/runs/ReportJson.h"
+#include "widgets/runs/ReportRows.h"
 
 #include <QDateTime>
 #include <QGuiApplication>
@@ -104,7 +104,7 @@ const kf::RegistryEntry* RegistryModel::find(const QString& id) const
 
 QString RegistryModel::speedupText(double speedup)
 {
-    return std::isfinite(speedup) ? QString::number(speedup, 'f', 2) + QStringLiteral("×") : reportjson::numberText(speedup);
+    return std::isfinite(speedup) ? QString::number(speedup, 'f', 2) + QStringLiteral("×") : reportrows::numberText(speedup);
 }
 
 QString RegistryModel::localDateText(const std::string& isoUtc)

@@ -1,6 +1,6 @@
 #include "widgets/runs/ReportRows.h"
 
-#include "engine/protocol/ReportJson.h"
+#include "engine/protocol/Report.h"
 
 #include <QDir>
 

@@ -31,7 +31,7 @@ public:
     /// What an entry's version folder holds, read in one go.
     struct Details {
         kf::RegistryEntry entry;      ///< from the index (entry.id is the requested ID)
-        nlohmann::json promotion;     ///< promotion.json; null when unreadable
+        std::optional<kf::PromotionRecord> promotion;         ///< promotion.json; none when unreadable
         std::optional<kf::protocol::RunReport> correctness;   ///< correctness.json; none when unreadable or malformed
         std::optional<kf::protocol::RunReport> performance;   ///< performance.json; none when unreadable or malformed
         QString source;               ///< the kernel source (entry.kernelFile)

@@ -1,6 +1,6 @@
 #include "app/gui/settings/Settings.h"
 
-#include "engine/analysis/Occupancy.h"
+#include "engine/core/Architectures.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -2,7 +2,7 @@
 
 #include "app/gui/settings/Settings.h"
 
-#include "engine/analysis/Occupancy.h"
+#include "engine/core/Architectures.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>

@@ -93,7 +93,7 @@ void TestInspectModels::passCountsWhatTheRunnerCounted_data()
     QTest::newRow("every other element outside") << "many" << 2500LL << 0LL << 0LL << "";
     QTest::newRow("a clean output") << "clean" << 0LL << 0LL << 0LL << "";
     QTest::newRow("golden: no worse than LibTorch passes") << "golden" << 1LL << 0LL << 0LL << "";
-    QTest::newRow("report edited: the pass says so") << "tampered" << 1LL << 2LL << 1LL << "non_finite_mismatches: report 0, files 2";
+    QTest::newRow("report edited: the pass says so") << "tampered" << 1LL << 2LL << 1LL << "non-finite mismatches: report 0, files 2";
 }
 
 void TestInspectModels::passCountsWhatTheRunnerCounted()

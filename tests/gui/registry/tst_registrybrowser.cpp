@@ -186,11 +186,13 @@ void TestRegistryBrowser::detailsFillEveryTab()
     // The scope sentence, every gate with its mark, and the environment.
     QVERIFY2(evidence.contains(QStringLiteral("op-level microbenchmark of softmax (fp32) on NVIDIA H100 80GB HBM3")), qPrintable(evidence));
     QVERIFY(evidence.contains(QStringLiteral("not an end-to-end model speedup")));
-    for (const json& g : d.promotion.at("gates")) {
-        QVERIFY2(evidence.contains(QString::fromStdString(g.at("title").get<std::string>())), g.at("title").get<std::string>().c_str());
-        QVERIFY2(evidence.contains(QString::fromStdString(g.at("detail").get<std::string>())), g.at("detail").get<std::string>().c_str());
+    QVERIFY(d.promotion);
+    QCOMPARE(d.promotion->gates.size(), size_t(7));
+    for (const kf::GateCheck& g : d.promotion->gates) {
+        QVERIFY2(evidence.contains(QString::fromStdString(g.title)), g.title.c_str());
+        QVERIFY2(evidence.contains(QString::fromStdString(g.detail)), g.detail.c_str());
     }
-    QCOMPARE(evidence.count(QStringLiteral("✓")), int(d.promotion.at("gates").size()));
+    QCOMPARE(evidence.count(QStringLiteral("✓")), int(d.promotion->gates.size()));
     QVERIFY(!evidence.contains(QStringLiteral("✗")));
     for (const char* fact : {"580.159.04", "13.0", "2.11.0", "0x9f01, 0x9f02, 0x9f03", "threshold at promotion 1.10×"})
         QVERIFY2(evidence.contains(QString::fromUtf8(fact)), fact);

@@ -157,8 +157,9 @@ void TestRegistryService::detailsLoad()
     QVERIFY2(d.error.isEmpty(), qPrintable(d.error));
     QCOMPARE(QString::fromStdString(d.entry.id), m_sample.softmaxV2);
     QCOMPARE(d.entry.kernelFile, std::string("optimized.cu"));
-    QCOMPARE(QString::fromStdString(d.promotion.at("id").get<std::string>()), m_sample.softmaxV2);
-    QVERIFY(d.promotion.at("evidence_scope").get<std::string>().find("op-level microbenchmark") == 0);
+    QVERIFY(d.promotion);
+    QCOMPARE(QString::fromStdString(d.promotion->id), m_sample.softmaxV2);
+    QVERIFY(d.promotion->evidenceScope.find("op-level microbenchmark") == 0);
     QVERIFY(d.correctness && d.correctness->verify);
     QVERIFY(d.performance && d.performance->bench);
     QCOMPARE(int(d.performance->bench->shapes.size()), 2);
@@ -183,7 +184,7 @@ void TestRegistryService::detailsOfAnUnknownIdSaySo()
     QTRY_COMPARE(details.count(), 1);
     const auto d = details.first().at(0).value<RegistryService::Details>();
     QCOMPARE(QString::fromStdString(d.entry.id), QStringLiteral("cuda_softmax_h100_fp32_b8192-d4096_v9"));
-    QVERIFY(d.promotion.is_null());
+    QVERIFY(!d.promotion);
     QVERIFY(d.source.isEmpty());
     QVERIFY2(d.error.contains(m_sample.softmaxV2), qPrintable(d.error)); // the IDs that are there
 }

@@ -1,0 +1,138 @@
+#include "engine/registry/Promotion.h"
+
+#include "engine/protocol/ReportJson.h"
+
+namespace kf {
+
+namespace {
+
+using protocol::Fields;
+using protocol::numberJson;
+
+nlohmann::json optionalNumber(const std::optional<double>& v) { return v ? numberJson(*v) : nlohmann::json(nullptr); }
+
+nlohmann::json dims(const protocol::ShapeId& s)
+{
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto& [k, v] : s.dims)
+        o[k] = v;
+    return o;
+}
+
+} // namespace
+
+nlohmann::json PromotionRecord::toJson() const
+{
+    nlohmann::json tol = nlohmann::json::array();
+    for (const ToleranceUsed& t : tolerances)
+        tol.push_back({{"output", t.output},
+                       {"rtol", numberJson(t.rtol)},
+                       {"atol", numberJson(t.atol)},
+                       {"atol_mode", t.atolRelativeToRms ? "rms" : "absolute"}});
+    nlohmann::json held = nlohmann::json::array();
+    for (const protocol::ShapeId& s : heldOutShapes)
+        held.push_back(dims(s));
+    nlohmann::json gateList = nlohmann::json::array();
+    for (const GateCheck& g : gates)
+        gateList.push_back({{"gate", g.gate}, {"title", g.title}, {"passed", g.passed}, {"detail", g.detail}, {"hint", g.hint}});
+    nlohmann::json shapes = nlohmann::json::array();
+    for (const ShapeSpeedup& s : perShape)
+        shapes.push_back({{"shape", dims(s.shape)},
+                          {"label", s.shape.label},
+                          {"speedup", optionalNumber(s.speedup)},
+                          {"candidate_median_ms", optionalNumber(s.candidateMedianMs)},
+                          {"baseline_median_ms", optionalNumber(s.baselineMedianMs)}});
+    nlohmann::json fileList = nlohmann::json::array();
+    for (const RegistryFile& f : files)
+        fileList.push_back({{"path", f.path}, {"hash", f.hash}, {"bytes", f.bytes}});
+    return {{"schema_version", schemaVersion},
+            {"id", id},
+            {"version", version},
+            {"promoted_at", promotedAt},
+            {"promoted_by", promotedBy},
+            {"task", {{"name", task.name}, {"hash", task.hash}, {"file", "task.json"}}},
+            {"candidate",
+             {{"file", candidate.file},
+              {"source_hash", candidate.sourceHash},
+              {"arch", candidate.arch},
+              {"compile_options", candidate.compileOptions},
+              {"lowered_names", candidate.loweredNames}}},
+            {"seeds", {{"correctness", correctnessSeeds}, {"performance", performanceSeeds}}},
+            {"trials_per_shape", trialsPerShape},
+            {"held_out_shapes", held},
+            {"tolerances", tol},
+            {"environment", environment.toJson()},
+            {"threshold", optionalNumber(threshold)},
+            {"gates", gateList},
+            {"speedup", {{"geomean", optionalNumber(geomeanSpeedup)}, {"min", optionalNumber(minSpeedup)}, {"per_shape", shapes}}},
+            {"evidence_scope", evidenceScope},
+            {"files", fileList}};
+}
+
+Result<PromotionRecord> PromotionRecord::fromJson(const nlohmann::json& j, const std::string& source)
+{
+    auto r = protocol::readReport<PromotionRecord>("read promotion.json", [&] {
+        PromotionRecord p;
+        const Fields f(j, "");
+        p.schemaVersion = static_cast<int>(f.integer("schema_version", 1));
+        p.id = f.text("id");
+        p.version = f.integer("version");
+        p.promotedAt = f.text("promoted_at");
+        p.promotedBy = f.text("promoted_by");
+        const Fields task = f.object("task");
+        p.task = {task.text("name"), task.text("hash")};
+        const Fields cand = f.object("candidate");
+        p.candidate.file = cand.text("file");
+        p.candidate.sourceHash = cand.text("source_hash");
+        p.candidate.arch = cand.text("arch");
+        p.candidate.compileOptions = cand.texts("compile_options");
+        if (const nlohmann::json* names = cand.find("lowered_names")) {
+            const Fields n(*names, cand.at("lowered_names"));
+            for (auto it = names->begin(); it != names->end(); ++it)
+                p.candidate.loweredNames[it.key()] = kf::json::asString(it.value(), n.at(it.key()));
+        }
+        const Fields seeds = f.object("seeds");
+        p.correctnessSeeds = seeds.texts("correctness");
+        p.performanceSeeds = seeds.texts("performance");
+        p.trialsPerShape = f.integer("trials_per_shape");
+        f.forEach("held_out_shapes", [&](const nlohmann::json& v, const std::string& ptr) { p.heldOutShapes.push_back(protocol::ShapeId::readDims(v, ptr)); });
+        f.forEach("tolerances", [&](const nlohmann::json& v, const std::string& ptr) {
+            const Fields t(v, ptr);
+            p.tolerances.push_back({t.text("output"), t.number("rtol", 0), t.number("atol", 0), t.text("atol_mode", "rms") == "rms"});
+        });
+        p.environment = protocol::Environment::read(f.object("environment"));
+        p.threshold = f.optionalNumber("threshold");
+        f.forEach("gates", [&](const nlohmann::json& v, const std::string& ptr) {
+            const Fields g(v, ptr);
+            p.gates.push_back({g.text("gate"), g.text("title"), g.boolean("passed"), g.text("detail"), g.text("hint")});
+        });
+        const Fields speed = f.object("speedup");
+        p.geomeanSpeedup = speed.optionalNumber("geomean");
+        p.minSpeedup = speed.optionalNumber("min");
+        speed.forEach("per_shape", [&](const nlohmann::json& v, const std::string& ptr) {
+            const Fields s(v, ptr);
+            ShapeSpeedup e;
+            e.shape = protocol::ShapeId::read(s);
+            e.shape.set = "benchmarks";
+            e.speedup = s.optionalNumber("speedup");
+            e.candidateMedianMs = s.optionalNumber("candidate_median_ms");
+            e.baselineMedianMs = s.optionalNumber("baseline_median_ms");
+            p.perShape.push_back(std::move(e));
+        });
+        p.evidenceScope = f.text("evidence_scope");
+        f.forEach("files", [&](const nlohmann::json& v, const std::string& ptr) {
+            const Fields file(v, ptr);
+            p.files.push_back({file.text("path"), file.text("hash"), file.integer("bytes")});
+        });
+        p.json = j;
+        return p;
+    });
+    if (!r) {
+        Error e = r.error();
+        e.file = source;
+        return e;
+    }
+    return r;
+}
+
+} // namespace kf
