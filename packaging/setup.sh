@@ -43,6 +43,7 @@ apt_packages=(
   python3-numpy           # tests only: NumPy reads the .npy tensor files we write, and we read its
   libgl-dev
   xvfb xauth fonts-dejavu-core   # headless GUI runs and screenshots
+  clang-14 libclang-rt-14-dev llvm-14   # tests only: libFuzzer, ASan + UBSan and the symbolizer (tests/fuzz)
 )
 python=${KF_PYTHON:-python3}
 vpy="$KF_VENV/bin/python"

@@ -7,7 +7,9 @@
 # (e.g. -R tst_expr). Finding no test at all is a failure, not
 # a pass. Prints ccache's statistics at the end and exits with the build's or ctest's status.
 # This is what CI runs (.ci/run): 2 cores, no GPU, no stdin.
-# Environment: CCACHE_DIR (default build/.ccache), KF_JOBS (build jobs).
+# Then packaging/fuzz.sh runs every fuzz target for KF_FUZZ_SECONDS (20) under ASan + UBSan
+# (skipped with KF_SKIP_FUZZ=1 or when ctest arguments are given).
+# Environment: CCACHE_DIR (default build/.ccache), KF_JOBS (build jobs), KF_FUZZ_SECONDS, KF_SKIP_FUZZ.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -25,6 +27,11 @@ if [ $status -eq 0 ]; then
     kf_log "$me" "no GPU: the gpu-labelled tests skip themselves (each prints why: no CUDA driver or device)"
   fi
   ctest --test-dir "$bdir" --output-on-failure --no-tests=error -j2 "$@" || status=$?
+  # The readers of outside input under libFuzzer with ASan + UBSan (tests/fuzz, docs/reliability.md).
+  # Only for a whole-suite run: `packaging/test.sh -R tst_expr` runs just that test.
+  if [ $# -eq 0 ] && [ "${KF_SKIP_FUZZ:-0}" != 1 ]; then
+    bash "$KF_PACKAGING/fuzz.sh" || status=$?
+  fi
 else
   kf_log "$me" "build failed (exit $status): no tests run"
 fi

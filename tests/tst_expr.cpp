@@ -85,6 +85,13 @@ void TestExpr::errors_data()
     QTest::newRow("unknown function") << "floor(N)" << "column 1: unknown function 'floor'; available: ceil_div, round_up, min, max, abs, next_pow2, log2, sqrt, float, int";
     QTest::newRow("arity") << "ceil_div(N)" << "column 1: ceil_div takes 2 arguments, got 1";
     QTest::newRow("non-positive divisor") << "ceil_div(N, 0)" << "column 1: ceil_div: the divisor must be positive, got 0";
+    // Hostile input (issue 23): limits instead of a stack overflow.
+    QTest::newRow("1000 nested parentheses") << QString(1000, QLatin1Char('(')) + "N" + QString(1000, QLatin1Char(')'))
+                                             << "column 101: the expression nests deeper than 200 levels";
+    QTest::newRow("50000 unary minus") << QString(50000, '-') + "N" << "column 4097: the expression is longer than 4096 characters";
+    QTest::newRow("2000 unary minus") << QString(2000, '-') + "N" << "column 201: the expression nests deeper than 200 levels";
+    QTest::newRow("a chain of 3000 additions") << QString("N") + QString("+1").repeated(3000)
+                                               << "column 4097: the expression is longer than 4096 characters";
 }
 
 void TestExpr::errors()

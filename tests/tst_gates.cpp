@@ -20,6 +20,19 @@ Json& shapeOfSet(Json& report, const char* set, int nth = 0)
     qFatal("no shape of set %s", set);
 }
 
+// Fails `shape` the way the runner records a failure: a trial with mismatches, the shape and the
+// report marked failed. (Marking the shape alone would be a report that contradicts itself.)
+void failShape(Json& report, Json& shape)
+{
+    shape["passed"] = false;
+    Json& t = shape["trials"][0];
+    t["passed"] = false;
+    t["failure"] = "y: 5 of 4096 elements outside tolerance";
+    t["outputs"][0]["passed"] = false;
+    t["outputs"][0]["mismatches"] = 5;
+    report["verdict"] = "fail";
+}
+
 } // namespace
 
 class TestGates : public QObject {
@@ -65,6 +78,17 @@ void TestGates::eachRefusalNamesItsGate_data()
     QTest::newRow("a test shape failed") << "test-shape-failed" << "correctness" << "failed";
     QTest::newRow("a test shape was not verified") << "test-shape-missing" << "correctness" << "was not verified";
     QTest::newRow("too few trials") << "two-trials" << "correctness" << "2 trial(s)";
+    // Forged or cut-down evidence: the claims disagree with the recorded data (issue 23).
+    QTest::newRow("claims 3 trials, lists 1") << "one-trial-claims-three" << "evidence" << "lists 1 trial(s) but the report claims 3";
+    QTest::newRow("a trial's passed deleted") << "trial-passed-deleted" << "evidence" << "is marked passed but a trial failed";
+    QTest::newRow("a passing trial without its outputs") << "outputs-deleted" << "evidence" << "0 output record(s)";
+    QTest::newRow("two trials share a seed") << "seed-repeated" << "evidence" << "repeats 0x9f01";
+    QTest::newRow("negative control deleted") << "negative-control-deleted" << "evidence" << "no negative control";
+    QTest::newRow("a failed shape under verdict pass") << "shape-failed-verdict-pass" << "evidence" << "verdict is pass but a shape failed";
+    QTest::newRow("below the floor, verdict ok") << "below-floor-ok" << "evidence" << "below the roofline floor, yet the verdict is ok";
+    QTest::newRow("re-check failed, verdict ok") << "recheck-failed-ok" << "evidence" << "failed its re-check";
+    QTest::newRow("re-check result deleted") << "recheck-deleted" << "evidence" << "has no re-check result";
+    QTest::newRow("medians 10x slower, speedup kept") << "medians-slower" << "evidence" << "claims 1.30× but its medians give 0.13×";
     QTest::newRow("a benchmark-set shape failed verification") << "all-mode-failure" << "correctness" << "B=8192 D=4096";
     QTest::newRow("a held-out shape failed") << "held-out-failed" << "held_out" << "held-out shape";
     QTest::newRow("no held-out shapes") << "no-held-out" << "held_out" << "no held-out shapes";
@@ -107,11 +131,31 @@ void TestGates::eachRefusalNamesItsGate()
     else if (m == "correctness-error") c["verdict"] = "error";
     else if (m == "repro-inputs") c["inputs"] = "file";
     else if (m == "shrink-mode") c["mode"] = "shrink";
-    else if (m == "test-shape-failed") shapeOfSet(c, "tests", 3)["passed"] = false;
+    else if (m == "test-shape-failed") failShape(c, shapeOfSet(c, "tests", 3));
     else if (m == "test-shape-missing") c["shapes"].erase(0);
-    else if (m == "two-trials") c["trials_per_shape"] = 2;
-    else if (m == "all-mode-failure") c["shapes"].push_back({{"shape", {{"B", 8192}, {"D", 4096}}}, {"set", "benchmarks"}, {"passed", false}});
-    else if (m == "held-out-failed") shapeOfSet(c, "held_out", 1)["passed"] = false;
+    else if (m == "two-trials") {
+        for (Json& s : c["shapes"])
+            s["trials"].erase(2);
+        c["trials_per_shape"] = 2;
+    }
+    else if (m == "one-trial-claims-three") for (Json& s : c["shapes"]) s["trials"] = Json::array({s["trials"][0]});
+    else if (m == "trial-passed-deleted") shapeOfSet(c, "tests", 0)["trials"][1].erase("passed");
+    else if (m == "outputs-deleted") shapeOfSet(c, "tests", 0)["trials"][0].erase("outputs");
+    else if (m == "seed-repeated") shapeOfSet(c, "tests", 0)["trials"][1]["seed"] = "0x9f01";
+    else if (m == "negative-control-deleted") shapeOfSet(c, "tests", 2).erase("negative_control");
+    else if (m == "shape-failed-verdict-pass") shapeOfSet(c, "tests", 1)["passed"] = false;
+    else if (m == "below-floor-ok") p["shapes"][0]["below_floor"] = true;
+    else if (m == "recheck-failed-ok") p["shapes"][1]["recheck"]["passed"] = false;
+    else if (m == "recheck-deleted") p["shapes"][0].erase("recheck");
+    else if (m == "medians-slower") p["shapes"][0]["candidate"]["median_ms"] = p["shapes"][0]["candidate"]["median_ms"].get<double>() * 10;
+    else if (m == "all-mode-failure") {
+        Json extra = shapeOfSet(c, "tests", 0);
+        extra["shape"] = {{"B", 8192}, {"D", 4096}};
+        extra["set"] = "benchmarks";
+        c["shapes"].push_back(extra);
+        failShape(c, c["shapes"].back());
+    }
+    else if (m == "held-out-failed") failShape(c, shapeOfSet(c, "held_out", 1));
     else if (m == "no-held-out") c = test::correctnessFor(in.task, "optimized.cu", 0);
     else if (m == "zeros-pass") {
         c["discriminates"] = false;
@@ -121,7 +165,10 @@ void TestGates::eachRefusalNamesItsGate()
     else if (m == "bench-shape-missing") p["shapes"].erase(1);
     else if (m == "bench-verdict-fail") p["verdict"] = "fail";
     else if (m == "one-shape-slow") p = test::performanceFor(in.task, "optimized.cu", {1.8, 0.95});
-    else if (m == "nan-speedup") p["shapes"][0]["speedup"] = "nan";
+    else if (m == "nan-speedup") {
+        p["shapes"][0]["candidate"]["median_ms"] = "nan"; // a timing that failed
+        p["shapes"][0]["speedup"] = "nan";
+    }
     else if (m == "geomean-low") p = test::performanceFor(in.task, "optimized.cu", {1.05});
     else if (m == "threshold-1.5") g.threshold = 1.5;
     else QCOMPARE(m, std::string("none"));

@@ -30,6 +30,8 @@ private slots:
     void rejects_data();
     void rejects();
     void syntaxErrorNamesLineAndColumn();
+    void hostileInputIsRefusedWithASentence_data();
+    void hostileInputIsRefusedWithASentence();
     void missingCandidateFile();
     void bundledExamplesLoad_data();
     void bundledExamplesLoad();
@@ -201,6 +203,35 @@ void TestTask::rejects()
     QCOMPARE(qs(t.error().why), message);
     // The one-line message a user reads names all three.
     QVERIFY(t.error().message().find("tasks/demo/task.json: at " + pointer.toStdString() + ": ") == 0);
+}
+
+// Issue 23: inputs that crashed or hung the parser now get an error naming the file and the place.
+void TestTask::hostileInputIsRefusedWithASentence_data()
+{
+    QTest::addColumn<QString>("text");      // the whole task.json
+    QTest::addColumn<QString>("inWhy");
+    const std::string valid = baseTask().dump();
+    auto withName = [&](const std::string& name) {
+        json j = baseTask();
+        j["name"] = name;
+        return qs(j.dump());
+    };
+    QTest::newRow("a number out of range") << qs(valid.substr(0, valid.size() - 1) + R"(,"x":1e999})")
+                                           << "invalid JSON: number overflow parsing '1e999'";
+    QTest::newRow("a 30000-character name") << withName(std::string(30000, 'a')) << "at most 200 characters";
+    QTest::newRow("bytes after the closing brace") << qs(valid + " {}") << "invalid JSON";
+}
+
+void TestTask::hostileInputIsRefusedWithASentence()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, inWhy);
+    QTemporaryDir dir;
+    std::ofstream(fs::path(dir.path().toStdString()) / "task.json") << text.toStdString();
+    auto t = loadTask(dir.path().toStdString());
+    QVERIFY(!t);
+    QVERIFY2(qs(t.error().why).contains(inWhy), t.error().message().c_str());
+    QVERIFY2(qs(t.error().file).endsWith("task.json"), t.error().message().c_str());
 }
 
 void TestTask::syntaxErrorNamesLineAndColumn()

@@ -198,11 +198,28 @@ Result<Json> parseText(std::string_view text, const std::string& origin)
                      "line " + std::to_string(line) + ", column " + std::to_string(col) +
                          ": invalid JSON: " + why,
                      "fix the syntax at that position", origin, {}};
+    } catch (const Json::exception& e) {
+        // A number out of range (1e999) and the like: nlohmann names the token, not the place.
+        std::string why = e.what();
+        if (auto tag = why.find("] "); why.rfind("[json.exception.", 0) == 0 && tag != std::string::npos)
+            why = why.substr(tag + 2);
+        return Error{"parse JSON", "invalid JSON: " + why, "numbers must fit a 64-bit float or integer", origin, {}};
     }
 }
 
 Result<Json> readFile(const std::filesystem::path& file)
 {
+    // A FIFO or a device would block or never end; a huge file is not one of ours.
+    std::error_code ec;
+    const auto status = std::filesystem::status(file, ec);
+    if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+        return Error{"read " + file.string(), "it is not a regular file (a folder, a pipe or a device)",
+                     "give the path of a JSON file", file.string(), {}};
+    if (const auto size = std::filesystem::file_size(file, ec); !ec && size > kMaxJsonFileBytes)
+        return Error{"read " + file.string(),
+                     "the file is " + std::to_string(size >> 20) + " MiB, more than the " + std::to_string(kMaxJsonFileBytes >> 20) +
+                         " MiB a JSON file of ours may have",
+                     "check that it is the right file", file.string(), {}};
     std::ifstream in(file, std::ios::binary);
     if (!in)
         return Error{"read " + file.string(), "cannot open the file", "check that it exists and is readable",

@@ -70,7 +70,11 @@ private:
     std::vector<std::string> m_known;
 };
 
-/// Reads and parses a JSON file; a syntax error names line and column.
+/// The largest JSON file readFile reads (reports of big runs are a few MiB).
+inline constexpr std::uintmax_t kMaxJsonFileBytes = std::uintmax_t(256) << 20;
+
+/// Reads and parses a JSON file; a syntax error names line and column. Refuses anything but a
+/// regular file (a FIFO would block, /dev/zero never end) and files over kMaxJsonFileBytes.
 Result<Json> readFile(const std::filesystem::path& file);
 /// Parses JSON text; `origin` names it in errors.
 Result<Json> parseText(std::string_view text, const std::string& origin);

@@ -3,6 +3,7 @@
 #include "engine/task/HeldOut.h"
 
 #include <cmath>
+#include <set>
 #include <cstdio>
 #include <sstream>
 
@@ -39,6 +40,77 @@ std::string failedOutsideHeldOut(const VerifyReport& report)
     for (const auto& s : report.shapes)
         if (s.id.set != "held_out" && !s.passed)
             return s.id.dimsText();
+    return {};
+}
+
+// The report's summary fields are claims; the gates believe only what the recorded data shows.
+// A report whose claims and data disagree (edited, cut down, or written by someone else than the
+// runner) is refused as a whole: these say where it contradicts itself, or nothing.
+std::string verifyContradiction(const VerifyReport& r, const Task& task)
+{
+    bool anyFailed = false;
+    for (const auto& s : r.shapes) {
+        const std::string where = "shape " + s.id.dimsText() + (s.id.set.empty() ? "" : " [" + s.id.set + "]");
+        if (static_cast<std::int64_t>(s.trials.size()) != r.trialsPerShape)
+            return where + " lists " + std::to_string(s.trials.size()) + " trial(s) but the report claims " +
+                   std::to_string(r.trialsPerShape) + " per shape";
+        std::set<std::string> seeds;
+        bool allPassed = !s.trials.empty();
+        for (const protocol::Trial& t : s.trials) {
+            const std::string at = where + " trial " + std::to_string(t.trial);
+            if (t.seed.empty() || !seeds.insert(t.seed).second)
+                return at + " has no seed of its own (" + (t.seed.empty() ? "none" : "repeats " + t.seed) + ")";
+            allPassed = allPassed && t.passed;
+            if (!t.passed)
+                continue;
+            // A passing trial has a record for every output, none of them failing.
+            if (t.outputs.size() != task.outputs.size())
+                return at + " is marked passed with " + std::to_string(t.outputs.size()) + " output record(s) for " +
+                       std::to_string(task.outputs.size()) + " output(s)";
+            if (t.failureKind() != FailureKind::None || !t.launchError.empty())
+                return at + " is marked passed but its data shows a failure (" + std::string(failureKindName(t.failureKind())) + ")";
+            for (const OutputCheck& o : t.outputs)
+                if (!o.passed || o.mismatches > 0 || o.unwritten > 0)
+                    return at + " is marked passed but output " + o.output + " has " + std::to_string(o.mismatches) + " mismatches";
+        }
+        if (s.passed && !allPassed)
+            return where + " is marked passed but " + (s.trials.empty() ? std::string("has no trials") : "a trial failed");
+        anyFailed = anyFailed || !s.passed;
+        if (r.discriminates == true) {
+            // "Discriminates" is a claim about every shape's negative control: one per output.
+            if (s.negativeControl.size() < task.outputs.size())
+                return where + " has no negative control for every output, yet the report claims it discriminates";
+            for (const NegativeControl& n : s.negativeControl)
+                if (!n.discriminates())
+                    return where + ": the negative control of " + n.output + " passes, yet the report claims it discriminates";
+        }
+    }
+    if (r.header.verdict == "pass" && anyFailed)
+        return "the verdict is pass but a shape failed";
+    return {};
+}
+
+// The speedup a shape's medians give (baseline ÷ candidate), or NaN when they are not there.
+double derivedSpeedup(const protocol::BenchShape& s)
+{
+    if (!s.candidate.medianMs || !s.baseline.medianMs || !(*s.candidate.medianMs > 0) || !(*s.baseline.medianMs > 0))
+        return NAN;
+    return *s.baseline.medianMs / *s.candidate.medianMs;
+}
+
+std::string benchContradiction(const BenchReport& r)
+{
+    for (const auto& s : r.shapes) {
+        const std::string where = "shape " + s.id.dimsText();
+        const double derived = derivedSpeedup(s);
+        if (s.speedup && !std::isnan(*s.speedup) &&
+            !(std::isfinite(derived) && std::fabs(*s.speedup - derived) <= 0.01 * derived + 1e-9))
+            return where + " claims " + fixed(*s.speedup) + "× but its medians give " + fixed(derived) + "×";
+        if (r.header.verdict == "ok" && s.belowFloor)
+            return where + " is below the roofline floor, yet the verdict is ok";
+        if (r.header.verdict == "ok" && s.recheck.passed != true)
+            return where + (s.recheck.passed ? " failed its re-check" : " has no re-check result") + ", yet the verdict is ok";
+    }
     return {};
 }
 
@@ -124,6 +196,12 @@ GateVerdict evaluateGates(const GateInput& in)
     } else if (std::string e2 = evidenceProblem(in, p->header, "performance"); !e2.empty()) {
         ev.detail = e2;
         ev.hint = "benchmark the kernel as it is now";
+    } else if (std::string e3 = verifyContradiction(*c, task); !e3.empty()) {
+        ev.detail = "the correctness report contradicts itself: " + e3;
+        ev.hint = "use the report as kforge wrote it; verify again to get one";
+    } else if (std::string e4 = benchContradiction(*p); !e4.empty()) {
+        ev.detail = "the performance report contradicts itself: " + e4;
+        ev.hint = "use the report as kforge wrote it; benchmark again to get one";
     } else if (c->header.environment.gpu != p->header.environment.gpu || c->header.candidate.arch != p->header.candidate.arch) {
         ev.detail = "correctness was shown on " + c->header.environment.gpu + " (" + c->header.candidate.arch +
                     ") but speed on " + p->header.environment.gpu + " (" + p->header.candidate.arch + ")";
@@ -225,7 +303,7 @@ GateVerdict evaluateGates(const GateInput& in)
             if (!s)
                 missing = missing.empty() ? b.describe() : missing;
             else
-                speedups.push_back(s->speedup.value_or(NAN));
+                speedups.push_back(derivedSpeedup(*s)); // from the medians, never the claimed field
         }
         if (task.benchmarkShapes.empty()) {
             bs.detail = "the task has no benchmark shapes";

@@ -46,7 +46,8 @@ std::string gpuSlug(const std::string& gpuName)
         std::istringstream parts(token);
         while (std::getline(parts, part, '-')) {
             part = clean(part, false);
-            if (!part.empty() && !vendor.count(part) && !std::regex_match(part, noise))
+            // Parts longer than any real marketing token are kept as they are (std::regex recurses per character).
+            if (!part.empty() && !vendor.count(part) && !(part.size() <= 64 && std::regex_match(part, noise)))
                 tokens.push_back(part);
         }
     }
@@ -92,17 +93,22 @@ std::string kernelId(const std::string& prefix, int version) { return prefix + "
 
 std::optional<std::pair<std::string, int>> splitKernelId(const std::string& id)
 {
-    static const std::regex re(R"((.+)_v([1-9][0-9]{0,8}))");
-    std::smatch m;
-    if (!std::regex_match(id, m, re))
+    // "<prefix>_v<1..999999999>", by hand (std::regex recurses per character).
+    const size_t v = id.rfind("_v");
+    if (v == std::string::npos || v == 0)
         return std::nullopt;
-    return std::pair{m[1].str(), std::stoi(m[2].str())};
+    const std::string digits = id.substr(v + 2);
+    if (digits.empty() || digits.size() > 9 || digits[0] == '0' ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return std::nullopt;
+    return std::pair{id.substr(0, v), std::stoi(digits)};
 }
 
 bool isValidKernelId(const std::string& id)
 {
-    static const std::regex re(R"([a-z0-9][a-z0-9_.+-]*)");
-    return id.size() <= 200 && std::regex_match(id, re) && splitKernelId(id).has_value();
+    auto allowed = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '+' || c == '-'; };
+    return !id.empty() && id.size() <= 200 && std::isalnum(static_cast<unsigned char>(id[0])) && !std::isupper(static_cast<unsigned char>(id[0])) &&
+           std::all_of(id.begin(), id.end(), allowed) && splitKernelId(id).has_value();
 }
 
 } // namespace kf

@@ -30,8 +30,16 @@ class Parser {
 public:
     explicit Parser(const std::string& text) : m_text(text) {}
 
+    // Limits that keep a hostile expression from exhausting the stack: a left-deep chain of N
+    // operators is N frames deep when evaluated, nesting is as deep as its parentheses.
+    static constexpr size_t kMaxLength = 4096;
+    static constexpr int kMaxDepth = 200;
+
     NodePtr parseAll()
     {
+        if (m_text.size() > kMaxLength)
+            throw ParseError{static_cast<int>(kMaxLength) + 1, "the expression is longer than " + std::to_string(kMaxLength) +
+                                                                   " characters"};
         NodePtr n = parseOr();
         skipSpace();
         if (m_pos < m_text.size())
@@ -40,6 +48,17 @@ public:
     }
 
 private:
+    // One more level of nesting (a parenthesis, a call, a unary operator) while it lives.
+    struct Nest {
+        explicit Nest(Parser& p) : parser(p)
+        {
+            if (++parser.m_depth > kMaxDepth)
+                parser.error("the expression nests deeper than " + std::to_string(kMaxDepth) + " levels");
+        }
+        ~Nest() { --parser.m_depth; }
+        Parser& parser;
+    };
+
     [[noreturn]] void error(const std::string& message, int column = 0)
     {
         throw ParseError{column ? column : static_cast<int>(m_pos) + 1, message};
@@ -103,6 +122,7 @@ private:
 
     NodePtr parseUnary()
     {
+        const Nest nest(*this);
         skipSpace();
         int col = static_cast<int>(m_pos) + 1;
         for (std::string_view op : {"-", "+", "!"}) {
@@ -127,6 +147,7 @@ private:
         char c = m_text[m_pos];
         if (c == '(') {
             ++m_pos;
+            const Nest nest(*this);
             NodePtr inner = parseOr();
             if (!accept(")"))
                 error("expected ')' to close the '(' at column " + std::to_string(col));
@@ -190,6 +211,7 @@ private:
 
     const std::string& m_text;
     size_t m_pos = 0;
+    int m_depth = 0;
 };
 
 struct EvalError {

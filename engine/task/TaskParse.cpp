@@ -12,7 +12,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <regex>
 #include <stdexcept>
 #include <set>
 
@@ -28,10 +27,13 @@ using jr::SchemaError;
 
 namespace taskparse {
 
+// Hand-written, not std::regex: libstdc++'s regex recurses once per character and a 30 000
+// character name overflowed the stack. Names are capped at kMaxNameLength.
 bool isIdentifier(const std::string& s)
 {
-    static const std::regex re("^[A-Za-z_][A-Za-z0-9_]*$");
-    return std::regex_match(s, re);
+    if (s.empty() || s.size() > kMaxNameLength || std::isdigit(static_cast<unsigned char>(s[0])))
+        return false;
+    return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 std::string identifier(const Json& v, const std::string& ptr, const std::string& what)
@@ -267,9 +269,13 @@ Task parseTaskOrThrow(const Json& j, const fs::path& dir)
         fail(o.at("schema_version"), "schema_version " + std::to_string(version) + " is not supported; this KernelForge reads version " +
                                          std::to_string(kTaskSchemaVersion));
     t.name = o.string("name");
-    static const std::regex nameRe("^[A-Za-z0-9_][A-Za-z0-9_-]*$");
-    if (!std::regex_match(t.name, nameRe))
-        fail(o.at("name"), "the name may hold letters, digits, '_' and '-' only");
+    const bool nameOk = !t.name.empty() && t.name.size() <= kMaxNameLength && t.name[0] != '-' &&
+                        std::all_of(t.name.begin(), t.name.end(), [](char c) {
+                            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+                        });
+    if (!nameOk)
+        fail(o.at("name"), "the name may hold letters, digits, '_' and '-' only, at most " + std::to_string(kMaxNameLength) +
+                               " characters");
     t.description = o.stringOr("description", "");
 
     t.architectures = jr::asStringArray(o.required("architectures"), o.at("architectures"));

@@ -13,6 +13,9 @@
 
 namespace kf::taskparse {
 
+/// The longest task, tensor, symbol or parameter name (a name is a C identifier in generated code).
+inline constexpr std::size_t kMaxNameLength = 200;
+
 /// Parsing context: what names are in scope so references can be checked as they are read.
 struct Ctx {
     const std::filesystem::path* dir = nullptr;

@@ -1,0 +1,40 @@
+// Reports and evidence: a report of any kind (a file given to `promote --evidence`, a stored
+// correctness.json), read, summarised as the tables do, and written back.
+#include "engine/core/JsonReader.h"
+#include "engine/protocol/RunReport.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
+    auto j = kf::json::parseText(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz report");
+    if (!j)
+        return 0;
+    for (const kf::protocol::RunReport& r : kf::protocol::reportsOfDocument(j.value())) {
+        (void)r.header.title();
+        if (r.verify) {
+            for (const auto& s : r.verify->shapes) {
+                (void)s.summary();
+                for (const auto& t : s.trials) {
+                    (void)t.evidence();
+                    (void)t.failureKind();
+                }
+            }
+            auto back = kf::protocol::VerifyReport::fromJson(r.verify->toJson());
+            if (!back)
+                __builtin_trap();
+        }
+        if (r.bench) {
+            for (const auto& s : r.bench->shapes)
+                (void)s.allFlags();
+            auto back = kf::protocol::BenchReport::fromJson(r.bench->toJson());
+            if (!back)
+                __builtin_trap();
+        }
+        if (r.profile)
+            (void)r.profile->toJson();
+    }
+    return 0;
+}
