@@ -61,6 +61,7 @@ private slots:
     void includeFoldersMustBeSubfolders_data();
     void includeFoldersMustBeSubfolders();
     void pruneTouchesOnlyWhatTheRegistryMade();
+    void lostIndexIsRefusedNeverPrunedAndRebuilt();
 
 private:
     std::unique_ptr<QTemporaryDir> m_tmp;
@@ -565,9 +566,16 @@ void TestRegistry::pruneTouchesOnlyWhatTheRegistryMade()
     KF_VERIFY_OK(reg.promote(test::passingInput(m_taskDir, "optimized.cu")));
     fs::create_directories(m_regDir / "notes");      // a user's folder: not ours to judge or delete
     writeText(m_regDir / "notes" / "todo.txt", "keep me");
+    // A temp copy of the index from a killed writer: reported, then pruned.
+    writeText(m_regDir / "verified_kernels.json.tmp.4242.7", "{");
+    auto found = reg.check(false);
+    KF_VERIFY_OK(found);
+    QCOMPARE(found->size(), size_t(1));
+    QCOMPARE(qs(found->front().file), QString("verified_kernels.json.tmp.4242.7"));
     auto drift = reg.check(true);
     KF_VERIFY_OK(drift);
     QVERIFY(drift->empty());
+    QVERIFY(!fs::exists(m_regDir / "verified_kernels.json.tmp.4242.7"));
     QVERIFY(fs::exists(m_regDir / "notes" / "todo.txt"));
     // Without its index, version folders are never pruned as orphans.
     fs::remove(reg.indexFile());
@@ -575,8 +583,56 @@ void TestRegistry::pruneTouchesOnlyWhatTheRegistryMade()
     KF_VERIFY_OK(drift);
     QCOMPARE(drift->size(), size_t(1));
     QCOMPARE(drift->front().severity, RegistryDrift::Severity::Error);
-    QVERIFY(qs(drift->front().problem).contains("index is missing"));
+    QVERIFY(qs(drift->front().problem).contains("is missing but the folder holds 1 kernel version(s)"));
+    QVERIFY(qs(drift->front().hint).contains("--reindex"));
     QVERIFY(fs::exists(m_regDir / "cuda_softmax_h100_fp32_b8192-d4096_v1" / "promotion.json"));
+}
+
+// Issue 23: deleting verified_kernels.json must not make two verified versions look like debris.
+void TestRegistry::lostIndexIsRefusedNeverPrunedAndRebuilt()
+{
+    const Registry reg(m_regDir);
+    QStringList ids;
+    for (double speedup : {1.3, 1.5}) {
+        auto out = reg.promote(test::passingInput(m_taskDir, "optimized.cu", {speedup}));
+        KF_VERIFY_OK(out);
+        QVERIFY2(out->entry, out->gates.sentence().c_str());
+        ids << qs(out->entry->id);
+    }
+    // A half-written third version (a killed promote) that must not be listed.
+    fs::create_directories(m_regDir / "cuda_softmax_h100_fp32_b8192-d4096_v3");
+    fs::copy_file(m_regDir / ids[1].toStdString() / "promotion.json", m_regDir / "cuda_softmax_h100_fp32_b8192-d4096_v3" / "promotion.json");
+    fs::remove(m_regDir / "verified_kernels.json");
+
+    auto listed = reg.load();
+    QVERIFY(!listed);
+    QVERIFY2(qs(listed.error().why).contains("is missing but the folder holds 3 kernel version(s)"), listed.error().message().c_str());
+    QVERIFY(qs(listed.error().hint).contains("--reindex"));
+    auto promoted = reg.promote(test::passingInput(m_taskDir, "optimized.cu"));
+    QVERIFY2(!promoted, "a promote wrote a fresh index over a lost one");
+    auto drift = reg.check(true);
+    KF_VERIFY_OK(drift);
+    QVERIFY(!drift->empty());
+    for (const QString& id : ids)
+        QVERIFY2(fs::exists(m_regDir / id.toStdString() / "optimized.cu"), qPrintable(id + " was pruned"));
+
+    auto skipped = reg.reindex();
+    KF_VERIFY_OK(skipped);
+    QCOMPARE(skipped->size(), size_t(1));
+    QVERIFY2(qs(skipped->front()).startsWith("cuda_softmax_h100_fp32_b8192-d4096_v3: promotion.json names"), skipped->front().c_str());
+    auto rebuilt = reg.load();
+    KF_VERIFY_OK(rebuilt);
+    QCOMPARE(rebuilt->kernels.size(), size_t(2));
+    QCOMPARE(qs(rebuilt->kernels[0].id), ids[0]);
+    QCOMPARE(qs(rebuilt->kernels[1].id), ids[1]);
+    QCOMPARE(rebuilt->kernels[1].geomeanSpeedup, 1.5);
+    auto clean = reg.check(false);
+    KF_VERIFY_OK(clean);
+    for (const RegistryDrift& d : clean.value())
+        QVERIFY2(d.severity != RegistryDrift::Severity::Error || d.file == "cuda_softmax_h100_fp32_b8192-d4096_v3",
+                 (d.file + ": " + d.problem).c_str());
+    // A readable index is never rebuilt.
+    QVERIFY(!reg.reindex());
 }
 
 QTEST_GUILESS_MAIN(TestRegistry)

@@ -24,6 +24,7 @@ struct RegistryArgs {
     std::string id;
     std::string reason;
     bool prune = false;
+    bool reindex = false;
     bool all = false;
     double threshold = 0;
 };
@@ -150,6 +151,18 @@ int show(const RegistryArgs& a, const Registry& r)
 
 int check(const RegistryArgs& a, const Registry& r)
 {
+    if (a.reindex) {
+        auto skipped = r.reindex();
+        if (!skipped) {
+            std::cerr << "kforge: " << skipped.error().message() << '\n';
+            return kExitUsage;
+        }
+        auto rebuilt = r.load();
+        std::cerr << "rebuilt " << kRegistryIndexFile << " with " << (rebuilt ? rebuilt->kernels.size() : 0)
+                  << " complete kernel version(s); every version is listed as active\n";
+        for (const std::string& s : skipped.value())
+            std::cerr << "  not listed (left as it is): " << s << '\n';
+    }
     auto drift = r.check(a.prune);
     if (!drift) {
         std::cerr << "kforge: " << drift.error().message() << '\n';
@@ -256,6 +269,8 @@ void addRegistryCommand(CLI::App& app, int& exitCode)
     CLI::App* c = reg->add_subcommand("check", "Verify the index against the files and hashes and re-judge the evidence");
     common(c);
     c->add_flag("--prune", args->prune, "delete folders no entry names (left by an interrupted promote or remove)");
+    c->add_flag("--reindex", args->reindex,
+                "rebuild a missing or unreadable index from the complete version folders' records, then check");
     c->callback([args, &exitCode] { withRegistry(*args, exitCode, [&](const Registry& r) { return check(*args, r); }); });
 
     CLI::App* rm = reg->add_subcommand("remove", "Delete a kernel version from the index and the disk");

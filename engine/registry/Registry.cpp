@@ -240,8 +240,23 @@ Result<fs::path> Registry::resolveDirectory(const std::string& explicitDir, cons
 Result<RegistryIndex> Registry::load() const
 {
     std::error_code ec;
-    if (!fs::exists(indexFile(), ec))
-        return RegistryIndex{};
+    if (!fs::exists(indexFile(), ec)) {
+        // No index and no versions is a new registry; no index beside versions is a lost index,
+        // and reading it as empty would let a promote overwrite it and a prune delete them.
+        std::vector<std::string> versions;
+        for (const auto& d : fs::directory_iterator(m_dir, ec))
+            if (d.is_directory() && isValidKernelId(d.path().filename().string()) && fs::exists(d.path() / "promotion.json", ec))
+                versions.push_back(d.path().filename().string());
+        if (versions.empty())
+            return RegistryIndex{};
+        std::sort(versions.begin(), versions.end());
+        return Error{"read the registry " + m_dir.string(),
+                     "the index " + std::string(kRegistryIndexFile) + " is missing but the folder holds " +
+                         std::to_string(versions.size()) + " kernel version(s) (" + versions.front() +
+                         (versions.size() > 1 ? ", …" : "") + ")",
+                     "`kforge registry check --reindex` rebuilds the index from their records; nothing was changed",
+                     indexFile().string(), {}};
+    }
     auto j = jr::readFile(indexFile());
     if (!j)
         return j.error();
@@ -285,6 +300,89 @@ Result<Task> Registry::entryTask(const std::string& id) const
     Candidate keep = *c;
     task->candidates = {keep};
     return task;
+}
+
+Result<std::vector<std::string>> Registry::reindex() const
+{
+    std::error_code ec;
+    auto lock = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
+    if (!lock)
+        return lock.error();
+    if (fs::exists(indexFile(), ec)) {
+        auto j = jr::readFile(indexFile());
+        if (j && parseRegistryIndex(j.value(), indexFile().string()))
+            return Error{"rebuild the registry index", "the index is readable", "nothing to rebuild: `kforge registry check` audits it",
+                         indexFile().string(), {}};
+    }
+    RegistryIndex index;
+    std::vector<std::string> skipped;
+    std::vector<fs::path> dirs;
+    for (const auto& d : fs::directory_iterator(m_dir, ec))
+        if (d.is_directory() && isValidKernelId(d.path().filename().string()))
+            dirs.push_back(d.path());
+    std::sort(dirs.begin(), dirs.end());
+    for (const fs::path& dir : dirs) {
+        const std::string id = dir.filename().string();
+        auto skip = [&](const std::string& why) { skipped.push_back(id + ": " + why); };
+        auto pj = jr::readFile(dir / "promotion.json");
+        if (!pj) {
+            skip("no readable promotion.json");
+            continue;
+        }
+        auto record = PromotionRecord::fromJson(pj.value(), (dir / "promotion.json").string());
+        if (!record || record->id != id) {
+            skip(record ? "promotion.json names " + record->id : record.error().why);
+            continue;
+        }
+        // Complete means every file the record names is there with its hash.
+        bool complete = true;
+        for (const RegistryFile& f : record->files) {
+            auto bytes = isSafeRelativePath(f.path) ? readFileBytes(dir / f.path) : Result<std::string>(Error{});
+            if (!bytes || hashHex(bytes.value()) != f.hash) {
+                skip(f.path + " is missing or differs from its recorded hash");
+                complete = false;
+                break;
+            }
+        }
+        auto task = readEntryTask(dir);
+        if (!complete || !task) {
+            if (complete)
+                skip(task.error().why);
+            continue;
+        }
+        RegistryEntry e;
+        e.id = id;
+        e.version = static_cast<int>(record->version);
+        e.op = opSlug(task.value());
+        e.taskName = record->task.name;
+        e.dtype = task->outputs.empty() ? "" : std::string(dtypeName(task->outputs.front().dtype));
+        e.gpu = record->environment.gpu;
+        e.arch = record->candidate.arch;
+        e.kernelFile = record->candidate.file;
+        for (const ShapeBinding& b : task->benchmarkShapes) {
+            Json shape = Json::object();
+            for (const auto& [k, v] : b.values)
+                shape[k] = v;
+            e.benchmarkShapes.push_back(shape);
+        }
+        e.geomeanSpeedup = record->geomeanSpeedup.value_or(0);
+        e.minSpeedup = record->minSpeedup.value_or(0);
+        e.sourceHash = record->candidate.sourceHash;
+        e.taskHash = record->task.hash;
+        e.promotedAt = record->promotedAt;
+        e.files = record->files;
+        auto onDisk = readFileBytes(dir / "promotion.json");
+        e.files.push_back({"promotion.json", onDisk ? hashHex(onDisk.value()) : std::string(),
+                           onDisk ? static_cast<std::int64_t>(onDisk->size()) : 0});
+        if (record->threshold)
+            index.threshold = *record->threshold;
+        index.kernels.push_back(std::move(e));
+    }
+    std::sort(index.kernels.begin(), index.kernels.end(),
+              [](const RegistryEntry& a, const RegistryEntry& b) { return a.promotedAt < b.promotedAt; });
+    if (auto w = writeIndex(index); !w)
+        return w.error();
+    return skipped;
 }
 
 Result<void> Registry::writeIndex(const RegistryIndex& index) const

@@ -130,6 +130,11 @@ public:
     /// Verifies the index against the folders and hashes; with `prune`, also deletes folders
     /// that no index entry names (left by an interrupted promote or remove).
     Result<std::vector<RegistryDrift>> check(bool prune = false) const;
+    /// Rebuilds a missing or unreadable index from the version folders' records. Only complete
+    /// versions (every recorded file present with its hash) are listed; the others are named in
+    /// the result and left untouched. Refuses when the index reads fine. Deprecation states are
+    /// not in the records, so every version comes back active.
+    Result<std::vector<std::string>> reindex() const;
 
 private:
     Result<void> writeIndex(const RegistryIndex& index) const;

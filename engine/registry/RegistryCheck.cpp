@@ -33,8 +33,10 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
         return lock.error();
     auto index = load();
     if (!index) {
-        drift.push_back({Sev::Error, {}, kRegistryIndexFile, index.error().message(),
-                         "restore verified_kernels.json from a backup; the version folders are intact"});
+        // Nothing is pruned without an index to tell debris from a verified version.
+        drift.push_back({Sev::Error, {}, kRegistryIndexFile, index.error().why,
+                         "`kforge registry check --reindex` rebuilds it from the complete version folders (or restore it from "
+                         "a backup); nothing was pruned"});
         return drift;
     }
     if (!fs::exists(indexFile(), ec)) {
@@ -134,6 +136,15 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
     // Folders the index does not name: interrupted promotes (or removes), and staging leftovers.
     for (const auto& d : fs::directory_iterator(m_dir, ec)) {
         const std::string name = d.path().filename().string();
+        // An index temp file of a writer killed before its rename (the index itself is intact).
+        if (d.is_regular_file() && name.rfind(std::string(kRegistryIndexFile) + ".tmp.", 0) == 0) {
+            if (prune)
+                fs::remove(d.path(), ec);
+            else
+                drift.push_back({Sev::Warning, {}, name, "a temporary copy of the index left by an interrupted write",
+                                 "`kforge registry check --prune` deletes it"});
+            continue;
+        }
         const bool hidden = name == kStagingDir || name == kTrashDir;
         // Only what the registry itself makes: anything else in the folder is not ours to judge.
         if (!d.is_directory() || named.count(name) || !(hidden || isValidKernelId(name)))
