@@ -39,6 +39,8 @@ std::string heavySource()
 class TestCompiler : public QObject {
     Q_OBJECT
 private slots:
+    void hostileSourcesAreDiagnostics_data();
+    void hostileSourcesAreDiagnostics();
     void initTestCase();
     void loweredNames();
     void architectures_data();
@@ -235,6 +237,39 @@ void TestCompiler::examplesCompileCleanly()
             QVERIFY2(l.resources->spillStoreBytes == 0, (c.file + ": " + l.kernel + " spills").c_str());
         }
     }
+}
+
+// Issue 23: sources NVRTC must not see give one error diagnostic at their place; the check is
+// pure, so it runs without NVRTC too.
+void TestCompiler::hostileSourcesAreDiagnostics_data()
+{
+    QTest::addColumn<QByteArray>("source");
+    QTest::addColumn<int>("line");
+    QTest::addColumn<int>("column");
+    QTest::addColumn<QString>("inMessage");
+    QTest::newRow("saved as UTF-16") << QByteArray("\xff\xfe_\0_\0g\0", 8) << 1 << 1 << "saved as UTF-16";
+    QTest::newRow("a NUL mid-source") << QByteArray("__global__ void k() {}\nint x;\0 int y;\n", 38) << 2 << 7 << "NUL byte";
+    QTest::newRow("a 30000-character kernel name")
+        << QByteArray("__global__ void ") + QByteArray(30000, 'k') + QByteArray("() {}\n") << 1 << 17 << "identifier longer than 4096";
+    QTest::newRow("5 MiB of source") << QByteArray(5 << 20, ' ') << 1 << 1 << "at most 4 MiB";
+    QTest::newRow("a plain kernel") << QByteArray("__global__ void k(float* y) { y[0] = 1.0f; }\n") << 0 << 0 << "";
+}
+
+void TestCompiler::hostileSourcesAreDiagnostics()
+{
+    QFETCH(QByteArray, source);
+    QFETCH(int, line);
+    QFETCH(int, column);
+    QFETCH(QString, inMessage);
+    const auto d = kf::sourceProblem(std::string_view(source.constData(), size_t(source.size())), "kernel.cu");
+    QCOMPARE(d.has_value(), !inMessage.isEmpty());
+    if (!d)
+        return;
+    QCOMPARE(d->severity, kf::Diagnostic::Severity::Error);
+    QCOMPARE(d->line, line);
+    QCOMPARE(d->column, column);
+    QVERIFY2(qs(d->message).contains(inMessage), d->message.c_str());
+    QCOMPARE(qs(d->file), QString("kernel.cu"));
 }
 
 QTEST_GUILESS_MAIN(TestCompiler)

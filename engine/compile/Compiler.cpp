@@ -6,7 +6,9 @@
 #include "engine/core/Process.h"
 #include "resources/prelude.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -192,7 +194,9 @@ Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileReq
     for (const auto& ne : req.nameExpressions) {
         const char* lowered = nullptr;
         KF_NVRTC_CHECK(lib, getLoweredName(prog.get(), ne.c_str(), &lowered));
-        res.loweredNames[ne] = lowered;
+        // NVRTC hands back null for an expression it did not instantiate (seen with a source it
+        // misread); an empty name then fails later with the kernel named, never here.
+        res.loweredNames[ne] = lowered ? lowered : "";
     }
     if (!res.cubin.empty()) {
         auto kernels = readCubinResources(res.cubin);
@@ -227,6 +231,36 @@ Result<std::string> nvrtcVersion()
     return lib.value()->versionString;
 }
 
+std::optional<Diagnostic> sourceProblem(std::string_view source, const std::string& fileName)
+{
+    auto at = [&](std::size_t offset, std::string message) {
+        Diagnostic d;
+        d.file = fileName;
+        d.severity = Diagnostic::Severity::Error;
+        d.line = 1 + static_cast<int>(std::count(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+        const std::size_t lineStart = source.rfind('\n', offset == 0 ? 0 : offset - 1);
+        d.column = static_cast<int>(offset - (lineStart == std::string_view::npos || offset == 0 ? 0 : lineStart + 1)) + 1;
+        d.message = std::move(message);
+        return d;
+    };
+    if (source.size() > kMaxSourceBytes)
+        return at(0, "the source is " + std::to_string(source.size() >> 20) + " MiB; a kernel source may have at most " +
+                         std::to_string(kMaxSourceBytes >> 20) + " MiB");
+    if (source.size() >= 2 && ((source[0] == '\xff' && source[1] == '\xfe') || (source[0] == '\xfe' && source[1] == '\xff')))
+        return at(0, "the file is saved as UTF-16; save it as UTF-8 (NVRTC reads UTF-8 or ASCII)");
+    if (const std::size_t nul = source.find('\0'); nul != std::string_view::npos)
+        return at(nul, "the source holds a NUL byte here (a binary file, or saved as UTF-16?); NVRTC would stop reading at it");
+    std::size_t run = 0;
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(source[i]);
+        run = std::isalnum(c) || c == '_' ? run + 1 : 0;
+        if (run > kMaxIdentifierLength)
+            return at(i + 1 - run, "an identifier longer than " + std::to_string(kMaxIdentifierLength) +
+                                       " characters; NVRTC cannot compile names that long");
+    }
+    return std::nullopt;
+}
+
 Result<CompileResult> compile(const CompileRequest& request, const CompileCache* cache, const CancelToken* cancel)
 {
     const auto start = std::chrono::steady_clock::now();
@@ -247,6 +281,16 @@ Result<CompileResult> compile(const CompileRequest& request, const CompileCache*
     }
     if (cancel && cancel->cancelled())
         return Error{"compile " + request.fileName, "the build was cancelled", "", {}, {}};
+    // What NVRTC must never see: it reads a NUL as the end of the source (while our hash covers
+    // all of it), misreads UTF-16, and corrupts its heap on identifiers of 128 KiB. The workbench
+    // compiles in-process on every pause in typing, so these are diagnostics, decided here.
+    if (auto problem = sourceProblem(request.source, request.fileName)) {
+        CompileResult refused;
+        refused.success = false;
+        refused.diagnostics.push_back(*problem);
+        refused.compileMs = elapsedMs();
+        return refused;
+    }
 
     std::string key;
     if (cache) {

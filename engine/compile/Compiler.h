@@ -5,9 +5,12 @@
 
 #include "engine/compile/CompileCache.h"
 #include "engine/compile/CompileTypes.h"
+#include "engine/compile/Diagnostic.h"
 #include "engine/core/Result.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace kf {
 
@@ -19,6 +22,13 @@ Result<CompileResult> compile(const CompileRequest& request, const CompileCache*
 
 /// "13.0", or an error saying libnvrtc could not be loaded and how to fix that.
 Result<std::string> nvrtcVersion();
+
+/// Limits on what reaches NVRTC (checked by compile() before the build; a violation is an error
+/// diagnostic at its line and column, not a crash of the editor's compiler).
+inline constexpr std::size_t kMaxSourceBytes = std::size_t(4) << 20;
+inline constexpr std::size_t kMaxIdentifierLength = 4096;
+/// Why `source` must not be handed to NVRTC (UTF-16, a NUL byte, a giant identifier or file), or nothing.
+std::optional<Diagnostic> sourceProblem(std::string_view source, const std::string& fileName);
 
 /// Where the CUDA toolkit headers were found (for cuda_fp16.h etc.), or empty.
 std::string toolkitIncludeDir();
