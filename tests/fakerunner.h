@@ -24,6 +24,7 @@ public:
         OldProtocol,   ///< a hello of protocol 1
         UnknownEvent,  ///< an event type protocol 2 does not have
         BenchOk,       ///< an "ok" performance report with one shape
+        Freeze,        ///< progress, then the process stops itself (SIGSTOP): no heartbeat, no end
     };
 
     explicit FakeRunner(Behaviour b) : m_dir(std::make_unique<QTemporaryDir>())
@@ -33,7 +34,7 @@ public:
                                   ? QStringLiteral(R"({"type":"hello","protocol":1,"device":null})")
                                   : QStringLiteral(R"({"type":"hello","protocol_version":%1,"device":{"gpu":"Fake GPU","arch":"sm_90",)"
                                                    R"("compute_capability":"9.0","sm_count":132,"driver":"0.0"},"device_error":"",)"
-                                                   R"("features":["dump","inputs_dir","only_shapes","samples","first_trial","profile"],)"
+                                                   R"("features":["dump","inputs_dir","only_shapes","samples","first_trial","profile","heartbeat"],)"
                                                    R"("versions":{"torch":"fake"}})")
                                         .arg(v);
         QString answer;
@@ -61,6 +62,7 @@ public:
                      say("launch_begin", R"fr(,"label":"launch 1 (vector_add)","timeout_ms":5000)fr") + "kill -SEGV $$\n";
             break;
         case Behaviour::Garbage: answer = "echo 'Segmentation fault (core dumped)'\n"; break;
+        case Behaviour::Freeze: answer = say("progress", R"(,"permille":100,"stage":"shape 1/1")") + "kill -STOP $$\n"; break;
         case Behaviour::OldProtocol: answer = "exit 0\n"; break;
         case Behaviour::UnknownEvent: answer = say("telemetry", R"(,"clock_mhz":1980)"); break;
         case Behaviour::BenchOk:

@@ -397,6 +397,9 @@ Trial trialWith(const QStringList& tags)
     return t;
 }
 
+// GCC 12 warns that `want` may be read uninitialised after has_value() said it holds one.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 bool sameNumber(const std::optional<double>& got, const std::optional<double>& want)
 {
     if (!want.has_value() || !got.has_value())
@@ -404,6 +407,7 @@ bool sameNumber(const std::optional<double>& got, const std::optional<double>& w
     const double w = want.value_or(0), g = got.value_or(0);
     return std::isnan(w) ? std::isnan(g) : g == w;
 }
+#pragma GCC diagnostic pop
 
 QString numberText(const std::optional<double>& v)
 {

@@ -5,6 +5,7 @@
 #include "fakerunner.h"
 #include "testutil.h"
 
+#include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -54,6 +55,7 @@ private slots:
     void malformedMessagesAreProtocolErrors_data();
     void malformedMessagesAreProtocolErrors();
     void otherProtocolVersionIsRefusedAtStart();
+    void aFrozenRunnerIsFoundInSeconds();
     void benchReportIsTyped();
 };
 
@@ -257,6 +259,25 @@ void TestRunSession::benchReportIsTyped()
     const json req = json::parse(fake.requests().at(0).toStdString());
     QCOMPARE(qs(req["type"].get<std::string>()), QString("bench"));
     QCOMPARE(req["trials"].get<int>(), 1);
+}
+
+// Issue 23: a runner that stops (SIGSTOP; a stuck process) is noticed by its missing heartbeat
+// in seconds, not at the 10-minute idle timeout, and is restarted with a sentence.
+void TestRunSession::aFrozenRunnerIsFoundInSeconds()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Freeze);
+    QTemporaryDir cache;
+    RunSession session(optionsFor(fake, cache));
+    START_OR_SKIP(session);
+    QElapsedTimer timer;
+    timer.start();
+    auto outcome = session.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{});
+    KF_VERIFY_OK(outcome);
+    QVERIFY(outcome->failure);
+    QVERIFY(outcome->runnerRestarted);
+    QVERIFY2(qs(outcome->failure->why).contains("gave no sign of life for 5 s"), outcome->failure->why.c_str());
+    QVERIFY2(timer.elapsed() < 30000, qPrintable(QString("took %1 ms").arg(timer.elapsed())));
+    QVERIFY(outcome->report.isError());
 }
 
 QTEST_GUILESS_MAIN(TestRunSession)

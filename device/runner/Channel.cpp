@@ -24,8 +24,51 @@ Channel::Channel()
     std::signal(SIGPIPE, SIG_IGN);
 }
 
+Channel::~Channel()
+{
+    {
+        std::lock_guard lock(m_beatMutex);
+        m_stopBeats = true;
+    }
+    m_beatWake.notify_all();
+    if (m_beats.joinable())
+        m_beats.join();
+}
+
+void Channel::beginRequest(std::int64_t id)
+{
+    {
+        std::lock_guard lock(m_beatMutex);
+        m_beatId = id;
+        if (!m_beats.joinable())
+            m_beats = std::thread([this] { beatLoop(); });
+    }
+    m_beatWake.notify_all();
+}
+
+void Channel::endRequest()
+{
+    std::lock_guard lock(m_beatMutex);
+    m_beatId = -1;
+}
+
+void Channel::beatLoop()
+{
+    std::unique_lock lock(m_beatMutex);
+    while (!m_stopBeats) {
+        m_beatWake.wait_for(lock, std::chrono::milliseconds(kHeartbeatMs));
+        if (m_stopBeats || m_beatId < 0)
+            continue;
+        const std::int64_t id = m_beatId;
+        lock.unlock();
+        write(protocol::toLine({{"type", "heartbeat"}, {"id", id}}));
+        lock.lock();
+    }
+}
+
 void Channel::write(const std::string& bytes)
 {
+    std::lock_guard lock(m_writeMutex); // whole lines only, whoever writes
     size_t done = 0;
     while (done < bytes.size()) {
         const ssize_t n = ::write(m_fd, bytes.data() + done, bytes.size() - done);

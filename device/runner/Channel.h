@@ -10,6 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <cstdint>
 #include <string>
 
@@ -34,11 +37,26 @@ public:
     /// Writes `line` verbatim (test hook for the supervisor's protocol-error path).
     void sendRaw(const std::string& line);
 
+    /// While a request is in flight a thread of its own sends {"type":"heartbeat"} every
+    /// kHeartbeatMs, so a client notices a frozen process (stopped, swapped out, stuck in the
+    /// kernel) in seconds rather than at its idle timeout. beginRequest/endRequest bracket it.
+    static constexpr int kHeartbeatMs = 500;
+    void beginRequest(std::int64_t id);
+    void endRequest();
+    ~Channel();
+
 private:
     void write(const std::string& bytes);
+    void beatLoop();
 
     int m_fd = -1;
+    std::mutex m_writeMutex;        // the heartbeat thread and the request loop both write
     std::chrono::steady_clock::time_point m_lastProgress{};
+    std::mutex m_beatMutex;
+    std::condition_variable m_beatWake;
+    std::int64_t m_beatId = -1;     // the request in flight, or -1
+    bool m_stopBeats = false;
+    std::thread m_beats;
 };
 
 } // namespace kf::device

@@ -185,6 +185,11 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
     }
     request->id = id;
     const SoftwareVersions versions{m_torchVersion, request->nvrtcVersion};
+    m_channel.beginRequest(id);
+    struct EndBeats {
+        Channel& channel;
+        ~EndBeats() { channel.endRequest(); }
+    } endBeats{m_channel};
     Result<nlohmann::json> report = Error{};
     try {
         if (type == "verify")

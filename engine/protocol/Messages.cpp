@@ -262,6 +262,8 @@ Result<RunnerMessage> RunnerMessage::decode(const nlohmann::json& j)
                 m.error.why = "the runner reported an error without a reason";
         } else if (type == "pong") {
             m.type = Type::Pong;
+        } else if (type == "heartbeat") {
+            m.type = Type::Heartbeat; // the runner's process is alive (sent about once a second in a request)
         } else if (type == "progress" || type == "launch_begin" || type == "launch_end" || type == "log") {
             m.type = Type::Event;
             auto e = Event::fromJson(j);

@@ -84,7 +84,7 @@ const char* levelName(Event::Level l);
 
 /// Any message a runner writes, decoded.
 struct RunnerMessage {
-    enum class Type { Hello, Event, Report, Error, Pong };
+    enum class Type { Hello, Event, Report, Error, Pong, Heartbeat };
     Type type = Type::Event;
     std::optional<std::int64_t> id;     ///< the request it answers (absent in hello)
     Hello hello;                        ///< Type::Hello

@@ -439,6 +439,12 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
         }
 
         auto idleDeadline = after(idleMs);
+        // A runner that says it sends heartbeats during a run is alive while they come: a
+        // stopped or frozen process is noticed in seconds. Heartbeats do not count as work, so a
+        // main thread stuck in a driver call still meets the idle timeout.
+        const bool beats = m_hello.has("heartbeat") && (type == "verify" || type == "bench" || type == "profile");
+        const std::int64_t beatMs = std::max(m_options.heartbeatTimeoutMs, 1);
+        auto beatDeadline = after(beatMs);
         bool watchdogArmed = false;
         auto watchdogDeadline = Clock::time_point::max();
         std::int64_t watchdogMs = 0;
@@ -460,7 +466,18 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
                                  " and was presumed hung; it was restarted.",
                              withLastWords("if the work is expected to take that long, raise the idle timeout", m_stderrTail));
             }
+            if (beats && msUntil(beatDeadline) <= 0) {
+                std::string where = whereText(m_currentLaunch, type);
+                kill();
+                return error("the runner gave no sign of life for " + secondsText(beatMs) + " s " + where +
+                                 " (its process is stopped or frozen); it was restarted.",
+                             withLastWords("a process stopped with SIGSTOP, a machine out of memory and swapping, or a driver "
+                                           "call that froze the whole process",
+                                           m_stderrTail));
+            }
             auto until = watchdogArmed ? std::min(watchdogDeadline, idleDeadline) : idleDeadline;
+            if (beats)
+                until = std::min(until, beatDeadline);
             auto msg = readMessage(std::min(msUntil(until), kPollSliceMs));
             if (!msg) {
                 const Error& e = msg.error();
@@ -470,8 +487,11 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
                     return crashed();
                 return malformed(e.why);
             }
-            idleDeadline = after(idleMs);
+            beatDeadline = after(beatMs);
             auto decoded = protocol::RunnerMessage::decode(msg.value());
+            if (decoded && decoded->type == protocol::RunnerMessage::Type::Heartbeat)
+                continue; // alive, but no work done: the idle deadline stays
+            idleDeadline = after(idleMs);
             if (!decoded)
                 return malformed(decoded.error().why + (decoded.error().pointer.empty() ? "" : " at " + decoded.error().pointer));
             const protocol::RunnerMessage& m = decoded.value();
@@ -522,6 +542,8 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
             }
             case Type::Hello:
                 return malformed("a second \"hello\" in the middle of a request");
+            case Type::Heartbeat:
+                break; // handled above
             }
         }
     } catch (const std::exception& e) {

@@ -25,6 +25,7 @@ public:
         std::string runnerPath;              ///< empty: defaultRunnerPath()
         int startTimeoutMs = 120000;         ///< until "hello" (LibTorch + CUDA init can be slow)
         int idleTimeoutMs = 600000;          ///< no message at all for this long: treat as hung
+        int heartbeatTimeoutMs = 5000;       ///< a runner that sends heartbeats: none for this long is a frozen process
         std::vector<std::string> extraEnv;   ///< "NAME=value" added to the runner's environment
     };
 
