@@ -131,6 +131,10 @@ void TestCliVerify::usageErrorsExit2_data()
     QTest::addColumn<QString>("message");
     QTest::newRow("bad task") << QStringList{"verify", m_dir.filePath("broken")} << m_dir.filePath("broken/task.json");
     QTest::newRow("no such task") << QStringList{"verify", m_dir.filePath("nowhere")} << "no such file or folder";
+    // Issue 23: an unwritable --report is found before the run, not after it.
+    QTest::newRow("--report into a missing folder")
+        << QStringList{"verify", kVectorAdd, "--report", m_dir.filePath("no/such/folder/report.json")} << "does not exist";
+    QTest::newRow("--report is a folder") << QStringList{"bench", kVectorAdd, "--report", m_dir.path()} << "is a folder";
     QTest::newRow("--shapes bogus") << QStringList{"verify", kVectorAdd, "--shapes", "bogus"} << "--shapes";
     QTest::newRow("bench --shapes bogus") << QStringList{"bench", kVectorAdd, "--shapes", "bogus"} << "--shapes";
     QTest::newRow("unknown candidate") << QStringList{"verify", kVectorAdd, "--candidate", "missing.cu"}

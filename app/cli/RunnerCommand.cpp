@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <iostream>
 #include <regex>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -87,6 +88,20 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
     if (bench && a.maxSamples < a.minSamples) {
         std::cerr << "kforge: --max-samples " << a.maxSamples << " is below --min-samples " << a.minSamples << '\n';
         return kExitUsage;
+    }
+    // --report is written at the end: find out now that it cannot be, not after the whole run.
+    if (!a.reportFile.empty()) {
+        const fs::path folder = fs::absolute(a.reportFile).parent_path();
+        std::error_code ec;
+        if (fs::is_directory(a.reportFile, ec)) {
+            std::cerr << "kforge: --report " << a.reportFile << " is a folder; give a file name\n";
+            return kExitUsage;
+        }
+        if (!fs::is_directory(folder, ec) || ::access(folder.c_str(), W_OK) != 0) {
+            std::cerr << "kforge: --report " << a.reportFile << ": the folder " << folder.string()
+                      << (fs::is_directory(folder, ec) ? " is not writable" : " does not exist") << '\n';
+            return kExitUsage;
+        }
     }
     auto loaded = loadTaskArgument(a.path);
     if (!loaded)
