@@ -220,6 +220,8 @@ void TestTask::hostileInputIsRefusedWithASentence_data()
                                            << "invalid JSON: number overflow parsing '1e999'";
     QTest::newRow("a 30000-character name") << withName(std::string(30000, 'a')) << "at most 200 characters";
     QTest::newRow("bytes after the closing brace") << qs(valid + " {}") << "invalid JSON";
+    QTest::newRow("a key given twice") << qs(valid.substr(0, valid.size() - 1) + R"(,"name":"other"})")
+                                       << "the key \"name\" appears twice in one object";
 }
 
 void TestTask::hostileInputIsRefusedWithASentence()

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace kf::json {
@@ -173,8 +174,31 @@ void Object::finish() const
 
 Result<Json> parseText(std::string_view text, const std::string& origin)
 {
+    // JSON allows a key twice and nlohmann keeps the last; a file of ours that says two things
+    // about one field is refused instead (an edit merged twice, or an attempt to hide one).
+    std::vector<std::set<std::string>> keys;
+    std::string duplicate;
+    auto callback = [&](int, Json::parse_event_t event, Json& parsed) {
+        switch (event) {
+        case Json::parse_event_t::object_start: keys.emplace_back(); break;
+        case Json::parse_event_t::object_end:
+            if (!keys.empty())
+                keys.pop_back();
+            break;
+        case Json::parse_event_t::key:
+            if (!keys.empty() && parsed.is_string() && !keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
+                duplicate = parsed.get<std::string>();
+            break;
+        default: break;
+        }
+        return true;
+    };
     try {
-        return Json::parse(text.begin(), text.end());
+        Json j = Json::parse(text.begin(), text.end(), callback);
+        if (!duplicate.empty())
+            return Error{"parse JSON", "invalid JSON: the key \"" + duplicate + "\" appears twice in one object",
+                         "keep one of them", origin, {}};
+        return j;
     } catch (const Json::parse_error& e) {
         // Turn the byte offset into line:column, which is what an editor can jump to.
         size_t offset = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
