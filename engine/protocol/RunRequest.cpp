@@ -2,6 +2,7 @@
 
 #include "engine/core/Base64.h"
 #include "engine/core/JsonReader.h"
+#include "engine/task/HeldOut.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,20 +12,6 @@ namespace kf::protocol {
 namespace jr = kf::json;
 
 namespace {
-
-nlohmann::json bindingsJson(const std::vector<ShapeBinding>& shapes)
-{
-    nlohmann::json a = nlohmann::json::array();
-    for (const ShapeBinding& b : shapes) {
-        nlohmann::json o = nlohmann::json::object();
-        if (!b.label.empty())
-            o["label"] = b.label;
-        for (const auto& [k, v] : b.values)
-            o[k] = v;
-        a.push_back(std::move(o));
-    }
-    return a;
-}
 
 std::vector<ShapeBinding> readBindings(const nlohmann::json& v, const std::string& ptr)
 {
@@ -210,11 +197,11 @@ nlohmann::json RunRequest::toJson() const
                         {"shapes", shapes},
                         {"launch_timeout_ms", launchTimeoutMs}};
     if (!onlyShapes.empty()) {
-        r["only_shapes"] = bindingsJson(onlyShapes);
+        r["only_shapes"] = heldOutJson(onlyShapes);
         r["set_name"] = setName;
     }
     if (!heldOut.empty())
-        r["held_out_shapes"] = bindingsJson(heldOut);
+        r["held_out_shapes"] = heldOutJson(heldOut);
     if (firstTrial != 0)
         r["first_trial"] = firstTrial;
     if (samples != 10)
