@@ -198,12 +198,17 @@ bool ShapeId::sameDims(const std::map<std::string, std::int64_t, std::less<>>& v
     return true;
 }
 
-void ShapeId::writeTo(nlohmann::json& entry) const
+nlohmann::json ShapeId::dimsJson() const
 {
     nlohmann::json shape = nlohmann::json::object();
     for (const auto& [k, v] : dims)
         shape[k] = v;
-    entry["shape"] = shape;
+    return shape;
+}
+
+void ShapeId::writeTo(nlohmann::json& entry) const
+{
+    entry["shape"] = dimsJson();
     entry["label"] = label;
     entry["set"] = set;
 }

@@ -117,6 +117,8 @@ struct ShapeId {
     /// True when the dims equal `values` exactly (same symbols, same values).
     bool sameDims(const std::map<std::string, std::int64_t, std::less<>>& values) const;
 
+    /// {"B": 7, "D": 4099}: the dims alone, as a report's "shape" and promotion.json keep them.
+    nlohmann::json dimsJson() const;
     void writeTo(nlohmann::json& entry) const;
     static ShapeId read(const Fields& entry);
     /// A bare dims object ({"B": 7, "D": 4099}) at `pointer`; throws kf::json::SchemaError.

@@ -9,11 +9,17 @@ Result<RunReport> RunReport::fromJson(const nlohmann::json& j, const std::string
     auto result = readReport<RunReport>("read a report", [&] {
         RunReport r;
         const Fields f(j, "");
-        r.header = Header::read(f);
-        if (r.header.kind == ReportKind::Correctness)
+        // The kind decides the reader; each reader reads the header as part of its report.
+        const std::string kind = f.text("kind");
+        if (kind == reportKindName(ReportKind::Correctness)) {
             r.verify = VerifyReport::read(f);
-        else if (r.header.kind == ReportKind::Performance)
+            r.header = r.verify->header;
+        } else if (kind == reportKindName(ReportKind::Performance)) {
             r.bench = BenchReport::read(f);
+            r.header = r.bench->header;
+        } else {
+            r.header = Header::read(f);
+        }
         r.json = j;
         return r;
     });

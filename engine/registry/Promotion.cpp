@@ -11,13 +11,6 @@ using protocol::numberJson;
 
 nlohmann::json optionalNumber(const std::optional<double>& v) { return v ? numberJson(*v) : nlohmann::json(nullptr); }
 
-nlohmann::json dims(const protocol::ShapeId& s)
-{
-    nlohmann::json o = nlohmann::json::object();
-    for (const auto& [k, v] : s.dims)
-        o[k] = v;
-    return o;
-}
 
 } // namespace
 
@@ -31,13 +24,13 @@ nlohmann::json PromotionRecord::toJson() const
                        {"atol_mode", t.atolRelativeToRms ? "rms" : "absolute"}});
     nlohmann::json held = nlohmann::json::array();
     for (const protocol::ShapeId& s : heldOutShapes)
-        held.push_back(dims(s));
+        held.push_back(s.dimsJson());
     nlohmann::json gateList = nlohmann::json::array();
     for (const GateCheck& g : gates)
         gateList.push_back({{"gate", g.gate}, {"title", g.title}, {"passed", g.passed}, {"detail", g.detail}, {"hint", g.hint}});
     nlohmann::json shapes = nlohmann::json::array();
     for (const ShapeSpeedup& s : perShape)
-        shapes.push_back({{"shape", dims(s.shape)},
+        shapes.push_back({{"shape", s.shape.dimsJson()},
                           {"label", s.shape.label},
                           {"speedup", optionalNumber(s.speedup)},
                           {"candidate_median_ms", optionalNumber(s.candidateMedianMs)},

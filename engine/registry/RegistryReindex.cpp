@@ -42,7 +42,10 @@ Result<std::vector<std::string>> Registry::reindex() const
     for (const fs::path& dir : dirs) {
         const std::string id = dir.filename().string();
         auto skip = [&](const std::string& why) { skipped.push_back(id + ": " + why); };
-        auto pj = jr::readFile(dir / "promotion.json");
+        // Read once: parsed for the record, hashed for the index's file list.
+        auto promotionBytes = readFileBytes(dir / "promotion.json");
+        auto pj = promotionBytes ? jr::parseText(promotionBytes.value(), (dir / "promotion.json").string())
+                                 : Result<Json>(promotionBytes.error());
         if (!pj) {
             skip("no readable promotion.json");
             continue;
@@ -89,9 +92,7 @@ Result<std::vector<std::string>> Registry::reindex() const
         e.taskHash = record->task.hash;
         e.promotedAt = record->promotedAt;
         e.files = record->files;
-        auto onDisk = readFileBytes(dir / "promotion.json");
-        e.files.push_back({"promotion.json", onDisk ? hashHex(onDisk.value()) : std::string(),
-                           onDisk ? static_cast<std::int64_t>(onDisk->size()) : 0});
+        e.files.push_back({"promotion.json", hashHex(promotionBytes.value()), static_cast<std::int64_t>(promotionBytes->size())});
         if (record->threshold)
             index.threshold = *record->threshold;
         index.kernels.push_back(std::move(e));
