@@ -5,6 +5,7 @@
 // chosen Behaviour. It is a shell script written into a temporary folder; nothing here is the
 // product's runner, and no test presents it as one.
 #include "engine/protocol/Protocol.h"
+#include "engine/task/Task.h"
 
 #include <QDir>
 #include <QFile>
@@ -107,5 +108,14 @@ public:
 private:
     std::unique_ptr<QTemporaryDir> m_dir;
 };
+
+/// The bundled vector_add example: the task the fake runner's answers are written for.
+inline Task vectorAddTask()
+{
+    auto t = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
+    if (!t)
+        qFatal("%s", t.error().message().c_str());
+    return t.value();
+}
 
 } // namespace kf::test

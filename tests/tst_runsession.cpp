@@ -17,13 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-Task vectorAdd()
-{
-    auto t = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
-    if (!t)
-        qFatal("%s", t.error().message().c_str());
-    return t.value();
-}
 
 RunSession::Options optionsFor(const FakeRunner& fake, const QTemporaryDir& cache)
 {
@@ -69,7 +62,7 @@ void TestRunSession::passingRunGivesTypedEventsAndReport()
     QCOMPARE(qs(session.hello().device->gpu), QString("Fake GPU"));
 
     std::vector<protocol::Event> events;
-    auto outcome = session.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{},
+    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{},
                                [&](const protocol::Event& e) { events.push_back(e); });
     KF_VERIFY_OK(outcome);
     QVERIFY2(!outcome->failure, outcome->failure ? outcome->failure->message().c_str() : "");
@@ -110,7 +103,7 @@ void TestRunSession::passingRunGivesTypedEventsAndReport()
     QCOMPARE(back->trials, 3);
 
     // The runner stays warm for the next run.
-    auto again = session.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{});
+    auto again = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
     KF_VERIFY_OK(again);
     QCOMPARE(session.restarts(), 0);
     QCOMPARE(fake.requests().size(), 2);
@@ -149,7 +142,7 @@ void TestRunSession::policyReachesTheRequest()
         kind = RunKind::Bench;
         s.heldOutCount = 2;
     }
-    auto outcome = session.run(kind, vectorAdd(), "naive.cu", s);
+    auto outcome = session.run(kind, kf::test::vectorAddTask(), "naive.cu", s);
     KF_VERIFY_OK(outcome);
     const QStringList sent = fake.requests();
     QCOMPARE(sent.size(), 1);
@@ -170,7 +163,7 @@ void TestRunSession::compileErrorIsAnErrorReportWithoutARequest()
     QTemporaryDir cache;
     RunSession session(optionsFor(fake, cache));
     START_OR_SKIP(session);
-    auto outcome = session.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{}, {}, nullptr,
+    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{}, {}, nullptr,
                                std::string("__global__ void vector_add( { this is not C++ }\n"));
     KF_VERIFY_OK(outcome);
     QVERIFY(outcome->failure);
@@ -191,7 +184,7 @@ void TestRunSession::crashIsAnErrorReportAndTheRunnerRestarts()
     QTemporaryDir cache;
     RunSession session(optionsFor(fake, cache));
     START_OR_SKIP(session);
-    auto outcome = session.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{});
+    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
     KF_VERIFY_OK(outcome);
     QVERIFY(outcome->failure);
     QVERIFY(outcome->runnerRestarted);
@@ -200,7 +193,7 @@ void TestRunSession::crashIsAnErrorReportAndTheRunnerRestarts()
     QVERIFY(outcome->report.isError());
     QCOMPARE(qs(outcome->report.header.errorSentence()), why);
     // The next run starts a fresh runner (which crashes again, but it was started).
-    auto again = session.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{});
+    auto again = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
     KF_VERIFY_OK(again);
     QCOMPARE(fake.requests().size(), 2);
 }
@@ -222,7 +215,7 @@ void TestRunSession::malformedMessagesAreProtocolErrors()
     QTemporaryDir cache;
     RunSession session(optionsFor(fake, cache));
     START_OR_SKIP(session);
-    auto outcome = session.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{});
+    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
     KF_VERIFY_OK(outcome);
     QVERIFY(outcome->failure);
     QVERIFY(outcome->runnerRestarted);
@@ -238,7 +231,7 @@ void TestRunSession::otherProtocolVersionIsRefusedAtStart()
     auto s = session.start();
     QVERIFY(!s);
     QCOMPARE(qs(s.error().why), QString("the runner speaks protocol 1 and this KernelForge speaks protocol 2"));
-    auto outcome = session.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{});
+    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
     QVERIFY(!outcome);
     QVERIFY(fake.requests().isEmpty());
 }
@@ -249,7 +242,7 @@ void TestRunSession::benchReportIsTyped()
     QTemporaryDir cache;
     RunSession session(optionsFor(fake, cache));
     START_OR_SKIP(session);
-    auto outcome = session.run(RunKind::Bench, vectorAdd(), "naive.cu", RunSettings{});
+    auto outcome = session.run(RunKind::Bench, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
     KF_VERIFY_OK(outcome);
     QVERIFY(!outcome->failure);
     QVERIFY(outcome->report.bench);
@@ -271,7 +264,7 @@ void TestRunSession::aFrozenRunnerIsFoundInSeconds()
     START_OR_SKIP(session);
     QElapsedTimer timer;
     timer.start();
-    auto outcome = session.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{});
+    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
     KF_VERIFY_OK(outcome);
     QVERIFY(outcome->failure);
     QVERIFY(outcome->runnerRestarted);

@@ -15,13 +15,6 @@ using kf::test::FakeRunner;
 
 namespace {
 
-Task vectorAdd()
-{
-    auto t = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
-    if (!t)
-        qFatal("%s", t.error().message().c_str());
-    return t.value();
-}
 
 RunService::Options optionsFor(const FakeRunner& fake, const QTemporaryDir& cache)
 {
@@ -76,7 +69,7 @@ void TestRunService::runEmitsTypedSignalsInOrder()
     QSignalSpy failed(&service, &RunService::failed);
     QSignalSpy finished(&service, &RunService::runFinished);
 
-    const quint64 id = service.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{});
+    const quint64 id = service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
     QVERIFY(id != 0);
     QCOMPARE(started.count(), 1);
     QCOMPARE(started.first().at(1).toString(), QString("Verify vector_add/naive.cu"));
@@ -114,7 +107,7 @@ void TestRunService::crashGivesAnErrorReportAndRestarts()
     RunService service(optionsFor(fake, cache));
     QSignalSpy report(&service, &RunService::reportReady);
     QSignalSpy finished(&service, &RunService::runFinished);
-    service.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{});
+    service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
     SKIP_WITHOUT_NVRTC(finished);
     QVERIFY(!finished.first().at(1).toBool());
@@ -134,8 +127,8 @@ void TestRunService::oneRunAtATime()
     QTemporaryDir cache;
     RunService service(optionsFor(fake, cache));
     QSignalSpy finished(&service, &RunService::runFinished);
-    QVERIFY(service.run(RunKind::Verify, vectorAdd(), "naive.cu", RunSettings{}) != 0);
-    QCOMPARE(service.run(RunKind::Bench, vectorAdd(), "naive.cu", RunSettings{}), quint64(0));
+    QVERIFY(service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{}) != 0);
+    QCOMPARE(service.run(RunKind::Bench, kf::test::vectorAddTask(), "naive.cu", RunSettings{}), quint64(0));
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
 }
 

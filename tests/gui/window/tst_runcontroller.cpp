@@ -20,18 +20,6 @@ using kf::app::RunController;
 using kf::test::FakeRunner;
 using nlohmann::json;
 
-namespace {
-
-Task vectorAdd()
-{
-    auto t = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
-    if (!t)
-        qFatal("%s", t.error().message().c_str());
-    return t.value();
-}
-
-} // namespace
-
 class TestRunController : public QObject {
     Q_OBJECT
 private slots:
@@ -70,7 +58,7 @@ void TestRunController::verifyFillsThePanelAndSendsThePolicy()
     QSignalSpy reports(&controller, &RunController::reportReceived);
     QSignalSpy finished(&controller, &RunController::finished);
 
-    QVERIFY(controller.startTask(RunKind::Verify, vectorAdd(), "naive.cu", {}));
+    QVERIFY(controller.startTask(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", {}));
     QVERIFY(panel.isRunning());
     QVERIFY2(panel.title().contains(titleNote), qPrintable(panel.title()));
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
@@ -107,7 +95,7 @@ void TestRunController::aTaskWithoutShapesCannotBeProfiled()
     kf::app::RunService::Options o;
     o.runnerPath = fake.path();
     RunController controller(o, &panel, &status);
-    Task task = vectorAdd();
+    Task task = kf::test::vectorAddTask();
     task.testShapes.clear();
     task.benchmarkShapes.clear();
     QVERIFY(!controller.startTask(RunKind::Profile, task, "naive.cu", {}));
