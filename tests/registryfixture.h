@@ -7,6 +7,7 @@
 #include "engine/core/Hash.h"
 #include "engine/registry/Registry.h"
 #include "engine/protocol/RunReport.h"
+#include "engine/protocol/Signature.h"
 #include "engine/runner/RunSettings.h"
 #include "engine/task/HeldOut.h"
 #include "engine/task/Task.h"
@@ -127,11 +128,23 @@ inline nlohmann::json performanceFor(const Task& task, const std::string& candid
     return r;
 }
 
-/// `j` read as the gates read a report (none for null or a malformed report).
-inline std::optional<protocol::RunReport> asReport(const nlohmann::json& j)
+/// `j` signed with the test key (KF_REPORT_KEY, set by CTest), as the runner signs its reports.
+inline nlohmann::json signedAsByRunner(nlohmann::json j)
 {
-    if (j.is_null())
+    auto key = protocol::loadSigningKey(true);
+    if (key && j.is_object())
+        (void)protocol::signDocument(j, key.value());
+    return j;
+}
+
+/// `j` signed as the runner would sign it, then read as the gates read a report (none for null
+/// or a malformed report). Tests that tamper with a report do it before this, so the gates judge
+/// the contents; tst_gates tampers after signing to test the signature itself.
+inline std::optional<protocol::RunReport> asReport(const nlohmann::json& unsignedJson)
+{
+    if (unsignedJson.is_null())
         return std::nullopt;
+    const nlohmann::json j = signedAsByRunner(unsignedJson);
     auto r = protocol::RunReport::fromJson(j, "fixture report");
     if (!r)
         return std::nullopt;

@@ -12,6 +12,7 @@
 
 #include <fstream>
 #include <memory>
+#include <unistd.h>
 
 using namespace kf;
 using Json = nlohmann::json;
@@ -63,6 +64,9 @@ private slots:
     void promotersKilledAtRandomMomentsLeaveAValidIndex();
     void checkCatchesTamperingAndExitsOne();
     void removeDeprecateAndThreshold();
+    void allowUnsignedIsRecordedAndShown();
+    void sameCauseSameExitCodeInEveryCommand();
+    void readOnlyRegistryCanBeChecked();
 
 private:
     QStringList promoteArgs() const;
@@ -116,7 +120,7 @@ void TestCliRegistry::promoteFromSavedEvidence()
     const Json j = Json::parse(r.out.toStdString());
     QVERIFY(j["ok"] == true);
     QCOMPARE(qs(j["id"].get<std::string>()), QString("cuda_softmax_h100_fp32_b8192-d4096_v2"));
-    QCOMPARE(j["gates"].size(), size_t(7));
+    QCOMPARE(j["gates"].size(), size_t(8));
     QVERIFY(fs::is_regular_file(fs::path(j["folder"].get<std::string>()) / "promotion.json"));
 
     r = kforge({"registry", "list", "--registry", qs(m_regDir.string())});
@@ -143,6 +147,8 @@ void TestCliRegistry::refusalsAndUsageErrors_data()
     QTest::addColumn<int>("exitCode");
     QTest::addColumn<QString>("message");
     QTest::newRow("slower on one shape") << "slow" << 1 << "promotion refused: At least 1.00× on every benchmark shape";
+    QTest::newRow("evidence not signed") << "unsigned" << 1 << "promotion refused: Evidence signed by this user's runner: the performance report is not signed";
+    QTest::newRow("evidence edited after signing") << "edited" << 1 << "the correctness report is changed after it was signed";
     QTest::newRow("edited after the runs") << "edit" << 1 << "promotion refused: Evidence matches the current kernel";
     QTest::newRow("no evidence for this candidate") << "naive" << 1 << "there is no correctness report for naive.cu";
     QTest::newRow("several candidates, none named") << "no-candidate" << 2 << "name the one to promote with --candidate (naive.cu, optimized.cu)";
@@ -158,7 +164,14 @@ void TestCliRegistry::refusalsAndUsageErrors()
     QStringList args = promoteArgs();
     if (change == "slow") {
         auto t = loadTask(m_taskDir);
-        writeJson(m_performance, test::performanceFor(t.value(), "optimized.cu", {1.5, 0.97}));
+        writeJson(m_performance, test::signedAsByRunner(test::performanceFor(t.value(), "optimized.cu", {1.5, 0.97})));
+    } else if (change == "unsigned") {
+        auto t = loadTask(m_taskDir);
+        writeJson(m_performance, test::performanceFor(t.value(), "optimized.cu", {1.36, 1.40}));
+    } else if (change == "edited") {
+        Json doc = Json::parse(readFileBytes(m_correctness).value());
+        doc["reports"][0]["duration_ms"] = 1.0;
+        writeJson(m_correctness, doc);
     } else if (change == "edit") {
         std::ofstream(m_taskDir / "optimized.cu", std::ios::app) << "// one more tweak\n";
     } else if (change == "naive") {
@@ -313,6 +326,67 @@ void TestCliRegistry::removeDeprecateAndThreshold()
     QCOMPARE(r.exitCode, 1);
     QVERIFY(r.err.contains("below the threshold 1.50×"));
     QCOMPARE(kforge({"registry", "check", "--registry", reg}).exitCode, 0);
+}
+
+void TestCliRegistry::allowUnsignedIsRecordedAndShown()
+{
+    auto t = loadTask(m_taskDir);
+    KF_VERIFY_OK(t);
+    writeJson(m_performance, test::performanceFor(t.value(), "optimized.cu", {1.36, 1.40})); // not signed
+    QCOMPARE(kforge(promoteArgs()).exitCode, 1);
+    Run r = kforge(promoteArgs() << "--allow-unsigned");
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("✓ Evidence signed by this user's runner: accepted without a valid signature (--allow-unsigned)"),
+             qPrintable(r.out));
+    const QString reg = qs(m_regDir.string());
+    r = kforge({"registry", "show", "cuda_softmax_h100_fp32_b8192-d4096_v1", "--registry", reg});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("evidence:  ⚠ accepted without a valid signature (--allow-unsigned)"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("record:    promotion.json signed with key"), qPrintable(r.out));
+    // The (signed) record says the user accepted it: check agrees, and says nothing else.
+    r = kforge({"registry", "check", "--registry", reg});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+}
+
+void TestCliRegistry::sameCauseSameExitCodeInEveryCommand()
+{
+    const QString reg = qs(m_regDir.string());
+    QCOMPARE(kforge(promoteArgs()).exitCode, 0);
+    const QString id = "cuda_softmax_h100_fp32_b8192-d4096_v1";
+    // An unknown ID is the caller's mistake: 2 everywhere.
+    for (const QStringList& args : {QStringList{"registry", "show", id + "9"}, QStringList{"registry", "remove", id + "9"},
+                                    QStringList{"registry", "deprecate", id + "9", "--reason", "x"}}) {
+        const Run r = kforge(QStringList(args) << "--registry" << reg);
+        QVERIFY2(r.exitCode == 2, qPrintable(args.join(' ') + ": " + QString::number(r.exitCode) + " " + r.err));
+        QVERIFY2(r.err.contains("has no kernel"), qPrintable(r.err));
+    }
+    // A registry that cannot be locked is the environment's fault: 3 everywhere. (A folder where
+    // the lock file belongs stands for any lock failure, and works as root too.)
+    fs::create_directory(m_regDir / ".lock.d");
+    fs::rename(m_regDir / ".lock", m_regDir / ".lock.old");
+    fs::rename(m_regDir / ".lock.d", m_regDir / ".lock");
+    for (const QStringList& args :
+         {promoteArgs(), QStringList{"registry", "remove", id, "--registry", reg},
+          QStringList{"registry", "deprecate", id, "--reason", "x", "--registry", reg},
+          QStringList{"registry", "threshold", "1.2", "--registry", reg}, QStringList{"registry", "check", "--registry", reg}}) {
+        const Run r = kforge(args);
+        QVERIFY2(r.exitCode == 3, qPrintable(args.join(' ') + ": " + QString::number(r.exitCode) + " " + r.err));
+        QVERIFY2(r.err.contains(".lock"), qPrintable(r.err));
+    }
+}
+
+void TestCliRegistry::readOnlyRegistryCanBeChecked()
+{
+    if (::geteuid() == 0)
+        QSKIP("root can write any folder: a read-only registry needs an unprivileged user");
+    const QString reg = qs(m_regDir.string());
+    QCOMPARE(kforge(promoteArgs()).exitCode, 0);
+    fs::remove(m_regDir / ".lock");
+    fs::permissions(m_regDir, fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write, fs::perm_options::remove);
+    const Run r = kforge({"registry", "check", "--registry", reg});
+    fs::permissions(m_regDir, fs::perms::owner_write, fs::perm_options::add);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("checked without its lock"), qPrintable(r.out));
 }
 
 QTEST_GUILESS_MAIN(TestCliRegistry)

@@ -43,6 +43,7 @@ private slots:
     void eachRefusalNamesItsGate_data();
     void eachRefusalNamesItsGate();
     void passingEvidenceNamesEveryGate();
+    void allowUnsignedPassesTheGateAndSaysSo();
     void heldOutNotRequiredWhenTheTaskAdmitsNone();
     void evidenceIsCollectedFromReportsAndDocuments();
     void malformedEvidenceIsRefusedWithItsPointer_data();
@@ -75,6 +76,13 @@ void TestGates::eachRefusalNamesItsGate_data()
     QTest::newRow("verification ended in an error") << "correctness-error" << "evidence" << "ended in an error";
     QTest::newRow("a repro run (inputs from files)") << "repro-inputs" << "evidence" << "inputs saved in files";
     QTest::newRow("a shrink run (chosen shapes)") << "shrink-mode" << "evidence" << "a shrink run";
+    // Reports the runner did not sign, or that changed after it signed them (issue 23).
+    QTest::newRow("report edited after signing") << "edit-after-signing" << "signed" << "performance report is changed after it was signed";
+    QTest::newRow("signature removed") << "unsigned" << "signed" << "correctness report is not signed";
+    QTest::newRow("unsigned, with the runner's reason") << "unsigned-with-reason" << "signed" << "the runner said: no libcrypto";
+    QTest::newRow("signed with another key") << "other-key" << "signed" << "not this user's key";
+    QTest::newRow("signature not hex") << "malformed-signature" << "signed" << "not one KernelForge writes";
+    QTest::newRow("no key to check with") << "no-key" << "signed" << "no key here to check it with";
     QTest::newRow("a test shape failed") << "test-shape-failed" << "correctness" << "failed";
     QTest::newRow("a test shape was not verified") << "test-shape-missing" << "correctness" << "was not verified";
     QTest::newRow("too few trials") << "two-trials" << "correctness" << "2 trial(s)";
@@ -171,18 +179,31 @@ void TestGates::eachRefusalNamesItsGate()
     }
     else if (m == "geomean-low") p = test::performanceFor(in.task, "optimized.cu", {1.05});
     else if (m == "threshold-1.5") g.threshold = 1.5;
-    else QCOMPARE(m, std::string("none"));
+    else QVERIFY2(m == "none" || mutation.contains("sign") || mutation.contains("key"), m.c_str()); // after signing, below
 
     in.correctness = test::asReport(c);
     in.performance = test::asReport(p);
+    // After signing: what a forger can do without the key.
+    if (m == "edit-after-signing") in.performance->json["duration_ms"] = 1.0;
+    else if (m == "unsigned") in.correctness->json.erase("signature");
+    else if (m == "unsigned-with-reason") {
+        in.correctness->json.erase("signature");
+        in.correctness->json["unsigned_reason"] = "no libcrypto";
+    }
+    else if (m == "other-key") in.performance->json["signature"]["key_id"] = "0123456789abcdef";
+    else if (m == "malformed-signature") in.correctness->json["signature"]["value"] = "forged";
     g.correctness = in.correctness ? &*in.correctness : nullptr;
     g.performance = in.performance ? &*in.performance : nullptr;
+    auto key = protocol::loadSigningKey(false);
+    KF_VERIFY_OK(key);
+    g.signingKey = m == "no-key" ? nullptr : &key.value();
     const GateVerdict v = evaluateGates(g);
     const GateCheck* f = v.firstFailure();
     if (gate.isEmpty()) {
         QVERIFY2(!f, f ? v.sentence().c_str() : "");
         QVERIFY(v.passed());
-        QCOMPARE(v.checks.size(), size_t(7));
+        QCOMPARE(v.checks.size(), size_t(8));
+        QVERIFY(!v.unsignedAccepted);
         return;
     }
     QVERIFY2(f, "the evidence was accepted");
@@ -198,20 +219,44 @@ void TestGates::passingEvidenceNamesEveryGate()
     PromotionInput in = test::passingInput(m_taskDir, "optimized.cu", {1.2, 1.4});
     auto source = readFileBytes(m_taskDir / "optimized.cu");
     KF_VERIFY_OK(source);
+    auto key = protocol::loadSigningKey(false);
+    KF_VERIFY_OK(key);
     GateInput g{&in.task, "optimized.cu", hashHex(source.value()), taskPayload(in.task).hash, &*in.correctness,
-                &*in.performance, kDefaultSpeedupThreshold, 1};
+                &*in.performance, kDefaultSpeedupThreshold, 1, &key.value()};
     const GateVerdict v = evaluateGates(g);
     QStringList keys;
     for (const GateCheck& c : v.checks)
         keys << qs(c.gate);
-    QCOMPARE(keys, QStringList({"evidence", "correctness", "held_out", "negative_control", "benchmarks",
+    QCOMPARE(keys, QStringList({"evidence", "signed", "correctness", "held_out", "negative_control", "benchmarks",
                                 "per_shape_speedup", "geomean_speedup"}));
-    QCOMPARE(qs(v.checks[1].detail), QString("%1 of %1 test shapes passed, 3 trials each").arg(in.task.testShapes.size()));
-    QCOMPARE(qs(v.checks[2].detail), QString("2 of 2 held-out shapes passed"));
-    QCOMPARE(qs(v.checks[5].detail), QString("slowest shape 1.20× (B=8192 D=4096)"));
-    QCOMPARE(qs(v.checks[6].detail), QString("geometric mean 1.30× ≥ 1.10×")); // sqrt(1.2 * 1.4) = 1.296
-    QVERIFY(v.toJson().size() == size_t(7));
-    QCOMPARE(qs(v.sentence()), QString("all 7 gates passed"));
+    QCOMPARE(qs(v.checks[1].detail), QString("both reports signed with key %1").arg(qs(key->id)));
+    QCOMPARE(qs(v.checks[2].detail), QString("%1 of %1 test shapes passed, 3 trials each").arg(in.task.testShapes.size()));
+    QCOMPARE(qs(v.checks[3].detail), QString("2 of 2 held-out shapes passed"));
+    QCOMPARE(qs(v.checks[6].detail), QString("slowest shape 1.20× (B=8192 D=4096)"));
+    QCOMPARE(qs(v.checks[7].detail), QString("geometric mean 1.30× ≥ 1.10×")); // sqrt(1.2 * 1.4) = 1.296
+    QVERIFY(v.toJson().size() == size_t(8));
+    QCOMPARE(qs(v.sentence()), QString("all 8 gates passed"));
+}
+
+void TestGates::allowUnsignedPassesTheGateAndSaysSo()
+{
+    PromotionInput in = test::passingInput(m_taskDir, "optimized.cu", {1.2, 1.4});
+    in.performance->json.erase("signature");
+    auto source = readFileBytes(m_taskDir / "optimized.cu");
+    KF_VERIFY_OK(source);
+    auto key = protocol::loadSigningKey(false);
+    KF_VERIFY_OK(key);
+    GateInput g{&in.task, "optimized.cu", hashHex(source.value()), taskPayload(in.task).hash, &*in.correctness,
+                &*in.performance, kDefaultSpeedupThreshold, 1, &key.value()};
+    QVERIFY(!evaluateGates(g).passed());
+    g.allowUnsigned = true;
+    const GateVerdict v = evaluateGates(g);
+    QVERIFY2(v.passed(), v.sentence().c_str());
+    QVERIFY(v.unsignedAccepted);
+    QCOMPARE(qs(v.checks[1].gate), QString("signed"));
+    QVERIFY2(qs(v.checks[1].detail).startsWith("accepted without a valid signature (--allow-unsigned): the performance report "
+                                               "is not signed"),
+             v.checks[1].detail.c_str());
 }
 
 void TestGates::heldOutNotRequiredWhenTheTaskAdmitsNone()

@@ -179,18 +179,23 @@ void TestRegistry::promoteWritesTheVersionFolderAndIndex()
     const Json& pj = p->json;
     QCOMPARE(p->candidate.sourceHash, e.sourceHash);
     QCOMPARE(p->heldOutShapes.size(), size_t(2));
-    QCOMPARE(p->gates.size(), size_t(7));
+    QCOMPARE(p->gates.size(), size_t(8));
     QCOMPARE(p->threshold.value_or(0), 1.1);
     auto back = PromotionRecord::fromJson(p->toJson(), "memory");
     KF_VERIFY_OK(back);
-    QVERIFY(back->toJson() == pj);
+    Json unsignedPj = pj;
+    unsignedPj.erase("signature"); // the registry signs the record it writes
+    QVERIFY(back->toJson() == unsignedPj);
+    auto key = protocol::loadSigningKey(false);
+    KF_VERIFY_OK(key);
+    QVERIFY(protocol::checkSignature(pj, &key.value()).valid());
     QCOMPARE(pj["candidate"]["source_hash"].get<std::string>(), e.sourceHash);
     QCOMPARE(pj["task"]["hash"].get<std::string>(), e.taskHash);
     QCOMPARE(pj["seeds"]["correctness"].size(), size_t(3));
     QCOMPARE(pj["held_out_shapes"].size(), size_t(2));
     QVERIFY(pj["tolerances"][0]["output"] == Json("y"));
     QVERIFY(pj["environment"]["torch"] == Json("2.11.0"));
-    QCOMPARE(pj["gates"].size(), size_t(7));
+    QCOMPARE(pj["gates"].size(), size_t(8));
     QVERIFY(pj["threshold"] == Json(1.1));
     QVERIFY(pj["promoted_by"] == Json("test@fixture"));
     QVERIFY(qs(pj["evidence_scope"].get<std::string>()).contains("op-level microbenchmark of softmax (fp32) on NVIDIA H100"));
@@ -277,7 +282,11 @@ void TestRegistry::checkCatchesDrift_data()
     QTest::newRow("report deleted") << "delete-correctness" << "/correctness.json" << "missing";
     QTest::newRow("folder deleted") << "delete-folder" << "_v1" << "folder is missing";
     QTest::newRow("index hash rewritten to match an edit") << "rehash" << "/promotion.json" << "does not describe the index entry";
-    QTest::newRow("evidence forged consistently") << "forge" << "_v1" << "evidence does not support";
+    // Every hash fixed up to match: promotion.json's signature still tells (issue 23).
+    QTest::newRow("evidence forged consistently") << "forge" << "/promotion.json" << "changed after it was signed";
+    QTest::newRow("record edited, hashes fixed up") << "forge-record" << "/promotion.json" << "changed after it was signed";
+    QTest::newRow("index op changed") << "index-op" << "_v1" << "op, dtype, task or benchmark shapes differ";
+    QTest::newRow("index status deleted") << "index-status" << "verified_kernels.json" << "status";
     QTest::newRow("index speedup inflated") << "index-speedup" << "/promotion.json" << "speedups differ";
     QTest::newRow("index is not JSON") << "garbage-index" << "verified_kernels.json" << "line";
 }
@@ -332,6 +341,19 @@ void TestRegistry::checkCatchesDrift()
             for (Json& f : e["files"])
                 f["hash"] = hashHex(readText(dir / f["path"].get<std::string>()));
         });
+    } else if (t == "forge-record") {
+        Json promo = Json::parse(readText(dir / "promotion.json"));
+        promo["speedup"]["geomean"] = 9.9;
+        writeText(dir / "promotion.json", promo.dump(2));
+        rewriteIndex([&](Json& e) {
+            e["geomean_speedup"] = 9.9;
+            for (Json& f : e["files"])
+                f["hash"] = hashHex(readText(dir / f["path"].get<std::string>()));
+        });
+    } else if (t == "index-op") {
+        rewriteIndex([&](Json& e) { e["op"] = "matmul"; });
+    } else if (t == "index-status") {
+        rewriteIndex([&](Json& e) { e.erase("status"); });
     } else if (t == "index-speedup") {
         rewriteIndex([&](Json& e) { e["geomean_speedup"] = 3.0; });
     } else if (t == "garbage-index") {

@@ -29,6 +29,7 @@ struct PromoteArgs {
     std::string registry;
     std::vector<std::string> evidence;
     bool json = false;
+    bool allowUnsigned = false;
     std::string runnerPath;
     int launchTimeoutMs = 10000;
     double timeCapMs = 2000;
@@ -124,6 +125,7 @@ int promote(const PromoteArgs& a)
     for (const Error& e : evidence.unreadable)
         std::cerr << "kforge: not evidence: " << e.message() << '\n';
     PromotionInput in{std::move(task), candidate, evidence.correctness, evidence.performance, whoAmI()};
+    in.allowUnsigned = a.allowUnsigned;
     auto outcome = registry.promote(in);
     if (!outcome) {
         std::cerr << "kforge: " << outcome.error().message() << '\n';
@@ -173,6 +175,8 @@ void addPromoteCommand(CLI::App& app, int& exitCode)
     cmd->add_option("--evidence", args->evidence,
                     "use saved reports (`kforge verify|bench --report`) instead of running (repeatable)")
         ->allow_extra_args(false);
+    cmd->add_flag("--allow-unsigned", args->allowUnsigned,
+                  "accept saved reports that the runner did not sign or that changed since (recorded in the registry)");
     cmd->add_flag("--json", args->json, "print the outcome as JSON");
     cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
     cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch")->check(CLI::Range(1, 86400000));

@@ -4,6 +4,7 @@
 #include "PromoteCommand.h"
 #include "TextTable.h"
 #include "engine/protocol/Report.h"
+#include "engine/protocol/Signature.h"
 #include "engine/registry/Registry.h"
 
 #include <cstdio>
@@ -48,6 +49,15 @@ json document(const char* command, bool ok, const Registry& r)
 {
     return {{"schema_version", 1}, {"command", std::string("registry ") + command}, {"ok", ok},
             {"registry", r.directory().string()}};
+}
+
+// One exit code per cause, in every registry command (docs/cli.md): an ID the registry does not
+// have or a value out of range is the caller's mistake (2); a registry that cannot be read,
+// locked or written is the environment's (3).
+int exitFor(const Error& e)
+{
+    const bool callersMistake = e.why.rfind("the registry has no kernel ", 0) == 0 || e.why.find("must be") != std::string::npos;
+    return callersMistake ? kExitUsage : kExitEnvironment;
 }
 
 // Runs `body` with the resolved registry; errors become exit code 2 (bad path or ID) or 3 (I/O).
@@ -104,7 +114,7 @@ int show(const RegistryArgs& a, const Registry& r)
     auto e = r.entry(a.id);
     if (!e) {
         std::cerr << "kforge: " << e.error().message() << '\n';
-        return kExitUsage;
+        return exitFor(e.error());
     }
     auto promotion = r.promotion(a.id);
     if (a.json) {
@@ -133,6 +143,15 @@ int show(const RegistryArgs& a, const Registry& r)
               << ", LibTorch " << orUnknown(p.environment.torch) << '\n';
     if (!p.evidenceScope.empty())
         std::cout << "  scope:     " << p.evidenceScope << '\n';
+    // What is printed here is only as good as the record: say whether its signature holds.
+    auto key = protocol::loadSigningKey(false);
+    const protocol::SignatureCheck sig =
+        protocol::checkSignature(p.json, key ? &key.value() : nullptr, key ? std::string() : key.error().message());
+    std::cout << "  record:    " << (sig.valid() ? "" : "⚠ ") << "promotion.json " << sig.detail
+              << (sig.state == protocol::SignatureState::Altered ? ": its numbers cannot be trusted (`kforge registry check`)" : "")
+              << '\n';
+    if (p.unsignedEvidenceAccepted)
+        std::cout << "  evidence:  ⚠ accepted without a valid signature (--allow-unsigned)\n";
     if (!p.gates.empty()) {
         std::cout << "  gates (threshold " << (p.threshold ? times(*p.threshold) : std::string("?")) << "):\n";
         for (const GateCheck& g : p.gates)
@@ -155,7 +174,7 @@ int check(const RegistryArgs& a, const Registry& r)
         auto skipped = r.reindex();
         if (!skipped) {
             std::cerr << "kforge: " << skipped.error().message() << '\n';
-            return kExitUsage;
+            return kExitEnvironment;
         }
         auto rebuilt = r.load();
         std::cerr << "rebuilt " << kRegistryIndexFile << " with " << (rebuilt ? rebuilt->kernels.size() : 0)
@@ -201,7 +220,7 @@ int removeEntry(const RegistryArgs& a, const Registry& r)
     auto done = r.remove(a.id);
     if (!done) {
         std::cerr << "kforge: " << done.error().message() << '\n';
-        return kExitUsage;
+        return exitFor(done.error());
     }
     if (a.json)
         printJson(with(document("remove", true, r), {{"id", a.id}}));
@@ -215,7 +234,7 @@ int deprecate(const RegistryArgs& a, const Registry& r)
     auto e = r.deprecate(a.id, a.reason);
     if (!e) {
         std::cerr << "kforge: " << e.error().message() << '\n';
-        return kExitUsage;
+        return exitFor(e.error());
     }
     if (a.json)
         printJson(with(document("deprecate", true, r), {{"entry", registryEntryToJson(e.value())}}));
@@ -229,7 +248,7 @@ int threshold(const RegistryArgs& a, const Registry& r)
     if (a.threshold > 0) {
         if (auto s = r.setThreshold(a.threshold); !s) {
             std::cerr << "kforge: " << s.error().message() << '\n';
-            return kExitUsage;
+            return exitFor(s.error());
         }
     }
     auto index = r.load();

@@ -7,6 +7,7 @@
 #include "device/runner/TorchBridge.h"
 #include "device/runner/Verifier.h"
 #include "engine/protocol/Protocol.h"
+#include "engine/protocol/Signature.h"
 
 #include <csignal>
 #include <cstdio>
@@ -215,8 +216,35 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
         m_channel.error(id, report.error(), false);
         return std::nullopt;
     }
+    sign(report.value(), request->task.directory);
     m_channel.send({{"type", "report"}, {"id", id}, {"report", std::move(report.value())}});
     return std::nullopt;
+}
+
+void Runner::sign(nlohmann::json& report, const std::filesystem::path& taskDirectory)
+{
+    // The key is read for each report (a few microseconds): a key made or repaired while the
+    // runner is warm is used from the next report on.
+    auto key = protocol::loadSigningKey(true);
+    std::string problem;
+    if (!key) {
+        problem = key.error().message();
+    } else {
+        // A key inside the task folder is readable by whoever writes the task's candidates.
+        std::error_code ec;
+        const auto keyFile = std::filesystem::weakly_canonical(key->file, ec);
+        const auto task = std::filesystem::weakly_canonical(taskDirectory, ec);
+        const auto rel = keyFile.lexically_relative(task);
+        if (!task.empty() && !rel.empty() && *rel.begin() != "..")
+            problem = "the signing key " + key->file.string() + " lies inside the task folder, where a candidate's author "
+                      "can read it; move it out and point KF_REPORT_KEY at it";
+        else if (auto s = protocol::signDocument(report, key.value()); !s)
+            problem = s.error().message();
+    }
+    if (!problem.empty()) {
+        report.erase("signature");
+        report["unsigned_reason"] = problem;
+    }
 }
 
 std::optional<int> Runner::handleTestHook(const std::string& type, const nlohmann::json& request, std::int64_t id)

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <istream>
 #include <optional>
 #include <string>
@@ -32,6 +33,8 @@ private:
     std::optional<int> handleRun(const nlohmann::json& request, std::int64_t id);
     std::optional<int> handleTestHook(const std::string& type, const nlohmann::json& request, std::int64_t id);
     [[noreturn]] void exitFatal(std::int64_t id, const Error& e);
+    /// Signs `report` with the user's key, or records in it why it is unsigned.
+    void sign(nlohmann::json& report, const std::filesystem::path& taskDirectory);
 
     Channel& m_channel;
     std::optional<GpuContext> m_gpu;

@@ -37,7 +37,11 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& file, std::chron
     std::error_code ec;
     if (file.has_parent_path())
         std::filesystem::create_directories(file.parent_path(), ec);
-    const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // flock needs no write access: a lock file we may only read (a read-only registry) still
+    // serialises us with its writers.
+    if (fd < 0 && (errno == EACCES || errno == EROFS))
+        fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return Error{"lock " + file.string(), std::string("cannot open the lock file: ") + std::strerror(errno),
                      "check that the folder exists and is writable", file.string(), {}};

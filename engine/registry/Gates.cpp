@@ -215,6 +215,36 @@ GateVerdict evaluateGates(const GateInput& in)
     if (!ev.passed)
         return v; // the other gates would judge somebody else's numbers
 
+    // 1b. Signed: the runner wrote these reports and nobody changed them since.
+    GateCheck sg = gate("signed", "Evidence signed by this user's runner");
+    {
+        std::string problem;
+        for (const auto& [what, report] : {std::pair{"correctness", in.correctness}, std::pair{"performance", in.performance}}) {
+            const protocol::SignatureCheck s = protocol::checkSignature(report->json, in.signingKey, in.signingKeyProblem);
+            if (s.valid() || !problem.empty())
+                continue;
+            problem = std::string("the ") + what + " report is " + s.detail;
+            if (const auto r = report->json.find("unsigned_reason"); s.state == protocol::SignatureState::Unsigned &&
+                                                                    r != report->json.end() && r->is_string())
+                problem += " (the runner said: " + r->get<std::string>() + ")";
+        }
+        if (problem.empty()) {
+            sg.passed = true;
+            sg.detail = "both reports signed with key " + (in.signingKey ? in.signingKey->id : std::string("?"));
+        } else if (in.allowUnsigned) {
+            sg.passed = true;
+            sg.detail = "accepted without a valid signature (--allow-unsigned): " + problem;
+            v.unsignedAccepted = true;
+        } else {
+            sg.detail = problem;
+            sg.hint = "use the reports exactly as kforge wrote them, or verify and benchmark again; "
+                      "`--allow-unsigned` accepts them at your own risk";
+        }
+    }
+    v.checks.push_back(sg);
+    if (!sg.passed)
+        return v; // numbers nobody vouches for are not judged
+
     // 2. Correct on every test shape, with enough trials.
     GateCheck co = gate("correctness", "Correct on every test shape");
     {

@@ -6,6 +6,7 @@
 // One function decides, for the CLI, the workbench's Promote button and the registry itself.
 
 #include "engine/protocol/RunReport.h"
+#include "engine/protocol/Signature.h"
 #include "engine/task/Task.h"
 
 #include <nlohmann/json.hpp>
@@ -21,7 +22,7 @@ inline constexpr double kDefaultSpeedupThreshold = 1.10;
 inline constexpr int kMinTrialsForPromotion = 3;
 
 /// One gate and how it went. `gate` is a stable key (docs/registry.md):
-/// evidence, correctness, held_out, negative_control, benchmarks, per_shape_speedup, geomean_speedup.
+/// evidence, signed, correctness, held_out, negative_control, benchmarks, per_shape_speedup, geomean_speedup.
 struct GateCheck {
     std::string gate;
     std::string title;     ///< "Correct on every test shape"
@@ -36,6 +37,8 @@ struct GateVerdict {
     /// the registry records exactly these numbers.
     double geomeanSpeedup = NAN;
     double minSpeedup = NAN;
+    /// The "signed" gate passed only because the input allowed unsigned reports.
+    bool unsignedAccepted = false;
     bool passed() const;
     /// The first gate that failed, or nullptr.
     const GateCheck* firstFailure() const;
@@ -54,6 +57,13 @@ struct GateInput {
     double threshold = kDefaultSpeedupThreshold;
     /// Held-out shapes the correctness report must have passed: 0 when the task admits none.
     int heldOutRequired = 1;
+    /// Who vouches for the reports (docs/reliability.md, "Signed reports"): the user's key, or
+    /// null with the reason there is none.
+    const protocol::SigningKey* signingKey = nullptr;
+    std::string signingKeyProblem;
+    /// Accept reports without a valid signature (`promote --allow-unsigned`): the gate passes
+    /// and its detail says so, in the promotion record too.
+    bool allowUnsigned = false;
 };
 
 GateVerdict evaluateGates(const GateInput& in);

@@ -59,6 +59,7 @@ nlohmann::json PromotionRecord::toJson() const
             {"gates", gateList},
             {"speedup", {{"geomean", optionalNumber(geomeanSpeedup)}, {"min", optionalNumber(minSpeedup)}, {"per_shape", shapes}}},
             {"evidence_scope", evidenceScope},
+            {"unsigned_evidence_accepted", unsignedEvidenceAccepted},
             {"files", fileList}};
 }
 
@@ -113,6 +114,7 @@ Result<PromotionRecord> PromotionRecord::fromJson(const nlohmann::json& j, const
             p.perShape.push_back(std::move(e));
         });
         p.evidenceScope = f.text("evidence_scope");
+        p.unsignedEvidenceAccepted = f.boolean("unsigned_evidence_accepted", false);
         f.forEach("files", [&](const nlohmann::json& v, const std::string& ptr) {
             const Fields file(v, ptr);
             p.files.push_back({file.text("path"), file.text("hash"), file.integer("bytes")});

@@ -58,6 +58,8 @@ struct PromotionRecord {
     std::optional<double> minSpeedup;
     std::vector<ShapeSpeedup> perShape;
     std::string evidenceScope;              ///< what the speedup means (never an end-to-end claim)
+    /// The user promoted with `--allow-unsigned` and a report's signature did not hold.
+    bool unsignedEvidenceAccepted = false;
     std::vector<RegistryFile> files;        ///< every other file of the folder with its hash
     nlohmann::json json;                    ///< as read (for `--json`); empty for a record built in code
 

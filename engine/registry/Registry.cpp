@@ -7,6 +7,7 @@
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
 #include "engine/core/JsonReader.h"
+#include "engine/protocol/Signature.h"
 #include "engine/registry/KernelId.h"
 #include "engine/registry/RegistryHooks.h"
 #include "engine/registry/RegistryInternal.h"
@@ -158,6 +159,12 @@ GateVerdict judge(const PromotionInput& in, const CurrentFiles& f, double thresh
     g.performance = in.performance ? &*in.performance : nullptr;
     g.threshold = threshold;
     g.heldOutRequired = heldOutRequiredFor(in.task);
+    auto key = protocol::loadSigningKey(false);
+    if (key)
+        g.signingKey = &key.value();
+    else
+        g.signingKeyProblem = key.error().message();
+    g.allowUnsigned = in.allowUnsigned;
     return evaluateGates(g);
 }
 
@@ -422,7 +429,12 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
             p.perShape.push_back({s.id, s.speedup, s.candidate.medianMs, s.baseline.medianMs});
     p.evidenceScope = evidenceScope(in.task, performance);
     p.files = e.files;
-    const Json promotion = p.toJson();
+    p.unsignedEvidenceAccepted = outcome.gates.unsignedAccepted;
+    Json promotion = p.toJson();
+    // The record is signed like the reports: `check` then notices any field changed since, even
+    // with the index's hashes fixed up (docs/reliability.md, "Signed reports").
+    if (auto key = protocol::loadSigningKey(false); key)
+        (void)protocol::signDocument(promotion, key.value());
     const std::string promotionText = pretty(promotion);
     e.files.push_back({"promotion.json", hashHex(promotionText), static_cast<std::int64_t>(promotionText.size())});
     staged.push_back({"promotion.json", promotionText});

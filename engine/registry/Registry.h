@@ -84,6 +84,9 @@ struct PromotionInput {
     std::optional<protocol::RunReport> correctness;   ///< report (kind correctness)
     std::optional<protocol::RunReport> performance;   ///< report (kind performance)
     std::string promotedBy;           ///< optional: "user@host"
+    /// Accept reports whose signature is missing or does not hold (`promote --allow-unsigned`);
+    /// the record says so and `registry show|check` keep saying it.
+    bool allowUnsigned = false;
 };
 
 struct PromotionOutcome {

@@ -4,6 +4,7 @@
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
 #include "engine/core/JsonReader.h"
+#include "engine/protocol/Signature.h"
 #include "engine/registry/KernelId.h"
 #include "engine/registry/Registry.h"
 #include "engine/registry/RegistryInternal.h"
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -19,6 +21,7 @@ namespace kf {
 namespace jr = kf::json;
 using Json = nlohmann::json;
 using namespace registry_internal;
+using protocol::signingKeyPath;
 
 Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
 {
@@ -29,8 +32,16 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
         return drift; // nothing promoted yet: nothing can have drifted
     // Under the lock even to read: a promote or remove in flight is never mistaken for drift.
     auto lock = FileLock::acquire(m_dir / kLockFile, kLockTimeout);
-    if (!lock)
-        return lock.error();
+    if (!lock) {
+        // A registry we may only read (a shared, read-only mount) can still be audited; only
+        // pruning needs the lock. Without it, a promote in flight may show as drift.
+        const bool readOnly = ::access(m_dir.c_str(), W_OK) != 0;
+        if (prune || !readOnly)
+            return lock.error();
+        drift.push_back({Sev::Warning, {}, kLockFile,
+                         "the registry is read-only, so it was checked without its lock (" + lock.error().why + ")",
+                         "a promote or remove running right now may show as drift: check again when it is done"});
+    }
     auto index = load();
     if (!index) {
         // Nothing is pruned without an index to tell debris from a verified version.
@@ -49,6 +60,9 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
                 return drift;
             }
     }
+    auto key = protocol::loadSigningKey(false);
+    const protocol::SigningKey* keyPtr = key ? &key.value() : nullptr;
+    const std::string keyProblem = key ? std::string() : key.error().message();
     std::set<std::string> named;
     for (const RegistryEntry& e : index->kernels) {
         named.insert(e.id);
@@ -97,6 +111,19 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
             continue;
         }
         const PromotionRecord& pj = promotion.value();
+        // The record is signed by the registry that wrote it: any field changed since shows here,
+        // even with every hash in the index fixed up to match.
+        const protocol::SignatureCheck recordSig = protocol::checkSignature(promotionJson.value(), keyPtr, keyProblem);
+        if (recordSig.state == protocol::SignatureState::Altered || recordSig.state == protocol::SignatureState::Malformed) {
+            problem("promotion.json", "promotion.json " + recordSig.detail, "remove the entry and promote the kernel again");
+            continue;
+        }
+        if (!recordSig.valid())
+            drift.push_back({Sev::Warning, e.id, e.id + "/promotion.json",
+                             "promotion.json cannot be checked against its signature: " + recordSig.detail,
+                             recordSig.state == protocol::SignatureState::Unsigned
+                                 ? "promote the kernel again to get a signed record"
+                                 : "check it as the user who promoted it (their key: " + signingKeyPath().string() + ")"});
         std::set<std::string> indexFiles, promotedFiles;
         for (const RegistryFile& f : e.files)
             if (f.path != "promotion.json")
@@ -109,8 +136,9 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
         if (pj.id != e.id || pj.candidate.sourceHash != e.sourceHash || pj.task.hash != e.taskHash ||
             pj.candidate.file != e.kernelFile || pj.candidate.arch != e.arch || pj.environment.gpu != e.gpu ||
             pj.version != e.version || !near(pj.geomeanSpeedup, e.geomeanSpeedup) || !near(pj.minSpeedup, e.minSpeedup) ||
-            indexFiles != promotedFiles) {
-            problem("promotion.json", "promotion.json does not describe the index entry (ID, hashes, files, GPU or speedups differ)",
+            pj.task.name != e.taskName || pj.promotedAt != e.promotedAt || indexFiles != promotedFiles) {
+            problem("promotion.json", "promotion.json does not describe the index entry (ID, task, hashes, files, GPU, date or "
+                                      "speedups differ)",
                     "remove the entry and promote the kernel again");
             continue;
         }
@@ -122,7 +150,46 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
                     "remove the entry and promote the kernel again");
             continue;
         }
+        // What the index says of the kernel must be what its task says.
+        {
+            const Task& t = task.value();
+            Json shapes = Json::array();
+            for (const ShapeBinding& b : t.benchmarkShapes) {
+                Json s = Json::object();
+                for (const auto& [k, v] : b.values)
+                    s[k] = v;
+                shapes.push_back(s);
+            }
+            const std::string dtype = t.outputs.empty() ? "" : std::string(dtypeName(t.outputs.front().dtype));
+            if (e.op != opSlug(t) || e.dtype != dtype || e.benchmarkShapes != shapes || e.taskName != t.name) {
+                problem({}, "the index entry's op, dtype, task or benchmark shapes differ from the version's task.json",
+                        "remove the entry and promote the kernel again");
+                continue;
+            }
+        }
+        // The stored reports must carry the runner's signature, unless the (signed) record says the
+        // user accepted them without one.
+        bool signaturesHold = true;
+        for (const char* name : {"correctness.json", "performance.json"}) {
+            const Json& doc = std::string(name) == "correctness.json" ? corr.value() : perf.value();
+            const protocol::SignatureCheck sc = protocol::checkSignature(doc, keyPtr, keyProblem);
+            if (sc.valid())
+                continue;
+            using S = protocol::SignatureState;
+            if (sc.state == S::OtherKey || sc.state == S::NoKey) {
+                drift.push_back({Sev::Warning, e.id, e.id + "/" + name, std::string(name) + " cannot be checked here: " + sc.detail,
+                                 "check it as the user who promoted it"});
+            } else if (!(pj.unsignedEvidenceAccepted && recordSig.valid()) || sc.state == S::Altered) {
+                problem(name, std::string(name) + " is " + sc.detail +
+                                  (pj.unsignedEvidenceAccepted ? "" : "; the promotion did not accept unsigned evidence"),
+                        "remove the entry; promote again with fresh evidence");
+                signaturesHold = false;
+            }
+        }
+        if (!signaturesHold)
+            continue;
         PromotionInput in{std::move(task.value()), e.kernelFile, std::move(corrReport.value()), std::move(perfReport.value()), {}};
+        in.allowUnsigned = true; // judged above, with severities of their own
         auto current = currentFiles(in);
         if (!current) {
             problem(e.kernelFile, current.error().message(), "remove the entry and promote the kernel again");
@@ -131,6 +198,11 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
         const GateVerdict v = judge(in, current.value(), pj.threshold.value_or(index->threshold));
         if (!v.passed())
             problem({}, "the stored evidence does not support the promotion: " + v.sentence(),
+                    "remove the entry; promote again with fresh evidence");
+        else if (!near(pj.geomeanSpeedup, v.geomeanSpeedup) || !near(pj.minSpeedup, v.minSpeedup))
+            problem("promotion.json",
+                    "the speedups recorded (geomean " + protocol::formatFixed(pj.geomeanSpeedup.value_or(NAN), 2) + "×) are not "
+                    "the ones the stored performance report gives (" + protocol::formatFixed(v.geomeanSpeedup, 2) + "×)",
                     "remove the entry; promote again with fresh evidence");
     }
     // Folders the index does not name: interrupted promotes (or removes), and staging leftovers.

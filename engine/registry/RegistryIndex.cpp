@@ -39,7 +39,7 @@ RegistryEntry parseEntry(const Json& v, const std::string& ptr)
     e.sourceHash = o.string("source_hash");
     e.taskHash = o.string("task_hash");
     e.promotedAt = o.string("promoted_at");
-    e.status = o.stringOr("status", "active");
+    e.status = o.string("status"); // required: a deleted status must not reactivate a deprecated kernel
     if (e.status != "active" && e.status != "deprecated")
         jr::fail(o.at("status"), "status must be \"active\" or \"deprecated\"");
     e.deprecatedAt = o.stringOr("deprecated_at", "");

@@ -2,6 +2,7 @@
 // correctness.json), read, summarised as the tables do, and written back.
 #include "engine/core/JsonReader.h"
 #include "engine/protocol/RunReport.h"
+#include "engine/protocol/Signature.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -12,8 +13,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto j = kf::json::parseText(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz report");
     if (!j)
         return 0;
+    // The signature member is outside input too: a fixed key, so its check runs to the HMAC.
+    static const kf::protocol::SigningKey key{std::string(32, 'k'), "0123456789abcdef", "fuzz-key"};
+    (void)kf::protocol::checkSignature(j.value(), &key);
     for (const kf::protocol::RunReport& r : kf::protocol::reportsOfDocument(j.value())) {
         (void)r.header.title();
+        (void)kf::protocol::checkSignature(r.json, &key);
         if (r.verify) {
             for (const auto& s : r.verify->shapes) {
                 (void)s.summary();

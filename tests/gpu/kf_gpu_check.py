@@ -713,7 +713,7 @@ def promote_case(kforge, case, task_dir, candidate, report_dir, name):
             print(f"  {'ok  ' if g.get('passed') else 'FAIL'} {g.get('title')}: {g.get('detail')}")
         if case == "promote.ok":
             c.ok(rc == 0 and doc.get("ok") is True, f"promoted (exit {rc}, {doc.get('verdict')})")
-            c.ok(len(gates) == 7 and all(g.get("passed") for g in gates.values()), "all 7 gates passed")
+            c.ok(len(gates) == 8 and all(g.get("passed") for g in gates.values()), "all 8 gates passed")
             folder = doc.get("folder") or ""
             try:
                 with open(os.path.join(folder, "promotion.json")) as f:

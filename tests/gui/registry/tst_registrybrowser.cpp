@@ -187,7 +187,7 @@ void TestRegistryBrowser::detailsFillEveryTab()
     QVERIFY2(evidence.contains(QStringLiteral("op-level microbenchmark of softmax (fp32) on NVIDIA H100 80GB HBM3")), qPrintable(evidence));
     QVERIFY(evidence.contains(QStringLiteral("not an end-to-end model speedup")));
     QVERIFY(d.promotion);
-    QCOMPARE(d.promotion->gates.size(), size_t(7));
+    QCOMPARE(d.promotion->gates.size(), size_t(8));
     for (const kf::GateCheck& g : d.promotion->gates) {
         QVERIFY2(evidence.contains(QString::fromStdString(g.title)), g.title.c_str());
         QVERIFY2(evidence.contains(QString::fromStdString(g.detail)), g.detail.c_str());

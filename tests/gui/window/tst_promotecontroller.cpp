@@ -48,7 +48,7 @@ void TestPromoteController::stateFollowsTheEvidence_data()
     QTest::addColumn<QString>("tooltip");
     QTest::newRow("no evidence") << "none" << false << "No evidence for optimized.cu yet";
     QTest::newRow("verified, not benchmarked") << "verify-only" << false << "there is no performance report";
-    QTest::newRow("verified and benchmarked") << "both" << true << "it passed all 7 gates";
+    QTest::newRow("verified and benchmarked") << "both" << true << "it passed all 8 gates";
     QTest::newRow("unsaved edits") << "modified" << false << "has unsaved edits";
     QTest::newRow("edited and saved after the runs") << "edited-on-disk" << false << "another version of optimized.cu";
     QTest::newRow("slower on one shape") << "slow" << false << "Blocked by the gate \"At least 1.00× on every benchmark shape\"";
@@ -142,7 +142,7 @@ void TestPromoteController::evidenceSurvivesARestart_data()
     QTest::addColumn<QString>("between");   // what happens between the two sessions
     QTest::addColumn<bool>("enabled");
     QTest::addColumn<QString>("tooltip");
-    QTest::newRow("nothing") << "nothing" << true << "it passed all 7 gates";
+    QTest::newRow("nothing") << "nothing" << true << "it passed all 8 gates";
     QTest::newRow("kernel edited in another editor") << "edit" << false << "another version of optimized.cu";
     QTest::newRow("evidence file damaged") << "damage" << false << "No evidence for optimized.cu yet";
 }

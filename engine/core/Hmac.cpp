@@ -1,0 +1,78 @@
+#include "engine/core/Hmac.h"
+
+#include "engine/core/DynamicLibrary.h"
+
+#include <mutex>
+
+namespace kf {
+
+namespace {
+
+// The two entry points of OpenSSL 3's public API that we use (openssl/hmac.h, openssl/evp.h):
+// both are stable across OpenSSL 1.1 and 3.x.
+using EvpMdFn = const void* (*)();
+using HmacFn = unsigned char* (*)(const void* md, const void* key, int keyLen, const unsigned char* data,
+                                  std::size_t dataLen, unsigned char* out, unsigned int* outLen);
+
+struct Crypto {
+    DynamicLibrary lib;
+    EvpMdFn sha256 = nullptr;
+    HmacFn hmac = nullptr;
+    Error error;
+};
+
+const Crypto& crypto()
+{
+    static Crypto c;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        auto lib = DynamicLibrary::open({"libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so"}, "OpenSSL's libcrypto",
+                                        "install libssl3 (Debian, Ubuntu) or openssl-libs; it signs KernelForge's reports");
+        if (!lib) {
+            c.error = lib.error();
+            return;
+        }
+        c.lib = std::move(lib.value());
+        c.sha256 = reinterpret_cast<EvpMdFn>(c.lib.symbol("EVP_sha256"));
+        c.hmac = reinterpret_cast<HmacFn>(c.lib.symbol("HMAC"));
+        if (!c.sha256 || !c.hmac)
+            c.error = Error{"load OpenSSL's libcrypto", c.lib.path() + " lacks EVP_sha256 or HMAC",
+                            "install OpenSSL 1.1 or 3 (libssl3)", c.lib.path(), {}};
+    });
+    return c;
+}
+
+} // namespace
+
+Result<std::string> hmacSha256Hex(std::string_view key, std::string_view data)
+{
+    const Crypto& c = crypto();
+    if (!c.hmac || !c.sha256)
+        return c.error;
+    unsigned char mac[64];
+    unsigned int len = 0;
+    static const unsigned char empty = 0;
+    const auto* bytes = data.empty() ? &empty : reinterpret_cast<const unsigned char*>(data.data());
+    if (!c.hmac(c.sha256(), key.data(), static_cast<int>(key.size()), bytes, data.size(), mac, &len) || len != 32)
+        return Error{"compute HMAC-SHA256", "libcrypto's HMAC failed", {}, {}, {}};
+    static const char* digits = "0123456789abcdef";
+    std::string hex;
+    hex.reserve(64);
+    for (unsigned int i = 0; i < len; ++i) {
+        hex.push_back(digits[mac[i] >> 4]);
+        hex.push_back(digits[mac[i] & 15]);
+    }
+    return hex;
+}
+
+bool constantTimeEquals(std::string_view a, std::string_view b)
+{
+    if (a.size() != b.size())
+        return false;
+    unsigned char diff = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+} // namespace kf
