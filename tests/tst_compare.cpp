@@ -346,12 +346,18 @@ void TestCompare::classify_data()
     QTest::newRow("fp32 sentinel") << f32 << 0.0 << 1.0 << 1e9 << 1e9 << true << unwritten << kNaN;
     QTest::newRow("fp32 sentinel where NaN expected") << f32 << 0.0 << kNaN << 0.0 << 0.0 << true << unwritten << kNaN;
     QTest::newRow("fp32 zero tolerance, exact") << f32 << 2.0 << 2.0 << 0.0 << 0.0 << false << ok << 0.0;
-    QTest::newRow("fp32 zero tolerance, any error") << f32 << 2.5 << 2.0 << 0.0 << 0.0 << false << out << kInf;
+    // Zero tolerance still allows one ulp of the dtype (2^-22 at 2.0): 0.5 off is 2^21 of them.
+    QTest::newRow("fp32 zero tolerance, any error") << f32 << 2.5 << 2.0 << 0.0 << 0.0 << false << out << 2097152.0;
+    QTest::newRow("fp32 zero tolerance, one ulp") << f32 << 2.0000002384185791 << 2.0 << 0.0 << 0.0 << false << ok << 1.0;
     QTest::newRow("fp64 exact match") << f64 << 0.1 << 0.1 << 0.0 << 0.0 << false << ok << 0.0;
     QTest::newRow("fp64 outside rtol") << f64 << 1.03 << 1.0 << 0.0 << 0.01 << false << out << 3.0;
     QTest::newRow("fp16 exact match") << f16 << 1.5 << 1.5 << 1e-5 << 1e-3 << false << ok << 0.0;
     QTest::newRow("fp16 one ulp within rtol") << f16 << 1.0009765625 << 1.0 << 0.0 << 0.001953125 << false << ok << 0.5;
     QTest::newRow("fp16 eight ulps outside rtol") << f16 << 1.0078125 << 1.0 << 0.0 << 0.001953125 << false << out << 4.0;
+    // The ulp floor (issue 23): a correct fp16 RMSNorm landed one subnormal ulp (2^-24) from the
+    // float64 truth where atol + rtol·|e| was below one ulp.
+    QTest::newRow("fp16 subnormal one ulp off, tolerance below an ulp") << f16 << std::ldexp(2.0, -24) << std::ldexp(1.0, -24) << 1e-9 << 1e-3 << false << ok << 1.0;
+    QTest::newRow("fp16 subnormal two ulps off") << f16 << std::ldexp(3.0, -24) << std::ldexp(1.0, -24) << 1e-9 << 1e-3 << false << out << 2.0;
     QTest::newRow("fp16 overflow to Inf where finite expected") << f16 << kInf << 70000.0 << 1e9 << 1e9 << false << nonFinite << kInf;
     QTest::newRow("fp16 NaN vs NaN") << f16 << kNaN << kNaN << 0.0 << 0.0 << false << ok << 0.0;
     QTest::newRow("fp16 -Inf vs -Inf") << f16 << -kInf << -kInf << 0.0 << 0.0 << false << ok << 0.0;

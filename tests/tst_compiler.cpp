@@ -2,6 +2,7 @@
 // lowered names, virtual architectures, SASS availability, cancellation, and the cache in the loop.
 #include "engine/compile/CompileCache.h"
 #include "engine/compile/Compiler.h"
+#include "engine/compile/IncludeScope.h"
 #include "engine/compile/TaskCompile.h"
 #include "engine/task/Task.h"
 #include "testutil.h"
@@ -9,6 +10,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <fstream>
 #include <thread>
 
 using namespace kf;
@@ -41,6 +43,9 @@ class TestCompiler : public QObject {
 private slots:
     void hostileSourcesAreDiagnostics_data();
     void hostileSourcesAreDiagnostics();
+    void includesStayInsideTheTask_data();
+    void includesStayInsideTheTask();
+    void taskCompileRefusesAnOutsideInclude();
     void initTestCase();
     void loweredNames();
     void architectures_data();
@@ -270,6 +275,80 @@ void TestCompiler::hostileSourcesAreDiagnostics()
     QCOMPARE(d->column, column);
     QVERIFY2(qs(d->message).contains(inMessage), d->message.c_str());
     QCOMPARE(qs(d->file), QString("kernel.cu"));
+}
+
+// Issue 23 section 5: a task compile reads only what the task owns.
+void TestCompiler::includesStayInsideTheTask_data()
+{
+    QTest::addColumn<QString>("source");
+    QTest::addColumn<int>("line");        // of the first problem; 0: none
+    QTest::addColumn<QString>("inMessage");
+    QTest::addColumn<QString>("inFile");  // the file the problem is reported in
+    QTest::newRow("an absolute system file") << "int a;\n#include \"/etc/passwd\"\n" << 2 << "reads /etc/passwd" << "kernel.cu";
+    QTest::newRow("proc environ") << "  #  include </proc/self/environ>\n" << 1 << "outside the task folder" << "kernel.cu";
+    QTest::newRow("climbing out of the task") << "#include \"../outside.h\"\n" << 1 << "outside.h, outside the task" << "kernel.cu";
+    QTest::newRow("through a task header") << "#include \"include/evil.h\"\n" << 2 << "reads /etc/passwd" << "evil.h";
+    QTest::newRow("a computed include") << "#define H \"/etc/passwd\"\n#include H\n" << 2 << "computed #include" << "kernel.cu";
+    QTest::newRow("a header of the task") << "#include \"include/ok.h\"\n#include <ok.h>\n" << 0 << "" << "";
+    QTest::newRow("the CUDA headers and the prelude") << "#include <cuda_fp16.h>\n#include <kf/prelude.cuh>\n" << 0 << "" << "";
+    QTest::newRow("commented out") << "// #include \"/etc/passwd\"\n/* #include \"/etc/passwd\"\n*/\n" << 0 << "" << "";
+    QTest::newRow("a header that does not exist") << "#include \"nowhere.h\"\n" << 0 << "" << "";
+}
+
+void TestCompiler::includesStayInsideTheTask()
+{
+    QFETCH(QString, source);
+    QFETCH(int, line);
+    QFETCH(QString, inMessage);
+    QFETCH(QString, inFile);
+    QTemporaryDir tmp;
+    const std::filesystem::path root = tmp.path().toStdString(), task = root / "task";
+    std::filesystem::create_directories(task / "include");
+    auto write = [](const std::filesystem::path& p, const char* text) { std::ofstream(p) << text; };
+    write(root / "outside.h", "int outside;\n");
+    write(task / "include" / "ok.h", "#pragma once\n#include \"../include/ok2.h\"\n");
+    write(task / "include" / "ok2.h", "int ok2;\n");
+    write(task / "include" / "evil.h", "#pragma once\n#include \"/etc/passwd\"\n");
+    IncludeScope scope;
+    scope.roots = {task.string()};
+    scope.includeDirs = {(task / "include").string()};
+    if (const std::string toolkit = toolkitIncludeDir(); !toolkit.empty())
+        scope.systemDirs = {toolkit};
+    const std::string text = source.toStdString();
+    const auto problems = includeProblems(text, (task / "kernel.cu").string(), scope);
+    if (line == 0) {
+        QVERIFY2(problems.empty(), problems.empty() ? "" : problems.front().message.c_str());
+        return;
+    }
+    QVERIFY(!problems.empty());
+    const Diagnostic& d = problems.front();
+    QCOMPARE(d.severity, Diagnostic::Severity::Error);
+    QCOMPARE(d.line, line);
+    QVERIFY2(qs(d.file).endsWith(inFile), d.file.c_str());
+    QVERIFY2(qs(d.message).contains(inMessage), d.message.c_str());
+}
+
+void TestCompiler::taskCompileRefusesAnOutsideInclude()
+{
+    // Through the task's request: the diagnostic arrives as a failed build, before NVRTC runs.
+    QTemporaryDir tmp;
+    const std::filesystem::path task = std::filesystem::path(tmp.path().toStdString()) / "t";
+    std::filesystem::create_directories(task);
+    std::ofstream(task / "k.cu") << "#include \"/etc/passwd\"\n__global__ void k(float* y) { y[0] = 1.0f; }\n";
+    Task t;
+    t.directory = task;
+    Candidate c;
+    c.file = "k.cu";
+    auto req = compileRequestFor(t, c, "sm_90");
+    KF_VERIFY_OK(req);
+    QCOMPARE(req->confineIncludesTo.size(), size_t(1));
+    auto r = compile(req.value());
+    KF_VERIFY_OK(r);
+    QVERIFY(!r->success);
+    QCOMPARE(r->errorCount(), 1);
+    QVERIFY2(qs(r->diagnostics.front().message).contains("reads /etc/passwd"), r->diagnostics.front().message.c_str());
+    QVERIFY(r->log.find("root:") == std::string::npos); // nothing of the file reached a diagnostic
+    QVERIFY(r->ptx.empty());
 }
 
 QTEST_GUILESS_MAIN(TestCompiler)

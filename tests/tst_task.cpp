@@ -33,6 +33,8 @@ private slots:
     void hostileInputIsRefusedWithASentence_data();
     void hostileInputIsRefusedWithASentence();
     void missingCandidateFile();
+    void compileOptionsAreWhitelisted_data();
+    void compileOptionsAreWhitelisted();
     void bundledExamplesLoad_data();
     void bundledExamplesLoad();
     void admits_data();
@@ -256,6 +258,41 @@ void TestTask::missingCandidateFile()
     QVERIFY(t.error().why.find("file \"naive.cu\" does not exist in the task folder") == 0);
     std::ofstream(fs::path(dir.path().toStdString()) / "naive.cu") << "// empty\n";
     KF_VERIFY_OK(loadTask(dir.path().toStdString()));
+}
+
+// Issue 23 section 5: task.json's compile.options cannot make NVRTC read or write other files.
+void TestTask::compileOptionsAreWhitelisted_data()
+{
+    QTest::addColumn<QString>("option");
+    QTest::addColumn<bool>("allowed");
+    QTest::newRow("register cap") << "-maxrregcount=64" << true;
+    QTest::newRow("fast math") << "--use_fast_math" << true;
+    QTest::newRow("flush to zero") << "-ftz=true" << true;
+    QTest::newRow("a define") << "-DTILE=32" << true;
+    QTest::newRow("ptxas -O2") << "-Xptxas=-O2" << true;
+    QTest::newRow("pre-include a system file") << "--pre-include=/etc/passwd" << false;
+    QTest::newRow("include path /") << "-I/" << false;
+    QTest::newRow("include path, long form") << "--include-path=/etc" << false;
+    QTest::newRow("a timing file written anywhere") << "--time=/tmp/kf-time.csv" << false;
+    QTest::newRow("the architecture (the task picks it)") << "--gpu-architecture=sm_80" << false;
+    QTest::newRow("relocatable device code") << "-rdc=true" << false;
+    QTest::newRow("register cap that is not a number") << "-maxrregcount=64 -I/" << false;
+    QTest::newRow("a define with a space") << "-DX=1 -I/" << false;
+}
+
+void TestTask::compileOptionsAreWhitelisted()
+{
+    QFETCH(QString, option);
+    QFETCH(bool, allowed);
+    json j = baseTask();
+    j["compile"]["options"] = {"-lineinfo", option.toStdString()};
+    auto t = parseTask(j, "tasks/demo/task.json");
+    QCOMPARE(t.ok(), allowed);
+    if (allowed)
+        return;
+    QCOMPARE(qs(t.error().pointer), QString("/compile/options/1"));
+    QVERIFY2(qs(t.error().why).contains("is not an option a task may set"), t.error().why.c_str());
+    QVERIFY2(qs(t.error().why).contains("Allowed: -maxrregcount=N"), t.error().why.c_str());
 }
 
 void TestTask::bundledExamplesLoad_data()

@@ -39,6 +39,9 @@ struct CompileRequest {
     CompileOptions options;
     std::vector<std::string> nameExpressions;
     bool wantSass = true;
+    /// Folders a task compile may read (the task folder); empty: any (a bare `kforge compile
+    /// FILE`). Every #include outside them and the CUDA headers is an error (IncludeScope.h).
+    std::vector<std::string> confineIncludesTo;
 };
 
 struct CompileResult {

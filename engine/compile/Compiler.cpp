@@ -1,7 +1,8 @@
 #include "engine/compile/Compiler.h"
 
-#include "engine/core/Architectures.h"
+#include "engine/compile/IncludeScope.h"
 #include "engine/compile/NvrtcLibrary.h"
+#include "engine/core/Architectures.h"
 #include "engine/core/Files.h"
 #include "engine/core/Process.h"
 #include "resources/prelude.h"
@@ -290,6 +291,22 @@ Result<CompileResult> compile(const CompileRequest& request, const CompileCache*
         refused.diagnostics.push_back(*problem);
         refused.compileMs = elapsedMs();
         return refused;
+    }
+    // A task compile reads only the task's files: checked before NVRTC opens any header, and
+    // before the cache (a header outside the task would not be in its key either).
+    if (!request.confineIncludesTo.empty()) {
+        IncludeScope scope;
+        scope.roots = request.confineIncludesTo;
+        scope.includeDirs = request.options.includeDirs;
+        if (const std::string toolkit = toolkitIncludeDir(); !toolkit.empty())
+            scope.systemDirs = {toolkit, (fs::path(toolkit) / "cccl").string()};
+        if (auto problems = includeProblems(request.source, request.fileName, scope); !problems.empty()) {
+            CompileResult refused;
+            refused.success = false;
+            refused.diagnostics = std::move(problems);
+            refused.compileMs = elapsedMs();
+            return refused;
+        }
     }
 
     std::string key;

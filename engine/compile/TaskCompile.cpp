@@ -26,6 +26,7 @@ Result<CompileRequest> compileRequestFor(const Task& task, const Candidate& cand
     for (const auto& d : task.compile.includeDirs)
         req.options.includeDirs.push_back(fs::absolute(task.directory / d).lexically_normal().string());
     req.options.extraOptions = task.compile.extraOptions;
+    req.confineIncludesTo = {fs::absolute(task.directory).lexically_normal().string()};
     for (const auto& l : candidate.launches)
         if (std::find(req.nameExpressions.begin(), req.nameExpressions.end(), l.kernel) == req.nameExpressions.end())
             req.nameExpressions.push_back(l.kernel);
