@@ -102,6 +102,8 @@ Result<const CudaDriver*> load()
     sym(t.cuCtxResetPersistingL2Cache, KF_CU_SYMBOL(cuCtxResetPersistingL2Cache), nullptr, false);
     // Used to check the plan's argument sizes against the kernel; older drivers skip that check.
     sym(t.cuFuncGetParamInfo, KF_CU_SYMBOL(cuFuncGetParamInfo), nullptr, false);
+    // Only to ask NVML how much memory is free when no context can be made.
+    sym(t.cuDeviceGetPCIBusId, KF_CU_SYMBOL(cuDeviceGetPCIBusId), nullptr, false);
     if (!missing.empty())
         return Error{"load libcuda", t.path + " lacks " + missing,
                      "update the NVIDIA driver to one that supports CUDA 12.4 or newer", {}, {}};
@@ -218,8 +220,10 @@ Error cuError(CUresult r, const char* call, const char* file, int line)
             std::string(shortFile(file)) + ":" + std::to_string(line);
     if (isStickyError(r))
         e.hint = "the CUDA context is lost; the runner restarts for the next request";
-    else if (r == CUDA_ERROR_OUT_OF_MEMORY)
-        e.hint = "use smaller shapes or free GPU memory held by other processes";
+    else if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+        e.kind = kGpuOutOfMemory;
+        e.hint = "free GPU memory held by other processes (nvidia-smi lists them), or use smaller shapes";
+    }
     return e;
 }
 

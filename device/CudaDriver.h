@@ -30,6 +30,7 @@ struct CudaDriver {
     decltype(&::cuDeviceGetName) cuDeviceGetName = nullptr;
     decltype(&::cuDeviceGetAttribute) cuDeviceGetAttribute = nullptr;
     decltype(&::cuDeviceTotalMem) cuDeviceTotalMem = nullptr;
+    decltype(&::cuDeviceGetPCIBusId) cuDeviceGetPCIBusId = nullptr; ///< optional: names the GPU to NVML
     decltype(&::cuDevicePrimaryCtxRetain) cuDevicePrimaryCtxRetain = nullptr;
     decltype(&::cuDevicePrimaryCtxRelease) cuDevicePrimaryCtxRelease = nullptr;
 

@@ -70,6 +70,14 @@ Result<void> CudaModule::allowDynamicShared(CUfunction f, int bytes)
     return {};
 }
 
+int CudaModule::attribute(CUfunction f, CUfunction_attribute a, int fallback)
+{
+    int v = 0;
+    if (KF_CU(cuFuncGetAttribute, &v, a, f) != CUDA_SUCCESS)
+        return fallback;
+    return v;
+}
+
 int CudaModule::staticSharedBytes(CUfunction f)
 {
     int v = 0;

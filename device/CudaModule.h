@@ -32,6 +32,8 @@ public:
     static Result<void> allowDynamicShared(CUfunction f, int bytes);
     /// Static shared memory of `f` (bytes), for error messages about shared-memory limits.
     static int staticSharedBytes(CUfunction f);
+    /// Any cuFuncGetAttribute value of `f`, or `fallback` when the driver cannot tell.
+    static int attribute(CUfunction f, CUfunction_attribute a, int fallback = 0);
 
     void unload();
     CUmodule handle() const { return m_module; }

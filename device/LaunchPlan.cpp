@@ -159,6 +159,21 @@ Result<std::vector<BoundLaunch>> LaunchPlan::bind(const Task& task, const ShapeB
             b.grid[d] = static_cast<unsigned>(geometry->grid[d]);
             b.block[d] = static_cast<unsigned>(geometry->block[d]);
         }
+        // The kernel's own limit on the block (its __launch_bounds__, or the registers it needs):
+        // beyond it cuLaunchKernel says only "invalid argument", once per launch.
+        const std::int64_t threads = std::int64_t(b.block[0]) * b.block[1] * b.block[2];
+        const int maxThreads = CudaModule::attribute(b.function, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024);
+        if (threads > maxThreads) {
+            const int regs = CudaModule::attribute(b.function, CU_FUNC_ATTRIBUTE_NUM_REGS);
+            return Error{"configure " + what,
+                         "the block has " + std::to_string(threads) + " threads but " + l.kernel + " allows at most " +
+                             std::to_string(maxThreads) + " per block (its __launch_bounds__, or its " + std::to_string(regs) +
+                             " registers per thread)",
+                         "launch it with at most " + std::to_string(maxThreads) +
+                             " threads per block (the launch plan's \"block\"), or raise __launch_bounds__ in the kernel",
+                         {}, {}};
+        }
+        b.localBytes = CudaModule::attribute(b.function, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
         const std::int64_t shared = geometry->sharedBytes;
         if (shared < 0 || shared > device.maxSharedPerBlockOptin)
             return Error{"configure " + what,
@@ -215,6 +230,16 @@ Result<void> LaunchPlan::enqueue(const BoundLaunch& l, CUstream stream)
         e.why = "cuLaunchKernel refused it: " + cuResultString(r) + " (" + cuResultName(r) + ")";
         if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
             e.hint = "the block needs more registers or shared memory than an SM has; use a smaller block or __launch_bounds__";
+        if (r == CUDA_ERROR_OUT_OF_MEMORY && l.localBytes >= 4096) {
+            // The driver reserves the per-thread local memory for every thread the GPU can hold at
+            // once; a large stack frame (a big local array, deep spills) cannot get it.
+            e.why = "cuLaunchKernel could not reserve local memory: " + l.kernel + " uses " + std::to_string(l.localBytes / 1024) +
+                    " KiB of local memory per thread (its stack frame: local arrays and spills), which the driver must "
+                    "reserve for every thread the GPU can run at once";
+            e.hint = "move large per-thread arrays to shared or global memory, or make them smaller (`kforge compile` shows "
+                     "the stack frame and spills)";
+            e.kind.clear(); // the kernel's own demand, not memory that other processes hold
+        }
         return e;
     }
     return {};

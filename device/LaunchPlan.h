@@ -26,6 +26,7 @@ struct BoundLaunch {
     unsigned grid[3] = {1, 1, 1};
     unsigned block[3] = {1, 1, 1};
     unsigned sharedBytes = 0;                 ///< dynamic shared memory
+    int localBytes = 0;                       ///< local memory per thread (stack frame, spills)
     std::vector<std::array<unsigned char, 8>> args;
     /// "launch 0 (softmax<256>)"
     std::string describe() const;

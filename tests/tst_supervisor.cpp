@@ -99,6 +99,7 @@ private slots:
     void crashNamesTheSignalAndRestarts();
     void hangTripsTheWatchdog();
     void idleTimeoutGuardsEverything();
+    void stuckMainThreadIsFoundDespiteHeartbeats();
     void fatalErrorRestarts();
     void garbageIsAProtocolError();
     void cancellationFromAnotherThread();
@@ -343,6 +344,30 @@ void TestSupervisor::idleTimeoutGuardsEverything()
     QVERIFY2(w.startsWith("the runner sent nothing for 1 s during "), qPrintable(w));
     QVERIFY2(w.endsWith(" and was presumed hung; it was restarted."), qPrintable(w));
     QVERIFY2(timer.elapsed() < 60000, qPrintable(QString("took %1 ms").arg(timer.elapsed())));
+    auto ping = sup.control({{"type", "ping"}});
+    QVERIFY2(ping.ok(), qPrintable(why(ping)));
+    QCOMPARE(sup.restarts(), 1);
+}
+
+// Issue 23: a main thread stuck in a driver call while the heartbeat thread still beats is found
+// by the stuck timeout, not at the idle timeout.
+void TestSupervisor::stuckMainThreadIsFoundDespiteHeartbeats()
+{
+    REQUIRE_RUNNER();
+    RunnerSupervisor::Options o = hookOptions();
+    o.stuckTimeoutMs = 1500;
+    RunnerSupervisor sup(o);
+    KF_VERIFY_OK(sup.hello());
+    const pid_t before = sup.pid();
+    QElapsedTimer timer;
+    timer.start();
+    auto r = sup.control({{"type", "test_stuck"}});
+    QVERIFY(!r.ok());
+    const QString w = qs(r.error().why);
+    QVERIFY2(w.startsWith("the runner's main thread did no work for 1.5 s "), qPrintable(w));
+    QVERIFY2(w.contains("while its process kept sending heartbeats"), qPrintable(w));
+    QVERIFY2(timer.elapsed() < 30000, qPrintable(QString("took %1 ms").arg(timer.elapsed())));
+    QVERIFY(!processExists(before));
     auto ping = sup.control({{"type", "ping"}});
     QVERIFY2(ping.ok(), qPrintable(why(ping)));
     QCOMPARE(sup.restarts(), 1);

@@ -177,6 +177,7 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
     std::vector<protocol::RunReport> reports;
     bool allOk = true;
     bool noCounters = false;    // a profile without counters: the machine's limit, not the kernel's
+    bool gpuFull = false;       // a run ended because the GPU had too little free memory
 
     const int repeats = std::max(1, a.repeat);
     for (std::size_t i = 0; i < candidates.size(); ++i) {
@@ -231,6 +232,8 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
         }
         if (verdict != (bench || profile ? "ok" : "pass"))
             allOk = false;
+        // A GPU that other processes filled is the machine's state, not the kernel's fault.
+        gpuFull = gpuFull || (report.header.error && report.header.error->kind == kGpuOutOfMemory);
         noCounters = noCounters || (profile && verdict == "no_counters");
         if (!a.exportRepro.empty() && verdict == "fail")
             exportFirstCase(report, task, a.exportRepro);
@@ -251,7 +254,7 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
       }
     }
 
-    const int failedExit = noCounters ? kExitEnvironment : kExitFailed;
+    const int failedExit = noCounters || gpuFull ? kExitEnvironment : kExitFailed;
     if (collect) {
         for (protocol::RunReport& r : reports)
             collect->push_back(std::move(r));

@@ -1,7 +1,10 @@
 #include "device/runner/ReportHeader.h"
 
+#include "device/GpuMemory.h"
+
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 namespace kf::device {
@@ -50,11 +53,20 @@ nlohmann::json ReportHeader::make(const std::string& kind, const std::string& ve
             {"duration_ms", std::round(ms * 10.0) / 10.0}};
 }
 
-void ReportHeader::markError(nlohmann::json& report, const Error& e)
+namespace {
+constexpr const char* kOomPrefix = "the GPU is out of memory";
+}
+
+void ReportHeader::markError(nlohmann::json& report, const Error& given)
 {
+    Error e = given;
+    if (e.kind == kGpuOutOfMemory) // say how much is free now (LibTorch's cache released first)
+        e.why = outOfMemorySentence(memoryUse(), e.why.rfind(kOomPrefix, 0) == 0 ? e.why.substr(std::strlen(kOomPrefix)) : "");
     report["verdict"] = "error";
     report["summary"] = e.message();
     report["error"] = {{"what", e.what}, {"why", e.why}, {"hint", e.hint}};
+    if (!e.kind.empty())
+        report["error"]["kind"] = e.kind;
 }
 
 nlohmann::json jsonNumber(double v)

@@ -1,6 +1,7 @@
 #include "device/runner/Runner.h"
 
 #include "device/CudaDriver.h"
+#include "device/GpuMemory.h"
 #include "device/runner/Bencher.h"
 #include "device/runner/Profiler.h"
 #include "device/runner/RunPlan.h"
@@ -90,7 +91,9 @@ void Runner::start()
         gpu.info = std::move(info.value());
         auto ctx = PrimaryContext::retain(gpu.device);
         if (!ctx) {
-            m_deviceError = "no CUDA device: " + ctx.error().why;
+            // A full GPU is not a missing one: say so, with what NVML says is free.
+            m_deviceError = ctx.error().kind == kGpuOutOfMemory ? outOfMemorySentence(memoryUseFromNvml(gpu.device))
+                                                                 : "no CUDA device: " + ctx.error().why;
             return std::nullopt;
         }
         gpu.context = std::move(ctx.value());
@@ -102,7 +105,9 @@ void Runner::start()
         auto torch = TorchBridge::init(true);
         Result<void> current = torch ? m_gpu->context.makeCurrent() : Result<void>(torch.error());
         if (!current) {
-            m_deviceError = "LibTorch cannot use the GPU: " + current.error().why;
+            m_deviceError = current.error().kind == kGpuOutOfMemory
+                                ? outOfMemorySentence(memoryUse(), " (LibTorch could not start on it)")
+                                : "LibTorch cannot use the GPU: " + current.error().why;
             m_gpu.reset();
         }
     }
@@ -266,6 +271,13 @@ std::optional<int> Runner::handleTestHook(const std::string& type, const nlohman
         for (;;)
             ::pause();
     }
+    if (type == "test_stuck") {
+        // The main thread blocks for good while the heartbeat thread keeps beating: a driver
+        // call that never returns.
+        m_channel.beginRequest(id);
+        for (;;)
+            ::pause();
+    }
     if (type == "test_fatal")
         exitFatal(id, Error{"run test_fatal", "a simulated sticky CUDA error (CUDA_ERROR_ILLEGAL_ADDRESS) requested by a test",
                             "", {}, {}});
@@ -274,7 +286,7 @@ std::optional<int> Runner::handleTestHook(const std::string& type, const nlohman
         return std::nullopt;
     }
     m_channel.error(id, Error{"handle a \"" + type + "\" request", "unknown test hook \"" + type + "\"",
-                              "test_crash, test_hang, test_fatal or test_garbage", {}, {}},
+                              "test_crash, test_hang, test_stuck, test_fatal or test_garbage", {}, {}},
                     false);
     return std::nullopt;
 }

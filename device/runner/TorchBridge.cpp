@@ -5,6 +5,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/BFloat16.h>
@@ -74,6 +75,17 @@ Error bridgeError(const std::string& what, const std::string& why, const std::st
 
 Error torchError(const std::string& what, const c10::Error& e)
 {
+    // Too little free memory is the machine's state, not the kernel's fault: one sentence (the
+    // report adds how much is free), never LibTorch's multi-line allocator text.
+    const std::string text = e.what_without_backtrace();
+    if (dynamic_cast<const c10::OutOfMemoryError*>(&e) || text.find("CUDA error: out of memory") != std::string::npos ||
+        text.find("CUBLAS_STATUS_ALLOC_FAILED") != std::string::npos) {
+        c10::cuda::CUDACachingAllocator::emptyCache(); // what is free is then what others left
+        Error oom = bridgeError(what, "the GPU is out of memory while trying to " + what,
+                                "free GPU memory held by other processes (nvidia-smi lists them), or use smaller shapes");
+        oom.kind = kGpuOutOfMemory;
+        return oom;
+    }
     // what_without_backtrace() still spans lines (dispatcher tables); one line reads in a report.
     std::string msg = e.what_without_backtrace();
     std::replace(msg.begin(), msg.end(), '\n', ' ');

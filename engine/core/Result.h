@@ -15,10 +15,16 @@ struct Error {
     std::string hint;     ///< what the user can do; may be empty
     std::string file;     ///< the file involved, if any
     std::string pointer;  ///< JSON pointer inside `file`, if any
+    /// Empty, or a cause outside the user's code that tools treat apart (exit 3, not 1):
+    /// kGpuOutOfMemory.
+    std::string kind;
 
     /// "file: at /pointer: why (hint)" style sentence for terminals and status bars.
     std::string message() const;
 };
+
+/// Error::kind of a GPU that has too little free memory (other processes hold it).
+inline constexpr const char* kGpuOutOfMemory = "gpu_out_of_memory";
 
 template <class T>
 class [[nodiscard]] Result {

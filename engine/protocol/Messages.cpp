@@ -257,7 +257,7 @@ Result<RunnerMessage> RunnerMessage::decode(const nlohmann::json& j)
             m.type = Type::Error;
             m.fatal = f.boolean("fatal");
             const Fields e = f.object("error");
-            m.error = Error{e.text("what"), e.text("why"), e.text("hint"), {}, e.text("pointer")};
+            m.error = Error{e.text("what"), e.text("why"), e.text("hint"), {}, e.text("pointer"), e.text("kind")};
             if (m.error.why.empty())
                 m.error.why = "the runner reported an error without a reason";
         } else if (type == "pong") {

@@ -73,6 +73,8 @@ nlohmann::json errorMessage(std::int64_t id, const Error& e, bool fatal)
     nlohmann::json error = {{"what", e.what}, {"why", e.why}, {"hint", e.hint}};
     if (!e.pointer.empty())
         error["pointer"] = e.pointer; // where in the request the problem is
+    if (!e.kind.empty())
+        error["kind"] = e.kind;
     return {{"type", "error"}, {"id", id}, {"fatal", fatal}, {"error", error}};
 }
 
@@ -89,6 +91,7 @@ Error errorFromMessage(const nlohmann::json& m)
         e.why = text("why");
         e.hint = text("hint");
         e.pointer = text("pointer");
+        e.kind = text("kind");
     }
     if (e.why.empty())
         e.why = "the runner reported an error without a reason";

@@ -92,8 +92,11 @@ void Header::writeTo(nlohmann::json& r) const
     r["environment"] = environment.toJson();
     r["started_at"] = startedAt;
     r["duration_ms"] = numberJson(durationMs);
-    if (error)
+    if (error) {
         r["error"] = {{"what", error->what}, {"why", error->why}, {"hint", error->hint}};
+        if (!error->kind.empty())
+            r["error"]["kind"] = error->kind;
+    }
     if (!mode.empty())
         r["mode"] = mode;
     if (!inputs.empty())
@@ -149,7 +152,7 @@ Header Header::read(const Fields& f)
     h.durationMs = f.number("duration_ms", 0);
     if (f.find("error")) {
         const Fields e = f.object("error");
-        h.error = Error{e.text("what"), e.text("why"), e.text("hint"), {}, {}};
+        h.error = Error{e.text("what"), e.text("why"), e.text("hint"), {}, {}, e.text("kind")};
     }
     h.mode = f.text("mode");
     h.inputs = f.text("inputs");

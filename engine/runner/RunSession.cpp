@@ -29,10 +29,18 @@ Result<protocol::Hello> RunSession::start()
     if (!hello)
         return hello.error();
     m_hello = hello.value();
-    if (!m_hello.device)
+    if (!m_hello.device) {
+        // A GPU that other processes filled is there, just full: not "no GPU".
+        if (m_hello.deviceError.rfind("the GPU is out of memory", 0) == 0) {
+            Error full{"run on the GPU", m_hello.deviceError,
+                       "free GPU memory held by other processes, or wait for them; compiling works meanwhile", {}, {}};
+            full.kind = kGpuOutOfMemory;
+            return full;
+        }
         return Error{"run on the GPU",
                      "no GPU: " + (m_hello.deviceError.empty() ? std::string("the runner found no CUDA device") : m_hello.deviceError),
                      "verify, benchmark and profile need a CUDA device; compiling and the static analysis work without one", {}, {}};
+    }
     m_arch = m_options.archOverride.empty() ? m_hello.arch() : m_options.archOverride;
     if (m_arch.empty())
         return Error{"run on the GPU", "the runner did not report the GPU's compute capability", "name the architecture (--arch sm_XX)",

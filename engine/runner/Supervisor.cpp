@@ -442,9 +442,13 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
         // A runner that says it sends heartbeats during a run is alive while they come: a
         // stopped or frozen process is noticed in seconds. Heartbeats do not count as work, so a
         // main thread stuck in a driver call still meets the idle timeout.
-        const bool beats = m_hello.has("heartbeat") && (type == "verify" || type == "bench" || type == "profile");
+        const bool beats = m_hello.has("heartbeat") && (type == "verify" || type == "bench" || type == "profile" || type == "test_stuck");
         const std::int64_t beatMs = std::max(m_options.heartbeatTimeoutMs, 1);
         auto beatDeadline = after(beatMs);
+        // Heartbeats prove the process lives, not that its main thread works: between launches
+        // (a launch has its own watchdog) no work for stuckMs is a stuck driver call or a deadlock.
+        const std::int64_t stuckMs = std::max(m_options.stuckTimeoutMs, 1);
+        auto workDeadline = after(stuckMs);
         bool watchdogArmed = false;
         auto watchdogDeadline = Clock::time_point::max();
         std::int64_t watchdogMs = 0;
@@ -475,9 +479,17 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
                                            "call that froze the whole process",
                                            m_stderrTail));
             }
+            if (beats && !watchdogArmed && msUntil(workDeadline) <= 0) {
+                std::string where = whereText(m_currentLaunch, type);
+                kill();
+                return error("the runner's main thread did no work for " + secondsText(stuckMs) + " s " + where +
+                                 " while its process kept sending heartbeats (a driver call that never returns, or a "
+                                 "deadlock); it was restarted.",
+                             withLastWords("if one step is expected to take that long, raise the stuck timeout", m_stderrTail));
+            }
             auto until = watchdogArmed ? std::min(watchdogDeadline, idleDeadline) : idleDeadline;
             if (beats)
-                until = std::min(until, beatDeadline);
+                until = std::min({until, beatDeadline, watchdogArmed ? until : workDeadline});
             auto msg = readMessage(std::min(msUntil(until), kPollSliceMs));
             if (!msg) {
                 const Error& e = msg.error();
@@ -492,6 +504,7 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
             if (decoded && decoded->type == protocol::RunnerMessage::Type::Heartbeat)
                 continue; // alive, but no work done: the idle deadline stays
             idleDeadline = after(idleMs);
+            workDeadline = after(stuckMs);
             if (!decoded)
                 return malformed(decoded.error().why + (decoded.error().pointer.empty() ? "" : " at " + decoded.error().pointer));
             const protocol::RunnerMessage& m = decoded.value();

@@ -26,6 +26,9 @@ public:
         int startTimeoutMs = 120000;         ///< until "hello" (LibTorch + CUDA init can be slow)
         int idleTimeoutMs = 600000;          ///< no message at all for this long: treat as hung
         int heartbeatTimeoutMs = 5000;       ///< a runner that sends heartbeats: none for this long is a frozen process
+        /// A runner that sends heartbeats but no work (no event, no answer) for this long, with no
+        /// launch in flight, has a main thread stuck in a driver call or a deadlock.
+        int stuckTimeoutMs = 120000;
         std::vector<std::string> extraEnv;   ///< "NAME=value" added to the runner's environment
     };
 

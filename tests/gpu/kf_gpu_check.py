@@ -466,6 +466,100 @@ def crash_then_pass(crasher, words, extra=None):
     return check
 
 
+def check_launch_faults(c, reports, task):
+    """faults.launch_named (issue 23): a plan beyond the kernel's __launch_bounds__ is named before
+    any launch, a stack frame the driver cannot reserve is named as local memory (not as memory
+    other processes hold), and the correct candidate passes after both."""
+    files = [base((r.get("candidate") or {}).get("file")) for r in reports]
+    c.ok(files == ["bounded64.cu", "big_frame.cu", "correct.cu"], f"one report per candidate in task order (got {files})")
+    r = report_for(reports, "bounded64.cu")
+    if c.ok(r is not None, "a report for bounded64.cu"):
+        t = text_of(r)
+        c.ok(r.get("verdict") == "error", f"bounded64.cu: verdict error (got {r.get('verdict')!r})")
+        c.ok("256 threads" in t and "at most 64" in t and "__launch_bounds__" in t,
+             "bounded64.cu: the error names 256 threads, at most 64 and __launch_bounds__")
+        c.ok(t.count("invalid argument") == 0, "bounded64.cu: no bare 'invalid argument'")
+        c.note("bounded64.cu: " + t[:300])
+    r = report_for(reports, "big_frame.cu")
+    if c.ok(r is not None, "a report for big_frame.cu"):
+        t = text_of(r)
+        c.ok(r.get("verdict") in ("error", "fail"), f"big_frame.cu: verdict error or fail (got {r.get('verdict')!r})")
+        c.ok("local memory per thread" in t, "big_frame.cu: the error names the local memory per thread")
+        c.ok("other processes" not in t, "big_frame.cu: the error does not blame other processes")
+        c.note("big_frame.cu: " + t[:300])
+    ok = report_for(reports, "correct.cu")
+    if c.ok(ok is not None, "a report for correct.cu"):
+        c.ok(ok.get("verdict") == "pass", f"correct.cu passes after both (got {ok.get('verdict')!r})")
+
+
+HOLDER = r"""
+import sys, torch
+leave = int(float(sys.argv[1]) * 2**30)
+free, total = torch.cuda.mem_get_info()
+blocks, need, chunk = [], free - leave, 1 << 28
+while need > 0:
+    n = min(chunk, need)
+    try:
+        blocks.append(torch.empty(n, dtype=torch.uint8, device="cuda"))
+    except RuntimeError:
+        chunk //= 2
+        if chunk < (1 << 20):
+            break
+        continue
+    need -= n
+free_now, _ = torch.cuda.mem_get_info()
+print(f"{free_now / 2**30:.2f}", flush=True)
+sys.stdin.read()
+"""
+
+
+def gpu_full_case(kforge, report_dir, name):
+    """faults.gpu_full (issue 23): another process holds nearly all GPU memory. kforge must say the
+    GPU is out of memory and how much is free, and exit 3 -- never "no GPU", never LibTorch's raw
+    allocator text, never exit 1 (the kernel's fault). Then, the memory released, verify passes."""
+    import subprocess
+    c = Check()
+    task_dir = os.path.join(HERE, "..", "..", "resources", "examples", "softmax_fp32")
+    argv = ["verify", task_dir, "--candidate", "optimized.cu", "--json"]
+    rc, doc, err, _ = run_kforge(kforge, argv, "", 600)
+    if rc == 3 and not reports_of(doc):
+        print(f"SKIP: kforge verify exited 3 without a report (no GPU?): {(err.strip().splitlines() or [''])[-1]}")
+        return SKIP
+    full = 0
+    for leave in ("0.25", "0.75", "1.5"):
+        holder = subprocess.Popen([sys.executable, "-c", HOLDER, leave], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        free = (holder.stdout.readline() or "").strip()
+        if not free:
+            holder.kill()
+            print("SKIP: this Python cannot hold GPU memory (no torch with CUDA)")
+            return SKIP
+        rc, doc, err, secs = run_kforge(kforge, argv, "", 600)
+        holder.stdin.close()
+        holder.wait(timeout=60)
+        text = err + json.dumps(doc or {})
+        print(f"  {free} GiB left free by another process: kforge exit {rc} in {secs:.1f} s")
+        if rc == 0:
+            c.note(f"{free} GiB free was enough for this task")
+            continue
+        full += 1
+        c.ok(rc == 3, f"{free} GiB free: exit 3 (got {rc})")
+        c.ok("the GPU is out of memory" in text and "GiB free of" in text,
+             f"{free} GiB free: says the GPU is out of memory and how much is free")
+        c.ok("no GPU" not in text and "Tried to allocate" not in text,
+             f"{free} GiB free: neither 'no GPU' nor LibTorch's allocator text")
+        line = [l for l in err.splitlines() if "out of memory" in l]
+        c.note((line or [text[:200]])[0][:300])
+    c.ok(full >= 1, f"at least one hold filled the GPU ({full} of 3)")
+    rc, doc, err, secs = run_kforge(kforge, argv, "", 600)
+    c.ok(rc == 0, f"with the memory released, verify passes (exit {rc})")
+    status = "pass" if c.failures == 0 else "fail"
+    print(f"faults.gpu_full: {status} ({c.failures} failed check(s))")
+    save(report_dir, name, {"case": "faults.gpu_full", "status": status, "failed_checks": c.failures,
+                            "note": "; ".join(c.failed[:3])})
+    return 0 if c.failures == 0 else 1
+
+
 def multiple_of_block_extra(c, r, task):
     crashed = any(t.get("launch_error") for _, t in trials(r)) or r.get("verdict") == "error"
     for s in r.get("shapes") or []:
@@ -655,6 +749,12 @@ CASES = {
         ("verify", T("multiple_of_block_then_correct"), None, 1,
          crash_then_pass("multiple_of_block.cu", ["guard", "illegal"], multiple_of_block_extra)),
     "stream_copy.verify": ("verify", T("stream_copy"), None, 0, every_candidate(check_example_verify)),
+    "faults.launch_named": ("verify", T("launch_faults"), None, 1, check_launch_faults),
+    # A correct fp16 RMSNorm over 40 trials: an error of one fp16 ulp (a subnormal 5.96e-8 once
+    # failed trial 7 or 31) is within the tolerance's ulp floor.
+    "golden.rms_norm_fp16_40_trials":
+        ("verify", os.path.join(HERE, "..", "..", "resources", "examples", "rms_norm_fp16"), "optimized.cu", 0,
+         single(check_pass, "optimized.cu")),
     "profile.stream_copy": ("profile", T("stream_copy"), "copy_vec4.cu", 0, single(check_profile_stream, "copy_vec4.cu")),
     "profile.register_pressure": ("profile", T("register_pressure"), None, 0, check_register_pressure),
     "profile.softmax": ("profile", os.path.join(HERE, "..", "..", "resources", "examples", "softmax_fp32"), "optimized.cu", 0,
@@ -664,7 +764,7 @@ CASES = {
 
 # Extra kforge arguments per case. The hang needs no 10 s default watchdog to be caught: 5 s is
 # still far beyond the microseconds its correct twin takes, and it keeps the suite short.
-EXTRA_ARGS = {"recover.after_hang": ["--launch-timeout-ms", "5000"]}
+EXTRA_ARGS = {"recover.after_hang": ["--launch-timeout-ms", "5000"], "golden.rms_norm_fp16_40_trials": ["--trials", "40"]}
 
 
 def compile_tasks(kforge):
@@ -884,12 +984,14 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the case names")
     a = ap.parse_args()
     if a.list:
-        print("\n".join(list(CASES) + ["tasks.compile", "promote.ok", "promote.refused"] + FAILING_CASE_TOOLS))
+        print("\n".join(list(CASES) + ["tasks.compile", "promote.ok", "promote.refused", "faults.gpu_full"] + FAILING_CASE_TOOLS))
         return 0
     if a.case == "tasks.compile" and a.kforge:
         return compile_tasks(a.kforge)
     if a.case in ("promote.ok", "promote.refused") and a.kforge and a.task:
         return promote_case(a.kforge, a.case, a.task, a.candidate or "optimized.cu", a.report_dir, a.name or a.case)
+    if a.case == "faults.gpu_full" and a.kforge:
+        return gpu_full_case(a.kforge, a.report_dir, a.name or a.case)
     if a.case in FAILING_CASE_TOOLS and a.kforge:
         return failing_case_tools(a.kforge, a.case, a.report_dir, a.name or a.case)
     if a.case not in CASES or not a.kforge:
