@@ -475,7 +475,7 @@ def check_launch_faults(c, reports, task):
     r = report_for(reports, "bounded64.cu")
     if c.ok(r is not None, "a report for bounded64.cu"):
         t = text_of(r)
-        c.ok(r.get("verdict") == "error", f"bounded64.cu: verdict error (got {r.get('verdict')!r})")
+        c.ok(r.get("verdict") in ("error", "fail"), f"bounded64.cu: verdict error or fail (got {r.get('verdict')!r})")
         c.ok("256 threads" in t and "at most 64" in t and "__launch_bounds__" in t,
              "bounded64.cu: the error names 256 threads, at most 64 and __launch_bounds__")
         c.ok(t.count("invalid argument") == 0, "bounded64.cu: no bare 'invalid argument'")
@@ -519,14 +519,16 @@ def gpu_full_case(kforge, report_dir, name):
     allocator text, never exit 1 (the kernel's fault). Then, the memory released, verify passes."""
     import subprocess
     c = Check()
-    task_dir = os.path.join(HERE, "..", "..", "resources", "examples", "softmax_fp32")
-    argv = ["verify", task_dir, "--candidate", "optimized.cu", "--json"]
+    # transpose 8192 x 8192 over every shape set: 256 MiB a tensor, its float64 golden twice that,
+    # so the middle holds leave room for the context but not for the run.
+    task_dir = os.path.join(HERE, "..", "..", "resources", "examples", "transpose_fp32")
+    argv = ["verify", task_dir, "--candidate", "optimized.cu", "--shapes", "all", "--json"]
     rc, doc, err, _ = run_kforge(kforge, argv, "", 600)
     if rc == 3 and not reports_of(doc):
         print(f"SKIP: kforge verify exited 3 without a report (no GPU?): {(err.strip().splitlines() or [''])[-1]}")
         return SKIP
     full = 0
-    for leave in ("0.25", "0.75", "1.5"):
+    for leave in ("0.25", "1.0", "2.0"):
         holder = subprocess.Popen([sys.executable, "-c", HOLDER, leave], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)
         free = (holder.stdout.readline() or "").strip()
