@@ -551,6 +551,7 @@ def gpu_full_case(kforge, report_dir, name):
         c.ok("no GPU" not in text and "Tried to allocate" not in text,
              f"{free} GiB free: neither 'no GPU' nor LibTorch's allocator text")
         line = [l for l in err.splitlines() if "out of memory" in l]
+        line += [r.get("summary", "") for r in reports_of(doc) if "out of memory" in r.get("summary", "")]
         c.note((line or [text[:200]])[0][:300])
     c.ok(full >= 1, f"at least one hold filled the GPU ({full} of 3)")
     rc, doc, err, secs = run_kforge(kforge, argv, "", 600)
