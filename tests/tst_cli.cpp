@@ -8,6 +8,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <nlohmann/json.hpp>
+
 namespace {
 struct Run {
     int exitCode = -1;
@@ -41,6 +43,8 @@ private slots:
     void singleFileOccupancy();
     void usageErrors_data();
     void usageErrors();
+    void faultsAreNamedWhereTheyAre_data();
+    void faultsAreNamedWhereTheyAre();
 
 private:
     QTemporaryDir m_dir;
@@ -170,6 +174,64 @@ void TestCli::usageErrors()
     Run r = kforge(args);
     QCOMPARE(r.exitCode, 2);
     QVERIFY2((r.err + r.out).contains(needle), qPrintable(r.err + r.out));
+}
+
+// Issue 23 section 6: each message names the real cause and place.
+void TestCli::faultsAreNamedWhereTheyAre_data()
+{
+    QTest::addColumn<QString>("setup");
+    QTest::addColumn<QStringList>("args");   // "TASK" stands for the prepared task folder
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("needle");     // in stdout + stderr
+    QTest::addColumn<QString>("absent");     // must not appear
+    QTest::newRow("dangling task.json symlink") << "dangling" << QStringList{"verify", "TASK"} << 2
+                                                << "task.json is a symbolic link to" << "no task.json found";
+    QTest::newRow("--arch before the file") << "plain" << QStringList{"compile", "--arch", "sm_90", "TASK/naive.cu", "--json"} << 0
+                                            << "\"builds\"" << "path is required";
+    QTest::newRow("a plan kernel the source lacks") << "missing-kernel" << QStringList{"compile", "TASK", "--candidate", "naive.cu"}
+                                                    << 1 << "/candidates/0/launches/0/kernel" << "__nv_name_map";
+    QTest::newRow("another candidate's broken plan") << "broken-plan" << QStringList{"compile", "TASK", "--candidate", "optimized.cu"}
+                                                     << 0 << "optimized.cu" << "is not an input, output or scratch buffer";
+    QTest::newRow("the broken candidate itself") << "broken-plan" << QStringList{"compile", "TASK", "--candidate", "naive.cu"} << 2
+                                                 << "/candidates/0/launches/0/args/0" << "";
+}
+
+void TestCli::faultsAreNamedWhereTheyAre()
+{
+    QFETCH(QString, setup);
+    QFETCH(QStringList, args);
+    QFETCH(int, exitCode);
+    QFETCH(QString, needle);
+    QFETCH(QString, absent);
+    QTemporaryDir tmp;
+    const QString task = tmp.filePath("vector_add");
+    QVERIFY(QDir().mkpath(task));
+    for (const QString& f : QDir(kExamples + "/vector_add").entryList(QDir::Files))
+        QVERIFY(QFile::copy(kExamples + "/vector_add/" + f, task + "/" + f));
+    auto editTask = [&](auto edit) {
+        QFile f(task + "/task.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        nlohmann::json j = nlohmann::json::parse(f.readAll().toStdString());
+        f.close();
+        edit(j);
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QByteArray::fromStdString(j.dump(2)));
+    };
+    if (setup == "dangling") {
+        QVERIFY(QFile::remove(task + "/task.json"));
+        QVERIFY(QFile::link(tmp.filePath("nowhere.json"), task + "/task.json"));
+    } else if (setup == "missing-kernel") {
+        editTask([](nlohmann::json& j) { j["candidates"][0]["launches"][0]["kernel"] = "vector_add_missing"; });
+    } else if (setup == "broken-plan") {
+        editTask([](nlohmann::json& j) { j["candidates"][0]["launches"][0]["args"][0] = "zz"; });
+    }
+    for (QString& a : args)
+        a.replace("TASK", task);
+    const Run r = kforge(args);
+    QVERIFY2(r.exitCode == exitCode, qPrintable(QString::number(r.exitCode) + ": " + r.err + r.out.left(2000)));
+    QVERIFY2((r.out + r.err).contains(needle), qPrintable(r.err + r.out.left(2000)));
+    if (!absent.isEmpty())
+        QVERIFY2(!(r.out + r.err).contains(absent), qPrintable(r.err + r.out.left(2000)));
 }
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -149,6 +149,7 @@ void TestCliRegistry::refusalsAndUsageErrors_data()
     QTest::newRow("slower on one shape") << "slow" << 1 << "promotion refused: At least 1.00× on every benchmark shape";
     QTest::newRow("evidence not signed") << "unsigned" << 1 << "promotion refused: Evidence signed by this user's runner: the performance report is not signed";
     QTest::newRow("evidence edited after signing") << "edited" << 1 << "the correctness report is changed after it was signed";
+    QTest::newRow("a malformed evidence field") << "malformed" << 2 << "/reports/0/trials_per_shape";
     QTest::newRow("edited after the runs") << "edit" << 1 << "promotion refused: Evidence matches the current kernel";
     QTest::newRow("no evidence for this candidate") << "naive" << 1 << "there is no correctness report for naive.cu";
     QTest::newRow("several candidates, none named") << "no-candidate" << 2 << "name the one to promote with --candidate (naive.cu, optimized.cu)";
@@ -168,6 +169,10 @@ void TestCliRegistry::refusalsAndUsageErrors()
     } else if (change == "unsigned") {
         auto t = loadTask(m_taskDir);
         writeJson(m_performance, test::performanceFor(t.value(), "optimized.cu", {1.36, 1.40}));
+    } else if (change == "malformed") {
+        Json doc = Json::parse(readFileBytes(m_correctness).value());
+        doc["reports"][0]["trials_per_shape"] = "three";
+        writeJson(m_correctness, doc);
     } else if (change == "edited") {
         Json doc = Json::parse(readFileBytes(m_correctness).value());
         doc["reports"][0]["duration_ms"] = 1.0;

@@ -1968,7 +1968,7 @@ void TestProtocol::reportsOfDocument()
     QCOMPARE(int(reports[1].kind()), int(ReportKind::Performance));
     QVERIFY(reports[1].json == bench);
     QCOMPARE(errors.size(), std::size_t(1));
-    QCOMPARE(qs(errors[0].pointer), QString("/kind"));
+    QCOMPARE(qs(errors[0].pointer), QString("/reports/1/kind")); // where in the document
     QVERIFY2(qs(errors[0].why).contains(R"(found "weird")"), qPrintable(qs(errors[0].why)));
 
     // Without an error list the broken entry is skipped all the same.

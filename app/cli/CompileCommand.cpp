@@ -103,7 +103,7 @@ int run(const CompileArgs& a)
     }
     const bool isTask = fs::is_directory(path, ec) || path.extension() == ".json";
     if (isTask) {
-        auto loaded = loadTask(path);
+        auto loaded = loadTask(path, a.candidate.empty() ? std::vector<std::string>{} : std::vector<std::string>{a.candidate});
         if (!loaded) {
             std::cerr << "kforge: " << loaded.error().message() << '\n';
             return kExitUsage;
@@ -261,15 +261,22 @@ void addCompileCommand(CLI::App& app, int& exitCode)
     auto args = std::make_shared<CompileArgs>();
     CLI::App* cmd = app.add_subcommand("compile", "Compile a task's candidates (or one .cu file) with NVRTC; no GPU needed");
     cmd->add_option("path", args->path, "task folder, task.json, or a .cu file")->required();
-    cmd->add_option("--arch", args->archs, "target architecture(s), e.g. sm_90 (default: the task's, or sm_90)");
+    // One value per flag (repeatable, or comma-separated): `--arch sm_90 FILE` leaves FILE the path.
+    cmd->add_option("--arch", args->archs, "target architecture, e.g. sm_90; repeat or separate with commas for several "
+                                           "(default: the task's, or sm_90)")
+        ->allow_extra_args(false)
+        ->delimiter(',');
     cmd->add_option("--candidate", args->candidate, "compile only this candidate of the task");
     cmd->add_flag("--json", args->json, "machine-readable output (docs/compile-result-schema.md)");
     cmd->add_flag("--ptx", args->showPtx, "print the PTX");
     cmd->add_flag("--sass", args->showSass, "print the SASS (needs nvdisasm or cuobjdump)");
     cmd->add_flag("--no-cache", args->noCache, "always run NVRTC, bypassing the compile cache");
-    cmd->add_option("-D,--define", args->defines, "preprocessor definition NAME[=VALUE]");
-    cmd->add_option("-I,--include", args->includeDirs, "include folder for your own headers");
-    cmd->add_option("--name-expression", args->nameExpressions, "kernel name expression to lower (single-file mode)");
+    cmd->add_option("-D,--define", args->defines, "preprocessor definition NAME[=VALUE]")
+        ->allow_extra_args(false);
+    cmd->add_option("-I,--include", args->includeDirs, "include folder for your own headers")
+        ->allow_extra_args(false);
+    cmd->add_option("--name-expression", args->nameExpressions, "kernel name expression to lower (single-file mode)")
+        ->allow_extra_args(false);
     cmd->add_flag("--fast-math", args->fastMath, "compile with --use_fast_math");
     cmd->add_option("--std", args->cxxStd, "C++ standard for a single file")->check(CLI::IsMember({"c++11", "c++14", "c++17", "c++20"}));
     cmd->add_option("-O", args->optLevel, "ptxas optimisation level")->check(CLI::Range(0, 3));

@@ -51,7 +51,7 @@ void printGates(std::ostream& out, const GateVerdict& v)
 
 int promote(const PromoteArgs& a)
 {
-    auto loaded = loadTaskArgument(a.path);
+    auto loaded = loadTaskArgument(a.path, a.candidate.empty() ? std::vector<std::string>{} : std::vector<std::string>{a.candidate});
     if (!loaded)
         return kExitUsage;
     Task task = std::move(*loaded);
@@ -87,6 +87,17 @@ int promote(const PromoteArgs& a)
             auto j = kf::json::readFile(file);
             if (!j) {
                 std::cerr << "kforge: " << j.error().message() << '\n';
+                return kExitUsage;
+            }
+            // A report that cannot be read is named with its file and pointer, not mistaken for
+            // a missing one by the gates.
+            std::vector<Error> unreadable;
+            (void)protocol::reportsOfDocument(j.value(), &unreadable);
+            if (!unreadable.empty()) {
+                Error e = unreadable.front();
+                e.file = file;
+                std::cerr << "kforge: " << e.message() << "\n  what to do: pass the report as `kforge verify|bench --report` "
+                          << "wrote it, or run them again\n";
                 return kExitUsage;
             }
             documents.push_back(std::move(j.value()));

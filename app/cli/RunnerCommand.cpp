@@ -54,14 +54,14 @@ RunSettings settingsFor(const RunArgs& a, const std::optional<std::uint64_t>& se
     return settings;
 }
 
-std::optional<Task> loadTaskArgument(const std::string& path)
+std::optional<Task> loadTaskArgument(const std::string& path, const std::vector<std::string>& onlyCandidates)
 {
     std::error_code ec;
-    if (!fs::exists(path, ec)) {
+    if (!fs::exists(path, ec) && !fs::is_symlink(fs::symlink_status(path, ec))) {
         std::cerr << "kforge: " << path << ": no such file or folder\n";
         return std::nullopt;
     }
-    auto loaded = loadTask(path);
+    auto loaded = loadTask(path, onlyCandidates);
     if (!loaded) {
         std::cerr << "kforge: " << loaded.error().message() << '\n';
         return std::nullopt;
@@ -104,7 +104,7 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
             return kExitUsage;
         }
     }
-    auto loaded = loadTaskArgument(a.path);
+    auto loaded = loadTaskArgument(a.path, a.candidates);
     if (!loaded)
         return kExitUsage;
     const Task task = std::move(*loaded);

@@ -58,7 +58,7 @@ RunSettings settingsFor(const RunArgs& args, const std::optional<std::uint64_t>&
 
 /// The task at `path` (a folder or task.json), or nullopt after printing why on stderr (the
 /// caller exits with kExitUsage).
-std::optional<kf::Task> loadTaskArgument(const std::string& path);
+std::optional<kf::Task> loadTaskArgument(const std::string& path, const std::vector<std::string>& onlyCandidates = {});
 
 /// Runs the whole command; returns the process exit code (ExitCodes.h, or 130 on Ctrl-C).
 /// With `collect`, the reports are appended there instead of being printed as a --json document

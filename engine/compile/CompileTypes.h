@@ -42,6 +42,9 @@ struct CompileRequest {
     /// Folders a task compile may read (the task folder); empty: any (a bare `kforge compile
     /// FILE`). Every #include outside them and the CUDA headers is an error (IncludeScope.h).
     std::vector<std::string> confineIncludesTo;
+    /// Where each name expression comes from ("task.json at /candidates/0/launches/1/kernel"): an
+    /// expression the source does not define is reported there, not at NVRTC's __nv_name_map.
+    std::map<std::string, std::string> nameExpressionOrigins;
 };
 
 struct CompileResult {

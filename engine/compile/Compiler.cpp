@@ -9,10 +9,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <optional>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <unistd.h>
 
 #ifndef KF_CUDA_TOOLKIT_ROOT
@@ -232,6 +234,37 @@ Result<std::string> nvrtcVersion()
     return lib.value()->versionString;
 }
 
+static void nameExpressionsToPlan(CompileResult& result, const CompileRequest& request)
+{
+    // NVRTC reports a name expression the source does not define in its own pseudo-file
+    // ("__nv_name_map:2:25", twice). The user wrote that name in the launch plan: say so there.
+    std::vector<Diagnostic> kept;
+    std::set<std::string> named;
+    for (Diagnostic& d : result.diagnostics) {
+        if (d.file != "__nv_name_map") {
+            kept.push_back(std::move(d));
+            continue;
+        }
+        std::string expr = d.sourceLine;
+        if (const auto at = expr.find("nv_mangled_name"); at != std::string::npos)
+            expr = expr.substr(at + std::strlen("nv_mangled_name"));
+        expr.erase(0, expr.find_first_not_of(" \t"));
+        expr.erase(expr.find_last_not_of(" \t\r") + 1);
+        if (!named.insert(expr).second)
+            continue;
+        Diagnostic plan;
+        plan.file = request.fileName;
+        plan.severity = Diagnostic::Severity::Error;
+        const auto origin = request.nameExpressionOrigins.find(expr);
+        plan.message = "the launch plan names kernel \"" + expr + "\", which this file does not define" +
+                       (expr.find('<') != std::string::npos ? " with these template arguments" : "") +
+                       (origin != request.nameExpressionOrigins.end() ? " (" + origin->second + ")" : "") +
+                       "; define it here, or change the launch's \"kernel\" (NVRTC: " + d.message + ")";
+        kept.push_back(std::move(plan));
+    }
+    result.diagnostics = std::move(kept);
+}
+
 std::optional<Diagnostic> sourceProblem(std::string_view source, const std::string& fileName)
 {
     auto at = [&](std::size_t offset, std::string message) {
@@ -322,6 +355,7 @@ Result<CompileResult> compile(const CompileRequest& request, const CompileCache*
     auto res = compileWithNvrtc(*lib.value(), request, cancel);
     if (!res)
         return res;
+    nameExpressionsToPlan(res.value(), request);
     res->cacheKey = key;
     if (cache) // a failed store only costs a rebuild next time, never the result in hand
         (void)cache->store(key, res.value());

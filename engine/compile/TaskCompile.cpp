@@ -27,9 +27,17 @@ Result<CompileRequest> compileRequestFor(const Task& task, const Candidate& cand
         req.options.includeDirs.push_back(fs::absolute(task.directory / d).lexically_normal().string());
     req.options.extraOptions = task.compile.extraOptions;
     req.confineIncludesTo = {fs::absolute(task.directory).lexically_normal().string()};
-    for (const auto& l : candidate.launches)
-        if (std::find(req.nameExpressions.begin(), req.nameExpressions.end(), l.kernel) == req.nameExpressions.end())
-            req.nameExpressions.push_back(l.kernel);
+    std::size_t index = 0;
+    while (index < task.candidates.size() && task.candidates[index].file != candidate.file)
+        ++index;
+    for (std::size_t li = 0; li < candidate.launches.size(); ++li) {
+        const Launch& l = candidate.launches[li];
+        if (std::find(req.nameExpressions.begin(), req.nameExpressions.end(), l.kernel) != req.nameExpressions.end())
+            continue;
+        req.nameExpressions.push_back(l.kernel);
+        req.nameExpressionOrigins[l.kernel] = (task.directory / "task.json").string() + " at /candidates/" +
+                                              std::to_string(index) + "/launches/" + std::to_string(li) + "/kernel";
+    }
     return req;
 }
 

@@ -35,8 +35,12 @@ Result<void> writeFileAtomic(const fs::path& file, const std::vector<std::string
         return Error{"write " + file.string(), why, "check free disk space and permissions", file.string(), {}};
     };
     std::error_code ec;
-    if (file.has_parent_path())
+    if (file.has_parent_path()) {
         fs::create_directories(file.parent_path(), ec);
+        // Say why the folder cannot be made (EACCES on .staging), not the ENOENT that follows.
+        if (ec)
+            return fail("cannot create the folder " + file.parent_path().string() + ": " + ec.message());
+    }
     std::random_device rd;
     fs::path tmp = file;
     tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd());

@@ -40,18 +40,21 @@ Result<RunReport> RunReport::fromJson(const nlohmann::json& j, const std::string
 std::vector<RunReport> reportsOfDocument(const nlohmann::json& document, std::vector<Error>* errors)
 {
     std::vector<RunReport> out;
-    auto take = [&](const nlohmann::json& r) {
+    auto take = [&](const nlohmann::json& r, const std::string& at) {
         auto read = RunReport::fromJson(r);
-        if (read)
+        if (read) {
             out.push_back(std::move(read.value()));
-        else if (errors)
-            errors->push_back(read.error());
+        } else if (errors) {
+            Error e = read.error();
+            e.pointer = at + e.pointer; // where in the document, not only in the report
+            errors->push_back(std::move(e));
+        }
     };
     if (document.is_object() && document.contains("reports") && document["reports"].is_array()) {
-        for (const nlohmann::json& r : document["reports"])
-            take(r);
+        for (std::size_t i = 0; i < document["reports"].size(); ++i)
+            take(document["reports"][i], "/reports/" + std::to_string(i));
     } else {
-        take(document);
+        take(document, "");
     }
     return out;
 }

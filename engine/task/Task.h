@@ -174,6 +174,10 @@ Result<LaunchGeometry> evaluateLaunch(const Task& task, const Launch& launch, co
 /// launch arguments, shape bindings against the symbol ranges and constraints. Errors carry the
 /// file, the JSON pointer and a sentence saying what to fix.
 Result<Task> loadTask(const std::filesystem::path& dirOrFile);
+/// The same for a command that works on `onlyCandidates` (files as task.json lists them): a
+/// problem inside another candidate's entry sets that candidate aside instead of failing, so
+/// `--candidate good.cu` works while bad.cu's launch plan is being fixed. Empty: loadTask.
+Result<Task> loadTask(const std::filesystem::path& dirOrFile, const std::vector<std::string>& onlyCandidates);
 /// Same, from JSON already in memory; `origin` names it in errors.
 /// "N=4099,B=2" (commas or spaces between) into a binding of `task`'s symbols: every symbol
 /// given, the task admitting the shape (Task::admits). What the CLI's --shape and the

@@ -556,12 +556,54 @@ Result<Task> parseTask(const Json& j, const std::string& origin, const fs::path&
     }
 }
 
+Result<Task> loadTask(const fs::path& dirOrFile, const std::vector<std::string>& onlyCandidates)
+{
+    if (onlyCandidates.empty())
+        return loadTask(dirOrFile);
+    fs::path file = dirOrFile;
+    std::error_code ec;
+    if (fs::is_directory(dirOrFile, ec))
+        file = dirOrFile / "task.json";
+    auto j = fs::exists(file, ec) ? jr::readFile(file) : Result<Json>(Error{});
+    if (!j || !j->is_object() || !j->contains("candidates") || !(*j)["candidates"].is_array())
+        return loadTask(dirOrFile); // its own error, or no candidates to set aside
+    Json doc = std::move(j.value());
+    // A problem in a candidate nobody asked for must not stop the ones asked for: set such a
+    // candidate aside and read the task again (each pass removes one).
+    for (std::size_t pass = 0;; ++pass) {
+        auto t = parseTask(doc, file.string(), file.parent_path());
+        if (t || pass >= 1000)
+            return t;
+        const std::string& ptr = t.error().pointer;
+        const std::string prefix = "/candidates/";
+        if (ptr.rfind(prefix, 0) != 0)
+            return t;
+        const std::size_t end = ptr.find('/', prefix.size());
+        const std::string digits = ptr.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
+        if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos)
+            return t;
+        const std::size_t index = std::stoul(digits);
+        Json& list = doc["candidates"];
+        if (index >= list.size() || list.size() == 1)
+            return t;
+        const Json& c = list[index];
+        const std::string name = c.is_object() && c.contains("file") && c["file"].is_string() ? c["file"].get<std::string>() : "";
+        if (name.empty() || std::find(onlyCandidates.begin(), onlyCandidates.end(), name) != onlyCandidates.end())
+            return t; // a candidate that was asked for: its problem is the answer
+        list.erase(list.begin() + static_cast<std::ptrdiff_t>(index));
+    }
+}
+
 Result<Task> loadTask(const fs::path& dirOrFile)
 {
     fs::path file = dirOrFile;
     std::error_code ec;
     if (fs::is_directory(dirOrFile, ec))
         file = dirOrFile / "task.json";
+    if (!fs::exists(file, ec) && fs::is_symlink(fs::symlink_status(file, ec)))
+        return Error{"open task",
+                     "task.json is a symbolic link to " + fs::read_symlink(file, ec).string() + ", which does not exist",
+                     "point the link at the task file, or replace it with the file", file.string(), {}};
     if (!fs::exists(file, ec))
         return Error{"open task", "no task.json found", "a task folder holds task.json and its candidate .cu files",
                      file.string(), {}};

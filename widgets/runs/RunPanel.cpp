@@ -187,7 +187,13 @@ void RunPanel::finish(bool ok, const QString& sentence)
         text = sentence.isEmpty() ? (ok ? tr("done") : tr("the run did not finish")) : sentence;
         tone = ok ? Tone::Good : Tone::Bad;
     } else if (!sentence.isEmpty()) {
-        text += QStringLiteral(" · ") + sentence;
+        // The failure is often the error report's own sentence: say it once, with its hint.
+        const QString error = QStringLiteral("ERROR · ");
+        const QString said = text.startsWith(error) ? text.mid(error.size()) : QString();
+        if (!said.isEmpty() && sentence.startsWith(said))
+            text = error + sentence;
+        else
+            text += QStringLiteral(" · ") + sentence;
     }
     if (!ok && tone == Tone::Good)
         tone = Tone::Warning; // e.g. cancelled after some candidates passed

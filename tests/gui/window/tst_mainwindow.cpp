@@ -9,6 +9,7 @@
 #include "app/gui/window/StatusBar.h"
 #include "app/gui/workspace/ExampleWorkspace.h"
 #include "engine/compile/CompileTypes.h"
+#include "fakerunner.h"
 #include "testutil.h"
 #include "widgets/diagnostics/DiagnosticsModel.h"
 #include "widgets/diagnostics/DiagnosticsPanel.h"
@@ -39,7 +40,7 @@ class TestMainWindow : public QObject {
     std::unique_ptr<QSettings> m_qsettings;
     std::unique_ptr<Settings> m_settings;
 
-    std::unique_ptr<MainWindow> makeWindow(bool withRunner = false)
+    std::unique_ptr<MainWindow> makeWindow(bool withRunner = false, const QString& runnerPath = KF_RUNNER_BIN)
     {
         MainWindow::Options o;
         o.workspace = m_workspace;
@@ -47,7 +48,7 @@ class TestMainWindow : public QObject {
         o.cacheDir = m_tmp.path() + "/cache";
         o.probeRunner = withRunner;
         o.askToRestore = false;
-        o.runner.runnerPath = KF_RUNNER_BIN;
+        o.runner.runnerPath = runnerPath;
         o.runner.extraEnv = {"KF_RUNNER_FORCE_CPU=1"}; // CI has no GPU; make that true everywhere
         auto w = std::make_unique<MainWindow>(m_settings.get(), o);
         w->show();
@@ -201,6 +202,53 @@ private slots:
         QVERIFY2(w->runPanel()->bannerText().contains("no GPU"), qPrintable(w->runPanel()->bannerText()));
         // The editor is untouched by the failed run.
         QVERIFY(w->currentTab() != nullptr);
+    }
+
+    // Issue 23: fault injection with the workbench on top. A runner that crashes mid-launch,
+    // writes garbage, stops itself (SIGSTOP) or speaks another protocol: the window stays up,
+    // the unsaved edit stays in the editor, and the Runs panel shows one sentence.
+    void runnerFaultsLeaveTheWindowAndTheEdits_data()
+    {
+        QTest::addColumn<int>("behaviour");
+        QTest::addColumn<QString>("needle");
+        using B = kf::test::FakeRunner::Behaviour;
+        QTest::newRow("crash mid-launch") << int(B::Crash) << "SIGSEGV";
+        QTest::newRow("garbage on stdout") << int(B::Garbage) << "malformed";
+        QTest::newRow("frozen (SIGSTOP)") << int(B::Freeze) << "no sign of life";
+        QTest::newRow("another protocol") << int(B::OldProtocol) << "protocol";
+    }
+    void runnerFaultsLeaveTheWindowAndTheEdits()
+    {
+        QFETCH(int, behaviour);
+        QFETCH(QString, needle);
+        kf::test::FakeRunner fake(static_cast<kf::test::FakeRunner::Behaviour>(behaviour));
+        auto w = makeWindow(false, fake.path());
+        CandidateTab* t = w->currentTab();
+        QTRY_VERIFY_WITH_TIMEOUT(t->lastResult() != nullptr, 60000);
+        if (!t->lastResult()->success)
+            QSKIP("the candidate does not compile here (no NVRTC?)");
+        const QString marker = "// an edit the runner must not cost";
+        t->editor()->append("\n" + marker + "\n");
+        QSignalSpy finished(w->runController(), &RunController::finished);
+        w->verify();
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.first().at(0).toBool(), false);
+        QVERIFY(w->isVisible());
+        QVERIFY(t->text().contains(marker));
+        // Verify saved the edit before the run: it is on disk whatever the runner did.
+        QFile onDisk(t->filePath());
+        QVERIFY(onDisk.open(QIODevice::ReadOnly));
+        QVERIFY(onDisk.readAll().contains(marker.toUtf8()));
+        const QString banner = w->runPanel()->bannerText();
+        QVERIFY2(banner.contains(needle, Qt::CaseInsensitive), qPrintable(banner));
+        QVERIFY2(!banner.contains('\n'), qPrintable(banner));
+        QVERIFY2(banner.count(QStringLiteral("it was restarted")) <= 1, qPrintable(banner)); // said once
+        qInfo("%s: %s", QTest::currentDataTag(), qPrintable(banner));
+        // The window still works: the editor takes more typing and saves it.
+        t->editor()->append("// and more\n");
+        QVERIFY(t->isModified());
+        QVERIFY(w->saveCurrent());
+        QVERIFY(!t->isModified());
     }
 
     void toleranceOverrideIsAnnouncedOnTheRun()
