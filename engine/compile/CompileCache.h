@@ -19,7 +19,7 @@
 
 namespace kf {
 
-inline constexpr int kCacheFormatVersion = 2; // 2: SASS carries inlined-at line info (nvdisasm -gi)
+inline constexpr int kCacheFormatVersion = 3; // 2: SASS carries inlined-at line info (nvdisasm -gi); 3: ptxas and name-map diagnostics at their source
 
 class CompileCache {
 public:

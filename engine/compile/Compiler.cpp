@@ -9,10 +9,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <set>
 #include <unistd.h>
@@ -113,6 +115,9 @@ std::string disassemble(const std::string& cubin, std::string& whyNot)
     return sass;
 }
 
+// Defined below, beside the other rewriting of NVRTC diagnostics.
+void mapPtxLinesToSource(std::vector<Diagnostic>& diagnostics, const std::string& ptx, const CompileRequest& req);
+
 Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileRequest& req, const CancelToken* cancel)
 {
     CompileResult res;
@@ -179,6 +184,17 @@ Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileReq
     res.success = rc == NVRTC_SUCCESS && res.errorCount() == 0;
     if (rc != NVRTC_SUCCESS) {
         res.success = false;
+        // ptxas rejected the PTX NVRTC made (bad inline asm): the PTX, if NVRTC kept it, says
+        // through its .loc lines which source line produced the failing PTX line.
+        if (std::any_of(res.diagnostics.begin(), res.diagnostics.end(), [](const Diagnostic& d) { return d.ptxLine > 0; })) {
+            size_t size = 0;
+            std::string ptx;
+            if (lib.getPTXSize(prog.get(), &size) == NVRTC_SUCCESS && size > 1) {
+                ptx.resize(size);
+                if (lib.getPTX(prog.get(), ptx.data()) == NVRTC_SUCCESS)
+                    mapPtxLinesToSource(res.diagnostics, ptx, req);
+            }
+        }
         return res;
     }
 
@@ -233,6 +249,60 @@ Result<std::string> nvrtcVersion()
         return lib.error();
     return lib.value()->versionString;
 }
+
+namespace {
+
+// `.loc <file> <line> <column>` before PTX line N names the source position it came from; files
+// are named by `.file <n> "<path>"`. Diagnostics with a ptxLine in `fileName` get that position.
+void mapPtxLinesToSource(std::vector<Diagnostic>& diagnostics, const std::string& ptx, const CompileRequest& req)
+{
+    const std::string& fileName = req.fileName;
+    std::vector<std::string_view> lines;
+    for (std::size_t pos = 0; pos < ptx.size();) {
+        const std::size_t end = std::min(ptx.find('\n', pos), ptx.size());
+        lines.emplace_back(ptx.data() + pos, end - pos);
+        pos = end + 1;
+    }
+    std::map<int, std::string> files;
+    for (std::string_view l : lines) {
+        const std::size_t f = l.find(".file");
+        if (f == std::string_view::npos || l.find_first_not_of(" \t") != f)
+            continue;
+        int index = 0;
+        char path[4096] = {};
+        if (std::sscanf(std::string(l.substr(f)).c_str(), ".file %d \"%4095[^\"]\"", &index, path) == 2)
+            files[index] = path;
+    }
+    const std::string base = fs::path(fileName).filename().string();
+    for (Diagnostic& d : diagnostics) {
+        if (d.ptxLine <= 0 || d.ptxLine > static_cast<int>(lines.size()))
+            continue;
+        for (int i = d.ptxLine - 1; i >= 0; --i) {
+            const std::string_view l = lines[static_cast<std::size_t>(i)];
+            const std::size_t at = l.find(".loc");
+            if (at == std::string_view::npos || l.find_first_not_of(" \t") != at)
+                continue;
+            int file = 0, line = 0, column = 0;
+            if (std::sscanf(std::string(l.substr(at)).c_str(), ".loc %d %d %d", &file, &line, &column) >= 2 && line > 0 &&
+                files.count(file) && fs::path(files[file]).filename().string() == base) {
+                d.file = fileName;
+                d.line = line;
+                d.column = column;
+                // Echo the source line, as NVRTC does for its own errors.
+                std::size_t start = 0;
+                for (int k = 1; k < line && start != std::string::npos; ++k) {
+                    const std::size_t newline = req.source.find('\n', start);
+                    start = newline == std::string::npos ? newline : newline + 1;
+                }
+                if (start != std::string::npos)
+                    d.sourceLine = req.source.substr(start, req.source.find('\n', start) - start);
+            }
+            break;
+        }
+    }
+}
+
+} // namespace
 
 static void nameExpressionsToPlan(CompileResult& result, const CompileRequest& request)
 {

@@ -125,6 +125,37 @@ bool parseHeader(std::string_view line, Diagnostic& d)
     return false;
 }
 
+/// `ptxas application ptx input, line 29; error   : Unknown modifier '.instruction'`: ptxas on
+/// the PTX NVRTC made (bad inline asm). The PTX line is kept; Compiler maps it to the source.
+bool parsePtxInputLine(std::string_view line, Diagnostic& d)
+{
+    static constexpr std::string_view lead = "ptxas application ptx input, line ";
+    if (!startsWith(line, lead))
+        return false;
+    std::string_view rest = line.substr(lead.size());
+    int ptxLine = 0;
+    size_t i = 0;
+    while (i < rest.size() && i < 9 && rest[i] >= '0' && rest[i] <= '9')
+        ptxLine = ptxLine * 10 + (rest[i++] - '0');
+    if (i == 0 || i >= rest.size() || rest[i] != ';')
+        return false;
+    rest.remove_prefix(i + 1);
+    rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(" \t")));
+    const bool warning = startsWith(rest, "warning");
+    if (!warning && !startsWith(rest, "error"))
+        return false;
+    const size_t colon = rest.find(':');
+    if (colon == std::string_view::npos)
+        return false;
+    std::string_view text = rest.substr(colon + 1);
+    text.remove_prefix(std::min(text.size(), text.find_first_not_of(" \t")));
+    d.file = "ptxas";
+    d.severity = warning ? Diagnostic::Severity::Warning : Diagnostic::Severity::Error;
+    d.ptxLine = ptxLine;
+    d.message = std::string(text) + " (PTX line " + std::to_string(ptxLine) + ")";
+    return true;
+}
+
 /// `ptxas error   : message`, `nvlink fatal : …`, `ptxas warning : …` (also indented).
 bool parseToolLine(std::string_view line, Diagnostic& d)
 {
@@ -132,6 +163,8 @@ bool parseToolLine(std::string_view line, Diagnostic& d)
     if (first == std::string_view::npos)
         return false;
     line.remove_prefix(first);
+    if (parsePtxInputLine(line, d))
+        return true;
     static constexpr std::string_view tools[] = {"ptxas", "nvlink", "nvrtc", "fatbinary"};
     for (auto tool : tools) {
         if (!startsWith(line, tool))

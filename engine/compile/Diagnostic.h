@@ -18,6 +18,7 @@ struct Diagnostic {
     std::string code;         ///< "20" for error #20-D, "177-D" style codes as printed
     std::string message;
     std::string sourceLine;   ///< the echoed source line, when NVRTC printed one
+    int ptxLine = 0;          ///< ptxas errors in the generated PTX (inline asm): its line there
 };
 
 std::string_view severityName(Diagnostic::Severity s);
