@@ -33,6 +33,8 @@ private slots:
     void hostileInputIsRefusedWithASentence_data();
     void hostileInputIsRefusedWithASentence();
     void missingCandidateFile();
+    void arithmeticEdgesAreRefused_data();
+    void arithmeticEdgesAreRefused();
     void compileOptionsAreWhitelisted_data();
     void compileOptionsAreWhitelisted();
     void bundledExamplesLoad_data();
@@ -258,6 +260,37 @@ void TestTask::missingCandidateFile()
     QVERIFY(t.error().why.find("file \"naive.cu\" does not exist in the task folder") == 0);
     std::ofstream(fs::path(dir.path().toStdString()) / "naive.cu") << "// empty\n";
     KF_VERIFY_OK(loadTask(dir.path().toStdString()));
+}
+
+// Issue 23 section 2: values that were silently accepted (and wrapped, truncated or crashed later).
+void TestTask::arithmeticEdgesAreRefused_data()
+{
+    QTest::addColumn<QString>("patch");    // RFC 6902 JSON patch applied to the valid fixture
+    QTest::addColumn<QString>("pointer");
+    QTest::addColumn<QString>("inWhy");
+    QTest::newRow("abs(INT64_MIN)") << R"J([{"op":"replace","path":"/candidates/0/launches/0/grid","value":["abs(-9223372036854775807 - 1)"]}])J"
+                                    << "/candidates/0/launches/0/grid" << "abs(-9223372036854775808) does not fit in int64";
+    QTest::newRow("1.5 for an int32 scalar") << R"J([{"op":"replace","path":"/candidates/0/launches/0/args/4","value":{"scalar":"1.5","type":"int32"}}])J"
+                                             << "/candidates/0/launches/0/args/4" << "evaluates to 1.5, not an integer";
+    QTest::newRow("a dim far beyond the rank") << R"J([{"op":"replace","path":"/reference","value":{"op":"softmax","inputs":["x"],"attrs":{"dim":99999999999}}}])J"
+                                               << "/reference/attrs/dim" << "is not an axis of \"x\" (rank 2)";
+    QTest::newRow("an element count beyond int64")
+        << R"J([{"op":"remove","path":"/constraints"},{"op":"replace","path":"/symbols/D/max","value":4611686018427387904},)J"
+           R"J({"op":"replace","path":"/shapes/tests/0/D","value":4611686018427387904}])J"
+        << "" << "more elements than a 64-bit size can count";
+}
+
+void TestTask::arithmeticEdgesAreRefused()
+{
+    QFETCH(QString, patch);
+    QFETCH(QString, pointer);
+    QFETCH(QString, inWhy);
+    json j = baseTask().patch(json::parse(patch.toStdString()));
+    auto t = parseTask(j, "tasks/demo/task.json");
+    QVERIFY2(!t, "the task was accepted");
+    if (!pointer.isEmpty())
+        QCOMPARE(qs(t.error().pointer), pointer);
+    QVERIFY2(qs(t.error().why).contains(inWhy), t.error().message().c_str());
 }
 
 // Issue 23 section 5: task.json's compile.options cannot make NVRTC read or write other files.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <set>
 
 namespace kf {
@@ -352,9 +353,12 @@ Value evalNode(const Node& n, const Env& env)
             double x = args[0].asDouble(), y = args[1].asDouble();
             return Value::real(fn == "min" ? std::min(x, y) : std::max(x, y));
         }
-        if (fn == "abs")
+        if (fn == "abs") {
+            if (args[0].isInt && args[0].i == std::numeric_limits<std::int64_t>::min())
+                throw EvalError{n.column, "integer overflow: abs(" + std::to_string(args[0].i) + ") does not fit in int64"};
             return args[0].isInt ? Value::integer(args[0].i < 0 ? -args[0].i : args[0].i)
                                  : Value::real(std::fabs(args[0].d));
+        }
         if (fn == "next_pow2") {
             needInts();
             std::int64_t v = 1;

@@ -5,6 +5,7 @@
 #include "engine/core/Architectures.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -115,7 +116,11 @@ Result<std::vector<std::int64_t>> Task::extents(const TensorSpec& t, const Shape
     std::vector<std::int64_t> out;
     for (const auto& d : t.shape) {
         if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0]))) {
-            out.push_back(std::stoll(d));
+            std::int64_t v = 0;
+            const auto [end, ec] = std::from_chars(d.data(), d.data() + d.size(), v);
+            if (ec != std::errc() || end != d.data() + d.size())
+                return Error{"bind the shape of " + t.name, "extent \"" + d + "\" is not an integer that int64 can hold", "", {}, {}};
+            out.push_back(v);
             continue;
         }
         auto it = shape.values.find(d);
@@ -149,9 +154,17 @@ Result<void> Task::admits(const ShapeBinding& shape) const
             return Error{what, "violates the constraint \"" + c.text() + "\"", {}, {}, {}};
     }
     for (const auto* list : {&inputs, &outputs})
-        for (const TensorSpec& t : *list)
-            if (auto e = extents(t, shape); !e)
+        for (const TensorSpec& t : *list) {
+            auto e = extents(t, shape);
+            if (!e)
                 return Error{what, e.error().why, {}, {}, {}};
+            // Its size in bytes must be countable: a product that overflows int64 would wrap to a
+            // small (or negative) allocation.
+            std::int64_t bytes = dtypeSize(t.dtype);
+            for (std::int64_t x : e.value())
+                if (x < 0 || __builtin_mul_overflow(bytes, x, &bytes))
+                    return Error{what, t.name + " would hold more elements than a 64-bit size can count", {}, {}, {}};
+        }
     return {};
 }
 
@@ -165,8 +178,10 @@ std::int64_t Task::totalElements(const ShapeBinding& shape) const
                 return -1;
             std::int64_t n = 1;
             for (std::int64_t e : ext.value())
-                n *= e;
-            total += n;
+                if (__builtin_mul_overflow(n, e, &n))
+                    return -1;
+            if (__builtin_add_overflow(total, n, &total))
+                return -1;
         }
     return total;
 }

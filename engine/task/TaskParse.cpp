@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <set>
@@ -232,7 +233,8 @@ void checkAttrs(const OpInfo& op, const Json& attrs, const std::string& ptr)
     o.finish();
 }
 
-OpStep parseStep(const Json& v, const std::string& ptr, const std::set<std::string>& available, bool needOutput)
+OpStep parseStep(const Json& v, const std::string& ptr, const std::set<std::string>& available, bool needOutput,
+                 const std::map<std::string, int>* ranks = nullptr)
 {
     Object o(v, ptr);
     OpStep s;
@@ -259,6 +261,24 @@ OpStep parseStep(const Json& v, const std::string& ptr, const std::set<std::stri
     if (const Json* a = o.optional("attrs")) {
         checkAttrs(*op, *a, o.at("attrs"));
         s.attrs = *a;
+        // A dimension names an axis of the first input: within its rank when it is a task input
+        // (known here), else within the 64 dimensions a tensor can have at all.
+        int rank = 64;
+        if (ranks && !s.inputs.empty())
+            if (auto it = ranks->find(s.inputs.front()); it != ranks->end())
+                rank = std::max(it->second, 1);
+        for (const char* key : {"dim", "dim0", "dim1"})
+            if (a->contains(key) && (*a)[key].is_number_integer()) {
+                const Json& v = (*a)[key];
+                const std::int64_t d = !v.is_number_unsigned() ? v.get<std::int64_t>()
+                                       : v.get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max())
+                                           ? std::numeric_limits<std::int64_t>::max()
+                                           : static_cast<std::int64_t>(v.get<std::uint64_t>());
+                if (d < -rank || d >= rank)
+                    fail(jr::child(o.at("attrs"), key), std::string(key) + " " + (*a)[key].dump() + " is not an axis of \"" +
+                                                            s.inputs.front() + "\" (rank " + std::to_string(rank) +
+                                                            "): use -" + std::to_string(rank) + " to " + std::to_string(rank - 1));
+            }
     } else {
         checkAttrs(*op, Json::object(), o.at("attrs"));
     }
@@ -277,13 +297,16 @@ Reference parseReference(const Json& v, const std::string& ptr, const Task& task
     int forms = o.has("op") + o.has("tape") + o.has("torchscript");
     if (forms != 1)
         fail(ptr, "give exactly one of \"op\", \"tape\" or \"torchscript\" (found " + std::to_string(forms) + ")");
+    std::map<std::string, int> ranks;
+    for (const auto& t : task.inputs)
+        ranks[t.name] = static_cast<int>(t.shape.size());
     Reference r;
     if (o.has("op")) {
         r.kind = Reference::Kind::Op;
         if (task.outputs.size() != 1)
             fail(ptr, "a single-op reference produces one output but the task has " +
                           std::to_string(task.outputs.size()) + "; use a \"tape\" that names each output");
-        OpStep s = parseStep(v, ptr, available, false);
+        OpStep s = parseStep(v, ptr, available, false, &ranks);
         s.output = task.outputs[0].name;
         r.steps.push_back(std::move(s));
         return r; // parseStep already consumed and checked every key of this object
@@ -295,7 +318,7 @@ Reference parseReference(const Json& v, const std::string& ptr, const Task& task
             fail(o.at("tape"), "the tape needs at least one step");
         for (size_t i = 0; i < a.size(); ++i) {
             std::string p = jr::child(o.at("tape"), i);
-            OpStep s = parseStep(a[i], p, available, true);
+            OpStep s = parseStep(a[i], p, available, true, &ranks);
             if (available.count(s.output))
                 fail(jr::child(p, "output"), "\"" + s.output + "\" is already defined; give each step a new name");
             available.insert(s.output);

@@ -7,6 +7,7 @@
 #include "engine/task/OpCatalog.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 
@@ -286,6 +287,9 @@ ShapeBinding parseBinding(const Json& v, const std::string& ptr, const Task& tas
         if (r->asDouble() == 0.0)
             fail(ptr, "this shape (" + b.describe() + ") violates the constraint \"" + task.constraints[i].text() + "\"");
     }
+    // Every tensor's size in bytes must be countable (admits() says which one is not).
+    if (auto ok = task.admits(b); !ok)
+        fail(ptr, "this shape (" + b.describe() + "): " + ok.error().why);
     return b;
 }
 
@@ -313,6 +317,16 @@ void checkLaunches(const Task& task, const std::string& candidatesPtr)
                     auto v = l.args[ai].scalar.eval(env);
                     if (!v)
                         fail(jr::child(jr::child(lp, "args"), ai), "for " + b->describe() + ": " + v.error().why);
+                    // An integer parameter takes an integer: "1.5" for an int32 would be cut to 1.
+                    const std::string& type = l.args[ai].scalarType;
+                    if (type != "fp32" && type != "fp64" && !v->isInt && (!std::isfinite(v->d) || v->d != std::trunc(v->d))) {
+                        char value[32];
+                        std::snprintf(value, sizeof value, "%g", v->d);
+                        fail(jr::child(jr::child(lp, "args"), ai), "for " + b->describe() + " the " + type +
+                                                                       " argument evaluates to " + value +
+                                                                       ", not an integer; use int(...) or a floating type "
+                                                                       "(fp32, fp64)");
+                    }
                 }
             }
             for (size_t si = 0; si < c.scratch.size(); ++si) {
