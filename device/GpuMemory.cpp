@@ -86,7 +86,7 @@ std::string outOfMemorySentence(const std::optional<MemoryUse>& use, const std::
     std::string s = "the GPU is out of memory" + context;
     if (use)
         s += ": " + gib(use->freeBytes) + " free of " + gib(use->totalBytes);
-    return s + " (other processes hold the rest; nvidia-smi lists them)";
+    return s + " (held by this run and by other processes; nvidia-smi lists them)";
 }
 
 } // namespace kf::device

@@ -22,8 +22,8 @@ std::optional<MemoryUse> memoryUse();
 /// Without a context, through NVML; nullopt when NVML or the PCI bus ID is unavailable.
 std::optional<MemoryUse> memoryUseFromNvml(CUdevice device);
 
-/// "the GPU is out of memory<context>: 0.25 GiB free of 79.2 GiB (other processes hold the
-/// rest; ...)", without numbers when `use` is empty. `context`: " while trying to allocate ...".
+/// "the GPU is out of memory<context>: 0.25 GiB free of 79.2 GiB (held by this run and by other
+/// processes; ...)", without numbers when `use` is empty. `context`: " while trying to ...".
 std::string outOfMemorySentence(const std::optional<MemoryUse>& use, const std::string& context = {});
 
 } // namespace kf::device

@@ -167,8 +167,8 @@ Result<std::vector<BoundLaunch>> LaunchPlan::bind(const Task& task, const ShapeB
             const int regs = CudaModule::attribute(b.function, CU_FUNC_ATTRIBUTE_NUM_REGS);
             return Error{"configure " + what,
                          "the block has " + std::to_string(threads) + " threads but " + l.kernel + " allows at most " +
-                             std::to_string(maxThreads) + " per block (its __launch_bounds__, or its " + std::to_string(regs) +
-                             " registers per thread)",
+                             std::to_string(maxThreads) + " per block (its __launch_bounds__" +
+                             (regs > 0 ? ", or its " + std::to_string(regs) + " registers per thread" : std::string()) + ")",
                          "launch it with at most " + std::to_string(maxThreads) +
                              " threads per block (the launch plan's \"block\"), or raise __launch_bounds__ in the kernel",
                          {}, {}};

@@ -194,6 +194,8 @@ void TestCli::faultsAreNamedWhereTheyAre_data()
                                                      << 0 << "optimized.cu" << "is not an input, output or scratch buffer";
     QTest::newRow("the broken candidate itself") << "broken-plan" << QStringList{"compile", "TASK", "--candidate", "naive.cu"} << 2
                                                  << "/candidates/0/launches/0/args/0" << "";
+    QTest::newRow("both broken, the second asked for") << "both-broken" << QStringList{"compile", "TASK", "--candidate", "optimized.cu"}
+                                                       << 2 << "/candidates/1/launches/0/args/0" << "/candidates/0/";
 }
 
 void TestCli::faultsAreNamedWhereTheyAre()
@@ -224,6 +226,11 @@ void TestCli::faultsAreNamedWhereTheyAre()
         editTask([](nlohmann::json& j) { j["candidates"][0]["launches"][0]["kernel"] = "vector_add_missing"; });
     } else if (setup == "broken-plan") {
         editTask([](nlohmann::json& j) { j["candidates"][0]["launches"][0]["args"][0] = "zz"; });
+    } else if (setup == "both-broken") {
+        editTask([](nlohmann::json& j) {
+            j["candidates"][0]["launches"][0]["args"][0] = "zz";
+            j["candidates"][1]["launches"][0]["args"][0] = "yy";
+        });
     }
     for (QString& a : args)
         a.replace("TASK", task);

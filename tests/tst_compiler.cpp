@@ -289,7 +289,19 @@ void TestCompiler::includesStayInsideTheTask_data()
     QTest::newRow("climbing out of the task") << "#include \"../outside.h\"\n" << 1 << "outside.h, outside the task" << "kernel.cu";
     QTest::newRow("through a task header") << "#include \"include/evil.h\"\n" << 2 << "reads /etc/passwd" << "evil.h";
     QTest::newRow("a computed include") << "#define H \"/etc/passwd\"\n#include H\n" << 2 << "computed #include" << "kernel.cu";
+    // Spellings a line-by-line scan missed (review of issue 23): the translation phases first.
+    QTest::newRow("the digraph %:") << "%:include \"/etc/passwd\"\n" << 1 << "reads /etc/passwd" << "kernel.cu";
+    QTest::newRow("a line splice inside the word") << "#inc\\\nlude \"/etc/passwd\"\n" << 1 << "reads /etc/passwd" << "kernel.cu";
+    QTest::newRow("a comment across lines after #") << "#/*\n*/include \"/etc/passwd\"\n" << 1 << "reads /etc/passwd" << "kernel.cu";
+    QTest::newRow("the trigraph ??=") << "??=include \"/etc/passwd\"\n" << 1 << "reads /etc/passwd" << "kernel.cu";
+    QTest::newRow("after a raw string holding /*") << "const char* s = R\"(\" /*)\";\n#include \"/etc/passwd\"\n" << 2
+                                                   << "reads /etc/passwd" << "kernel.cu";
+    QTest::newRow("after a digit separator") << "int a = 1'0, b = 2;\n#include \"/etc/passwd\"\n" << 2 << "reads /etc/passwd"
+                                             << "kernel.cu";
+    QTest::newRow("climbing to a file not found here") << "#include \"../../nowhere/x.h\"\n" << 1 << "cannot be found from"
+                                                        << "kernel.cu";
     QTest::newRow("a header of the task") << "#include \"include/ok.h\"\n#include <ok.h>\n" << 0 << "" << "";
+    QTest::newRow("a string that looks like a directive") << "const char* s = \"\\n#include \\\"/etc/passwd\\\"\";\n" << 0 << "" << "";
     QTest::newRow("the CUDA headers and the prelude") << "#include <cuda_fp16.h>\n#include <kf/prelude.cuh>\n" << 0 << "" << "";
     QTest::newRow("commented out") << "// #include \"/etc/passwd\"\n/* #include \"/etc/passwd\"\n*/\n" << 0 << "" << "";
     QTest::newRow("a header that does not exist") << "#include \"nowhere.h\"\n" << 0 << "" << "";

@@ -85,15 +85,26 @@ struct Scanner {
                 continue;
             }
             const fs::path found = resolve(d, dir);
-            if (found.empty())
-                continue; // NVRTC's own headers, the prelude, or missing: NVRTC says which
+            const char open = d.angled ? '<' : '"', close = d.angled ? '>' : '"';
+            if (found.empty()) {
+                // NVRTC's own headers, the prelude, or missing (NVRTC says which). A name that
+                // climbs out of its folder and is not found here might be found by NVRTC along a
+                // path this check does not take: refuse it rather than guess.
+                bool climbs = false;
+                for (const auto& part : fs::path(d.name))
+                    climbs = climbs || part == "..";
+                if (climbs || fs::path(d.name).is_absolute())
+                    problems.push_back(at(file, d, std::string("#include ") + open + d.name + close +
+                                                       " names a file outside its folder that cannot be found from " +
+                                                       dir.string() + "; a task compile reads only the task's own files"));
+                continue;
+            }
             const fs::path real = canonicalOrEmpty(found);
             bool inRoot = false, inSystem = false;
             for (const fs::path& r : roots)
                 inRoot = inRoot || within(real, r);
             for (const fs::path& s : systemDirs)
                 inSystem = inSystem || within(real, s);
-            const char open = d.angled ? '<' : '"', close = d.angled ? '>' : '"';
             if (!inRoot && !inSystem) {
                 problems.push_back(at(file, d, std::string("#include ") + open + d.name + close + " reads " + real.string() +
                                                    ", outside the task folder and the CUDA headers; a task compile reads "
@@ -101,85 +112,240 @@ struct Scanner {
                                                    "include_dirs folder)"));
                 continue;
             }
-            if (!inRoot || depth >= kMaxDepth || !visited.insert(real).second)
+            if (!inRoot || !visited.insert(real).second)
                 continue;
+            if (depth + 1 >= kMaxDepth) {
+                problems.push_back(at(file, d, "headers nested more than " + std::to_string(kMaxDepth) +
+                                                   " deep cannot be checked against the task's files; flatten the includes"));
+                continue;
+            }
             auto bytes = readFileBytes(real);
+            // Nested quoted includes resolve from the folder the header was opened through (a
+            // symbolic link's folder, not its target's), as the compiler resolves them.
             if (bytes)
-                scan(bytes.value(), real.string(), real.parent_path(), depth + 1);
+                scan(bytes.value(), found.string(), found.parent_path(), depth + 1);
         }
     }
 };
 
 } // namespace
 
+namespace {
+
+struct LogicalLine {
+    int line = 0;          // the physical line it starts on
+    int column = 0;        // 1-based column of its first character there
+    std::string text;      // comments replaced by one space, splices joined, literals kept
+};
+
+bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Translation phases 1-3 as far as directives need them (the C++ standard, [lex.phases]): trigraphs
+// ??= and ??/ (C++11/14), backslash-newline splices, comments as one space (a comment that spans
+// lines joins them, so "#/*\n*/include" is one directive), and string, character and raw string
+// literals kept whole, with digit separators (1'000) not mistaken for a character literal.
+std::vector<LogicalLine> logicalLines(std::string_view in)
+{
+    std::vector<LogicalLine> out(1);
+    out.back().line = 1;
+    out.back().column = 1;
+    int line = 1, column = 1;
+    std::size_t i = 0;
+    auto peek = [&](std::size_t k) -> char {
+        // The character k positions ahead after trigraph replacement of ??= and ??/ only.
+        std::size_t j = i;
+        for (std::size_t n = 0;; ++n) {
+            if (j >= in.size())
+                return '\0';
+            char c = in[j];
+            std::size_t width = 1;
+            if (c == '?' && j + 2 < in.size() && in[j + 1] == '?' && (in[j + 2] == '=' || in[j + 2] == '/')) {
+                c = in[j + 2] == '=' ? '#' : '\\';
+                width = 3;
+            }
+            if (n == k)
+                return c;
+            j += width;
+        }
+    };
+    auto width = [&]() -> std::size_t {
+        return in[i] == '?' && i + 2 < in.size() && in[i + 1] == '?' && (in[i + 2] == '=' || in[i + 2] == '/') ? 3 : 1;
+    };
+    auto advance = [&]() {
+        if (in[i] == '\n') {
+            ++line;
+            column = 1;
+        } else {
+            column += static_cast<int>(width());
+        }
+        i += width();
+    };
+    auto newLine = [&]() {
+        out.push_back({});
+        out.back().line = line;
+        out.back().column = 1;
+    };
+    auto splice = [&]() {
+        // "\\\n" or "\\\r\n": nothing, the line goes on.
+        if (peek(0) == '\\' && (peek(1) == '\n' || (peek(1) == '\r' && peek(2) == '\n'))) {
+            advance();
+            if (in[i] == '\r')
+                advance();
+            advance();
+            return true;
+        }
+        return false;
+    };
+    enum class State { Code, LineComment, BlockComment } state = State::Code;
+    while (i < in.size()) {
+        if (state != State::BlockComment && splice())
+            continue;
+        const char c = peek(0);
+        if (state == State::LineComment) {
+            if (c == '\n') {
+                state = State::Code;
+                advance();
+                newLine();
+            } else {
+                advance();
+            }
+            continue;
+        }
+        if (state == State::BlockComment) {
+            if (c == '*' && peek(1) == '/') {
+                advance();
+                advance();
+                state = State::Code;
+            } else {
+                advance(); // newlines inside the comment do not end the logical line
+            }
+            continue;
+        }
+        if (c == '\n') {
+            advance();
+            newLine();
+            continue;
+        }
+        if (c == '/' && peek(1) == '/') {
+            state = State::LineComment;
+            out.back().text += ' ';
+            advance();
+            advance();
+            continue;
+        }
+        if (c == '/' && peek(1) == '*') {
+            state = State::BlockComment;
+            out.back().text += ' ';
+            advance();
+            advance();
+            continue;
+        }
+        std::string& t = out.back().text;
+        if (c == '\'' && !t.empty() && std::isalnum(static_cast<unsigned char>(t.back()))) {
+            // A digit separator when the token before is a number: scan back over the pp-number.
+            std::size_t b = t.size();
+            while (b > 0 && (identChar(t[b - 1]) || t[b - 1] == '\'' || t[b - 1] == '.'))
+                --b;
+            if (b < t.size() && std::isdigit(static_cast<unsigned char>(t[b]))) {
+                t += c;
+                advance();
+                continue;
+            }
+        }
+        if (c == '"' || c == '\'') {
+            // A raw string: R"delim( ... )delim", prefixes R, u8R, uR, UR, LR.
+            std::size_t b = t.size();
+            while (b > 0 && identChar(t[b - 1]))
+                --b;
+            const std::string prefix = t.substr(b);
+            const bool raw = c == '"' && !prefix.empty() && prefix.back() == 'R' &&
+                             (prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" || prefix == "LR");
+            t += c;
+            advance();
+            if (raw) {
+                std::string delim;
+                while (i < in.size() && in[i] != '(' && delim.size() <= 16 && in[i] != '\n') {
+                    delim += in[i];
+                    t += in[i];
+                    advance();
+                }
+                const std::string close = ")" + delim + "\"";
+                while (i < in.size() && in.compare(i, close.size(), close) != 0) {
+                    t += in[i] == '\n' ? ' ' : in[i]; // a raw string's lines are not directives
+                    advance();
+                }
+                for (std::size_t k = 0; k < close.size() && i < in.size(); ++k) {
+                    t += in[i];
+                    advance();
+                }
+                continue;
+            }
+            while (i < in.size()) {
+                if (splice())
+                    continue;
+                const char d = peek(0);
+                if (d == '\n')
+                    break; // an unterminated literal ends with its line
+                t += d;
+                advance();
+                if (d == '\\' && i < in.size() && in[i] != '\n') {
+                    t += peek(0);
+                    advance();
+                } else if (d == c) {
+                    break;
+                }
+            }
+            continue;
+        }
+        if (t.empty() && (c == ' ' || c == '\t'))
+            out.back().column = column + 1;
+        t += c;
+        advance();
+    }
+    return out;
+}
+
+} // namespace
+
 std::vector<IncludeDirective> includeDirectives(std::string_view text)
 {
     std::vector<IncludeDirective> out;
-    bool inBlock = false;
-    int lineNo = 0;
-    std::size_t pos = 0;
-    while (pos <= text.size()) {
-        std::size_t end = text.find('\n', pos);
-        if (end == std::string_view::npos)
-            end = text.size();
-        const std::string_view raw = text.substr(pos, end - pos);
-        ++lineNo;
-        // The line with its comments blanked (strings kept), so `/* x */ #include` still counts
-        // and `// #include` does not.
-        std::string line(raw);
-        for (std::size_t i = 0; i < line.size(); ++i) {
-            if (inBlock) {
-                if (line.compare(i, 2, "*/") == 0) {
-                    line[i] = line[i + 1] = ' ';
-                    ++i;
-                    inBlock = false;
-                } else {
-                    line[i] = ' ';
-                }
-                continue;
-            }
-            if (line[i] == '"' || line[i] == '\'') {
-                const char q = line[i];
-                for (++i; i < line.size() && line[i] != q; ++i)
-                    if (line[i] == '\\')
-                        ++i;
-                continue;
-            }
-            if (line.compare(i, 2, "//") == 0) {
-                line.resize(i);
-                break;
-            }
-            if (line.compare(i, 2, "/*") == 0) {
-                line[i] = line[i + 1] = ' ';
-                ++i;
-                inBlock = true;
-            }
-        }
+    for (const LogicalLine& l : logicalLines(text)) {
+        const std::string& line = l.text;
         std::size_t i = line.find_first_not_of(" \t\r\f\v");
-        if (i != std::string::npos && line[i] == '#') {
-            IncludeDirective d;
-            d.line = lineNo;
-            d.column = static_cast<int>(i) + 1;
-            i = line.find_first_not_of(" \t", i + 1);
-            std::size_t w = i;
-            while (w != std::string::npos && w < line.size() && isIdentChar(line[w]))
-                ++w;
-            const std::string word = i == std::string::npos ? std::string() : line.substr(i, w - i);
-            if (word == "include" || word == "include_next") {
-                std::size_t n = line.find_first_not_of(" \t", w);
-                const char first = n == std::string::npos ? '\0' : line[n];
-                const char close = first == '"' ? '"' : first == '<' ? '>' : '\0';
-                const std::size_t stop = close ? line.find(close, n + 1) : std::string::npos;
-                if (close && stop != std::string::npos) {
-                    d.name = line.substr(n + 1, stop - n - 1);
-                    d.angled = close == '>';
-                } else {
-                    d.computed = true;
-                }
-                out.push_back(std::move(d));
-            }
+        if (i == std::string::npos)
+            continue;
+        // '#' or its digraph "%:".
+        std::size_t after = std::string::npos;
+        if (line[i] == '#')
+            after = i + 1;
+        else if (line.compare(i, 2, "%:") == 0)
+            after = i + 2;
+        if (after == std::string::npos)
+            continue;
+        IncludeDirective d;
+        d.line = l.line;
+        d.column = static_cast<int>(i) + 1;
+        std::size_t w = line.find_first_not_of(" \t", after);
+        std::size_t e = w;
+        while (e != std::string::npos && e < line.size() && identChar(line[e]))
+            ++e;
+        const std::string word = w == std::string::npos ? std::string() : line.substr(w, e - w);
+        // Every directive that reads a file: include, include_next, import (an EDG extension) and
+        // embed (C23, C++26).
+        if (word != "include" && word != "include_next" && word != "import" && word != "embed")
+            continue;
+        const std::size_t n = line.find_first_not_of(" \t", e);
+        const char first = n == std::string::npos ? '\0' : line[n];
+        const char close = first == '"' ? '"' : first == '<' ? '>' : '\0';
+        const std::size_t stop = close ? line.find(close, n + 1) : std::string::npos;
+        if (close && stop != std::string::npos) {
+            d.name = line.substr(n + 1, stop - n - 1);
+            d.angled = close == '>';
+        } else {
+            d.computed = true;
         }
-        pos = end + 1;
+        out.push_back(std::move(d));
     }
     return out;
 }

@@ -1,12 +1,12 @@
 #include "engine/protocol/Signature.h"
 
-#include "engine/core/Files.h"
 #include "engine/core/Hmac.h"
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -75,20 +75,37 @@ Result<std::string> keyIdOf(const std::string& secret)
 
 Result<SigningKey> readKey(const fs::path& file)
 {
+    // Opened without following a link and checked on the descriptor: what is checked is what is
+    // read, even if somebody swaps the path in between.
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return keyError(file, errno == ELOOP ? std::string("it is a symbolic link; the key must be a file of its own")
+                                             : std::string("cannot read it: ") + std::strerror(errno),
+                        errno == ELOOP ? "replace the link with the key file itself" : "");
     struct stat st {};
-    if (::lstat(file.c_str(), &st) != 0)
-        return keyError(file, std::string("cannot read it: ") + std::strerror(errno), {});
-    if (!S_ISREG(st.st_mode))
+    std::string text;
+    const bool statted = ::fstat(fd, &st) == 0;
+    if (statted && S_ISREG(st.st_mode) && st.st_size <= 1024) {
+        char buffer[1025];
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        if (n > 0)
+            text.assign(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    if (!statted || !S_ISREG(st.st_mode))
         return keyError(file, "it is not a regular file", "remove it; KernelForge makes a new key on the next run");
     if (st.st_uid != ::geteuid())
         return keyError(file, "it belongs to another user", "use a key of your own: remove it, or set KF_REPORT_KEY");
     if (st.st_mode & (S_IRWXG | S_IRWXO))
         return keyError(file, "other users can read or write it, so they could sign reports as you",
                         "chmod 600 " + file.string());
-    auto text = readFileBytes(file);
-    if (!text)
-        return text.error();
-    std::string hex = text.value();
+    // Nobody else may replace the key either: its folder must not be writable by others.
+    struct stat parent {};
+    if (::stat(file.parent_path().c_str(), &parent) == 0 && (parent.st_mode & (S_IWGRP | S_IWOTH)) &&
+        !(parent.st_mode & S_ISVTX))
+        return keyError(file, "its folder " + file.parent_path().string() + " is writable by other users, who could replace it",
+                        "chmod go-w " + file.parent_path().string() + ", or set KF_REPORT_KEY to a file in a private folder");
+    std::string hex = text;
     while (!hex.empty() && (hex.back() == '\n' || hex.back() == '\r' || hex.back() == ' '))
         hex.pop_back();
     if (!isHex(hex, 64))
@@ -107,11 +124,18 @@ Result<SigningKey> readKey(const fs::path& file)
 
 Result<void> createKey(const fs::path& file)
 {
+    auto failed = [&](const std::string& why) {
+        return Error{"create the report signing key", why, "set KF_REPORT_KEY to a file in a folder you can write",
+                     file.string(), {}};
+    };
     std::error_code ec;
-    fs::create_directories(file.parent_path(), ec);
+    const fs::path folder = file.parent_path();
+    const bool made = !fs::exists(folder, ec);
+    fs::create_directories(folder, ec);
     if (ec)
-        return Error{"create the report signing key", "cannot create " + file.parent_path().string() + ": " + ec.message(),
-                     "set KF_REPORT_KEY to a file in a folder you can write", file.string(), {}};
+        return failed("cannot create " + folder.string() + ": " + ec.message());
+    if (made) // a folder of our own: private
+        fs::permissions(folder, fs::perms::owner_all, fs::perm_options::replace, ec);
     unsigned char secret[32];
     std::size_t got = 0;
     while (got < sizeof secret) {
@@ -119,30 +143,39 @@ Result<void> createKey(const fs::path& file)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return Error{"create the report signing key", std::string("getrandom failed: ") + std::strerror(errno), {},
-                         file.string(), {}};
+            return failed(std::string("getrandom failed: ") + std::strerror(errno));
         got += static_cast<std::size_t>(n);
     }
     const std::string text = toHex(secret, sizeof secret) + "\n";
-    // A private temporary, then link(): the key appears whole or not at all, and of two processes
-    // creating it at once the second finds the first one's key (EEXIST) and uses it.
-    const fs::path tmp = file.string() + ".tmp." + std::to_string(::getpid());
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    // A private temporary of a unique name (mkstemp: 0600), then link(): the key appears whole or
+    // not at all, and of two processes creating it at once the second finds the first one's
+    // (EEXIST) and uses it.
+    std::string tmp = file.string() + ".tmp.XXXXXX";
+    const int fd = ::mkstemp(tmp.data());
     if (fd < 0)
-        return Error{"create the report signing key", std::string("cannot write ") + tmp.string() + ": " + std::strerror(errno),
-                     "set KF_REPORT_KEY to a file in a folder you can write", file.string(), {}};
+        return failed("cannot write a temporary file beside it: " + std::string(std::strerror(errno)));
     const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
     ::close(fd);
     if (!written) {
         ::unlink(tmp.c_str());
-        return Error{"create the report signing key", "cannot write " + tmp.string(), {}, file.string(), {}};
+        return failed("cannot write " + tmp);
     }
     const int linked = ::link(tmp.c_str(), file.c_str());
     const int linkErrno = errno;
+    if (linked != 0 && (linkErrno == EPERM || linkErrno == ENOTSUP || linkErrno == EOPNOTSUPP)) {
+        // A file system without hard links: create it exclusively instead (a reader racing the
+        // write may see it short, and says so).
+        ::unlink(tmp.c_str());
+        const int out = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (out < 0)
+            return errno == EEXIST ? Result<void>() : failed(std::string("cannot create it: ") + std::strerror(errno));
+        const bool ok = ::write(out, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(out) == 0;
+        ::close(out);
+        return ok ? Result<void>() : failed("cannot write it");
+    }
     ::unlink(tmp.c_str());
     if (linked != 0 && linkErrno != EEXIST)
-        return Error{"create the report signing key", std::string("cannot create it: ") + std::strerror(linkErrno), {},
-                     file.string(), {}};
+        return failed(std::string("cannot create it: ") + std::strerror(linkErrno));
     return {};
 }
 
@@ -155,12 +188,22 @@ fs::path signingKeyPath()
     if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
         return fs::path(x) / "KernelForge" / "report-key";
     const char* home = std::getenv("HOME");
-    return fs::path(home && *home ? home : "/tmp") / ".config" / "KernelForge" / "report-key";
+    if (!home || !*home) {
+        // Never a shared folder such as /tmp: the account's own home.
+        const passwd* pw = ::getpwuid(::geteuid());
+        home = pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : nullptr;
+    }
+    if (!home)
+        return {};
+    return fs::path(home) / ".config" / "KernelForge" / "report-key";
 }
 
 Result<SigningKey> loadSigningKey(bool create)
 {
     const fs::path file = signingKeyPath();
+    if (file.empty())
+        return Error{"find the report signing key", "this account has no home folder", "set KF_REPORT_KEY to a private file",
+                     {}, {}};
     std::error_code ec;
     if (create && !fs::exists(fs::symlink_status(file, ec)))
         if (auto made = createKey(file); !made)

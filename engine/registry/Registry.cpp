@@ -433,8 +433,15 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     Json promotion = p.toJson();
     // The record is signed like the reports: `check` then notices any field changed since, even
     // with the index's hashes fixed up (docs/reliability.md, "Signed reports").
-    if (auto key = protocol::loadSigningKey(false); key)
-        (void)protocol::signDocument(promotion, key.value());
+    {
+        auto key = protocol::loadSigningKey(true);
+        if (!key)
+            return registryError(m_dir, "sign promotion.json for " + e.id, key.error().message(),
+                                 "a registry record is always signed; fix the key (or KF_REPORT_KEY) and promote again");
+        if (auto signedOk = protocol::signDocument(promotion, key.value()); !signedOk)
+            return registryError(m_dir, "sign promotion.json for " + e.id, signedOk.error().message(),
+                                 "install OpenSSL's libcrypto (libssl3) and promote again");
+    }
     const std::string promotionText = pretty(promotion);
     e.files.push_back({"promotion.json", hashHex(promotionText), static_cast<std::int64_t>(promotionText.size())});
     staged.push_back({"promotion.json", promotionText});

@@ -21,7 +21,6 @@ namespace kf {
 namespace jr = kf::json;
 using Json = nlohmann::json;
 using namespace registry_internal;
-using protocol::signingKeyPath;
 
 Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
 {
@@ -118,12 +117,16 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
             problem("promotion.json", "promotion.json " + recordSig.detail, "remove the entry and promote the kernel again");
             continue;
         }
+        if (recordSig.state == protocol::SignatureState::Unsigned && keyPtr) {
+            // Every record is signed when it is written: one without a signature had it removed.
+            problem("promotion.json", "promotion.json carries no signature (every record is signed when it is written)",
+                    "remove the entry and promote the kernel again");
+            continue;
+        }
         if (!recordSig.valid())
             drift.push_back({Sev::Warning, e.id, e.id + "/promotion.json",
                              "promotion.json cannot be checked against its signature: " + recordSig.detail,
-                             recordSig.state == protocol::SignatureState::Unsigned
-                                 ? "promote the kernel again to get a signed record"
-                                 : "check it as the user who promoted it (their key: " + signingKeyPath().string() + ")"});
+                             "check it as the user who promoted it, with their key"});
         std::set<std::string> indexFiles, promotedFiles;
         for (const RegistryFile& f : e.files)
             if (f.path != "promotion.json")
@@ -179,7 +182,12 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
             if (sc.state == S::OtherKey || sc.state == S::NoKey) {
                 drift.push_back({Sev::Warning, e.id, e.id + "/" + name, std::string(name) + " cannot be checked here: " + sc.detail,
                                  "check it as the user who promoted it"});
-            } else if (!(pj.unsignedEvidenceAccepted && recordSig.valid()) || sc.state == S::Altered) {
+            } else if (pj.unsignedEvidenceAccepted && recordSig.valid()) {
+                // The user accepted it at promotion; its bytes are pinned by the signed record's hash.
+                drift.push_back({Sev::Warning, e.id, e.id + "/" + name,
+                                 std::string(name) + " is " + sc.detail + "; accepted at promotion with --allow-unsigned",
+                                 "promote again with reports the runner signed"});
+            } else {
                 problem(name, std::string(name) + " is " + sc.detail +
                                   (pj.unsignedEvidenceAccepted ? "" : "; the promotion did not accept unsigned evidence"),
                         "remove the entry; promote again with fresh evidence");

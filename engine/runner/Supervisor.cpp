@@ -447,7 +447,13 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
         auto beatDeadline = after(beatMs);
         // Heartbeats prove the process lives, not that its main thread works: between launches
         // (a launch has its own watchdog) no work for stuckMs is a stuck driver call or a deadlock.
-        const std::int64_t stuckMs = std::max(m_options.stuckTimeoutMs, 1);
+        std::int64_t stuckMs = std::max(m_options.stuckTimeoutMs, 1);
+        if (const char* v = std::getenv("KF_RUNNER_STUCK_TIMEOUT_MS"); v && *v) {
+            char* end = nullptr;
+            const long long ms = std::strtoll(v, &end, 10);
+            if (end && *end == '\0' && ms > 0)
+                stuckMs = ms;
+        }
         auto workDeadline = after(stuckMs);
         bool watchdogArmed = false;
         auto watchdogDeadline = Clock::time_point::max();
@@ -485,7 +491,8 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
                 return error("the runner's main thread did no work for " + secondsText(stuckMs) + " s " + where +
                                  " while its process kept sending heartbeats (a driver call that never returns, or a "
                                  "deadlock); it was restarted.",
-                             withLastWords("if one step is expected to take that long, raise the stuck timeout", m_stderrTail));
+                             withLastWords("if one step is expected to take that long, raise KF_RUNNER_STUCK_TIMEOUT_MS (ms)",
+                                           m_stderrTail));
             }
             auto until = watchdogArmed ? std::min(watchdogDeadline, idleDeadline) : idleDeadline;
             if (beats)

@@ -484,6 +484,18 @@ Task parseTaskOrThrow(const Json& j, const fs::path& dir)
                              "copy shared headers into one, e.g. \"include\"");
                 if (!dir.empty() && !fs::is_directory(dir / t.compile.includeDirs[i]))
                     fail(jr::child(co.at("include_dirs"), i), "folder \"" + t.compile.includeDirs[i] + "\" does not exist in " + dir.string());
+                // Spelled inside, and inside once symbolic links are followed: a link to another
+                // folder would put its files in the task hash and in the registry.
+                if (!dir.empty()) {
+                    std::error_code ec;
+                    const fs::path real = fs::weakly_canonical(dir / t.compile.includeDirs[i], ec);
+                    const fs::path root = fs::weakly_canonical(dir, ec);
+                    const fs::path rel = real.lexically_relative(root);
+                    if (rel.empty() || *rel.begin() == "..")
+                        fail(jr::child(co.at("include_dirs"), i),
+                             "include folder \"" + t.compile.includeDirs[i] + "\" is a link to " + real.string() +
+                                 ", outside the task folder; copy the headers into the task instead");
+                }
             }
         }
         if (const Json* opt = co.optional("options")) {
@@ -591,29 +603,48 @@ Result<Task> loadTask(const fs::path& dirOrFile, const std::vector<std::string>&
     if (!j || !j->is_object() || !j->contains("candidates") || !(*j)["candidates"].is_array())
         return loadTask(dirOrFile); // its own error, or no candidates to set aside
     Json doc = std::move(j.value());
+    // Which entry of the file each remaining candidate is, so errors point into the file.
+    std::vector<std::size_t> original(doc["candidates"].size());
+    for (std::size_t k = 0; k < original.size(); ++k)
+        original[k] = k;
+    const std::string prefix = "/candidates/";
+    auto inFile = [&](Result<Task> t) -> Result<Task> {
+        if (t)
+            return t;
+        Error e = t.error();
+        if (e.pointer.rfind(prefix, 0) == 0) {
+            const std::size_t end = e.pointer.find('/', prefix.size());
+            const std::string digits = e.pointer.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
+            if (!digits.empty() && digits.size() <= 6 && digits.find_first_not_of("0123456789") == std::string::npos &&
+                std::stoul(digits) < original.size())
+                e.pointer = prefix + std::to_string(original[std::stoul(digits)]) +
+                            (end == std::string::npos ? std::string() : e.pointer.substr(end));
+        }
+        return e;
+    };
     // A problem in a candidate nobody asked for must not stop the ones asked for: set such a
     // candidate aside and read the task again (each pass removes one).
     for (std::size_t pass = 0;; ++pass) {
         auto t = parseTask(doc, file.string(), file.parent_path());
         if (t || pass >= 1000)
-            return t;
+            return inFile(std::move(t));
         const std::string& ptr = t.error().pointer;
-        const std::string prefix = "/candidates/";
         if (ptr.rfind(prefix, 0) != 0)
-            return t;
+            return inFile(std::move(t));
         const std::size_t end = ptr.find('/', prefix.size());
         const std::string digits = ptr.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
         if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos)
-            return t;
+            return inFile(std::move(t));
         const std::size_t index = std::stoul(digits);
         Json& list = doc["candidates"];
         if (index >= list.size() || list.size() == 1)
-            return t;
+            return inFile(std::move(t));
         const Json& c = list[index];
         const std::string name = c.is_object() && c.contains("file") && c["file"].is_string() ? c["file"].get<std::string>() : "";
         if (name.empty() || std::find(onlyCandidates.begin(), onlyCandidates.end(), name) != onlyCandidates.end())
-            return t; // a candidate that was asked for: its problem is the answer
+            return inFile(std::move(t)); // a candidate that was asked for: its problem is the answer
         list.erase(list.begin() + static_cast<std::ptrdiff_t>(index));
+        original.erase(original.begin() + static_cast<std::ptrdiff_t>(index));
     }
 }
 

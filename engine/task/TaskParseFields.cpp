@@ -149,8 +149,12 @@ void parseDefines(const Json& v, const std::string& ptr, std::vector<std::pair<s
         if (!isIdentifier(it.key()))
             fail(p, "macro name \"" + it.key() + "\" is not an identifier");
         const Json& val = o.required(it.key());
-        if (val.is_string())
+        if (val.is_string()) {
+            // One line: a newline would end the definition and start a directive of its own.
+            if (val.get<std::string>().find_first_of("\n\r") != std::string::npos)
+                fail(p, "a macro value must be one line; found a line break");
             out.emplace_back(it.key(), val.get<std::string>());
+        }
         else if (val.is_number() || val.is_boolean())
             out.emplace_back(it.key(), val.dump());
         else
