@@ -5,6 +5,7 @@
 
 #include "engine/core/Architectures.h"
 #include "engine/core/JsonReader.h"
+#include "engine/task/CompileOptions.h"
 #include "engine/task/OpCatalog.h"
 #include "engine/task/TaskParseInternal.h"
 
@@ -88,64 +89,6 @@ Expr expression(const Json& v, const std::string& ptr, const Ctx& ctx, const std
 using namespace taskparse;
 
 namespace {
-
-// NVRTC options a task.json may carry: each only shapes the code generated. Anything that names
-// a file (-I, --pre-include, --time=FILE, --fdevice-time-trace), picks the architecture (the task
-// does) or changes the kind of output (-rdc, -dlto, --optix-ir) is refused, so a task written by
-// somebody else cannot make the compiler read or write outside it (docs/task-schema.md).
-bool isAllowedTaskOption(const std::string& o)
-{
-    static const std::set<std::string> exact = {
-        "-use_fast_math", "--use_fast_math", "-lineinfo", "--generate-line-info", "-G", "--device-debug",
-        "-restrict", "--restrict", "-extra-device-vectorization", "--extra-device-vectorization",
-        "-default-device", "--device-as-default-execution-space", "-w", "--disable-warnings",
-        "-Xptxas=-v", "-Xptxas=--warn-on-spills", "-Xptxas=--warn-on-local-memory-usage",
-        "--ptxas-options=-v", "--ptxas-options=--warn-on-spills", "--ptxas-options=--warn-on-local-memory-usage"};
-    if (exact.count(o))
-        return true;
-    auto valueAfter = [&](std::initializer_list<const char*> prefixes, std::string& value) {
-        for (const char* p : prefixes)
-            if (o.rfind(p, 0) == 0) {
-                value = o.substr(std::strlen(p));
-                return true;
-            }
-        return false;
-    };
-    auto digits = [](const std::string& v) {
-        return !v.empty() && v.size() <= 4 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
-    };
-    auto boolean = [](const std::string& v) { return v == "true" || v == "false"; };
-    auto macro = [](const std::string& v) {
-        // NAME or NAME=VALUE, NAME an identifier; the value has no spaces (one argument).
-        const std::size_t eq = v.find('=');
-        const std::string name = v.substr(0, eq);
-        return !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
-               std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }) &&
-               v.find_first_of(" \t\n") == std::string::npos;
-    };
-    std::string v;
-    if (valueAfter({"-maxrregcount=", "--maxrregcount="}, v))
-        return digits(v);
-    if (valueAfter({"-ftz=", "--ftz=", "-prec-sqrt=", "--prec-sqrt=", "-prec-div=", "--prec-div=", "-fmad=", "--fmad="}, v))
-        return boolean(v);
-    if (valueAfter({"-dopt=", "--dopt="}, v))
-        return v == "on" || v == "off";
-    if (valueAfter({"-Xptxas=-O", "--ptxas-options=-O"}, v))
-        return v.size() == 1 && v[0] >= '0' && v[0] <= '3';
-    if (valueAfter({"-D", "--define-macro="}, v) || valueAfter({"-U", "--undefine-macro="}, v))
-        return macro(v);
-    if (valueAfter({"--diag-suppress=", "-diag-suppress=", "--diag-error=", "-diag-error=", "--diag-warn=", "-diag-warn="}, v))
-        return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == ','; });
-    return false;
-}
-
-std::string allowedTaskOptionsText()
-{
-    return "-maxrregcount=N, --use_fast_math, -ftz=, -prec-div=, -prec-sqrt=, -fmad= (true|false), -lineinfo, -G, "
-           "-restrict, --extra-device-vectorization, -default-device, -dopt=on|off, -DNAME[=VALUE], -UNAME, "
-           "--diag-suppress=N, --diag-error=N, --diag-warn=N, -w, -Xptxas=-O0..3, -Xptxas=-v";
-}
-
 
 TensorSpec parseTensor(const Json& v, const std::string& ptr, bool isInput, const Ctx& ctx)
 {
@@ -589,82 +532,6 @@ Result<Task> parseTask(const Json& j, const std::string& origin, const fs::path&
     } catch (const SchemaError& e) {
         return Error{"read task", e.message, "see docs/task-schema.md", origin, e.pointer};
     }
-}
-
-Result<Task> loadTask(const fs::path& dirOrFile, const std::vector<std::string>& onlyCandidates)
-{
-    if (onlyCandidates.empty())
-        return loadTask(dirOrFile);
-    fs::path file = dirOrFile;
-    std::error_code ec;
-    if (fs::is_directory(dirOrFile, ec))
-        file = dirOrFile / "task.json";
-    auto j = fs::exists(file, ec) ? jr::readFile(file) : Result<Json>(Error{});
-    if (!j || !j->is_object() || !j->contains("candidates") || !(*j)["candidates"].is_array())
-        return loadTask(dirOrFile); // its own error, or no candidates to set aside
-    Json doc = std::move(j.value());
-    // Which entry of the file each remaining candidate is, so errors point into the file.
-    std::vector<std::size_t> original(doc["candidates"].size());
-    for (std::size_t k = 0; k < original.size(); ++k)
-        original[k] = k;
-    const std::string prefix = "/candidates/";
-    auto inFile = [&](Result<Task> t) -> Result<Task> {
-        if (t)
-            return t;
-        Error e = t.error();
-        if (e.pointer.rfind(prefix, 0) == 0) {
-            const std::size_t end = e.pointer.find('/', prefix.size());
-            const std::string digits = e.pointer.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
-            if (!digits.empty() && digits.size() <= 6 && digits.find_first_not_of("0123456789") == std::string::npos &&
-                std::stoul(digits) < original.size())
-                e.pointer = prefix + std::to_string(original[std::stoul(digits)]) +
-                            (end == std::string::npos ? std::string() : e.pointer.substr(end));
-        }
-        return e;
-    };
-    // A problem in a candidate nobody asked for must not stop the ones asked for: set such a
-    // candidate aside and read the task again (each pass removes one).
-    for (std::size_t pass = 0;; ++pass) {
-        auto t = parseTask(doc, file.string(), file.parent_path());
-        if (t || pass >= 1000)
-            return inFile(std::move(t));
-        const std::string& ptr = t.error().pointer;
-        if (ptr.rfind(prefix, 0) != 0)
-            return inFile(std::move(t));
-        const std::size_t end = ptr.find('/', prefix.size());
-        const std::string digits = ptr.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
-        if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos)
-            return inFile(std::move(t));
-        const std::size_t index = std::stoul(digits);
-        Json& list = doc["candidates"];
-        if (index >= list.size() || list.size() == 1)
-            return inFile(std::move(t));
-        const Json& c = list[index];
-        const std::string name = c.is_object() && c.contains("file") && c["file"].is_string() ? c["file"].get<std::string>() : "";
-        if (name.empty() || std::find(onlyCandidates.begin(), onlyCandidates.end(), name) != onlyCandidates.end())
-            return inFile(std::move(t)); // a candidate that was asked for: its problem is the answer
-        list.erase(list.begin() + static_cast<std::ptrdiff_t>(index));
-        original.erase(original.begin() + static_cast<std::ptrdiff_t>(index));
-    }
-}
-
-Result<Task> loadTask(const fs::path& dirOrFile)
-{
-    fs::path file = dirOrFile;
-    std::error_code ec;
-    if (fs::is_directory(dirOrFile, ec))
-        file = dirOrFile / "task.json";
-    if (!fs::exists(file, ec) && fs::is_symlink(fs::symlink_status(file, ec)))
-        return Error{"open task",
-                     "task.json is a symbolic link to " + fs::read_symlink(file, ec).string() + ", which does not exist",
-                     "point the link at the task file, or replace it with the file", file.string(), {}};
-    if (!fs::exists(file, ec))
-        return Error{"open task", "no task.json found", "a task folder holds task.json and its candidate .cu files",
-                     file.string(), {}};
-    auto j = jr::readFile(file);
-    if (!j)
-        return j.error();
-    return parseTask(*j, file.string(), file.parent_path());
 }
 
 } // namespace kf
