@@ -135,6 +135,9 @@ Result<LaunchPlan> LaunchPlan::resolve(const Candidate& candidate, const CudaMod
             }
         }
         p.m_functions.push_back(f.value());
+        p.m_limits.push_back({CudaModule::attribute(f.value(), CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024),
+                              CudaModule::attribute(f.value(), CU_FUNC_ATTRIBUTE_NUM_REGS),
+                              CudaModule::attribute(f.value(), CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)});
     }
     return p;
 }
@@ -162,9 +165,10 @@ Result<std::vector<BoundLaunch>> LaunchPlan::bind(const Task& task, const ShapeB
         // The kernel's own limit on the block (its __launch_bounds__, or the registers it needs):
         // beyond it cuLaunchKernel says only "invalid argument", once per launch.
         const std::int64_t threads = std::int64_t(b.block[0]) * b.block[1] * b.block[2];
-        const int maxThreads = CudaModule::attribute(b.function, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024);
+        const KernelLimits& limits = m_limits[li];
+        const int maxThreads = limits.maxThreadsPerBlock;
         if (threads > maxThreads) {
-            const int regs = CudaModule::attribute(b.function, CU_FUNC_ATTRIBUTE_NUM_REGS);
+            const int regs = limits.registers;
             return Error{"configure " + what,
                          "the block has " + std::to_string(threads) + " threads but " + l.kernel + " allows at most " +
                              std::to_string(maxThreads) + " per block (its __launch_bounds__" +
@@ -173,7 +177,7 @@ Result<std::vector<BoundLaunch>> LaunchPlan::bind(const Task& task, const ShapeB
                              " threads per block (the launch plan's \"block\"), or raise __launch_bounds__ in the kernel",
                          {}, {}};
         }
-        b.localBytes = CudaModule::attribute(b.function, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+        b.localBytes = limits.localBytes;
         const std::int64_t shared = geometry->sharedBytes;
         if (shared < 0 || shared > device.maxSharedPerBlockOptin)
             return Error{"configure " + what,

@@ -50,8 +50,15 @@ public:
     static Result<void> enqueue(const BoundLaunch& launch, CUstream stream);
 
 private:
+    /// What the driver says of a resolved kernel, asked once per plan rather than per launch.
+    struct KernelLimits {
+        int maxThreadsPerBlock = 1024;   ///< its __launch_bounds__, or what its registers allow
+        int registers = 0;
+        int localBytes = 0;              ///< per thread: stack frame and spills
+    };
     const Candidate* m_candidate = nullptr;
     std::vector<CUfunction> m_functions;
+    std::vector<KernelLimits> m_limits;
 };
 
 /// Bytes an argument of the plan occupies in the kernel's parameter list (tensors are pointers).

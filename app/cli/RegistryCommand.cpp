@@ -56,8 +56,7 @@ json document(const char* command, bool ok, const Registry& r)
 // locked or written is the environment's (3).
 int exitFor(const Error& e)
 {
-    const bool callersMistake = e.why.rfind("the registry has no kernel ", 0) == 0 || e.why.find("must be") != std::string::npos;
-    return callersMistake ? kExitUsage : kExitEnvironment;
+    return e.kind == kRegistryBadArgument ? kExitUsage : kExitEnvironment;
 }
 
 // Runs `body` with the resolved registry; errors become exit code 2 (bad path or ID) or 3 (I/O).

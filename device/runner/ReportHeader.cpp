@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
 
 namespace kf::device {
@@ -53,15 +52,13 @@ nlohmann::json ReportHeader::make(const std::string& kind, const std::string& ve
             {"duration_ms", std::round(ms * 10.0) / 10.0}};
 }
 
-namespace {
-constexpr const char* kOomPrefix = "the GPU is out of memory";
-}
-
 void ReportHeader::markError(nlohmann::json& report, const Error& given)
 {
     Error e = given;
-    if (e.kind == kGpuOutOfMemory) // say how much is free now (LibTorch's cache released first)
-        e.why = outOfMemorySentence(memoryUse(), e.why.rfind(kOomPrefix, 0) == 0 ? e.why.substr(std::strlen(kOomPrefix)) : "");
+    // The one out-of-memory sentence, with what was being done and how much is free now (LibTorch's
+    // cache was released when the error was made).
+    if (e.kind == kGpuOutOfMemory)
+        e.why = outOfMemorySentence(memoryUse(), e.what.empty() ? std::string() : " while trying to " + e.what);
     report["verdict"] = "error";
     report["summary"] = e.message();
     report["error"] = {{"what", e.what}, {"why", e.why}, {"hint", e.hint}};

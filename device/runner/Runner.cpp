@@ -7,6 +7,7 @@
 #include "device/runner/RunPlan.h"
 #include "device/runner/TorchBridge.h"
 #include "device/runner/Verifier.h"
+#include "engine/core/Files.h"
 #include "engine/protocol/Protocol.h"
 #include "engine/protocol/Signature.h"
 
@@ -92,6 +93,7 @@ void Runner::start()
         auto ctx = PrimaryContext::retain(gpu.device);
         if (!ctx) {
             // A full GPU is not a missing one: say so, with what NVML says is free.
+            m_deviceErrorKind = ctx.error().kind;
             m_deviceError = ctx.error().kind == kGpuOutOfMemory ? outOfMemorySentence(memoryUseFromNvml(gpu.device))
                                                                  : "no CUDA device: " + ctx.error().why;
             return std::nullopt;
@@ -105,6 +107,7 @@ void Runner::start()
         auto torch = TorchBridge::init(true);
         Result<void> current = torch ? m_gpu->context.makeCurrent() : Result<void>(torch.error());
         if (!current) {
+            m_deviceErrorKind = current.error().kind;
             m_deviceError = current.error().kind == kGpuOutOfMemory
                                 ? outOfMemorySentence(memoryUse(), " (LibTorch could not start on it)")
                                 : "LibTorch cannot use the GPU: " + current.error().why;
@@ -116,10 +119,12 @@ void Runner::start()
             std::fprintf(stderr, "kforge-runner: LibTorch did not initialise in CPU mode: %s\n", r.error().message().c_str());
 
     protocol::Hello hello;
-    if (m_gpu)
+    if (m_gpu) {
         hello.device = m_gpu->info.summary();
-    else
+    } else {
         hello.deviceError = m_deviceError;
+        hello.deviceErrorKind = m_deviceErrorKind;
+    }
     hello.features = runnerFeatures();
     hello.torch = m_torchVersion;
     hello.cudaDriverApi = m_driverApi;
@@ -236,11 +241,7 @@ void Runner::sign(nlohmann::json& report, const std::filesystem::path& taskDirec
         problem = key.error().message();
     } else {
         // A key inside the task folder is readable by whoever writes the task's candidates.
-        std::error_code ec;
-        const auto keyFile = std::filesystem::weakly_canonical(key->file, ec);
-        const auto task = std::filesystem::weakly_canonical(taskDirectory, ec);
-        const auto rel = keyFile.lexically_relative(task);
-        if (!task.empty() && !rel.empty() && *rel.begin() != "..")
+        if (isInsideFolder(key->file, taskDirectory))
             problem = "the signing key " + key->file.string() + " lies inside the task folder, where a candidate's author "
                       "can read it; move it out and point KF_REPORT_KEY at it";
         else if (auto s = protocol::signDocument(report, key.value()); !s)

@@ -39,6 +39,7 @@ private:
     Channel& m_channel;
     std::optional<GpuContext> m_gpu;
     std::string m_deviceError;
+    std::string m_deviceErrorKind;   ///< kGpuOutOfMemory when the GPU is there but full
     std::string m_torchVersion;
     int m_driverApi = 0;
     bool m_testHooks = false;

@@ -115,8 +115,86 @@ std::string disassemble(const std::string& cubin, std::string& whyNot)
     return sass;
 }
 
-// Defined below, beside the other rewriting of NVRTC diagnostics.
-void mapPtxLinesToSource(std::vector<Diagnostic>& diagnostics, const std::string& ptx, const CompileRequest& req);
+// `.loc <file> <line> <column>` before PTX line N names the source position it came from; files
+// are named by `.file <n> "<path>"`. Diagnostics with a ptxLine in `fileName` get that position.
+void mapPtxLinesToSource(std::vector<Diagnostic>& diagnostics, const std::string& ptx, const CompileRequest& req)
+{
+    const std::string& fileName = req.fileName;
+    std::vector<std::string_view> lines;
+    for (std::size_t pos = 0; pos < ptx.size();) {
+        const std::size_t end = std::min(ptx.find('\n', pos), ptx.size());
+        lines.emplace_back(ptx.data() + pos, end - pos);
+        pos = end + 1;
+    }
+    std::map<int, std::string> files;
+    for (std::string_view l : lines) {
+        const std::size_t f = l.find(".file");
+        if (f == std::string_view::npos || l.find_first_not_of(" \t") != f)
+            continue;
+        int index = 0;
+        char path[4096] = {};
+        if (std::sscanf(std::string(l.substr(f)).c_str(), ".file %d \"%4095[^\"]\"", &index, path) == 2)
+            files[index] = path;
+    }
+    const std::string base = fs::path(fileName).filename().string();
+    for (Diagnostic& d : diagnostics) {
+        if (d.ptxLine <= 0 || d.ptxLine > static_cast<int>(lines.size()))
+            continue;
+        for (int i = d.ptxLine - 1; i >= 0; --i) {
+            const std::string_view l = lines[static_cast<std::size_t>(i)];
+            const std::size_t at = l.find(".loc");
+            if (at == std::string_view::npos || l.find_first_not_of(" \t") != at)
+                continue;
+            int file = 0, line = 0, column = 0;
+            if (std::sscanf(std::string(l.substr(at)).c_str(), ".loc %d %d %d", &file, &line, &column) >= 2 && line > 0 &&
+                files.count(file) && fs::path(files[file]).filename().string() == base) {
+                d.file = fileName;
+                d.line = line;
+                d.column = column;
+                // Echo the source line, as NVRTC does for its own errors.
+                std::size_t start = 0;
+                for (int k = 1; k < line && start != std::string::npos; ++k) {
+                    const std::size_t newline = req.source.find('\n', start);
+                    start = newline == std::string::npos ? newline : newline + 1;
+                }
+                if (start != std::string::npos)
+                    d.sourceLine = req.source.substr(start, req.source.find('\n', start) - start);
+            }
+            break;
+        }
+    }
+}
+
+void nameExpressionsToPlan(CompileResult& result, const CompileRequest& request)
+{
+    // NVRTC reports a name expression the source does not define in its own pseudo-file
+    // ("__nv_name_map:2:25", twice). The user wrote that name in the launch plan: say so there.
+    std::vector<Diagnostic> kept;
+    std::set<std::string> named;
+    for (Diagnostic& d : result.diagnostics) {
+        if (d.file != "__nv_name_map") {
+            kept.push_back(std::move(d));
+            continue;
+        }
+        std::string expr = d.sourceLine;
+        if (const auto at = expr.find("nv_mangled_name"); at != std::string::npos)
+            expr = expr.substr(at + std::strlen("nv_mangled_name"));
+        expr.erase(0, expr.find_first_not_of(" \t"));
+        expr.erase(expr.find_last_not_of(" \t\r") + 1);
+        if (!named.insert(expr).second)
+            continue;
+        Diagnostic plan;
+        plan.file = request.fileName;
+        plan.severity = Diagnostic::Severity::Error;
+        const auto origin = request.nameExpressionOrigins.find(expr);
+        plan.message = "the launch plan names kernel \"" + expr + "\", which this file does not define" +
+                       (expr.find('<') != std::string::npos ? " with these template arguments" : "") +
+                       (origin != request.nameExpressionOrigins.end() ? " (" + origin->second + ")" : "") +
+                       "; define it here, or change the launch's \"kernel\" (NVRTC: " + d.message + ")";
+        kept.push_back(std::move(plan));
+    }
+    result.diagnostics = std::move(kept);
+}
 
 Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileRequest& req, const CancelToken* cancel)
 {
@@ -248,91 +326,6 @@ Result<std::string> nvrtcVersion()
     if (!lib)
         return lib.error();
     return lib.value()->versionString;
-}
-
-namespace {
-
-// `.loc <file> <line> <column>` before PTX line N names the source position it came from; files
-// are named by `.file <n> "<path>"`. Diagnostics with a ptxLine in `fileName` get that position.
-void mapPtxLinesToSource(std::vector<Diagnostic>& diagnostics, const std::string& ptx, const CompileRequest& req)
-{
-    const std::string& fileName = req.fileName;
-    std::vector<std::string_view> lines;
-    for (std::size_t pos = 0; pos < ptx.size();) {
-        const std::size_t end = std::min(ptx.find('\n', pos), ptx.size());
-        lines.emplace_back(ptx.data() + pos, end - pos);
-        pos = end + 1;
-    }
-    std::map<int, std::string> files;
-    for (std::string_view l : lines) {
-        const std::size_t f = l.find(".file");
-        if (f == std::string_view::npos || l.find_first_not_of(" \t") != f)
-            continue;
-        int index = 0;
-        char path[4096] = {};
-        if (std::sscanf(std::string(l.substr(f)).c_str(), ".file %d \"%4095[^\"]\"", &index, path) == 2)
-            files[index] = path;
-    }
-    const std::string base = fs::path(fileName).filename().string();
-    for (Diagnostic& d : diagnostics) {
-        if (d.ptxLine <= 0 || d.ptxLine > static_cast<int>(lines.size()))
-            continue;
-        for (int i = d.ptxLine - 1; i >= 0; --i) {
-            const std::string_view l = lines[static_cast<std::size_t>(i)];
-            const std::size_t at = l.find(".loc");
-            if (at == std::string_view::npos || l.find_first_not_of(" \t") != at)
-                continue;
-            int file = 0, line = 0, column = 0;
-            if (std::sscanf(std::string(l.substr(at)).c_str(), ".loc %d %d %d", &file, &line, &column) >= 2 && line > 0 &&
-                files.count(file) && fs::path(files[file]).filename().string() == base) {
-                d.file = fileName;
-                d.line = line;
-                d.column = column;
-                // Echo the source line, as NVRTC does for its own errors.
-                std::size_t start = 0;
-                for (int k = 1; k < line && start != std::string::npos; ++k) {
-                    const std::size_t newline = req.source.find('\n', start);
-                    start = newline == std::string::npos ? newline : newline + 1;
-                }
-                if (start != std::string::npos)
-                    d.sourceLine = req.source.substr(start, req.source.find('\n', start) - start);
-            }
-            break;
-        }
-    }
-}
-
-} // namespace
-
-static void nameExpressionsToPlan(CompileResult& result, const CompileRequest& request)
-{
-    // NVRTC reports a name expression the source does not define in its own pseudo-file
-    // ("__nv_name_map:2:25", twice). The user wrote that name in the launch plan: say so there.
-    std::vector<Diagnostic> kept;
-    std::set<std::string> named;
-    for (Diagnostic& d : result.diagnostics) {
-        if (d.file != "__nv_name_map") {
-            kept.push_back(std::move(d));
-            continue;
-        }
-        std::string expr = d.sourceLine;
-        if (const auto at = expr.find("nv_mangled_name"); at != std::string::npos)
-            expr = expr.substr(at + std::strlen("nv_mangled_name"));
-        expr.erase(0, expr.find_first_not_of(" \t"));
-        expr.erase(expr.find_last_not_of(" \t\r") + 1);
-        if (!named.insert(expr).second)
-            continue;
-        Diagnostic plan;
-        plan.file = request.fileName;
-        plan.severity = Diagnostic::Severity::Error;
-        const auto origin = request.nameExpressionOrigins.find(expr);
-        plan.message = "the launch plan names kernel \"" + expr + "\", which this file does not define" +
-                       (expr.find('<') != std::string::npos ? " with these template arguments" : "") +
-                       (origin != request.nameExpressionOrigins.end() ? " (" + origin->second + ")" : "") +
-                       "; define it here, or change the launch's \"kernel\" (NVRTC: " + d.message + ")";
-        kept.push_back(std::move(plan));
-    }
-    result.diagnostics = std::move(kept);
 }
 
 std::optional<Diagnostic> sourceProblem(std::string_view source, const std::string& fileName)

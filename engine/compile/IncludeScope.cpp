@@ -15,15 +15,6 @@ constexpr int kMaxDepth = 64;
 
 bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-// `path` (canonical) lies in `dir` (canonical) or below it.
-bool within(const fs::path& path, const fs::path& dir)
-{
-    if (dir.empty())
-        return false;
-    const fs::path rel = path.lexically_relative(dir);
-    return !rel.empty() && *rel.begin() != "..";
-}
-
 fs::path canonicalOrEmpty(const fs::path& p)
 {
     std::error_code ec;
@@ -102,9 +93,9 @@ struct Scanner {
             const fs::path real = canonicalOrEmpty(found);
             bool inRoot = false, inSystem = false;
             for (const fs::path& r : roots)
-                inRoot = inRoot || within(real, r);
+                inRoot = inRoot || isInsideFolder(real, r);
             for (const fs::path& s : systemDirs)
-                inSystem = inSystem || within(real, s);
+                inSystem = inSystem || isInsideFolder(real, s);
             if (!inRoot && !inSystem) {
                 problems.push_back(at(file, d, std::string("#include ") + open + d.name + close + " reads " + real.string() +
                                                    ", outside the task folder and the CUDA headers; a task compile reads "
@@ -128,17 +119,10 @@ struct Scanner {
     }
 };
 
-} // namespace
-
-namespace {
-
 struct LogicalLine {
     int line = 0;          // the physical line it starts on
-    int column = 0;        // 1-based column of its first character there
     std::string text;      // comments replaced by one space, splices joined, literals kept
 };
-
-bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // Translation phases 1-3 as far as directives need them (the C++ standard, [lex.phases]): trigraphs
 // ??= and ??/ (C++11/14), backslash-newline splices, comments as one space (a comment that spans
@@ -146,79 +130,56 @@ bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c
 // literals kept whole, with digit separators (1'000) not mistaken for a character literal.
 std::vector<LogicalLine> logicalLines(std::string_view in)
 {
+    // Phase 1 first: the two trigraphs that matter here, line breaks untouched.
+    std::string src;
+    src.reserve(in.size());
+    for (std::size_t k = 0; k < in.size(); ++k) {
+        if (in[k] == '?' && k + 2 < in.size() && in[k + 1] == '?' && (in[k + 2] == '=' || in[k + 2] == '/')) {
+            src += in[k + 2] == '=' ? '#' : '\\';
+            k += 2;
+        } else {
+            src += in[k];
+        }
+    }
     std::vector<LogicalLine> out(1);
     out.back().line = 1;
-    out.back().column = 1;
-    int line = 1, column = 1;
+    int line = 1;
     std::size_t i = 0;
-    auto peek = [&](std::size_t k) -> char {
-        // The character k positions ahead after trigraph replacement of ??= and ??/ only.
-        std::size_t j = i;
-        for (std::size_t n = 0;; ++n) {
-            if (j >= in.size())
-                return '\0';
-            char c = in[j];
-            std::size_t width = 1;
-            if (c == '?' && j + 2 < in.size() && in[j + 1] == '?' && (in[j + 2] == '=' || in[j + 2] == '/')) {
-                c = in[j + 2] == '=' ? '#' : '\\';
-                width = 3;
-            }
-            if (n == k)
-                return c;
-            j += width;
-        }
-    };
-    auto width = [&]() -> std::size_t {
-        return in[i] == '?' && i + 2 < in.size() && in[i + 1] == '?' && (in[i + 2] == '=' || in[i + 2] == '/') ? 3 : 1;
-    };
+    auto at = [&](std::size_t k) { return i + k < src.size() ? src[i + k] : '\0'; };
     auto advance = [&]() {
-        if (in[i] == '\n') {
-            ++line;
-            column = 1;
-        } else {
-            column += static_cast<int>(width());
-        }
-        i += width();
+        line += src[i] == '\n';
+        ++i;
     };
     auto newLine = [&]() {
         out.push_back({});
         out.back().line = line;
-        out.back().column = 1;
     };
     auto splice = [&]() {
         // "\\\n" or "\\\r\n": nothing, the line goes on.
-        if (peek(0) == '\\' && (peek(1) == '\n' || (peek(1) == '\r' && peek(2) == '\n'))) {
+        const std::size_t n = at(0) != '\\' ? 0 : at(1) == '\n' ? 2 : at(1) == '\r' && at(2) == '\n' ? 3 : 0;
+        for (std::size_t k = 0; k < n; ++k)
             advance();
-            if (in[i] == '\r')
-                advance();
-            advance();
-            return true;
-        }
-        return false;
+        return n > 0;
     };
     enum class State { Code, LineComment, BlockComment } state = State::Code;
-    while (i < in.size()) {
+    while (i < src.size()) {
         if (state != State::BlockComment && splice())
             continue;
-        const char c = peek(0);
+        const char c = at(0);
         if (state == State::LineComment) {
+            advance();
             if (c == '\n') {
                 state = State::Code;
-                advance();
                 newLine();
-            } else {
-                advance();
             }
             continue;
         }
         if (state == State::BlockComment) {
-            if (c == '*' && peek(1) == '/') {
-                advance();
+            if (c == '*' && at(1) == '/') {
                 advance();
                 state = State::Code;
-            } else {
-                advance(); // newlines inside the comment do not end the logical line
             }
+            advance(); // newlines inside the comment do not end the logical line
             continue;
         }
         if (c == '\n') {
@@ -226,25 +187,18 @@ std::vector<LogicalLine> logicalLines(std::string_view in)
             newLine();
             continue;
         }
-        if (c == '/' && peek(1) == '/') {
-            state = State::LineComment;
-            out.back().text += ' ';
-            advance();
-            advance();
-            continue;
-        }
-        if (c == '/' && peek(1) == '*') {
-            state = State::BlockComment;
-            out.back().text += ' ';
-            advance();
-            advance();
-            continue;
-        }
         std::string& t = out.back().text;
+        if (c == '/' && (at(1) == '/' || at(1) == '*')) {
+            state = at(1) == '/' ? State::LineComment : State::BlockComment;
+            t += ' ';
+            advance();
+            advance();
+            continue;
+        }
         if (c == '\'' && !t.empty() && std::isalnum(static_cast<unsigned char>(t.back()))) {
             // A digit separator when the token before is a number: scan back over the pp-number.
             std::size_t b = t.size();
-            while (b > 0 && (identChar(t[b - 1]) || t[b - 1] == '\'' || t[b - 1] == '.'))
+            while (b > 0 && (isIdentChar(t[b - 1]) || t[b - 1] == '\'' || t[b - 1] == '.'))
                 --b;
             if (b < t.size() && std::isdigit(static_cast<unsigned char>(t[b]))) {
                 t += c;
@@ -255,41 +209,40 @@ std::vector<LogicalLine> logicalLines(std::string_view in)
         if (c == '"' || c == '\'') {
             // A raw string: R"delim( ... )delim", prefixes R, u8R, uR, UR, LR.
             std::size_t b = t.size();
-            while (b > 0 && identChar(t[b - 1]))
+            while (b > 0 && isIdentChar(t[b - 1]))
                 --b;
             const std::string prefix = t.substr(b);
-            const bool raw = c == '"' && !prefix.empty() && prefix.back() == 'R' &&
-                             (prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" || prefix == "LR");
+            const bool raw = c == '"' && (prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" || prefix == "LR");
             t += c;
             advance();
             if (raw) {
                 std::string delim;
-                while (i < in.size() && in[i] != '(' && delim.size() <= 16 && in[i] != '\n') {
-                    delim += in[i];
-                    t += in[i];
+                while (i < src.size() && src[i] != '(' && delim.size() <= 16 && src[i] != '\n') {
+                    delim += src[i];
+                    t += src[i];
                     advance();
                 }
                 const std::string close = ")" + delim + "\"";
-                while (i < in.size() && in.compare(i, close.size(), close) != 0) {
-                    t += in[i] == '\n' ? ' ' : in[i]; // a raw string's lines are not directives
+                while (i < src.size() && src.compare(i, close.size(), close) != 0) {
+                    t += src[i] == '\n' ? ' ' : src[i]; // a raw string's lines are not directives
                     advance();
                 }
-                for (std::size_t k = 0; k < close.size() && i < in.size(); ++k) {
-                    t += in[i];
+                for (std::size_t k = 0; k < close.size() && i < src.size(); ++k) {
+                    t += src[i];
                     advance();
                 }
                 continue;
             }
-            while (i < in.size()) {
+            while (i < src.size()) {
                 if (splice())
                     continue;
-                const char d = peek(0);
+                const char d = at(0);
                 if (d == '\n')
                     break; // an unterminated literal ends with its line
                 t += d;
                 advance();
-                if (d == '\\' && i < in.size() && in[i] != '\n') {
-                    t += peek(0);
+                if (d == '\\' && i < src.size() && src[i] != '\n') {
+                    t += src[i];
                     advance();
                 } else if (d == c) {
                     break;
@@ -297,8 +250,6 @@ std::vector<LogicalLine> logicalLines(std::string_view in)
             }
             continue;
         }
-        if (t.empty() && (c == ' ' || c == '\t'))
-            out.back().column = column + 1;
         t += c;
         advance();
     }
@@ -328,7 +279,7 @@ std::vector<IncludeDirective> includeDirectives(std::string_view text)
         d.column = static_cast<int>(i) + 1;
         std::size_t w = line.find_first_not_of(" \t", after);
         std::size_t e = w;
-        while (e != std::string::npos && e < line.size() && identChar(line[e]))
+        while (e != std::string::npos && e < line.size() && isIdentChar(line[e]))
             ++e;
         const std::string word = w == std::string::npos ? std::string() : line.substr(w, e - w);
         // Every directive that reads a file: include, include_next, import (an EDG extension) and

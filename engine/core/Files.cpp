@@ -75,6 +75,15 @@ Result<void> writeFileAtomic(const fs::path& file, const std::vector<std::string
     return {};
 }
 
+bool isInsideFolder(const fs::path& path, const fs::path& folder)
+{
+    if (folder.empty())
+        return false;
+    std::error_code ec;
+    const fs::path rel = fs::weakly_canonical(path, ec).lexically_relative(fs::weakly_canonical(folder, ec));
+    return !rel.empty() && *rel.begin() != "..";
+}
+
 fs::path userCacheDir()
 {
     if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)

@@ -22,6 +22,10 @@ Result<void> writeFileAtomic(const std::filesystem::path& file, std::string_view
 /// them in memory first.
 Result<void> writeFileAtomic(const std::filesystem::path& file, const std::vector<std::string_view>& parts);
 
+/// True when `path` is `folder` or lies below it once both are resolved (symbolic links followed,
+/// "." and ".." removed); false for an empty folder.
+bool isInsideFolder(const std::filesystem::path& path, const std::filesystem::path& folder);
+
 /// $XDG_CACHE_HOME/kernelforge, or ~/.cache/kernelforge.
 std::filesystem::path userCacheDir();
 

@@ -55,12 +55,17 @@ Result<std::string> hmacSha256Hex(std::string_view key, std::string_view data)
     const auto* bytes = data.empty() ? &empty : reinterpret_cast<const unsigned char*>(data.data());
     if (!c.hmac(c.sha256(), key.data(), static_cast<int>(key.size()), bytes, data.size(), mac, &len) || len != 32)
         return Error{"compute HMAC-SHA256", "libcrypto's HMAC failed", {}, {}, {}};
+    return hexOf(mac, len);
+}
+
+std::string hexOf(const unsigned char* bytes, std::size_t n)
+{
     static const char* digits = "0123456789abcdef";
     std::string hex;
-    hex.reserve(64);
-    for (unsigned int i = 0; i < len; ++i) {
-        hex.push_back(digits[mac[i] >> 4]);
-        hex.push_back(digits[mac[i] & 15]);
+    hex.reserve(2 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+        hex.push_back(digits[bytes[i] >> 4]);
+        hex.push_back(digits[bytes[i] & 15]);
     }
     return hex;
 }

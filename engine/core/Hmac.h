@@ -5,6 +5,7 @@
 
 #include "engine/core/Result.h"
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,9 @@ namespace kf {
 /// HMAC-SHA256 of `data` under `key`, as 64 lowercase hex digits; an Error when libcrypto
 /// (libcrypto.so.3) cannot be loaded.
 Result<std::string> hmacSha256Hex(std::string_view key, std::string_view data);
+
+/// `n` bytes as 2n lowercase hex digits.
+std::string hexOf(const unsigned char* bytes, std::size_t n);
 
 /// Compares two strings in time that depends only on their lengths (for MAC comparisons).
 bool constantTimeEquals(std::string_view a, std::string_view b);

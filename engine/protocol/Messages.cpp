@@ -114,11 +114,14 @@ Environment Hello::environment() const
 
 nlohmann::json Hello::toJson() const
 {
-    return {{"type", "hello"},
-            {"device", device ? deviceJson(*device) : nlohmann::json(nullptr)},
-            {"device_error", deviceError},
-            {"features", features},
-            {"versions", {{"torch", torch}, {"cuda_driver_api", cudaDriverApi}, {"driver", driver}, {"nvrtc", nvrtc}}}};
+    nlohmann::json j = {{"type", "hello"},
+                        {"device", device ? deviceJson(*device) : nlohmann::json(nullptr)},
+                        {"device_error", deviceError},
+                        {"features", features},
+                        {"versions", {{"torch", torch}, {"cuda_driver_api", cudaDriverApi}, {"driver", driver}, {"nvrtc", nvrtc}}}};
+    if (!deviceErrorKind.empty())
+        j["device_error_kind"] = deviceErrorKind;
+    return j;
 }
 
 Result<Hello> Hello::fromJson(const nlohmann::json& j)
@@ -131,6 +134,7 @@ Result<Hello> Hello::fromJson(const nlohmann::json& j)
         if (f.find("device"))
             h.device = readDevice(f.object("device"));
         h.deviceError = f.text("device_error");
+        h.deviceErrorKind = f.text("device_error_kind");
         h.features = f.texts("features");
         const Fields v = f.object("versions");
         h.torch = v.text("torch");

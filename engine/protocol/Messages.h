@@ -39,6 +39,7 @@ struct DeviceSummary {
 struct Hello {
     std::optional<DeviceSummary> device;
     std::string deviceError;            ///< why there is no device
+    std::string deviceErrorKind;        ///< Error::kind of that reason: kGpuOutOfMemory for a full GPU
     std::vector<std::string> features;  ///< optional request fields this runner understands
     std::string torch;
     std::string driver;

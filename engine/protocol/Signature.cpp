@@ -35,17 +35,6 @@ bool isHex(const std::string& s, std::size_t n)
     return true;
 }
 
-std::string toHex(const unsigned char* b, std::size_t n)
-{
-    static const char* digits = "0123456789abcdef";
-    std::string s;
-    for (std::size_t i = 0; i < n; ++i) {
-        s.push_back(digits[b[i] >> 4]);
-        s.push_back(digits[b[i] & 15]);
-    }
-    return s;
-}
-
 std::string fromHex(const std::string& hex)
 {
     std::string bytes;
@@ -146,7 +135,7 @@ Result<void> createKey(const fs::path& file)
             return failed(std::string("getrandom failed: ") + std::strerror(errno));
         got += static_cast<std::size_t>(n);
     }
-    const std::string text = toHex(secret, sizeof secret) + "\n";
+    const std::string text = hexOf(secret, sizeof secret) + "\n";
     // A private temporary of a unique name (mkstemp: 0600), then link(): the key appears whole or
     // not at all, and of two processes creating it at once the second finds the first one's
     // (EEXIST) and uses it.

@@ -40,8 +40,10 @@ Error unknownId(const fs::path& dir, const RegistryIndex& index, const std::stri
     std::string known;
     for (const RegistryEntry& e : index.kernels)
         known += (known.empty() ? "" : ", ") + e.id;
-    return registryError(dir, "find " + id, "the registry has no kernel " + id,
-                         known.empty() ? "the registry is empty" : "IDs here: " + known);
+    Error e = registryError(dir, "find " + id, "the registry has no kernel " + id,
+                            known.empty() ? "the registry is empty" : "IDs here: " + known);
+    e.kind = kRegistryBadArgument;
+    return e;
 }
 
 Result<LockedIndex> lockIndex(const fs::path& dir)
@@ -148,7 +150,7 @@ Result<CurrentFiles> currentFiles(const PromotionInput& in)
     return f;
 }
 
-GateVerdict judge(const PromotionInput& in, const CurrentFiles& f, double threshold)
+GateVerdict judge(const PromotionInput& in, const CurrentFiles& f, double threshold, const Result<protocol::SigningKey>& key)
 {
     GateInput g;
     g.task = &in.task;
@@ -159,7 +161,6 @@ GateVerdict judge(const PromotionInput& in, const CurrentFiles& f, double thresh
     g.performance = in.performance ? &*in.performance : nullptr;
     g.threshold = threshold;
     g.heldOutRequired = heldOutRequiredFor(in.task);
-    auto key = protocol::loadSigningKey(false);
     if (key)
         g.signingKey = &key.value();
     else
@@ -322,7 +323,7 @@ Result<GateVerdict> Registry::gates(const PromotionInput& in) const
     auto index = load();
     if (!index)
         return index.error();
-    return judge(in, files.value(), index->threshold);
+    return judge(in, files.value(), index->threshold, protocol::loadSigningKey(false));
 }
 
 Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
@@ -341,8 +342,10 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     auto files = currentFiles(in);
     if (!files)
         return files.error();
+    // One key for judging the reports and signing the record (made now if the user has none).
+    const auto key = protocol::loadSigningKey(true);
     PromotionOutcome outcome;
-    outcome.gates = judge(in, files.value(), index.threshold);
+    outcome.gates = judge(in, files.value(), index.threshold, key);
     if (!outcome.gates.passed())
         return outcome;
 
@@ -434,7 +437,6 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     // The record is signed like the reports: `check` then notices any field changed since, even
     // with the index's hashes fixed up (docs/reliability.md, "Signed reports").
     {
-        auto key = protocol::loadSigningKey(true);
         if (!key)
             return registryError(m_dir, "sign promotion.json for " + e.id, key.error().message(),
                                  "a registry record is always signed; fix the key (or KF_REPORT_KEY) and promote again");
@@ -523,9 +525,12 @@ Result<RegistryEntry> Registry::deprecate(const std::string& id, const std::stri
 
 Result<void> Registry::setThreshold(double threshold) const
 {
-    if (!(threshold >= 1.0) || !std::isfinite(threshold))
-        return registryError(m_dir, "set the speedup threshold", "the threshold must be a number ≥ 1.0",
-                             "a promoted kernel must at least match LibTorch; 1.10 is the default");
+    if (!(threshold >= 1.0) || !std::isfinite(threshold)) {
+        Error e = registryError(m_dir, "set the speedup threshold", "the threshold must be a number ≥ 1.0",
+                                "a promoted kernel must at least match LibTorch; 1.10 is the default");
+        e.kind = kRegistryBadArgument;
+        return e;
+    }
     auto locked = lockIndex(m_dir);
     if (!locked)
         return locked.error();

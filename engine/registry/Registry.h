@@ -32,6 +32,9 @@ namespace kf {
 inline constexpr int kRegistrySchemaVersion = 1;
 inline constexpr const char* kRegistryIndexFile = "verified_kernels.json";
 inline constexpr const char* kWorkspaceFile = "kernelforge-workspace.json";
+/// Error::kind of a registry error that is the caller's mistake (exit 2, not 3): an ID the
+/// registry does not have, or a value out of range.
+inline constexpr const char* kRegistryBadArgument = "registry_bad_argument";
 
 /// A file of a version folder, path relative to it.
 

@@ -173,9 +173,9 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
         // The stored reports must carry the runner's signature, unless the (signed) record says the
         // user accepted them without one.
         bool signaturesHold = true;
-        for (const char* name : {"correctness.json", "performance.json"}) {
-            const Json& doc = std::string(name) == "correctness.json" ? corr.value() : perf.value();
-            const protocol::SignatureCheck sc = protocol::checkSignature(doc, keyPtr, keyProblem);
+        for (const auto& [name, doc] : {std::pair<const char*, const Json*>{"correctness.json", &corr.value()},
+                                        std::pair<const char*, const Json*>{"performance.json", &perf.value()}}) {
+            const protocol::SignatureCheck sc = protocol::checkSignature(*doc, keyPtr, keyProblem);
             if (sc.valid())
                 continue;
             using S = protocol::SignatureState;
@@ -203,7 +203,7 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
             problem(e.kernelFile, current.error().message(), "remove the entry and promote the kernel again");
             continue;
         }
-        const GateVerdict v = judge(in, current.value(), pj.threshold.value_or(index->threshold));
+        const GateVerdict v = judge(in, current.value(), pj.threshold.value_or(index->threshold), key);
         if (!v.passed())
             problem({}, "the stored evidence does not support the promotion: " + v.sentence(),
                     "remove the entry; promote again with fresh evidence");

@@ -3,6 +3,7 @@
 
 #include "engine/core/FileLock.h"
 #include "engine/core/Result.h"
+#include "engine/protocol/Signature.h"
 #include "engine/registry/Registry.h"
 
 #include <chrono>
@@ -37,8 +38,10 @@ struct CurrentFiles {
     std::string taskHash;
 };
 Result<CurrentFiles> currentFiles(const PromotionInput& in);
-/// The gates for `in` against `files` and `threshold`.
-GateVerdict judge(const PromotionInput& in, const CurrentFiles& files, double threshold);
+/// The gates for `in` against `files` and `threshold`; `key` is the user's signing key (or why
+/// there is none), loaded once by the caller.
+GateVerdict judge(const PromotionInput& in, const CurrentFiles& files, double threshold,
+                  const Result<protocol::SigningKey>& key);
 /// A version folder's task.json (the whole task as promoted), rooted at `dir`; candidate files
 /// other than the promoted one are not looked for.
 Result<Task> readEntryTask(const std::filesystem::path& dir);

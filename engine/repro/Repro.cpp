@@ -149,11 +149,8 @@ void pruneRunDumpDirs(int keep, const fs::path& inUse)
             dirs.push_back(d.path());
     // Names start with a UTC time stamp, so they sort oldest first.
     std::sort(dirs.begin(), dirs.end());
-    const fs::path open = inUse.empty() ? fs::path() : fs::weakly_canonical(inUse, ec);
     for (size_t i = 0; i + static_cast<size_t>(std::max(keep, 0)) < dirs.size(); ++i) {
-        const fs::path d = fs::weakly_canonical(dirs[i], ec);
-        const auto rel = open.lexically_relative(d);
-        if (!open.empty() && !rel.empty() && *rel.begin() != "..")
+        if (!inUse.empty() && isInsideFolder(inUse, dirs[i]))
             continue;
         fs::remove_all(dirs[i], ec);
     }

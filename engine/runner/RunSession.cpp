@@ -31,7 +31,7 @@ Result<protocol::Hello> RunSession::start()
     m_hello = hello.value();
     if (!m_hello.device) {
         // A GPU that other processes filled is there, just full: not "no GPU".
-        if (m_hello.deviceError.rfind("the GPU is out of memory", 0) == 0) {
+        if (m_hello.deviceErrorKind == kGpuOutOfMemory) {
             Error full{"run on the GPU", m_hello.deviceError,
                        "free GPU memory held by other processes, or wait for them; compiling works meanwhile", {}, {}};
             full.kind = kGpuOutOfMemory;

@@ -4,6 +4,7 @@
 #include "engine/task/Task.h"
 
 #include "engine/core/Architectures.h"
+#include "engine/core/Files.h"
 #include "engine/core/JsonReader.h"
 #include "engine/task/CompileOptions.h"
 #include "engine/task/OpCatalog.h"
@@ -429,15 +430,12 @@ Task parseTaskOrThrow(const Json& j, const fs::path& dir)
                     fail(jr::child(co.at("include_dirs"), i), "folder \"" + t.compile.includeDirs[i] + "\" does not exist in " + dir.string());
                 // Spelled inside, and inside once symbolic links are followed: a link to another
                 // folder would put its files in the task hash and in the registry.
-                if (!dir.empty()) {
+                if (!dir.empty() && !isInsideFolder(dir / t.compile.includeDirs[i], dir)) {
                     std::error_code ec;
-                    const fs::path real = fs::weakly_canonical(dir / t.compile.includeDirs[i], ec);
-                    const fs::path root = fs::weakly_canonical(dir, ec);
-                    const fs::path rel = real.lexically_relative(root);
-                    if (rel.empty() || *rel.begin() == "..")
-                        fail(jr::child(co.at("include_dirs"), i),
-                             "include folder \"" + t.compile.includeDirs[i] + "\" is a link to " + real.string() +
-                                 ", outside the task folder; copy the headers into the task instead");
+                    fail(jr::child(co.at("include_dirs"), i),
+                         "include folder \"" + t.compile.includeDirs[i] + "\" is a link to " +
+                             fs::weakly_canonical(dir / t.compile.includeDirs[i], ec).string() +
+                             ", outside the task folder; copy the headers into the task instead");
                 }
             }
         }
