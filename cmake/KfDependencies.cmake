@@ -53,6 +53,18 @@ add_library(kf_xxhash INTERFACE)
 target_include_directories(kf_xxhash SYSTEM INTERFACE ${KF_XXHASH_INCLUDE})
 target_compile_definitions(kf_xxhash INTERFACE XXH_INLINE_ALL)
 
+# libzip reads and writes .cast packages (engine/cast). Debian's libzip-dev; on the GPU server a
+# copy of that library and its two headers in KF_THIRD_PARTY_DIR (packaging/vendor-third-party.sh).
+find_path(KF_LIBZIP_INCLUDE zip.h HINTS ${KF_THIRD_PARTY_DIR}/include ${KF_THIRD_PARTY_DIR})
+find_library(KF_LIBZIP_LIBRARY NAMES zip HINTS ${KF_THIRD_PARTY_DIR}/lib)
+if(NOT KF_LIBZIP_INCLUDE OR NOT KF_LIBZIP_LIBRARY)
+  message(FATAL_ERROR "libzip not found: install libzip-dev (packaging/setup.sh does) "
+                      "or pass -DKF_THIRD_PARTY_DIR=<folder with include/zip.h and lib/libzip.so>")
+endif()
+add_library(kf_libzip INTERFACE)
+target_include_directories(kf_libzip SYSTEM INTERFACE ${KF_LIBZIP_INCLUDE})
+target_link_libraries(kf_libzip INTERFACE ${KF_LIBZIP_LIBRARY})
+
 # Only headers of the toolkit are used at build time (nvrtc.h, cuda.h, cupti, cuda_occupancy.h):
 # the libraries are loaded at run time, so binaries start on machines without a driver.
 find_package(CUDAToolkit 12.4 REQUIRED)
@@ -102,6 +114,14 @@ if(KF_WITH_TORCH)
       endif()
     endforeach()
   endif()
+  # The Python that imports this PyTorch: the .cast runtime's tests run under it.
+  foreach(_py ${PROJECT_SOURCE_DIR}/.venv/bin/python3 python3)
+    execute_process(COMMAND ${_py} -c "import torch" RESULT_VARIABLE _kf_py_rc OUTPUT_QUIET ERROR_QUIET)
+    if(_kf_py_rc EQUAL 0)
+      set(KF_TORCH_PYTHON ${_py})
+      break()
+    endif()
+  endforeach()
   # LibTorch's package enables CUDA with CMAKE_CUDA_STANDARD = CMAKE_CXX_STANDARD (20), for which
   # CMake 3.25 (Debian 12) knows no nvcc flag, and probes for GPUs with a try_run unless
   # TORCH_CUDA_ARCH_LIST is set. We compile no .cu with nvcc (kernels go through NVRTC), so pin

@@ -3,8 +3,8 @@
 # (see docs/gpu-validation.md for the server: Ubuntu 24.04, CUDA 13 in /usr/local/cuda, PyTorch in
 # python3, CMake + Ninja on PATH; no Qt, no nlohmann/CLI11/xxHash, no network).
 #
-#   third_party_dir  copied headers (packaging/vendor-third-party.sh makes it on a development
-#                    machine); default $KF_THIRD_PARTY_DIR, else <repo>/third_party.
+#   third_party_dir  copied headers and libzip (packaging/vendor-third-party.sh makes it on a
+#                    development machine); default $KF_THIRD_PARTY_DIR, else <repo>/third_party.
 #   ctest args       passed on, e.g. -R broken (the folder may be left out before them).
 #
 # One go, within a time budget (KF_DEADLINE_S, default 540 s = 9 minutes on 16 cores):
@@ -75,7 +75,7 @@ phase() { # phase <name>: record how long the phase that just ended took
 for tool in cmake ninja "$python"; do
   command -v "$tool" >/dev/null 2>&1 || kf_die "$me" "$tool not found on PATH"
 done
-for h in nlohmann/json.hpp nlohmann/json_fwd.hpp CLI/CLI.hpp xxhash.h; do
+for h in nlohmann/json.hpp nlohmann/json_fwd.hpp CLI/CLI.hpp xxhash.h include/zip.h include/zipconf.h lib/libzip.so.4; do
   [ -f "$third_party/$h" ] || kf_die "$me" "$third_party/$h missing: run packaging/vendor-third-party.sh on a development machine and copy its folder here (or pass the folder as the first argument)"
 done
 third_party=$(cd "$third_party" && pwd)

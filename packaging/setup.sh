@@ -40,6 +40,7 @@ apt_packages=(
   libqscintilla2-qt6-dev libxkbcommon-dev
   nlohmann-json3-dev libcli11-dev libxxhash-dev
   libdtl-dev              # the registry browser's source diff (header-only Myers diff)
+  libzip-dev              # .cast packages: the zip archives kforge cast export writes and checks
   python3-numpy           # tests only: NumPy reads the .npy tensor files we write, and we read its
   libgl-dev
   xvfb xauth fonts-dejavu-core   # headless GUI runs and screenshots

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# packaging/vendor-third-party.sh [dir] — copy the header-only dependencies that the GPU server
-# lacks from this development machine into a folder that travels with the checkout.
+# packaging/vendor-third-party.sh [dir] — copy the dependencies that the GPU server lacks (headers,
+# and libzip's library) from this development machine into a folder that travels with the checkout.
 #
 #   dir   destination; default $KF_THIRD_PARTY_DIR, else <repo>/third_party (git-ignored).
 #
@@ -18,7 +18,7 @@ src=/usr/include
 
 # header or folder in /usr/include, and the Debian package that provides it
 entries=(nlohmann CLI xxhash.h)
-packages=(nlohmann-json3-dev libcli11-dev libxxhash-dev)
+packages=(nlohmann-json3-dev libcli11-dev libxxhash-dev libzip-dev libzip4)
 
 for e in "${entries[@]}"; do
   [ -e "$src/$e" ] || kf_die "$me" "$src/$e not found: run packaging/setup.sh (installs ${packages[*]})"
@@ -33,6 +33,18 @@ for e in "${entries[@]}"; do
   cp -R "$src/$e" "$dest/$e"
   kf_log "$me" "copied $src/$e"
 done
+# libzip (.cast packages) is a shared library: its headers under include/, the library under lib/
+# (a copy named libzip.so for the linker and libzip.so.4 for the loader; it needs only libc,
+# zlib, libbz2 and OpenSSL 3, which the server has).
+zipso=$(readlink -f /usr/lib/x86_64-linux-gnu/libzip.so 2>/dev/null || true)
+[ -f "$zipso" ] && [ -f "$src/zip.h" ] && [ -f "$src/zipconf.h" ] ||
+  kf_die "$me" "libzip not found: run packaging/setup.sh (installs libzip-dev)"
+rm -rf "${dest:?}/include" "${dest:?}/lib"
+mkdir -p "$dest/include" "$dest/lib"
+cp "$src/zip.h" "$src/zipconf.h" "$dest/include/"
+cp "$zipso" "$dest/lib/libzip.so"
+cp "$zipso" "$dest/lib/libzip.so.4"
+kf_log "$me" "copied libzip ($zipso)"
 for p in "${packages[@]}"; do
   if [ -f "/usr/share/doc/$p/copyright" ]; then
     cp "/usr/share/doc/$p/copyright" "$dest/LICENSES/$p.copyright"

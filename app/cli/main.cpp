@@ -1,5 +1,6 @@
 // kforge: the KernelForge engine headless. Exit codes and --json output are a stable contract.
 #include "BenchCommand.h"
+#include "CastCommand.h"
 #include "CompileCommand.h"
 #include "ExitCodes.h"
 #include "ProfileCommand.h"
@@ -33,6 +34,7 @@ int main(int argc, char** argv)
     cli::addProfileCommand(app, exitCode);
     cli::addPromoteCommand(app, exitCode);
     cli::addRegistryCommand(app, exitCode);
+    cli::addCastCommand(app, exitCode);
 
     std::string taskPath;
     CLI::App* validate = app.add_subcommand("validate", "Check a task.json against schema v1 and print a summary");

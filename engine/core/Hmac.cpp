@@ -13,11 +13,14 @@ namespace {
 using EvpMdFn = const void* (*)();
 using HmacFn = unsigned char* (*)(const void* md, const void* key, int keyLen, const unsigned char* data,
                                   std::size_t dataLen, unsigned char* out, unsigned int* outLen);
+using DigestFn = int (*)(const void* data, std::size_t count, unsigned char* md, unsigned int* size, const void* type,
+                         void* engine);
 
 struct Crypto {
     DynamicLibrary lib;
     EvpMdFn sha256 = nullptr;
     HmacFn hmac = nullptr;
+    DigestFn digest = nullptr;
     Error error;
 };
 
@@ -35,8 +38,9 @@ const Crypto& crypto()
         c.lib = std::move(lib.value());
         c.sha256 = reinterpret_cast<EvpMdFn>(c.lib.symbol("EVP_sha256"));
         c.hmac = reinterpret_cast<HmacFn>(c.lib.symbol("HMAC"));
-        if (!c.sha256 || !c.hmac)
-            c.error = Error{"load OpenSSL's libcrypto", c.lib.path() + " lacks EVP_sha256 or HMAC",
+        c.digest = reinterpret_cast<DigestFn>(c.lib.symbol("EVP_Digest"));
+        if (!c.sha256 || !c.hmac || !c.digest)
+            c.error = Error{"load OpenSSL's libcrypto", c.lib.path() + " lacks EVP_sha256, EVP_Digest or HMAC",
                             "install OpenSSL 1.1 or 3 (libssl3)", c.lib.path(), {}};
     });
     return c;
@@ -56,6 +60,20 @@ Result<std::string> hmacSha256Hex(std::string_view key, std::string_view data)
     if (!c.hmac(c.sha256(), key.data(), static_cast<int>(key.size()), bytes, data.size(), mac, &len) || len != 32)
         return Error{"compute HMAC-SHA256", "libcrypto's HMAC failed", {}, {}, {}};
     return hexOf(mac, len);
+}
+
+Result<std::string> sha256Hex(std::string_view data)
+{
+    const Crypto& c = crypto();
+    if (!c.digest || !c.sha256)
+        return c.error;
+    unsigned char md[64];
+    unsigned int len = 0;
+    static const unsigned char empty = 0;
+    const void* bytes = data.empty() ? static_cast<const void*>(&empty) : static_cast<const void*>(data.data());
+    if (!c.digest(bytes, data.size(), md, &len, c.sha256(), nullptr) || len != 32)
+        return Error{"compute SHA-256", "libcrypto's EVP_Digest failed", {}, {}, {}};
+    return hexOf(md, len);
 }
 
 std::string hexOf(const unsigned char* bytes, std::size_t n)

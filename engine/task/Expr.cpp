@@ -1,5 +1,7 @@
 #include "engine/task/Expr.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -395,6 +397,25 @@ Value evalNode(const Node& n, const Env& env)
     return {};
 }
 
+nlohmann::json treeOf(const Node& n)
+{
+    switch (n.kind) {
+    case Node::Kind::Number:
+        return n.value.isInt ? nlohmann::json{{"int", n.value.i}} : nlohmann::json{{"real", n.value.d}};
+    case Node::Kind::Symbol:
+        return {{"sym", n.name}};
+    case Node::Kind::Unary:
+    case Node::Kind::Binary:
+    case Node::Kind::Call: {
+        nlohmann::json args = nlohmann::json::array();
+        for (const auto& k : n.kids)
+            args.push_back(treeOf(*k));
+        return {{n.kind == Node::Kind::Call ? "call" : "op", n.name}, {"args", std::move(args)}};
+    }
+    }
+    return nullptr;
+}
+
 void collectSymbols(const Node& n, std::set<std::string>& out)
 {
     if (n.kind == Node::Kind::Symbol)
@@ -404,6 +425,11 @@ void collectSymbols(const Node& n, std::set<std::string>& out)
 }
 
 } // namespace
+
+nlohmann::json Expr::tree() const
+{
+    return m_root ? treeOf(*m_root) : nlohmann::json();
+}
 
 Expr::Expr() = default;
 Expr::~Expr() = default;

@@ -10,6 +10,8 @@
 
 #include "engine/core/Result.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -55,6 +57,11 @@ public:
     /// Symbols referenced, sorted and unique.
     std::vector<std::string> symbols() const;
     const std::string& text() const { return m_text; }
+    /// The parsed tree as JSON, for runtimes that evaluate plans without this parser (the .cast
+    /// manifest, docs/cast-format.md): {"int": 4}, {"real": 0.5}, {"sym": "B"},
+    /// {"op": "-", "args": [x]} (unary), {"op": "*", "args": [a, b]}, {"call": "ceil_div", "args": [...]}.
+    /// Null for an empty expression.
+    nlohmann::json tree() const;
     bool empty() const { return !m_root; }
 
 private:

@@ -1,0 +1,9 @@
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace kf::cli {
+
+/// Registers `kforge cast export | inspect | check` on `app`.
+void addCastCommand(CLI::App& app, int& exitCode);
+
+} // namespace kf::cli

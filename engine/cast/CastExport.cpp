@@ -1,0 +1,424 @@
+#include "engine/cast/CastExport.h"
+
+#include "engine/compile/Compiler.h"
+#include "engine/compile/TaskCompile.h"
+#include "engine/core/Architectures.h"
+#include "engine/core/Clock.h"
+#include "engine/core/Files.h"
+#include "engine/core/Hmac.h"
+#include "engine/protocol/Signature.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace kf::cast {
+
+using Json = nlohmann::json;
+
+namespace {
+
+Error exportError(const std::string& why, std::string hint = {}, std::string file = {})
+{
+    return Error{"export a .cast package", why, std::move(hint), std::move(file), {}};
+}
+
+Json exprJson(const Expr& e)
+{
+    return {{"text", e.text()}, {"tree", e.tree()}};
+}
+
+Json tensorsJson(const std::vector<TensorSpec>& specs)
+{
+    Json list = Json::array();
+    for (const auto& t : specs) {
+        Json shape = Json::array();
+        for (const std::string& s : t.shape) {
+            const bool digits = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+            if (digits)
+                shape.push_back(std::stoll(s));
+            else
+                shape.push_back(s);
+        }
+        list.push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", shape}});
+    }
+    return list;
+}
+
+std::string schemaFor(const std::string& name, const Task& task)
+{
+    std::string s = name + "(";
+    for (std::size_t i = 0; i < task.inputs.size(); ++i)
+        s += (i ? ", Tensor " : "Tensor ") + task.inputs[i].name;
+    s += ") -> ";
+    if (task.outputs.size() == 1)
+        return s + "Tensor";
+    s += "(";
+    for (std::size_t i = 0; i < task.outputs.size(); ++i)
+        s += i ? ", Tensor" : "Tensor";
+    return s + ")";
+}
+
+int archNumber(const std::string& arch)
+{
+    const ArchInfo* a = findArchitecture(arch);
+    return a ? a->major * 10 + a->minor : 0;
+}
+
+/// Everything of one registry version that goes into the package.
+struct OpExport {
+    std::string id, name;
+    Task task;
+    PromotionRecord record;
+    RegistryEntry entry;
+    std::map<std::string, CompileResult> builds;   // sm_XY -> cubin build
+};
+
+Json evidenceJson(const OpExport& op, const std::string& dir, const Registry& registry)
+{
+    const PromotionRecord& r = op.record;
+    Json gates = Json::array();
+    for (const GateCheck& g : r.gates)
+        gates.push_back({{"gate", g.gate}, {"passed", g.passed}, {"detail", g.detail}});
+    Json shapes = Json::array();
+    for (const auto& s : r.perShape) {
+        Json dims = Json::object();
+        for (const auto& [k, v] : s.shape.dims)
+            dims[k] = v;
+        shapes.push_back({{"shape", dims}, {"label", s.shape.label},
+                          {"speedup", s.speedup ? Json(*s.speedup) : Json()},
+                          {"candidate_median_ms", s.candidateMedianMs ? Json(*s.candidateMedianMs) : Json()},
+                          {"baseline_median_ms", s.baselineMedianMs ? Json(*s.baselineMedianMs) : Json()}});
+    }
+    // Whether promotion.json's signature holds for this user's key, said at export: a runtime
+    // cannot check it (the key is per user), so the package records what the exporter saw.
+    std::string signature = "not checked";
+    auto text = readFileBytes(registry.entryDirectory(op.id) / "promotion.json");
+    if (text) {
+        auto doc = Json::parse(text.value(), nullptr, false);
+        if (!doc.is_discarded()) {
+            auto key = protocol::loadSigningKey(false);
+            const protocol::SignatureCheck c = key ? protocol::checkSignature(doc, &key.value())
+                                                   : protocol::checkSignature(doc, nullptr, key.error().why);
+            signature = std::string(protocol::signatureStateName(c.state)) + (c.detail.empty() ? "" : ": " + c.detail);
+        }
+    }
+    return {{"correctness", dir + "correctness.json"},
+            {"performance", dir + "performance.json"},
+            {"promotion", dir + "promotion.json"},
+            {"gpu", r.environment.gpu},
+            {"arch", r.candidate.arch},
+            {"torch", r.environment.torch},
+            {"promoted_at", r.promotedAt},
+            {"baseline", "LibTorch eager"},
+            {"geomean_speedup", r.geomeanSpeedup ? Json(*r.geomeanSpeedup) : Json()},
+            {"min_speedup", r.minSpeedup ? Json(*r.minSpeedup) : Json()},
+            {"threshold", r.threshold ? Json(*r.threshold) : Json()},
+            {"per_shape", shapes},
+            {"gates", gates},
+            {"scope", r.evidenceScope},
+            {"unsigned_evidence_accepted", r.unsignedEvidenceAccepted},
+            {"registry_signature", signature}};
+}
+
+} // namespace
+
+std::string defaultOpName(const std::string& taskName)
+{
+    std::string s;
+    for (char c : taskName)
+        s.push_back((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_');
+    if (s.empty() || (s[0] >= '0' && s[0] <= '9'))
+        s = "op_" + s;
+    if (s.size() > 64)
+        s.resize(64);
+    if (!isOpName(s))
+        s = "op_" + s.substr(0, 61);
+    return s;
+}
+
+Result<ExportSummary> exportPackage(const Registry& registry, const ExportOptions& options, const fs::path& output,
+                                    const std::function<void(const ExportProgress&)>& progress, const CancelToken* cancel)
+{
+    if (options.ids.empty())
+        return exportError("no registry ID was given", "list one or more IDs (`kforge registry list`)");
+    std::vector<std::string> archs = options.architectures;
+    if (archs.empty()) {
+        std::string all = kDefaultArchitectures;
+        for (std::size_t start = 0; start < all.size();) {
+            std::size_t comma = all.find(',', start);
+            if (comma == std::string::npos)
+                comma = all.size();
+            archs.push_back(all.substr(start, comma - start));
+            start = comma + 1;
+        }
+    }
+    std::set<std::string> seenArch;
+    for (std::string& a : archs) {
+        const ArchInfo* info = findArchitecture(a);
+        if (!info || a.rfind("compute_", 0) == 0)
+            return exportError("\"" + a + "\" is not an architecture KernelForge compiles cubins for",
+                               "use sm_XY names such as sm_80,sm_90 (`kforge archs` lists them)");
+        a = info->arch;
+        if (!seenArch.insert(a).second)
+            return exportError(a + " is listed twice in --arch");
+    }
+    std::sort(archs.begin(), archs.end(), [](const std::string& x, const std::string& y) { return archNumber(x) < archNumber(y); });
+    std::string ptx;
+    if (options.ptx == "none") {
+        ptx.clear();
+    } else if (options.ptx.empty()) {
+        ptx = "compute_" + archs.front().substr(3);
+    } else {
+        const ArchInfo* info = findArchitecture(options.ptx);
+        if (!info)
+            return exportError("\"" + options.ptx + "\" is not an architecture", "use compute_XY, e.g. compute_80, or none");
+        ptx = "compute_" + info->arch.substr(3);
+        if (!seenArch.count("sm_" + ptx.substr(8)))
+            return exportError("PTX for " + ptx + " needs sm_" + ptx.substr(8) + " among the architectures",
+                               "add it to --arch, or pick the PTX of a listed one");
+    }
+
+    auto index = registry.load();
+    if (!index)
+        return index.error();
+    // The registry must vouch for what leaves it: every file hash and the evidence re-judged.
+    auto drift = registry.check(false);
+    if (!drift)
+        return drift.error();
+
+    std::vector<OpExport> ops;
+    std::set<std::string> names;
+    for (const std::string& id : options.ids) {
+        OpExport op;
+        op.id = id;
+        auto entry = registry.entry(id);
+        if (!entry)
+            return entry.error();
+        op.entry = entry.value();
+        if (op.entry.deprecated() && !options.allowDeprecated)
+            return exportError(id + " is deprecated (" + op.entry.deprecationReason + ")",
+                               "export its successor, or pass --allow-deprecated");
+        for (const RegistryDrift& d : drift.value())
+            if (d.severity == RegistryDrift::Severity::Error && (d.id == id || d.id.empty()))
+                return exportError("the registry check fails for " + (d.id.empty() ? std::string("the registry") : id) +
+                                       ": " + d.problem,
+                                   d.hint.empty() ? "run `kforge registry check`" : d.hint, d.file);
+        auto task = registry.entryTask(id);
+        if (!task)
+            return task.error();
+        op.task = std::move(task.value());
+        auto record = registry.promotion(id);
+        if (!record)
+            return record.error();
+        op.record = std::move(record.value());
+        auto named = options.opNames.find(id);
+        op.name = named != options.opNames.end() ? named->second : defaultOpName(op.task.name);
+        if (!isOpName(op.name))
+            return exportError("\"" + op.name + "\" cannot name an operator",
+                               "use letters, digits and _ (not starting with a digit, at most 64): --name " + id + "=NAME");
+        if (!names.insert(op.name).second)
+            return exportError("two versions would both be cast::" + op.name,
+                               "name one of them: --name " + id + "=OTHER_NAME");
+        ops.push_back(std::move(op));
+    }
+
+    ExportSummary summary;
+    summary.file = output;
+    summary.architectures = archs;
+    summary.ptx = ptx;
+    ExportProgress p;
+    p.total = static_cast<int>(ops.size() * archs.size());
+    const auto started = std::chrono::steady_clock::now();
+    for (OpExport& op : ops) {
+        const Candidate& cand = op.task.candidates.front();
+        for (const std::string& arch : archs) {
+            if (cancel && cancel->cancelled())
+                return exportError("cancelled");
+            p.text = "compile " + op.name + " for " + arch;
+            if (progress)
+                progress(p);
+            auto req = compileRequestFor(op.task, cand, arch);
+            if (!req)
+                return req.error();
+            req->wantSass = false;
+            auto built = compile(req.value(), nullptr, cancel);
+            if (!built)
+                return built.error();
+            if (!built->success) {
+                std::string first;
+                for (const Diagnostic& d : built->diagnostics)
+                    if (d.severity == Diagnostic::Severity::Error) {
+                        first = d.file + ":" + std::to_string(d.line) + ": " + d.message;
+                        break;
+                    }
+                return exportError(op.id + " does not compile for " + arch + ": " + first,
+                                   "drop " + arch + " from --arch, or promote a version that builds for it");
+            }
+            for (const Launch& l : cand.launches)
+                if (!built->loweredNames.count(l.kernel))
+                    return exportError(op.id + ": NVRTC gave no lowered name for " + l.kernel + " on " + arch);
+            op.builds[arch] = std::move(built.value());
+            ++p.done;
+        }
+        // One lowered name per kernel for every architecture: the manifest names it once.
+        for (const auto& [arch, b] : op.builds)
+            if (b.loweredNames != op.builds.begin()->second.loweredNames)
+                return exportError(op.id + ": the kernels' lowered names differ between architectures");
+    }
+    p.text = "write " + output.string();
+    if (progress)
+        progress(p);
+    summary.compileMs = msSince(started);
+
+    std::vector<ArchiveEntry> files;
+    Json fileList = Json::array();
+    Json opList = Json::array();
+    auto add = [&](const std::string& path, std::string bytes) -> Result<void> {
+        auto sha = sha256Hex(bytes);
+        if (!sha)
+            return sha.error();
+        fileList.push_back({{"path", path}, {"sha256", sha.value()}, {"bytes", static_cast<std::int64_t>(bytes.size())}});
+        files.push_back({path, std::move(bytes)});
+        return {};
+    };
+    for (OpExport& op : ops) {
+        const std::string base = "ops/" + op.name + "/";
+        const std::string reg = base + "registry/";
+        const fs::path folder = registry.entryDirectory(op.id);
+        std::vector<std::string> regFiles = {"promotion.json"};
+        for (const RegistryFile& f : op.record.files)
+            regFiles.push_back(f.path);
+        std::sort(regFiles.begin(), regFiles.end());
+        Json sources = Json::array();
+        for (const std::string& rel : regFiles) {
+            auto bytes = readFileBytes(folder / rel);
+            if (!bytes)
+                return bytes.error();
+            if (auto r = add(reg + rel, std::move(bytes.value())); !r)
+                return r.error();
+            const bool isSource = rel == op.entry.kernelFile || rel.rfind("include/", 0) == 0 ||
+                                  std::any_of(op.task.compile.includeDirs.begin(), op.task.compile.includeDirs.end(),
+                                              [&](const std::string& d) { return rel.rfind(d + "/", 0) == 0; });
+            if (isSource)
+                sources.push_back(reg + rel);
+        }
+        Json images = Json::object();
+        for (const auto& [arch, b] : op.builds) {
+            const std::string path = base + "bin/" + arch + ".cubin";
+            if (auto r = add(path, b.cubin); !r)
+                return r.error();
+            images[arch] = path;
+        }
+        if (!ptx.empty()) {
+            const std::string path = base + "bin/" + ptx + ".ptx";
+            if (auto r = add(path, op.builds.at("sm_" + ptx.substr(8)).ptx); !r)
+                return r.error();
+            images[ptx] = path;
+        }
+
+        const Candidate& cand = op.task.candidates.front();
+        const auto& lowered = op.builds.begin()->second.loweredNames;
+        Json launches = Json::array();
+        for (const Launch& l : cand.launches) {
+            Json args = Json::array();
+            for (const LaunchArg& a : l.args)
+                if (a.kind == LaunchArg::Kind::Tensor)
+                    args.push_back({{"tensor", a.tensor}});
+                else
+                    args.push_back({{"scalar", exprJson(a.scalar)}, {"type", a.scalarType}});
+            launches.push_back({{"kernel", l.kernel},
+                                {"lowered", lowered.at(l.kernel)},
+                                {"grid", {exprJson(l.grid[0]), exprJson(l.grid[1]), exprJson(l.grid[2])}},
+                                {"block", {exprJson(l.block[0]), exprJson(l.block[1]), exprJson(l.block[2])}},
+                                {"shared_bytes", exprJson(l.sharedBytes)},
+                                {"args", args}});
+        }
+        Json scratch = Json::array();
+        for (const Scratch& s : cand.scratch)
+            scratch.push_back({{"name", s.name}, {"dtype", dtypeName(s.dtype)}, {"count", exprJson(s.count)}, {"zero", s.zero}});
+        Json symbols = Json::array();
+        for (const SymbolSpec& s : op.task.symbols)
+            symbols.push_back({{"name", s.name}, {"min", s.min}, {"max", s.max}, {"multiple_of", s.multipleOf}});
+        Json constraints = Json::array();
+        for (const Expr& c : op.task.constraints)
+            constraints.push_back(exprJson(c));
+        Json params = Json::object();
+        for (const auto& [k, v] : op.task.parameters)
+            params[k] = v.isInt ? Json(v.i) : Json(v.d);
+        Json reference;
+        if (op.task.reference.kind == Reference::Kind::TorchScript) {
+            reference = {{"kind", "torchscript"},
+                         {"file", reg + op.task.reference.torchscript.generic_string()},
+                         {"inputs", op.task.reference.scriptInputs}};
+        } else {
+            Json steps = Json::array();
+            for (const OpStep& s : op.task.reference.steps)
+                steps.push_back({{"op", s.op},
+                                 {"inputs", s.inputs},
+                                 {"attrs", s.attrs.is_null() ? Json::object() : s.attrs},
+                                 {"output", s.output.empty() ? op.task.outputs.front().name : s.output}});
+            reference = {{"kind", "tape"}, {"steps", steps}};
+        }
+        // A symbol every input leaves unbound could not be derived at a call.
+        std::set<std::string> bound;
+        for (const TensorSpec& t : op.task.inputs)
+            for (const std::string& s : t.shape)
+                bound.insert(s);
+        for (const TensorSpec& t : op.task.outputs)
+            for (const std::string& s : t.shape)
+                if (!bound.count(s) && !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                    return exportError(op.id + ": output " + t.name + "'s extent " + s +
+                                       " is no input's extent, so a call could not know it");
+        opList.push_back({{"name", op.name},
+                          {"registry_id", op.id},
+                          {"task_name", op.task.name},
+                          {"schema", schemaFor(op.name, op.task)},
+                          {"inputs", tensorsJson(op.task.inputs)},
+                          {"outputs", tensorsJson(op.task.outputs)},
+                          {"parameters", params},
+                          {"symbols", symbols},
+                          {"constraints", constraints},
+                          {"launches", launches},
+                          {"scratch", scratch},
+                          {"reference", reference},
+                          {"images", images},
+                          {"sources", sources},
+                          {"task", reg + "task.json"},
+                          {"evidence", evidenceJson(op, reg, registry)}});
+        summary.ops.push_back(op.name);
+    }
+    auto nvrtc = nvrtcVersion();
+    Json manifest = {{"format", kCastFormat},
+                     {"schema_version", kCastSchemaVersion},
+                     {"package", {{"name", options.packageName.empty() ? output.stem().string() : options.packageName},
+                                  {"version", options.packageVersion}}},
+                     {"kernelforge_version", options.kernelforgeVersion},
+                     {"created_at", utcNow()},
+                     {"nvrtc_version", nvrtc ? nvrtc.value() : std::string()},
+                     {"architectures", archs},
+                     {"ptx", ptx.empty() ? Json() : Json(ptx)},
+                     {"ops", opList},
+                     {"files", fileList}};
+    files.insert(files.begin(), ArchiveEntry{kManifestName, manifest.dump(2) + "\n"});
+
+    // What we are about to write must pass our own reader: the same checks any runtime makes.
+    {
+        Archive mem;
+        mem.entries = files;
+        auto checked = checkPackage(std::move(mem), output.string());
+        if (!checked)
+            return Error{"export a .cast package", "the package would not pass its own check: " + checked.error().why,
+                         "this is a KernelForge bug; please report it with the registry IDs", output.string(),
+                         checked.error().pointer};
+    }
+    if (auto w = writeArchive(output, files); !w)
+        return w.error();
+    std::error_code ec;
+    summary.bytes = static_cast<std::int64_t>(fs::file_size(output, ec));
+    return summary;
+}
+
+} // namespace kf::cast

@@ -1,0 +1,57 @@
+#pragma once
+// `kforge cast export` and the registry browser's Export .cast…: registry kernel versions into
+// one .cast package (docs/cast-format.md). Each version is compiled offline with NVRTC for
+// every architecture asked for (cubins) plus PTX of one of them, next to its sources, task,
+// evidence and a manifest that describes the op to a runtime that has only PyTorch. No GPU is
+// needed. Nothing is written unless every version exports.
+
+#include "engine/cast/CastPackage.h"
+#include "engine/compile/CompileTypes.h"
+#include "engine/core/Result.h"
+#include "engine/registry/Registry.h"
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kf::cast {
+
+struct ExportOptions {
+    std::vector<std::string> ids;                  ///< registry IDs, in package order
+    std::vector<std::string> architectures;        ///< cubins; default kDefaultArchitectures
+    /// PTX for forward compatibility: "compute_80", "" for the lowest of `architectures`, "none" for none.
+    std::string ptx;
+    std::map<std::string, std::string> opNames;    ///< registry ID -> op name (default: the task's name)
+    std::string packageName;                       ///< default: the output file's stem
+    std::string packageVersion = "1.0.0";
+    std::string kernelforgeVersion;                ///< written into the manifest
+    bool allowDeprecated = false;
+};
+
+struct ExportProgress {
+    int done = 0, total = 0;
+    std::string text;                              ///< "compile vector_add for sm_86"
+};
+
+struct ExportSummary {
+    std::filesystem::path file;
+    std::int64_t bytes = 0;
+    std::vector<std::string> ops;
+    std::vector<std::string> architectures;
+    std::string ptx;                               ///< empty when none
+    double compileMs = 0;
+};
+
+/// The op name `kforge cast export` gives a task by default: its name made an identifier.
+std::string defaultOpName(const std::string& taskName);
+
+/// Exports `options.ids` from `registry` into `output`. `progress` (may be empty) is called
+/// before each compile; `cancel` (may be null) stops between and inside compiles.
+Result<ExportSummary> exportPackage(const Registry& registry, const ExportOptions& options,
+                                    const std::filesystem::path& output,
+                                    const std::function<void(const ExportProgress&)>& progress = {},
+                                    const CancelToken* cancel = nullptr);
+
+} // namespace kf::cast

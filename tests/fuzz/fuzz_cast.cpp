@@ -1,0 +1,49 @@
+// .cast packages from elsewhere (engine/cast): the zip layer and the manifest checks. The first
+// byte picks the way in: 'Z' the rest is a whole archive (readArchiveBytes + checkPackage);
+// anything else the rest is manifest.json, put first in an archive whose other entries are the
+// files it lists, with their sizes and hashes made to match, so the fuzzer reaches the op checks
+// instead of stopping at the first hash.
+#include "engine/cast/CastPackage.h"
+#include "engine/core/Hmac.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
+    if (size < 1)
+        return 0;
+    const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
+    if (data[0] == 'Z') {
+        kf::cast::ArchiveLimits limits;
+        limits.maxTotalBytes = std::uint64_t(64) << 20;   // keep a run's memory bounded
+        limits.maxEntryBytes = std::uint64_t(16) << 20;
+        (void)kf::cast::openPackageBytes(rest, "fuzz.cast", limits);
+        return 0;
+    }
+    kf::cast::Archive archive;
+    archive.entries.push_back({"manifest.json", std::string(rest)});
+    auto manifest = nlohmann::json::parse(rest, nullptr, false);
+    if (!manifest.is_discarded() && manifest.is_object() && manifest.contains("files") && manifest["files"].is_array() &&
+        manifest["files"].size() < 256) {
+        for (auto& f : manifest["files"]) {
+            if (!f.is_object() || !f.contains("path") || !f["path"].is_string())
+                continue;
+            // task.json entries get a real task when the corpus provides one under "task_json".
+            std::string bytes = manifest.contains("task_json") ? manifest["task_json"].dump() : std::string("x");
+            auto sha = kf::sha256Hex(bytes);
+            if (!sha)
+                return 0;
+            f["sha256"] = sha.value();
+            f["bytes"] = bytes.size();
+            archive.entries.push_back({f["path"].get<std::string>(), bytes});
+        }
+        manifest.erase("task_json");
+        archive.entries.front().bytes = manifest.dump();
+    }
+    (void)kf::cast::checkPackage(std::move(archive), "fuzz.cast");
+    return 0;
+}
