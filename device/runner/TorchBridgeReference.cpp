@@ -6,6 +6,7 @@
 // an integer div is fp32, a half softmax stays half); a step that produces a task output then
 // casts to the output's declared dtype when the two differ (detail::finishOutput).
 #include "device/runner/TorchBridgeInternal.h"
+#include "device/runner/TorchCatalog.h"
 
 #include "engine/task/OpCatalog.h"
 
@@ -23,8 +24,8 @@ namespace {
 using detail::bridgeError;
 using Json = nlohmann::json;
 /// Arguments of one step, in its input order (at most three: layer_norm x, weight, bias).
-using Args = std::array<const at::Tensor*, 3>;
-using OpFn = std::function<at::Tensor(const Args&)>;
+using Args = CatalogArgs;
+using OpFn = CatalogOp;
 
 /// Attribute reader for one step; a wrong type is an error sentence, not an exception.
 class Attrs {
@@ -388,6 +389,11 @@ private:
 };
 
 } // namespace
+
+CatalogOp catalogOp(const OpStep& step, std::string& why)
+{
+    return compileOp(step, /*golden=*/false, std::nullopt, why);
+}
 
 Result<std::unique_ptr<TorchBridge::Reference>> TorchBridge::prepareReference(const Task& task,
                                                                               const std::map<std::string, RawTensor>& inputs,

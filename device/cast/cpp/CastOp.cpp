@@ -1,0 +1,526 @@
+#include "device/cast/cpp/CastOp.h"
+
+#include "device/CudaDriver.h"
+#include "device/runner/TorchCatalog.h"
+
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/GradMode.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+namespace kf_cast::detail {
+
+using Json = nlohmann::json;
+
+namespace {
+
+at::ScalarType scalarOf(const std::string& dtype)
+{
+    static const std::map<std::string, at::ScalarType> types = {
+        {"fp64", at::kDouble}, {"fp32", at::kFloat},  {"fp16", at::kHalf},  {"bf16", at::kBFloat16},
+        {"int64", at::kLong},  {"int32", at::kInt},   {"int16", at::kShort}, {"int8", at::kChar},
+        {"uint8", at::kByte},  {"bool", at::kBool}};
+    return types.at(dtype);
+}
+
+kf::Expr exprOf(const Json& e)
+{
+    auto parsed = kf::Expr::parse(e.at("text").get<std::string>());
+    if (!parsed)
+        throw std::runtime_error(parsed.error().message());   // the package check parsed it already
+    return std::move(parsed.value());
+}
+
+std::string joined(const std::vector<std::int64_t>& v)
+{
+    std::string s;
+    for (std::int64_t x : v)
+        s += (s.empty() ? "" : ", ") + std::to_string(x);
+    return "[" + s + "]";
+}
+
+} // namespace
+
+CastOp::CastOp(const kf::cast::Package& package, const kf::cast::PackageOp& op, const LoadOptions& options)
+    : m_name(op.name), m_qualified("cast::" + op.name), m_kernels(options.kernels), m_forceImage(options.image)
+{
+    const Json& j = op.json;
+    auto tensors = [](const Json& list) {
+        std::vector<TensorDecl> out;
+        for (const Json& t : list) {
+            TensorDecl d{t["name"], t["dtype"], scalarOf(t["dtype"]), {}};
+            for (const Json& e : t["shape"])
+                d.dims.push_back(e.is_string() ? Dim{e.get<std::string>(), 0} : Dim{{}, e.get<std::int64_t>()});
+            out.push_back(std::move(d));
+        }
+        return out;
+    };
+    m_inputs = tensors(j["inputs"]);
+    m_outputs = tensors(j["outputs"]);
+    for (const auto& [k, v] : j["parameters"].items())
+        m_parameters[k] = v.is_number_integer() ? kf::Value::integer(v.get<std::int64_t>()) : kf::Value::real(v.get<double>());
+    for (const Json& s : j["symbols"])
+        m_symbols[s["name"]] = {s["min"].get<std::int64_t>(), s["max"].get<std::int64_t>(), s["multiple_of"].get<std::int64_t>()};
+    for (const Json& c : j["constraints"])
+        m_constraints.push_back(exprOf(c));
+    for (const auto& t : m_inputs)
+        m_bufferNames.push_back(t.name);
+    for (const auto& t : m_outputs)
+        m_bufferNames.push_back(t.name);
+    for (const Json& s : j["scratch"]) {
+        m_scratch.push_back({scalarOf(s["dtype"]), exprOf(s["count"]), s["zero"].get<bool>()});
+        m_bufferNames.push_back(s["name"]);
+    }
+    for (const Json& l : j["launches"]) {
+        LaunchDecl d;
+        d.kernel = l["kernel"];
+        d.lowered = l["lowered"];
+        for (int k = 0; k < 3; ++k) {
+            d.grid[k] = exprOf(l["grid"][k]);
+            d.block[k] = exprOf(l["block"][k]);
+        }
+        d.shared = exprOf(l["shared_bytes"]);
+        for (const Json& a : l["args"]) {
+            ArgDecl arg;
+            if (a.contains("tensor")) {
+                const std::string t = a["tensor"];
+                arg.tensor = static_cast<int>(std::find(m_bufferNames.begin(), m_bufferNames.end(), t) - m_bufferNames.begin());
+            } else {
+                arg.scalar = exprOf(a["scalar"]);
+                arg.type = a["type"];
+            }
+            d.args.push_back(std::move(arg));
+        }
+        m_launches.push_back(std::move(d));
+    }
+    for (const auto& [arch, path] : j["images"].items())
+        m_images[arch] = package.file(path.get<std::string>())->bytes;
+
+    const Json& ref = j["reference"];
+    if (ref["kind"] == "tape") {
+        std::map<std::string, int> slots;
+        for (std::size_t i = 0; i < m_inputs.size(); ++i)
+            slots[m_inputs[i].name] = static_cast<int>(i);
+        int next = static_cast<int>(m_inputs.size());
+        for (const Json& s : ref["steps"]) {
+            kf::OpStep step{s["op"], s["inputs"].get<std::vector<std::string>>(), s.value("attrs", Json::object()), s["output"]};
+            std::string why;
+            RefStep r;
+            r.fn = kf::device::catalogOp(step, why);
+            if (!r.fn)
+                throw std::runtime_error(package.origin + ": " + m_qualified + ": its reference step " + step.op +
+                                         " cannot run: " + why);
+            for (std::size_t k = 0; k < step.inputs.size() && k < 3; ++k) {
+                auto it = slots.find(step.inputs[k]);
+                if (it == slots.end())
+                    throw std::runtime_error(package.origin + ": " + m_qualified + ": reference step " + step.op +
+                                             " reads \"" + step.inputs[k] + "\", which nothing before it produces");
+                r.args[k] = it->second;
+            }
+            r.slot = next++;
+            slots[step.output] = r.slot;
+            m_tape.push_back(std::move(r));
+        }
+        m_slotCount = static_cast<std::size_t>(next);
+        for (const auto& o : m_outputs) {
+            auto it = slots.find(o.name);
+            if (it == slots.end())
+                throw std::runtime_error(package.origin + ": " + m_qualified + ": no reference step produces " + o.name);
+            m_outputSlots.push_back(it->second);
+        }
+    } else {
+        m_script = loadScript(package.file(ref["file"].get<std::string>())->bytes, package.origin);
+        for (const Json& n : ref["inputs"]) {
+            auto it = std::find_if(m_inputs.begin(), m_inputs.end(), [&](const TensorDecl& t) { return t.name == n; });
+            m_scriptInputs.push_back(static_cast<int>(it - m_inputs.begin()));
+        }
+    }
+}
+
+void CastOp::bad(const std::string& what) const
+{
+    TORCH_CHECK_VALUE(false, m_qualified, ": ", what);
+    std::abort();
+}
+
+void CastOp::warnOnce(const std::string& key, const std::string& text)
+{
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        if (!m_warned.insert(key).second)
+            return;
+    }
+    TORCH_WARN(m_qualified, ": ", text);
+}
+
+kf::Env CastOp::bind(const std::vector<at::Tensor>& inputs, bool checkRanges) const
+{
+    if (inputs.size() != m_inputs.size())
+        bad("takes " + std::to_string(m_inputs.size()) + " tensors, got " + std::to_string(inputs.size()));
+    kf::Env env = m_parameters;
+    std::map<std::string, std::string> origin;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const TensorDecl& d = m_inputs[i];
+        const at::Tensor& t = inputs[i];
+        if (!t.defined())
+            bad("argument '" + d.name + "' is an undefined tensor");
+        if (t.scalar_type() != d.type)
+            bad("argument '" + d.name + "' is " + std::string(c10::toString(t.scalar_type())) + "; the kernel takes " + d.dtype);
+        if (t.dim() != static_cast<std::int64_t>(d.dims.size()))
+            bad("argument '" + d.name + "' has " + std::to_string(t.dim()) + " dimension(s); the kernel takes " +
+                std::to_string(d.dims.size()));
+        for (std::size_t k = 0; k < d.dims.size(); ++k) {
+            const std::int64_t extent = t.size(static_cast<std::int64_t>(k));
+            const Dim& dim = d.dims[k];
+            if (dim.symbol.empty()) {
+                if (checkRanges && extent != dim.value)
+                    bad("argument '" + d.name + "' has extent " + std::to_string(extent) + " at dim " + std::to_string(k) +
+                        "; the kernel takes " + std::to_string(dim.value));
+            } else if (auto it = origin.find(dim.symbol); it != origin.end()) {
+                if (checkRanges && env[dim.symbol].i != extent)
+                    bad("argument '" + d.name + "' has " + dim.symbol + "=" + std::to_string(extent) + " at dim " +
+                        std::to_string(k) + ", but '" + it->second + "' gave " + dim.symbol + "=" +
+                        std::to_string(env[dim.symbol].i));
+            } else {
+                env[dim.symbol] = kf::Value::integer(extent);
+                origin[dim.symbol] = d.name;
+            }
+        }
+    }
+    if (!checkRanges)
+        return env;
+    for (const auto& [sym, r] : m_symbols) {
+        const std::int64_t v = env[sym].i;
+        if (v < r.min || v > r.max)
+            bad(sym + "=" + std::to_string(v) + " (from argument '" + origin[sym] +
+                "') is outside the range the kernel was verified for, [" + std::to_string(r.min) + ", " +
+                std::to_string(r.max) + "]");
+        if (v % r.multipleOf)
+            bad(sym + "=" + std::to_string(v) + " (from argument '" + origin[sym] + "') is not a multiple of " +
+                std::to_string(r.multipleOf));
+    }
+    for (const kf::Expr& c : m_constraints) {
+        auto v = c.eval(env);
+        if (!v)
+            bad("constraint " + c.text() + " cannot be evaluated: " + v.error().why);
+        if (v->asDouble() == 0.0) {
+            std::string shapes;
+            for (const auto& [sym, r] : m_symbols)
+                shapes += (shapes.empty() ? "" : " ") + sym + "=" + std::to_string(env[sym].i);
+            bad("the shapes (" + shapes + ") break the constraint " + c.text());
+        }
+    }
+    return env;
+}
+
+const CastOp::Plan& CastOp::plan(int device, const std::vector<at::Tensor>& inputs)
+{
+    std::vector<std::int64_t> key{device};
+    for (const auto& t : inputs) {
+        key.push_back(t.dim());
+        for (std::int64_t s : t.sizes())
+            key.push_back(s);
+    }
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        auto it = m_plans.find(key);
+        if (it != m_plans.end())
+            return it->second;
+    }
+    const kf::Env env = bind(inputs, true);
+    Plan p;
+    for (const TensorDecl& o : m_outputs) {
+        std::vector<std::int64_t> shape;
+        for (const Dim& d : o.dims)
+            shape.push_back(d.symbol.empty() ? d.value : env.at(d.symbol).i);
+        p.outputs.push_back(std::move(shape));
+    }
+    for (const ScratchDecl& s : m_scratch) {
+        auto n = s.count.evalInt(env);
+        if (!n)
+            bad("scratch buffer count " + s.count.text() + ": " + n.error().why);
+        p.scratch.push_back(std::max<std::int64_t>(n.value(), 1));
+    }
+    static const std::int64_t maxGrid[3] = {2147483647, 65535, 65535};
+    for (std::size_t i = 0; i < m_launches.size(); ++i) {
+        const LaunchDecl& l = m_launches[i];
+        Plan::Launch pl;
+        pl.index = static_cast<int>(i);
+        std::int64_t threads = 1;
+        for (int k = 0; k < 3; ++k) {
+            auto g = l.grid[k].evalInt(env), b = l.block[k].evalInt(env);
+            if (!g || !b)
+                bad("launch " + std::to_string(i) + " (" + l.kernel + "): " + (!g ? g.error().why : b.error().why));
+            if (g.value() < 0 || g.value() > maxGrid[k] || b.value() < 1 || b.value() > 1024)
+                bad("launch " + std::to_string(i) + " (" + l.kernel + "): grid or block dimension " + std::to_string(k) +
+                    " is outside CUDA's limits (" + std::to_string(g.value()) + ", " + std::to_string(b.value()) + ")");
+            pl.grid[k] = static_cast<unsigned>(g.value());
+            pl.block[k] = static_cast<unsigned>(b.value());
+            threads *= b.value();
+        }
+        auto shared = l.shared.evalInt(env);
+        if (!shared || shared.value() < 0 || shared.value() > std::numeric_limits<int>::max() || threads > 1024)
+            bad("launch " + std::to_string(i) + " (" + l.kernel + "): shared memory or block size is not a valid launch");
+        pl.shared = static_cast<unsigned>(shared.value());
+        for (const ArgDecl& a : l.args) {
+            std::array<unsigned char, 8> bytes{};
+            if (a.tensor >= 0) {
+                pl.tensors.push_back(a.tensor);
+                pl.scalars.push_back(bytes);
+                continue;
+            }
+            auto v = a.scalar.eval(env);
+            if (!v)
+                bad("launch " + std::to_string(i) + ": scalar " + a.scalar.text() + ": " + v.error().why);
+            const bool isFloat = a.type == "fp32" || a.type == "fp64";
+            if (!isFloat && !v->isInt)
+                bad("launch " + std::to_string(i) + ": scalar " + a.scalar.text() + " is not an integer");
+            auto fits = [&](std::int64_t lo, std::int64_t hi) {
+                if (v->i < lo || v->i > hi)
+                    bad("launch " + std::to_string(i) + ": scalar " + a.scalar.text() + " = " + std::to_string(v->i) +
+                        " does not fit " + a.type);
+            };
+            if (a.type == "int32") {
+                fits(std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max());
+                const std::int32_t x = static_cast<std::int32_t>(v->i);
+                std::memcpy(bytes.data(), &x, sizeof x);
+            } else if (a.type == "uint32") {
+                fits(0, std::numeric_limits<std::uint32_t>::max());
+                const std::uint32_t x = static_cast<std::uint32_t>(v->i);
+                std::memcpy(bytes.data(), &x, sizeof x);
+            } else if (a.type == "int64" || a.type == "uint64") {
+                if (a.type == "uint64")
+                    fits(0, std::numeric_limits<std::int64_t>::max());
+                std::memcpy(bytes.data(), &v->i, sizeof v->i);
+            } else if (a.type == "fp32") {
+                const float x = static_cast<float>(v->asDouble());
+                std::memcpy(bytes.data(), &x, sizeof x);
+            } else {
+                const double x = v->asDouble();
+                std::memcpy(bytes.data(), &x, sizeof x);
+            }
+            pl.tensors.push_back(-1);
+            pl.scalars.push_back(bytes);
+        }
+        p.launches.push_back(std::move(pl));
+    }
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_plans.size() > 256)
+        m_plans.clear();
+    return m_plans.emplace(std::move(key), std::move(p)).first->second;
+}
+
+CastOp::DeviceImage& CastOp::image(int device)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    DeviceImage& d = m_devices[device];
+    if (d.loaded)
+        return d;
+    d.loaded = true;
+    std::vector<std::string> archs;
+    for (const auto& [a, bytes] : m_images)
+        archs.push_back(a);
+    const auto& drv = kf::device::CudaDriver::get();
+    if (!drv) {
+        d.reason = drv.error().message();
+        return d;
+    }
+    const auto& cu = kf::device::cuda();
+    CUdevice dev = 0;
+    int major = 0, minor = 0;
+    if (cu.cuDeviceGet(&dev, device) != CUDA_SUCCESS ||
+        cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) != CUDA_SUCCESS ||
+        cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) != CUDA_SUCCESS) {
+        d.reason = "the driver cannot describe cuda:" + std::to_string(device);
+        return d;
+    }
+    std::string arch = m_forceImage.empty() ? chooseImage(archs, major, minor) : m_forceImage;
+    const std::string sm = "sm_" + std::to_string(major * 10 + minor);
+    if (arch.empty() || !m_images.count(arch)) {
+        std::string have;
+        for (const auto& a : archs)
+            have += (have.empty() ? "" : ", ") + a;
+        d.reason = arch.empty() ? "no image for " + sm + ": the package has " + have
+                                : "the package has no " + arch + " image (it has " + have + ")";
+        return d;
+    }
+    CUcontext ctx = nullptr, current = nullptr;
+    CUmodule module = nullptr;
+    std::string data = m_images[arch];
+    const bool ptx = arch.rfind("compute_", 0) == 0;
+    if (ptx)
+        data.push_back('\0');
+    CUresult rc = cu.cuDevicePrimaryCtxRetain(&ctx, dev);
+    if (rc == CUDA_SUCCESS && cu.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != ctx)
+        rc = cu.cuCtxSetCurrent(ctx);
+    if (rc == CUDA_SUCCESS)
+        rc = cu.cuModuleLoadData(&module, data.data());
+    std::vector<void*> functions;
+    for (const LaunchDecl& l : m_launches) {
+        if (rc != CUDA_SUCCESS)
+            break;
+        CUfunction f = nullptr;
+        rc = cu.cuModuleGetFunction(&f, module, l.lowered.c_str());
+        functions.push_back(reinterpret_cast<void*>(f));
+    }
+    if (rc != CUDA_SUCCESS) {
+        const char* text = nullptr;
+        cu.cuGetErrorString(rc, &text);
+        d.reason = "loading " + arch + " failed: " + (text ? text : "CUDA error " + std::to_string(rc));
+        return d;
+    }
+    d.functions = std::move(functions);
+    d.reason = ptx ? "PTX " + arch + ", compiled for " + sm + " by the driver"
+                   : "cubin " + arch + (arch == sm ? std::string() : " (runs on " + sm + ")");
+    if (!m_forceImage.empty())
+        d.reason += " (forced)";
+    return d;
+}
+
+std::string CastOp::imageUsed(int device)
+{
+    if (!m_kernels)
+        return "reference ops (loaded with kernels=false)";
+    DeviceImage& d = image(device);
+    return d.functions.empty() ? "reference ops: " + d.reason : d.reason;
+}
+
+std::vector<at::Tensor> CastOp::finish(std::vector<at::Tensor> outs) const
+{
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+        if (outs[i].scalar_type() != m_outputs[i].type)
+            outs[i] = outs[i].to(m_outputs[i].type);
+        outs[i] = outs[i].contiguous();
+    }
+    return outs;
+}
+
+std::vector<at::Tensor> CastOp::reference(const std::vector<at::Tensor>& inputs)
+{
+    c10::AutoGradMode noGrad(false);
+    std::vector<at::Tensor> outs;
+    if (m_script) {
+        std::vector<at::Tensor> args;
+        for (int k : m_scriptInputs)
+            args.push_back(inputs[static_cast<std::size_t>(k)]);
+        outs = m_script(args);
+    } else {
+        std::vector<at::Tensor> slots(m_slotCount);
+        for (std::size_t i = 0; i < inputs.size(); ++i)
+            slots[i] = inputs[i];
+        for (const RefStep& s : m_tape) {
+            std::array<const at::Tensor*, 3> args{nullptr, nullptr, nullptr};
+            for (int k = 0; k < 3; ++k)
+                if (s.args[static_cast<std::size_t>(k)] >= 0)
+                    args[static_cast<std::size_t>(k)] = &slots[static_cast<std::size_t>(s.args[static_cast<std::size_t>(k)])];
+            slots[static_cast<std::size_t>(s.slot)] = s.fn(args);
+        }
+        for (int slot : m_outputSlots)
+            outs.push_back(slots[static_cast<std::size_t>(slot)]);
+    }
+    outs = finish(std::move(outs));
+    for (auto& o : outs)
+        for (const auto& in : inputs)
+            if (o.is_alias_of(in)) {
+                o = o.clone();
+                break;
+            }
+    return outs;
+}
+
+std::vector<at::Tensor> CastOp::run(const std::vector<at::Tensor>& inputs, Mode mode)
+{
+    if (mode == Mode::Meta) {
+        const kf::Env env = bind(inputs, false);
+        std::vector<at::Tensor> outs;
+        for (const TensorDecl& o : m_outputs) {
+            std::vector<std::int64_t> shape;
+            for (const Dim& d : o.dims)
+                shape.push_back(d.symbol.empty() ? d.value : env.at(d.symbol).i);
+            outs.push_back(at::empty(shape, inputs.front().options().dtype(o.type)));
+        }
+        return outs;
+    }
+    if (mode == Mode::Cpu) {
+        bind(inputs, true);
+        if (m_kernels)
+            warnOnce("cpu", "CPU tensors run the reference ops (the package's kernels are CUDA kernels)");
+        return reference(inputs);
+    }
+    if (!m_kernels) {
+        bind(inputs, true);
+        return reference(inputs);
+    }
+    const at::Device device = inputs.front().device();
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const at::Tensor& t = inputs[i];
+        if (t.scalar_type() != m_inputs[i].type)
+            bad("argument '" + m_inputs[i].name + "' is " + std::string(c10::toString(t.scalar_type())) +
+                "; the kernel takes " + m_inputs[i].dtype);
+        if (t.device() != device)
+            bad("argument '" + m_inputs[i].name + "' is on " + t.device().str() + " but '" + m_inputs[0].name + "' is on " +
+                device.str());
+        if (!t.is_contiguous())
+            bad("argument '" + m_inputs[i].name + "' is not contiguous; pass x.contiguous()");
+        if (reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 != 0)
+            bad("argument '" + m_inputs[i].name +
+                "' starts at an address that is not 16-byte aligned (a view with an offset); pass x.clone()");
+    }
+    c10::DeviceGuard guard(device);
+    const int index = device.index();
+    DeviceImage& img = image(index);
+    if (img.functions.empty()) {
+        bind(inputs, true);
+        warnOnce("fallback" + std::to_string(index), "running the reference ops instead of the kernel on cuda:" +
+                                                          std::to_string(index) + " (" + img.reason + ")");
+        return reference(inputs);
+    }
+    const Plan& p = plan(index, inputs);
+    std::vector<at::Tensor> buffers(inputs.begin(), inputs.end());
+    for (std::size_t o = 0; o < m_outputs.size(); ++o)
+        buffers.push_back(at::empty(p.outputs[o], inputs.front().options().dtype(m_outputs[o].type)));
+    for (std::size_t s = 0; s < m_scratch.size(); ++s) {
+        auto opts = inputs.front().options().dtype(m_scratch[s].type);
+        buffers.push_back(m_scratch[s].zero ? at::zeros({p.scratch[s]}, opts) : at::empty({p.scratch[s]}, opts));
+    }
+    const auto& cu = kf::device::cuda();
+    CUstream stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index)).stream();
+    std::vector<void*> pointers(buffers.size());
+    for (std::size_t b = 0; b < buffers.size(); ++b)
+        pointers[b] = buffers[b].data_ptr();
+    void* params[64];
+    for (const Plan::Launch& l : p.launches) {
+        if (l.grid[0] == 0 || l.grid[1] == 0 || l.grid[2] == 0)
+            continue;
+        const std::size_t n = l.tensors.size();
+        if (n > 64)
+            bad("launch " + std::to_string(l.index) + " has more than 64 arguments");
+        for (std::size_t a = 0; a < n; ++a)
+            params[a] = l.tensors[a] >= 0 ? static_cast<void*>(&pointers[static_cast<std::size_t>(l.tensors[a])])
+                                          : const_cast<unsigned char*>(l.scalars[a].data());
+        CUfunction f = reinterpret_cast<CUfunction>(img.functions[static_cast<std::size_t>(l.index)]);
+        if (l.shared > 48 * 1024) {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            if (img.sharedRaised.insert(l.index).second)
+                cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.shared));
+        }
+        const CUresult rc = cu.cuLaunchKernel(f, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+                                              l.shared, stream, params, nullptr);
+        if (rc != CUDA_SUCCESS) {
+            const char* text = nullptr;
+            cu.cuGetErrorString(rc, &text);
+            TORCH_CHECK(false, m_qualified, ": cuLaunchKernel of ", m_launches[static_cast<std::size_t>(l.index)].kernel,
+                        " failed: ", text ? text : "unknown error", " (grid ", joined({l.grid[0], l.grid[1], l.grid[2]}),
+                        ", block ", joined({l.block[0], l.block[1], l.block[2]}), ")");
+        }
+    }
+    return std::vector<at::Tensor>(buffers.begin() + static_cast<long>(m_inputs.size()),
+                                   buffers.begin() + static_cast<long>(m_inputs.size() + m_outputs.size()));
+}
+
+} // namespace kf_cast::detail

@@ -1,0 +1,126 @@
+#pragma once
+// One cast:: operator of a loaded package, in C++: argument checks and shape binding, launch
+// plans evaluated from the manifest's expressions (cached per input shape), the image chosen per
+// device, the launch on PyTorch's current stream, and the reference ATen ops as the fallback.
+// The rules are those of the Python runtime (device/cast/python/kernelforge_cast/_ops.py) and of
+// docs/cast.md. Includes ATen: only kf_cast's own translation units include it.
+
+#include "engine/cast/CastPackage.h"
+#include "engine/task/Expr.h"
+#include "include/kf_cast/kf_cast.h"
+
+#include <ATen/ATen.h>
+
+#include <array>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kf_cast::detail {
+
+enum class Mode { Cuda, Cpu, Meta };
+
+/// A TorchScript reference: inputs in the order the module takes them -> its outputs.
+using ScriptFn = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+/// Loads a module saved with torch.jit.save from its bytes (CastScript.cpp: its own translation
+/// unit, because <torch/script.h> is the slowest LibTorch header to compile).
+ScriptFn loadScript(const std::string& bytes, const std::string& origin);
+
+class CastOp {
+public:
+    CastOp(const kf::cast::Package& package, const kf::cast::PackageOp& op, const LoadOptions& options);
+
+    const std::string& name() const { return m_name; }
+    std::size_t inputCount() const { return m_inputs.size(); }
+    std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, Mode mode);
+    std::string imageUsed(int device);
+
+private:
+    struct Dim {
+        std::string symbol;          ///< empty: a fixed extent
+        std::int64_t value = 0;
+    };
+    struct TensorDecl {
+        std::string name, dtype;
+        at::ScalarType type = at::kFloat;
+        std::vector<Dim> dims;
+    };
+    struct ArgDecl {
+        int tensor = -1;             ///< index into inputs + outputs + scratch, or -1 for a scalar
+        kf::Expr scalar;
+        std::string type;
+    };
+    struct LaunchDecl {
+        std::string kernel, lowered;
+        kf::Expr grid[3], block[3], shared;
+        std::vector<ArgDecl> args;
+    };
+    struct ScratchDecl {
+        at::ScalarType type = at::kFloat;
+        kf::Expr count;
+        bool zero = true;
+    };
+    struct Plan {
+        std::vector<std::vector<std::int64_t>> outputs;
+        std::vector<std::int64_t> scratch;
+        struct Launch {
+            int index = 0;
+            unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+            unsigned shared = 0;
+            std::vector<int> tensors;                          ///< per argument: buffer index or -1
+            std::vector<std::array<unsigned char, 8>> scalars; ///< per argument: the C value
+        };
+        std::vector<Launch> launches;
+    };
+    struct DeviceImage {
+        bool loaded = false;
+        std::vector<void*> functions;  ///< CUfunction per launch; empty: use the reference
+        std::string reason;
+        std::set<int> sharedRaised;
+    };
+    struct RefStep {
+        std::function<at::Tensor(const std::array<const at::Tensor*, 3>&)> fn;
+        std::array<int, 3> args{-1, -1, -1};
+        int slot = -1;
+    };
+
+    [[noreturn]] void bad(const std::string& what) const;
+    kf::Env bind(const std::vector<at::Tensor>& inputs, bool checkRanges) const;
+    const Plan& plan(int device, const std::vector<at::Tensor>& inputs);
+    DeviceImage& image(int device);
+    std::vector<at::Tensor> reference(const std::vector<at::Tensor>& inputs);
+    std::vector<at::Tensor> finish(std::vector<at::Tensor> outs) const;
+    void warnOnce(const std::string& key, const std::string& text);
+
+    std::string m_name, m_qualified;
+    std::vector<TensorDecl> m_inputs, m_outputs;
+    kf::Env m_parameters;
+    struct SymbolRange {
+        std::int64_t min, max, multipleOf;
+    };
+    std::map<std::string, SymbolRange> m_symbols;
+    std::vector<kf::Expr> m_constraints;
+    std::vector<LaunchDecl> m_launches;
+    std::vector<ScratchDecl> m_scratch;
+    std::vector<std::string> m_bufferNames;
+    std::map<std::string, std::string> m_images;   ///< arch -> bytes
+    bool m_kernels = true;
+    std::string m_forceImage;
+
+    // Reference: a tape over slots (inputs first) or a TorchScript module.
+    std::vector<RefStep> m_tape;
+    std::vector<int> m_outputSlots;
+    std::size_t m_slotCount = 0;
+    ScriptFn m_script;
+    std::vector<int> m_scriptInputs;
+
+    std::mutex m_mutex;
+    std::map<int, DeviceImage> m_devices;
+    std::map<std::vector<std::int64_t>, Plan> m_plans;
+    std::set<std::string> m_warned;
+};
+
+} // namespace kf_cast::detail

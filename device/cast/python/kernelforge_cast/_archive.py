@@ -1,0 +1,192 @@
+"""Reading a .cast package safely: the zip, the manifest and the hash of every file.
+
+A package is untrusted. Before anything is decompressed the central directory is checked
+(names, duplicates, links, sizes, compression ratio); then every file must be listed in the
+manifest with its size and SHA-256, and match them. Each refusal names the entry and the
+problem. The limits and checks are the same as KernelForge's own reader (docs/cast-format.md).
+"""
+
+import hashlib
+import json
+import stat
+import zipfile
+
+FORMAT = "kernelforge-cast"
+SCHEMA_VERSION = 1
+MANIFEST = "manifest.json"
+
+MAX_ENTRIES = 4096
+MAX_ENTRY_BYTES = 512 << 20
+MAX_TOTAL_BYTES = 2 << 30
+MAX_RATIO = 200.0
+RATIO_FLOOR_BYTES = 1 << 20
+MAX_NAME_BYTES = 255
+MAX_MANIFEST_BYTES = 16 << 20
+
+
+class PackageError(ValueError):
+    """A package that cannot be loaded; the message names the file, the entry and the problem."""
+
+
+def _fail(origin, entry, why):
+    where = "%s: entry \"%s\": " % (origin, entry) if entry else "%s: " % origin
+    raise PackageError(where + why + " (the package is damaged or was edited; export it again with `kforge cast export`)")
+
+
+def entry_name_problem(name):
+    if not name:
+        return "the entry has no name"
+    raw = name.encode("utf-8", "surrogateescape")
+    if len(raw) > MAX_NAME_BYTES:
+        return "the name is %d bytes long; the limit is %d" % (len(raw), MAX_NAME_BYTES)
+    if any(c < 0x20 or c == 0x7F for c in raw):
+        return "the name contains a control character"
+    if "\\" in name:
+        return "the name contains a backslash (a Windows path separator)"
+    if name.startswith("/"):
+        return "the name is an absolute path"
+    if len(name) >= 2 and name[1] == ":":
+        return "the name starts with a drive letter"
+    if name.endswith("/"):
+        return "it is a directory entry; a package lists files only"
+    for part in name.split("/"):
+        if part == "":
+            return "the name has an empty path component (\"//\")"
+        if part == "..":
+            return "the name climbs out of the package (\"..\")"
+        if part == ".":
+            return "the name has a \".\" component"
+    return ""
+
+
+def read_archive(path):
+    """{name: bytes} of every entry, in archive order, after the directory checks."""
+    origin = str(path)
+    try:
+        zf = zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise PackageError("%s: the file does not exist" % origin) from None
+    except (zipfile.BadZipFile, OSError) as e:
+        raise PackageError("%s: it is not a readable zip archive: %s" % (origin, e)) from None
+    with zf:
+        infos = zf.infolist()
+        if not infos:
+            _fail(origin, "", "the archive is empty")
+        if len(infos) > MAX_ENTRIES:
+            _fail(origin, "", "it has %d entries; a package may have at most %d" % (len(infos), MAX_ENTRIES))
+        seen = {}
+        total = 0
+        for i, info in enumerate(infos):
+            name = info.filename
+            label = name or "#%d" % i
+            why = entry_name_problem(name)
+            # zipfile turns a trailing "/" into a directory flag; its orig_filename keeps the truth.
+            if not why and info.orig_filename != name:
+                why = entry_name_problem(info.orig_filename) or "the name is stored differently from how it reads"
+            if why:
+                _fail(origin, label, why)
+            key = name.lower()
+            if key in seen:
+                _fail(origin, name, "the name appears twice" if seen[key] == name else
+                      "the name differs from \"%s\" only in case (two entries would land on one file)" % seen[key])
+            seen[key] = name
+            if info.flag_bits & 0x1:
+                _fail(origin, name, "it is encrypted; packages are never encrypted")
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                _fail(origin, name, "compression method %d is not one a package uses (stored or deflated)" % info.compress_type)
+            if info.create_system == 3:  # Unix: the mode is in the high 16 bits
+                mode = info.external_attr >> 16
+                if stat.S_ISLNK(mode):
+                    _fail(origin, name, "it is a symbolic link; a package holds only regular files")
+                if stat.S_IFMT(mode) != 0 and not stat.S_ISREG(mode):
+                    _fail(origin, name, "it is not a regular file (mode %d)" % stat.S_IFMT(mode))
+            if info.file_size > MAX_ENTRY_BYTES:
+                _fail(origin, name, "it unpacks to %d bytes; the limit is %d" % (info.file_size, MAX_ENTRY_BYTES))
+            if info.file_size > RATIO_FLOOR_BYTES and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+                _fail(origin, name, "it unpacks %d bytes into %d, a ratio above %d (a zip bomb)"
+                      % (info.compress_size, info.file_size, int(MAX_RATIO)))
+            total += info.file_size
+            if total > MAX_TOTAL_BYTES:
+                _fail(origin, name, "the entries so far unpack to %d bytes; a package may unpack to at most %d"
+                      % (total, MAX_TOTAL_BYTES))
+        entries = {}
+        order = []
+        for info in infos:
+            try:
+                with zf.open(info) as f:
+                    data = f.read(info.file_size + 1)
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+                _fail(origin, info.filename, "it cannot be unpacked: %s" % e)
+            if len(data) != info.file_size:
+                _fail(origin, info.filename, "it unpacks to %s bytes, not the %d its record declares"
+                      % ("more" if len(data) > info.file_size else str(len(data)), info.file_size))
+            entries[info.filename] = data
+            order.append(info.filename)
+        return entries, order
+
+
+def open_package(path):
+    """(manifest, files) of a package whose every check passed; files maps path -> bytes."""
+    origin = str(path)
+    entries, order = read_archive(path)
+    if order[0] != MANIFEST:
+        _fail(origin, order[0], "the first entry is not manifest.json")
+    text = entries[MANIFEST]
+    if len(text) > MAX_MANIFEST_BYTES:
+        _fail(origin, MANIFEST, "manifest.json is %d bytes; the limit is %d" % (len(text), MAX_MANIFEST_BYTES))
+    try:
+        m = json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        _fail(origin, MANIFEST, "it is not JSON: %s" % e)
+
+    def bad(pointer, why):
+        raise PackageError("%s: manifest.json#%s: %s" % (origin, pointer, why))
+
+    if not isinstance(m, dict):
+        bad("", "the manifest is a JSON object")
+    if m.get("format") != FORMAT:
+        bad("/format", "is not \"%s\": this is not a KernelForge package" % FORMAT)
+    version = m.get("schema_version")
+    if version != SCHEMA_VERSION or isinstance(version, bool):
+        bad("/schema_version", "is %r; this loader reads schema %d%s" % (
+            version, SCHEMA_VERSION, " (the package is newer: upgrade kernelforge-cast)"
+            if isinstance(version, int) and version > SCHEMA_VERSION else ""))
+    files = m.get("files")
+    if not isinstance(files, list):
+        bad("/files", "must be a list")
+    listed = set()
+    for i, f in enumerate(files):
+        p = "/files/%d" % i
+        if not isinstance(f, dict) or set(f) != {"path", "sha256", "bytes"}:
+            bad(p, "a file is {\"path\", \"sha256\", \"bytes\"}")
+        path = f["path"]
+        if not isinstance(path, str) or path == MANIFEST or path in listed:
+            bad(p + "/path", "%r is listed twice or is not a path" % (path,))
+        listed.add(path)
+        if path not in entries:
+            bad(p + "/path", "\"%s\" is listed but not in the archive" % path)
+        data = entries[path]
+        if f["bytes"] != len(data):
+            bad(p + "/bytes", "\"%s\" has %d bytes, the manifest says %r" % (path, len(data), f["bytes"]))
+        if hashlib.sha256(data).hexdigest() != f["sha256"]:
+            bad(p + "/sha256", "\"%s\" does not match its SHA-256 (the file was changed after export)" % path)
+    for name in order[1:]:
+        if name not in listed:
+            bad("/files", "the archive holds \"%s\", which the manifest does not list" % name)
+    ops = m.get("ops")
+    if not isinstance(ops, list) or not ops:
+        bad("/ops", "a package holds at least one op")
+    for i, op in enumerate(ops):
+        p = "/ops/%d" % i
+        if not isinstance(op, dict):
+            bad(p, "an op is an object")
+        for key, paths in (("images", list((op.get("images") or {}).values())), ("sources", op.get("sources") or []),
+                           ("task", [op.get("task")]),
+                           ("evidence", [(op.get("evidence") or {}).get(k) for k in ("correctness", "performance", "promotion")])):
+            for path in paths:
+                if path not in listed:
+                    bad(p + "/" + key, "names %r, which is not a file of the package" % (path,))
+        ref = op.get("reference") or {}
+        if ref.get("kind") == "torchscript" and ref.get("file") not in listed:
+            bad(p + "/reference/file", "names %r, which is not a file of the package" % (ref.get("file"),))
+    return m, entries
