@@ -158,7 +158,7 @@ RegistryBrowser::RegistryBrowser(QWidget* parent) : QWidget(parent)
         if (currentId().isEmpty())
             return;
         QMenu menu(this);
-        for (QPushButton* b : {m_open, m_reverify, m_deprecate, m_remove})
+        for (QPushButton* b : {m_open, m_reverify, m_export, m_deprecate, m_remove})
             menu.addAction(b->text(), b, &QPushButton::click)->setEnabled(b->isEnabled());
         menu.exec(m_table->viewport()->mapToGlobal(pos));
     });
@@ -188,8 +188,11 @@ QWidget* RegistryBrowser::buildDetails()
     m_deprecate->setToolTip(tr("Keep this version in the registry but mark it as no longer current, with a reason"));
     m_remove = new QPushButton(tr("Remove…"), details);
     m_remove->setToolTip(tr("Delete this version and its evidence from the registry"));
+    m_export = new QPushButton(tr("Export .cast…"), details);
+    m_export->setToolTip(tr("Package this version (and others) with cubins for several GPUs, PTX, sources and "
+                            "evidence, for PyTorch and LibTorch programs"));
     header->addWidget(m_title, 1);
-    for (QPushButton* b : {m_open, m_reverify, m_deprecate, m_remove})
+    for (QPushButton* b : {m_open, m_reverify, m_export, m_deprecate, m_remove})
         header->addWidget(b);
     layout->addLayout(header);
 
@@ -197,6 +200,7 @@ QWidget* RegistryBrowser::buildDetails()
     connect(m_reverify, &QPushButton::clicked, this, [this] { emitFor(&RegistryBrowser::reverifyRequested); });
     connect(m_deprecate, &QPushButton::clicked, this, [this] { emitFor(&RegistryBrowser::deprecateRequested); });
     connect(m_remove, &QPushButton::clicked, this, [this] { emitFor(&RegistryBrowser::removeRequested); });
+    connect(m_export, &QPushButton::clicked, this, [this] { emitFor(&RegistryBrowser::exportRequested); });
 
     m_tabs = new QTabWidget(details);
     m_tabs->setDocumentMode(true);
@@ -377,6 +381,7 @@ void RegistryBrowser::updateButtons()
     m_open->setEnabled(e != nullptr);
     m_reverify->setEnabled(e != nullptr);
     m_remove->setEnabled(e != nullptr);
+    m_export->setEnabled(e != nullptr);
     m_deprecate->setEnabled(e != nullptr && !e->deprecated());
     m_deprecate->setToolTip(e && e->deprecated() ? tr("Already deprecated: %1").arg(qs(e->deprecationReason))
                                                  : tr("Keep this version in the registry but mark it as no longer current, with a reason"));

@@ -2,7 +2,7 @@
 // The registry browser: the verified kernels as a filterable, sortable table, and for the selected
 // version its evidence, source, reports, speedup chart and a diff against another version. It
 // reads nothing itself and changes nothing: the app feeds it the index and an entry's details and
-// answers its requests (open, re-verify, deprecate, remove, diff), confirmations included.
+// answers its requests (open, re-verify, deprecate, remove, export, diff), confirmations included.
 
 #include "engine/registry/Registry.h"
 #include "widgets/registry/RegistryDetails.h"
@@ -75,6 +75,7 @@ public:
     QPushButton* reverifyButton() const { return m_reverify; }
     QPushButton* deprecateButton() const { return m_deprecate; }
     QPushButton* removeButton() const { return m_remove; }
+    QPushButton* exportButton() const { return m_export; }
     QTabWidget* tabs() const { return m_tabs; }
     QTextBrowser* evidenceView() const { return m_evidence; }
     KernelEditor* sourceView() const { return m_source; }
@@ -93,6 +94,8 @@ signals:
     void reverifyRequested(const QString& id);
     void deprecateRequested(const QString& id);
     void removeRequested(const QString& id);
+    /// Export .cast…: `id` is the selected version (the dialog lets the user add others).
+    void exportRequested(const QString& id);
     /// The Diff tab wants `otherId`'s source to compare with `id`'s: answer with setDiff().
     void diffRequested(const QString& id, const QString& otherId);
 
@@ -139,6 +142,7 @@ private:
     QPushButton* m_reverify = nullptr;
     QPushButton* m_deprecate = nullptr;
     QPushButton* m_remove = nullptr;
+    QPushButton* m_export = nullptr;
     QTabWidget* m_tabs = nullptr;
     QTextBrowser* m_evidence = nullptr;
     KernelEditor* m_source = nullptr;

@@ -3,11 +3,17 @@
 #include "app/gui/registry/RegistryService.h"
 #include "app/gui/workspace/Templates.h"
 #include "app/gui/workspace/Workspace.h"
+#include "engine/cast/CastExport.h"
 #include "engine/core/JsonReader.h"
 #include "engine/registry/Registry.h"
 #include "widgets/registry/RegistryBrowser.h"
 
+#include <QDir>
 #include <QFileInfo>
+#include <QFutureWatcher>
+#include <QPointer>
+#include <QProgressDialog>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QInputDialog>
 #include <QMessageBox>
 
@@ -16,6 +22,12 @@ namespace kf::app {
 namespace {
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 } // namespace
+
+struct RegistryController::ExportJob {
+    kf::CancelToken cancel;
+    QFutureWatcher<kf::Result<kf::cast::ExportSummary>>* watcher = nullptr;
+    QPointer<QProgressDialog> progress;
+};
 
 RegistryController::RegistryController(kf::ui::RegistryBrowser* browser, Workspace* workspace, QWidget* dialogParent,
                                        QObject* parent)
@@ -68,9 +80,124 @@ RegistryController::RegistryController(kf::ui::RegistryBrowser* browser, Workspa
     connect(m_browser, &RegistryBrowser::reverifyRequested, this, &RegistryController::reverify);
     connect(m_browser, &RegistryBrowser::deprecateRequested, this, &RegistryController::deprecate);
     connect(m_browser, &RegistryBrowser::removeRequested, this, &RegistryController::remove);
+    connect(m_browser, &RegistryBrowser::exportRequested, this, &RegistryController::exportCast);
+    m_askExport = [this](const QString& id) -> std::optional<kf::ui::CastExportChoice> {
+        auto index = kf::Registry(directory().toStdString()).load();
+        if (!index) {
+            emit problem(qs(index.error().message()));
+            return std::nullopt;
+        }
+        const QString folder = m_workspace && !m_workspace->root().isEmpty() ? m_workspace->root() : QDir::homePath();
+        kf::ui::ExportCastDialog dialog(index.value(), id, folder, m_dialogParent);
+        if (dialog.exec() != QDialog::Accepted)
+            return std::nullopt;
+        return dialog.choice();
+    };
 }
 
-RegistryController::~RegistryController() = default;
+RegistryController::~RegistryController()
+{
+    if (m_export && m_export->watcher) {
+        m_export->cancel.cancel();
+        m_export->watcher->waitForFinished();
+    }
+}
+
+bool RegistryController::exporting() const { return m_export && m_export->watcher && m_export->watcher->isRunning(); }
+
+void RegistryController::cancelExport()
+{
+    if (m_export)
+        m_export->cancel.cancel();
+}
+
+void RegistryController::exportCast(const QString& id)
+{
+    if (exporting()) {
+        emit problem(tr("An export is already running; wait for it or cancel it."));
+        return;
+    }
+    const std::optional<kf::ui::CastExportChoice> choice = m_askExport ? m_askExport(id) : std::nullopt;
+    if (!choice)
+        return;
+    kf::cast::ExportOptions options;
+    for (const QString& v : choice->ids)
+        options.ids.push_back(v.toStdString());
+    for (const QString& a : choice->architectures)
+        options.architectures.push_back(a.toStdString());
+    options.ptx = choice->ptx.toStdString();
+    options.packageVersion = choice->packageVersion.isEmpty() ? "1.0.0" : choice->packageVersion.toStdString();
+    options.kernelforgeVersion = KF_VERSION;
+    const std::string output = choice->output.toStdString();
+    const std::string dir = directory().toStdString();
+
+    auto job = std::make_shared<ExportJob>();
+    m_export = job;
+    if (m_dialogParent) {
+        auto* progress = new QProgressDialog(tr("Compiling %n version(s) for %1…", nullptr, int(options.ids.size()))
+                                                 .arg(choice->architectures.join(QStringLiteral(", "))),
+                                             tr("Cancel"), 0, int(options.ids.size() * options.architectures.size()),
+                                             m_dialogParent);
+        progress->setWindowTitle(tr("Export .cast package"));
+        progress->setWindowModality(Qt::WindowModal);
+        progress->setMinimumDuration(300);
+        progress->setAttribute(Qt::WA_DeleteOnClose);
+        connect(progress, &QProgressDialog::canceled, this, [job] { job->cancel.cancel(); });
+        job->progress = progress;
+    }
+    job->watcher = new QFutureWatcher<kf::Result<kf::cast::ExportSummary>>(this);
+    connect(job->watcher, &QFutureWatcherBase::finished, this, [this, job] {
+        const auto result = job->watcher->result();
+        job->watcher->deleteLater();
+        job->watcher = nullptr;
+        if (job->progress)
+            job->progress->close();
+        if (m_export == job)
+            m_export.reset();
+        if (!result) {
+            const bool cancelled = job->cancel.cancelled();
+            const QString sentence = cancelled ? tr("Export cancelled; nothing was written.")
+                                               : tr("Export failed: %1").arg(qs(result.error().message()));
+            if (!cancelled)
+                emit problem(sentence);
+            emit exportFinished(false, sentence);
+            return;
+        }
+        QStringList ops;
+        for (const auto& o : result->ops)
+            ops << QStringLiteral("cast::") + qs(o);
+        const QString sentence = tr("Wrote %1 (%2 KiB): %3, cubins for %4%5.")
+                                     .arg(qs(result->file.string()))
+                                     .arg((result->bytes + 1023) / 1024)
+                                     .arg(ops.join(QStringLiteral(", ")))
+                                     .arg(qs([&] {
+                                         std::string a;
+                                         for (const auto& x : result->architectures)
+                                             a += (a.empty() ? "" : ", ") + x;
+                                         return a;
+                                     }()))
+                                     .arg(result->ptx.empty() ? QString() : tr(" and PTX %1").arg(qs(result->ptx)));
+        emit message(sentence);
+        emit exportFinished(true, sentence);
+    });
+    QPointer<RegistryController> self(this);
+    job->watcher->setFuture(QtConcurrent::run([job, options, output, dir, self] {
+        return kf::cast::exportPackage(
+            kf::Registry(dir), options, output,
+            [job, self](const kf::cast::ExportProgress& p) {
+                if (!self)
+                    return;
+                QMetaObject::invokeMethod(self.data(), [job, p] {
+                    if (!job->progress)
+                        return;
+                    job->progress->setMaximum(p.total + 1);
+                    job->progress->setValue(p.done);
+                    job->progress->setLabelText(QString::fromStdString(p.text));
+                }, Qt::QueuedConnection);
+            },
+            &job->cancel);
+    }));
+}
 
 void RegistryController::setDirectory(const QString& dir)
 {

@@ -4,15 +4,19 @@
 // why) and remove it (after a confirmation). The main window owns it; it never blocks on disk
 // work beyond reading one launch plan.
 #include "engine/task/Task.h"
+#include "widgets/registry/ExportCastDialog.h"
 
 #include <QMetaType>
 #include <QObject>
 #include <QString>
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 class QWidget;
+template <class T>
+class QFutureWatcher;
 
 namespace kf::ui {
 class RegistryBrowser;
@@ -30,6 +34,8 @@ public:
     using Confirm = std::function<bool(const QString& title, const QString& text)>;
     /// Asks for a deprecation reason; nullopt cancels. Default: a QInputDialog.
     using AskReason = std::function<std::optional<QString>(const QString& id)>;
+    /// Asks what to export (Export .cast…); nullopt cancels. Default: ExportCastDialog.
+    using AskExport = std::function<std::optional<kf::ui::CastExportChoice>(const QString& id)>;
 
     RegistryController(kf::ui::RegistryBrowser* browser, Workspace* workspace, QWidget* dialogParent,
                        QObject* parent = nullptr);
@@ -43,11 +49,19 @@ public:
 
     void setConfirm(Confirm c) { m_confirm = std::move(c); }
     void setAskReason(AskReason a) { m_askReason = std::move(a); }
+    void setAskExport(AskExport a) { m_askExport = std::move(a); }
 
     void openAsCandidate(const QString& id);
     void reverify(const QString& id);
     void deprecate(const QString& id);
     void remove(const QString& id);
+    /// Export .cast…: asks what, then compiles and writes the package off the UI thread with a
+    /// progress dialog and Cancel; exportFinished() says how it ended.
+    void exportCast(const QString& id);
+    /// True while an export runs.
+    bool exporting() const;
+    /// Stops a running export (the compile in flight ends at NVRTC's next poll).
+    void cancelExport();
 
 signals:
     /// A version was added to a workspace task as a new candidate: open it.
@@ -58,6 +72,8 @@ signals:
     void message(const QString& text);
     /// Something the user asked for failed: a sentence with what to do.
     void problem(const QString& text);
+    /// An export ended: written (`ok`), failed or cancelled; `sentence` says which and where.
+    void exportFinished(bool ok, const QString& sentence);
 
 private:
     kf::ui::RegistryBrowser* m_browser = nullptr;
@@ -67,6 +83,9 @@ private:
     QString m_reveal;
     Confirm m_confirm;
     AskReason m_askReason;
+    AskExport m_askExport;
+    struct ExportJob;
+    std::shared_ptr<ExportJob> m_export;
 };
 
 } // namespace kf::app

@@ -11,6 +11,10 @@
 #include "widgets/registry/RegistryBrowser.h"
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/registry/RegistryModel.h"
+#include "engine/cast/CastPackage.h"
+#include "engine/compile/Compiler.h"
+
+#include <QPushButton>
 
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -33,6 +37,9 @@ private slots:
     void removeAsksFirst();
     void deprecateKeepsTheReasonAndCancelDoesNothing();
     void revealSelectsAPromotionFromAnotherProcess();
+    void exportCastRunsOffTheUiThread_data();
+    void exportCastRunsOffTheUiThread();
+    void exportCastCanBeCancelled();
 
 private:
     std::unique_ptr<QTemporaryDir> m_tmp;
@@ -172,6 +179,80 @@ void TestRegistryController::revealSelectsAPromotionFromAnotherProcess()
     QVERIFY(out->entry);
     m_controller->reveal(qs(out->entry->id));
     QTRY_COMPARE(m_browser->currentId(), qs(out->entry->id));
+}
+
+
+void TestRegistryController::exportCastRunsOffTheUiThread_data()
+{
+    QTest::addColumn<QStringList>("versions");   // "v2", "a100", "ln"
+    QTest::addColumn<bool>("ok");
+    QTest::addColumn<QString>("sentence");
+    QTest::newRow("two ops") << QStringList{"v2", "ln"} << true << "cast::softmax_fp32, cast::layer_norm_bf16";
+    QTest::newRow("one op on two GPUs") << QStringList{"v2", "a100"} << false << "would both be cast::softmax_fp32";
+}
+
+void TestRegistryController::exportCastRunsOffTheUiThread()
+{
+    QFETCH(QStringList, versions);
+    QFETCH(bool, ok);
+    QFETCH(QString, sentence);
+    if (auto nvrtc = kf::nvrtcVersion(); !nvrtc)
+        QSKIP("export compiles with NVRTC, which this machine lacks");
+    const QMap<QString, QString> ids{{"v2", m_sample.softmaxV2}, {"a100", m_sample.softmaxA100}, {"ln", m_sample.layerNorm}};
+    const QString out = m_tmp->path() + "/ops.cast";
+    QString askedFor;
+    m_controller->setAskExport([&](const QString& id) -> std::optional<kf::ui::CastExportChoice> {
+        askedFor = id;
+        kf::ui::CastExportChoice c;
+        for (const QString& v : versions)
+            c.ids << ids[v];
+        c.architectures = {"sm_80", "sm_90"};
+        c.output = out;
+        return c;
+    });
+    QVERIFY(m_browser->selectId(m_sample.softmaxV2));
+    QVERIFY(m_browser->exportButton()->isEnabled());
+    QSignalSpy done(m_controller.get(), &RegistryController::exportFinished);
+    m_browser->exportButton()->click();
+    QCOMPARE(askedFor, m_sample.softmaxV2);
+    QVERIFY(m_controller->exporting());   // the click returned while NVRTC works
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
+    QCOMPARE(done.at(0).at(0).toBool(), ok);
+    QVERIFY2(done.at(0).at(1).toString().contains(sentence), qPrintable(done.at(0).at(1).toString()));
+    QCOMPARE(QFileInfo::exists(out), ok);
+    if (ok) {
+        auto pkg = kf::cast::openPackage(out.toStdString());
+        QVERIFY2(pkg, pkg ? "" : pkg.error().message().c_str());
+        QCOMPARE(pkg->ops.size(), size_t(2));
+        QVERIFY(pkg->manifest["architectures"] == nlohmann::json({"sm_80", "sm_90"}));
+    }
+}
+
+void TestRegistryController::exportCastCanBeCancelled()
+{
+    if (auto nvrtc = kf::nvrtcVersion(); !nvrtc)
+        QSKIP("export compiles with NVRTC, which this machine lacks");
+    const QString out = m_tmp->path() + "/cancelled.cast";
+    m_controller->setAskExport([&](const QString&) -> std::optional<kf::ui::CastExportChoice> {
+        kf::ui::CastExportChoice c;
+        c.ids = {m_sample.softmaxV2, m_sample.layerNorm};
+        c.architectures = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"};
+        c.output = out;
+        return c;
+    });
+    QSignalSpy done(m_controller.get(), &RegistryController::exportFinished);
+    m_controller->exportCast(m_sample.softmaxV2);
+    m_controller->cancelExport();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
+    QCOMPARE(done.at(0).at(0).toBool(), false);
+    QVERIFY2(done.at(0).at(1).toString().contains("cancelled"), qPrintable(done.at(0).at(1).toString()));
+    QVERIFY(!QFileInfo::exists(out));
+
+    // Asking and then declining does nothing at all.
+    m_controller->setAskExport([](const QString&) { return std::nullopt; });
+    m_controller->exportCast(m_sample.softmaxV2);
+    QVERIFY(!m_controller->exporting());
+    QCOMPARE(done.count(), 1);
 }
 
 QTEST_MAIN(TestRegistryController)

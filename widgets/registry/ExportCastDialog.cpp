@@ -1,0 +1,145 @@
+#include "widgets/registry/ExportCastDialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+namespace kf::ui {
+
+namespace {
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+// The default targets of `kforge cast export`, then newer ones a user may add.
+const char* const kArchitectures[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"};
+const char* const kDefaultOn[] = {"sm_80", "sm_86", "sm_89", "sm_90"};
+} // namespace
+
+ExportCastDialog::ExportCastDialog(const kf::RegistryIndex& index, const QString& current, const QString& folder,
+                                   QWidget* parent)
+    : QDialog(parent)
+{
+    setWindowTitle(tr("Export .cast package"));
+    auto* layout = new QVBoxLayout(this);
+    auto* intro = new QLabel(tr("Compiles the checked versions for every chosen architecture with NVRTC (no GPU needed) "
+                                "and packs them with their sources and evidence. PyTorch programs load the package "
+                                "with <code>kernelforge_cast.load()</code>; LibTorch programs with <code>kf_cast::load()</code>."),
+                             this);
+    intro->setWordWrap(true);
+    layout->addWidget(intro);
+
+    m_versions = new QListWidget(this);
+    const kf::RegistryEntry* currentEntry = index.find(current.toStdString());
+    std::string firstOp;
+    for (const kf::RegistryEntry& e : index.kernels) {
+        if (e.deprecated() && !(currentEntry && currentEntry->id == e.id))
+            continue;
+        auto* item = new QListWidgetItem(QStringLiteral("%1   (%2, %3×)").arg(qs(e.id), qs(e.gpu)).arg(e.geomeanSpeedup, 0, 'f', 2),
+                                         m_versions);
+        item->setData(Qt::UserRole, qs(e.id));
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        const bool on = qs(e.id) == current;
+        item->setCheckState(on ? Qt::Checked : Qt::Unchecked);
+        if (on)
+            firstOp = e.taskName;
+    }
+    auto* form = new QFormLayout;
+    form->addRow(tr("Versions"), m_versions);
+
+    auto* archRow = new QHBoxLayout;
+    for (const char* a : kArchitectures) {
+        auto* box = new QCheckBox(QString::fromLatin1(a), this);
+        box->setChecked(std::find_if(std::begin(kDefaultOn), std::end(kDefaultOn),
+                                     [&](const char* d) { return std::string(d) == a; }) != std::end(kDefaultOn));
+        m_archs.append(box);
+        archRow->addWidget(box);
+        connect(box, &QCheckBox::toggled, this, &ExportCastDialog::update);
+    }
+    archRow->addStretch();
+    form->addRow(tr("Cubins for"), archRow);
+
+    m_ptx = new QComboBox(this);
+    m_ptx->addItem(tr("PTX of the lowest architecture (reaches later GPUs)"), QString());
+    m_ptx->addItem(tr("No PTX"), QStringLiteral("none"));
+    for (const char* a : kArchitectures)
+        m_ptx->addItem(tr("PTX of %1").arg(QString::fromLatin1(a).replace("sm_", "compute_")),
+                       QString::fromLatin1(a).replace("sm_", "compute_"));
+    form->addRow(tr("PTX"), m_ptx);
+
+    auto* outRow = new QHBoxLayout;
+    m_output = new QLineEdit(QDir(folder).filePath(qs(firstOp.empty() ? "kernels" : firstOp) + ".cast"), this);
+    auto* browse = new QPushButton(tr("Browse…"), this);
+    outRow->addWidget(m_output, 1);
+    outRow->addWidget(browse);
+    form->addRow(tr("File"), outRow);
+    m_version = new QLineEdit(QStringLiteral("1.0.0"), this);
+    form->addRow(tr("Package version"), m_version);
+    layout->addLayout(form);
+
+    m_problem = new QLabel(this);
+    m_problem->setWordWrap(true);
+    m_problem->setStyleSheet(QStringLiteral("color: #d9822b"));
+    layout->addWidget(m_problem);
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    m_buttons->button(QDialogButtonBox::Ok)->setText(tr("Export"));
+    layout->addWidget(m_buttons);
+
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(m_versions, &QListWidget::itemChanged, this, &ExportCastDialog::update);
+    connect(m_output, &QLineEdit::textChanged, this, &ExportCastDialog::update);
+    connect(m_ptx, &QComboBox::currentIndexChanged, this, &ExportCastDialog::update);
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getSaveFileName(this, tr("Export .cast package"), m_output->text(),
+                                                       tr("KernelForge packages (*.cast)"));
+        if (!f.isEmpty())
+            m_output->setText(f.endsWith(QLatin1String(".cast")) ? f : f + QLatin1String(".cast"));
+    });
+    resize(760, 420);
+    update();
+}
+
+CastExportChoice ExportCastDialog::choice() const
+{
+    CastExportChoice c;
+    for (int i = 0; i < m_versions->count(); ++i)
+        if (m_versions->item(i)->checkState() == Qt::Checked)
+            c.ids << m_versions->item(i)->data(Qt::UserRole).toString();
+    for (QCheckBox* b : m_archs)
+        if (b->isChecked())
+            c.architectures << b->text();
+    c.ptx = m_ptx->currentData().toString();
+    c.output = m_output->text().trimmed();
+    c.packageVersion = m_version->text().trimmed();
+    return c;
+}
+
+QString ExportCastDialog::problem() const
+{
+    const CastExportChoice c = choice();
+    if (c.ids.isEmpty())
+        return tr("Check at least one version.");
+    if (c.architectures.isEmpty())
+        return tr("Choose at least one architecture.");
+    if (c.ptx.startsWith(QLatin1String("compute_")) && !c.architectures.contains(QString(c.ptx).replace("compute_", "sm_")))
+        return tr("PTX of %1 needs %2 among the architectures.").arg(c.ptx, QString(c.ptx).replace("compute_", "sm_"));
+    if (c.output.isEmpty())
+        return tr("Choose the file to write.");
+    return {};
+}
+
+void ExportCastDialog::update()
+{
+    const QString p = problem();
+    m_problem->setText(p);
+    m_buttons->button(QDialogButtonBox::Ok)->setEnabled(p.isEmpty());
+}
+
+} // namespace kf::ui

@@ -1,0 +1,60 @@
+#pragma once
+// Export .cast…: which registry versions go into the package (the selected one checked), for
+// which architectures (cubins) and with which PTX, under which file name. It only asks; the app
+// runs the export off the UI thread (docs/cast.md).
+
+#include "engine/registry/Registry.h"
+
+#include <QDialog>
+#include <QString>
+#include <QStringList>
+
+class QCheckBox;
+class QComboBox;
+class QDialogButtonBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+
+namespace kf::ui {
+
+struct CastExportChoice {
+    QStringList ids;
+    QStringList architectures;   ///< "sm_80", ...
+    QString ptx;                 ///< "" = PTX of the lowest architecture, "none", or "compute_XY"
+    QString output;
+    QString packageVersion;
+};
+
+class ExportCastDialog : public QDialog {
+    Q_OBJECT
+
+public:
+    /// Lists the active versions of `index` (deprecated ones too when `current` is deprecated),
+    /// with `current` checked; the file name defaults to `<folder>/<op>.cast`.
+    ExportCastDialog(const kf::RegistryIndex& index, const QString& current, const QString& folder,
+                     QWidget* parent = nullptr);
+
+    CastExportChoice choice() const;
+    /// Why the choice cannot be exported (no version, no architecture, no file), or empty.
+    QString problem() const;
+
+    // Parts, for tests.
+    QListWidget* versions() const { return m_versions; }
+    QList<QCheckBox*> architectureBoxes() const { return m_archs; }
+    QComboBox* ptxCombo() const { return m_ptx; }
+    QLineEdit* outputEdit() const { return m_output; }
+
+private:
+    void update();
+
+    QListWidget* m_versions = nullptr;
+    QList<QCheckBox*> m_archs;
+    QComboBox* m_ptx = nullptr;
+    QLineEdit* m_output = nullptr;
+    QLineEdit* m_version = nullptr;
+    QLabel* m_problem = nullptr;
+    QDialogButtonBox* m_buttons = nullptr;
+};
+
+} // namespace kf::ui
