@@ -136,7 +136,7 @@ CastOp::CastOp(const kf::cast::Package& package, const kf::cast::PackageOp& op, 
     } else {
         m_script = loadScript(package.file(ref["file"].get<std::string>())->bytes, package.origin);
         for (const Json& n : ref["inputs"]) {
-            auto it = std::find_if(m_inputs.begin(), m_inputs.end(), [&](const TensorDecl& t) { return t.name == n; });
+            auto it = std::find_if(m_inputs.begin(), m_inputs.end(), [&](const TensorDecl& t) { return t.name == n.get<std::string>(); });
             m_scriptInputs.push_back(static_cast<int>(it - m_inputs.begin()));
         }
     }
