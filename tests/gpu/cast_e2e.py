@@ -264,6 +264,7 @@ def overhead(torch, ops):
 def finish(a):
     results["failures"] = failures
     if a.json:
+        os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
         with open(a.json, "w") as f:
             json.dump(results, f, indent=2)
     print("\n%d checks, %d failed" % (len(results["checks"]), len(failures)))

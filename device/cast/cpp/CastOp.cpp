@@ -158,7 +158,7 @@ void CastOp::warnOnce(const std::string& key, const std::string& text)
     TORCH_WARN(m_qualified, ": ", text);
 }
 
-kf::Env CastOp::bind(const std::vector<at::Tensor>& inputs, bool checkRanges) const
+kf::Env CastOp::bind(c10::ArrayRef<at::Tensor> inputs, bool checkRanges) const
 {
     if (inputs.size() != m_inputs.size())
         bad("takes " + std::to_string(m_inputs.size()) + " tensors, got " + std::to_string(inputs.size()));
@@ -218,8 +218,22 @@ kf::Env CastOp::bind(const std::vector<at::Tensor>& inputs, bool checkRanges) co
     return env;
 }
 
-const CastOp::Plan& CastOp::plan(int device, const std::vector<at::Tensor>& inputs)
+const CastOp::Plan& CastOp::plan(int device, c10::ArrayRef<at::Tensor> inputs)
 {
+    // Fast path: the same shapes as the last call, compared without building a key.
+    if (const PlanNode* last = m_last.load(std::memory_order_acquire)) {
+        const std::vector<std::int64_t>& k = last->key;
+        bool same = !k.empty() && k[0] == device;
+        std::size_t at = 1;
+        for (std::size_t i = 0; same && i < inputs.size(); ++i) {
+            const auto sizes = inputs[i].sizes();
+            same = at < k.size() && k[at++] == static_cast<std::int64_t>(sizes.size());
+            for (std::size_t d = 0; same && d < sizes.size(); ++d)
+                same = at < k.size() && k[at++] == sizes[d];
+        }
+        if (same && at == k.size())
+            return last->plan;
+    }
     std::vector<std::int64_t> key{device};
     for (const auto& t : inputs) {
         key.push_back(t.dim());
@@ -229,8 +243,10 @@ const CastOp::Plan& CastOp::plan(int device, const std::vector<at::Tensor>& inpu
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         auto it = m_plans.find(key);
-        if (it != m_plans.end())
-            return it->second;
+        if (it != m_plans.end()) {
+            m_last.store(&it->second, std::memory_order_release);
+            return it->second.plan;
+        }
     }
     const kf::Env env = bind(inputs, true);
     Plan p;
@@ -310,14 +326,32 @@ const CastOp::Plan& CastOp::plan(int device, const std::vector<at::Tensor>& inpu
         p.launches.push_back(std::move(pl));
     }
     std::lock_guard<std::mutex> lock(m_mutex);
-    if (m_plans.size() > 256)
-        m_plans.clear();
-    return m_plans.emplace(std::move(key), std::move(p)).first->second;
+    if (m_plans.size() >= 4096) {
+        // Plans are referenced by calls in flight and never freed; past the cap, shapes are
+        // evaluated on every call instead (a thread's own copy).
+        thread_local Plan scratch;
+        scratch = std::move(p);
+        return scratch;
+    }
+    PlanNode& node = m_plans.emplace(key, PlanNode{std::move(p), key}).first->second;
+    m_last.store(&node, std::memory_order_release);
+    return node.plan;
 }
 
 CastOp::DeviceImage& CastOp::image(int device)
 {
+    if (device >= 0 && device < kFastDevices)
+        if (DeviceImage* d = m_fastDevices[static_cast<std::size_t>(device)].load(std::memory_order_acquire))
+            return *d;
     std::lock_guard<std::mutex> lock(m_mutex);
+    DeviceImage& loaded = loadImage(device);
+    if (device >= 0 && device < kFastDevices)
+        m_fastDevices[static_cast<std::size_t>(device)].store(&loaded, std::memory_order_release);
+    return loaded;
+}
+
+CastOp::DeviceImage& CastOp::loadImage(int device)
+{
     DeviceImage& d = m_devices[device];
     if (d.loaded)
         return d;
@@ -400,7 +434,7 @@ std::vector<at::Tensor> CastOp::finish(std::vector<at::Tensor> outs) const
     return outs;
 }
 
-std::vector<at::Tensor> CastOp::reference(const std::vector<at::Tensor>& inputs)
+std::vector<at::Tensor> CastOp::reference(c10::ArrayRef<at::Tensor> inputs)
 {
     c10::AutoGradMode noGrad(false);
     std::vector<at::Tensor> outs;
@@ -433,7 +467,7 @@ std::vector<at::Tensor> CastOp::reference(const std::vector<at::Tensor>& inputs)
     return outs;
 }
 
-std::vector<at::Tensor> CastOp::run(const std::vector<at::Tensor>& inputs, Mode mode)
+std::vector<at::Tensor> CastOp::run(c10::ArrayRef<at::Tensor> inputs, Mode mode)
 {
     if (mode == Mode::Meta) {
         const kf::Env env = bind(inputs, false);
@@ -481,18 +515,32 @@ std::vector<at::Tensor> CastOp::run(const std::vector<at::Tensor>& inputs, Mode 
         return reference(inputs);
     }
     const Plan& p = plan(index, inputs);
-    std::vector<at::Tensor> buffers(inputs.begin(), inputs.end());
+    std::vector<at::Tensor> outs;
+    outs.reserve(m_outputs.size());
     for (std::size_t o = 0; o < m_outputs.size(); ++o)
-        buffers.push_back(at::empty(p.outputs[o], inputs.front().options().dtype(m_outputs[o].type)));
+        outs.push_back(at::empty(p.outputs[o], inputs.front().options().dtype(m_outputs[o].type)));
+    std::vector<at::Tensor> scratch;
     for (std::size_t s = 0; s < m_scratch.size(); ++s) {
         auto opts = inputs.front().options().dtype(m_scratch[s].type);
-        buffers.push_back(m_scratch[s].zero ? at::zeros({p.scratch[s]}, opts) : at::empty({p.scratch[s]}, opts));
+        scratch.push_back(m_scratch[s].zero ? at::zeros({p.scratch[s]}, opts) : at::empty({p.scratch[s]}, opts));
     }
     const auto& cu = kf::device::cuda();
     CUstream stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index)).stream();
-    std::vector<void*> pointers(buffers.size());
-    for (std::size_t b = 0; b < buffers.size(); ++b)
-        pointers[b] = buffers[b].data_ptr();
+    void* small[16];
+    std::vector<void*> large;
+    const std::size_t bufferCount = inputs.size() + outs.size() + scratch.size();
+    void** pointers = small;
+    if (bufferCount > 16) {
+        large.resize(bufferCount);
+        pointers = large.data();
+    }
+    std::size_t at = 0;
+    for (const auto& t : inputs)
+        pointers[at++] = t.data_ptr();
+    for (const auto& t : outs)
+        pointers[at++] = t.data_ptr();
+    for (const auto& t : scratch)
+        pointers[at++] = t.data_ptr();
     void* params[64];
     for (const Plan::Launch& l : p.launches) {
         if (l.grid[0] == 0 || l.grid[1] == 0 || l.grid[2] == 0)
@@ -519,8 +567,7 @@ std::vector<at::Tensor> CastOp::run(const std::vector<at::Tensor>& inputs, Mode 
                         ", block ", joined({l.block[0], l.block[1], l.block[2]}), ")");
         }
     }
-    return std::vector<at::Tensor>(buffers.begin() + static_cast<long>(m_inputs.size()),
-                                   buffers.begin() + static_cast<long>(m_inputs.size() + m_outputs.size()));
+    return outs;
 }
 
 } // namespace kf_cast::detail

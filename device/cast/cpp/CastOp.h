@@ -12,6 +12,7 @@
 #include <ATen/ATen.h>
 
 #include <array>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -35,7 +36,7 @@ public:
 
     const std::string& name() const { return m_name; }
     std::size_t inputCount() const { return m_inputs.size(); }
-    std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, Mode mode);
+    std::vector<at::Tensor> run(c10::ArrayRef<at::Tensor> inputs, Mode mode);
     std::string imageUsed(int device);
 
 private:
@@ -88,10 +89,11 @@ private:
     };
 
     [[noreturn]] void bad(const std::string& what) const;
-    kf::Env bind(const std::vector<at::Tensor>& inputs, bool checkRanges) const;
-    const Plan& plan(int device, const std::vector<at::Tensor>& inputs);
+    kf::Env bind(c10::ArrayRef<at::Tensor> inputs, bool checkRanges) const;
+    const Plan& plan(int device, c10::ArrayRef<at::Tensor> inputs);
     DeviceImage& image(int device);
-    std::vector<at::Tensor> reference(const std::vector<at::Tensor>& inputs);
+    DeviceImage& loadImage(int device);   ///< under m_mutex
+    std::vector<at::Tensor> reference(c10::ArrayRef<at::Tensor> inputs);
     std::vector<at::Tensor> finish(std::vector<at::Tensor> outs) const;
     void warnOnce(const std::string& key, const std::string& text);
 
@@ -119,7 +121,14 @@ private:
 
     std::mutex m_mutex;
     std::map<int, DeviceImage> m_devices;
-    std::map<std::vector<std::int64_t>, Plan> m_plans;
+    static constexpr int kFastDevices = 64;
+    std::array<std::atomic<DeviceImage*>, kFastDevices> m_fastDevices{};   ///< loaded images, read without the lock
+    struct PlanNode {
+        Plan plan;
+        std::vector<std::int64_t> key;   ///< a copy of the map key, for the lock-free fast path
+    };
+    std::map<std::vector<std::int64_t>, PlanNode> m_plans;   ///< never shrinks (calls may hold a plan): capped
+    std::atomic<const PlanNode*> m_last{nullptr};            ///< the plan of the last shape, checked first
     std::set<std::string> m_warned;
 };
 

@@ -24,8 +24,7 @@ public:
     void operator()(const c10::OperatorHandle&, c10::DispatchKeySet, torch::jit::Stack* stack)
     {
         const std::size_t n = m_op->inputCount();
-        std::vector<at::Tensor> inputs;
-        inputs.reserve(n);
+        c10::SmallVector<at::Tensor, 8> inputs;   // on the stack: no allocation per call
         for (const c10::IValue& v : torch::jit::last(*stack, n))
             inputs.push_back(v.toTensor());
         std::vector<at::Tensor> outs = m_op->run(inputs, m_mode);

@@ -93,6 +93,15 @@ def allow_shared(fn, nbytes):
            l.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(nbytes)))
 
 
+def launcher():
+    """cuLaunchKernel itself (argument types set): the per-call path calls it directly."""
+    return _lib.cuLaunchKernel
+
+
+def raise_for(rc, call):
+    _check(_lib, call, rc)
+
+
 def launch(fn, grid, block, shared, stream, params):
     """``params``: a ctypes array of void* pointing at each argument's C value."""
     l = _lib

@@ -19,6 +19,12 @@ _SCALAR_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)
 ALIGNMENT = 16          # bytes: what 16-byte vector loads need; the runner's buffers are aligned further
 _MAX_GRID = (2**31 - 1, 65535, 65535)
 
+try:
+    _raw_stream = torch._C._cuda_getCurrentRawStream   # what torch.cuda.current_stream() wraps, without the object
+except AttributeError:  # pragma: no cover - older PyTorch
+    def _raw_stream(index):
+        return torch.cuda.current_stream(index).cuda_stream
+
 
 def _arch_number(arch):
     return int(arch.split("_", 1)[1])
@@ -64,6 +70,7 @@ class CastOp:
         self._devices = {}      # device index -> (functions or None, reason)
         self._plans = {}        # (device index, input shapes) -> plan
         self._warned = set()
+        self._tls = threading.local()   # per thread: (device, shapes) -> bound launch state
 
     # --- messages ---------------------------------------------------------------------------
     def _warn_once(self, key, text):
@@ -215,47 +222,80 @@ class CastOp:
         return plan
 
     # --- implementations ----------------------------------------------------------------------
+    def _bound(self, key, tensors):
+        """This thread's launch state for one input shape on one device: argument slots whose
+        values a call overwrites, and each launch's parameter array pointing at them. None when
+        the device runs the reference instead."""
+        index = key[0]
+        functions, reason = self._functions(index)
+        if functions is None:
+            self._warn_once(("fallback", index), "running the reference ops instead of the kernel on cuda:%d (%s)"
+                            % (index, reason))
+            self._tls.__dict__[key] = None
+            return None
+        outputs, scratch, launches = self._plan(index, tensors)
+        _driver.make_current(index)   # once per thread and shape; PyTorch keeps the primary context current
+        slots = [ctypes.c_void_p() for _ in range(len(self.tensor_names))]
+        ready = []
+        for i, grid, block, shared, args, array in launches:
+            if 0 in grid:
+                continue
+            if shared > 48 * 1024:
+                with self._lock:
+                    if ("shared", index, i) not in self._warned:
+                        _driver.allow_shared(functions[i], shared)
+                        self._warned.add(("shared", index, i))
+            params = array(*[ctypes.addressof(slots[a]) if isinstance(a, int) else ctypes.addressof(a) for a in args])
+            ready.append((functions[i], grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, params, args))
+        bound = ([(tuple(shape), dtype) for shape, (_, dtype, _) in zip(outputs, self.outputs)],
+                 [(count, dtype, zero) for count, dtype, zero in scratch], slots, ready)
+        self._tls.__dict__[key] = bound
+        return bound
+
     def cuda_impl(self, *tensors):
         if not self.use_kernels:
             return self._result(self.reference(tensors))
         device = tensors[0].device
         for t, (name, dtype, dname, _) in zip(tensors, self.inputs):
-            if t.dtype != dtype:
+            if t.dtype is not dtype:
                 raise self._bad("argument '%s' is %s; the kernel takes %s (%s)" % (name, t.dtype, dname, dtype))
             if t.device != device:
                 raise self._bad("argument '%s' is on %s but '%s' is on %s" % (name, t.device, self.inputs[0][0], device))
             if not t.is_contiguous():
                 raise self._bad("argument '%s' is not contiguous; pass x.contiguous()" % name)
-            if t.data_ptr() % ALIGNMENT:
-                raise self._bad("argument '%s' starts at an address that is not %d-byte aligned (a view with an "
-                                "offset); pass x.clone()" % (name, ALIGNMENT))
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        functions, reason = self._functions(index)
-        if functions is None:
-            self._warn_once(("fallback", index), "running the reference ops instead of the kernel on cuda:%d (%s)"
-                            % (index, reason))
+        index = device.index
+        key = (index,) + tuple([t.shape for t in tensors])
+        bound = self._tls.__dict__.get(key, False)
+        if bound is False:
+            bound = self._bound(key, tensors)
+        if bound is None:
             return self._result(self.reference(tensors))
-        outputs, scratch, launches = self._plan(index, tensors)
-        buffers = list(tensors)
-        for shape, (_, dtype, _) in zip(outputs, self.outputs):
-            buffers.append(torch.empty(shape, dtype=dtype, device=device))
+        outputs, scratch, slots, launches = bound
+        outs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in outputs]
+        k = 0
+        for t in tensors:
+            ptr = t.data_ptr()
+            if ptr % ALIGNMENT:
+                raise self._bad("argument '%s' starts at an address that is not %d-byte aligned (a view with an "
+                                "offset); pass x.clone()" % (self.inputs[k][0], ALIGNMENT))
+            slots[k].value = ptr
+            k += 1
+        for o in outs:
+            slots[k].value = o.data_ptr()
+            k += 1
+        keep = []
         for count, dtype, zero in scratch:
-            buffers.append((torch.zeros if zero else torch.empty)(max(count, 1), dtype=dtype, device=device))
-        stream = torch.cuda.current_stream(device).cuda_stream
-        pointers = [ctypes.c_void_p(b.data_ptr()) for b in buffers]
-        _driver.make_current(index)
-        for i, grid, block, shared, args, array in launches:
-            if 0 in grid:
-                continue
-            if shared > 48 * 1024:
-                key = ("shared", index, i)
-                if key not in self._warned:
-                    _driver.allow_shared(functions[i], shared)
-                    self._warned.add(key)
-            params = array(*[ctypes.addressof(pointers[a]) if isinstance(a, int) else ctypes.addressof(a) for a in args])
-            _driver.launch(functions[i], grid, block, shared, stream, params)
-        n = len(self.inputs)
-        return self._result(buffers[n:n + len(self.outputs)])
+            b = (torch.zeros if zero else torch.empty)(max(count, 1), dtype=dtype, device=device)
+            keep.append(b)
+            slots[k].value = b.data_ptr()
+            k += 1
+        stream = _raw_stream(index)
+        launch = _driver.launcher()
+        for fn, gx, gy, gz, bx, by, bz, shared, params, _ in launches:
+            rc = launch(fn, gx, gy, gz, bx, by, bz, shared, stream, params, None)
+            if rc:
+                _driver.raise_for(rc, "cuLaunchKernel")
+        return outs[0] if len(outs) == 1 else tuple(outs)
 
     def cpu_impl(self, *tensors):
         self.bind(tensors)
