@@ -95,6 +95,8 @@ private slots:
     void initTestCase();
     void exportFourArchitecturesAndPtx();
     void cliInspectAndCheck();
+    void cliRunOnCpu_data();
+    void cliRunOnCpu();
     void exportRefusals_data();
     void exportRefusals();
     void tamperedPackagesAreRejected_data();
@@ -217,6 +219,42 @@ void TestCast::cliInspectAndCheck()
 
     Run missing = kforge({"cast", "check", m_tmp.path() + "/nope.cast"});
     QCOMPARE(missing.exitCode, 2);
+
+    // `cast run` needs its LibTorch half; without it kforge says so and exits 3.
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("KF_CAST_TOOL", m_tmp.path() + "/no-such-kforge-cast");
+    p.setProcessEnvironment(env);
+    p.start(KF_KFORGE_BIN, {"cast", "run", qs(m_package.string())});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 3);
+    QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("KF_CAST_TOOL"));
+}
+
+void TestCast::cliRunOnCpu_data()
+{
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("cpu") << QStringList{"--device", "cpu"} << 0 << "every output within the task's tolerance";
+    QTest::newRow("no kernels, one op, json") << QStringList{"--device", "cpu", "--no-kernels", "--op", "vector_add", "--json"} << 0
+                                              << "\"kernels\": false";
+    QTest::newRow("unknown op") << QStringList{"--device", "cpu", "--op", "nothing"} << 2 << "no op nothing";
+}
+
+void TestCast::cliRunOnCpu()
+{
+    QFETCH(QStringList, extra);
+    QFETCH(int, exitCode);
+    QFETCH(QString, text);
+    if (!fs::exists(fs::path(KF_KFORGE_BIN).parent_path() / "kforge-cast"))
+        QSKIP("kforge-cast (LibTorch) is not built");
+    Run r = kforge(QStringList{"cast", "run", qs(m_package.string()), "--runs", "2"} + extra);
+    QCOMPARE(r.exitCode, exitCode);
+    QVERIFY2((r.out + r.err).contains(text), qPrintable(r.out + r.err));
+    if (exitCode == 0 && !extra.contains("--json"))
+        for (const char* shape : {"N=1", "N=1000003", "B=1031 D=64"})   // every test shape of both tasks
+            QVERIFY2(r.out.contains(shape), shape);
 }
 
 void TestCast::exportRefusals_data()

@@ -1,4 +1,4 @@
-// `kforge cast export | inspect | check`: .cast packages of registry kernels (docs/cast.md,
+// `kforge cast export | inspect | check | run`: .cast packages of registry kernels (docs/cast.md,
 // docs/cast-format.md).
 #include "CastCommand.h"
 
@@ -9,7 +9,10 @@
 #include "engine/cast/CastPackage.h"
 #include "engine/registry/Registry.h"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -37,6 +40,11 @@ struct CastArgs {
     std::string registry;
     std::string file;
     bool json = false;
+    // cast run
+    std::string device;
+    int runs = 20;
+    bool noKernels = false;
+    std::string op;
 };
 
 void printJson(const json& j) { std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n'; }
@@ -195,6 +203,43 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
     return kExitOk;
 }
 
+/// `kforge cast run`: kforge does not link LibTorch, so the work is kforge-cast's ($KF_CAST_TOOL,
+/// beside kforge, PATH), which replaces this process with the same arguments.
+int runCommand(const CastArgs& a)
+{
+    fs::path tool;
+    if (const char* env = std::getenv("KF_CAST_TOOL"); env && *env) {
+        tool = env;
+    } else {
+        std::error_code ec;
+        const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+        if (!ec && fs::exists(self.parent_path() / "kforge-cast"))
+            tool = self.parent_path() / "kforge-cast";
+    }
+    std::vector<std::string> argv = {tool.empty() ? "kforge-cast" : tool.string(), "run", a.file, "--runs", std::to_string(a.runs)};
+    if (!a.device.empty())
+        argv.insert(argv.end(), {"--device", a.device});
+    if (a.noKernels)
+        argv.push_back("--no-kernels");
+    if (!a.op.empty())
+        argv.insert(argv.end(), {"--op", a.op});
+    if (a.json)
+        argv.push_back("--json");
+    std::vector<char*> cargv;
+    for (auto& s : argv)
+        cargv.push_back(s.data());
+    cargv.push_back(nullptr);
+    std::cout.flush();
+    if (tool.empty())
+        ::execvp("kforge-cast", cargv.data());
+    else
+        ::execv(tool.c_str(), cargv.data());
+    std::cerr << "kforge: cannot start kforge-cast (" << (tool.empty() ? std::string("not beside kforge nor on PATH") : tool.string())
+              << "): it is the LibTorch half of `kforge cast run`; build the kforge-cast target (it needs LibTorch) "
+                 "or point $KF_CAST_TOOL at it\n";
+    return kExitEnvironment;
+}
+
 } // namespace
 
 void addCastCommand(CLI::App& app, int& exitCode)
@@ -222,6 +267,17 @@ void addCastCommand(CLI::App& app, int& exitCode)
     i->add_option("file", args->file, "the .cast package")->required();
     i->add_flag("--json", args->json, "print JSON (with the whole manifest)");
     i->callback([args, &exitCode] { exitCode = inspectCommand(*args, false); });
+
+    CLI::App* r = cast->add_subcommand("run", "Load a package as a LibTorch program would and run each op on generated "
+                                               "inputs against its reference ops, with timings");
+    r->add_option("file", args->file, "the .cast package")->required();
+    r->add_option("--device", args->device, "cuda or cpu (default: cuda when there is a GPU)")
+        ->check(CLI::IsMember({"cuda", "cpu"}));
+    r->add_option("--runs", args->runs, "timed runs per shape (default 20)")->check(CLI::Range(1, 100000));
+    r->add_flag("--no-kernels", args->noKernels, "run every op's reference ops instead of its kernels");
+    r->add_option("--op", args->op, "only this op");
+    r->add_flag("--json", args->json, "print JSON");
+    r->callback([args, &exitCode] { exitCode = runCommand(*args); });
 
     CLI::App* c = cast->add_subcommand("check", "Check a package's integrity: archive, manifest, hashes (exit 1 when rejected)");
     c->add_option("file", args->file, "the .cast package")->required();

@@ -3,7 +3,7 @@
 
 namespace kf::cli {
 
-/// Registers `kforge cast export | inspect | check` on `app`.
+/// Registers `kforge cast export | inspect | check | run` on `app`.
 void addCastCommand(CLI::App& app, int& exitCode);
 
 } // namespace kf::cli

@@ -112,6 +112,16 @@ def main():
     for f in (pkg, pkg80):
         check(run([a.kforge, "cast", "check", f]).returncode == 0, "kforge cast check " + os.path.basename(f))
 
+    # `kforge cast run`: the package loaded as a LibTorch program would, each op against its reference.
+    p = run([a.kforge, "cast", "run", pkg, "--runs", "5"])
+    print(p.stdout)
+    check(p.returncode == 0 and "every output within" in p.stdout, "kforge cast run: both ops within tolerance on every test shape")
+    p = run([a.kforge, "cast", "run", pkg, "--runs", "5", "--json"])
+    try:
+        results["cast_run"] = json.loads(p.stdout)
+    except ValueError:
+        pass
+
     ops = kernelforge_cast.load(pkg)
     ops80 = kernelforge_cast.load(pkg80)
     major, minor = torch.cuda.get_device_capability()

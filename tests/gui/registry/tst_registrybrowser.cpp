@@ -8,6 +8,7 @@
 
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/registry/DiffView.h"
+#include "widgets/registry/ExportCastDialog.h"
 #include "widgets/registry/RegistryBrowser.h"
 #include "widgets/registry/RegistryFilterModel.h"
 #include "widgets/registry/RegistryModel.h"
@@ -17,7 +18,9 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QDialogButtonBox>
 #include <QItemSelectionModel>
+#include <QListWidget>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -51,6 +54,8 @@ private slots:
     void diffAsksForThePreviousVersion();
     void refreshKeepsTheSelectionAndUpdatesButtons();
     void directoryIsShownWithTooltip();
+    void exportDialogOffersVersionsAndTargets_data();
+    void exportDialogOffersVersionsAndTargets();
     void screenshots();
 
 private:
@@ -334,6 +339,44 @@ void TestRegistryBrowser::directoryIsShownWithTooltip()
     QVERIFY(found);
 }
 
+void TestRegistryBrowser::exportDialogOffersVersionsAndTargets_data()
+{
+    QTest::addColumn<int>("uncheckArchs");   // how many architecture boxes to clear, from the first
+    QTest::addColumn<bool>("uncheckVersion");
+    QTest::addColumn<QString>("ptx");
+    QTest::addColumn<QString>("problem");
+    QTest::newRow("defaults") << 0 << false << "" << "";
+    QTest::newRow("no version") << 0 << true << "" << "Check at least one version";
+    QTest::newRow("no architecture") << 6 << false << "" << "Choose at least one architecture";
+    QTest::newRow("PTX of an unchosen arch") << 1 << false << "compute_80" << "PTX of compute_80 needs sm_80";
+    QTest::newRow("no PTX") << 0 << false << "none" << "";
+}
+
+void TestRegistryBrowser::exportDialogOffersVersionsAndTargets()
+{
+    QFETCH(int, uncheckArchs);
+    QFETCH(bool, uncheckVersion);
+    QFETCH(QString, ptx);
+    QFETCH(QString, problem);
+    auto index = kf::Registry(m_sample.directory).load();
+    QVERIFY(index.ok());
+    kf::ui::ExportCastDialog d(index.value(), m_sample.softmaxV2, QStringLiteral("/work/space"));
+    // Active versions only (v1 is deprecated), the selected one checked.
+    QCOMPARE(d.versions()->count(), 3);
+    QCOMPARE(d.choice().ids, QStringList{m_sample.softmaxV2});
+    QCOMPARE(d.choice().architectures, (QStringList{"sm_80", "sm_86", "sm_89", "sm_90"}));
+    QCOMPARE(d.choice().output, QStringLiteral("/work/space/softmax_fp32.cast"));
+    for (int i = 0; i < uncheckArchs; ++i)
+        d.architectureBoxes()[i]->setChecked(false);
+    if (uncheckVersion)
+        for (int i = 0; i < d.versions()->count(); ++i)
+            d.versions()->item(i)->setCheckState(Qt::Unchecked);
+    d.ptxCombo()->setCurrentIndex(d.ptxCombo()->findData(ptx));
+    QCOMPARE(d.choice().ptx, ptx);
+    QVERIFY2(problem.isEmpty() ? d.problem().isEmpty() : d.problem().contains(problem), qPrintable(d.problem()));
+    QCOMPARE(d.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->isEnabled(), problem.isEmpty());
+}
+
 void TestRegistryBrowser::screenshots()
 {
     const QString dir = qEnvironmentVariable("KF_SCREENSHOT_DIR");
@@ -370,6 +413,14 @@ void TestRegistryBrowser::screenshots()
     empty.show();
     QVERIFY(QTest::qWaitForWindowExposed(&empty));
     QVERIFY(empty.grab().save(QDir(dir).filePath(QStringLiteral("registry-empty.png"))));
+
+    auto index = kf::Registry(m_sample.directory).load();
+    QVERIFY(index.ok());
+    kf::ui::ExportCastDialog d(index.value(), m_sample.softmaxV2, QStringLiteral("/home/you/workspace"));
+    d.versions()->item(2)->setCheckState(Qt::Checked);
+    d.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&d));
+    QVERIFY(d.grab().save(QDir(dir).filePath(QStringLiteral("export-cast.png"))));
 }
 
 QTEST_MAIN(TestRegistryBrowser)
