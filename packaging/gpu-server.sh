@@ -11,7 +11,7 @@
 #   1. records the environment (GPU, driver, CUDA, torch, commit);
 #   2. configures the Qt-free build (preset gpu-server: KF_BUILD_GUI=OFF, Release) against
 #      python3's PyTorch (torch.utils.cmake_prefix_path) and the third-party headers, and builds
-#      only kforge, kforge-runner and the bench_* tools, with every core;
+#      only kforge, kforge-runner, kforge-cast and the bench_* tools, with every core;
 #   3. runs the GPU suite, `ctest -L gpu --output-on-failure -j1` (tests that use the GPU must not
 #      share it; tests/gpu/README.md lists them);
 #   4. runs the benchmarks (not pass/fail): streaming-copy bandwidth, timing fidelity against an
@@ -122,6 +122,10 @@ else
     targets+=(kforge-runner)
   else
     kf_log "$me" "warning: no kforge-runner target (LibTorch not found?): the GPU tests will skip" | tee -a "$logs/build.log"
+  fi
+  # kforge-cast: the LibTorch half of `kforge cast run` (gpu.cast.e2e runs it).
+  if grep -q '^kforge-cast:' <<<"$target_list"; then
+    targets+=(kforge-cast)
   fi
   while read -r t; do targets+=("$t"); done < <(sed -n 's/^\(bench_[A-Za-z0-9_]*\):.*/\1/p' <<<"$target_list")
 fi
