@@ -269,6 +269,7 @@ void TestCast::exportRefusals_data()
                                              << "needs sm_80";
     QTest::newRow("one name twice") << QStringList{"@0", "@0"} << 2 << "--name";
     QTest::newRow("bad op name") << QStringList{"@0", "--name", "@0=2fast"} << 2 << "cannot name an operator";
+    QTest::newRow("architecture-specific target") << QStringList{"@0", "--arch", "sm_90a"} << 2 << "architecture-specific";
     QTest::newRow("keyword op name") << QStringList{"@0", "--name", "@0=lambda"} << 2 << "cannot name an operator";
 }
 
@@ -357,6 +358,31 @@ void TestCast::tamperedPackagesAreRejected_data()
         m["ops"][0]["preload"] = "os.system";
         setManifest(es, m);
     }) << "preload" << "/ops/0/preload";
+    QTest::newRow("symbol named like a parameter") << Edit([](auto& es) {
+        Json m = manifestOf(es);
+        m["ops"][0]["parameters"]["N"] = 3;
+        setManifest(es, m);
+    }) << "names a parameter and also a symbol" << "/ops/0/parameters/N";
+    QTest::newRow("reference reads no input") << Edit([](auto& es) {
+        Json m = manifestOf(es);
+        m["ops"][0]["reference"] = {{"kind", "torchscript"}, {"file", m["ops"][0]["task"]}, {"inputs", {"a", "zz"}}};
+        setManifest(es, m);
+    }) << "\"zz\" is not an input of the op" << "/ops/0/reference/inputs";
+    QTest::newRow("reference op outside the catalog") << Edit([](auto& es) {
+        Json m = manifestOf(es);
+        m["ops"][0]["reference"]["steps"][0]["op"] = "system";
+        setManifest(es, m);
+    }) << "not an op of the reference catalog" << "/ops/0/reference/steps/0/op";
+    QTest::newRow("evidence summary of the wrong type") << Edit([](auto& es) {
+        Json m = manifestOf(es);
+        m["ops"][0]["evidence"]["gpu"] = 1;
+        setManifest(es, m);
+    }) << "must be a string" << "/ops/0/evidence/gpu";
+    QTest::newRow("nested 100000 levels") << Edit([](auto& es) {
+        std::string& text = es.front().bytes;
+        const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+        text.insert(text.find("\"gates\": ") + 9, deep + ", \"x\": ");
+    }) << "nested more than 256 levels" << "";
     QTest::newRow("task.json forged, hash fixed up") << Edit([=](auto& es) {
         auto& t = entry(es, "vector_add/registry/task.json");
         Json task = Json::parse(t.bytes);

@@ -113,12 +113,9 @@ int exportCommand(const CastArgs& a)
     if (!done) {
         const Error& e = done.error();
         int code = kExitEnvironment;
-        if (e.kind == kRegistryBadArgument || e.why.find("not an architecture") != std::string::npos ||
-            e.why.find("--arch") != std::string::npos || e.why.find("cannot name an operator") != std::string::npos ||
-            e.why.find("would both be") != std::string::npos || e.why.find("no registry ID") != std::string::npos ||
-            e.why.find("deprecated") != std::string::npos || e.why.find("needs sm_") != std::string::npos)
+        if (e.kind == kRegistryBadArgument || e.kind == cast::kCastBadArgument)
             code = kExitUsage;
-        else if (e.why.find("does not compile") != std::string::npos || e.why.find("registry check fails") != std::string::npos)
+        else if (e.kind == cast::kCastKernelRefused)
             code = kExitFailed;
         return reportError(e, a.json, "export", code);
     }

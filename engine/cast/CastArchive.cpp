@@ -66,7 +66,7 @@ Result<Archive> readOpen(zip_t* za, const std::string& origin, const ArchiveLimi
     };
     std::vector<Planned> planned;
     std::map<std::string, std::string> seen;   // lower-cased name -> name
-    std::uint64_t total = 0;
+    std::uint64_t total = 0, compressed = 0;
     for (zip_int64_t i = 0; i < count; ++i) {
         zip_stat_t st;
         zip_stat_init(&st);
@@ -114,8 +114,16 @@ Result<Archive> readOpen(zip_t* za, const std::string& origin, const ArchiveLimi
             return archiveError(origin, name, "the entries so far unpack to " + std::to_string(total) +
                                                   " bytes; a package may unpack to at most " +
                                                   std::to_string(limits.maxTotalBytes));
+        compressed += st.comp_size;
         planned.push_back({static_cast<zip_uint64_t>(i), name, st.size});
     }
+    // Many small entries can each stay under the per-entry ratio (or share compressed data):
+    // the whole archive is held to the same ratio once it unpacks to more than 64 MiB.
+    if (total > (std::uint64_t(64) << 20) &&
+        static_cast<double>(total) > limits.maxRatio * static_cast<double>(std::max<std::uint64_t>(compressed, 1)))
+        return archiveError(origin, {}, "its entries unpack " + std::to_string(compressed) + " bytes into " +
+                                            std::to_string(total) + ", a ratio above " +
+                                            std::to_string(static_cast<int>(limits.maxRatio)) + " (a zip bomb)");
 
     // Pass 2: decompress, never more than the declared size (libzip checks each CRC at the end).
     Archive out;

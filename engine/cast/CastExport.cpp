@@ -20,9 +20,15 @@ using Json = nlohmann::json;
 
 namespace {
 
-Error exportError(const std::string& why, std::string hint = {}, std::string file = {})
+Error exportError(const std::string& why, std::string hint = {}, std::string file = {}, std::string kind = {})
 {
-    return Error{"export a .cast package", why, std::move(hint), std::move(file), {}};
+    return Error{"export a .cast package", why, std::move(hint), std::move(file), {}, std::move(kind)};
+}
+
+/// A mistake in what was asked (exit 2): an unknown or doubled architecture, a bad name.
+Error badArgument(const std::string& why, std::string hint = {})
+{
+    return exportError(why, std::move(hint), {}, kCastBadArgument);
 }
 
 Json exprJson(const Expr& e)
@@ -143,7 +149,7 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
                                     const std::function<void(const ExportProgress&)>& progress, const CancelToken* cancel)
 {
     if (options.ids.empty())
-        return exportError("no registry ID was given", "list one or more IDs (`kforge registry list`)");
+        return badArgument("no registry ID was given", "list one or more IDs (`kforge registry list`)");
     std::vector<std::string> archs = options.architectures;
     if (archs.empty()) {
         std::string all = kDefaultArchitectures;
@@ -157,13 +163,16 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
     }
     std::set<std::string> seenArch;
     for (std::string& a : archs) {
+        if (!a.empty() && (a.back() == 'a' || a.back() == 'f'))
+            return badArgument("\"" + a + "\" is an architecture-specific target; a package holds portable cubins only",
+                               "use " + a.substr(0, a.size() - 1) + " (the format has no way to mark a cubin that needs " + a + ")");
         const ArchInfo* info = findArchitecture(a);
         if (!info || a.rfind("compute_", 0) == 0)
-            return exportError("\"" + a + "\" is not an architecture KernelForge compiles cubins for",
+            return badArgument("\"" + a + "\" is not an architecture KernelForge compiles cubins for",
                                "use sm_XY names such as sm_80,sm_90 (`kforge archs` lists them)");
         a = info->arch;
         if (!seenArch.insert(a).second)
-            return exportError(a + " is listed twice in --arch");
+            return badArgument(a + " is listed twice in --arch");
     }
     std::sort(archs.begin(), archs.end(), [](const std::string& x, const std::string& y) { return archNumber(x) < archNumber(y); });
     std::string ptx;
@@ -172,12 +181,14 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
     } else if (options.ptx.empty()) {
         ptx = "compute_" + archs.front().substr(3);
     } else {
+        if (options.ptx.back() == 'a' || options.ptx.back() == 'f')
+            return badArgument("\"" + options.ptx + "\" is an architecture-specific target", "use compute_XY, e.g. compute_80, or none");
         const ArchInfo* info = findArchitecture(options.ptx);
         if (!info)
-            return exportError("\"" + options.ptx + "\" is not an architecture", "use compute_XY, e.g. compute_80, or none");
+            return badArgument("\"" + options.ptx + "\" is not an architecture", "use compute_XY, e.g. compute_80, or none");
         ptx = "compute_" + info->arch.substr(3);
         if (!seenArch.count("sm_" + ptx.substr(8)))
-            return exportError("PTX for " + ptx + " needs sm_" + ptx.substr(8) + " among the architectures",
+            return badArgument("PTX for " + ptx + " needs sm_" + ptx.substr(8) + " among the architectures",
                                "add it to --arch, or pick the PTX of a listed one");
     }
 
@@ -199,13 +210,13 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
             return entry.error();
         op.entry = entry.value();
         if (op.entry.deprecated() && !options.allowDeprecated)
-            return exportError(id + " is deprecated (" + op.entry.deprecationReason + ")",
+            return badArgument(id + " is deprecated (" + op.entry.deprecationReason + ")",
                                "export its successor, or pass --allow-deprecated");
         for (const RegistryDrift& d : drift.value())
             if (d.severity == RegistryDrift::Severity::Error && (d.id == id || d.id.empty()))
                 return exportError("the registry check fails for " + (d.id.empty() ? std::string("the registry") : id) +
                                        ": " + d.problem,
-                                   d.hint.empty() ? "run `kforge registry check`" : d.hint, d.file);
+                                   d.hint.empty() ? "run `kforge registry check`" : d.hint, d.file, kCastKernelRefused);
         auto task = registry.entryTask(id);
         if (!task)
             return task.error();
@@ -217,10 +228,10 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
         auto named = options.opNames.find(id);
         op.name = named != options.opNames.end() ? named->second : defaultOpName(op.task.name);
         if (!isOpName(op.name))
-            return exportError("\"" + op.name + "\" cannot name an operator",
+            return badArgument("\"" + op.name + "\" cannot name an operator",
                                "use letters, digits and _ (not starting with a digit, at most 64): --name " + id + "=NAME");
         if (!names.insert(op.name).second)
-            return exportError("two versions would both be cast::" + op.name,
+            return badArgument("two versions would both be cast::" + op.name,
                                "name one of them: --name " + id + "=OTHER_NAME");
         ops.push_back(std::move(op));
     }
@@ -255,7 +266,8 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
                         break;
                     }
                 return exportError(op.id + " does not compile for " + arch + ": " + first,
-                                   "drop " + arch + " from --arch, or promote a version that builds for it");
+                                   "drop " + arch + " from --arch, or promote a version that builds for it", {},
+                                   kCastKernelRefused);
             }
             for (const Launch& l : cand.launches)
                 if (!built->loweredNames.count(l.kernel))

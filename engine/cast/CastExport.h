@@ -18,6 +18,13 @@
 
 namespace kf::cast {
 
+/// Error::kind of an export refused for what was asked: unknown or doubled architectures, a bad
+/// op name, a deprecated version (`kforge cast export` exits 2).
+inline constexpr const char* kCastBadArgument = "cast_bad_argument";
+/// Error::kind of a version that does not compile for an architecture or whose registry check
+/// fails (exit 1).
+inline constexpr const char* kCastKernelRefused = "cast_kernel_refused";
+
 struct ExportOptions {
     std::vector<std::string> ids;                  ///< registry IDs, in package order
     std::vector<std::string> architectures;        ///< cubins; default kDefaultArchitectures

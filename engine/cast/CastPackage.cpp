@@ -4,6 +4,7 @@
 #include "engine/core/JsonReader.h"
 #include "engine/task/DType.h"
 #include "engine/task/Expr.h"
+#include "engine/task/OpCatalog.h"
 #include "engine/task/Task.h"
 
 #include <algorithm>
@@ -170,6 +171,10 @@ PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::st
     for (const auto& [k, v] : params.raw().items()) {
         if (!v.is_number())
             jr::fail(params.at(k), "a parameter is a number");
+        if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+            jr::fail(params.at(k), "a parameter is a 64-bit signed integer or a double");
+        if (shapeSymbols.count(k) || scope.tensors.count(k))
+            jr::fail(params.at(k), "\"" + k + "\" names a parameter and also a symbol or tensor");
         params.required(k);
         scope.symbols.insert(k);
     }
@@ -180,6 +185,8 @@ PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::st
         const std::string name = s.string("name");
         if (!shapeSymbols.count(name))
             jr::fail(s.at("name"), "symbol \"" + name + "\" is no input's extent");
+        if (scope.tensors.count(name))
+            jr::fail(s.at("name"), "\"" + name + "\" names a symbol and also a tensor");
         const std::int64_t lo = s.integer("min"), hi = s.integer("max"), m = s.integer("multiple_of");
         if (lo > hi || m < 1)
             jr::fail(s.pointer(), "needs min <= max and multiple_of >= 1");
@@ -257,7 +264,9 @@ PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::st
             jr::fail(ref.at("steps"), "a tape has at least one step");
         for (std::size_t i = 0; i < steps.size(); ++i) {
             jr::Object s(steps[i], jr::child(ref.at("steps"), i));
-            s.string("op");
+            const std::string stepOp = s.string("op");
+            if (!findOp(stepOp))
+                jr::fail(s.at("op"), "\"" + stepOp + "\" is not an op of the reference catalog");
             jr::asStringArray(s.required("inputs"), s.at("inputs"));
             if (const Json* a = s.optional("attrs"); a && !a->is_object())
                 jr::fail(s.at("attrs"), "must be an object");
@@ -266,7 +275,10 @@ PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::st
         }
     } else if (kind == "torchscript") {
         needFile(ref.required("file"), ref.at("file"));
-        jr::asStringArray(ref.required("inputs"), ref.at("inputs"));
+        const Json& ins = o.required("inputs");
+        for (const std::string& n : jr::asStringArray(ref.required("inputs"), ref.at("inputs")))
+            if (std::none_of(ins.begin(), ins.end(), [&](const Json& t) { return t["name"] == n; }))
+                jr::fail(ref.at("inputs"), "\"" + n + "\" is not an input of the op");
     } else {
         jr::fail(ref.at("kind"), "is \"tape\" or \"torchscript\", not \"" + kind + "\"");
     }
@@ -291,9 +303,17 @@ PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::st
     for (const char* key : {"correctness", "performance", "promotion"})
         needFile(ev.required(key), ev.at(key));
     // The summary is shown by `inspect`; the reports and the signed record above are the evidence.
-    for (const char* key : {"gpu", "arch", "torch", "promoted_at", "baseline", "geomean_speedup", "min_speedup",
-                            "threshold", "per_shape", "gates", "scope", "unsigned_evidence_accepted", "registry_signature"})
-        ev.optional(key);
+    for (const char* key : {"gpu", "arch", "torch", "promoted_at", "baseline", "scope", "registry_signature"})
+        if (const Json* v = ev.optional(key); v && !v->is_string())
+            jr::fail(ev.at(key), "must be a string");
+    for (const char* key : {"geomean_speedup", "min_speedup", "threshold"})
+        if (const Json* v = ev.optional(key); v && !v->is_number() && !v->is_null())
+            jr::fail(ev.at(key), "must be a number or null");
+    for (const char* key : {"per_shape", "gates"})
+        if (const Json* v = ev.optional(key); v && !v->is_array())
+            jr::fail(ev.at(key), "must be a list");
+    if (const Json* v = ev.optional("unsigned_evidence_accepted"); v && !v->is_boolean())
+        jr::fail(ev.at("unsigned_evidence_accepted"), "must be true or false");
     ev.finish();
     o.finish();
     return out;

@@ -178,7 +178,13 @@ Result<Json> parseText(std::string_view text, const std::string& origin)
     // about one field is refused instead (an edit merged twice, or an attempt to hide one).
     std::vector<std::set<std::string>> keys;
     std::string duplicate;
-    auto callback = [&](int, Json::parse_event_t event, Json& parsed) {
+    // Nesting is bounded too: copying, dumping or destroying a value recurses once per level, so
+    // a file of a million brackets would overflow the stack of whoever reads it (no format of
+    // ours nests beyond a few dozen levels).
+    struct TooDeep {};
+    auto callback = [&](int depth, Json::parse_event_t event, Json& parsed) {
+        if (depth > static_cast<int>(kMaxJsonDepth))
+            throw TooDeep{};
         switch (event) {
         case Json::parse_event_t::object_start: keys.emplace_back(); break;
         case Json::parse_event_t::object_end:
@@ -194,7 +200,14 @@ Result<Json> parseText(std::string_view text, const std::string& origin)
         return true;
     };
     try {
-        Json j = Json::parse(text.begin(), text.end(), callback);
+        Json j;
+        try {
+            j = Json::parse(text.begin(), text.end(), callback);
+        } catch (const TooDeep&) {
+            return Error{"parse JSON", "invalid JSON: values are nested more than " + std::to_string(kMaxJsonDepth) +
+                                           " levels deep",
+                         "no KernelForge file nests that deep; the file is damaged or hostile", origin, {}};
+        }
         if (!duplicate.empty())
             return Error{"parse JSON", "invalid JSON: the key \"" + duplicate + "\" appears twice in one object",
                          "keep one of them", origin, {}};

@@ -73,6 +73,9 @@ private:
 /// The largest JSON file readFile reads (reports of big runs are a few MiB).
 inline constexpr std::uintmax_t kMaxJsonFileBytes = std::uintmax_t(256) << 20;
 
+/// The deepest nesting readFile and parseText accept (objects and arrays within each other).
+inline constexpr std::size_t kMaxJsonDepth = 256;
+
 /// Reads and parses a JSON file; a syntax error names line and column. Refuses anything but a
 /// regular file (a FIFO would block, /dev/zero never end) and files over kMaxJsonFileBytes.
 Result<Json> readFile(const std::filesystem::path& file);

@@ -204,7 +204,38 @@ class HostileArchives(unittest.TestCase):
         i = next(k for k, (n, _) in enumerate(changed) if n.endswith("vector_add/bin/sm_90.cubin"))
         name, data = changed[i]
         changed[i] = (name, data[:100] + bytes([data[100] ^ 1]) + data[101:])
-        return [
+        def edited(edit):
+            mm = self.manifest()
+            edit(mm)
+            return [("manifest.json", json.dumps(mm).encode())] + self.good[1:]
+
+        deep_text = self.good[0][1].replace(b'"gates": [', b'"gates": ' + b"[" * 100000 + b"]" * 100000 + b', "x": [', 1)
+
+        tampered = [
+            ("launch arg names another buffer", edited(lambda mm: mm["ops"][0]["launches"][0]["args"].__setitem__(
+                0, {"tensor": "elsewhere"})), {}, "not an input, output or scratch buffer", "/ops/0/launches/0/args/0/tensor"),
+            ("unknown symbol", edited(lambda mm: mm["ops"][0]["launches"][0]["grid"].__setitem__(
+                0, {"text": "Q", "tree": {"sym": "Q"}})), {}, "neither a symbol nor a parameter", "/tree/sym"),
+            ("unknown key", edited(lambda mm: mm["ops"][0].__setitem__("preload", "os.system")), {}, "unknown key",
+             "/ops/0/preload"),
+            ("schema edited", edited(lambda mm: mm["ops"][0].__setitem__("schema", "vector_add(Tensor a) -> Tensor")),
+             {}, "the inputs and outputs make", "/ops/0/schema"),
+            ("image outside the package", edited(lambda mm: mm["ops"][0]["images"].__setitem__("sm_90", "/usr/lib/x.cubin")),
+             {}, "not a file of the package", "/ops/0/images/sm_90"),
+            ("unknown operator", edited(lambda mm: mm["ops"][0]["launches"][0]["grid"].__setitem__(
+                0, {"text": "N", "tree": {"op": "**", "args": [{"sym": "N"}, {"int": 2}]}})), {},
+             "not an operator of the expression language", "/tree/op"),
+            ("integer beyond 64 bits", edited(lambda mm: mm["ops"][0]["launches"][0]["grid"].__setitem__(
+                0, {"text": "N", "tree": {"int": 2 ** 70}})), {}, "64-bit integer", "/tree/int"),
+            ("symbol named like a parameter", edited(lambda mm: mm["ops"][0]["parameters"].__setitem__("N", 3)), {},
+             "names a parameter and also a symbol", "/parameters/N"),
+            ("two ops with one name", edited(lambda mm: mm["ops"][1].__setitem__("name", "vector_add")), {},
+             "two ops are named", "/ops/1/name"),
+            ("nested 100000 levels", [("manifest.json", deep_text)] + self.good[1:], {}, "nested", "manifest.json"),
+            ("a key twice", [("manifest.json", self.good[0][1].replace(b'"format"', b'"format": "x", "format"', 1))]
+             + self.good[1:], {}, "appears twice", "manifest.json"),
+        ]
+        return tampered + [
             ("parent folder", [m, ("ops/../../etc/passwd", b"x")], {}, "climbs out of the package", "ops/../../etc/passwd"),
             ("absolute path", [m, ("/etc/passwd", b"x")], {}, "absolute path", "/etc/passwd"),
             ("backslash", [m, ("ops\\..\\x", b"x")], {}, "backslash", "ops\\..\\x"),

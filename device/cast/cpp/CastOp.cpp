@@ -390,7 +390,8 @@ CastOp::DeviceImage& CastOp::loadImage(int device)
     if (ptx)
         data.push_back('\0');
     CUresult rc = cu.cuDevicePrimaryCtxRetain(&ctx, dev);
-    if (rc == CUDA_SUCCESS && cu.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != ctx)
+    const bool switched = rc == CUDA_SUCCESS && cu.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != ctx;
+    if (switched)
         rc = cu.cuCtxSetCurrent(ctx);
     if (rc == CUDA_SUCCESS)
         rc = cu.cuModuleLoadData(&module, data.data());
@@ -402,6 +403,8 @@ CastOp::DeviceImage& CastOp::loadImage(int device)
         rc = cu.cuModuleGetFunction(&f, module, l.lowered.c_str());
         functions.push_back(reinterpret_cast<void*>(f));
     }
+    if (switched)
+        cu.cuCtxSetCurrent(current);   // loading (imageUsed() too) leaves the caller's context as it was
     if (rc != CUDA_SUCCESS) {
         const char* text = nullptr;
         cu.cuGetErrorString(rc, &text);
@@ -553,9 +556,13 @@ std::vector<at::Tensor> CastOp::run(c10::ArrayRef<at::Tensor> inputs, Mode mode)
                                           : const_cast<unsigned char*>(l.scalars[a].data());
         CUfunction f = reinterpret_cast<CUfunction>(img.functions[static_cast<std::size_t>(l.index)]);
         if (l.shared > 48 * 1024) {
+            // Raised to the largest amount a shape has needed so far, again when a shape needs more.
             std::lock_guard<std::mutex> lock(m_mutex);
-            if (img.sharedRaised.insert(l.index).second)
+            unsigned& allowed = img.sharedRaised[l.index];
+            if (l.shared > allowed) {
                 cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.shared));
+                allowed = l.shared;
+            }
         }
         const CUresult rc = cu.cuLaunchKernel(f, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
                                               l.shared, stream, params, nullptr);

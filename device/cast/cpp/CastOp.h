@@ -80,7 +80,7 @@ private:
         bool loaded = false;
         std::vector<void*> functions;  ///< CUfunction per launch; empty: use the reference
         std::string reason;
-        std::set<int> sharedRaised;
+        std::map<int, unsigned> sharedRaised;   ///< launch -> the dynamic shared memory allowed so far
     };
     struct RefStep {
         std::function<at::Tensor(const std::array<const at::Tensor*, 3>&)> fn;

@@ -129,26 +129,32 @@ std::shared_ptr<const Package> load(const std::string& path, const LoadOptions& 
     loaded->m_path = path;
     loaded->m_name = pkg.name;
     loaded->m_version = pkg.version;
-    std::unique_ptr<torch::Library> lib;
+    // Every op is built before anything is registered: a constructor that throws leaves no trace.
     for (const kf::cast::PackageOp& op : pkg.ops) {
-        auto castOp = std::make_shared<CastOp>(pkg, op, options);
-        loaded->m_ops.push_back(castOp);
+        loaded->m_ops.push_back(std::make_shared<CastOp>(pkg, op, options));
         loaded->m_info.push_back({op.name, op.registryId, op.schema, op.images, op.json["evidence"].dump()});
+    }
+    torch::Library* lib = nullptr;
+    for (std::size_t i = 0; i < pkg.ops.size(); ++i) {
+        const kf::cast::PackageOp& op = pkg.ops[i];
         if (r.identity.count(op.name))
             continue;   // the same op, registered by an earlier load: its kernels serve this one too
-        if (!lib)
-            lib = std::make_unique<torch::Library>(torch::Library::FRAGMENT, "cast", std::nullopt, __FILE__, __LINE__);
+        if (!lib) {
+            // Kept before the first registration, so what registered stays registered (and known).
+            r.libraries.push_back(
+                std::make_unique<torch::Library>(torch::Library::FRAGMENT, "cast", std::nullopt, __FILE__, __LINE__));
+            lib = r.libraries.back().get();
+        }
+        const auto& castOp = loaded->m_ops[i];
         lib->def(op.schema.c_str());
+        r.identity[op.name] = identities[op.name];
         lib->impl(op.name.c_str(), torch::dispatch(c10::DispatchKey::CUDA, torch::CppFunction::makeFromBoxedFunctor(
                                                                            std::make_unique<BoxedKernel>(castOp, Mode::Cuda))));
         lib->impl(op.name.c_str(), torch::dispatch(c10::DispatchKey::CPU, torch::CppFunction::makeFromBoxedFunctor(
                                                                           std::make_unique<BoxedKernel>(castOp, Mode::Cpu))));
         lib->impl(op.name.c_str(), torch::dispatch(c10::DispatchKey::Meta, torch::CppFunction::makeFromBoxedFunctor(
                                                                            std::make_unique<BoxedKernel>(castOp, Mode::Meta))));
-        r.identity[op.name] = identities[op.name];
     }
-    if (lib)
-        r.libraries.push_back(std::move(lib));
     std::shared_ptr<const Package> result = loaded;
     r.loaded[packageIdentity] = result;
     return result;

@@ -106,15 +106,17 @@ def load(path, kernels=True, image=None):
                                    % (path, name))
             fresh.append((op, identity))
         if fresh:
+            # Every op is built before anything is registered; the Library is kept before the first
+            # registration, so what registered stays registered and known even if a later one fails.
+            built = [(op, identity, CastOp(str(path), op, files, kernels, image)) for op, identity in fresh]
             lib = torch.library.Library("cast", "FRAGMENT")
-            for op, identity in fresh:
-                cast_op = CastOp(str(path), op, files, kernels, image)
+            _libraries.append(lib)
+            for op, identity, cast_op in built:
                 lib.define(op["schema"])
+                _defined[op["name"]] = (identity, None, cast_op)
                 lib.impl(op["name"], cast_op.cuda_impl, "CUDA")
                 lib.impl(op["name"], cast_op.cpu_impl, "CPU")
                 torch.library.register_fake("cast::" + op["name"], cast_op.fake_impl, lib=lib)
-                _defined[op["name"]] = (identity, None, cast_op)
                 ops[op["name"]] = cast_op
-            _libraries.append(lib)
     return Package(path, manifest, ops)
 

@@ -71,6 +71,16 @@ def make_current(device_index):
     return ctx.value
 
 
+def current_context():
+    cur = ctypes.c_void_p()
+    _check(lib(), "cuCtxGetCurrent", lib().cuCtxGetCurrent(ctypes.byref(cur)))
+    return cur.value
+
+
+def set_context(ctx):
+    _check(lib(), "cuCtxSetCurrent", lib().cuCtxSetCurrent(ctx))
+
+
 def load_module(image, ptx):
     """A CUmodule from cubin or PTX bytes (PTX is JIT-compiled by the driver, NUL-terminated)."""
     l = lib()

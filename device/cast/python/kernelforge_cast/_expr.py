@@ -93,7 +93,9 @@ def evaluate(node, env):
             return x * y
         if y == 0.0:
             raise ExprError("division by zero" if op == "/" else "modulo by zero")
-        return x / y if op == "/" else math.fmod(x, y)
+        if op == "/":
+            return x / y
+        return math.fmod(x, y) if math.isfinite(x) else math.nan   # C's fmod(inf, y) is NaN
     fn = node["call"]
     arity = {"ceil_div": 2, "round_up": 2, "min": 2, "max": 2, "abs": 1, "next_pow2": 1, "log2": 1,
              "sqrt": 1, "float": 1, "int": 1}

@@ -20,6 +20,11 @@ ALIGNMENT = 16          # bytes: what 16-byte vector loads need; the runner's bu
 _MAX_GRID = (2**31 - 1, 65535, 65535)
 
 try:
+    _current_device = torch._C._cuda_getDevice
+except AttributeError:  # pragma: no cover - older PyTorch
+    _current_device = torch.cuda.current_device
+
+try:
     _raw_stream = torch._C._cuda_getCurrentRawStream   # what torch.cuda.current_stream() wraps, without the object
 except AttributeError:  # pragma: no cover - older PyTorch
     def _raw_stream(index):
@@ -71,6 +76,7 @@ class CastOp:
         self._plans = {}        # (device index, input shapes) -> plan
         self._warned = set()
         self._tls = threading.local()   # per thread: (device, shapes) -> bound launch state
+        self._shared_allowed = {}       # (device, launch) -> dynamic shared memory allowed so far
 
     # --- messages ---------------------------------------------------------------------------
     def _warn_once(self, key, text):
@@ -151,12 +157,17 @@ class CastOp:
             arch, reason = self.image_choice(device_index)
             functions = None
             if arch is not None:
+                previous = None
                 try:
+                    previous = _driver.current_context()
                     _driver.make_current(device_index)
                     module = _driver.load_module(self.images[arch], arch.startswith("compute_"))
                     functions = [_driver.get_function(module, l["lowered"]) for l in self.launches]
                 except _driver.DriverError as e:
                     functions, reason = None, "loading %s failed: %s" % (arch, e)
+                finally:
+                    if previous is not None:
+                        _driver.set_context(previous)   # image_used() leaves the caller's context as it was
             got = (functions, reason)
             self._devices[device_index] = got
             return got
@@ -234,26 +245,30 @@ class CastOp:
             self._tls.__dict__[key] = None
             return None
         outputs, scratch, launches = self._plan(index, tensors)
-        _driver.make_current(index)   # once per thread and shape; PyTorch keeps the primary context current
         slots = [ctypes.c_void_p() for _ in range(len(self.tensor_names))]
         ready = []
         for i, grid, block, shared, args, array in launches:
             if 0 in grid:
                 continue
             if shared > 48 * 1024:
+                # Raised to the largest amount a shape has needed so far, again when one needs more.
                 with self._lock:
-                    if ("shared", index, i) not in self._warned:
+                    if shared > self._shared_allowed.get((index, i), 0):
                         _driver.allow_shared(functions[i], shared)
-                        self._warned.add(("shared", index, i))
+                        self._shared_allowed[(index, i)] = shared
             params = array(*[ctypes.addressof(slots[a]) if isinstance(a, int) else ctypes.addressof(a) for a in args])
             ready.append((functions[i], grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, params, args))
         bound = ([(tuple(shape), dtype) for shape, (_, dtype, _) in zip(outputs, self.outputs)],
                  [(count, dtype, zero) for count, dtype, zero in scratch], slots, ready)
-        self._tls.__dict__[key] = bound
+        cache = self._tls.__dict__
+        if len(cache) > 256:   # many shapes on one thread: start over rather than grow without end
+            cache.clear()
+        cache[key] = bound
         return bound
 
     def cuda_impl(self, *tensors):
         if not self.use_kernels:
+            self.bind(tensors)
             return self._result(self.reference(tensors))
         device = tensors[0].device
         for t, (name, dtype, dname, _) in zip(tensors, self.inputs):
@@ -269,7 +284,15 @@ class CastOp:
         if bound is False:
             bound = self._bound(key, tensors)
         if bound is None:
+            self.bind(tensors)
             return self._result(self.reference(tensors))
+        if _current_device() != index:
+            # Another device is current on this thread: launch under this one's context.
+            with torch.cuda.device(index):
+                return self._launch(bound, tensors, device, index)
+        return self._launch(bound, tensors, device, index)
+
+    def _launch(self, bound, tensors, device, index):
         outputs, scratch, slots, launches = bound
         outs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in outputs]
         k = 0
