@@ -55,6 +55,26 @@ class Package:
         """The CastOp behind cast::<name> (image choice, bound shapes, reference)."""
         return self._ops[name]
 
+    def substitute(self, model, example_inputs=None):
+        """A copy of ``model``'s graph with every call site one of this package's kernels implements
+        replaced by its cast:: operator, and the report (one entry per candidate call site:
+        node, op, status "substituted" or "kept", cast_op, reason).
+
+        ``model``: a torch.export.ExportedProgram, a torch.fx.GraphModule (rewritten in place), or
+        an nn.Module with ``example_inputs`` (exported first). No monkey-patching: the graph is
+        rewritten, matched by op, attributes, dtypes, layout and the kernels' shape constraints."""
+        from ._substitute import substitute
+        if isinstance(model, torch.export.ExportedProgram):
+            gm = model.module()
+        elif isinstance(model, torch.fx.GraphModule):
+            gm = model
+        else:
+            if example_inputs is None:
+                raise ValueError("substitute(module) needs example_inputs to export it")
+            gm = torch.export.export(model, tuple(example_inputs)).module()
+        report = substitute(gm, list(self._ops.values()))
+        return gm, report
+
     def info(self):
         """Per op: registry ID, schema, images, the image this process's GPU uses, evidence."""
         out = {}
