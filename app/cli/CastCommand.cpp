@@ -140,7 +140,7 @@ int exportCommand(const CastArgs& a)
 
 int openFailureCode(const Error& e)
 {
-    if (e.why == "the file does not exist" || e.why == "it is not a regular file")
+    if (e.kind == cast::kCastNoSuchFile)
         return kExitUsage;
     if (e.what.find("libcrypto") != std::string::npos || e.what.find("SHA-256") != std::string::npos)
         return kExitEnvironment;
@@ -248,8 +248,10 @@ void addCastCommand(CLI::App& app, int& exitCode)
     CLI::App* e = cast->add_subcommand("export", "Compile registry kernels for several GPUs into one .cast package");
     e->add_option("ids", args->ids, "registry IDs (`kforge registry list`)")->required();
     e->add_option("-o,--output", args->output, "the package to write, e.g. ops.cast")->required();
-    e->add_option("--arch", args->archs, std::string("cubin architectures, comma-separated (default ") +
-                                             cast::kDefaultArchitectures + ")");
+    std::string defaults;
+    for (const char* a : cast::kDefaultArchitectures)
+        defaults += (defaults.empty() ? "" : ",") + std::string(a);
+    e->add_option("--arch", args->archs, "cubin architectures, comma-separated (default " + defaults + ")");
     e->add_option("--ptx", args->ptx, "PTX for later GPUs: compute_XY of a listed architecture, or none (default: the lowest)");
     e->add_option("--name", args->names, "ID=NAME: call that version cast::NAME (default: its task's name)");
     e->add_option("--package-name", args->packageName, "the package's name (default: the file's stem)");

@@ -390,6 +390,11 @@ private:
 
 } // namespace
 
+at::ScalarType scalarTypeOf(DType t)
+{
+    return detail::scalarType(t);
+}
+
 CatalogOp catalogOp(const OpStep& step, std::string& why)
 {
     return compileOp(step, /*golden=*/false, std::nullopt, why);

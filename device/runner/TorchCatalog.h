@@ -17,6 +17,9 @@ namespace kf::device {
 using CatalogArgs = std::array<const at::Tensor*, 3>;
 using CatalogOp = std::function<at::Tensor(const CatalogArgs&)>;
 
+/// The ATen type of a task dtype (the one mapping the runner, the reference and kf_cast share).
+at::ScalarType scalarTypeOf(DType t);
+
 /// The step as a closure; empty, with a sentence in `why`, when it cannot run (an unknown op, a
 /// wrong number of inputs, a bad attribute). Results are the op's natural PyTorch dtype.
 CatalogOp catalogOp(const OpStep& step, std::string& why);

@@ -218,9 +218,11 @@ Result<Archive> readArchive(const fs::path& file, const ArchiveLimits& limits)
     std::error_code ec;
     const auto status = fs::symlink_status(file, ec);
     if (ec || !fs::exists(status))
-        return Error{"read package " + file.string(), "the file does not exist", "check the path", file.string(), {}};
+        return Error{"read package " + file.string(), "the file does not exist", "check the path", file.string(), {},
+                     kCastNoSuchFile};
     if (fs::is_symlink(status) ? !fs::is_regular_file(fs::status(file, ec)) : !fs::is_regular_file(status))
-        return Error{"read package " + file.string(), "it is not a regular file", "pass a .cast file", file.string(), {}};
+        return Error{"read package " + file.string(), "it is not a regular file", "pass a .cast file", file.string(), {},
+                     kCastNoSuchFile};
     int err = 0;
     ZipPtr za(zip_open(file.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &err));
     if (!za && err == ZIP_ER_EXISTS) {

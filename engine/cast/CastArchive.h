@@ -15,6 +15,9 @@
 
 namespace kf::cast {
 
+/// Error::kind of a package path that names no regular file (the caller's mistake: exit 2).
+inline constexpr const char* kCastNoSuchFile = "cast_no_such_file";
+
 struct ArchiveLimits {
     std::size_t maxEntries = 4096;
     std::uint64_t maxEntryBytes = std::uint64_t(512) << 20;   ///< one file, uncompressed

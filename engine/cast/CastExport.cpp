@@ -39,17 +39,8 @@ Json exprJson(const Expr& e)
 Json tensorsJson(const std::vector<TensorSpec>& specs)
 {
     Json list = Json::array();
-    for (const auto& t : specs) {
-        Json shape = Json::array();
-        for (const std::string& s : t.shape) {
-            const bool digits = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-            if (digits)
-                shape.push_back(std::stoll(s));
-            else
-                shape.push_back(s);
-        }
-        list.push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", shape}});
-    }
+    for (const auto& t : specs)
+        list.push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", shapeJson(t.shape)}});
     return list;
 }
 
@@ -151,16 +142,8 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
     if (options.ids.empty())
         return badArgument("no registry ID was given", "list one or more IDs (`kforge registry list`)");
     std::vector<std::string> archs = options.architectures;
-    if (archs.empty()) {
-        std::string all = kDefaultArchitectures;
-        for (std::size_t start = 0; start < all.size();) {
-            std::size_t comma = all.find(',', start);
-            if (comma == std::string::npos)
-                comma = all.size();
-            archs.push_back(all.substr(start, comma - start));
-            start = comma + 1;
-        }
-    }
+    if (archs.empty())
+        archs.assign(std::begin(kDefaultArchitectures), std::end(kDefaultArchitectures));
     std::set<std::string> seenArch;
     for (std::string& a : archs) {
         if (!a.empty() && (a.back() == 'a' || a.back() == 'f'))
@@ -381,7 +364,7 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
                 bound.insert(s);
         for (const TensorSpec& t : op.task.outputs)
             for (const std::string& s : t.shape)
-                if (!bound.count(s) && !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                if (!bound.count(s) && !isFixedExtent(s))
                     return exportError(op.id + ": output " + t.name + "'s extent " + s +
                                        " is no input's extent, so a call could not know it");
         opList.push_back({{"name", op.name},

@@ -331,15 +331,8 @@ void checkAgainstTask(const PackageOp& op, const Json& taskJson, const std::stri
             jr::fail(jr::child(ptr, key), "lists " + std::to_string(list.size()) + " tensors; its task.json has " +
                                               std::to_string(specs.size()));
         for (std::size_t i = 0; i < specs.size(); ++i) {
-            Json shape = Json::array();
-            for (const std::string& s : specs[i].shape) {
-                bool digits = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-                if (digits)
-                    shape.push_back(std::stoll(s));
-                else
-                    shape.push_back(s);
-            }
-            if (list[i]["name"] != specs[i].name || list[i]["dtype"] != dtypeName(specs[i].dtype) || list[i]["shape"] != shape)
+            if (list[i]["name"] != specs[i].name || list[i]["dtype"] != dtypeName(specs[i].dtype) ||
+                list[i]["shape"] != shapeJson(specs[i].shape))
                 jr::fail(jr::child(jr::child(ptr, key), i), "differs from \"" + specs[i].name + "\" in its task.json");
         }
     };
@@ -348,6 +341,23 @@ void checkAgainstTask(const PackageOp& op, const Json& taskJson, const std::stri
 }
 
 } // namespace
+
+bool isFixedExtent(const std::string& extent)
+{
+    return !extent.empty() && std::all_of(extent.begin(), extent.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+Json shapeJson(const std::vector<std::string>& shape)
+{
+    Json out = Json::array();
+    for (const std::string& s : shape) {
+        if (isFixedExtent(s))
+            out.push_back(std::stoll(s));
+        else
+            out.push_back(s);
+    }
+    return out;
+}
 
 bool isOpName(std::string_view name)
 {

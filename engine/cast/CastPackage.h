@@ -22,7 +22,7 @@ inline constexpr const char* kCastFormat = "kernelforge-cast";
 inline constexpr int kCastSchemaVersion = 1;
 inline constexpr const char* kManifestName = "manifest.json";
 /// The architectures `kforge cast export` compiles for when not told otherwise.
-inline constexpr const char* kDefaultArchitectures = "sm_80,sm_86,sm_89,sm_90";
+inline constexpr const char* kDefaultArchitectures[] = {"sm_80", "sm_86", "sm_89", "sm_90"};
 
 struct PackageFile {
     std::string path;
@@ -55,6 +55,11 @@ Result<Package> openPackage(const std::filesystem::path& file, const ArchiveLimi
 Result<Package> openPackageBytes(std::string_view bytes, const std::string& origin, const ArchiveLimits& limits = {});
 /// Checks an archive already read (what both of the above do after readArchive).
 Result<Package> checkPackage(Archive archive, const std::string& origin);
+
+/// A tensor's shape as the manifest writes it: integer literals ("4") as numbers, symbols as strings.
+nlohmann::json shapeJson(const std::vector<std::string>& shape);
+/// Whether a shape entry is an integer literal rather than a symbol.
+bool isFixedExtent(const std::string& extent);
 
 /// Whether `name` can name a cast:: operator (and a Python attribute): [A-Za-z_][A-Za-z0-9_]*,
 /// at most 64 characters, not a Python keyword.

@@ -9,6 +9,7 @@
 //
 //   bench_cast ops.cast --case softmax_fp32=/tmp/dump/00-... --overhead softmax_fp32
 #include "device/CudaDriver.h"
+#include "device/runner/TorchCatalog.h"
 #include "engine/cast/CastPackage.h"
 #include "engine/task/Task.h"
 #include "engine/verify/Npy.h"
@@ -37,10 +38,7 @@ namespace {
 
 at::ScalarType scalarOf(const std::string& dtype)
 {
-    static const std::map<std::string, at::ScalarType> t = {
-        {"fp64", at::kDouble}, {"fp32", at::kFloat}, {"fp16", at::kHalf}, {"bf16", at::kBFloat16}, {"int64", at::kLong},
-        {"int32", at::kInt},   {"int16", at::kShort}, {"int8", at::kChar}, {"uint8", at::kByte},   {"bool", at::kBool}};
-    return t.at(dtype);
+    return kf::device::scalarTypeOf(*kf::parseDType(dtype));
 }
 
 const Json* findOp(const kf::cast::Package& pkg, const std::string& name)
@@ -173,7 +171,7 @@ int main(int argc, char** argv)
         std::vector<at::Tensor> inputs;
         for (const auto& t : task->inputs) {
             auto ext = task->extents(t, *shape);
-            inputs.push_back(at::randn(ext.value(), at::TensorOptions().device(at::kCUDA)).to(scalarOf(std::string(kf::dtypeName(t.dtype)))));
+            inputs.push_back(at::randn(ext.value(), at::TensorOptions().device(at::kCUDA)).to(kf::device::scalarTypeOf(t.dtype)));
         }
         const auto& handle = c10::Dispatcher::singleton().findSchemaOrThrow(("cast::" + overheadOp).c_str(), "");
         std::vector<c10::IValue> first = callBoxed(handle, inputs);   // loads the module, makes the plan

@@ -19,13 +19,10 @@ using Json = nlohmann::json;
 
 namespace {
 
+/// The manifest's dtype names were checked when the package was opened.
 at::ScalarType scalarOf(const std::string& dtype)
 {
-    static const std::map<std::string, at::ScalarType> types = {
-        {"fp64", at::kDouble}, {"fp32", at::kFloat},  {"fp16", at::kHalf},  {"bf16", at::kBFloat16},
-        {"int64", at::kLong},  {"int32", at::kInt},   {"int16", at::kShort}, {"int8", at::kChar},
-        {"uint8", at::kByte},  {"bool", at::kBool}};
-    return types.at(dtype);
+    return kf::device::scalarTypeOf(*kf::parseDType(dtype));
 }
 
 kf::Expr exprOf(const Json& e)

@@ -8,6 +8,7 @@
 // Exit: 0 every output within tolerance; 1 a mismatch; 2 bad arguments or package; 3 no CUDA
 // device when --device cuda was asked for.
 #include "device/cast/cpp/CastOp.h"
+#include "device/runner/TorchCatalog.h"
 #include "engine/task/Task.h"
 
 #include <ATen/ATen.h>
@@ -50,12 +51,8 @@ at::Tensor generated(const kf::TensorSpec& t, const std::vector<std::int64_t>& s
     case kf::DType::U8:
     case kf::DType::I16:
     case kf::DType::I32:
-    case kf::DType::I64: {
-        static const std::map<kf::DType, at::ScalarType> types = {{kf::DType::I8, at::kChar},  {kf::DType::U8, at::kByte},
-                                                                  {kf::DType::I16, at::kShort}, {kf::DType::I32, at::kInt},
-                                                                  {kf::DType::I64, at::kLong}};
-        return at::randint(0, 8, shape, opts.dtype(at::kLong)).to(types.at(t.dtype));
-    }
+    case kf::DType::I64:
+        return at::randint(0, 8, shape, opts.dtype(at::kLong)).to(kf::device::scalarTypeOf(t.dtype));
     case kf::DType::F16:
         return at::randn(shape, opts).to(at::kHalf);
     case kf::DType::BF16:

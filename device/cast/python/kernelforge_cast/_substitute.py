@@ -14,6 +14,7 @@ import operator
 import torch
 
 from ._expr import ExprError
+from ._reference import DTYPES
 
 aten = torch.ops.aten
 
@@ -76,9 +77,7 @@ ATEN_TO_CATALOG = {
 # Catalog defaults, so an attribute a task leaves out compares equal to the call's explicit value.
 DEFAULTS = {"softmax": {"dim": -1}, "log_softmax": {"dim": -1}, "gelu": {"approximate": "none"},
             "layer_norm": {"eps": 1e-5, "normalized_dims": 1}, "rms_norm": {"eps": None, "normalized_dims": 1}}
-DTYPE_NAMES = {torch.float64: "fp64", torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16",
-               torch.int64: "int64", torch.int32: "int32", torch.int16: "int16", torch.int8: "int8",
-               torch.uint8: "uint8", torch.bool: "bool"}
+DTYPE_NAMES = {t: name for name, t in DTYPES.items()}
 
 
 def _step_of(node):
