@@ -86,6 +86,34 @@ void rehash(std::vector<cast::ArchiveEntry>& entries, const std::string& path)
     setManifest(entries, m);
 }
 
+/// Rewrites the zip held in entry `path` (a model inside a package) with `edit` applied to its
+/// entries, and fixes up the package manifest's hash as a forger would.
+void editNested(std::vector<cast::ArchiveEntry>& entries, const std::string& path,
+                const std::function<void(std::vector<cast::ArchiveEntry>&)>& edit, const fs::path& scratch)
+{
+    for (auto& e : entries) {
+        if (e.name != path)
+            continue;
+        auto inner = cast::readArchiveBytes(e.bytes, path);
+        QVERIFY(inner);
+        edit(inner->entries);
+        QVERIFY(cast::writeArchive(scratch, inner->entries));
+        std::ifstream in(scratch, std::ios::binary);
+        e.bytes.assign(std::istreambuf_iterator<char>(in), {});
+        rehash(entries, path);
+        return;
+    }
+    QFAIL(("no entry " + path).c_str());
+}
+
+cast::ArchiveEntry& innerEntry(std::vector<cast::ArchiveEntry>& es, const std::string& suffix)
+{
+    for (auto& e : es)
+        if (e.name.size() >= suffix.size() && e.name.compare(e.name.size() - suffix.size(), suffix.size(), suffix) == 0)
+            return e;
+    throw std::runtime_error("no entry ending in " + suffix);
+}
+
 } // namespace
 
 class TestCast : public QObject {
@@ -107,8 +135,19 @@ private slots:
     void expressionTreesMatchTheSharedVectors();
     void opNames_data();
     void opNames();
+    void modelPackageExport();
+    void modelPackagesRefused_data();
+    void modelPackagesRefused();
+    void modelExportRefusals_data();
+    void modelExportRefusals();
+    void modelRunsAreRecorded();
 
 private:
+    /// The toy models tests/cast/make_toy_models.py wrote (CTest fixture cast_models), or skip.
+    bool haveToyModels() const { return fs::exists(m_models / "toy_fp16.pt2") && fs::exists(m_models / "toy_fp32.pt2"); }
+    fs::path m_models;
+    fs::path m_modelPackage;
+    std::vector<cast::ArchiveEntry> m_modelGood;
     QTemporaryDir m_tmp;
     fs::path m_registry;
     std::vector<std::string> m_ids;
@@ -143,6 +182,21 @@ void TestCast::initTestCase()
     auto archive = cast::readArchive(m_package);
     KF_VERIFY_OK(archive);
     m_good = archive->entries;
+
+    // The model package the Python runtime's model tests load: both toy models, the fp16 one
+    // with an input description, the fp32 one with the program's own sample inputs.
+    m_models = fs::path(KF_CAST_FIXTURE_DIR) / "models";
+    m_modelPackage = fs::path(KF_CAST_FIXTURE_DIR) / "model.cast";
+    if (haveToyModels()) {
+        cast::ExportOptions mo = o;
+        mo.models = {{m_models / "toy_fp16.pt2", "toy16", m_models / "toy_fp16_inputs.json"},
+                     {m_models / "toy_fp32.pt2", "toy32", {}}};
+        auto withModels = cast::exportPackage(reg, mo, m_modelPackage);
+        KF_VERIFY_OK(withModels);
+        auto a = cast::readArchive(m_modelPackage);
+        KF_VERIFY_OK(a);
+        m_modelGood = a->entries;
+    }
 }
 
 void TestCast::exportFourArchitecturesAndPtx()
@@ -315,7 +369,7 @@ void TestCast::tamperedPackagesAreRejected_data()
     QTest::newRow("manifest not first") << Edit([](auto& es) { std::swap(es[0], es[1]); }) << "first entry" << "";
     QTest::newRow("newer schema") << Edit([](auto& es) {
         Json m = manifestOf(es);
-        m["schema_version"] = 2;
+        m["schema_version"] = 3;
         setManifest(es, m);
     }) << "update KernelForge" << "/schema_version";
     QTest::newRow("not a package") << Edit([](auto& es) {
@@ -535,6 +589,206 @@ void TestCast::opNames()
     QFETCH(QString, op);
     QCOMPARE(qs(cast::defaultOpName(task.toStdString())), op);
     QVERIFY(cast::isOpName(op.toStdString()));
+}
+
+void TestCast::modelPackageExport()
+{
+    if (!haveToyModels())
+        QSKIP("the toy models need a Python with torch (CTest fixture cast_models)");
+    auto pkg = cast::openPackage(m_modelPackage);
+    KF_VERIFY_OK(pkg);
+    QCOMPARE(pkg->schemaVersion, cast::kCastModelSchemaVersion);
+    QCOMPARE(pkg->models.size(), size_t(2));
+    const cast::PackageModel& toy16 = pkg->models[0];
+    QCOMPARE(qs(toy16.name), QString("toy16"));
+    QCOMPARE(qs(toy16.format), QString("torch.export"));
+    QCOMPARE(qs(toy16.file), QString("models/toy16/model.pt2"));
+    // Its graph calls add and rms_norm, so both packaged tapes could apply; call sites decide at run.
+    QCOMPARE(toy16.uses, (std::vector<std::string>{"vector_add", "fused_add_rms_norm_fp16"}));
+    const Json& e = toy16.json;
+    QVERIFY(e["example"] == Json({{"kind", "shapes"}, {"file", "models/toy16/inputs.json"}}));
+    QVERIFY2(e["inputs"] == Json::parse(R"([{"name": "ids", "dtype": "int64", "shape": [8]},
+                                            {"name": "r", "dtype": "fp16", "shape": [8, 64]}])"), e["inputs"].dump().c_str());
+    for (const char* op : {"torch.ops.aten.add.Tensor", "torch.ops.aten.rms_norm.default", "torch.ops.aten.linear.default",
+                           "torch.ops.aten.gelu.default", "torch.ops.aten.softmax.int", "torch.ops.aten.embedding.default"}) {
+        const auto& ops = e["graph_ops"];
+        QVERIFY2(std::find(ops.begin(), ops.end(), Json(op)) != ops.end(), op);
+    }
+    QVERIFY(e["torch_version"].get<std::string>().rfind("2.", 0) == 0);
+    QVERIFY(pkg->models[1].json["example"] == Json({{"kind", "program"}, {"file", nullptr}}));
+
+    Run inspect = kforge({"cast", "inspect", qs(m_modelPackage.string())});
+    QVERIFY2(inspect.exitCode == 0, qPrintable(inspect.err));
+    for (const char* text : {"model toy16", "(torch.export, torch 2.", "may use cast::vector_add, cast::fused_add_rms_norm_fp16",
+                             "no model-level evidence yet", "op-level evidence", "models/toy32/model.pt2"})
+        QVERIFY2(inspect.out.contains(QString::fromUtf8(text)), text);
+    Run check = kforge({"cast", "check", qs(m_modelPackage.string())});
+    QVERIFY2(check.exitCode == 0 && check.out.contains("2 model(s)"), qPrintable(check.out + check.err));
+    // A package without models stays schema 1, which readers of schema 1 load.
+    QVERIFY(cast::openPackage(m_package)->schemaVersion == cast::kCastSchemaVersion);
+}
+
+void TestCast::modelPackagesRefused_data()
+{
+    QTest::addColumn<Edit>("edit");
+    QTest::addColumn<QString>("message");
+    const fs::path scratch = fs::path(m_tmp.path().toStdString()) / "inner.zip";
+    const std::string model = "models/toy16/model.pt2";
+    QTest::newRow("weights tampered") << Edit([=](auto& es) {
+        for (auto& e : es)
+            if (e.name == model)
+                e.bytes[e.bytes.size() / 2] ^= 0x40;
+    }) << "does not match its SHA-256";
+    QTest::newRow("model uses a missing op") << Edit([](auto& es) {
+        Json m = manifestOf(es);
+        m["models"][0]["uses"].push_back("flash_attention");
+        setManifest(es, m);
+    }) << "the model uses cast::flash_attention, which this package does not hold";
+    QTest::newRow("graph calls a missing cast op") << Edit([=](auto& es) {
+        editNested(es, model, [](auto& inner) {
+            auto& prog = innerEntry(inner, "models/model.json");
+            const std::string from = "torch.ops.aten.softmax.int", to = "torch.ops.cast.flash_attention.default";
+            for (auto at = prog.bytes.find(from); at != std::string::npos; at = prog.bytes.find(from))
+                prog.bytes.replace(at, from.size(), to);
+        }, scratch);
+        Json m = manifestOf(es);
+        auto& ops = m["models"][0]["graph_ops"];
+        for (auto& op : ops)
+            if (op == "torch.ops.aten.softmax.int")
+                op = "torch.ops.cast.flash_attention.default";
+        std::sort(ops.begin(), ops.end());
+        setManifest(es, m);
+    }) << "the model calls cast::flash_attention, which this package does not hold";
+    QTest::newRow("pickled weight") << Edit([=](auto& es) {
+        editNested(es, model, [](auto& inner) {
+            auto& cfg = innerEntry(inner, "data/weights/model_weights_config.json");
+            Json c = Json::parse(cfg.bytes);
+            c["config"].begin().value()["use_pickle"] = true;
+            cfg.bytes = c.dump();
+        }, scratch);
+    }) << "is stored as a pickle";
+    QTest::newRow("native code inside") << Edit([=](auto& es) {
+        editNested(es, model, [](auto& inner) {
+            const std::string top = inner.front().name.substr(0, inner.front().name.find('/') + 1);
+            inner.push_back({top + "data/aotinductor/model/model.so", "\x7f" "ELF"});
+        }, scratch);
+    }) << "they are native code";
+    QTest::newRow("graph_ops edited") << Edit([](auto& es) {
+        Json m = manifestOf(es);
+        m["models"][0]["graph_ops"].erase(0);
+        setManifest(es, m);
+    }) << "is not the list of operators the model file calls";
+    QTest::newRow("inputs edited") << Edit([](auto& es) {
+        Json m = manifestOf(es);
+        m["models"][0]["inputs"][1]["dtype"] = "fp32";
+        setManifest(es, m);
+    }) << "is not the inputs the model file was exported with";
+    QTest::newRow("input description broken") << Edit([](auto& es) {
+        for (auto& e : es)
+            if (e.name == "models/toy16/inputs.json")
+                e.bytes = R"({"inputs": [{"name": "ids", "dtype": "int64", "shape": [8], "distribution": "randint"}]})";
+        rehash(es, "models/toy16/inputs.json");
+    }) << "needs \"high\"";
+    QTest::newRow("models in schema 1") << Edit([](auto& es) {
+        Json m = manifestOf(es);
+        m["schema_version"] = 1;
+        setManifest(es, m);
+    }) << "unknown key";
+    QTest::newRow("schema 2 without models") << Edit([](auto& es) {
+        Json m = manifestOf(es);
+        m["models"] = Json::array();
+        setManifest(es, m);
+    }) << "holds at least one model";
+}
+
+void TestCast::modelPackagesRefused()
+{
+    if (!haveToyModels())
+        QSKIP("the toy models need a Python with torch (CTest fixture cast_models)");
+    QFETCH(Edit, edit);
+    QFETCH(QString, message);
+    std::vector<cast::ArchiveEntry> entries = m_modelGood;
+    edit(entries);
+    const fs::path file = fs::path(m_tmp.path().toStdString()) / "tampered-model.cast";
+    KF_VERIFY_OK(cast::writeArchive(file, entries));
+    auto pkg = cast::openPackage(file);
+    QVERIFY2(!pkg, "a tampered model package must be refused");
+    QVERIFY2(qs(pkg.error().message()).contains(message), pkg.error().message().c_str());
+    Run check = kforge({"cast", "check", qs(file.string())});
+    QCOMPARE(check.exitCode, 1);
+    QVERIFY2(check.err.contains(message), qPrintable(check.err));
+}
+
+void TestCast::modelExportRefusals_data()
+{
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("not a torch archive") << QStringList{"--model", "@notzip"} << "not a readable zip archive";
+    QTest::newRow("inputs need high") << QStringList{"--model", "@m/toy_fp16.pt2", "--inputs", "@bad.json"} << "needs \"high\"";
+    QTest::newRow("more inputs than models") << QStringList{"--model", "@m/toy_fp16.pt2", "--inputs", "@m/toy_fp16_inputs.json",
+                                                            "--inputs", "@m/toy_fp16_inputs.json"} << "more --inputs";
+    QTest::newRow("two models, one name") << QStringList{"--model", "a=@m/toy_fp16.pt2", "--model", "a=@m/toy_fp32.pt2"}
+                                          << "two models are named a";
+    QTest::newRow("bad model name") << QStringList{"--model", "class=@m/toy_fp16.pt2"} << "cannot name a model";
+}
+
+void TestCast::modelExportRefusals()
+{
+    if (!haveToyModels())
+        QSKIP("the toy models need a Python with torch (CTest fixture cast_models)");
+    QFETCH(QStringList, extra);
+    QFETCH(QString, message);
+    const std::string tmp = m_tmp.path().toStdString();
+    {
+        std::ofstream bad(tmp + "/bad.json");
+        bad << R"({"inputs": [{"name": "ids", "dtype": "int64", "shape": [8], "distribution": "randint"}]})";
+    }
+    QStringList args{"cast", "export", qs(m_ids[1]), "-o", qs(tmp + "/refused-model.cast"), "--registry", qs(m_registry.string())};
+    for (QString a : extra)
+        args << a.replace("@m/", qs(m_models.string() + "/")).replace("@notzip", qs(tmp + "/notzip.pt2"))
+                    .replace("@bad.json", qs(tmp + "/bad.json"));
+    std::ofstream(tmp + "/notzip.pt2") << "not a zip";
+    Run r = kforge(args);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    QVERIFY(!fs::exists(tmp + "/refused-model.cast"));
+}
+
+void TestCast::modelRunsAreRecorded()
+{
+    if (!haveToyModels())
+        QSKIP("the toy models need a Python with torch (CTest fixture cast_models)");
+    const fs::path file = fs::path(m_tmp.path().toStdString()) / "recorded.cast";
+    fs::copy_file(m_modelPackage, file, fs::copy_options::overwrite_existing);
+    Json run = Json::parse(R"json({
+      "scope": "model-level, end to end", "model": "toy16", "package": {"name": "fixture", "version": "1.0.0"},
+      "created_at": "2026-11-27T03:00:00Z", "device": "cuda:0", "gpu": "NVIDIA H100 80GB HBM3", "torch": "2.11.0+cu130",
+      "cuda_driver": "13.0", "runtime": "kernelforge_cast (Python 3.11.7)",
+      "inputs": [{"name": "ids", "dtype": "int64", "shape": [8]}], "runs": 20, "warmup": 5,
+      "with_kernels_ms": {"median": 0.5, "min": 0.4, "max": 0.7, "p10": 0.45, "p90": 0.6},
+      "without_kernels_ms": {"median": 0.6, "min": 0.5, "max": 0.8, "p10": 0.55, "p90": 0.7},
+      "speedup": 1.2,
+      "substitution": [{"node": "add", "op": "add", "status": "substituted", "cast_op": "fused_add_rms_norm_fp16", "reason": ""}],
+      "fallbacks": {}, "check": null})json");
+    auto stored = cast::recordModelRun(file, "toy16", run);
+    KF_VERIFY_OK(stored);
+    QVERIFY(stored->rfind("models/toy16/runs/", 0) == 0);
+    auto pkg = cast::openPackage(file);
+    KF_VERIFY_OK(pkg);
+    QCOMPARE(pkg->models[0].runs, std::vector<std::string>{stored.value()});
+    Run inspect = kforge({"cast", "inspect", qs(file.string())});
+    QVERIFY2(inspect.exitCode == 0, qPrintable(inspect.err));
+    for (const char* text : {"model run (model-level, end to end)", "NVIDIA H100 80GB HBM3", "1.20×", "1 of 1"})
+        QVERIFY2(inspect.out.contains(QString::fromUtf8(text)), text);
+
+    // Evidence that claims another scope, or another model, is not stored.
+    Json opLevel = run;
+    opLevel["scope"] = "op-level, microbenchmark";
+    auto refused = cast::recordModelRun(file, "toy16", opLevel);
+    QVERIFY(!refused && qs(refused.error().why).contains("model-level, end to end"));
+    QVERIFY(!cast::recordModelRun(file, "toy32", run));
+    QVERIFY(!cast::recordModelRun(file, "nope", run));
+    QCOMPARE(cast::openPackage(file)->models[0].runs.size(), size_t(1));
 }
 
 QTEST_GUILESS_MAIN(TestCast)

@@ -7,10 +7,13 @@
 #include "TextTable.h"
 #include "engine/cast/CastExport.h"
 #include "engine/cast/CastPackage.h"
+#include "engine/core/Files.h"
 #include "engine/registry/Registry.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -45,6 +48,14 @@ struct CastArgs {
     int runs = 20;
     bool noKernels = false;
     std::string op;
+    // models
+    std::vector<std::string> models;    // export: [NAME=]FILE
+    std::vector<std::string> inputs;    // export: [NAME=]FILE, by position or name
+    std::string model;                  // run: which model
+    int warmup = 5;
+    bool check = false;
+    bool allowFallback = false;
+    bool record = false;
 };
 
 void printJson(const json& j) { std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n'; }
@@ -101,6 +112,36 @@ int exportCommand(const CastArgs& a)
                                a.json, "export", kExitUsage);
         o.opNames[n.substr(0, eq)] = n.substr(eq + 1);
     }
+    for (const std::string& m : a.models) {
+        cast::ModelExport me;
+        const auto eq = m.find('=');
+        if (eq != std::string::npos && eq > 0 && m.find('/') > eq) {
+            me.name = m.substr(0, eq);
+            me.file = m.substr(eq + 1);
+        } else {
+            me.file = m;
+        }
+        o.models.push_back(me);
+    }
+    for (std::size_t i = 0; i < a.inputs.size(); ++i) {
+        const std::string& in = a.inputs[i];
+        const auto eq = in.find('=');
+        if (eq != std::string::npos && eq > 0 && in.find('/') > eq) {
+            const std::string name = in.substr(0, eq);
+            auto it = std::find_if(o.models.begin(), o.models.end(), [&](const cast::ModelExport& me) {
+                return (me.name.empty() ? cast::defaultOpName(me.file.stem().string()) : me.name) == name;
+            });
+            if (it == o.models.end())
+                return reportError(Error{"read --inputs", "no --model is named \"" + name + "\"",
+                                         "name the model: --model " + name + "=FILE", {}, {}}, a.json, "export", kExitUsage);
+            it->inputs = in.substr(eq + 1);
+        } else if (i < o.models.size()) {
+            o.models[i].inputs = in;
+        } else {
+            return reportError(Error{"read --inputs", "there are more --inputs than --model files",
+                                     "give one --inputs per --model, or NAME=FILE", {}, {}}, a.json, "export", kExitUsage);
+        }
+    }
     auto dir = Registry::resolveDirectory(a.registry, fs::current_path());
     if (!dir)
         return reportError(dir.error(), a.json, "export", kExitUsage);
@@ -123,7 +164,13 @@ int exportCommand(const CastArgs& a)
     if (a.json) {
         printJson({{"schema_version", 1}, {"command", "cast export"}, {"ok", true}, {"file", s.file.string()},
                    {"bytes", s.bytes}, {"ops", s.ops}, {"architectures", s.architectures},
-                   {"ptx", s.ptx.empty() ? json() : json(s.ptx)}, {"compile_ms", s.compileMs}});
+                   {"ptx", s.ptx.empty() ? json() : json(s.ptx)}, {"compile_ms", s.compileMs},
+                   {"models", [&] {
+                        json list = json::array();
+                        for (const auto& m : s.models)
+                            list.push_back({{"name", m.name}, {"uses", m.uses}});
+                        return list;
+                    }()}});
         return kExitOk;
     }
     std::string ops;
@@ -135,6 +182,15 @@ int exportCommand(const CastArgs& a)
     std::cout << "wrote " << s.file.string() << " (" << s.bytes << " bytes): " << ops << "\n  cubins for " << archs
               << (s.ptx.empty() ? std::string(", no PTX") : ", PTX " + s.ptx) << "; compiled in "
               << static_cast<long long>(s.compileMs) << " ms\n";
+    for (const auto& m : s.models) {
+        std::string uses;
+        for (const auto& u : m.uses)
+            uses += (uses.empty() ? "cast::" : ", cast::") + u;
+        std::cout << "  model " << m.name << ": "
+                  << (uses.empty() ? std::string("no packaged op matches an operator its graph calls")
+                                   : "its graph calls what " + uses + " implement" + (m.uses.size() > 1 ? "" : "s"))
+                  << " (each call site is matched when it runs: `kforge cast run`)\n";
+    }
     return kExitOk;
 }
 
@@ -159,6 +215,9 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
                   {"package", {{"name", p.name}, {"version", p.version}}}, {"files", p.files.size()}, {"ops", json::array()}};
         for (const auto& op : p.ops)
             j["ops"].push_back({{"name", op.name}, {"registry_id", op.registryId}, {"schema", op.schema}, {"images", op.images}});
+        j["models"] = json::array();
+        for (const auto& mo : p.models)
+            j["models"].push_back({{"name", mo.name}, {"format", mo.format}, {"uses", mo.uses}, {"runs", mo.runs.size()}});
         if (!checkOnly)
             j["manifest"] = p.manifest;
         printJson(j);
@@ -168,7 +227,8 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
         std::uint64_t bytes = 0;
         for (const auto& f : p.files)
             bytes += static_cast<std::uint64_t>(f.bytes);
-        std::cout << a.file << ": ok — " << p.ops.size() << " op(s), " << p.files.size()
+        std::cout << a.file << ": ok — " << p.ops.size() << " op(s), "
+                  << (p.models.empty() ? std::string() : std::to_string(p.models.size()) + " model(s), ") << p.files.size()
                   << " files, every SHA-256 matches (" << bytes << " bytes unpacked)\n";
         return kExitOk;
     }
@@ -191,6 +251,53 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
                     fixed(ev.value("min_speedup", json()), "×"), ev.value("registry_signature", "")});
     }
     ops.print(std::cout);
+    std::cout << "  (op-level evidence: each kernel's microbenchmark against LibTorch eager on the shapes of its task)\n";
+    for (const cast::PackageModel& mo : p.models) {
+        const json& e = mo.json;
+        std::string uses, ins;
+        for (const auto& u : mo.uses)
+            uses += (uses.empty() ? "cast::" : ", cast::") + u;
+        for (const auto& t : e["inputs"])
+            ins += (ins.empty() ? "" : "; ") + t["name"].get<std::string>() + " " + t["dtype"].get<std::string>() + " " +
+                   t["shape"].dump();
+        std::cout << "\nmodel " << mo.name << "  (" << mo.format
+                  << (e["torch_version"].get<std::string>().empty() ? "" : ", torch " + e["torch_version"].get<std::string>())
+                  << ", " << mo.file << ")\n  inputs  " << (ins.empty() ? "(given by " + e["example"]["kind"].get<std::string>() + ")" : ins)
+                  << " — runs use "
+                  << (e["example"]["file"].is_string() ? e["example"]["kind"].get<std::string>() + " " + e["example"]["file"].get<std::string>()
+                                                       : std::string("the program's own sample inputs"))
+                  << "\n  may use " << (uses.empty() ? std::string("none of the packaged ops") : uses) << "\n";
+        if (mo.runs.empty()) {
+            std::cout << "  no model-level evidence yet (`kforge cast run " << a.file << " --record`)\n";
+            continue;
+        }
+        TextTable runs({{"model run (model-level, end to end)"}, {"GPU"}, {"torch"}, {"with", TextTable::Align::Right},
+                        {"without", TextTable::Align::Right}, {"speedup", TextTable::Align::Right}, {"substituted"},
+                        {"fallbacks", TextTable::Align::Right}});
+        for (const std::string& path : mo.runs) {
+            auto r = json::parse(p.file(path)->bytes, nullptr, false);
+            if (r.is_discarded())
+                continue;
+            int subs = 0, sites = 0, falls = 0;
+            for (const auto& s : r["substitution"]) {
+                ++sites;
+                subs += s["status"] == "substituted";
+            }
+            for (const auto& [k, v] : r["fallbacks"].items())
+                falls += v.get<int>();
+            auto ms = [&](const char* key) {
+                if (!r.contains(key) || !r[key].is_object() || !r[key]["median"].is_number())
+                    return std::string("–");
+                char b[32];
+                std::snprintf(b, sizeof b, "%.4f ms", r[key]["median"].get<double>());
+                return std::string(b);
+            };
+            runs.addRow({r["created_at"].get<std::string>(), r["gpu"].get<std::string>().empty() ? "CPU" : r["gpu"].get<std::string>(),
+                         r["torch"].get<std::string>(), ms("with_kernels_ms"), ms("without_kernels_ms"),
+                         fixed(r["speedup"], "×"), std::to_string(subs) + " of " + std::to_string(sites), std::to_string(falls)});
+        }
+        runs.print(std::cout);
+    }
     std::cout << "\nfiles\n";
     TextTable files({{"path"}, {"bytes", TextTable::Align::Right}, {"sha256"}});
     for (const auto& f : p.files)
@@ -200,10 +307,103 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
     return kExitOk;
 }
 
+/// `kforge cast run` of a package's model: the Python runtime runs torch.export programs
+/// ($KF_CAST_PYTHON, else python3, with kernelforge_cast importable). With --record, its evidence
+/// is then stored in the package.
+int runModelCommand(const CastArgs& a, const cast::Package& pkg)
+{
+    const std::string python = [] {
+        const char* env = std::getenv("KF_CAST_PYTHON");
+        return std::string(env && *env ? env : "python3");
+    }();
+    std::string evidence, evidenceDir;
+    if (a.record) {
+        // A private folder: a predictable name in /tmp could be a link planted by someone else.
+        std::string tmpl = (fs::temp_directory_path() / "kforge-model-run-XXXXXX").string();
+        if (!::mkdtemp(tmpl.data()))
+            return reportError(Error{"run the model", "cannot make a temporary folder for the run's evidence", {}, {}, {}},
+                               a.json, "run", kExitEnvironment);
+        evidenceDir = tmpl;
+        evidence = evidenceDir + "/run.json";
+    }
+    std::vector<std::string> argv = {python, "-m", "kernelforge_cast", "run", a.file, "--runs", std::to_string(a.runs),
+                                     "--warmup", std::to_string(a.warmup)};
+    if (!a.model.empty())
+        argv.insert(argv.end(), {"--model", a.model});
+    if (!a.device.empty())
+        argv.insert(argv.end(), {"--device", a.device});
+    for (auto [flag, on] : {std::pair{"--no-kernels", a.noKernels}, {"--check", a.check},
+                            {"--allow-fallback", a.allowFallback}, {"--json", a.json}})
+        if (on)
+            argv.push_back(flag);
+    if (!evidence.empty())
+        argv.insert(argv.end(), {"--evidence", evidence});
+    std::vector<char*> cargv;
+    for (auto& s : argv)
+        cargv.push_back(s.data());
+    cargv.push_back(nullptr);
+    std::cout.flush();
+#ifdef KF_CAST_PYTHONPATH
+    // A build tree's runtime, for a kforge run from it; an installed one is found by Python.
+    if (fs::exists(KF_CAST_PYTHONPATH)) {
+        const char* old = std::getenv("PYTHONPATH");
+        const std::string path = std::string(KF_CAST_PYTHONPATH) + (old && *old ? ":" + std::string(old) : "");
+        ::setenv("PYTHONPATH", path.c_str(), 1);
+    }
+#endif
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::execvp(python.c_str(), cargv.data());
+        std::fprintf(stderr, "kforge: cannot start %s: the Python runtime (kernelforge_cast, with PyTorch) runs a "
+                             "package's model; set $KF_CAST_PYTHON to a Python that has both\n", python.c_str());
+        ::_exit(kExitEnvironment);
+    }
+    int status = 0;
+    if (pid < 0 || ::waitpid(pid, &status, 0) < 0)
+        return reportError(Error{"run the model", "cannot start a process", {}, {}, {}}, a.json, "run", kExitEnvironment);
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitEnvironment;
+    auto bytes = evidence.empty() ? Result<std::string>(std::string()) : readFileBytes(evidence);
+    if (!evidenceDir.empty()) {
+        std::error_code ec;
+        fs::remove_all(evidenceDir, ec);
+    }
+    if (code != 0 || evidence.empty())
+        return code;
+    if (!bytes)
+        return reportError(bytes.error(), false, "run", kExitFailed);
+    const json run = json::parse(bytes.value(), nullptr, false);
+    if (run.is_discarded())
+        return reportError(Error{"record the model run", "the runtime's evidence is not JSON", {}, evidence, {}}, false, "run",
+                           kExitFailed);
+    const std::string model = a.model.empty() ? pkg.models.front().name : a.model;
+    auto stored = cast::recordModelRun(a.file, model, run);
+    if (!stored)
+        return reportError(stored.error(), false, "run", kExitFailed);
+    std::cerr << "kforge: recorded this run in " << a.file << " as " << stored.value() << " (model-level evidence)\n";
+    return kExitOk;
+}
+
 /// `kforge cast run`: kforge does not link LibTorch, so the work is kforge-cast's ($KF_CAST_TOOL,
-/// beside kforge, PATH), which replaces this process with the same arguments.
+/// beside kforge, PATH), which replaces this process with the same arguments. A package that
+/// carries a model runs the model (unless --op names an op).
 int runCommand(const CastArgs& a)
 {
+    {
+        auto pkg = cast::openPackage(a.file);
+        if (!pkg)
+            return reportError(pkg.error(), a.json, "run", openFailureCode(pkg.error()));
+        if (!pkg->models.empty() && a.op.empty()) {
+            if (!a.model.empty() && std::none_of(pkg->models.begin(), pkg->models.end(),
+                                                 [&](const cast::PackageModel& m) { return m.name == a.model; }))
+                return reportError(Error{"run the model", "the package has no model \"" + a.model + "\"",
+                                         "`kforge cast inspect` lists its models", a.file, {}}, a.json, "run", kExitUsage);
+            return runModelCommand(a, pkg.value());
+        }
+        if (!a.model.empty() || a.record || a.check || a.allowFallback)
+            return reportError(Error{"run the package", "--model, --record, --check and --allow-fallback are for a package's model, "
+                                     "and this run is of its ops", "drop them, or export a model into the package (--model)",
+                                     a.file, {}}, a.json, "run", kExitUsage);
+    }
     fs::path tool;
     if (const char* env = std::getenv("KF_CAST_TOOL"); env && *env) {
         tool = env;
@@ -257,6 +457,11 @@ void addCastCommand(CLI::App& app, int& exitCode)
     e->add_option("--package-name", args->packageName, "the package's name (default: the file's stem)");
     e->add_option("--package-version", args->packageVersion, "the package's version (default 1.0.0)");
     e->add_flag("--allow-deprecated", args->allowDeprecated, "export deprecated versions too");
+    e->add_option("--model", args->models,
+                  "[NAME=]FILE: carry a model, a torch.export.save .pt2 (or torch.jit.save module) with its weights");
+    e->add_option("--inputs", args->inputs,
+                  "[NAME=]FILE: the model's inputs for runs, shapes.json or tensors saved with torch.save "
+                  "(default: the .pt2's sample inputs)");
     e->add_option("--registry", args->registry,
                   "registry folder (default: $KF_REGISTRY, the workspace's, or ~/.local/share/KernelForge/registry)");
     e->add_flag("--json", args->json, "print JSON");
@@ -274,7 +479,13 @@ void addCastCommand(CLI::App& app, int& exitCode)
         ->check(CLI::IsMember({"cuda", "cpu"}));
     r->add_option("--runs", args->runs, "timed runs per shape (default 20)")->check(CLI::Range(1, 100000));
     r->add_flag("--no-kernels", args->noKernels, "run every op's reference ops instead of its kernels");
-    r->add_option("--op", args->op, "only this op");
+    r->add_option("--op", args->op, "only this op (of a package with a model: run the op, not the model)");
+    r->add_option("--model", args->model, "which model (default: the first)");
+    r->add_option("--warmup", args->warmup, "model runs: untimed passes first (default 5)")->check(CLI::Range(0, 100000));
+    r->add_flag("--check", args->check, "model runs: compare outputs with the unsubstituted model and an fp64 run");
+    r->add_flag("--allow-fallback", args->allowFallback,
+                "model runs: a kernel that raises falls back to its reference ops, said once per op and counted");
+    r->add_flag("--record", args->record, "model runs: store the run's model-level evidence in the package");
     r->add_flag("--json", args->json, "print JSON");
     r->callback([args, &exitCode] { exitCode = runCommand(*args); });
 

@@ -1,5 +1,8 @@
 #include "engine/cast/CastExport.h"
 
+#include "engine/cast/CastModel.h"
+#include "engine/core/JsonReader.h"
+
 #include "engine/compile/Compiler.h"
 #include "engine/compile/TaskCompile.h"
 #include "engine/core/Architectures.h"
@@ -219,6 +222,69 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
         ops.push_back(std::move(op));
     }
 
+    // Models: read and checked before anything is compiled, so a bad file fails fast.
+    struct ModelFiles {
+        std::string name, format, modelBytes, inputsBytes, inputsKind;
+        ModelInfo info;
+    };
+    std::vector<ModelFiles> models;
+    std::set<std::string> modelNames;
+    for (const ModelExport& m : options.models) {
+        ModelFiles mf;
+        mf.name = m.name.empty() ? defaultOpName(m.file.stem().string()) : m.name;
+        if (!isOpName(mf.name))
+            return badArgument("\"" + mf.name + "\" cannot name a model", "use letters, digits and _: --model NAME=FILE");
+        if (!modelNames.insert(mf.name).second)
+            return badArgument("two models are named " + mf.name, "name them: --model NAME=FILE");
+        auto bytes = readFileBytes(m.file);
+        if (!bytes)
+            return Error{bytes.error().what, bytes.error().why, bytes.error().hint, bytes.error().file, {}, kCastBadArgument};
+        mf.modelBytes = std::move(bytes.value());
+        auto info = inspectModel(mf.modelBytes, m.file.string());
+        if (!info)
+            return Error{"export a .cast package", info.error().why, info.error().hint, m.file.string(),
+                         info.error().pointer, kCastBadArgument};
+        mf.info = std::move(info.value());
+        for (const std::string& c : mf.info.castOps)
+            if (!names.count(c))
+                return badArgument(m.file.string() + " calls cast::" + c + ", which the package would not hold",
+                                   "export the original model, before substitution");
+        if (m.inputs.empty()) {
+            if (mf.info.format != kModelTorchExport || !mf.info.hasSampleInputs)
+                return badArgument(m.file.string() + " carries no sample inputs",
+                                   "give its inputs with --inputs shapes.json or --inputs example.pt");
+            mf.inputsKind = "program";
+        } else {
+            auto in = readFileBytes(m.inputs);
+            if (!in)
+                return Error{in.error().what, in.error().why, in.error().hint, in.error().file, {}, kCastBadArgument};
+            mf.inputsBytes = std::move(in.value());
+            if (m.inputs.extension() == ".json") {
+                mf.inputsKind = "shapes";
+                auto spec = kf::json::parseText(mf.inputsBytes, m.inputs.string());
+                if (!spec)
+                    return Error{spec.error().what, spec.error().why, spec.error().hint, m.inputs.string(), {}, kCastBadArgument};
+                try {
+                    checkInputSpec(spec.value(), "");
+                } catch (const kf::json::SchemaError& e) {
+                    return Error{"export a .cast package", e.message,
+                                 "see \"Models\" in docs/cast-format.md for the inputs file", m.inputs.string(), e.pointer,
+                                 kCastBadArgument};
+                }
+            } else {
+                mf.inputsKind = "tensors";
+                // torch.save writes a zip; what is inside is read with weights_only by the runtime.
+                auto a = readArchiveBytes(mf.inputsBytes, m.inputs.string());
+                if (!a)
+                    return Error{"export a .cast package", "is not a file written by torch.save: " + a.error().why,
+                                 "save a tuple of tensors with torch.save, or describe them in a .json", m.inputs.string(),
+                                 {}, kCastBadArgument};
+            }
+        }
+        mf.format = mf.info.format;
+        models.push_back(std::move(mf));
+    }
+
     ExportSummary summary;
     summary.file = output;
     summary.architectures = archs;
@@ -385,9 +451,43 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
                           {"evidence", evidenceJson(op, reg, registry)}});
         summary.ops.push_back(op.name);
     }
+    Json modelList = Json::array();
+    for (ModelFiles& mf : models) {
+        const std::string base = "models/" + mf.name + "/";
+        const std::string file = base + (mf.format == kModelTorchExport ? "model.pt2" : "model.ts");
+        if (auto r = add(file, std::move(mf.modelBytes)); !r)
+            return r.error();
+        Json example = {{"kind", mf.inputsKind}, {"file", nullptr}};
+        if (mf.inputsKind != "program") {
+            example["file"] = base + (mf.inputsKind == "shapes" ? "inputs.json" : "inputs.pt");
+            if (auto r = add(example["file"].get<std::string>(), std::move(mf.inputsBytes)); !r)
+                return r.error();
+        }
+        std::vector<std::pair<std::string, std::vector<std::string>>> tapes;
+        for (const OpExport& op : ops) {
+            std::vector<std::string> steps;
+            for (const OpStep& st : op.task.reference.steps)
+                steps.push_back(st.op);
+            tapes.emplace_back(op.name, steps);
+        }
+        const std::vector<std::string> uses = opsUsable(mf.info, tapes);
+        Json inputs = Json::array();
+        for (const ModelTensor& t : mf.info.inputs)
+            inputs.push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}});
+        modelList.push_back({{"name", mf.name},
+                             {"format", mf.format},
+                             {"file", file},
+                             {"torch_version", mf.info.torchVersion},
+                             {"inputs", inputs},
+                             {"example", example},
+                             {"graph_ops", mf.info.graphOps},
+                             {"uses", uses},
+                             {"runs", Json::array()}});
+        summary.models.push_back({mf.name, uses});
+    }
     auto nvrtc = nvrtcVersion();
     Json manifest = {{"format", kCastFormat},
-                     {"schema_version", kCastSchemaVersion},
+                     {"schema_version", models.empty() ? kCastSchemaVersion : kCastModelSchemaVersion},
                      {"package", {{"name", options.packageName.empty() ? output.stem().string() : options.packageName},
                                   {"version", options.packageVersion}}},
                      {"kernelforge_version", options.kernelforgeVersion},
@@ -397,6 +497,8 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
                      {"ptx", ptx.empty() ? Json() : Json(ptx)},
                      {"ops", opList},
                      {"files", fileList}};
+    if (!models.empty())
+        manifest["models"] = modelList;
     files.insert(files.begin(), ArchiveEntry{kManifestName, manifest.dump(2) + "\n"});
 
     // What we are about to write must pass our own reader: the same checks any runtime makes.
@@ -414,6 +516,49 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
     std::error_code ec;
     summary.bytes = static_cast<std::int64_t>(fs::file_size(output, ec));
     return summary;
+}
+
+Result<std::string> recordModelRun(const fs::path& file, const std::string& model, const Json& run)
+{
+    auto pkg = openPackage(file);
+    if (!pkg)
+        return pkg.error();
+    const std::string what = "record a model run in " + file.string();
+    auto it = std::find_if(pkg->models.begin(), pkg->models.end(), [&](const PackageModel& m) { return m.name == model; });
+    if (it == pkg->models.end())
+        return Error{what, "the package has no model \"" + model + "\"", "`kforge cast inspect` lists its models", file.string()};
+    try {
+        checkModelRun(run, "", model);
+    } catch (const kf::json::SchemaError& e) {
+        return Error{what, "the run's evidence is malformed at " + e.pointer + ": " + e.message,
+                     "record what `python -m kernelforge_cast run --evidence` wrote", file.string()};
+    }
+    std::string stamp = run.value("created_at", utcNow());
+    for (char& c : stamp)
+        if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
+            c = '-';
+    std::string path = "models/" + model + "/runs/" + stamp + ".json";
+    for (int n = 2; pkg->archive.find(path); ++n)
+        path = "models/" + model + "/runs/" + stamp + "-" + std::to_string(n) + ".json";
+    std::string bytes = run.dump(2) + "\n";
+    auto sha = sha256Hex(bytes);
+    if (!sha)
+        return sha.error();
+    Json manifest = pkg->manifest;
+    manifest["files"].push_back({{"path", path}, {"sha256", sha.value()}, {"bytes", static_cast<std::int64_t>(bytes.size())}});
+    const std::size_t index = static_cast<std::size_t>(it - pkg->models.begin());
+    manifest["models"][index]["runs"].push_back(path);
+    std::vector<ArchiveEntry> entries = std::move(pkg->archive.entries);
+    entries.front().bytes = manifest.dump(2) + "\n";
+    entries.push_back({path, std::move(bytes)});
+    Archive mem;
+    mem.entries = entries;
+    auto checked = checkPackage(std::move(mem), file.string());
+    if (!checked)
+        return checked.error();
+    if (auto w = writeArchive(file, entries); !w)
+        return w.error();
+    return path;
 }
 
 } // namespace kf::cast

@@ -25,6 +25,15 @@ inline constexpr const char* kCastBadArgument = "cast_bad_argument";
 /// fails (exit 1).
 inline constexpr const char* kCastKernelRefused = "cast_kernel_refused";
 
+/// A model to carry (docs/cast-format.md, "Models").
+struct ModelExport {
+    std::filesystem::path file;                    ///< torch.export.save (.pt2) or torch.jit.save output
+    std::string name;                              ///< default: the file's stem made an identifier
+    /// Inputs for runs: a shapes file (.json, checkInputSpec) or tensors saved with torch.save
+    /// (.pt, loaded with weights_only); empty: the .pt2's own sample inputs.
+    std::filesystem::path inputs;
+};
+
 struct ExportOptions {
     std::vector<std::string> ids;                  ///< registry IDs, in package order
     std::vector<std::string> architectures;        ///< cubins; default kDefaultArchitectures
@@ -35,6 +44,7 @@ struct ExportOptions {
     std::string packageVersion = "1.0.0";
     std::string kernelforgeVersion;                ///< written into the manifest
     bool allowDeprecated = false;
+    std::vector<ModelExport> models;               ///< a package with models is schema 2
 };
 
 struct ExportProgress {
@@ -49,7 +59,17 @@ struct ExportSummary {
     std::vector<std::string> architectures;
     std::string ptx;                               ///< empty when none
     double compileMs = 0;
+    struct Model {
+        std::string name;
+        std::vector<std::string> uses;             ///< packaged ops its graph may use
+    };
+    std::vector<Model> models;
 };
+
+/// Adds a model run's evidence (checkModelRun) to model `model` of the package at `file`,
+/// rewriting it atomically after the same checks as any reader. Returns the entry's path.
+Result<std::string> recordModelRun(const std::filesystem::path& file, const std::string& model,
+                                   const nlohmann::json& run);
 
 /// The op name `kforge cast export` gives a task by default: its name made an identifier.
 std::string defaultOpName(const std::string& taskName);

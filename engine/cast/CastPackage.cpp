@@ -1,5 +1,7 @@
 #include "engine/cast/CastPackage.h"
 
+#include "engine/cast/CastModel.h"
+
 #include "engine/core/Hmac.h"
 #include "engine/core/JsonReader.h"
 #include "engine/task/DType.h"
@@ -340,6 +342,107 @@ void checkAgainstTask(const PackageOp& op, const Json& taskJson, const std::stri
     same("outputs", task->outputs);
 }
 
+
+void checkTiming(const Json* v, const std::string& ptr)
+{
+    if (!v || v->is_null())
+        return;
+    jr::Object t(*v, ptr);
+    for (const char* key : {"median", "min", "max", "p10", "p90"})
+        if (jr::asNumber(t.required(key), t.at(key)) < 0)
+            jr::fail(t.at(key), "a time cannot be negative");
+    t.finish();
+}
+
+PackageModel checkModel(const Json& m, const std::string& ptr, const Archive& archive,
+                        const std::set<std::string, std::less<>>& files, const std::set<std::string, std::less<>>& opNames,
+                        std::set<std::string, std::less<>>& modelNames, const std::string& origin)
+{
+    jr::Object o(m, ptr);
+    PackageModel out;
+    out.json = m;
+    out.name = o.string("name");
+    if (!isOpName(out.name))
+        jr::fail(o.at("name"), "\"" + out.name + "\" is not an identifier");
+    if (!modelNames.insert(out.name).second)
+        jr::fail(o.at("name"), "two models are named \"" + out.name + "\"");
+    out.format = o.string("format");
+    if (out.format != kModelTorchExport && out.format != kModelTorchScript)
+        jr::fail(o.at("format"), "is \"torch.export\" or \"torchscript\", not \"" + out.format + "\"");
+    auto needFile = [&](const Json& v, const std::string& p) {
+        const std::string path = jr::asString(v, p);
+        if (!files.count(path))
+            jr::fail(p, "names \"" + path + "\", which is not a file of the package");
+        return path;
+    };
+    out.file = needFile(o.required("file"), o.at("file"));
+
+    // The manifest must describe the model file as it is: what it calls and takes.
+    auto info = inspectModel(archive.find(out.file)->bytes, origin + ":" + out.file);
+    if (!info)
+        jr::fail(o.at("file"), info.error().why + (info.error().pointer.empty() ? "" : " (" + info.error().pointer + ")"));
+    if (info->format != out.format)
+        jr::fail(o.at("format"), "says \"" + out.format + "\" but the file is a " + info->format + " model");
+    const std::string torchVersion = o.string("torch_version");
+    if (torchVersion != info->torchVersion)
+        jr::fail(o.at("torch_version"), "says \"" + torchVersion + "\"; the file was written by \"" + info->torchVersion + "\"");
+    if (jr::asStringArray(o.required("graph_ops"), o.at("graph_ops")) != info->graphOps)
+        jr::fail(o.at("graph_ops"), "is not the list of operators the model file calls (the manifest or the file was edited)");
+    Json inputs = Json::array();
+    for (const ModelTensor& t : info->inputs)
+        inputs.push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}});
+    if (o.required("inputs") != inputs)
+        jr::fail(o.at("inputs"), "is not the inputs the model file was exported with");
+    for (const std::string& c : info->castOps)
+        if (!opNames.count(c))
+            jr::fail(o.at("file"), "the model calls cast::" + c + ", which this package does not hold");
+    out.uses = jr::asStringArray(o.required("uses"), o.at("uses"));
+    for (std::size_t i = 0; i < out.uses.size(); ++i)
+        if (!opNames.count(out.uses[i]))
+            jr::fail(jr::child(o.at("uses"), i), "the model uses cast::" + out.uses[i] + ", which this package does not hold");
+
+    jr::Object ex(o.required("example"), o.at("example"));
+    const std::string kind = ex.string("kind");
+    const Json& exFile = ex.required("file");
+    if (kind == "program") {
+        if (!exFile.is_null())
+            jr::fail(ex.at("file"), "is null: the program's own sample inputs are used");
+        if (!info->hasSampleInputs)
+            jr::fail(ex.at("kind"), "the model file carries no sample inputs; export with --inputs");
+    } else if (kind == "shapes" || kind == "tensors") {
+        const std::string path = needFile(exFile, ex.at("file"));
+        if (kind == "shapes") {
+            auto spec = jr::parseText(archive.find(path)->bytes, origin + ":" + path);
+            if (!spec)
+                jr::fail(ex.at("file"), spec.error().why);
+            try {
+                checkInputSpec(spec.value(), "");
+            } catch (const jr::SchemaError& e) {
+                jr::fail(ex.at("file"), path + "#" + e.pointer + ": " + e.message);
+            }
+        }
+    } else {
+        jr::fail(ex.at("kind"), "is \"program\", \"shapes\" or \"tensors\", not \"" + kind + "\"");
+    }
+    ex.finish();
+
+    const Json& runs = jr::asArray(o.required("runs"), o.at("runs"));
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const std::string path = needFile(runs[i], jr::child(o.at("runs"), i));
+        auto run = jr::parseText(archive.find(path)->bytes, origin + ":" + path);
+        if (!run)
+            jr::fail(jr::child(o.at("runs"), i), run.error().why);
+        try {
+            checkModelRun(run.value(), "", out.name);
+        } catch (const jr::SchemaError& e) {
+            jr::fail(jr::child(o.at("runs"), i), path + "#" + e.pointer + ": " + e.message);
+        }
+        out.runs.push_back(path);
+    }
+    o.finish();
+    return out;
+}
+
 } // namespace
 
 bool isFixedExtent(const std::string& extent)
@@ -373,6 +476,83 @@ bool isOpName(std::string_view name)
     return !keywords.count(name);
 }
 
+void checkInputSpec(const Json& spec, const std::string& pointer)
+{
+    jr::Object top(spec, pointer);
+    const Json& list = jr::asArray(top.required("inputs"), top.at("inputs"));
+    if (list.empty())
+        jr::fail(top.at("inputs"), "lists at least one input");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        jr::Object t(list[i], jr::child(top.at("inputs"), i));
+        t.string("name");
+        const std::string dtype = t.string("dtype");
+        if (!parseDType(dtype))
+            jr::fail(t.at("dtype"), "unknown dtype \"" + dtype + "\"; one of " + dtypeNames());
+        const Json& shape = jr::asArray(t.required("shape"), t.at("shape"));
+        std::int64_t elements = 1;
+        for (std::size_t d = 0; d < shape.size(); ++d) {
+            const std::int64_t e = jr::asInteger(shape[d], jr::child(t.at("shape"), d));
+            if (e < 0 || e > (std::int64_t(1) << 31))
+                jr::fail(jr::child(t.at("shape"), d), "an extent is 0 to 2^31");
+            elements *= std::max<std::int64_t>(e, 1);
+            if (elements > (std::int64_t(1) << 34))
+                jr::fail(t.at("shape"), "more than 2^34 elements");
+        }
+        const std::string dist = t.stringOr("distribution", "normal");
+        static const std::set<std::string, std::less<>> kDists = {"normal", "uniform", "randint", "ones", "zeros"};
+        if (!kDists.count(dist))
+            jr::fail(t.at("distribution"), "is one of normal, uniform, randint, ones, zeros");
+        const double lo = t.numberOr("low", 0), hi = t.numberOr("high", 1);
+        if (dist == "randint" && !t.has("high"))
+            jr::fail(t.pointer(), "a randint input needs \"high\" (exclusive), e.g. the vocabulary size");
+        if (hi <= lo && (dist == "randint" || dist == "uniform"))
+            jr::fail(t.pointer(), "needs low < high");
+        t.finish();
+    }
+    top.finish();
+}
+
+void checkModelRun(const Json& run, const std::string& pointer, const std::string& model)
+{
+    jr::Object r(run, pointer);
+    if (r.string("scope") != kModelRunScope)
+        jr::fail(r.at("scope"), std::string("a model run's scope is \"") + kModelRunScope + "\"");
+    if (r.string("model") != model)
+        jr::fail(r.at("model"), "is the run of another model, not \"" + model + "\"");
+    jr::Object pkg(r.required("package"), r.at("package"));
+    pkg.string("name");
+    pkg.string("version");
+    pkg.finish();
+    for (const char* key : {"created_at", "device", "gpu", "torch", "cuda_driver", "runtime"})
+        r.string(key);
+    jr::asArray(r.required("inputs"), r.at("inputs"));
+    if (r.integer("runs") < 1 || r.integer("warmup") < 0)
+        jr::fail(r.pointer(), "needs runs >= 1 and warmup >= 0");
+    checkTiming(r.optional("with_kernels_ms"), r.at("with_kernels_ms"));
+    checkTiming(r.optional("without_kernels_ms"), r.at("without_kernels_ms"));
+    if (const Json* v = r.optional("speedup"); !v || !(v->is_number() || v->is_null()))
+        jr::fail(r.at("speedup"), "is a number, or null when only one side was timed");
+    const Json& subs = jr::asArray(r.required("substitution"), r.at("substitution"));
+    for (std::size_t i = 0; i < subs.size(); ++i) {
+        jr::Object s(subs[i], jr::child(r.at("substitution"), i));
+        for (const char* key : {"node", "op", "cast_op", "reason"})
+            s.string(key);
+        const std::string status = s.string("status");
+        if (status != "substituted" && status != "kept")
+            jr::fail(s.at("status"), "is \"substituted\" or \"kept\"");
+        s.finish();
+    }
+    jr::Object fb(r.required("fallbacks"), r.at("fallbacks"));
+    for (const auto& [k, v] : fb.raw().items()) {
+        if (jr::asInteger(fb.required(k), fb.at(k)) < 0)
+            jr::fail(fb.at(k), "a count cannot be negative");
+    }
+    fb.finish();
+    if (const Json* c = r.optional("check"); !c || !(c->is_null() || c->is_object()))
+        jr::fail(r.at("check"), "is null or the comparison's result");
+    r.finish();
+}
+
 Result<Package> checkPackage(Archive archive, const std::string& origin)
 {
     const std::string what = "open package " + origin;
@@ -398,10 +578,12 @@ Result<Package> checkPackage(Archive archive, const std::string& origin)
         if (top.string("format") != kCastFormat)
             jr::fail("/format", "is not \"" + std::string(kCastFormat) + "\": this is not a KernelForge package");
         const std::int64_t version = top.integer("schema_version");
-        if (version != kCastSchemaVersion)
-            jr::fail("/schema_version", "is " + std::to_string(version) + "; this KernelForge reads schema " +
-                                            std::to_string(kCastSchemaVersion) +
-                                            (version > kCastSchemaVersion ? " (the package is newer: update KernelForge)" : ""));
+        if (version != kCastSchemaVersion && version != kCastModelSchemaVersion)
+            jr::fail("/schema_version", "is " + std::to_string(version) + "; this KernelForge reads schemas " +
+                                            std::to_string(kCastSchemaVersion) + " and " +
+                                            std::to_string(kCastModelSchemaVersion) +
+                                            (version > kCastModelSchemaVersion ? " (the package is newer: update KernelForge)" : ""));
+        pkg.schemaVersion = static_cast<int>(version);
         jr::Object package(top.required("package"), "/package");
         pkg.name = package.string("name");
         pkg.version = package.string("version");
@@ -460,6 +642,17 @@ Result<Package> checkPackage(Archive archive, const std::string& origin)
                 jr::fail(p + "/task", taskJson.error().why);
             checkAgainstTask(op, taskJson.value(), origin + ":" + task->name, p);
             pkg.ops.push_back(std::move(op));
+        }
+        // Schema 2 adds models; schema 1 has none, so its readers never meet one.
+        if (version == kCastModelSchemaVersion) {
+            const Json& models = jr::asArray(top.required("models"), "/models");
+            if (models.empty())
+                jr::fail("/models", "a schema 2 package holds at least one model (without models it is schema 1)");
+            std::set<std::string, std::less<>> opNames, modelNames;
+            for (const PackageOp& op : pkg.ops)
+                opNames.insert(op.name);
+            for (std::size_t i = 0; i < models.size(); ++i)
+                pkg.models.push_back(checkModel(models[i], jr::child("/models", i), archive, listed, opNames, modelNames, origin));
         }
         top.finish();
     } catch (const jr::SchemaError& e) {

@@ -31,9 +31,10 @@ _libraries = []      # torch.library.Library objects live as long as the process
 class Package:
     """A loaded package: ``ops.<name>`` is ``torch.ops.cast.<name>``; ``info()`` the evidence."""
 
-    def __init__(self, path, manifest, ops):
+    def __init__(self, path, manifest, ops, files):
         self.path = str(path)
         self.manifest = manifest
+        self.files = files          # path -> bytes, every one checked against the manifest
         self.name = manifest["package"]["name"]
         self.version = manifest["package"]["version"]
         self._ops = ops
@@ -74,6 +75,17 @@ class Package:
             gm = torch.export.export(model, tuple(example_inputs)).module()
         report = substitute(gm, list(self._ops.values()))
         return gm, report
+
+    @property
+    def models(self):
+        """The models the package carries (their manifest entries)."""
+        return list(self.manifest.get("models") or [])
+
+    def run_model(self, model=None, **options):
+        """Runs a carried model with and without the kernels; returns its model-level evidence.
+        Options: device, runs, warmup, kernels, check, allow_fallback, seed (see ``_run.run_model``)."""
+        from ._run import run_model
+        return run_model(self, model, **options)
 
     def info(self):
         """Per op: registry ID, schema, images, the image this process's GPU uses, evidence."""
@@ -138,5 +150,5 @@ def load(path, kernels=True, image=None):
                 lib.impl(op["name"], cast_op.cpu_impl, "CPU")
                 torch.library.register_fake("cast::" + op["name"], cast_op.fake_impl, lib=lib)
                 ops[op["name"]] = cast_op
-    return Package(path, manifest, ops)
+    return Package(path, manifest, ops, files)
 

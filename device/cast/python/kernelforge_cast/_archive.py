@@ -14,7 +14,8 @@ import zipfile
 from ._manifest import ManifestError, check_manifest
 
 FORMAT = "kernelforge-cast"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 1          # a package of ops
+MODEL_SCHEMA_VERSION = 2    # a package that also carries models
 MANIFEST = "manifest.json"
 
 MAX_ENTRIES = 4096
@@ -164,10 +165,10 @@ def open_package(path):
     if m.get("format") != FORMAT:
         bad("/format", "is not \"%s\": this is not a KernelForge package" % FORMAT)
     version = m.get("schema_version")
-    if version != SCHEMA_VERSION or isinstance(version, bool):
-        bad("/schema_version", "is %r; this loader reads schema %d%s" % (
-            version, SCHEMA_VERSION, " (the package is newer: upgrade kernelforge-cast)"
-            if isinstance(version, int) and version > SCHEMA_VERSION else ""))
+    if version not in (SCHEMA_VERSION, MODEL_SCHEMA_VERSION) or isinstance(version, bool):
+        bad("/schema_version", "is %r; this loader reads schemas %d and %d%s" % (
+            version, SCHEMA_VERSION, MODEL_SCHEMA_VERSION, " (the package is newer: upgrade kernelforge-cast)"
+            if isinstance(version, int) and version > MODEL_SCHEMA_VERSION else ""))
     files = m.get("files")
     if not isinstance(files, list):
         bad("/files", "must be a list")
@@ -194,8 +195,15 @@ def open_package(path):
     for name in order[1:]:
         if name not in listed:
             bad("/files", "the archive holds \"%s\", which the manifest does not list" % name)
+    if version == SCHEMA_VERSION and "models" in m:
+        bad("/models", "a schema 1 package has no models")
+    models = m.pop("models", None)
     try:
         check_manifest(m, listed)
     except ManifestError as e:
         raise PackageError("%s: %s" % (origin, e)) from None
+    if version == MODEL_SCHEMA_VERSION:
+        from ._model import check_models
+        m["models"] = models
+        check_models(m, entries, bad)
     return m, entries

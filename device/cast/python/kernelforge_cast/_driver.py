@@ -57,6 +57,16 @@ def _check(l, call, rc):
         raise DriverError(call, rc, text)
 
 
+def driver_version():
+    """The driver's CUDA version as an integer (13000 for 13.0)."""
+    l = lib()
+    v = ctypes.c_int()
+    l.cuDriverGetVersion.argtypes = [ctypes.POINTER(ctypes.c_int)]
+    l.cuDriverGetVersion.restype = ctypes.c_int
+    _check(l, "cuDriverGetVersion", l.cuDriverGetVersion(ctypes.byref(v)))
+    return v.value
+
+
 def make_current(device_index):
     """Makes the primary context of ``device_index`` (PyTorch's) current on this thread."""
     l = lib()
