@@ -144,7 +144,10 @@ private slots:
 
 private:
     /// The toy models tests/cast/make_toy_models.py wrote (CTest fixture cast_models), or skip.
-    bool haveToyModels() const { return fs::exists(m_models / "toy_fp16.pt2") && fs::exists(m_models / "toy_fp32.pt2"); }
+    bool haveToyModels() const
+    {
+        return fs::exists(m_models / "toy_fp16.pt2") && fs::exists(m_models / "toy_fp32.pt2") && fs::exists(m_models / "toy_fp16.ts");
+    }
     fs::path m_models;
     fs::path m_modelPackage;
     std::vector<cast::ArchiveEntry> m_modelGood;
@@ -190,7 +193,8 @@ void TestCast::initTestCase()
     if (haveToyModels()) {
         cast::ExportOptions mo = o;
         mo.models = {{m_models / "toy_fp16.pt2", "toy16", m_models / "toy_fp16_inputs.json"},
-                     {m_models / "toy_fp32.pt2", "toy32", {}}};
+                     {m_models / "toy_fp32.pt2", "toy32", {}},
+                     {m_models / "toy_fp16.ts", "toy16ts", m_models / "toy_fp16_inputs.json"}};
         auto withModels = cast::exportPackage(reg, mo, m_modelPackage);
         KF_VERIFY_OK(withModels);
         auto a = cast::readArchive(m_modelPackage);
@@ -598,7 +602,7 @@ void TestCast::modelPackageExport()
     auto pkg = cast::openPackage(m_modelPackage);
     KF_VERIFY_OK(pkg);
     QCOMPARE(pkg->schemaVersion, cast::kCastModelSchemaVersion);
-    QCOMPARE(pkg->models.size(), size_t(2));
+    QCOMPARE(pkg->models.size(), size_t(3));
     const cast::PackageModel& toy16 = pkg->models[0];
     QCOMPARE(qs(toy16.name), QString("toy16"));
     QCOMPARE(qs(toy16.format), QString("torch.export"));
@@ -616,6 +620,15 @@ void TestCast::modelPackageExport()
     }
     QVERIFY(e["torch_version"].get<std::string>().rfind("2.", 0) == 0);
     QVERIFY(pkg->models[1].json["example"] == Json({{"kind", "program"}, {"file", nullptr}}));
+    // TorchScript: what its code calls, read from the archive's code/ files.
+    const cast::PackageModel& ts = pkg->models[2];
+    QCOMPARE(qs(ts.format), QString("torchscript"));
+    QCOMPARE(qs(ts.file), QString("models/toy16ts/model.ts"));
+    for (const char* op : {"aten.add", "aten.rms_norm", "aten.softmax"}) {
+        const auto& ops = ts.json["graph_ops"];
+        QVERIFY2(std::find(ops.begin(), ops.end(), Json(op)) != ops.end(), ts.json["graph_ops"].dump().c_str());
+    }
+    QCOMPARE(ts.uses, (std::vector<std::string>{"vector_add", "fused_add_rms_norm_fp16"}));
 
     Run inspect = kforge({"cast", "inspect", qs(m_modelPackage.string())});
     QVERIFY2(inspect.exitCode == 0, qPrintable(inspect.err));
@@ -623,7 +636,7 @@ void TestCast::modelPackageExport()
                              "no model-level evidence yet", "op-level evidence", "models/toy32/model.pt2"})
         QVERIFY2(inspect.out.contains(QString::fromUtf8(text)), text);
     Run check = kforge({"cast", "check", qs(m_modelPackage.string())});
-    QVERIFY2(check.exitCode == 0 && check.out.contains("2 model(s)"), qPrintable(check.out + check.err));
+    QVERIFY2(check.exitCode == 0 && check.out.contains("3 model(s)"), qPrintable(check.out + check.err));
     // A package without models stays schema 1, which readers of schema 1 load.
     QVERIFY(cast::openPackage(m_package)->schemaVersion == cast::kCastSchemaVersion);
 }

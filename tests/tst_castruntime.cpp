@@ -5,6 +5,7 @@
 // LibTorch first, and Qt without its `slots`/`signals` keywords (QT_NO_KEYWORDS): LibTorch's
 // headers use both names.
 #include <kf_cast/kf_cast.h>
+#include <kf_cast/kf_cast_model.h>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/jit/api/function_impl.h>
@@ -35,6 +36,8 @@ private Q_SLOTS:
     void damagedPackageIsRefused();
     void imageChoice_data();
     void imageChoice();
+    void fallbackIsOptInAndCounted();
+    void torchScriptModelIsSubstituted();
 
 private:
     std::string m_fixture;
@@ -195,6 +198,86 @@ void TestCastRuntime::imageChoice()
     for (const QString& s : images)
         v.push_back(s.toStdString());
     QCOMPARE(qs(kf_cast::chooseImage(v, major, minor)), chosen);
+}
+
+void TestCastRuntime::fallbackIsOptInAndCounted()
+{
+    auto add = c10::Dispatcher::singleton().findSchemaOrThrow("cast::vector_add", "").typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
+    // fp64 where the kernel takes fp32: the op refuses the call.
+    at::Tensor a = at::randn({5}), b = at::randn({5}, at::kDouble);
+    const auto before = m_pkg->fallbacks();
+    try {
+        add.call(a, b);
+        QFAIL("a refused call is an error while fallback is off");
+    } catch (const c10::Error& e) {
+        QVERIFY2(QString(e.what()).contains("the kernel takes fp32"), e.what());
+    }
+    m_pkg->allowFallback(true);
+    at::Tensor got = add.call(a, b);
+    add.call(a, b);
+    m_pkg->allowFallback(false);
+    QVERIFY(at::allclose(got, (a + b).to(at::kFloat)));
+    const auto after = m_pkg->fallbacks();
+    QCOMPARE(after[0].first, std::string("vector_add"));
+    QCOMPARE(after[0].second - before[0].second, 2LL);   // every fallen-back call counted
+    QCOMPARE(after[1].second, before[1].second);
+}
+
+void TestCastRuntime::torchScriptModelIsSubstituted()
+{
+    const std::string file = std::string(KF_CAST_FIXTURE_DIR) + "/model.cast";
+    if (!fs::exists(file))
+        QSKIP("needs the model package tst_cast exports with the toy models (CTest fixture cast_models)");
+    auto pkg = kf_cast::load(file);
+    const auto names = kf_cast::models(*pkg);
+    QCOMPARE(names.size(), size_t(3));
+    QVERIFY(names[2] == std::make_pair(std::string("toy16ts"), std::string("torchscript")));
+    try {
+        kf_cast::loadModel(*pkg, "toy16", at::kCPU);
+        QFAIL("a torch.export program is the Python runtime's");
+    } catch (const std::runtime_error& e) {
+        QVERIFY2(QString(e.what()).contains("python -m kernelforge_cast run"), e.what());
+    }
+    torch::jit::Module model = kf_cast::loadModel(*pkg, "toy16ts", at::kCPU);
+    std::vector<c10::IValue> inputs = kf_cast::modelInputs(*pkg, "toy16ts", at::kCPU, 7);
+    QCOMPARE(inputs.size(), size_t(2));
+    const at::Tensor ids = inputs[0].toTensor();
+    QCOMPARE(ids.scalar_type(), at::kLong);
+    QVERIFY(ids.min().item<std::int64_t>() >= 0 && ids.max().item<std::int64_t>() < 96);
+    QCOMPARE(inputs[1].toTensor().scalar_type(), at::kHalf);
+
+    kf_cast::Substituted s = kf_cast::substitute(*pkg, model, inputs);
+    std::map<std::string, const kf_cast::Site*> byOp;
+    for (const kf_cast::Site& site : s.report)
+        byOp[site.op + "/" + site.status] = &site;
+    QCOMPARE(s.report.size(), size_t(4));
+    QVERIFY(byOp.count("add/substituted") && byOp.count("rms_norm/substituted"));
+    QCOMPARE(qs(byOp["rms_norm/substituted"]->castOp), QString("fused_add_rms_norm_fp16"));
+    QVERIFY(byOp.count("gelu/kept") && byOp.count("softmax/kept"));
+    QCOMPARE(qs(byOp["softmax/kept"]->reason), QString("no packaged kernel implements softmax"));
+    const std::string graph = s.module.get_method("forward").graph()->toString();
+    QVERIFY2(graph.find("cast::fused_add_rms_norm_fp16") != std::string::npos, graph.c_str());
+    QVERIFY2(graph.find("aten::rms_norm") == std::string::npos, graph.c_str());
+    QVERIFY(model.get_method("forward").graph()->toString().find("cast::") == std::string::npos);   // the original is untouched
+
+    // On CPU the op runs its reference ops: the substituted model computes exactly what the model does.
+    torch::NoGradGuard noGrad;
+    const auto want = model.forward(inputs).toTupleRef().elements();
+    const auto got = s.module.forward(inputs).toTupleRef().elements();
+    QCOMPARE(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i)
+        QVERIFY(at::equal(got[i].toTensor(), want[i].toTensor()));
+
+    // fp32 inputs: the kernel is fp16, so nothing matches, and each site says why.
+    torch::jit::Module model2 = kf_cast::loadModel(*pkg, "toy16ts", at::kCPU);
+    model2.to(at::kFloat);
+    std::vector<c10::IValue> fp32 = {inputs[0], inputs[1].toTensor().to(at::kFloat)};
+    kf_cast::Substituted none = kf_cast::substitute(*pkg, model2, fp32);
+    for (const kf_cast::Site& site : none.report) {
+        QCOMPARE(qs(site.status), QString("kept"));
+        if (site.op == "rms_norm")
+            QVERIFY2(qs(site.reason).contains("the kernel takes fp16"), site.reason.c_str());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCastRuntime)

@@ -6,6 +6,7 @@
 #include "ProgressLine.h"
 #include "TextTable.h"
 #include "engine/cast/CastExport.h"
+#include "engine/cast/CastModel.h"
 #include "engine/cast/CastPackage.h"
 #include "engine/core/Files.h"
 #include "engine/registry/Registry.h"
@@ -262,7 +263,7 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
                    t["shape"].dump();
         std::cout << "\nmodel " << mo.name << "  (" << mo.format
                   << (e["torch_version"].get<std::string>().empty() ? "" : ", torch " + e["torch_version"].get<std::string>())
-                  << ", " << mo.file << ")\n  inputs  " << (ins.empty() ? "(given by " + e["example"]["kind"].get<std::string>() + ")" : ins)
+                  << ", " << mo.file << ")\n  inputs  " << (ins.empty() ? std::string("(a TorchScript module does not declare them)") : ins)
                   << " — runs use "
                   << (e["example"]["file"].is_string() ? e["example"]["kind"].get<std::string>() + " " + e["example"]["file"].get<std::string>()
                                                        : std::string("the program's own sample inputs"))
@@ -310,9 +311,31 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
 /// `kforge cast run` of a package's model: the Python runtime runs torch.export programs
 /// ($KF_CAST_PYTHON, else python3, with kernelforge_cast importable). With --record, its evidence
 /// is then stored in the package.
+/// kforge-cast: $KF_CAST_TOOL, else beside kforge, else "" (then PATH).
+fs::path castTool()
+{
+    if (const char* env = std::getenv("KF_CAST_TOOL"); env && *env)
+        return env;
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec && fs::exists(self.parent_path() / "kforge-cast"))
+        return self.parent_path() / "kforge-cast";
+    return {};
+}
+
 int runModelCommand(const CastArgs& a, const cast::Package& pkg)
 {
-    const std::string python = [] {
+    const std::string modelName = a.model.empty() ? pkg.models.front().name : a.model;
+    const bool script = std::any_of(pkg.models.begin(), pkg.models.end(), [&](const cast::PackageModel& m) {
+        return m.name == modelName && m.format == cast::kModelTorchScript;
+    });
+    // A TorchScript model runs in the C++ runtime, as a LibTorch program would; a torch.export
+    // program needs Python.
+    const std::string python = [&] {
+        if (script) {
+            const fs::path tool = castTool();
+            return tool.empty() ? std::string("kforge-cast") : tool.string();
+        }
         const char* env = std::getenv("KF_CAST_PYTHON");
         return std::string(env && *env ? env : "python3");
     }();
@@ -328,6 +351,8 @@ int runModelCommand(const CastArgs& a, const cast::Package& pkg)
     }
     std::vector<std::string> argv = {python, "-m", "kernelforge_cast", "run", a.file, "--runs", std::to_string(a.runs),
                                      "--warmup", std::to_string(a.warmup)};
+    if (script)
+        argv = {python, "model", a.file, "--runs", std::to_string(a.runs), "--warmup", std::to_string(a.warmup)};
     if (!a.model.empty())
         argv.insert(argv.end(), {"--model", a.model});
     if (!a.device.empty())
@@ -354,8 +379,12 @@ int runModelCommand(const CastArgs& a, const cast::Package& pkg)
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::execvp(python.c_str(), cargv.data());
-        std::fprintf(stderr, "kforge: cannot start %s: the Python runtime (kernelforge_cast, with PyTorch) runs a "
-                             "package's model; set $KF_CAST_PYTHON to a Python that has both\n", python.c_str());
+        if (script)
+            std::fprintf(stderr, "kforge: cannot start %s: the C++ runtime (kforge-cast, with LibTorch) runs a TorchScript "
+                                 "model; build the kforge-cast target or point $KF_CAST_TOOL at it\n", python.c_str());
+        else
+            std::fprintf(stderr, "kforge: cannot start %s: the Python runtime (kernelforge_cast, with PyTorch) runs a "
+                                 "package's model; set $KF_CAST_PYTHON to a Python that has both\n", python.c_str());
         ::_exit(kExitEnvironment);
     }
     int status = 0;
@@ -375,8 +404,7 @@ int runModelCommand(const CastArgs& a, const cast::Package& pkg)
     if (run.is_discarded())
         return reportError(Error{"record the model run", "the runtime's evidence is not JSON", {}, evidence, {}}, false, "run",
                            kExitFailed);
-    const std::string model = a.model.empty() ? pkg.models.front().name : a.model;
-    auto stored = cast::recordModelRun(a.file, model, run);
+    auto stored = cast::recordModelRun(a.file, modelName, run);
     if (!stored)
         return reportError(stored.error(), false, "run", kExitFailed);
     std::cerr << "kforge: recorded this run in " << a.file << " as " << stored.value() << " (model-level evidence)\n";
@@ -404,15 +432,7 @@ int runCommand(const CastArgs& a)
                                      "and this run is of its ops", "drop them, or export a model into the package (--model)",
                                      a.file, {}}, a.json, "run", kExitUsage);
     }
-    fs::path tool;
-    if (const char* env = std::getenv("KF_CAST_TOOL"); env && *env) {
-        tool = env;
-    } else {
-        std::error_code ec;
-        const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-        if (!ec && fs::exists(self.parent_path() / "kforge-cast"))
-            tool = self.parent_path() / "kforge-cast";
-    }
+    const fs::path tool = castTool();
     std::vector<std::string> argv = {tool.empty() ? "kforge-cast" : tool.string(), "run", a.file, "--runs", std::to_string(a.runs)};
     if (!a.device.empty())
         argv.insert(argv.end(), {"--device", a.device});

@@ -4,7 +4,7 @@
 
 A transformer-style toy: embedding -> residual add -> RMSNorm -> linear -> GELU -> softmax,
 exported with torch.export in fp16 (toy_fp16.pt2: the add and RMSNorm match the fixture package's
-fused_add_rms_norm_fp16) and in fp32 (toy_fp32.pt2: nothing matches; every site is kept with its
+fused_add_rms_norm_fp16; toy_fp16.ts: the same model traced to TorchScript) and in fp32 (toy_fp32.pt2: nothing matches; every site is kept with its
 reason), plus an input description for the fp16 one (toy_fp16_inputs.json). Seeded: the same
 files every time for one torch version. No weights are downloaded.
 """
@@ -43,10 +43,12 @@ def main(out):
         r = torch.randn(B, D).to(dtype)
         ep = torch.export.export(model, (ids, r))
         torch.export.save(ep, os.path.join(out, name + ".pt2"))
+        if dtype == torch.float16:   # the same model as TorchScript, for the C++ runtime
+            torch.jit.save(torch.jit.trace(model, (ids, r)), os.path.join(out, name + ".ts"))
     with open(os.path.join(out, "toy_fp16_inputs.json"), "w") as f:
         json.dump({"inputs": [{"name": "ids", "dtype": "int64", "shape": [B], "distribution": "randint", "high": VOCAB},
                               {"name": "r", "dtype": "fp16", "shape": [B, D]}]}, f, indent=2)
-    print("wrote toy_fp16.pt2, toy_fp32.pt2, toy_fp16_inputs.json to", out)
+    print("wrote toy_fp16.pt2, toy_fp16.ts, toy_fp32.pt2, toy_fp16_inputs.json to", out)
 
 
 if __name__ == "__main__":

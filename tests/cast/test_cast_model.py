@@ -151,6 +151,25 @@ class ModelPackage(unittest.TestCase):
                     kernelforge_cast.load(path)
                 self.assertIn(message, str(e.exception))
 
+    @unittest.skipUnless(KFORGE and os.path.exists(os.path.join(os.path.dirname(KFORGE), "kforge-cast")),
+                         "needs kforge and kforge-cast (LibTorch)")
+    def test_kforge_runs_a_torchscript_model_in_the_cpp_runtime(self):
+        evidence = os.path.join(self.tmp, "ts.json")
+        r = subprocess.run([KFORGE, "cast", "run", PACKAGE, "--model", "toy16ts", "--device", "cpu", "--runs", "2",
+                            "--check", "--json"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ev = json.loads(r.stdout)
+        _model.check_model_run(ev, "", "toy16ts", lambda p, why: self.fail("%s: %s" % (p, why)))
+        self.assertTrue(ev["runtime"].startswith("kf_cast (LibTorch"))
+        self.assertEqual(sorted((s["op"], s["status"]) for s in ev["substitution"]),
+                         [("add", "substituted"), ("gelu", "kept"), ("rms_norm", "substituted"), ("softmax", "kept")])
+        # The same model through the Python runtime's torch.export program gives the same errors against fp64.
+        py = self.pkg.run_model("toy16", device="cpu", runs=1, warmup=0, check=True)
+        for a, b in zip(ev["check"]["outputs"], py["check"]["outputs"]):
+            self.assertEqual(a["kernels_vs_original"]["max_abs"], 0.0)
+            self.assertAlmostEqual(a["original_vs_fp64"]["max_abs"], b["original_vs_fp64"]["max_abs"], places=6)
+        del evidence
+
     @staticmethod
     def _uses(manifest, op):
         manifest["models"][0]["uses"].append(op)

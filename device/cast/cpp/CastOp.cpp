@@ -467,7 +467,35 @@ std::vector<at::Tensor> CastOp::reference(c10::ArrayRef<at::Tensor> inputs)
     return outs;
 }
 
+std::string CastOp::refusal(c10::ArrayRef<at::Tensor> inputs) const
+{
+    try {
+        bind(inputs, true);
+    } catch (const c10::Error& e) {
+        std::string why = e.what_without_backtrace();
+        if (why.rfind(m_qualified + ": ", 0) == 0)
+            why = why.substr(m_qualified.size() + 2);
+        return why;
+    }
+    return {};
+}
+
 std::vector<at::Tensor> CastOp::run(c10::ArrayRef<at::Tensor> inputs, Mode mode)
+{
+    if (mode == Mode::Meta || !m_allowFallback.load(std::memory_order_relaxed))
+        return runOnce(inputs, mode);
+    try {
+        return runOnce(inputs, mode);
+    } catch (const std::exception& e) {
+        m_fallbacks.fetch_add(1, std::memory_order_relaxed);
+        std::string why = e.what();
+        warnOnce("raised", "raised (" + why.substr(0, why.find('\n')) +
+                               "); fallback allowed: running its reference ops instead, every time counted");
+        return reference(inputs);
+    }
+}
+
+std::vector<at::Tensor> CastOp::runOnce(c10::ArrayRef<at::Tensor> inputs, Mode mode)
 {
     if (mode == Mode::Meta) {
         const kf::Env env = bind(inputs, false);

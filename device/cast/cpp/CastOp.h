@@ -38,6 +38,13 @@ public:
     std::size_t inputCount() const { return m_inputs.size(); }
     std::vector<at::Tensor> run(c10::ArrayRef<at::Tensor> inputs, Mode mode);
     std::string imageUsed(int device);
+    /// Why a call with tensors of these shapes and dtypes (meta tensors do) would be refused:
+    /// dtype, rank, fixed extents, symbol ranges, constraints; empty when it would not.
+    std::string refusal(c10::ArrayRef<at::Tensor> inputs) const;
+    /// With fallback allowed, a call that raises runs the reference ops instead: said once,
+    /// every time counted (`kforge cast run --allow-fallback`). Off by default: a raise is an error.
+    void allowFallback(bool on) { m_allowFallback.store(on); }
+    std::int64_t fallbacks() const { return m_fallbacks.load(); }
 
 private:
     struct Dim {
@@ -89,6 +96,7 @@ private:
     };
 
     [[noreturn]] void bad(const std::string& what) const;
+    std::vector<at::Tensor> runOnce(c10::ArrayRef<at::Tensor> inputs, Mode mode);
     kf::Env bind(c10::ArrayRef<at::Tensor> inputs, bool checkRanges) const;
     const Plan& plan(int device, c10::ArrayRef<at::Tensor> inputs);
     DeviceImage& image(int device);
@@ -130,6 +138,41 @@ private:
     std::map<std::vector<std::int64_t>, PlanNode> m_plans;   ///< never shrinks (calls may hold a plan): capped
     std::atomic<const PlanNode*> m_last{nullptr};            ///< the plan of the last shape, checked first
     std::set<std::string> m_warned;
+    std::atomic<bool> m_allowFallback{false};
+    std::atomic<std::int64_t> m_fallbacks{0};
+};
+
+/// What kf_cast::load returns: the ops it registered and the package they came from (models).
+class LoadedPackage final : public Package {
+public:
+    const std::string& path() const override { return m_path; }
+    const std::string& name() const override { return m_name; }
+    const std::string& version() const override { return m_version; }
+    const std::vector<OpInfo>& ops() const override { return m_info; }
+    std::string imageUsed(const std::string& op, int device) const override
+    {
+        for (const auto& o : m_ops)
+            if (o->name() == op)
+                return o->imageUsed(device);
+        throw std::runtime_error(m_path + " has no op " + op);
+    }
+    void allowFallback(bool on) const override
+    {
+        for (const auto& o : m_ops)
+            o->allowFallback(on);
+    }
+    std::vector<std::pair<std::string, long long>> fallbacks() const override
+    {
+        std::vector<std::pair<std::string, long long>> out;
+        for (const auto& o : m_ops)
+            out.emplace_back(o->name(), static_cast<long long>(o->fallbacks()));
+        return out;
+    }
+
+    std::string m_path, m_name, m_version;
+    std::vector<OpInfo> m_info;
+    std::vector<std::shared_ptr<CastOp>> m_ops;
+    std::shared_ptr<const kf::cast::Package> m_source;   ///< the checked package: manifest and files
 };
 
 } // namespace kf_cast::detail

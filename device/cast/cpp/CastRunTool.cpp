@@ -4,9 +4,11 @@
 // compares the op's outputs with its reference ops under the task's tolerances, and times both.
 //
 //   kforge-cast run ops.cast [--device cuda|cpu] [--runs N] [--no-kernels] [--op NAME] [--json]
+//   kforge-cast model model.cast [--model NAME] ... (CastModelTool.cpp)
 //
 // Exit: 0 every output within tolerance; 1 a mismatch; 2 bad arguments or package; 3 no CUDA
 // device when --device cuda was asked for.
+#include "device/cast/cpp/CastModelTool.h"
 #include "device/cast/cpp/CastOp.h"
 #include "device/runner/TorchCatalog.h"
 #include "engine/task/Task.h"
@@ -94,8 +96,10 @@ int main(int argc, char** argv)
 {
     Args a;
     std::vector<std::string> rest(argv + 1, argv + argc);
+    if (!rest.empty() && rest[0] == "model")
+        return runModel(rest);
     if (rest.empty() || rest[0] != "run")
-        return usage("the only command is run");
+        return usage("the commands are run (the ops) and model (a TorchScript model)");
     for (std::size_t i = 1; i < rest.size(); ++i) {
         const std::string& s = rest[i];
         auto value = [&]() -> std::string { return i + 1 < rest.size() ? rest[++i] : std::string(); };

@@ -15,6 +15,7 @@ namespace kf_cast {
 namespace {
 
 using detail::CastOp;
+using detail::LoadedPackage;
 using detail::Mode;
 
 class BoxedKernel final : public c10::OperatorKernel {
@@ -38,28 +39,10 @@ private:
     Mode m_mode;
 };
 
-class LoadedPackage final : public Package {
-public:
-    const std::string& path() const override { return m_path; }
-    const std::string& name() const override { return m_name; }
-    const std::string& version() const override { return m_version; }
-    const std::vector<OpInfo>& ops() const override { return m_info; }
-    std::string imageUsed(const std::string& op, int device) const override
-    {
-        for (const auto& o : m_ops)
-            if (o->name() == op)
-                return o->imageUsed(device);
-        throw std::runtime_error(m_path + " has no op " + op);
-    }
-
-    std::string m_path, m_name, m_version;
-    std::vector<OpInfo> m_info;
-    std::vector<std::shared_ptr<CastOp>> m_ops;
-};
-
 struct Registry {
     std::mutex mutex;
     std::map<std::string, std::string> identity;                   // op name -> what it is
+    std::map<std::string, std::shared_ptr<CastOp>> serving;         // op name -> the CastOp registered for it
     std::map<std::string, std::shared_ptr<const Package>> loaded;  // package identity -> package
     std::vector<std::unique_ptr<torch::Library>> libraries;        // kept for the process
 };
@@ -129,9 +112,12 @@ std::shared_ptr<const Package> load(const std::string& path, const LoadOptions& 
     loaded->m_path = path;
     loaded->m_name = pkg.name;
     loaded->m_version = pkg.version;
+    loaded->m_source = std::make_shared<kf::cast::Package>(pkg);
     // Every op is built before anything is registered: a constructor that throws leaves no trace.
     for (const kf::cast::PackageOp& op : pkg.ops) {
-        loaded->m_ops.push_back(std::make_shared<CastOp>(pkg, op, options));
+        // The same op loaded before (same kernels, same options): the CastOp already serving it.
+        auto serving = r.serving.find(op.name);
+        loaded->m_ops.push_back(serving != r.serving.end() ? serving->second : std::make_shared<CastOp>(pkg, op, options));
         loaded->m_info.push_back({op.name, op.registryId, op.schema, op.images, op.json["evidence"].dump()});
     }
     torch::Library* lib = nullptr;
@@ -148,6 +134,7 @@ std::shared_ptr<const Package> load(const std::string& path, const LoadOptions& 
         const auto& castOp = loaded->m_ops[i];
         lib->def(op.schema.c_str());
         r.identity[op.name] = identities[op.name];
+        r.serving[op.name] = castOp;
         lib->impl(op.name.c_str(), torch::dispatch(c10::DispatchKey::CUDA, torch::CppFunction::makeFromBoxedFunctor(
                                                                            std::make_unique<BoxedKernel>(castOp, Mode::Cuda))));
         lib->impl(op.name.c_str(), torch::dispatch(c10::DispatchKey::CPU, torch::CppFunction::makeFromBoxedFunctor(

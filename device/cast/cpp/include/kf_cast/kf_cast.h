@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kf_cast {
@@ -42,6 +43,11 @@ public:
     /// How calls of `op` on CUDA device `device` run: "cubin sm_90", "PTX compute_80, compiled for
     /// sm_90 by the driver", or "reference ops: <why>". Loads the module on first use.
     virtual std::string imageUsed(const std::string& op, int device) const = 0;
+    /// Off by default: a cast:: op of this package that raises at run time is an error. On: it
+    /// runs its reference ATen ops instead, says so once per op and counts every such call.
+    virtual void allowFallback(bool on) const = 0;
+    /// Per op, the calls that fell back since the package was loaded.
+    virtual std::vector<std::pair<std::string, long long>> fallbacks() const = 0;
 };
 
 /// Checks the package completely, then registers every op. Loading the same package again

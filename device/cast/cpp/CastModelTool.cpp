@@ -1,0 +1,416 @@
+// `kforge-cast model`: the LibTorch side of `kforge cast run` for a package's TorchScript model,
+// what a LibTorch program does with kf_cast_model.h: load the package and the model, substitute
+// the packaged kernels into the model's graph, run it with and without them on the same inputs
+// (warm-up untimed, CUDA events, the two alternating), compare outputs with the unsubstituted
+// model and an fp64 run, and print and write the model-level evidence in the format the Python
+// runtime writes (docs/cast-format.md, "Model runs").
+#include "device/cast/cpp/CastModelTool.h"
+
+#include "device/CudaDriver.h"
+#include "device/DeviceInfo.h"
+#include "device/cast/cpp/CastOp.h"
+#include "include/kf_cast/kf_cast_model.h"
+
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/passes/freeze_module.h>
+#include <torch/version.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+using Json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kScope = "model-level, end to end";
+
+struct ModelArgs {
+    std::string package, model, device, evidence;
+    int runs = 20, warmup = 5;
+    std::uint64_t seed = 0;
+    bool noKernels = false, check = false, allowFallback = false, json = false;
+};
+
+int usage(const std::string& why)
+{
+    std::cerr << "kforge cast run: " << why
+              << "\nusage: kforge-cast model PACKAGE [--model NAME] [--device cuda|cpu] [--runs N] [--warmup N] [--seed N]"
+                 " [--no-kernels] [--check] [--allow-fallback] [--json] [--evidence FILE]\n";
+    return 2;
+}
+
+Json stats(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    auto q = [&](double f) { return v[std::min(v.size() - 1, static_cast<std::size_t>(std::lround(f * double(v.size() - 1))))]; };
+    return {{"median", q(0.5)}, {"min", v.front()}, {"max", v.back()}, {"p10", q(0.1)}, {"p90", q(0.9)}};
+}
+
+std::vector<at::Tensor> flat(const c10::IValue& v)
+{
+    std::vector<at::Tensor> out;
+    if (v.isTensor())
+        out.push_back(v.toTensor());
+    else if (v.isTuple())
+        for (const auto& e : v.toTupleRef().elements())
+            for (auto& t : flat(e))
+                out.push_back(t);
+    else if (v.isList())
+        for (const auto& e : v.toListRef())
+            for (auto& t : flat(e))
+                out.push_back(t);
+    return out;
+}
+
+Json errors(const at::Tensor& got, const at::Tensor& ref)
+{
+    at::Tensor d = got.detach().to(at::kDouble) - ref.detach().to(at::kDouble);
+    const bool alike = got.isfinite().all().item<bool>() == ref.isfinite().all().item<bool>();
+    return {{"max_abs", d.numel() ? d.abs().max().item<double>() : 0.0},
+            {"rms", d.numel() ? std::sqrt((d * d).mean().item<double>()) : 0.0},
+            {"finite_alike", alike}};
+}
+
+/// The model computing in fp64: floating weights and every floating dtype constant of the
+/// frozen graph (casts such as .float()) made fp64.
+torch::jit::Module asFp64(const torch::jit::Module& model)
+{
+    torch::jit::Module m = model.clone();
+    m.to(at::kDouble);
+    m.eval();
+    torch::jit::Module frozen = torch::jit::freeze_module(m);
+    auto graph = frozen.get_method("forward").graph();
+    for (torch::jit::Node* n : graph->nodes()) {
+        const c10::FunctionSchema* schema = n->maybeSchema();
+        if (!schema)
+            continue;
+        for (std::size_t i = 0; i < n->inputs().size() && i < schema->arguments().size(); ++i) {
+            auto real = schema->arguments()[i].real_type();
+            if (auto opt = real->cast<c10::OptionalType>())
+                real = opt->getElementType();
+            if (real->kind() != c10::TypeKind::ScalarTypeType)
+                continue;
+            auto c = torch::jit::toIValue(n->input(i));
+            if (!c || !c->isInt() || !c10::isFloatingType(static_cast<c10::ScalarType>(c->toInt())))
+                continue;
+            torch::jit::WithInsertPoint guard(n);
+            n->replaceInput(i, graph->insertConstant(static_cast<std::int64_t>(at::kDouble)));
+        }
+    }
+    return frozen;
+}
+
+std::string utcNow()
+{
+    std::time_t t = std::time(nullptr);
+    char b[32];
+    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return b;
+}
+
+std::string fixed(double v, int digits)
+{
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*f", digits, v);
+    return b;
+}
+
+std::string general(double v)
+{
+    char b[64];
+    std::snprintf(b, sizeof b, "%.3g", v);
+    return b;
+}
+
+void print(const Json& ev)
+{
+    int subs = 0;
+    for (const auto& s : ev["substitution"])
+        subs += s["status"] == "substituted";
+    std::printf("model %s from %s %s on %s (%s), torch %s\n", ev["model"].get<std::string>().c_str(),
+                ev["package"]["name"].get<std::string>().c_str(), ev["package"]["version"].get<std::string>().c_str(),
+                ev["gpu"].get<std::string>().empty() ? "CPU" : ev["gpu"].get<std::string>().c_str(),
+                ev["device"].get<std::string>().c_str(), ev["torch"].get<std::string>().c_str());
+    std::string ins;
+    for (const auto& i : ev["inputs"])
+        ins += (ins.empty() ? "" : "; ") + i["name"].get<std::string>() + " " + i["dtype"].get<std::string>() + " " + i["shape"].dump();
+    std::printf("inputs: %s\n\nsubstitution: %d of %zu candidate call sites run packaged kernels\n", ins.c_str(), subs,
+                ev["substitution"].size());
+    std::printf("  %-12s %-18s %-11s %s\n", "op", "node", "status", "kernel / reason");
+    for (const auto& s : ev["substitution"])
+        std::printf("  %-12s %-18s %-11s %s\n", s["op"].get<std::string>().c_str(), s["node"].get<std::string>().c_str(),
+                    s["status"].get<std::string>().c_str(),
+                    s["cast_op"].get<std::string>().empty() ? s["reason"].get<std::string>().c_str()
+                                                            : ("cast::" + s["cast_op"].get<std::string>()).c_str());
+    std::printf("\ntime per pass, ms (%d runs after %d warm-up, %s, same inputs):\n  %-16s %9s %9s %9s %9s %9s\n",
+                ev["runs"].get<int>(), ev["warmup"].get<int>(), ev["gpu"].get<std::string>().empty() ? "wall clock" : "CUDA events",
+                "", "median", "p10", "p90", "min", "max");
+    for (auto [label, key] : {std::pair{"with kernels", "with_kernels_ms"}, {"without kernels", "without_kernels_ms"}}) {
+        if (!ev.contains(key)) {
+            std::printf("  %-16s %9s\n", label, "not run (--no-kernels)");
+            continue;
+        }
+        const Json& t = ev[key];
+        std::printf("  %-16s %9.4f %9.4f %9.4f %9.4f %9.4f\n", label, t["median"].get<double>(), t["p10"].get<double>(),
+                    t["p90"].get<double>(), t["min"].get<double>(), t["max"].get<double>());
+    }
+    if (ev["speedup"].is_number())
+        std::printf("end-to-end speedup: %.3f× (%s; the ops' own speedups in `inspect` are op-level microbenchmarks)\n",
+                    ev["speedup"].get<double>(), kScope);
+    std::string fb;
+    for (const auto& [k, v] : ev["fallbacks"].items())
+        fb += (fb.empty() ? "" : ", ") + ("cast::" + k + " fell back " + std::to_string(v.get<std::int64_t>()) + " time(s)");
+    std::printf("%s\n", fb.empty() ? "fallbacks: none" : ("FALLBACKS: " + fb).c_str());
+    if (ev["check"].is_object()) {
+        std::printf("\ncheck (fp64 reference: %s):\n", ev["check"]["fp64"].get<std::string>().c_str());
+        for (const auto& o : ev["check"]["outputs"]) {
+            std::string parts;
+            for (auto [key, label] : {std::pair{"kernels_vs_original", "kernels vs original"}, {"kernels_vs_fp64", "kernels vs fp64"},
+                                      {"original_vs_fp64", "original vs fp64"}}) {
+                if (!o.contains(key))
+                    continue;
+                const Json& e = o[key];
+                parts += (parts.empty() ? "" : "; ") + std::string(label) + " max " + general(e["max_abs"].get<double>()) + " rms " +
+                         general(e["rms"].get<double>()) + (e["finite_alike"].get<bool>() ? "" : " (NON-FINITE DIFFERS)");
+            }
+            std::printf("  output %lld %s %s: %s\n", static_cast<long long>(o["index"].get<std::int64_t>()),
+                        o["dtype"].get<std::string>().c_str(), o["shape"].dump().c_str(), parts.c_str());
+        }
+    }
+}
+
+std::string dtypeName(at::ScalarType t)
+{
+    std::string s = c10::toString(t);   // "Half", "Float"
+    static const std::map<std::string, std::string> names = {{"Half", "float16"}, {"Float", "float32"}, {"Double", "float64"},
+                                                             {"BFloat16", "bfloat16"}, {"Long", "int64"}, {"Int", "int32"},
+                                                             {"Short", "int16"}, {"Char", "int8"}, {"Byte", "uint8"}, {"Bool", "bool"}};
+    auto it = names.find(s);
+    return it == names.end() ? s : it->second;
+}
+
+} // namespace
+
+int runModel(const std::vector<std::string>& rest)
+{
+    ModelArgs a;
+    for (std::size_t i = 1; i < rest.size(); ++i) {
+        const std::string& s = rest[i];
+        auto value = [&]() -> std::string { return i + 1 < rest.size() ? rest[++i] : std::string(); };
+        if (s == "--device")
+            a.device = value();
+        else if (s == "--model")
+            a.model = value();
+        else if (s == "--runs")
+            a.runs = std::atoi(value().c_str());
+        else if (s == "--warmup")
+            a.warmup = std::atoi(value().c_str());
+        else if (s == "--seed")
+            a.seed = std::strtoull(value().c_str(), nullptr, 10);
+        else if (s == "--evidence")
+            a.evidence = value();
+        else if (s == "--no-kernels")
+            a.noKernels = true;
+        else if (s == "--check")
+            a.check = true;
+        else if (s == "--allow-fallback")
+            a.allowFallback = true;
+        else if (s == "--json")
+            a.json = true;
+        else if (!s.empty() && s[0] == '-')
+            return usage("unknown option " + s);
+        else if (a.package.empty())
+            a.package = s;
+        else
+            return usage("one package at a time");
+    }
+    if (a.package.empty())
+        return usage("name the package");
+    if (a.runs < 1 || a.warmup < 0)
+        return usage("--runs is at least 1 and --warmup at least 0");
+    const bool haveCuda = at::hasCUDA() && c10::cuda::device_count() > 0;
+    if (a.device.empty())
+        a.device = haveCuda ? "cuda" : "cpu";
+    if (a.device == "cuda" && !haveCuda) {
+        std::cerr << "kforge cast run: --device cuda, but there is no CUDA device\n";
+        return 3;
+    }
+    const at::Device device(a.device == "cuda" ? at::kCUDA : at::kCPU);
+    const bool cuda = device.is_cuda();
+
+    std::shared_ptr<const kf_cast::Package> pkg;
+    torch::jit::Module original, unfrozen;
+    std::vector<c10::IValue> inputs;
+    kf_cast::Substituted sub;
+    std::string model = a.model;
+    try {
+        pkg = kf_cast::load(a.package);
+        if (model.empty())
+            model = kf_cast::models(*pkg).front().first;
+        unfrozen = kf_cast::loadModel(*pkg, model, device);
+        inputs = kf_cast::modelInputs(*pkg, model, device, a.seed);
+        sub = kf_cast::substitute(*pkg, unfrozen, inputs);
+        // The baseline is frozen the same way, so the substitution is the only difference timed.
+        original = torch::jit::freeze_module(unfrozen.clone());
+    } catch (const std::exception& e) {
+        std::cerr << "kforge cast run: " << e.what() << '\n';
+        return 1;
+    }
+    auto& loaded = dynamic_cast<const kf_cast::detail::LoadedPackage&>(*pkg);
+    pkg->allowFallback(a.allowFallback);
+    const auto fallbacksBefore = pkg->fallbacks();
+    if (a.noKernels)
+        for (kf_cast::Site& s : sub.report)
+            if (s.status == "substituted") {
+                s.status = "kept";
+                s.reason = "--no-kernels (cast::" + s.castOp + " would run here)";
+                s.castOp.clear();
+            }
+
+    auto timed = [&](torch::jit::Module& m) {
+        if (cuda) {
+            at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
+            start.record();
+            m.forward(inputs);
+            end.record();
+            end.synchronize();
+            return static_cast<double>(start.elapsed_time(end));
+        }
+        auto t = std::chrono::steady_clock::now();
+        m.forward(inputs);
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    };
+    std::vector<double> tOrig, tSub;
+    Json check;
+    try {
+        torch::NoGradGuard noGrad;
+        for (int i = 0; i < a.warmup; ++i) {
+            original.forward(inputs);
+            if (!a.noKernels)
+                sub.module.forward(inputs);
+        }
+        for (int i = 0; i < a.runs; ++i) {
+            tOrig.push_back(timed(original));
+            if (!a.noKernels)
+                tSub.push_back(timed(sub.module));
+        }
+        if (a.check) {
+            auto ref = flat(original.forward(inputs));
+            std::vector<at::Tensor> got;
+            if (!a.noKernels)
+                got = flat(sub.module.forward(inputs));
+            std::vector<at::Tensor> ref64;
+            std::string fp64 = "ran";
+            try {
+                torch::jit::Module m64 = asFp64(unfrozen);
+                std::vector<c10::IValue> in64;
+                for (const auto& v : inputs)
+                    in64.push_back(v.isTensor() && v.toTensor().is_floating_point() ? c10::IValue(v.toTensor().to(at::kDouble)) : v);
+                ref64 = flat(m64.forward(in64));
+                if (ref64.size() != ref.size())
+                    throw std::runtime_error("the fp64 run returned " + std::to_string(ref64.size()) + " tensors");
+            } catch (const std::exception& e) {
+                ref64.clear();
+                std::string why = e.what();
+                fp64 = "not possible: " + why.substr(0, why.find('\n'));
+            }
+            check = {{"outputs", Json::array()}, {"fp64", fp64}};
+            for (std::size_t i = 0; i < ref.size(); ++i) {
+                Json o = {{"index", i}, {"dtype", dtypeName(ref[i].scalar_type())}, {"shape", ref[i].sizes().vec()}};
+                if (!got.empty())
+                    o["kernels_vs_original"] = errors(got[i], ref[i]);
+                if (!ref64.empty()) {
+                    o["original_vs_fp64"] = errors(ref[i], ref64[i]);
+                    if (!got.empty())
+                        o["kernels_vs_fp64"] = errors(got[i], ref64[i]);
+                }
+                check["outputs"].push_back(o);
+            }
+        }
+    } catch (const std::exception& e) {
+        std::string why = e.what();
+        std::cerr << "kforge cast run: the model run failed: " << why.substr(0, why.find("\nException raised from"))
+                  << (a.allowFallback ? "" : "\n(a packaged kernel that raises is an error; --allow-fallback runs its reference "
+                                             "ops instead, said once and counted)")
+                  << '\n';
+        return 1;
+    }
+
+    Json report = Json::array();
+    for (const kf_cast::Site& s : sub.report)
+        report.push_back({{"node", s.node}, {"op", s.op}, {"status", s.status}, {"cast_op", s.castOp}, {"reason", s.reason}});
+    Json fallbacks = Json::object();
+    const auto fallbacksAfter = pkg->fallbacks();
+    for (std::size_t i = 0; i < fallbacksAfter.size(); ++i)
+        if (auto n = fallbacksAfter[i].second - fallbacksBefore[i].second; n > 0)
+            fallbacks[fallbacksAfter[i].first] = n;
+    const Json& entry = [&]() -> const Json& {
+        for (const Json& e : loaded.m_source->manifest["models"])
+            if (e["name"] == model)
+                return e;
+        throw std::logic_error("model vanished");
+    }();
+    Json ins = Json::array();
+    const Json spec = entry["example"]["kind"] == "shapes"
+                          ? Json::parse(loaded.m_source->file(entry["example"]["file"].get<std::string>())->bytes)["inputs"]
+                          : Json::array();
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        if (inputs[i].isTensor())
+            ins.push_back({{"name", i < spec.size() ? spec[i]["name"].get<std::string>() : "arg" + std::to_string(i)},
+                           {"dtype", dtypeName(inputs[i].toTensor().scalar_type())},
+                           {"shape", inputs[i].toTensor().sizes().vec()}});
+    std::string driver;
+    if (cuda) {
+        int v = 0;
+        if (kf::device::CudaDriver::get() && kf::device::cuda().cuDriverGetVersion(&v) == CUDA_SUCCESS)
+            driver = kf::device::driverApiString(v);
+    }
+    Json ev = {{"scope", kScope},
+               {"model", model},
+               {"package", {{"name", pkg->name()}, {"version", pkg->version()}}},
+               {"created_at", utcNow()},
+               {"device", cuda ? "cuda:" + std::to_string(c10::cuda::current_device()) : std::string("cpu")},
+               {"gpu", cuda ? std::string(at::cuda::getCurrentDeviceProperties()->name) : std::string()},
+               {"torch", TORCH_VERSION},
+               {"cuda_driver", driver},
+               {"runtime", "kf_cast (LibTorch " + std::string(TORCH_VERSION) + ")"},
+               {"inputs", ins},
+               {"runs", a.runs},
+               {"warmup", a.warmup},
+               {"without_kernels_ms", stats(tOrig)},
+               {"speedup", nullptr},
+               {"substitution", report},
+               {"fallbacks", fallbacks},
+               {"check", a.check ? check : Json()}};
+    if (!tSub.empty()) {
+        ev["with_kernels_ms"] = stats(tSub);
+        ev["speedup"] = ev["without_kernels_ms"]["median"].get<double>() / ev["with_kernels_ms"]["median"].get<double>();
+    }
+    if (!a.evidence.empty()) {
+        const std::string tmp = a.evidence + ".tmp";
+        std::ofstream(tmp) << ev.dump(2) << '\n';
+        std::rename(tmp.c_str(), a.evidence.c_str());
+    }
+    if (a.json)
+        std::cout << ev.dump(2) << '\n';
+    else
+        print(ev);
+    bool nonFinite = false;
+    if (check.is_object())
+        for (const auto& o : check["outputs"])
+            if (o.contains("kernels_vs_original") && !o["kernels_vs_original"]["finite_alike"].get<bool>())
+                nonFinite = true;
+    return nonFinite ? 1 : 0;
+}
