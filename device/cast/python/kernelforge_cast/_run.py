@@ -145,6 +145,10 @@ def run_model(package, model=None, device=None, runs=20, warmup=5, kernels=True,
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise PackageError("--device cuda: this PyTorch sees no CUDA GPU")
+    # Weights, constants and every device burnt into the graph (e.g. the exporter's own tensor
+    # metadata assertions) move to where the model runs.
+    from torch.export.passes import move_to_device_pass
+    program = move_to_device_pass(program, dev)
     args, kwargs = make_inputs(entry, package.files, program, dev, seed)
     original = program.module().to(dev)
     substituted, report, counts = None, [], {}
