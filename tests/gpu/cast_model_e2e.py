@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GPU end-to-end check of model packages (CTest gpu.cast.model; docs/gpu-validation.md).
 
-    cast_model_e2e.py --kforge PATH [--work DIR] [--json FILE] [--tokens T]
+    cast_model_e2e.py --kforge PATH [--work DIR] [--json FILE] [--tokens T (default 16384)]
 
 1. `kforge promote` the examples a transformer block can use — rms_norm_fp16,
    fused_add_rms_norm_fp16, softmax_fp32, layer_norm_bf16, gemm_fp16 — into a fresh registry:
@@ -87,7 +87,7 @@ def main():
     ap.add_argument("--kforge", required=True)
     ap.add_argument("--work")
     ap.add_argument("--json")
-    ap.add_argument("--tokens", type=int, default=8192)
+    ap.add_argument("--tokens", type=int, default=16384)
     a = ap.parse_args()
     try:
         import torch
@@ -176,14 +176,17 @@ def main():
         check(not ev["fallbacks"], "%s: no kernel fell back" % model_name)
         check(ev["check"]["fp64"] == "ran", "%s: the fp64 reference ran (%s)" % (model_name, ev["check"]["fp64"]))
         for o in ev["check"]["outputs"]:
-            k, orig = o.get("kernels_vs_fp64", {}), o.get("original_vs_fp64", {})
-            close = o["kernels_vs_original"]["finite_alike"] and o["kernels_vs_original"]["max_abs"] <= 0.05
-            check(close, "%s: output %d (%s) within 0.05 of the unsubstituted model (max %.3g, rms %.3g)"
-                  % (model_name, o["index"], o["dtype"], o["kernels_vs_original"]["max_abs"], o["kernels_vs_original"]["rms"]))
+            k, orig, vs = o.get("kernels_vs_fp64", {}), o.get("original_vs_fp64", {}), o["kernels_vs_original"]
+            check(vs["finite_alike"], "%s: output %d (%s) finite where the unsubstituted model's is" % (model_name, o["index"], o["dtype"]))
+            print("note  %s output %d (%s) against the unsubstituted model: max %.3g, rms %.3g"
+                  % (model_name, o["index"], o["dtype"], vs["max_abs"], vs["rms"]))
+            # The accuracy that matters: against fp64, the kernels may not be worse than the model's
+            # own ATen ops (a rounding difference upstream moves single elements by an ulp of a
+            # 16-bit type, so the direct difference alone judges nothing).
             if k and orig:
-                check(k["rms"] <= 2 * orig["rms"] + 1e-6,
-                      "%s: output %d no further from fp64 than the model itself (rms %.3g vs %.3g)"
-                      % (model_name, o["index"], k["rms"], orig["rms"]))
+                check(k["rms"] <= 2 * orig["rms"] + 1e-6 and k["max_abs"] <= 2 * orig["max_abs"] + 1e-6,
+                      "%s: output %d no further from fp64 than the model itself (rms %.3g vs %.3g, max %.3g vs %.3g)"
+                      % (model_name, o["index"], k["rms"], orig["rms"], k["max_abs"], orig["max_abs"]))
         print("note  %s end to end: with kernels %.4f ms, without %.4f ms, speedup %.3f× (model-level)"
               % (model_name, ev["with_kernels_ms"]["median"], ev["without_kernels_ms"]["median"], ev["speedup"]))
     p = run([a.kforge, "cast", "run", pkg, "--model", "block", "--runs", "5", "--no-kernels"], env=env)
