@@ -46,8 +46,13 @@ Json sizeJson(const Json& s)
     if (s.contains("as_int") && s["as_int"].is_number_integer())
         return s["as_int"];
     if (s.contains("as_expr") && s["as_expr"].is_object() && s["as_expr"].contains("expr_str") &&
-        s["as_expr"]["expr_str"].is_string())
-        return s["as_expr"]["expr_str"];
+        s["as_expr"]["expr_str"].is_string()) {
+        // A symbolic extent: "s22", or sympy's "Symbol('s22', positive=True, integer=True)".
+        std::string e = s["as_expr"]["expr_str"].get<std::string>();
+        if (e.rfind("Symbol('", 0) == 0 && e.find('\'', 8) != std::string::npos)
+            e = e.substr(8, e.find('\'', 8) - 8);
+        return e;
+    }
     return "?";
 }
 
@@ -213,7 +218,11 @@ Result<ModelInfo> inspectModel(std::string_view bytes, const std::string& origin
         return Error{"read model " + origin, archive.error().why,
                      "a model is a file written by torch.export.save (.pt2) or torch.jit.save (.pt/.ts)", origin,
                      archive.error().pointer};
-    const Archive& a = archive.value();
+    return inspectModelArchive(archive.value(), origin);
+}
+
+Result<ModelInfo> inspectModelArchive(const Archive& a, const std::string& origin)
+{
     if (a.entries.empty())
         return modelError(origin, "", "the archive is empty");
     const std::string& first = a.entries.front().name;

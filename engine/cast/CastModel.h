@@ -8,6 +8,7 @@
 // so the exporter can say which packaged ops it may use and the checker can refuse a model that
 // calls a cast:: op the package lacks.
 
+#include "engine/cast/CastArchive.h"
 #include "engine/core/Result.h"
 
 #include <nlohmann/json.hpp>
@@ -39,6 +40,8 @@ struct ModelInfo {
 
 /// Checks and describes the model file `bytes`; `origin` names it in errors ("block.pt2").
 Result<ModelInfo> inspectModel(std::string_view bytes, const std::string& origin);
+/// The same for a model archive already read (what inspectModel does after readArchiveBytes).
+Result<ModelInfo> inspectModelArchive(const Archive& archive, const std::string& origin);
 
 /// The catalog op (task-schema.md) an ATen overload of a graph computes, or "" when none:
 /// "aten.rms_norm.default" -> "rms_norm". The Python runtime's substitution reads call sites

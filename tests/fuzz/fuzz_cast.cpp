@@ -1,9 +1,14 @@
-// .cast packages from elsewhere (engine/cast): the zip layer and the manifest checks. The first
-// byte picks the way in: 'Z' the rest is a whole archive (readArchiveBytes + checkPackage);
-// anything else the rest is manifest.json, put first in an archive whose other entries are the
-// files it lists, with their sizes and hashes made to match, so the fuzzer reaches the op checks
-// instead of stopping at the first hash.
+// .cast packages from elsewhere (engine/cast): the zip layer, the manifest checks and the models
+// inside. The first byte picks the way in: 'Z' the rest is a whole archive (readArchiveBytes +
+// checkPackage); 'T' the rest is a model file (inspectModel); 'P' the rest is a torch.export
+// program's JSON, put in a minimal .pt2 so the graph reader is reached; 'R' a model run's
+// evidence (checkModelRun); 'I' a model's input description (checkInputSpec); anything else
+// the rest is manifest.json, put first in an archive whose other entries are the files it lists,
+// with their sizes and hashes made to match, so the fuzzer reaches the op checks instead of
+// stopping at the first hash.
+#include "engine/cast/CastModel.h"
 #include "engine/cast/CastPackage.h"
+#include "engine/core/JsonReader.h"
 #include "engine/core/Hmac.h"
 
 #include <nlohmann/json.hpp>
@@ -22,6 +27,32 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         limits.maxTotalBytes = std::uint64_t(64) << 20;   // keep a run's memory bounded
         limits.maxEntryBytes = std::uint64_t(16) << 20;
         (void)kf::cast::openPackageBytes(rest, "fuzz.cast", limits);
+        return 0;
+    }
+    if (data[0] == 'T') {
+        (void)kf::cast::inspectModel(rest, "fuzz.pt2");
+        return 0;
+    }
+    if (data[0] == 'P') {
+        // A minimal archive as torch.export.save writes it, around the fuzzed program.
+        kf::cast::Archive a;
+        a.entries = {{"m/archive_format", "pt2"},
+                     {"m/models/model.json", std::string(rest)},
+                     {"m/data/weights/model_weights_config.json", "{\"config\": {}}"}};
+        (void)kf::cast::inspectModelArchive(a, "fuzz.pt2");
+        return 0;
+    }
+    if (data[0] == 'R' || data[0] == 'I') {
+        auto parsed = kf::json::parseText(rest, "fuzz.json");
+        if (!parsed)
+            return 0;
+        try {
+            if (data[0] == 'R')
+                kf::cast::checkModelRun(parsed.value(), "", "block");
+            else
+                kf::cast::checkInputSpec(parsed.value(), "");
+        } catch (const kf::json::SchemaError&) {
+        }
         return 0;
     }
     kf::cast::Archive archive;

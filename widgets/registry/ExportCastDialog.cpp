@@ -1,16 +1,22 @@
 #include "widgets/registry/ExportCastDialog.h"
 
+#include "engine/cast/CastExport.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
+#include <QHeaderView>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
+#include <QSignalBlocker>
+#include <QTableWidget>
 #include <QVBoxLayout>
 
 namespace kf::ui {
@@ -81,6 +87,32 @@ ExportCastDialog::ExportCastDialog(const kf::RegistryIndex& index, const QString
     form->addRow(tr("File"), outRow);
     m_version = new QLineEdit(QStringLiteral("1.0.0"), this);
     form->addRow(tr("Package version"), m_version);
+
+    // Models: a torch.export program or TorchScript module the package carries, run with these
+    // kernels substituted (`kforge cast run`, Run ▸ Run Model from .cast Package…).
+    auto* modelBox = new QVBoxLayout;
+    m_models = new QTableWidget(0, 3, this);
+    m_models->setHorizontalHeaderLabels({tr("Name"), tr("Model file"), tr("Inputs (empty: the .pt2's own)")});
+    m_models->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    m_models->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    m_models->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Stretch);
+    m_models->setTextElideMode(Qt::ElideLeft);   // the file name matters more than its folder
+    m_models->setWordWrap(false);
+    m_models->verticalHeader()->hide();
+    m_models->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_models->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_models->setMaximumHeight(110);
+    auto* modelButtons = new QHBoxLayout;
+    auto* addModelButton = new QPushButton(tr("Add Model…"), this);
+    m_inputsButton = new QPushButton(tr("Inputs…"), this);
+    m_removeModel = new QPushButton(tr("Remove"), this);
+    modelButtons->addWidget(addModelButton);
+    modelButtons->addWidget(m_inputsButton);
+    modelButtons->addWidget(m_removeModel);
+    modelButtons->addStretch();
+    modelBox->addWidget(m_models);
+    modelBox->addLayout(modelButtons);
+    form->addRow(tr("Models"), modelBox);
     layout->addLayout(form);
 
     m_problem = new QLabel(this);
@@ -96,14 +128,48 @@ ExportCastDialog::ExportCastDialog(const kf::RegistryIndex& index, const QString
     connect(m_versions, &QListWidget::itemChanged, this, &ExportCastDialog::update);
     connect(m_output, &QLineEdit::textChanged, this, &ExportCastDialog::update);
     connect(m_ptx, &QComboBox::currentIndexChanged, this, &ExportCastDialog::update);
+    connect(addModelButton, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Add a model"), m_output->text(),
+                                                       tr("Models (*.pt2 *.pt *.ts);;All files (*)"));
+        if (!f.isEmpty())
+            m_models->selectRow(addModel(f));
+    });
+    connect(m_inputsButton, &QPushButton::clicked, this, [this] {
+        const int row = m_models->currentRow();
+        if (row < 0)
+            return;
+        const QString f = QFileDialog::getOpenFileName(this, tr("The model's inputs"), m_models->item(row, 1)->text(),
+                                                       tr("Input shapes or tensors (*.json *.pt);;All files (*)"));
+        if (!f.isEmpty())
+            m_models->item(row, 2)->setText(f);
+    });
+    connect(m_removeModel, &QPushButton::clicked, this, [this] {
+        if (m_models->currentRow() >= 0)
+            m_models->removeRow(m_models->currentRow());
+        update();
+    });
+    connect(m_models, &QTableWidget::itemChanged, this, &ExportCastDialog::update);
+    connect(m_models, &QTableWidget::itemSelectionChanged, this, &ExportCastDialog::update);
     connect(browse, &QPushButton::clicked, this, [this] {
         const QString f = QFileDialog::getSaveFileName(this, tr("Export .cast package"), m_output->text(),
                                                        tr("KernelForge packages (*.cast)"));
         if (!f.isEmpty())
             m_output->setText(f.endsWith(QLatin1String(".cast")) ? f : f + QLatin1String(".cast"));
     });
-    resize(760, 420);
+    resize(760, 560);
     update();
+}
+
+int ExportCastDialog::addModel(const QString& file, const QString& inputs)
+{
+    const QSignalBlocker quiet(m_models);   // one update() for the whole row, below
+    const int row = m_models->rowCount();
+    m_models->insertRow(row);
+    m_models->setItem(row, 0, new QTableWidgetItem(qs(kf::cast::defaultOpName(QFileInfo(file).completeBaseName().toStdString()))));
+    m_models->setItem(row, 1, new QTableWidgetItem(file));
+    m_models->setItem(row, 2, new QTableWidgetItem(inputs));
+    update();
+    return row;
 }
 
 CastExportChoice ExportCastDialog::choice() const
@@ -118,6 +184,9 @@ CastExportChoice ExportCastDialog::choice() const
     c.ptx = m_ptx->currentData().toString();
     c.output = m_output->text().trimmed();
     c.packageVersion = m_version->text().trimmed();
+    auto text = [this](int r, int col) { return m_models->item(r, col) ? m_models->item(r, col)->text().trimmed() : QString(); };
+    for (int r = 0; r < m_models->rowCount(); ++r)
+        c.models.append({text(r, 0), text(r, 1), text(r, 2)});
     return c;
 }
 
@@ -132,11 +201,27 @@ QString ExportCastDialog::problem() const
         return tr("PTX of %1 needs %2 among the architectures.").arg(c.ptx, QString(c.ptx).replace("compute_", "sm_"));
     if (c.output.isEmpty())
         return tr("Choose the file to write.");
+    QStringList names;
+    for (const CastModelChoice& m : c.models) {
+        if (!kf::cast::isOpName(m.name.toStdString()))
+            return tr("“%1” cannot name a model: letters, digits and _, not starting with a digit.").arg(m.name);
+        if (names.contains(m.name))
+            return tr("Two models are named %1.").arg(m.name);
+        names << m.name;
+        if (!QFileInfo(m.file).isFile())
+            return tr("The model file %1 does not exist.").arg(m.file);
+        if (!m.inputs.isEmpty() && !QFileInfo(m.inputs).isFile())
+            return tr("The inputs file %1 does not exist.").arg(m.inputs);
+    }
     return {};
 }
 
 void ExportCastDialog::update()
 {
+    if (m_inputsButton) {
+        m_inputsButton->setEnabled(m_models->currentRow() >= 0);
+        m_removeModel->setEnabled(m_models->currentRow() >= 0);
+    }
     const QString p = problem();
     m_problem->setText(p);
     m_buttons->button(QDialogButtonBox::Ok)->setEnabled(p.isEmpty());

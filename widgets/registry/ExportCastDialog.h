@@ -1,7 +1,7 @@
 #pragma once
 // Export .cast…: which registry versions go into the package (the selected one checked), for
-// which architectures (cubins) and with which PTX, under which file name. It only asks; the app
-// runs the export off the UI thread (docs/cast.md).
+// which architectures (cubins) and with which PTX, under which file name, and which models it
+// carries with their inputs. It only asks; the app runs the export off the UI thread (docs/cast.md).
 
 #include "engine/registry/Registry.h"
 
@@ -15,8 +15,17 @@ class QDialogButtonBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
+class QPushButton;
+class QTableWidget;
 
 namespace kf::ui {
+
+/// A model to carry in the package (`kforge cast export --model NAME=FILE --inputs NAME=FILE`).
+struct CastModelChoice {
+    QString name;      ///< models/<name>/ in the package
+    QString file;      ///< torch.export.save (.pt2) or torch.jit.save output
+    QString inputs;    ///< shapes .json or torch.save'd tensors; empty: the .pt2's sample inputs
+};
 
 struct CastExportChoice {
     QStringList ids;
@@ -24,6 +33,7 @@ struct CastExportChoice {
     QString ptx;                 ///< "" = PTX of the lowest architecture, "none", or "compute_XY"
     QString output;
     QString packageVersion;
+    QList<CastModelChoice> models;
 };
 
 class ExportCastDialog : public QDialog {
@@ -44,6 +54,9 @@ public:
     QList<QCheckBox*> architectureBoxes() const { return m_archs; }
     QComboBox* ptxCombo() const { return m_ptx; }
     QLineEdit* outputEdit() const { return m_output; }
+    QTableWidget* modelTable() const { return m_models; }
+    /// Adds a model row (what Add Model… does after its file dialog); returns the row.
+    int addModel(const QString& file, const QString& inputs = {});
 
 private:
     void update();
@@ -53,6 +66,9 @@ private:
     QComboBox* m_ptx = nullptr;
     QLineEdit* m_output = nullptr;
     QLineEdit* m_version = nullptr;
+    QTableWidget* m_models = nullptr;
+    QPushButton* m_inputsButton = nullptr;
+    QPushButton* m_removeModel = nullptr;
     QLabel* m_problem = nullptr;
     QDialogButtonBox* m_buttons = nullptr;
 };

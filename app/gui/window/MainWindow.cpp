@@ -8,6 +8,7 @@
 #include "app/gui/window/CompileController.h"
 #include "app/gui/window/PromoteController.h"
 #include "app/gui/window/InspectController.h"
+#include "app/gui/window/ModelRunDialog.h"
 #include "app/gui/window/RegistryController.h"
 #include "app/gui/window/RunController.h"
 #include "app/gui/window/StatusBar.h"
@@ -326,6 +327,15 @@ void MainWindow::buildMenus()
                                      &PromoteController::promote);
     m_promoteAction->setEnabled(false);
     m_cancelAction->setEnabled(false);
+    run->addSeparator();
+    run->addAction(tr("Run &Model from .cast Package…"), this, [this] {
+        if (!m_modelRun)
+            m_modelRun = new ModelRunDialog(this);
+        m_modelRun->show();
+        m_modelRun->raise();
+        m_modelRun->activateWindow();
+    })->setStatusTip(tr("Run a packaged model with and without its verified kernels: substitution, end-to-end time, "
+                        "errors against the original and fp64"));
     run->addSeparator();
     run->addAction(tr("&Recompile"), QKeySequence(tr("Ctrl+B")), this, [this] {
         if (auto* t = currentTab())

@@ -31,6 +31,7 @@ class CandidateTab;
 class CompileController;
 class InspectController;
 class PromoteController;
+class ModelRunDialog;
 class RegistryController;
 class RecoveryStore;
 class RunController;
@@ -136,6 +137,7 @@ private:
     std::unique_ptr<CompileController> m_compile;
     std::unique_ptr<RunController> m_run;
     std::unique_ptr<PromoteController> m_promote;
+    QPointer<ModelRunDialog> m_modelRun;   ///< Run ▸ Run Model from .cast Package…, made on first use
     std::unique_ptr<RegistryController> m_registry;
     std::unique_ptr<InspectController> m_inspect;
     QMenu* m_recentMenu = nullptr;

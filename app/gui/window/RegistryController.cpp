@@ -128,6 +128,8 @@ void RegistryController::exportCast(const QString& id)
     options.ptx = choice->ptx.toStdString();
     options.packageVersion = choice->packageVersion.isEmpty() ? "1.0.0" : choice->packageVersion.toStdString();
     options.kernelforgeVersion = KF_VERSION;
+    for (const kf::ui::CastModelChoice& m : choice->models)
+        options.models.push_back({m.file.toStdString(), m.name.toStdString(), m.inputs.toStdString()});
     const std::string output = choice->output.toStdString();
     const std::string dir = directory().toStdString();
 
@@ -177,8 +179,14 @@ void RegistryController::exportCast(const QString& id)
                                          return a;
                                      }()))
                                      .arg(result->ptx.empty() ? QString() : tr(" and PTX %1").arg(qs(result->ptx)));
-        emit message(sentence);
-        emit exportFinished(true, sentence);
+        QStringList models;
+        for (const auto& m : result->models)
+            models << tr("%1 (may use %n packaged op(s))", nullptr, int(m.uses.size())).arg(qs(m.name));
+        const QString withModels = models.isEmpty() ? sentence
+                                                    : sentence + tr(" Models: %1; Run ▸ Run Model from .cast Package… "
+                                                                    "measures them.").arg(models.join(QStringLiteral(", ")));
+        emit message(withModels);
+        emit exportFinished(true, withModels);
     });
     QPointer<RegistryController> self(this);
     job->watcher->setFuture(QtConcurrent::run([job, options, output, dir, self] {

@@ -18,6 +18,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
+#include <QTableWidget>
 #include <QDialogButtonBox>
 #include <QItemSelectionModel>
 #include <QListWidget>
@@ -56,6 +58,8 @@ private slots:
     void directoryIsShownWithTooltip();
     void exportDialogOffersVersionsAndTargets_data();
     void exportDialogOffersVersionsAndTargets();
+    void exportDialogModels_data();
+    void exportDialogModels();
     void screenshots();
 
 private:
@@ -377,6 +381,49 @@ void TestRegistryBrowser::exportDialogOffersVersionsAndTargets()
     QCOMPARE(d.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->isEnabled(), problem.isEmpty());
 }
 
+void TestRegistryBrowser::exportDialogModels_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<bool>("fileExists");
+    QTest::addColumn<bool>("twice");
+    QTest::addColumn<QString>("problem");
+    QTest::newRow("a model") << "" << true << false << "";
+    QTest::newRow("renamed") << "block" << true << false << "";
+    QTest::newRow("not an identifier") << "2block" << true << false << "cannot name a model";
+    QTest::newRow("missing file") << "" << false << false << "does not exist";
+    QTest::newRow("same name twice") << "" << true << true << "Two models are named";
+}
+
+void TestRegistryBrowser::exportDialogModels()
+{
+    QFETCH(QString, name);
+    QFETCH(bool, fileExists);
+    QFETCH(bool, twice);
+    QFETCH(QString, problem);
+    auto index = kf::Registry(m_sample.directory).load();
+    QVERIFY(index.ok());
+    kf::ui::ExportCastDialog d(index.value(), m_sample.softmaxV2, QStringLiteral("/work/space"));
+    const QString file = m_tmp->filePath(QStringLiteral("my-block.pt2"));
+    if (fileExists) {
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+    }
+    const int row = d.addModel(fileExists ? file : m_tmp->filePath(QStringLiteral("gone.pt2")),
+                               QStringLiteral(""));
+    QCOMPARE(d.modelTable()->item(row, 0)->text(), fileExists ? QString("my_block") : QString("gone"));
+    if (!name.isEmpty())
+        d.modelTable()->item(row, 0)->setText(name);
+    if (twice)
+        d.addModel(file);
+    QVERIFY2(problem.isEmpty() ? d.problem().isEmpty() : d.problem().contains(problem), qPrintable(d.problem()));
+    QCOMPARE(d.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->isEnabled(), problem.isEmpty());
+    if (problem.isEmpty()) {
+        QCOMPARE(d.choice().models.size(), 1);
+        QCOMPARE(d.choice().models[0].name, name.isEmpty() ? QString("my_block") : name);
+        QCOMPARE(d.choice().models[0].file, file);
+    }
+}
+
 void TestRegistryBrowser::screenshots()
 {
     const QString dir = qEnvironmentVariable("KF_SCREENSHOT_DIR");
@@ -418,6 +465,13 @@ void TestRegistryBrowser::screenshots()
     QVERIFY(index.ok());
     kf::ui::ExportCastDialog d(index.value(), m_sample.softmaxV2, QStringLiteral("/home/you/workspace"));
     d.versions()->item(2)->setCheckState(Qt::Checked);
+    const QString model = m_tmp->filePath(QStringLiteral("block.pt2"));
+    const QString inputs = m_tmp->filePath(QStringLiteral("block-inputs.json"));
+    for (const QString& f : {model, inputs}) {
+        QFile file(f);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+    }
+    d.addModel(model, inputs);
     d.show();
     QVERIFY(QTest::qWaitForWindowExposed(&d));
     QVERIFY(d.grab().save(QDir(dir).filePath(QStringLiteral("export-cast.png"))));

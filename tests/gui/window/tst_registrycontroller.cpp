@@ -189,6 +189,7 @@ void TestRegistryController::exportCastRunsOffTheUiThread_data()
     QTest::addColumn<QString>("sentence");
     QTest::newRow("two ops") << QStringList{"v2", "ln"} << true << "cast::softmax_fp32, cast::layer_norm_bf16";
     QTest::newRow("one op on two GPUs") << QStringList{"v2", "a100"} << false << "would both be cast::softmax_fp32";
+    QTest::newRow("two ops and a model") << QStringList{"v2", "ln", "model"} << true << "Models: toy (may use 1 packaged op(s))";
 }
 
 void TestRegistryController::exportCastRunsOffTheUiThread()
@@ -200,12 +201,19 @@ void TestRegistryController::exportCastRunsOffTheUiThread()
         QSKIP("export compiles with NVRTC, which this machine lacks");
     const QMap<QString, QString> ids{{"v2", m_sample.softmaxV2}, {"a100", m_sample.softmaxA100}, {"ln", m_sample.layerNorm}};
     const QString out = m_tmp->path() + "/ops.cast";
+    // The toy model tests/cast/make_toy_models.py writes (CTest fixture cast_models).
+    const QString toy = QStringLiteral(KF_CAST_FIXTURE_DIR "/models/toy_fp32.pt2");
+    if (versions.contains("model") && !QFileInfo::exists(toy))
+        QSKIP("the toy model needs a Python with torch (CTest fixture cast_models)");
     QString askedFor;
     m_controller->setAskExport([&](const QString& id) -> std::optional<kf::ui::CastExportChoice> {
         askedFor = id;
         kf::ui::CastExportChoice c;
         for (const QString& v : versions)
-            c.ids << ids[v];
+            if (v == "model")
+                c.models.append({"toy", toy, {}});
+            else
+                c.ids << ids[v];
         c.architectures = {"sm_80", "sm_90"};
         c.output = out;
         return c;
@@ -225,6 +233,7 @@ void TestRegistryController::exportCastRunsOffTheUiThread()
         QVERIFY2(pkg, pkg ? "" : pkg.error().message().c_str());
         QCOMPARE(pkg->ops.size(), size_t(2));
         QVERIFY(pkg->manifest["architectures"] == nlohmann::json({"sm_80", "sm_90"}));
+        QCOMPARE(pkg->models.size(), size_t(versions.contains("model") ? 1 : 0));
     }
 }
 

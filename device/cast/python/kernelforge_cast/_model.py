@@ -62,7 +62,11 @@ def _size(s):
             return s["as_int"]
         e = s.get("as_expr")
         if isinstance(e, dict) and isinstance(e.get("expr_str"), str):
-            return e["expr_str"]
+            # A symbolic extent: "s22", or sympy's "Symbol('s22', positive=True, integer=True)".
+            text = e["expr_str"]
+            if text.startswith("Symbol('") and "'" in text[8:]:
+                text = text[8:text.index("'", 8)]
+            return text
     return "?"
 
 
