@@ -7,6 +7,7 @@
 #include "engine/cast/CastArchive.h"
 #include "engine/cast/CastExport.h"
 #include "engine/cast/CastPackage.h"
+#include "engine/cast/ModelRuns.h"
 #include "engine/core/Files.h"
 #include "engine/core/Hmac.h"
 #include "engine/compile/Compiler.h"
@@ -802,6 +803,29 @@ void TestCast::modelRunsAreRecorded()
     QVERIFY(!cast::recordModelRun(file, "toy32", run));
     QVERIFY(!cast::recordModelRun(file, "nope", run));
     QCOMPARE(cast::openPackage(file)->models[0].runs.size(), size_t(1));
+
+    // Beside the registry version whose kernel ran (fused_add_rms_norm_fp16 is m_ids[1]); not
+    // beside vector_add, which did not run.
+    const Registry reg(m_registry);
+    auto copies = cast::recordModelRunInRegistry(reg, pkg.value(), run);
+    KF_VERIFY_OK(copies);
+    QCOMPARE(copies->size(), size_t(1));
+    QCOMPARE(qs(copies->front().id), qs(m_ids[1]));
+    QVERIFY(fs::exists(copies->front().file));
+    auto inRegistry = cast::modelRunsOf(reg, m_ids[1]);
+    QCOMPARE(inRegistry.size(), size_t(1));
+    QVERIFY2(inRegistry[0].problem.empty(), inRegistry[0].problem.c_str());
+    QVERIFY(inRegistry[0].run == run);
+    QVERIFY(cast::modelRunsOf(reg, m_ids[0]).empty());
+    // A file edited into something else is reported, not shown; the registry check ignores the folder.
+    std::ofstream(cast::modelRunsDirectory(reg, m_ids[1]) / "zz-forged.json") << R"({"scope": "op-level"})";
+    inRegistry = cast::modelRunsOf(reg, m_ids[1]);
+    QCOMPARE(inRegistry.size(), size_t(2));
+    QVERIFY2(qs(inRegistry[1].problem).contains("model-level, end to end"), inRegistry[1].problem.c_str());
+    auto drift = reg.check(false);
+    KF_VERIFY_OK(drift);
+    for (const auto& d : drift.value())
+        QVERIFY2(d.file.find("model-runs") == std::string::npos, d.problem.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestCast)

@@ -7,6 +7,7 @@
 #include "TextTable.h"
 #include "engine/cast/CastExport.h"
 #include "engine/cast/CastModel.h"
+#include "engine/cast/ModelRuns.h"
 #include "engine/cast/CastPackage.h"
 #include "engine/core/Files.h"
 #include "engine/registry/Registry.h"
@@ -408,6 +409,21 @@ int runModelCommand(const CastArgs& a, const cast::Package& pkg)
     if (!stored)
         return reportError(stored.error(), false, "run", kExitFailed);
     std::cerr << "kforge: recorded this run in " << a.file << " as " << stored.value() << " (model-level evidence)\n";
+    // And beside each registry version whose kernel ran, so the registry browser shows it with
+    // the version's own evidence (when this machine has that registry).
+    auto dir = Registry::resolveDirectory(a.registry, fs::current_path());
+    if (!dir) {
+        std::cerr << "kforge: no registry here (" << dir.error().why << "): the run is in the package only\n";
+        return kExitOk;
+    }
+    auto copies = cast::recordModelRunInRegistry(Registry(dir.value()), pkg, run);
+    if (!copies)
+        return reportError(copies.error(), false, "run", kExitFailed);
+    for (const auto& c : copies.value())
+        std::cerr << "kforge: " << c.id << ": "
+                  << (c.file.empty() ? "not in the registry at " + dir.value().string() + ", so the run is in the package only"
+                                     : "model run stored beside its evidence (" + c.file + ")")
+                  << '\n';
     return kExitOk;
 }
 
@@ -505,7 +521,10 @@ void addCastCommand(CLI::App& app, int& exitCode)
     r->add_flag("--check", args->check, "model runs: compare outputs with the unsubstituted model and an fp64 run");
     r->add_flag("--allow-fallback", args->allowFallback,
                 "model runs: a kernel that raises falls back to its reference ops, said once per op and counted");
-    r->add_flag("--record", args->record, "model runs: store the run's model-level evidence in the package");
+    r->add_flag("--record", args->record,
+                "model runs: store the run's model-level evidence in the package, and beside each registry version "
+                "whose kernel ran (when the registry is here)");
+    r->add_option("--registry", args->registry, "with --record: the registry folder (default: as for export)");
     r->add_flag("--json", args->json, "print JSON");
     r->callback([args, &exitCode] { exitCode = runCommand(*args); });
 

@@ -155,7 +155,7 @@ def main():
     env = dict(os.environ, KF_CAST_PYTHON=sys.executable)
     for model_name, runtime in (("block", "Python"), ("block_ts", "LibTorch")):
         p = run([a.kforge, "cast", "run", pkg, "--model", model_name, "--runs", "30", "--warmup", "10", "--check",
-                 "--record", "--json"], env=env)
+                 "--record", "--json"] + reg, env=env)
         ok = p.returncode == 0
         check(ok, "%s: kforge cast run --check --record through the %s runtime" % (model_name, runtime))
         if not ok:
@@ -191,6 +191,10 @@ def main():
               % (model_name, ev["with_kernels_ms"]["median"], ev["without_kernels_ms"]["median"], ev["speedup"]))
     p = run([a.kforge, "cast", "run", pkg, "--model", "block", "--runs", "5", "--no-kernels"], env=env)
     check(p.returncode == 0 and "not run (--no-kernels)" in p.stdout, "--no-kernels runs the model as exported only")
+    # --record also put each run beside the registry versions whose kernels ran in it.
+    beside = os.path.join(work, "registry", "model-runs", ids["fused_add_rms_norm_fp16"])
+    stored = sorted(os.listdir(beside)) if os.path.isdir(beside) else []
+    check(len(stored) == 2, "both model runs stored beside the fused kernel's registry version (%s)" % ", ".join(stored))
     p = run([a.kforge, "cast", "inspect", pkg])
     check(p.returncode == 0 and p.stdout.count("model-level, end to end") >= 2,
           "kforge cast inspect shows both recorded model runs")

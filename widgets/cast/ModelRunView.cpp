@@ -127,7 +127,8 @@ void ModelRunView::clear(const QString& text)
 bool ModelRunView::setEvidence(const Json& run)
 {
     try {
-        kf::cast::checkModelRun(run, "", run.value("model", std::string()));
+        const bool named = run.is_object() && run.contains("model") && run["model"].is_string();
+        kf::cast::checkModelRun(run, "", named ? run["model"].get<std::string>() : std::string());
     } catch (const kf::json::SchemaError& e) {
         clear(tr("Not a model run's evidence: %1 %2").arg(qs(e.pointer), qs(e.message)));
         return false;

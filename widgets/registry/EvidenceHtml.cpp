@@ -125,6 +125,47 @@ QString speedupSection(const RegistryDetails& d, const Colors& c)
     return html + QStringLiteral("</table>");
 }
 
+/// Whole models this version's kernel ran in: a different scope from the speedup above, and said so.
+QString modelRunsSection(const RegistryDetails& d, const Colors& c)
+{
+    if (d.modelRuns.empty())
+        return {};
+    QString html = heading(QObject::tr("Model-level evidence (end to end)"));
+    html += QStringLiteral("<p style='color:%1'>%2</p>")
+                .arg(c.muted, esc(QObject::tr("Whole models run with and without this package's kernels (kforge cast run --record). "
+                                              "The speedup is the model's time per pass, not this kernel's microbenchmark above.")));
+    html += QStringLiteral("<table cellpadding='3'><tr><th align='left'>%1</th><th align='left'>%2</th><th align='right'>%3</th>"
+                           "<th align='right'>%4</th><th align='right'>%5</th><th align='left'>%6</th><th align='left'>%7</th></tr>")
+                .arg(esc(QObject::tr("model (package)")), esc(QObject::tr("GPU, runtime")), esc(QObject::tr("with (ms)")),
+                     esc(QObject::tr("without (ms)")), esc(QObject::tr("end to end")), esc(QObject::tr("call sites")),
+                     esc(QObject::tr("recorded")));
+    for (const nlohmann::json& r : d.modelRuns) {
+        int subs = 0;
+        for (const auto& s : r["substitution"])
+            subs += s["status"] == "substituted";
+        std::int64_t fallbacks = 0;
+        for (const auto& [op, n] : r["fallbacks"].items())
+            fallbacks += n.get<std::int64_t>();
+        auto median = [&](const char* key) {
+            return r.contains(key) && r[key].is_object() ? numberText(r[key]["median"].get<double>()) : QStringLiteral("—");
+        };
+        const bool timed = r["speedup"].is_number();
+        const double v = timed ? r["speedup"].get<double>() : std::nan("");
+        QString sites = QObject::tr("%1 of %2 substituted").arg(subs).arg(r["substitution"].size());
+        if (fallbacks)
+            sites += QStringLiteral(", <span style='color:%1'><b>%2</b></span>").arg(c.warn, esc(QObject::tr("%1 fallbacks").arg(fallbacks)));
+        const std::string gpu = r["gpu"].get<std::string>();
+        html += QStringLiteral("<tr><td>%1 (%2 %3)</td><td>%4, %5</td><td align='right'>%6</td><td align='right'>%7</td>"
+                               "<td align='right' style='color:%8'><b>%9</b></td><td>%10</td><td>%11</td></tr>")
+                    .arg(esc(qs(r["model"].get<std::string>())), esc(qs(r["package"]["name"].get<std::string>())),
+                         esc(qs(r["package"]["version"].get<std::string>())), esc(gpu.empty() ? QObject::tr("CPU") : qs(gpu)),
+                         esc(qs(r["runtime"].get<std::string>())), median("with_kernels_ms"), median("without_kernels_ms"),
+                         v >= 1.0 ? c.good : c.bad, timed ? RegistryModel::speedupText(v) : QStringLiteral("—"), sites,
+                         esc(RegistryModel::localDateText(r["created_at"].get<std::string>())));
+    }
+    return html + QStringLiteral("</table>");
+}
+
 QString gatesSection(const RegistryDetails& d, const Colors& c)
 {
     const std::vector<kf::GateCheck>& gates = d.promotion->gates;
@@ -231,6 +272,7 @@ QString render(const RegistryDetails& details, const kf::RegistryEntry* live, bo
     }
     html += scopeBox(details, c);
     html += speedupSection(details, c);
+    html += modelRunsSection(details, c);
     html += gatesSection(details, c);
     html += environmentSection(details);
     html += methodSection(details);

@@ -19,6 +19,9 @@ struct RegistryDetails {
     std::optional<kf::protocol::RunReport> performance;   ///< performance.json; none when missing or malformed
     QString source;                   ///< the kernel source (entry.kernelFile)
     QString error;                    ///< a sentence saying what could not be read and what to do; empty when all was read
+    /// Model-level evidence: runs of whole models in which this version's kernel ran
+    /// (<registry>/model-runs/<id>/, written by `kforge cast run --record`), each checked.
+    std::vector<nlohmann::json> modelRuns;
 };
 
 } // namespace kf::ui

@@ -1,5 +1,7 @@
 #include "app/gui/registry/RegistryService.h"
 
+#include "engine/cast/ModelRuns.h"
+
 #include "engine/core/Files.h"
 #include "engine/core/JsonReader.h"
 
@@ -100,6 +102,12 @@ RegistryService::Details readDetails(const QString& directory, const QString& id
     };
     readReport("correctness.json", d.correctness);
     readReport("performance.json", d.performance);
+    for (kf::cast::StoredModelRun& r : kf::cast::modelRunsOf(registry, d.entry.id)) {
+        if (r.problem.empty())
+            d.modelRuns.push_back(std::move(r.run));
+        else
+            errors << QObject::tr("A stored model run is not shown: %1.").arg(qs(r.problem));
+    }
     SourceResult source = readSource(registry, d.entry);
     d.source = source.source;
     if (!source.error.isEmpty())

@@ -36,6 +36,7 @@ public:
         std::optional<kf::protocol::RunReport> performance;   ///< performance.json; none when unreadable or malformed
         QString source;               ///< the kernel source (entry.kernelFile)
         QString error;                ///< sentences on what could not be read and what to do; empty when all was read
+        std::vector<nlohmann::json> modelRuns;   ///< checked model runs stored beside the version (engine/cast/ModelRuns.h)
     };
 
     explicit RegistryService(QObject* parent = nullptr);

@@ -62,7 +62,7 @@ RegistryController::RegistryController(kf::ui::RegistryBrowser* browser, Workspa
             m_service->loadDetails(id);
     });
     connect(m_service, &RegistryService::detailsLoaded, m_browser, [this](const RegistryService::Details& d) {
-        m_browser->setDetails({d.entry, d.promotion, d.correctness, d.performance, d.source, d.error});
+        m_browser->setDetails({d.entry, d.promotion, d.correctness, d.performance, d.source, d.error, d.modelRuns});
     });
     connect(m_browser, &RegistryBrowser::diffRequested, m_service,
             [this](const QString&, const QString& other) { m_service->loadSource(other); });

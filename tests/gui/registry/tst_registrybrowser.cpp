@@ -58,6 +58,7 @@ private slots:
     void directoryIsShownWithTooltip();
     void exportDialogOffersVersionsAndTargets_data();
     void exportDialogOffersVersionsAndTargets();
+    void modelRunsBesideTheOpsEvidence();
     void exportDialogModels_data();
     void exportDialogModels();
     void screenshots();
@@ -379,6 +380,42 @@ void TestRegistryBrowser::exportDialogOffersVersionsAndTargets()
     QCOMPARE(d.choice().ptx, ptx);
     QVERIFY2(problem.isEmpty() ? d.problem().isEmpty() : d.problem().contains(problem), qPrintable(d.problem()));
     QCOMPARE(d.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->isEnabled(), problem.isEmpty());
+}
+
+void TestRegistryBrowser::modelRunsBesideTheOpsEvidence()
+{
+    RegistryBrowser b;
+    load(b);
+    QVERIFY(b.selectId(m_sample.softmaxV2));
+    kf::ui::RegistryDetails d = kf::test::readDetails(m_sample.directory, m_sample.softmaxV2);
+    b.setDetails(d);
+    QVERIFY(!b.evidenceView()->toPlainText().contains(QStringLiteral("Model-level evidence")));   // none stored
+    d.modelRuns.push_back(nlohmann::json::parse(R"json({
+      "scope": "model-level, end to end", "model": "block", "package": {"name": "model", "version": "1.0.0"},
+      "created_at": "2026-11-27T02:53:04Z", "device": "cuda:0", "gpu": "NVIDIA H200", "torch": "2.11.0+cu130",
+      "cuda_driver": "13.0", "runtime": "kernelforge_cast (Python 3.11.7)", "inputs": [], "runs": 30, "warmup": 10,
+      "with_kernels_ms": {"median": 1.8055, "min": 1.79, "max": 1.85, "p10": 1.795, "p90": 1.82},
+      "without_kernels_ms": {"median": 1.8746, "min": 1.86, "max": 1.92, "p10": 1.865, "p90": 1.89},
+      "speedup": 1.038,
+      "substitution": [{"node": "softmax", "op": "softmax", "status": "substituted", "cast_op": "softmax_fp32", "reason": ""},
+                       {"node": "gelu", "op": "gelu", "status": "kept", "cast_op": "", "reason": "no packaged kernel implements gelu"}],
+      "fallbacks": {"softmax_fp32": 3}, "check": null})json"));
+    b.setDetails(d);
+    const QString evidence = b.evidenceView()->toPlainText();
+    for (const char* text : {"Model-level evidence (end to end)", "not this kernel's microbenchmark", "block (model 1.0.0)",
+                             "NVIDIA H200", "1.04×", "1 of 2 substituted", "3 fallbacks"})
+        QVERIFY2(evidence.contains(QString::fromUtf8(text)), text);
+    // The op's own speedup section is still there, above it, with its own scope.
+    QVERIFY(evidence.indexOf(QStringLiteral("Speedup over LibTorch")) < evidence.indexOf(QStringLiteral("Model-level evidence")));
+    if (const QString dir = qEnvironmentVariable("KF_SCREENSHOT_DIR"); !dir.isEmpty()) {
+        QDir().mkpath(dir);
+        b.resize(1200, 900);
+        b.tabs()->setCurrentIndex(RegistryBrowser::EvidenceTab);
+        b.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&b));
+        b.evidenceView()->scrollToAnchor(QString());
+        QVERIFY(b.grab().save(QDir(dir).filePath(QStringLiteral("registry-model-runs.png"))));
+    }
 }
 
 void TestRegistryBrowser::exportDialogModels_data()

@@ -1,0 +1,97 @@
+#include "engine/cast/ModelRuns.h"
+
+#include "engine/core/Files.h"
+#include "engine/core/JsonReader.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace kf::cast {
+
+namespace {
+std::string modelOf(const nlohmann::json& run)
+{
+    return run.is_object() && run.contains("model") && run["model"].is_string() ? run["model"].get<std::string>() : std::string();
+}
+} // namespace
+
+fs::path modelRunsDirectory(const Registry& registry, const std::string& id)
+{
+    return registry.directory() / "model-runs" / id;
+}
+
+Result<std::vector<RegistryRunCopy>> recordModelRunInRegistry(const Registry& registry, const Package& package,
+                                                              const nlohmann::json& run)
+{
+    const std::string what = "record the model run in the registry " + registry.directory().string();
+    try {
+        checkModelRun(run, "", modelOf(run));
+    } catch (const kf::json::SchemaError& e) {
+        return Error{what, "the run's evidence is malformed at " + e.pointer + ": " + e.message, {}, {}, {}};
+    }
+    std::set<std::string> ran;
+    for (const auto& s : run["substitution"])
+        if (s["status"] == "substituted")
+            ran.insert(s["cast_op"].get<std::string>());
+    std::string stamp = run["created_at"].get<std::string>() + "-" + package.name + "-" + run["model"].get<std::string>();
+    for (char& c : stamp)
+        if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'))
+            c = '-';
+    std::vector<RegistryRunCopy> out;
+    for (const PackageOp& op : package.ops) {
+        if (!ran.count(op.name))
+            continue;
+        RegistryRunCopy copy{op.registryId, {}};
+        if (!registry.entry(op.registryId)) {
+            out.push_back(copy);
+            continue;
+        }
+        const fs::path dir = modelRunsDirectory(registry, op.registryId);
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        fs::path file = dir / (stamp + ".json");
+        for (int n = 2; fs::exists(file, ec); ++n)
+            file = dir / (stamp + "-" + std::to_string(n) + ".json");
+        if (auto w = writeFileAtomic(file, run.dump(2) + "\n"); !w)
+            return w.error();
+        copy.file = file.string();
+        out.push_back(copy);
+    }
+    return out;
+}
+
+std::vector<StoredModelRun> modelRunsOf(const Registry& registry, const std::string& id)
+{
+    std::vector<StoredModelRun> out;
+    const fs::path dir = modelRunsDirectory(registry, id);
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        return out;
+    std::vector<fs::path> files;
+    for (const auto& f : fs::directory_iterator(dir, ec))
+        if (f.is_regular_file() && f.path().extension() == ".json")
+            files.push_back(f.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) {
+        StoredModelRun s;
+        s.file = f.string();
+        auto j = kf::json::readFile(f);
+        if (!j) {
+            s.problem = j.error().message();
+        } else {
+            s.run = std::move(j.value());
+            try {
+                checkModelRun(s.run, "", modelOf(s.run));
+            } catch (const kf::json::SchemaError& e) {
+                s.problem = f.string() + ": at " + e.pointer + ": " + e.message;
+            }
+        }
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+} // namespace kf::cast
