@@ -117,7 +117,9 @@ def main():
             ids[name] = out["id"]
             results["promoted"][name] = {"id": out["id"], "geomean": out.get("geomean_speedup")}
         else:
-            why = (out.get("gates") and json.dumps(out.get("gates"))[:400]) or p.stderr.strip()[-400:] or p.stdout[-400:]
+            failed = [g for g in out.get("gates") or [] if isinstance(g, dict) and not g.get("passed")]
+            why = ("; ".join("%s: %s" % (g.get("title"), g.get("detail")) for g in failed)
+                   or p.stderr.strip()[-400:] or p.stdout[-400:])
             results["promoted"][name] = {"refused": why}
             print("note  %s not promoted (exit %d): %s" % (name, p.returncode, why))
     check("fused_add_rms_norm_fp16" in ids and "softmax_fp32" in ids,
