@@ -199,7 +199,7 @@ class HostileArchives(unittest.TestCase):
     def rows(self):
         m = self.good[0]
         newer = self.manifest()
-        newer["schema_version"] = 2
+        newer["schema_version"] = 3
         changed = list(self.good)
         i = next(k for k, (n, _) in enumerate(changed) if n.endswith("vector_add/bin/sm_90.cubin"))
         name, data = changed[i]
