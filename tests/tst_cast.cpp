@@ -686,7 +686,42 @@ void TestCast::modelPackagesRefused_data()
             const std::string top = inner.front().name.substr(0, inner.front().name.find('/') + 1);
             inner.push_back({top + "data/aotinductor/model/model.so", "\x7f" "ELF"});
         }, scratch);
-    }) << "they are native code";
+    }) << "AOTInductor or ExecuTorch artefacts are not accepted";
+    QTest::newRow("legacy pickled weights") << Edit([=](auto& es) {
+        // torch.export.load unpickles data/weights/model.pt (weights_only=False as a fallback) when present.
+        editNested(es, model, [](auto& inner) {
+            const std::string top = inner.front().name.substr(0, inner.front().name.find('/') + 1);
+            inner.push_back({top + "data/weights/model.pt", "PK-not-really"});
+        }, scratch);
+    }) << "holds \"data/weights/model.pt\", which is not part of a torch.export program";
+    QTest::newRow("weights config missing") << Edit([=](auto& es) {
+        editNested(es, model, [](auto& inner) {
+            inner.erase(std::remove_if(inner.begin(), inner.end(), [](const auto& e) {
+                            return e.name.find("model_weights_config.json") != std::string::npos;
+                        }),
+                        inner.end());
+        }, scratch);
+    }) << "falls back to loading a pickle";
+    QTest::newRow("use_pickle not a boolean") << Edit([=](auto& es) {
+        editNested(es, model, [](auto& inner) {
+            auto& cfg = innerEntry(inner, "data/weights/model_weights_config.json");
+            Json c = Json::parse(cfg.bytes);
+            c["config"].begin().value()["use_pickle"] = 1;
+            cfg.bytes = c.dump();
+        }, scratch);
+    }) << "use_pickle is not true or false";
+    QTest::newRow("program of the wrong shape") << Edit([=](auto& es) {
+        editNested(es, model, [](auto& inner) {
+            auto& prog = innerEntry(inner, "models/model.json");
+            Json p = Json::parse(prog.bytes);
+            p["graph_module"]["signature"]["input_specs"][0]["user_input"] = 5;   // a type-confused program
+            p["graph_module"]["graph"]["tensor_values"] = "x";
+            prog.bytes = p.dump();
+        }, scratch);
+        Json m = manifestOf(es);
+        m["models"][0]["inputs"][0] = {{"name", "(not a tensor)"}, {"dtype", "scalar"}, {"shape", Json::array()}};
+        setManifest(es, m);
+    }) << "is not the inputs the model file was exported with";
     QTest::newRow("graph_ops edited") << Edit([](auto& es) {
         Json m = manifestOf(es);
         m["models"][0]["graph_ops"].erase(0);
@@ -775,7 +810,7 @@ void TestCast::modelRunsAreRecorded()
     const fs::path file = fs::path(m_tmp.path().toStdString()) / "recorded.cast";
     fs::copy_file(m_modelPackage, file, fs::copy_options::overwrite_existing);
     Json run = Json::parse(R"json({
-      "scope": "model-level, end to end", "model": "toy16", "package": {"name": "fixture", "version": "1.0.0"},
+      "scope": "model-level, end to end", "model": "toy16", "package": {"name": "model", "version": "1.0.0"},
       "created_at": "2026-11-27T03:00:00Z", "device": "cuda:0", "gpu": "NVIDIA H100 80GB HBM3", "torch": "2.11.0+cu130",
       "cuda_driver": "13.0", "runtime": "kernelforge_cast (Python 3.11.7)",
       "inputs": [{"name": "ids", "dtype": "int64", "shape": [8]}], "runs": 20, "warmup": 5,
@@ -802,6 +837,14 @@ void TestCast::modelRunsAreRecorded()
     QVERIFY(!refused && qs(refused.error().why).contains("model-level, end to end"));
     QVERIFY(!cast::recordModelRun(file, "toy32", run));
     QVERIFY(!cast::recordModelRun(file, "nope", run));
+    Json foreign = run;
+    foreign["package"]["name"] = "other";
+    auto refusedForeign = cast::recordModelRun(file, "toy16", foreign);
+    QVERIFY(!refusedForeign && qs(refusedForeign.error().why).contains("the run is of package other 1.0.0"));
+    Json forgedSpeedup = run;
+    forgedSpeedup["speedup"] = 3.0;   // not what the medians say
+    auto refusedSpeedup = cast::recordModelRun(file, "toy16", forgedSpeedup);
+    QVERIFY(!refusedSpeedup && qs(refusedSpeedup.error().why).contains("ratio of the two medians"));
     QCOMPARE(cast::openPackage(file)->models[0].runs.size(), size_t(1));
 
     // Beside the registry version whose kernel ran (fused_add_rms_norm_fp16 is m_ids[1]); not
@@ -817,6 +860,13 @@ void TestCast::modelRunsAreRecorded()
     QVERIFY2(inRegistry[0].problem.empty(), inRegistry[0].problem.c_str());
     QVERIFY(inRegistry[0].run == run);
     QVERIFY(cast::modelRunsOf(reg, m_ids[0]).empty());
+    // A run in which the kernel fell back is no evidence for it: no copy, and the reason said.
+    Json fellBack = run;
+    fellBack["fallbacks"] = {{"fused_add_rms_norm_fp16", 4}};
+    auto noCopy = cast::recordModelRunInRegistry(reg, pkg.value(), fellBack);
+    KF_VERIFY_OK(noCopy);
+    QVERIFY(noCopy->front().file.empty() && qs(noCopy->front().why).contains("fell back 4 time(s)"));
+    QCOMPARE(cast::modelRunsOf(reg, m_ids[1]).size(), size_t(1));
     // A file edited into something else is reported, not shown; the registry check ignores the folder.
     std::ofstream(cast::modelRunsDirectory(reg, m_ids[1]) / "zz-forged.json") << R"({"scope": "op-level"})";
     inRegistry = cast::modelRunsOf(reg, m_ids[1]);

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <tuple>
 
 #ifndef KF_VERSION
 #define KF_VERSION "dev"
@@ -114,31 +115,30 @@ int exportCommand(const CastArgs& a)
                                a.json, "export", kExitUsage);
         o.opNames[n.substr(0, eq)] = n.substr(eq + 1);
     }
+    // "[NAME=]FILE": a name before the first '=', when that comes before any '/'.
+    auto named = [](const std::string& arg) -> std::pair<std::string, std::string> {
+        const auto eq = arg.find('=');
+        if (eq != std::string::npos && eq > 0 && arg.find('/') > eq)
+            return {arg.substr(0, eq), arg.substr(eq + 1)};
+        return {{}, arg};
+    };
     for (const std::string& m : a.models) {
         cast::ModelExport me;
-        const auto eq = m.find('=');
-        if (eq != std::string::npos && eq > 0 && m.find('/') > eq) {
-            me.name = m.substr(0, eq);
-            me.file = m.substr(eq + 1);
-        } else {
-            me.file = m;
-        }
+        std::tie(me.name, me.file) = named(m);
         o.models.push_back(me);
     }
     for (std::size_t i = 0; i < a.inputs.size(); ++i) {
-        const std::string& in = a.inputs[i];
-        const auto eq = in.find('=');
-        if (eq != std::string::npos && eq > 0 && in.find('/') > eq) {
-            const std::string name = in.substr(0, eq);
+        const auto [name, file] = named(a.inputs[i]);
+        if (!name.empty()) {
             auto it = std::find_if(o.models.begin(), o.models.end(), [&](const cast::ModelExport& me) {
                 return (me.name.empty() ? cast::defaultOpName(me.file.stem().string()) : me.name) == name;
             });
             if (it == o.models.end())
                 return reportError(Error{"read --inputs", "no --model is named \"" + name + "\"",
                                          "name the model: --model " + name + "=FILE", {}, {}}, a.json, "export", kExitUsage);
-            it->inputs = in.substr(eq + 1);
+            it->inputs = file;
         } else if (i < o.models.size()) {
-            o.models[i].inputs = in;
+            o.models[i].inputs = file;
         } else {
             return reportError(Error{"read --inputs", "there are more --inputs than --model files",
                                      "give one --inputs per --model, or NAME=FILE", {}, {}}, a.json, "export", kExitUsage);
@@ -280,13 +280,7 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
             auto r = json::parse(p.file(path)->bytes, nullptr, false);
             if (r.is_discarded())
                 continue;
-            int subs = 0, sites = 0, falls = 0;
-            for (const auto& s : r["substitution"]) {
-                ++sites;
-                subs += s["status"] == "substituted";
-            }
-            for (const auto& [k, v] : r["fallbacks"].items())
-                falls += v.get<int>();
+            const cast::RunTally tally = cast::tallyOf(r);   // the run passed checkModelRun in openPackage
             auto ms = [&](const char* key) {
                 if (!r.contains(key) || !r[key].is_object() || !r[key]["median"].is_number())
                     return std::string("–");
@@ -296,7 +290,8 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
             };
             runs.addRow({r["created_at"].get<std::string>(), r["gpu"].get<std::string>().empty() ? "CPU" : r["gpu"].get<std::string>(),
                          r["torch"].get<std::string>(), ms("with_kernels_ms"), ms("without_kernels_ms"),
-                         fixed(r["speedup"], "×"), std::to_string(subs) + " of " + std::to_string(sites), std::to_string(falls)});
+                         fixed(r["speedup"], "×"), std::to_string(tally.substituted) + " of " + std::to_string(tally.sites),
+                         std::to_string(tally.fallbacks)});
         }
         runs.print(std::cout);
     }
@@ -421,8 +416,7 @@ int runModelCommand(const CastArgs& a, const cast::Package& pkg)
         return reportError(copies.error(), false, "run", kExitFailed);
     for (const auto& c : copies.value())
         std::cerr << "kforge: " << c.id << ": "
-                  << (c.file.empty() ? "not in the registry at " + dir.value().string() + ", so the run is in the package only"
-                                     : "model run stored beside its evidence (" + c.file + ")")
+                  << (c.file.empty() ? c.why + "; the run is in the package only" : "model run stored beside its evidence (" + c.file + ")")
                   << '\n';
     return kExitOk;
 }

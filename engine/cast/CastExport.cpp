@@ -1,6 +1,7 @@
 #include "engine/cast/CastExport.h"
 
 #include "engine/cast/CastModel.h"
+#include "engine/cast/ModelRuns.h"
 #include "engine/core/JsonReader.h"
 
 #include "engine/compile/Compiler.h"
@@ -471,9 +472,7 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
             tapes.emplace_back(op.name, steps);
         }
         const std::vector<std::string> uses = opsUsable(mf.info, tapes);
-        Json inputs = Json::array();
-        for (const ModelTensor& t : mf.info.inputs)
-            inputs.push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}});
+        const Json inputs = modelInputsJson(mf.info);
         modelList.push_back({{"name", mf.name},
                              {"format", mf.format},
                              {"file", file},
@@ -533,10 +532,9 @@ Result<std::string> recordModelRun(const fs::path& file, const std::string& mode
         return Error{what, "the run's evidence is malformed at " + e.pointer + ": " + e.message,
                      "record what `python -m kernelforge_cast run --evidence` wrote", file.string()};
     }
-    std::string stamp = run.value("created_at", utcNow());
-    for (char& c : stamp)
-        if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
-            c = '-';
+    if (!sameRunPackage(run, pkg.value()))
+        return foreignRun(what, run, pkg.value());
+    const std::string stamp = runFileStem(run, pkg->name);
     std::string path = "models/" + model + "/runs/" + stamp + ".json";
     for (int n = 2; pkg->archive.find(path); ++n)
         path = "models/" + model + "/runs/" + stamp + "-" + std::to_string(n) + ".json";

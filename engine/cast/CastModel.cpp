@@ -14,7 +14,7 @@ using Json = nlohmann::json;
 namespace {
 
 // ScalarType codes of torch/_export/serde/schema.py, as a .pt2's graph writes them.
-const std::map<int, std::string> kScalarTypes = {{1, "uint8"}, {2, "int8"},  {3, "int16"}, {4, "int32"},
+const std::map<std::int64_t, std::string> kScalarTypes = {{1, "uint8"}, {2, "int8"},  {3, "int16"}, {4, "int32"},
                                                  {5, "int64"}, {6, "fp16"},  {7, "fp32"},  {8, "fp64"},
                                                  {12, "bool"}, {13, "bf16"}};
 
@@ -43,6 +43,8 @@ void collectTargets(const Json& v, std::set<std::string>& out)
 
 Json sizeJson(const Json& s)
 {
+    if (!s.is_object())
+        return "?";
     if (s.contains("as_int") && s["as_int"].is_number_integer())
         return s["as_int"];
     if (s.contains("as_expr") && s["as_expr"].is_object() && s["as_expr"].contains("expr_str") &&
@@ -57,115 +59,121 @@ Json sizeJson(const Json& s)
 }
 
 /// The payload config of weights or constants: every payload raw (no pickle), no custom object.
-void checkPayloadConfig(const Archive& a, const std::string& name, const std::string& origin)
+/// Returns the payload files it names. Missing, torch would fall back to loading a pickle.
+std::set<std::string> checkPayloadConfig(const Archive& a, const std::string& name, const std::string& origin)
 {
     const ArchiveEntry* e = a.find(name);
     if (!e)
-        return;
+        throw modelError(origin, name, "is missing; torch.export.save writes it, and without it torch falls back to "
+                                       "loading a pickle");
     auto parsed = jr::parseText(e->bytes, origin + ":" + name);
     if (!parsed)
         throw parsed.error();
     const Json& cfg = parsed.value();
     if (!cfg.is_object() || !cfg.contains("config") || !cfg["config"].is_object())
         throw modelError(origin, name, "is not a payload configuration ({\"config\": {...}})");
+    std::set<std::string> files;
     for (const auto& [fqn, meta] : cfg["config"].items()) {
         if (!meta.is_object())
             throw modelError(origin, name, "the entry for \"" + fqn + "\" is not an object");
-        if (meta.value("use_pickle", false))
+        const auto pickled = meta.find("use_pickle");
+        if (pickled != meta.end() && !pickled->is_boolean())
+            throw modelError(origin, name, "\"" + fqn + "\": use_pickle is not true or false");
+        if (pickled != meta.end() && pickled->get<bool>())
             throw modelError(origin, name,
                              "\"" + fqn + "\" is stored as a pickle; loading it would run code from the file",
                              "store plain dense tensors (no tensor subclasses) and save the model again");
-        const std::string path = meta.value("path_name", std::string());
-        if (path.rfind("custom_obj_", 0) == 0)
+        const auto path = meta.find("path_name");
+        if (path == meta.end() || !path->is_string() || path->get<std::string>().empty())
+            throw modelError(origin, name, "\"" + fqn + "\" names no payload file");
+        if (path->get<std::string>().rfind("custom_obj_", 0) == 0)
             throw modelError(origin, name, "\"" + fqn + "\" is a custom object; loading it would run code from the file");
+        files.insert(path->get<std::string>());
     }
+    return files;
+}
+
+const Json* member(const Json& j, const char* key)
+{
+    if (!j.is_object())
+        return nullptr;
+    auto it = j.find(key);
+    return it == j.end() ? nullptr : &*it;
 }
 
 ModelInfo inspectExport(const Archive& a, const std::string& prefix, const std::string& origin)
 {
     ModelInfo info;
     info.format = kModelTorchExport;
-    std::string program;
+    // torch.export.save writes one program, "model"; torch.export.load returns that one.
+    const std::string program = prefix + "models/model.json";
+    if (!a.find(program))
+        throw modelError(origin, prefix + "models/",
+                         "the archive holds no program models/model.json (torch.export.save writes one program, named model)");
+    std::set<std::string> allowed = {"archive_format", "archive_version", "byteorder", ".data/version",
+                                     ".data/serialization_id", "models/model.json", "data/weights/model_weights_config.json",
+                                     "data/constants/model_constants_config.json", "data/sample_inputs/model.pt"};
+    for (const std::string& f : checkPayloadConfig(a, prefix + "data/weights/model_weights_config.json", origin))
+        allowed.insert("data/weights/" + f);
+    for (const std::string& f : checkPayloadConfig(a, prefix + "data/constants/model_constants_config.json", origin))
+        allowed.insert("data/constants/" + f);
     for (const ArchiveEntry& e : a.entries) {
         const std::string rel = e.name.substr(prefix.size());
-        const bool allowed = rel == "archive_format" || rel == "archive_version" || rel == "byteorder" ||
-                             rel == ".data/version" || rel == ".data/serialization_id" ||
-                             rel.rfind("data/weights/", 0) == 0 || rel.rfind("data/constants/", 0) == 0 ||
-                             rel.rfind("data/sample_inputs/", 0) == 0 || rel.rfind("extra/", 0) == 0 ||
-                             (rel.rfind("models/", 0) == 0 && rel.size() > 12 && rel.compare(rel.size() - 5, 5, ".json") == 0);
-        if (!allowed)
+        if (!allowed.count(rel) && rel.rfind("extra/", 0) != 0)
             throw modelError(origin, e.name,
-                             "holds \"" + rel + "\", which is not part of a torch.export program (compiled AOTInductor or "
-                             "ExecuTorch artefacts are not accepted: they are native code)",
+                             "holds \"" + rel + "\", which is not part of a torch.export program as torch.export.save "
+                             "writes it (pickled payloads and compiled AOTInductor or ExecuTorch artefacts are not accepted)",
                              "save the ExportedProgram itself with torch.export.save");
-        if (rel.rfind("data/constants/custom_obj_", 0) == 0)
-            throw modelError(origin, e.name, "is a custom object; loading it would run code from the file");
-        if (rel.rfind("models/", 0) == 0) {
-            if (!program.empty())
-                throw modelError(origin, e.name, "the archive holds more than one program; a package model is one",
-                                 "save one ExportedProgram per file");
-            program = e.name;
-        }
     }
-    if (program.empty())
-        throw modelError(origin, prefix + "models/", "the archive holds no program (models/<name>.json)");
-    const std::string name = program.substr(prefix.size() + 7, program.size() - prefix.size() - 12);
-    checkPayloadConfig(a, prefix + "data/weights/" + name + "_weights_config.json", origin);
-    checkPayloadConfig(a, prefix + "data/constants/" + name + "_constants_config.json", origin);
-    info.hasSampleInputs = a.find(prefix + "data/sample_inputs/" + name + ".pt") != nullptr;
+    info.hasSampleInputs = a.find(prefix + "data/sample_inputs/model.pt") != nullptr;
 
     auto parsed = jr::parseText(a.find(program)->bytes, origin + ":" + program);
     if (!parsed)
         throw parsed.error();
     const Json& ep = parsed.value();
-    const Json* graph = nullptr;
-    const Json* signature = nullptr;
-    if (ep.is_object() && ep.contains("graph_module") && ep["graph_module"].is_object()) {
-        const Json& gm = ep["graph_module"];
-        if (gm.contains("graph") && gm["graph"].is_object())
-            graph = &gm["graph"];
-        if (gm.contains("signature") && gm["signature"].is_object())
-            signature = &gm["signature"];
-    }
-    if (!graph || !signature || !graph->contains("nodes") || !(*graph)["nodes"].is_array())
+    const Json* gm = member(ep, "graph_module");
+    const Json* graph = gm ? member(*gm, "graph") : nullptr;
+    const Json* signature = gm ? member(*gm, "signature") : nullptr;
+    const Json* nodes = graph ? member(*graph, "nodes") : nullptr;
+    if (!graph || !signature || !signature->is_object() || !nodes || !nodes->is_array())
         throw modelError(origin, program, "is not a serialized ExportedProgram (no graph_module.graph.nodes)");
-    if (ep.contains("torch_version") && ep["torch_version"].is_string())
-        info.torchVersion = ep["torch_version"].get<std::string>();
+    if (const Json* v = member(ep, "torch_version"); v && v->is_string())
+        info.torchVersion = v->get<std::string>();
 
     std::set<std::string> targets;
-    collectTargets((*graph)["nodes"], targets);
+    collectTargets(*nodes, targets);
     info.graphOps.assign(targets.begin(), targets.end());
 
     // The user inputs, in order, with the dtype and shape they were exported with.
-    const Json empty = Json::object();
-    const Json& values = graph->contains("tensor_values") && (*graph)["tensor_values"].is_object()
-                             ? (*graph)["tensor_values"] : empty;
-    if (signature->contains("input_specs") && (*signature)["input_specs"].is_array()) {
-        for (const Json& spec : (*signature)["input_specs"]) {
-            if (!spec.is_object() || !spec.contains("user_input"))
-                continue;
-            const Json& arg = spec["user_input"].value("arg", Json::object());
-            ModelTensor t;
-            if (arg.is_object() && arg.contains("as_tensor") && arg["as_tensor"].is_object())
-                t.name = arg["as_tensor"].value("name", std::string());
-            if (t.name.empty()) {
-                t.name = "(not a tensor)";
-                t.dtype = "scalar";
-                t.shape = Json::array();
-                info.inputs.push_back(std::move(t));
-                continue;
-            }
-            const Json meta = values.value(t.name, Json::object());
-            const int code = meta.is_object() && meta.contains("dtype") && meta["dtype"].is_number_integer()
-                                 ? meta["dtype"].get<int>() : 0;
-            auto dt = kScalarTypes.find(code);
-            t.dtype = dt != kScalarTypes.end() ? dt->second : "scalar type " + std::to_string(code);
-            t.shape = Json::array();
-            if (meta.is_object() && meta.contains("sizes") && meta["sizes"].is_array())
-                for (const Json& s : meta["sizes"])
-                    t.shape.push_back(sizeJson(s));
+    const Json* values = member(*graph, "tensor_values");
+    const Json* specs = member(*signature, "input_specs");
+    if (!specs || !specs->is_array())
+        return info;
+    for (const Json& spec : *specs) {
+        const Json* user = member(spec, "user_input");
+        if (!user)
+            continue;
+        const Json* arg = member(*user, "arg");
+        const Json* tensor = arg ? member(*arg, "as_tensor") : nullptr;
+        const Json* name = tensor ? member(*tensor, "name") : nullptr;
+        ModelTensor t;
+        t.shape = Json::array();
+        if (!name || !name->is_string() || name->get<std::string>().empty()) {
+            t.name = "(not a tensor)";
+            t.dtype = "scalar";
             info.inputs.push_back(std::move(t));
+            continue;
         }
+        t.name = name->get<std::string>();
+        const Json* meta = values ? member(*values, t.name.c_str()) : nullptr;
+        const Json* dtype = meta ? member(*meta, "dtype") : nullptr;
+        const std::int64_t code = dtype && dtype->is_number_integer() ? dtype->get<std::int64_t>() : 0;
+        auto dt = kScalarTypes.find(code);
+        t.dtype = dt != kScalarTypes.end() ? dt->second : "scalar type " + std::to_string(code);
+        if (const Json* sizes = meta ? member(*meta, "sizes") : nullptr; sizes && sizes->is_array())
+            for (const Json& size : *sizes)
+                t.shape.push_back(sizeJson(size));
+        info.inputs.push_back(std::move(t));
     }
     return info;
 }
@@ -254,7 +262,18 @@ Result<ModelInfo> inspectModelArchive(const Archive& a, const std::string& origi
         return e;
     } catch (const jr::SchemaError& e) {
         return modelError(origin, e.pointer, e.message);
+    } catch (const nlohmann::json::exception& e) {
+        // A shape this reader did not expect somewhere in the program: refused, never a crash.
+        return modelError(origin, "", std::string("is not a program this KernelForge can read: ") + e.what());
     }
+}
+
+nlohmann::json modelInputsJson(const ModelInfo& model)
+{
+    Json inputs = Json::array();
+    for (const ModelTensor& t : model.inputs)
+        inputs.push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}});
+    return inputs;
 }
 
 std::string catalogOpOfAten(std::string_view target)

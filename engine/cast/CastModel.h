@@ -2,9 +2,11 @@
 // A model inside a .cast package (docs/cast-format.md, "Models"): a torch.export program
 // (`torch.export.save`, a .pt2 zip) or a TorchScript module (`torch.jit.save`). Both are zips
 // from elsewhere, so they go through the same archive checks as the package, and then through
-// rules that keep loading them free of arbitrary code: a .pt2 may hold only the program's JSON,
-// raw weight and constant payloads and sample inputs — no pickled payload, no custom object, no
-// AOTInductor or ExecuTorch binary. What the program calls is read from its serialized graph,
+// rules that keep loading them free of arbitrary code: a .pt2 may hold only its program
+// models/model.json, both payload configs, the raw payloads they name and its sample inputs —
+// no pickled payload (a legacy data/weights/model.pt included), no custom object, no
+// AOTInductor or ExecuTorch binary. device/cast/python/kernelforge_cast/_model.py applies the
+// same rules. What the program calls is read from its serialized graph,
 // so the exporter can say which packaged ops it may use and the checker can refuse a model that
 // calls a cast:: op the package lacks.
 
@@ -42,6 +44,9 @@ struct ModelInfo {
 Result<ModelInfo> inspectModel(std::string_view bytes, const std::string& origin);
 /// The same for a model archive already read (what inspectModel does after readArchiveBytes).
 Result<ModelInfo> inspectModelArchive(const Archive& archive, const std::string& origin);
+
+/// A model's inputs as the manifest writes them: [{name, dtype, shape}].
+nlohmann::json modelInputsJson(const ModelInfo& model);
 
 /// The catalog op (task-schema.md) an ATen overload of a graph computes, or "" when none:
 /// "aten.rms_norm.default" -> "rms_norm". The Python runtime's substitution reads call sites

@@ -10,6 +10,7 @@
 #include "engine/task/Task.h"
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <map>
 #include <set>
@@ -343,15 +344,40 @@ void checkAgainstTask(const PackageOp& op, const Json& taskJson, const std::stri
 }
 
 
-void checkTiming(const Json* v, const std::string& ptr)
+/// {median, min, max, p10, p90}, times in ms in that order. Returns the median.
+double checkTiming(const Json& v, const std::string& ptr)
 {
-    if (!v || v->is_null())
-        return;
-    jr::Object t(*v, ptr);
-    for (const char* key : {"median", "min", "max", "p10", "p90"})
-        if (jr::asNumber(t.required(key), t.at(key)) < 0)
-            jr::fail(t.at(key), "a time cannot be negative");
+    jr::Object t(v, ptr);
+    double x[5];
+    const char* keys[] = {"min", "p10", "median", "p90", "max"};
+    for (int i = 0; i < 5; ++i) {
+        x[i] = jr::asNumber(t.required(keys[i]), t.at(keys[i]));
+        if (x[i] < 0)
+            jr::fail(t.at(keys[i]), "a time cannot be negative");
+        if (i > 0 && x[i] < x[i - 1])
+            jr::fail(ptr, "needs min <= p10 <= median <= p90 <= max");
+    }
     t.finish();
+    return x[2];
+}
+
+void checkErrors(const Json& v, const std::string& ptr)
+{
+    jr::Object e(v, ptr);
+    for (const char* key : {"max_abs", "rms"})
+        if (jr::asNumber(e.required(key), e.at(key)) < 0)
+            jr::fail(e.at(key), "an error cannot be negative");
+    if (!e.required("finite_alike").is_boolean())
+        jr::fail(e.at("finite_alike"), "is true or false");
+    e.finish();
+}
+
+void checkExtents(const Json& v, const std::string& ptr)
+{
+    const Json& shape = jr::asArray(v, ptr);
+    for (std::size_t d = 0; d < shape.size(); ++d)
+        if (jr::asInteger(shape[d], jr::child(ptr, d)) < 0)
+            jr::fail(jr::child(ptr, d), "an extent cannot be negative");
 }
 
 PackageModel checkModel(const Json& m, const std::string& ptr, const Archive& archive,
@@ -388,10 +414,7 @@ PackageModel checkModel(const Json& m, const std::string& ptr, const Archive& ar
         jr::fail(o.at("torch_version"), "says \"" + torchVersion + "\"; the file was written by \"" + info->torchVersion + "\"");
     if (jr::asStringArray(o.required("graph_ops"), o.at("graph_ops")) != info->graphOps)
         jr::fail(o.at("graph_ops"), "is not the list of operators the model file calls (the manifest or the file was edited)");
-    Json inputs = Json::array();
-    for (const ModelTensor& t : info->inputs)
-        inputs.push_back({{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}});
-    if (o.required("inputs") != inputs)
+    if (o.required("inputs") != modelInputsJson(info.value()))
         jr::fail(o.at("inputs"), "is not the inputs the model file was exported with");
     for (const std::string& c : info->castOps)
         if (!opNames.count(c))
@@ -525,31 +548,68 @@ void checkModelRun(const Json& run, const std::string& pointer, const std::strin
     pkg.finish();
     for (const char* key : {"created_at", "device", "gpu", "torch", "cuda_driver", "runtime"})
         r.string(key);
-    jr::asArray(r.required("inputs"), r.at("inputs"));
+    const Json& inputs = jr::asArray(r.required("inputs"), r.at("inputs"));
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        jr::Object t(inputs[i], jr::child(r.at("inputs"), i));
+        t.string("name");
+        t.string("dtype");
+        checkExtents(t.required("shape"), t.at("shape"));
+        t.finish();
+    }
     if (r.integer("runs") < 1 || r.integer("warmup") < 0)
         jr::fail(r.pointer(), "needs runs >= 1 and warmup >= 0");
-    checkTiming(r.optional("with_kernels_ms"), r.at("with_kernels_ms"));
-    checkTiming(r.optional("without_kernels_ms"), r.at("without_kernels_ms"));
-    if (const Json* v = r.optional("speedup"); !v || !(v->is_number() || v->is_null()))
-        jr::fail(r.at("speedup"), "is a number, or null when only one side was timed");
+    const double without = checkTiming(r.required("without_kernels_ms"), r.at("without_kernels_ms"));
+    const Json* speedup = r.optional("speedup");
+    if (!speedup)
+        jr::fail(r.at("speedup"), "is missing");
+    if (const Json* with = r.optional("with_kernels_ms")) {
+        const double w = checkTiming(*with, r.at("with_kernels_ms"));
+        // The speedup is what the two medians say, never a number of its own.
+        if (!speedup->is_number() || w <= 0 ||
+            std::abs(speedup->get<double>() - without / w) > 1e-6 * std::max(1.0, without / w))
+            jr::fail(r.at("speedup"), "is not the ratio of the two medians (without / with)");
+    } else if (!speedup->is_null()) {
+        jr::fail(r.at("speedup"), "is null when the model ran without kernels only");
+    }
+    std::set<std::string, std::less<>> substituted;
     const Json& subs = jr::asArray(r.required("substitution"), r.at("substitution"));
     for (std::size_t i = 0; i < subs.size(); ++i) {
         jr::Object s(subs[i], jr::child(r.at("substitution"), i));
-        for (const char* key : {"node", "op", "cast_op", "reason"})
+        for (const char* key : {"node", "op", "reason"})
             s.string(key);
         const std::string status = s.string("status");
         if (status != "substituted" && status != "kept")
             jr::fail(s.at("status"), "is \"substituted\" or \"kept\"");
+        const std::string castOp = s.string("cast_op");
+        if ((status == "substituted") != !castOp.empty())
+            jr::fail(s.at("cast_op"), "names the op exactly when the site was substituted");
+        if (!castOp.empty())
+            substituted.insert(castOp);
         s.finish();
     }
     jr::Object fb(r.required("fallbacks"), r.at("fallbacks"));
-    for (const auto& [k, v] : fb.raw().items()) {
-        if (jr::asInteger(fb.required(k), fb.at(k)) < 0)
-            jr::fail(fb.at(k), "a count cannot be negative");
-    }
+    for (const auto& [k, v] : fb.raw().items())
+        if (jr::asInteger(fb.required(k), fb.at(k)) < 1 || !substituted.count(k))
+            jr::fail(fb.at(k), "is a count of at least 1 for an op substituted in this run");
     fb.finish();
-    if (const Json* c = r.optional("check"); !c || !(c->is_null() || c->is_object()))
-        jr::fail(r.at("check"), "is null or the comparison's result");
+    const Json& check = r.required("check");
+    if (!check.is_null()) {
+        jr::Object c(check, r.at("check"));
+        c.string("fp64");
+        const Json& outputs = jr::asArray(c.required("outputs"), c.at("outputs"));
+        for (std::size_t i = 0; i < outputs.size(); ++i) {
+            jr::Object o(outputs[i], jr::child(c.at("outputs"), i));
+            if (o.integer("index") < 0)
+                jr::fail(o.at("index"), "cannot be negative");
+            o.string("dtype");
+            checkExtents(o.required("shape"), o.at("shape"));
+            for (const char* key : {"kernels_vs_original", "kernels_vs_fp64", "original_vs_fp64"})
+                if (const Json* e = o.optional(key))
+                    checkErrors(*e, o.at(key));
+            o.finish();
+        }
+        c.finish();
+    }
     r.finish();
 }
 

@@ -18,6 +18,40 @@ std::string modelOf(const nlohmann::json& run)
 }
 } // namespace
 
+RunTally tallyOf(const nlohmann::json& run)
+{
+    RunTally t;
+    for (const auto& s : run["substitution"]) {
+        ++t.sites;
+        t.substituted += s["status"] == "substituted";
+    }
+    for (const auto& [op, n] : run["fallbacks"].items())
+        t.fallbacks += n.get<std::int64_t>();
+    return t;
+}
+
+std::string runFileStem(const nlohmann::json& run, const std::string& package)
+{
+    std::string stem = run.value("created_at", std::string()) + "-" + package + "-" + modelOf(run);
+    for (char& c : stem)
+        if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'))
+            c = '-';
+    return stem.substr(0, 160);
+}
+
+Error foreignRun(const std::string& what, const nlohmann::json& run, const Package& package)
+{
+    return Error{what,
+                 "the run is of package " + run["package"]["name"].get<std::string>() + " " +
+                     run["package"]["version"].get<std::string>() + ", not " + package.name + " " + package.version,
+                 "record a run of this package", package.origin, {}};
+}
+
+bool sameRunPackage(const nlohmann::json& run, const Package& package)
+{
+    return run["package"]["name"] == package.name && run["package"]["version"] == package.version;
+}
+
 fs::path modelRunsDirectory(const Registry& registry, const std::string& id)
 {
     return registry.directory() / "model-runs" / id;
@@ -32,20 +66,26 @@ Result<std::vector<RegistryRunCopy>> recordModelRunInRegistry(const Registry& re
     } catch (const kf::json::SchemaError& e) {
         return Error{what, "the run's evidence is malformed at " + e.pointer + ": " + e.message, {}, {}, {}};
     }
+    if (!sameRunPackage(run, package))
+        return foreignRun(what, run, package);
     std::set<std::string> ran;
     for (const auto& s : run["substitution"])
         if (s["status"] == "substituted")
             ran.insert(s["cast_op"].get<std::string>());
-    std::string stamp = run["created_at"].get<std::string>() + "-" + package.name + "-" + run["model"].get<std::string>();
-    for (char& c : stamp)
-        if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'))
-            c = '-';
+    const std::string stamp = runFileStem(run, package.name);
     std::vector<RegistryRunCopy> out;
     for (const PackageOp& op : package.ops) {
         if (!ran.count(op.name))
             continue;
-        RegistryRunCopy copy{op.registryId, {}};
+        RegistryRunCopy copy{op.registryId, {}, {}};
+        if (run["fallbacks"].contains(op.name)) {
+            copy.why = "cast::" + op.name + " fell back " + std::to_string(run["fallbacks"][op.name].get<std::int64_t>()) +
+                       " time(s) in this run, so the run is not evidence for its kernel";
+            out.push_back(copy);
+            continue;
+        }
         if (!registry.entry(op.registryId)) {
+            copy.why = "not in the registry at " + registry.directory().string();
             out.push_back(copy);
             continue;
         }

@@ -17,16 +17,35 @@
 
 namespace kf::cast {
 
+/// What a run says in numbers, for every view that summarises one.
+struct RunTally {
+    int sites = 0;                  ///< candidate call sites
+    int substituted = 0;            ///< of them, run by a packaged kernel
+    std::int64_t fallbacks = 0;     ///< calls that fell back to reference ops (all ops)
+};
+/// Requires a run that passed checkModelRun.
+RunTally tallyOf(const nlohmann::json& run);
+
+/// A file-name stem for a run: its time, package and model, made safe ("2026-11-27T03-11-26Z-pkg-block").
+std::string runFileStem(const nlohmann::json& run, const std::string& package);
+
+/// Whether `run` (checked) names `package` as the package it ran.
+bool sameRunPackage(const nlohmann::json& run, const Package& package);
+/// The refusal of a run of another package.
+Error foreignRun(const std::string& what, const nlohmann::json& run, const Package& package);
+
 /// The folder of `id`'s model runs in `registry`.
 std::filesystem::path modelRunsDirectory(const Registry& registry, const std::string& id);
 
 struct RegistryRunCopy {
     std::string id;              ///< the registry version
-    std::string file;            ///< where the copy was written; empty when the registry lacks `id`
+    std::string file;            ///< where the copy was written; empty when it was not (see `why`)
+    std::string why;             ///< why not: the registry lacks `id`, or the op fell back in the run
 };
 
-/// Copies `run` (checked) to every version of `registry` whose op ran in it: the run's
-/// substituted sites name cast:: ops, the package's manifest maps them to registry IDs.
+/// Copies `run` (checked, and a run of `package`) to every version of `registry` whose kernel
+/// ran in it: the run's substituted sites name cast:: ops, the package's manifest maps them to
+/// registry IDs. An op that fell back in the run gets no copy: its kernel did not do the work.
 Result<std::vector<RegistryRunCopy>> recordModelRunInRegistry(const Registry& registry, const Package& package,
                                                               const nlohmann::json& run);
 

@@ -36,6 +36,33 @@ def rewrite(src, dst, edit):
             zout.writestr(info.filename, edit(info.filename, zin.read(info.filename)))
 
 
+def rewrite_model(src, dst, model, edit_inner):
+    """Copies package ``src`` to ``dst`` with the model archive ``model`` rewritten by
+    ``edit_inner(entries: list of (name, bytes)) -> list``, its hash in the manifest fixed up as a
+    forger would (a package is integrity-checked, not signed: the model rules must hold anyway)."""
+    import hashlib
+    import io
+    with zipfile.ZipFile(src) as zin:
+        entries = [(i.filename, zin.read(i.filename)) for i in zin.infolist()]
+    files = dict(entries)
+    with zipfile.ZipFile(io.BytesIO(files[model])) as inner:
+        inner_entries = edit_inner([(i.filename, inner.read(i.filename)) for i in inner.infolist()])
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as out:
+        for name, data in inner_entries:
+            out.writestr(name, data)
+    files[model] = buf.getvalue()
+    manifest = json.loads(files["manifest.json"])
+    for f in manifest["files"]:
+        if f["path"] == model:
+            f["sha256"] = hashlib.sha256(files[model]).hexdigest()
+            f["bytes"] = len(files[model])
+    files["manifest.json"] = json.dumps(manifest).encode()
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for name, _ in entries:
+            zout.writestr(name, files[name])
+
+
 def by_node(report):
     return {r["node"]: r for r in report}
 
@@ -169,6 +196,31 @@ class ModelPackage(unittest.TestCase):
             self.assertEqual(a["kernels_vs_original"]["max_abs"], 0.0)
             self.assertAlmostEqual(a["original_vs_fp64"]["max_abs"], b["original_vs_fp64"]["max_abs"], places=6)
         del evidence
+
+    def test_model_files_that_would_run_code_are_refused(self):
+        top = lambda es: es[0][0].split("/")[0] + "/"  # noqa: E731
+        cases = {
+            # torch.export.load unpickles data/weights/model.pt (falling back to weights_only=False) when present
+            "legacy pickled weights": (lambda es: es + [(top(es) + "data/weights/model.pt", b"\x80\x04K*.")],
+                                       "not part of a torch.export program"),
+            "a pickled payload": (lambda es: [(n, d.replace(b'"use_pickle": false', b'"use_pickle": true', 1)
+                                               if n.endswith("model_weights_config.json") else d) for n, d in es],
+                                  "is stored as a pickle"),
+            "the weights config twice": (lambda es: es + [e for e in es if e[0].endswith("model_weights_config.json")],
+                                         "appears twice"),
+            "native code": (lambda es: es + [(top(es) + "data/aotinductor/model/model.so", b"\x7fELF")],
+                            "not accepted"),
+        }
+        for name, (edit, message) in cases.items():
+            with self.subTest(name):
+                path = os.path.join(self.tmp, name.replace(" ", "_") + ".cast")
+                rewrite_model(PACKAGE, path, "models/toy16/model.pt2", edit)
+                with self.assertRaises(kernelforge_cast.PackageError) as e:
+                    kernelforge_cast.load(path)
+                self.assertIn(message, str(e.exception))
+                if KFORGE and os.path.exists(KFORGE):   # the C++ reader refuses it too
+                    r = subprocess.run([KFORGE, "cast", "check", path], capture_output=True, text=True, timeout=60)
+                    self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
 
     @staticmethod
     def _uses(manifest, op):

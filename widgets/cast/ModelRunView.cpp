@@ -1,6 +1,7 @@
 #include "widgets/cast/ModelRunView.h"
 
 #include "engine/cast/CastPackage.h"
+#include "engine/cast/ModelRuns.h"
 #include "engine/core/JsonReader.h"
 #include "widgets/common/StatusColors.h"
 
@@ -135,9 +136,7 @@ bool ModelRunView::setEvidence(const Json& run)
     }
     clear({});
     const QString gpu = str(run, "gpu").isEmpty() ? tr("CPU") : str(run, "gpu");
-    int substituted = 0;
-    for (const Json& s : run["substitution"])
-        substituted += s["status"] == "substituted";
+    const kf::cast::RunTally tally = kf::cast::tallyOf(run);
     QString fallbacks;
     for (const auto& [op, n] : run["fallbacks"].items())
         fallbacks += (fallbacks.isEmpty() ? QString() : QStringLiteral(", ")) +
@@ -145,7 +144,13 @@ bool ModelRunView::setEvidence(const Json& run)
     QString speed = tr("not measured (run without kernels only)");
     if (run["speedup"].is_number())
         speed = QStringLiteral("<b>%1×</b>").arg(run["speedup"].get<double>(), 0, 'f', 3);
+    if (tally.substituted == 0 && run["speedup"].is_number())
+        speed += tr(" — no call site was substituted, so both runs are the same model: this is noise");
     const QString warn = warningColor(palette()).name();
+    const QString fallbackText =
+        fallbacks.isEmpty() ? tr("no fallback")
+                            : QStringLiteral("<span style=\"color:%1\"><b>%2</b></span>").arg(warn, fallbacks.toHtmlEscaped());
+    // One arg() call: a value from the file that contains "%1" must not pull in the next one.
     m_summary->setText(
         tr("<b>%1</b> from %2 %3 on %4 (%5), torch %6, %7 — recorded %8<br>"
            "End-to-end speedup %9 <i>(model-level, end to end: the whole model's time per pass; the kernels' own "
@@ -153,14 +158,9 @@ bool ModelRunView::setEvidence(const Json& run)
            "kernels · %12 timed passes after %13 warm-up · %14")
             .arg(str(run, "model").toHtmlEscaped(), str(run["package"], "name").toHtmlEscaped(),
                  str(run["package"], "version").toHtmlEscaped(), gpu.toHtmlEscaped(), str(run, "device").toHtmlEscaped(),
-                 str(run, "torch").toHtmlEscaped(), str(run, "runtime").toHtmlEscaped(), str(run, "created_at").toHtmlEscaped())
-            .arg(speed)
-            .arg(substituted)
-            .arg(run["substitution"].size())
-            .arg(run["runs"].get<int>())
-            .arg(run["warmup"].get<int>())
-            .arg(fallbacks.isEmpty() ? tr("no fallback")
-                                     : QStringLiteral("<span style=\"color:%1\"><b>%2</b></span>").arg(warn, fallbacks.toHtmlEscaped())));
+                 str(run, "torch").toHtmlEscaped(), str(run, "runtime").toHtmlEscaped(), str(run, "created_at").toHtmlEscaped(),
+                 speed, QString::number(tally.substituted), QString::number(tally.sites),
+                 QString::number(run["runs"].get<int>()), QString::number(run["warmup"].get<int>()), fallbackText));
 
     for (const Json& s : run["substitution"]) {
         const int row = m_sites->rowCount();

@@ -1,5 +1,7 @@
 #include "widgets/registry/EvidenceHtml.h"
 
+#include "engine/cast/ModelRuns.h"
+
 #include "widgets/registry/RegistryModel.h"
 #include "widgets/runs/ReportRows.h"
 
@@ -140,12 +142,9 @@ QString modelRunsSection(const RegistryDetails& d, const Colors& c)
                      esc(QObject::tr("without (ms)")), esc(QObject::tr("end to end")), esc(QObject::tr("call sites")),
                      esc(QObject::tr("recorded")));
     for (const nlohmann::json& r : d.modelRuns) {
-        int subs = 0;
-        for (const auto& s : r["substitution"])
-            subs += s["status"] == "substituted";
-        std::int64_t fallbacks = 0;
-        for (const auto& [op, n] : r["fallbacks"].items())
-            fallbacks += n.get<std::int64_t>();
+        const kf::cast::RunTally tally = kf::cast::tallyOf(r);   // checked by modelRunsOf
+        const int subs = tally.substituted;
+        const std::int64_t fallbacks = tally.fallbacks;
         auto median = [&](const char* key) {
             return r.contains(key) && r[key].is_object() ? numberText(r[key]["median"].get<double>()) : QStringLiteral("—");
         };
@@ -160,7 +159,7 @@ QString modelRunsSection(const RegistryDetails& d, const Colors& c)
                     .arg(esc(qs(r["model"].get<std::string>())), esc(qs(r["package"]["name"].get<std::string>())),
                          esc(qs(r["package"]["version"].get<std::string>())), esc(gpu.empty() ? QObject::tr("CPU") : qs(gpu)),
                          esc(qs(r["runtime"].get<std::string>())), median("with_kernels_ms"), median("without_kernels_ms"),
-                         v >= 1.0 ? c.good : c.bad, timed ? RegistryModel::speedupText(v) : QStringLiteral("—"), sites,
+                         fallbacks ? c.warn : v >= 1.0 ? c.good : c.bad, timed ? RegistryModel::speedupText(v) : QStringLiteral("—"), sites,
                          esc(RegistryModel::localDateText(r["created_at"].get<std::string>())));
     }
     return html + QStringLiteral("</table>");

@@ -424,7 +424,7 @@ Substituted substitute(const Package& package, const torch::jit::Module& module,
             candidates.push_back(n);
             catalogOf[n] = s->op;
         }
-    std::set<Node*> claimed, erased;
+    std::set<Node*> claimed;
     std::map<Node*, std::vector<std::string>> reasons;
     for (const PackageOp& op : ops) {
         const Json& steps = op.json["reference"]["steps"];
@@ -440,6 +440,8 @@ Substituted substitute(const Package& package, const torch::jit::Module& module,
             std::string why = matcher.matchStep(steps, steps.size() - 1, node, inputs, stepNodes);
             if (why.empty() && std::any_of(stepNodes.begin(), stepNodes.end(), [&](Node* s) { return !s || claimed.count(s); }))
                 why = "part of another substitution";
+            if (why.empty() && std::set<Node*>(stepNodes.begin(), stepNodes.end()).size() != stepNodes.size())
+                why = "two steps of the pattern would be one call";
             if (why.empty())
                 for (std::size_t k = 0; k < steps.size() && why.empty(); ++k) {
                     const std::string out = steps[k]["output"].get<std::string>();
@@ -451,6 +453,21 @@ Substituted substitute(const Package& package, const torch::jit::Module& module,
                             break;
                         }
                 }
+            Node* last = nullptr;
+            if (why.empty()) {
+                last = *std::max_element(stepNodes.begin(), stepNodes.end(), [](Node* a, Node* b) { return b->isAfter(a); });
+                // The op runs where the pattern ends: a result it returns may not be used earlier.
+                for (std::size_t k = 0; k < steps.size() && why.empty(); ++k) {
+                    const std::string out = steps[k]["output"].get<std::string>();
+                    if (std::find(outputNames.begin(), outputNames.end(), out) == outputNames.end())
+                        continue;
+                    for (const torch::jit::Use& u : stepNodes[k]->output()->uses())
+                        if (std::find(stepNodes.begin(), stepNodes.end(), u.user) == stepNodes.end() && !u.user->isAfter(last)) {
+                            why = steps[k]["op"].get<std::string>() + "'s result is used before the pattern ends";
+                            break;
+                        }
+                }
+            }
             if (why.empty())
                 why = matcher.fits(op, inputs);
             if (!why.empty()) {
@@ -458,7 +475,6 @@ Substituted substitute(const Package& package, const torch::jit::Module& module,
                     reasons[node].push_back("cast::" + op.name + ": " + why);
                 continue;
             }
-            Node* last = *std::max_element(stepNodes.begin(), stepNodes.end(), [](Node* a, Node* b) { return b->isAfter(a); });
             std::vector<Value*> args;
             for (const Json& t : op.json["inputs"])
                 args.push_back(inputs.at(t["name"].get<std::string>()));
@@ -471,6 +487,8 @@ Substituted substitute(const Package& package, const torch::jit::Module& module,
                     continue;
                 Value* produced = call->output(static_cast<std::size_t>(at - outputNames.begin()));
                 produced->setType(stepNodes[k]->output()->type());
+                if (auto t = types.find(stepNodes[k]->output()); t != types.end())
+                    types[produced] = t->second;   // a later pattern may start from this value
                 stepNodes[k]->output()->replaceAllUsesWith(produced);
             }
             for (Node* s : stepNodes)
@@ -481,7 +499,7 @@ Substituted substitute(const Package& package, const torch::jit::Module& module,
             std::sort(order.begin(), order.end(), [](Node* a, Node* b) { return a->isAfter(b); });
             for (Node* s : order)
                 if (!s->output()->hasUses()) {
-                    erased.insert(s);
+                    types.erase(s->output());   // no stale type under an address a new value may reuse
                     s->destroy();
                 }
         }

@@ -34,7 +34,7 @@ using Json = nlohmann::json;
 
 namespace {
 
-constexpr const char* kScope = "model-level, end to end";
+constexpr const char* kScope = kf::cast::kModelRunScope;
 
 struct ModelArgs {
     std::string package, model, device, evidence;
@@ -74,10 +74,14 @@ std::vector<at::Tensor> flat(const c10::IValue& v)
     return out;
 }
 
+/// Max and RMS difference where both are finite, and whether their non-finite values match
+/// (the same rule as the Python runtime's _errors).
 Json errors(const at::Tensor& got, const at::Tensor& ref)
 {
-    at::Tensor d = got.detach().to(at::kDouble) - ref.detach().to(at::kDouble);
-    const bool alike = got.isfinite().all().item<bool>() == ref.isfinite().all().item<bool>();
+    const at::Tensor g = got.detach().to(at::kDouble).cpu(), r = ref.detach().to(at::kDouble).cpu();
+    const at::Tensor d = (g - r).masked_select(g.isfinite() & r.isfinite());
+    const at::Tensor gi = g.isinf(), ri = r.isinf();
+    const bool alike = at::equal(g.isnan(), r.isnan()) && at::equal(gi, ri) && at::equal(g.masked_select(gi), r.masked_select(ri));
     return {{"max_abs", d.numel() ? d.abs().max().item<double>() : 0.0},
             {"rms", d.numel() ? std::sqrt((d * d).mean().item<double>()) : 0.0},
             {"finite_alike", alike}};
@@ -191,14 +195,14 @@ void print(const Json& ev)
     }
 }
 
+/// fp16, bf16, ... as the manifest writes dtypes (the same names as the Python runtime).
 std::string dtypeName(at::ScalarType t)
 {
-    std::string s = c10::toString(t);   // "Half", "Float"
-    static const std::map<std::string, std::string> names = {{"Half", "float16"}, {"Float", "float32"}, {"Double", "float64"},
-                                                             {"BFloat16", "bfloat16"}, {"Long", "int64"}, {"Int", "int32"},
-                                                             {"Short", "int16"}, {"Char", "int8"}, {"Byte", "uint8"}, {"Bool", "bool"}};
-    auto it = names.find(s);
-    return it == names.end() ? s : it->second;
+    static const std::map<at::ScalarType, std::string> names = {
+        {at::kHalf, "fp16"},   {at::kFloat, "fp32"}, {at::kDouble, "fp64"}, {at::kBFloat16, "bf16"}, {at::kLong, "int64"},
+        {at::kInt, "int32"},   {at::kShort, "int16"}, {at::kChar, "int8"},  {at::kByte, "uint8"},     {at::kBool, "bool"}};
+    auto it = names.find(t);
+    return it == names.end() ? std::string(c10::toString(t)) : it->second;
 }
 
 } // namespace
@@ -257,8 +261,12 @@ int runModel(const std::vector<std::string>& rest)
     std::string model = a.model;
     try {
         pkg = kf_cast::load(a.package);
-        if (model.empty())
-            model = kf_cast::models(*pkg).front().first;
+        if (model.empty()) {
+            const auto all = kf_cast::models(*pkg);
+            if (all.empty())
+                throw std::runtime_error(a.package + " carries no model (export one with `kforge cast export ... --model FILE`)");
+            model = all.front().first;
+        }
         unfrozen = kf_cast::loadModel(*pkg, model, device);
         inputs = kf_cast::modelInputs(*pkg, model, device, a.seed);
         sub = kf_cast::substitute(*pkg, unfrozen, inputs);
@@ -326,6 +334,9 @@ int runModel(const std::vector<std::string>& rest)
                 std::string why = e.what();
                 fp64 = "not possible: " + why.substr(0, why.find('\n'));
             }
+            if (!got.empty() && got.size() != ref.size())
+                throw std::runtime_error("the model with the kernels returned " + std::to_string(got.size()) +
+                                         " tensors, the model as exported " + std::to_string(ref.size()));
             check = {{"outputs", Json::array()}, {"fp64", fp64}};
             for (std::size_t i = 0; i < ref.size(); ++i) {
                 Json o = {{"index", i}, {"dtype", dtypeName(ref[i].scalar_type())}, {"shape", ref[i].sizes().vec()}};

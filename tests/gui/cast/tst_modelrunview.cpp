@@ -20,7 +20,7 @@ namespace {
 
 Json sampleRun()
 {
-    return Json::parse(R"json({
+    Json run = Json::parse(R"json({
       "scope": "model-level, end to end", "model": "block", "package": {"name": "model", "version": "1.0.0"},
       "created_at": "2026-11-27T02:53:04Z", "device": "cuda:0", "gpu": "NVIDIA H200", "torch": "2.11.0+cu130",
       "cuda_driver": "13.0", "runtime": "kernelforge_cast (Python 3.11.7)",
@@ -40,6 +40,8 @@ Json sampleRun()
          "kernels_vs_original": {"max_abs": 0.000336, "rms": 1.47e-07, "finite_alike": true},
          "kernels_vs_fp64": {"max_abs": 0.0021, "rms": 3.88e-06, "finite_alike": true},
          "original_vs_fp64": {"max_abs": 0.0021, "rms": 3.88e-06, "finite_alike": true}}]}})json");
+    run["speedup"] = 1.8746 / 1.8055;   // what the medians say: a reader checks it
+    return run;
 }
 
 } // namespace
@@ -52,6 +54,7 @@ private slots:
     void fallbacksAreLoud();
     void refusesWhatIsNotAModelRun_data();
     void refusesWhatIsNotAModelRun();
+    void valuesFromTheFileAreText();
     void runWithoutKernels();
     void screenshot();
 };
@@ -93,6 +96,9 @@ void TestModelRunView::refusesWhatIsNotAModelRun_data()
     QTest::newRow("op-level scope") << "scope" << "\"op-level, microbenchmark\"" << "model-level, end to end";
     QTest::newRow("unknown key") << "op_speedup" << "1.5" << "op_speedup";
     QTest::newRow("speedup a string") << "speedup" << "\"fast\"" << "speedup";
+    QTest::newRow("speedup not the medians'") << "speedup" << "1.5" << "ratio of the two medians";
+    QTest::newRow("check without outputs") << "check" << "{\"fp64\": \"ran\"}" << "/check";
+    QTest::newRow("fallback of an op that did not run") << "fallbacks" << "{\"softmax_fp32\": 2}" << "substituted in this run";
 }
 
 void TestModelRunView::refusesWhatIsNotAModelRun()
@@ -109,6 +115,16 @@ void TestModelRunView::refusesWhatIsNotAModelRun()
     QVERIFY2(v.summary()->text().contains(message), qPrintable(v.summary()->text()));
     QCOMPARE(v.sites()->rowCount(), 0);   // nothing of the earlier run stays on screen
     QCOMPARE(v.boxes()->count(), 0);
+}
+
+void TestModelRunView::valuesFromTheFileAreText()
+{
+    Json run = sampleRun();
+    run["created_at"] = "%9 <b>%1</b>";   // placeholders and markup from the file stay literal text
+    ModelRunView v;
+    QVERIFY(v.setEvidence(run));
+    QVERIFY2(v.summary()->text().contains("recorded %9 &lt;b&gt;%1&lt;/b&gt;"), qPrintable(v.summary()->text()));
+    QVERIFY(v.summary()->text().contains("1.038×"));
 }
 
 void TestModelRunView::runWithoutKernels()

@@ -400,6 +400,7 @@ void TestRegistryBrowser::modelRunsBesideTheOpsEvidence()
       "substitution": [{"node": "softmax", "op": "softmax", "status": "substituted", "cast_op": "softmax_fp32", "reason": ""},
                        {"node": "gelu", "op": "gelu", "status": "kept", "cast_op": "", "reason": "no packaged kernel implements gelu"}],
       "fallbacks": {"softmax_fp32": 3}, "check": null})json"));
+    d.modelRuns.back()["speedup"] = 1.8746 / 1.8055;
     b.setDetails(d);
     const QString evidence = b.evidenceView()->toPlainText();
     for (const char* text : {"Model-level evidence (end to end)", "not this kernel's microbenchmark", "block (model 1.0.0)",

@@ -58,11 +58,11 @@ def main(argv=None):
         import tempfile
         folder = os.path.dirname(os.path.abspath(a.evidence))
         with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp") as f:
-            json.dump(ev, f, indent=2)
+            json.dump(ev, f, indent=2, allow_nan=False)
             f.write("\n")
         os.replace(f.name, a.evidence)
     if a.json:
-        print(json.dumps(ev, indent=2))
+        print(json.dumps(ev, indent=2, allow_nan=False))
     else:
         print(format_evidence(ev))
     nonfinite = any(not e["finite_alike"] for o in (ev["check"] or {}).get("outputs", [])

@@ -10,6 +10,7 @@ import hashlib
 import json
 import stat
 import zipfile
+import zlib
 
 from ._manifest import ManifestError, check_manifest
 
@@ -62,9 +63,32 @@ def entry_name_problem(name):
     return ""
 
 
-def read_archive(path):
-    """{name: bytes} of every entry, in archive order, after the directory checks."""
-    origin = str(path)
+def strict_json(data, origin):
+    """Parses JSON as every KernelForge reader does: a key twice in one object, NaN or Infinity,
+    or nesting too deep is an error (PackageError naming ``origin``)."""
+    def no_duplicates(pairs):
+        keys = [k for k, _ in pairs]
+        if len(set(keys)) != len(keys):
+            dup = next(k for k in keys if keys.count(k) > 1)
+            raise ValueError("the key \"%s\" appears twice in one object" % dup)
+        return dict(pairs)
+
+    def no_constant(name):
+        raise ValueError("%s is not a JSON number" % name)
+
+    try:
+        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+        return json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant)
+    except RecursionError:
+        raise PackageError("%s: it is nested too deeply" % origin) from None
+    except (UnicodeDecodeError, ValueError) as e:
+        raise PackageError("%s: it is not JSON: %s" % (origin, e)) from None
+
+
+def read_archive(path, origin=None):
+    """{name: bytes} of every entry, in archive order, after the directory checks. ``path`` is a
+    file name or a binary file object (a model inside a package); ``origin`` names it in errors."""
+    origin = str(path) if origin is None else origin
     try:
         zf = zipfile.ZipFile(path)
     except FileNotFoundError:
@@ -124,7 +148,7 @@ def read_archive(path):
             try:
                 with zf.open(info) as f:
                     data = f.read(info.file_size + 1)
-            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, zlib.error) as e:
                 _fail(origin, info.filename, "it cannot be unpacked: %s" % e)
             if len(data) != info.file_size:
                 _fail(origin, info.filename, "it unpacks to %s bytes, not the %d its record declares"
@@ -143,19 +167,10 @@ def open_package(path):
     text = entries[MANIFEST]
     if len(text) > MAX_MANIFEST_BYTES:
         _fail(origin, MANIFEST, "manifest.json is %d bytes; the limit is %d" % (len(text), MAX_MANIFEST_BYTES))
-    def no_duplicates(pairs):
-        keys = [k for k, _ in pairs]
-        if len(set(keys)) != len(keys):
-            dup = next(k for k in keys if keys.count(k) > 1)
-            raise ValueError("the key \"%s\" appears twice in one object" % dup)
-        return dict(pairs)
-
     try:
-        m = json.loads(text.decode("utf-8"), object_pairs_hook=no_duplicates)
-    except RecursionError:
-        _fail(origin, MANIFEST, "it is nested too deeply")
-    except (UnicodeDecodeError, ValueError) as e:
-        _fail(origin, MANIFEST, "it is not JSON: %s" % e)
+        m = strict_json(text, "")
+    except PackageError as e:
+        _fail(origin, MANIFEST, str(e)[2:])
 
     def bad(pointer, why):
         raise PackageError("%s: manifest.json#%s: %s" % (origin, pointer, why))

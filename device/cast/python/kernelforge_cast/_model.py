@@ -11,9 +11,8 @@ torch.export does afterwards never needs its unrestricted fallback.
 import io
 import json
 import re
-import zipfile
 
-from ._archive import PackageError
+from ._archive import PackageError, read_archive, strict_json
 
 SCALAR_TYPES = {1: "uint8", 2: "int8", 3: "int16", 4: "int32", 5: "int64", 6: "fp16", 7: "fp32", 8: "fp64",
                 12: "bool", 13: "bf16"}
@@ -38,28 +37,38 @@ def _targets(v, out):
             _targets(c, out)
 
 
-def _payload_config(z, name, origin):
-    if name not in z.namelist():
-        return
-    try:
-        cfg = json.loads(z.read(name))
-    except (ValueError, RecursionError) as e:
-        _bad(origin, name, "is not JSON: %s" % e)
+def _payload_config(entries, name, origin):
+    """The payload files a weights or constants config names, after checking that none is a
+    pickle or a custom object (torch would unpickle those without weights_only)."""
+    if name not in entries:
+        _bad(origin, name, "is missing; torch.export.save writes it, and without it torch falls back to "
+                           "loading a pickle")
+    cfg = strict_json(entries[name], "%s: %s" % (origin, name))
     if not isinstance(cfg, dict) or not isinstance(cfg.get("config"), dict):
         _bad(origin, name, "is not a payload configuration ({\"config\": {...}})")
+    files = set()
     for fqn, meta in cfg["config"].items():
         if not isinstance(meta, dict):
             _bad(origin, name, "the entry for \"%s\" is not an object" % fqn)
-        if meta.get("use_pickle", False):
+        pickled = meta.get("use_pickle", False)
+        if not isinstance(pickled, bool):
+            _bad(origin, name, "\"%s\": use_pickle is not true or false" % fqn)
+        if pickled:
             _bad(origin, name, "\"%s\" is stored as a pickle; loading it would run code from the file" % fqn)
-        if str(meta.get("path_name", "")).startswith("custom_obj_"):
+        path = meta.get("path_name", "")
+        if not isinstance(path, str) or not path:
+            _bad(origin, name, "\"%s\" names no payload file" % fqn)
+        if path.startswith("custom_obj_"):
             _bad(origin, name, "\"%s\" is a custom object; loading it would run code from the file" % fqn)
+        files.add(path)
+    return files
 
 
 def _size(s):
     if isinstance(s, dict):
-        if isinstance(s.get("as_int"), int):
-            return s["as_int"]
+        v = s.get("as_int")
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
         e = s.get("as_expr")
         if isinstance(e, dict) and isinstance(e.get("expr_str"), str):
             # A symbolic extent: "s22", or sympy's "Symbol('s22', positive=True, integer=True)".
@@ -72,14 +81,9 @@ def _size(s):
 
 def inspect_model(data, origin):
     """What a model file is and calls: {format, torch_version, inputs, graph_ops, cast_ops,
-    has_sample_inputs, prefix, program}. Raises PackageError for anything the rules refuse."""
-    try:
-        z = zipfile.ZipFile(io.BytesIO(data))
-        names = z.namelist()
-    except (zipfile.BadZipFile, ValueError) as e:
-        _bad(origin, "", "is not a torch archive: %s" % e)
-    if not names:
-        _bad(origin, "", "the archive is empty")
+    has_sample_inputs, prefix, program}. The file goes through the package's own archive checks
+    first. Raises PackageError for anything the rules refuse (the same as engine/cast/CastModel.cpp)."""
+    entries, names = read_archive(io.BytesIO(data), origin)
     if "/" not in names[0]:
         _bad(origin, names[0], "entries of a torch archive live under one top folder")
     prefix = names[0].split("/", 1)[0] + "/"
@@ -87,36 +91,29 @@ def inspect_model(data, origin):
         if not n.startswith(prefix):
             _bad(origin, n, "is outside the archive's top folder \"%s\"" % prefix)
     info = {"prefix": prefix, "graph_ops": [], "cast_ops": [], "inputs": [], "torch_version": "",
-            "has_sample_inputs": False, "program": None}
-    if prefix + "archive_format" in names and z.read(prefix + "archive_format") == b"pt2":
+            "has_sample_inputs": False, "program": None, "entries": entries}
+    if entries.get(prefix + "archive_format") == b"pt2":
         info["format"] = "torch.export"
-        program = None
+        program = prefix + "models/model.json"
+        if program not in entries:
+            _bad(origin, prefix + "models/", "the archive holds no program models/model.json (torch.export.save "
+                                             "writes one program, named model)")
+        weights = _payload_config(entries, prefix + "data/weights/model_weights_config.json", origin)
+        constants = _payload_config(entries, prefix + "data/constants/model_constants_config.json", origin)
+        allowed = {prefix + n for n in ("archive_format", "archive_version", "byteorder", ".data/version",
+                                        ".data/serialization_id", "models/model.json",
+                                        "data/weights/model_weights_config.json",
+                                        "data/constants/model_constants_config.json", "data/sample_inputs/model.pt")}
+        allowed |= {prefix + "data/weights/" + f for f in weights}
+        allowed |= {prefix + "data/constants/" + f for f in constants}
         for n in names:
-            rel = n[len(prefix):]
-            allowed = rel in ("archive_format", "archive_version", "byteorder", ".data/version",
-                              ".data/serialization_id") or rel.startswith(
-                ("data/weights/", "data/constants/", "data/sample_inputs/", "extra/")) or (
-                rel.startswith("models/") and rel.endswith(".json") and len(rel) > 12)
-            if not allowed:
-                _bad(origin, n, "holds \"%s\", which is not part of a torch.export program (compiled AOTInductor or "
-                                "ExecuTorch artefacts are not accepted: they are native code)" % rel)
-            if rel.startswith("data/constants/custom_obj_"):
-                _bad(origin, n, "is a custom object; loading it would run code from the file")
-            if rel.startswith("models/"):
-                if program is not None:
-                    _bad(origin, n, "the archive holds more than one program; a package model is one")
-                program = n
-        if program is None:
-            _bad(origin, prefix + "models/", "the archive holds no program (models/<name>.json)")
-        name = program[len(prefix) + 7:-5]
-        _payload_config(z, prefix + "data/weights/%s_weights_config.json" % name, origin)
-        _payload_config(z, prefix + "data/constants/%s_constants_config.json" % name, origin)
-        info["has_sample_inputs"] = prefix + "data/sample_inputs/%s.pt" % name in names
-        info["program"] = name
-        try:
-            ep = json.loads(z.read(program))
-        except (ValueError, RecursionError) as e:
-            _bad(origin, program, "is not JSON: %s" % e)
+            if n not in allowed and not n.startswith(prefix + "extra/"):
+                _bad(origin, n, "holds \"%s\", which is not part of a torch.export program as torch.export.save "
+                                "writes it (pickled payloads and compiled AOTInductor or ExecuTorch artefacts are "
+                                "not accepted)" % n[len(prefix):])
+        info["has_sample_inputs"] = prefix + "data/sample_inputs/model.pt" in entries
+        info["program"] = "model"
+        ep = strict_json(entries[program], "%s: %s" % (origin, program))
         gm = ep.get("graph_module") if isinstance(ep, dict) else None
         graph = gm.get("graph") if isinstance(gm, dict) else None
         sig = gm.get("signature") if isinstance(gm, dict) else None
@@ -131,24 +128,26 @@ def inspect_model(data, origin):
         for spec in sig.get("input_specs", []) if isinstance(sig.get("input_specs"), list) else []:
             if not isinstance(spec, dict) or "user_input" not in spec:
                 continue
-            arg = spec["user_input"].get("arg", {}) if isinstance(spec["user_input"], dict) else {}
-            tname = arg.get("as_tensor", {}).get("name", "") if isinstance(arg, dict) and isinstance(
-                arg.get("as_tensor"), dict) else ""
-            if not tname:
+            user = spec["user_input"]
+            arg = user.get("arg") if isinstance(user, dict) else None
+            tensor = arg.get("as_tensor") if isinstance(arg, dict) else None
+            tname = tensor.get("name") if isinstance(tensor, dict) else None
+            if not isinstance(tname, str) or not tname:
                 info["inputs"].append({"name": "(not a tensor)", "dtype": "scalar", "shape": []})
                 continue
-            meta = values.get(tname, {}) if isinstance(values.get(tname), dict) else {}
-            code = meta.get("dtype", 0) if isinstance(meta.get("dtype"), int) else 0
+            meta = values.get(tname) if isinstance(values.get(tname), dict) else {}
+            code = meta.get("dtype")
+            code = code if isinstance(code, int) and not isinstance(code, bool) else 0
             sizes = meta.get("sizes") if isinstance(meta.get("sizes"), list) else []
             info["inputs"].append({"name": tname, "dtype": SCALAR_TYPES.get(code, "scalar type %d" % code),
                                    "shape": [_size(s) for s in sizes]})
-    elif prefix + "data.pkl" in names and prefix + "constants.pkl" in names:
+    elif prefix + "data.pkl" in entries and prefix + "constants.pkl" in entries:
         info["format"] = "torchscript"
         calls = set()
         for n in names:
             rel = n[len(prefix):]
             if rel.startswith("code/") and rel.endswith(".py"):
-                for ns, fn in _TS_CALL.findall(z.read(n).decode("utf-8", "replace")):
+                for ns, fn in _TS_CALL.findall(entries[n].decode("utf-8", "replace")):
                     calls.add("%s.%s" % (ns or "aten", fn))
         info["graph_ops"] = sorted(calls)
     else:
@@ -160,8 +159,13 @@ def inspect_model(data, origin):
     return info
 
 
+def _number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def check_input_spec(spec, p, fail):
-    """{"inputs": [{name, dtype, shape, distribution, low, high}]}; ``fail(pointer, why)`` raises."""
+    """{"inputs": [{name, dtype, shape, distribution, low, high}]}; ``fail(pointer, why)`` raises.
+    The rules of engine/cast/CastPackage.cpp checkInputSpec."""
     from ._manifest import DTYPES as DTYPE_NAMES
     if not isinstance(spec, dict) or set(spec) != {"inputs"} or not isinstance(spec["inputs"], list):
         fail(p, "is {\"inputs\": [...]}")
@@ -172,14 +176,24 @@ def check_input_spec(spec, p, fail):
         if not isinstance(t, dict) or not {"name", "dtype", "shape"} <= set(t) or \
                 set(t) - {"name", "dtype", "shape", "distribution", "low", "high"}:
             fail(tp, "an input is {name, dtype, shape, distribution, low, high}")
-        if t["dtype"] not in DTYPE_NAMES:
+        if not isinstance(t["name"], str):
+            fail(tp + "/name", "must be a string")
+        if not isinstance(t["dtype"], str) or t["dtype"] not in DTYPE_NAMES:
             fail(tp + "/dtype", "unknown dtype %r" % (t["dtype"],))
         if not isinstance(t["shape"], list) or not all(isinstance(e, int) and not isinstance(e, bool)
                                                        and 0 <= e <= 2 ** 31 for e in t["shape"]):
             fail(tp + "/shape", "is a list of extents 0 to 2^31")
+        elements = 1
+        for e in t["shape"]:
+            elements *= max(e, 1)
+            if elements > 2 ** 34:
+                fail(tp + "/shape", "more than 2^34 elements")
         dist = t.get("distribution", "normal")
-        if dist not in DISTRIBUTIONS:
+        if not isinstance(dist, str) or dist not in DISTRIBUTIONS:
             fail(tp + "/distribution", "is one of normal, uniform, randint, ones, zeros")
+        for k in ("low", "high"):
+            if k in t and not _number(t[k]):
+                fail(tp + "/" + k, "must be a number")
         if dist == "randint" and "high" not in t:
             fail(tp, "a randint input needs \"high\" (exclusive), e.g. the vocabulary size")
         lo, hi = t.get("low", 0), t.get("high", 1)
@@ -201,7 +215,7 @@ def open_model(manifest, files, name=None):
     if entry["format"] == "torchscript":
         return entry, torch.jit.load(io.BytesIO(data), map_location="cpu")
     if info["has_sample_inputs"]:
-        sample = zipfile.ZipFile(io.BytesIO(data)).read(info["prefix"] + "data/sample_inputs/%s.pt" % info["program"])
+        sample = info["entries"][info["prefix"] + "data/sample_inputs/model.pt"]
         if sample:
             try:
                 torch.load(io.BytesIO(sample), weights_only=True)
@@ -234,7 +248,7 @@ def make_inputs(entry, files, program, device, seed=0):
             raise PackageError("%s: holds %s; a tuple, list or dict of tensors is expected"
                                % (entry["example"]["file"], type(loaded).__name__))
     else:
-        spec = json.loads(files[entry["example"]["file"]])
+        spec = strict_json(files[entry["example"]["file"]], entry["example"]["file"])
         g = torch.Generator().manual_seed(seed)
         args = []
         for t in spec["inputs"]:
@@ -257,48 +271,74 @@ def make_inputs(entry, files, program, device, seed=0):
 
 
 def _check_timing(v, p, fail):
-    if v is None:
-        return
     if not isinstance(v, dict) or set(v) != {"median", "min", "max", "p10", "p90"}:
-        fail(p, "is {median, min, max, p10, p90} or null")
+        fail(p, "is {median, min, max, p10, p90}")
     for k, x in v.items():
-        if not isinstance(x, (int, float)) or isinstance(x, bool) or x < 0:
+        if not _number(x) or x < 0:
             fail(p + "/" + k, "is a time in ms, not negative")
+    if not v["min"] <= v["p10"] <= v["median"] <= v["p90"] <= v["max"]:
+        fail(p, "needs min <= p10 <= median <= p90 <= max")
+
+
+def _check_errors(e, p, fail):
+    if not isinstance(e, dict) or set(e) != {"max_abs", "rms", "finite_alike"}:
+        fail(p, "is {max_abs, rms, finite_alike}")
+    for k in ("max_abs", "rms"):
+        if not _number(e[k]) or e[k] < 0:
+            fail(p + "/" + k, "is a number, not negative")
+    if not isinstance(e["finite_alike"], bool):
+        fail(p + "/finite_alike", "is true or false")
+
+
+def _check_tensor_list(v, p, fail):
+    if not isinstance(v, list):
+        fail(p, "must be a list")
+    for i, t in enumerate(v):
+        tp = "%s/%d" % (p, i)
+        if not isinstance(t, dict) or set(t) != {"name", "dtype", "shape"} or not isinstance(t["name"], str) or \
+                not isinstance(t["dtype"], str) or not isinstance(t["shape"], list) or \
+                not all(isinstance(e, int) and not isinstance(e, bool) and e >= 0 for e in t["shape"]):
+            fail(tp, "is {name, dtype, shape} with a list of extents")
 
 
 def check_model_run(run, p, model, fail):
-    """A model run's evidence (what ``run --evidence`` writes) for model ``model``."""
+    """A model run's evidence (what ``run --evidence`` writes) for model ``model``: the rules of
+    engine/cast/CastPackage.cpp checkModelRun, numbers that agree with each other included."""
     keys = {"scope", "model", "package", "created_at", "device", "gpu", "torch", "cuda_driver", "runtime", "inputs",
             "runs", "warmup", "with_kernels_ms", "without_kernels_ms", "speedup", "substitution", "fallbacks", "check"}
-    optional = {"with_kernels_ms", "without_kernels_ms"}
     if not isinstance(run, dict):
         fail(p, "must be an object")
     for k in run:
         if k not in keys:
             fail(p + "/" + k, "unknown key \"%s\"" % k)
-    for k in keys - optional:
+    for k in keys - {"with_kernels_ms"}:
         if k not in run:
             fail(p + "/" + k, "is missing")
     if run["scope"] != RUN_SCOPE:
         fail(p + "/scope", "a model run's scope is \"%s\"" % RUN_SCOPE)
     if run["model"] != model:
         fail(p + "/model", "is the run of another model, not \"%s\"" % model)
-    if not isinstance(run["package"], dict) or set(run["package"]) != {"name", "version"}:
-        fail(p + "/package", "is {name, version}")
+    pkg = run["package"]
+    if not isinstance(pkg, dict) or set(pkg) != {"name", "version"} or not all(isinstance(v, str) for v in pkg.values()):
+        fail(p + "/package", "is {name, version}, both strings")
     for k in ("created_at", "device", "gpu", "torch", "cuda_driver", "runtime"):
         if not isinstance(run[k], str):
             fail(p + "/" + k, "must be a string")
-    if not isinstance(run["inputs"], list):
-        fail(p + "/inputs", "must be a list")
+    _check_tensor_list(run["inputs"], p + "/inputs", fail)
     for k, lo in (("runs", 1), ("warmup", 0)):
         if not isinstance(run[k], int) or isinstance(run[k], bool) or run[k] < lo:
             fail(p + "/" + k, "is an integer >= %d" % lo)
-    _check_timing(run.get("with_kernels_ms"), p + "/with_kernels_ms", fail)
-    _check_timing(run.get("without_kernels_ms"), p + "/without_kernels_ms", fail)
-    if run["speedup"] is not None and (not isinstance(run["speedup"], (int, float)) or isinstance(run["speedup"], bool)):
-        fail(p + "/speedup", "is a number, or null when only one side was timed")
+    _check_timing(run["without_kernels_ms"], p + "/without_kernels_ms", fail)
+    if "with_kernels_ms" in run:
+        _check_timing(run["with_kernels_ms"], p + "/with_kernels_ms", fail)
+        w, wo = run["with_kernels_ms"]["median"], run["without_kernels_ms"]["median"]
+        if not _number(run["speedup"]) or w <= 0 or abs(run["speedup"] - wo / w) > 1e-6 * max(1.0, wo / w):
+            fail(p + "/speedup", "is not the ratio of the two medians (without / with)")
+    elif run["speedup"] is not None:
+        fail(p + "/speedup", "is null when the model ran without kernels only")
     if not isinstance(run["substitution"], list):
         fail(p + "/substitution", "must be a list")
+    substituted = set()
     for i, s in enumerate(run["substitution"]):
         sp = "%s/substitution/%d" % (p, i)
         if not isinstance(s, dict) or set(s) != {"node", "op", "status", "cast_op", "reason"} or \
@@ -306,11 +346,32 @@ def check_model_run(run, p, model, fail):
             fail(sp, "is {node, op, status, cast_op, reason}, all strings")
         if s["status"] not in ("substituted", "kept"):
             fail(sp + "/status", "is \"substituted\" or \"kept\"")
-    if not isinstance(run["fallbacks"], dict) or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in run["fallbacks"].values()):
+        if (s["status"] == "substituted") != bool(s["cast_op"]):
+            fail(sp + "/cast_op", "names the op exactly when the site was substituted")
+        if s["cast_op"]:
+            substituted.add(s["cast_op"])
+    fb = run["fallbacks"]
+    if not isinstance(fb, dict):
         fail(p + "/fallbacks", "maps op names to counts")
-    if run["check"] is not None and not isinstance(run["check"], dict):
-        fail(p + "/check", "is null or the comparison's result")
+    for k, v in fb.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1 or k not in substituted:
+            fail(p + "/fallbacks/" + k, "is a count of at least 1 for an op substituted in this run")
+    c = run["check"]
+    if c is not None:
+        if not isinstance(c, dict) or set(c) != {"fp64", "outputs"} or not isinstance(c["fp64"], str) or \
+                not isinstance(c["outputs"], list):
+            fail(p + "/check", "is null or {fp64, outputs}")
+        for i, o in enumerate(c["outputs"]):
+            op = "%s/check/outputs/%d" % (p, i)
+            extra = {"kernels_vs_original", "kernels_vs_fp64", "original_vs_fp64"}
+            if not isinstance(o, dict) or not {"index", "dtype", "shape"} <= set(o) or set(o) - {"index", "dtype", "shape"} - extra:
+                fail(op, "is {index, dtype, shape} and the errors measured")
+            if not isinstance(o["index"], int) or isinstance(o["index"], bool) or o["index"] < 0 or \
+                    not isinstance(o["dtype"], str) or not isinstance(o["shape"], list) or \
+                    not all(isinstance(e, int) and not isinstance(e, bool) and e >= 0 for e in o["shape"]):
+                fail(op, "needs an index, a dtype and a list of extents")
+            for k in extra & set(o):
+                _check_errors(o[k], op + "/" + k, fail)
 
 
 def check_models(m, entries, fail):
@@ -362,8 +423,8 @@ def check_models(m, entries, fail):
         for c in info["cast_ops"]:
             if c not in op_names:
                 fail(p + "/file", "the model calls cast::%s, which this package does not hold" % c)
-        if not isinstance(e["uses"], list):
-            fail(p + "/uses", "must be a list")
+        if not isinstance(e["uses"], list) or not all(isinstance(u, str) for u in e["uses"]):
+            fail(p + "/uses", "must be a list of op names")
         for j, u in enumerate(e["uses"]):
             if u not in op_names:
                 fail("%s/uses/%d" % (p, j), "the model uses cast::%s, which this package does not hold" % (u,))
@@ -379,9 +440,9 @@ def check_models(m, entries, fail):
             f = need_file(ex["file"], p + "/example/file")
             if ex["kind"] == "shapes":
                 try:
-                    spec = json.loads(entries[f])
-                except (ValueError, RecursionError) as err:
-                    fail(p + "/example/file", "%s is not JSON: %s" % (f, err))
+                    spec = strict_json(entries[f], f)
+                except PackageError as err:
+                    fail(p + "/example/file", str(err))
                 check_input_spec(spec, "", lambda q, why: fail(p + "/example/file", "%s#%s: %s" % (f, q, why)))
         else:
             fail(p + "/example/kind", "is \"program\", \"shapes\" or \"tensors\"")
@@ -390,9 +451,9 @@ def check_models(m, entries, fail):
         for j, r in enumerate(e["runs"]):
             f = need_file(r, "%s/runs/%d" % (p, j))
             try:
-                run = json.loads(entries[f])
-            except (ValueError, RecursionError) as err:
-                fail("%s/runs/%d" % (p, j), "%s is not JSON: %s" % (f, err))
+                run = strict_json(entries[f], f)
+            except PackageError as err:
+                fail("%s/runs/%d" % (p, j), str(err))
             check_model_run(run, "", e["name"], lambda q, why, f=f, j=j: fail("%s/runs/%d" % (p, j), "%s#%s: %s" % (f, q, why)))
 
 

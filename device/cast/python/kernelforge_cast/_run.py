@@ -21,6 +21,12 @@ class KernelFailure(RuntimeError):
     """A packaged kernel raised during a model run without --allow-fallback."""
 
 
+def _dtype_name(dtype):
+    """fp16, bf16, ... as the manifest writes dtypes (the torch name for others)."""
+    from ._substitute import DTYPE_NAMES
+    return DTYPE_NAMES.get(dtype, str(dtype).replace("torch.", ""))
+
+
 def _stats(times):
     s = sorted(times)
     q = lambda f: s[min(len(s) - 1, max(0, int(round(f * (len(s) - 1)))))]  # noqa: E731
@@ -78,11 +84,16 @@ def _wrap_calls(gm, package, allow_fallback, counts, warn):
 
 
 def _errors(got, ref):
-    d = got.detach().to(torch.float64) - ref.detach().to(torch.float64)
-    finite = torch.isfinite(got).all().item() == torch.isfinite(ref).all().item()
+    """Max and RMS difference over the elements where both are finite, and whether the two have
+    their non-finite values (NaN, ±Inf) in the same places."""
+    g, r = got.detach().to(torch.float64), ref.detach().to(torch.float64)
+    both = torch.isfinite(g) & torch.isfinite(r)
+    d = (g - r)[both]
+    alike = bool(torch.equal(torch.isnan(g), torch.isnan(r)) and torch.equal(torch.isinf(g), torch.isinf(r))
+                 and torch.equal(g[torch.isinf(g)], r[torch.isinf(r)]))
     return {"max_abs": d.abs().max().item() if d.numel() else 0.0,
             "rms": math.sqrt((d * d).mean().item()) if d.numel() else 0.0,
-            "finite_alike": bool(finite)}
+            "finite_alike": alike}
 
 
 def _as_fp64(program, device):
@@ -122,8 +133,11 @@ def _check(program, original, substituted, args, kwargs, device):
     except Exception as e:  # noqa: BLE001 - the model does not allow fp64; said in the result
         ref64 = None
         result["fp64"] = "not possible: %s" % (str(e).splitlines()[0] if str(e) else type(e).__name__)
+    if got is not None and len(got) != len(ref):
+        raise KernelFailure("the model with the kernels returned %d tensors, the model as exported %d"
+                            % (len(got), len(ref)))
     for i, r in enumerate(ref):
-        o = {"index": i, "dtype": str(r.dtype).replace("torch.", ""), "shape": list(r.shape)}
+        o = {"index": i, "dtype": _dtype_name(r.dtype), "shape": list(r.shape)}
         if got is not None:
             o["kernels_vs_original"] = _errors(got[i], r)
         if ref64 is not None:
@@ -195,7 +209,7 @@ def run_model(package, model=None, device=None, runs=20, warmup=5, kernels=True,
         "model": entry["name"],
         "package": {"name": package.name, "version": package.version},
         "created_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "device": str(dev),
+        "device": "cuda:%d" % (dev.index if dev.index is not None else torch.cuda.current_device()) if cuda else "cpu",
         "gpu": torch.cuda.get_device_name(dev) if cuda else "",
         "torch": torch.__version__,
         "cuda_driver": _driver_version() if cuda else "",
@@ -218,7 +232,7 @@ def _describe_inputs(entry, args, kwargs):
     values = list(args) + list(kwargs.values())
     if len(names) != len(values):
         names = ["arg%d" % i for i in range(len(args))] + list(kwargs)
-    return [{"name": n, "dtype": str(v.dtype).replace("torch.", ""), "shape": list(v.shape)}
+    return [{"name": n, "dtype": _dtype_name(v.dtype), "shape": list(v.shape)}
             for n, v in zip(names, values) if isinstance(v, torch.Tensor)]
 
 

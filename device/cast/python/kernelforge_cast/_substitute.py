@@ -199,11 +199,19 @@ def substitute(gm, cast_ops):
             why = _match_step(cast_op, steps, len(steps) - 1, node, m, step_nodes)
             if why is None and any(s is None or s in claimed for s in step_nodes):
                 why = "part of another substitution"
+            if why is None and len(set(step_nodes)) != len(step_nodes):
+                why = "two steps of the pattern would be one call"
             if why is None:
                 # An intermediate value the op does not return must not be used outside the pattern.
                 for s, sn in zip(steps, step_nodes):
                     if s["output"] not in output_names and any(u not in step_nodes for u in sn.users):
                         why = "%s's result is used elsewhere and the kernel does not return it" % s["op"]
+            if why is None:
+                # The op runs where the pattern ends: a result it returns may not be used earlier.
+                last = max(step_nodes, key=lambda n: order[n])
+                for s, sn in zip(steps, step_nodes):
+                    if s["output"] in output_names and any(u not in step_nodes and order[u] < order[last] for u in sn.users):
+                        why = "%s's result is used before the pattern ends" % s["op"]
             if why is None:
                 why = _fits(cast_op, m)
             if why is not None:
@@ -225,6 +233,7 @@ def substitute(gm, cast_ops):
                 if not sn.users:
                     graph.erase_node(sn)
             claimed.update(step_nodes)
+            order = {n: i for i, n in enumerate(graph.nodes)}   # the graph changed: new nodes, erased ones
             for node_name, op_name in names:
                 report.append({"node": node_name, "op": op_name, "status": "substituted",
                                "cast_op": cast_op.name, "reason": ""})

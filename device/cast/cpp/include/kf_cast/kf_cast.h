@@ -45,8 +45,10 @@ public:
     virtual std::string imageUsed(const std::string& op, int device) const = 0;
     /// Off by default: a cast:: op of this package that raises at run time is an error. On: it
     /// runs its reference ATen ops instead, says so once per op and counts every such call.
+    /// (Shared with any other loaded package holding the same op: see fallbacks().)
     virtual void allowFallback(bool on) const = 0;
-    /// Per op, the calls that fell back since the package was loaded.
+    /// Per op, the calls that fell back so far in this process. An op loaded by several packages
+    /// (the same kernels) is one operator: its switch and its count are shared.
     virtual std::vector<std::pair<std::string, long long>> fallbacks() const = 0;
 };
 
