@@ -17,7 +17,8 @@ import warnings
 
 import torch
 
-from ._archive import PackageError, open_package
+from ._archive import PackageError
+from ._package import open_package
 from ._ops import CastOp, choose_image
 
 __all__ = ["load", "Package", "PackageError", "choose_image"]

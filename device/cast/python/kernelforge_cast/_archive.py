@@ -1,18 +1,16 @@
-"""Reading a .cast package safely: the zip, the manifest and the hash of every file.
+"""Reading a zip from elsewhere safely (a package, or a model inside one), and strict JSON.
 
-A package is untrusted. Before anything is decompressed the central directory is checked
-(names, duplicates, links, sizes, compression ratio); then every file must be listed in the
-manifest with its size and SHA-256, and match them. Each refusal names the entry and the
-problem. The limits and checks are the same as KernelForge's own reader (docs/cast-format.md).
+Before anything is decompressed the central directory is checked (names, duplicates, links,
+sizes, compression ratio); each entry is unpacked to exactly its declared size. Each refusal
+names the entry and the problem. The limits are those of KernelForge's own reader
+(docs/cast-format.md); _package.py adds the manifest and the hash of every file.
 """
 
-import hashlib
 import json
 import stat
 import zipfile
 import zlib
 
-from ._manifest import ManifestError, check_manifest
 
 FORMAT = "kernelforge-cast"
 SCHEMA_VERSION = 1          # a package of ops
@@ -156,69 +154,3 @@ def read_archive(path, origin=None):
             entries[info.filename] = data
             order.append(info.filename)
         return entries, order
-
-
-def open_package(path):
-    """(manifest, files) of a package whose every check passed; files maps path -> bytes."""
-    origin = str(path)
-    entries, order = read_archive(path)
-    if order[0] != MANIFEST:
-        _fail(origin, order[0], "the first entry is not manifest.json")
-    text = entries[MANIFEST]
-    if len(text) > MAX_MANIFEST_BYTES:
-        _fail(origin, MANIFEST, "manifest.json is %d bytes; the limit is %d" % (len(text), MAX_MANIFEST_BYTES))
-    try:
-        m = strict_json(text, "")
-    except PackageError as e:
-        _fail(origin, MANIFEST, str(e)[2:])
-
-    def bad(pointer, why):
-        raise PackageError("%s: manifest.json#%s: %s" % (origin, pointer, why))
-
-    if not isinstance(m, dict):
-        bad("", "the manifest is a JSON object")
-    if m.get("format") != FORMAT:
-        bad("/format", "is not \"%s\": this is not a KernelForge package" % FORMAT)
-    version = m.get("schema_version")
-    if version not in (SCHEMA_VERSION, MODEL_SCHEMA_VERSION) or isinstance(version, bool):
-        bad("/schema_version", "is %r; this loader reads schemas %d and %d%s" % (
-            version, SCHEMA_VERSION, MODEL_SCHEMA_VERSION, " (the package is newer: upgrade kernelforge-cast)"
-            if isinstance(version, int) and version > MODEL_SCHEMA_VERSION else ""))
-    files = m.get("files")
-    if not isinstance(files, list):
-        bad("/files", "must be a list")
-    listed = set()
-    for i, f in enumerate(files):
-        p = "/files/%d" % i
-        if not isinstance(f, dict) or set(f) != {"path", "sha256", "bytes"}:
-            bad(p, "a file is {\"path\", \"sha256\", \"bytes\"}")
-        path = f["path"]
-        if not isinstance(path, str) or path == MANIFEST or path in listed:
-            bad(p + "/path", "%r is listed twice or is not a path" % (path,))
-        listed.add(path)
-        if path not in entries:
-            bad(p + "/path", "\"%s\" is listed but not in the archive" % path)
-        data = entries[path]
-        if not isinstance(f["bytes"], int) or isinstance(f["bytes"], bool):
-            bad(p + "/bytes", "must be an integer")
-        if not isinstance(f["sha256"], str) or len(f["sha256"]) != 64 or f["sha256"].strip("0123456789abcdef"):
-            bad(p + "/sha256", "is not 64 lowercase hex digits")
-        if f["bytes"] != len(data):
-            bad(p + "/bytes", "\"%s\" has %d bytes, the manifest says %r" % (path, len(data), f["bytes"]))
-        if hashlib.sha256(data).hexdigest() != f["sha256"]:
-            bad(p + "/sha256", "\"%s\" does not match its SHA-256 (the file was changed after export)" % path)
-    for name in order[1:]:
-        if name not in listed:
-            bad("/files", "the archive holds \"%s\", which the manifest does not list" % name)
-    if version == SCHEMA_VERSION and "models" in m:
-        bad("/models", "a schema 1 package has no models")
-    models = m.pop("models", None)
-    try:
-        check_manifest(m, listed)
-    except ManifestError as e:
-        raise PackageError("%s: %s" % (origin, e)) from None
-    if version == MODEL_SCHEMA_VERSION:
-        from ._model import check_models
-        m["models"] = models
-        check_models(m, entries, bad)
-    return m, entries
