@@ -1,0 +1,116 @@
+"""The torch.compile baseline's compile step (device/baseline/python/kernelforge_baseline), on CPU
+(CTest baseline_compile): Inductor compiles a task's reference ahead of time for one shape, the
+result is checked against eager, and every way it cannot be measured is said, not skipped.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+import torch
+
+import kernelforge_baseline
+from kernelforge_baseline import _compile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FUSED = os.path.join(ROOT, "resources", "examples", "fused_add_rms_norm_fp16")
+
+
+def task_with(reference):
+    with open(os.path.join(FUSED, "task.json")) as f:
+        task = json.load(f)
+    task["reference"] = reference
+    return task
+
+
+class CompileBaseline(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="kf-baseline-")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def write_task(self, task, name):
+        path = os.path.join(self.tmp.name, name + ".json")
+        with open(path, "w") as f:
+            json.dump(task, f)
+        return path
+
+    def test_compiles_the_reference_and_matches_eager(self):
+        out = os.path.join(self.tmp.name, "fused-primes.pt2")
+        r = kernelforge_baseline.compile_baseline(FUSED, "primes", "default", "cpu", out)
+        self.assertTrue(r["measured"], r["reason"])
+        self.assertEqual(r["shape"], {"label": "primes", "dims": {"B": 3, "D": 97}})
+        self.assertTrue(os.path.isfile(r["package"]))
+        self.assertGreater(r["compile_s"], 0)           # reported apart from any timing
+        self.assertEqual(r["torch"], torch.__version__)
+        self.assertTrue(r["check"]["passed"])
+        self.assertEqual([o["name"] for o in r["check"]["outputs"]], ["y", "h"])
+        # The package runs the reference: the same outputs as eager on fresh inputs.
+        compiled = torch._inductor.aoti_load_package(r["package"])
+        with open(os.path.join(FUSED, "task.json")) as f:
+            task = json.load(f)
+        inputs = _compile.make_inputs(task, {"B": 3, "D": 97}, "cpu", 5)
+        want = _compile.reference_module(task)(*inputs)
+        for g, w in zip(compiled(*inputs), want):
+            torch.testing.assert_close(g, w, rtol=1e-2, atol=1e-2)
+
+    def test_not_measured_says_why(self):
+        script = self.write_task(task_with({"torchscript": "reference.pt", "inputs": ["x", "residual", "w"]}), "script")
+        unknown = self.write_task(task_with({"op": "fft", "inputs": ["x"]}), "unknown")
+        cases = [
+            ((script, "primes", "default", "cpu"), "TorchScript module"),
+            ((unknown, "primes", "default", "cpu"), "does not know"),
+            ((FUSED, "no-such-shape", "default", "cpu"), "no shape labelled 'no-such-shape'"),
+            ((FUSED, "primes", "fastest", "cpu"), "unknown mode"),
+            ((os.path.join(self.tmp.name, "missing.json"), "primes", "default", "cpu"), "cannot read"),
+        ]
+        if not torch.cuda.is_available():
+            cases.append(((FUSED, "primes", "default", "cuda"), "no CUDA device"))
+        for args, why in cases:
+            with self.subTest(why):
+                r = kernelforge_baseline.compile_baseline(*args)
+                self.assertFalse(r["measured"])
+                self.assertIn(why, r["reason"])
+                self.assertIsNone(r["package"])
+
+    def test_a_compiled_baseline_that_disagrees_is_not_used(self):
+        # A stand-in for a miscompiled program (this test's double, not Inductor): it returns the
+        # eager outputs plus one, and must be reported rather than timed.
+        def compile_and_package(ep, package_path, inductor_configs):
+            open(package_path, "wb").close()
+            return package_path
+
+        def load_package(path):
+            with open(os.path.join(FUSED, "task.json")) as f:
+                module = _compile.reference_module(json.load(f))
+            return lambda *xs: tuple(t + 1 for t in module(*xs))
+
+        with mock.patch.object(torch._inductor, "aoti_compile_and_package", compile_and_package), \
+                mock.patch.object(torch._inductor, "aoti_load_package", load_package):
+            r = kernelforge_baseline.compile_baseline(FUSED, "primes", "max-autotune-no-cudagraphs", "cpu",
+                                                      os.path.join(self.tmp.name, "wrong.pt2"))
+        self.assertFalse(r["measured"])
+        self.assertIn("disagrees with eager on y, h", r["reason"])
+        self.assertFalse(r["check"]["passed"])
+        self.assertGreater(r["check"]["outputs"][0]["mismatches"], 0)
+
+    def test_cli(self):
+        env = dict(os.environ)
+        r = subprocess.run([sys.executable, "-m", "kernelforge_baseline", "compile", FUSED, "--shape", "nope",
+                            "--device", "cpu"], capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("compile baseline: not measured: the task has no shape labelled 'nope'", r.stderr)
+        r = subprocess.run([sys.executable, "-m", "kernelforge_baseline", "compile", FUSED, "--shape", "nope",
+                            "--device", "cpu", "--json"], capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(json.loads(r.stdout)["measured"], False)
+
+
+if __name__ == "__main__":
+    unittest.main()
