@@ -95,11 +95,32 @@ class CompileBaseline(unittest.TestCase):
         with mock.patch.object(torch._inductor, "aoti_compile_and_package", compile_and_package), \
                 mock.patch.object(torch._inductor, "aoti_load_package", load_package):
             r = kernelforge_baseline.compile_baseline(FUSED, "primes", "max-autotune-no-cudagraphs", "cpu",
-                                                      os.path.join(self.tmp.name, "wrong.pt2"))
+                                                      os.path.join(self.tmp.name, "wrong.pt2"), isolate=False)
         self.assertFalse(r["measured"])
         self.assertIn("disagrees with eager on y, h", r["reason"])
         self.assertFalse(r["check"]["passed"])
         self.assertGreater(r["check"]["outputs"][0]["mismatches"], 0)
+
+    def test_a_package_that_crashes_or_fails_to_load_is_reported(self):
+        # Loading runs native code, so it happens in a child; a stand-in child (this test's double)
+        # that dies of SIGSEGV, and a real child given a file that is no package.
+        def compile_and_package(ep, package_path, inductor_configs):
+            with open(package_path, "wb") as f:
+                f.write(b"not a package")
+            return package_path
+
+        crash = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"]
+        with mock.patch.object(torch._inductor, "aoti_compile_and_package", compile_and_package):
+            with mock.patch.object(_compile, "_child_command", lambda *a: crash):
+                r = kernelforge_baseline.compile_baseline(FUSED, "primes", "default", "cpu",
+                                                          os.path.join(self.tmp.name, "crash.pt2"))
+            self.assertFalse(r["measured"])
+            self.assertIn("crashed the process that loaded it (signal 11)", r["reason"])
+            r = kernelforge_baseline.compile_baseline(FUSED, "primes", "default", "cpu",
+                                                      os.path.join(self.tmp.name, "garbage.pt2"))
+        self.assertFalse(r["measured"])
+        self.assertIn("the compiled package does not run", r["reason"])
+        self.assertIsNone(r["package"])
 
     def test_cli(self):
         env = dict(os.environ)

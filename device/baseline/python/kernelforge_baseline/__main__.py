@@ -1,4 +1,5 @@
 """python -m kernelforge_baseline compile TASK --shape LABEL [--mode M] [--device D] [--out F] [--json]
+python -m kernelforge_baseline check PACKAGE TASK_JSON --shape LABEL --device D   (what compile runs in a child)
 
 Exit status: 0 compiled and checked; 1 not measured (the reason is printed); 2 a usage error.
 """
@@ -7,7 +8,7 @@ import argparse
 import json
 import sys
 
-from ._compile import MODES, compile_baseline
+from ._compile import MODES, check_package, compile_baseline
 
 
 def main(argv=None):
@@ -22,7 +23,20 @@ def main(argv=None):
     c.add_argument("--out", help="the package to write (default: <task>-<shape>-<mode>.pt2 here)")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--json", action="store_true", help="print the result as JSON")
+    k = sub.add_parser("check", help="load a compiled package and compare it with eager (run in a child process)")
+    k.add_argument("package")
+    k.add_argument("task", help="the task.json")
+    k.add_argument("--shape", required=True)
+    k.add_argument("--device", choices=("cuda", "cpu"), required=True)
+    k.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
+    if a.command == "check":
+        try:
+            print(json.dumps({"check": check_package(a.package, a.task, a.shape, a.device, a.seed)}, allow_nan=False))
+            return 0
+        except Exception as e:  # noqa: BLE001 - reported to the parent as text
+            print(json.dumps({"error": "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0] if str(e).strip() else "")}))
+            return 1
     r = compile_baseline(a.task, a.shape, a.mode, a.device, a.out, a.seed)
     if a.json:
         print(json.dumps(r, indent=2, allow_nan=False))

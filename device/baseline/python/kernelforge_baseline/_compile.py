@@ -5,6 +5,8 @@ import math
 import os
 import platform
 import shutil
+import subprocess
+import sys
 import time
 
 MODES = ("default", "max-autotune-no-cudagraphs")
@@ -146,9 +148,58 @@ def _versions(torch, device):
     return v
 
 
-def compile_baseline(task_path, shape, mode="default", device=None, out=None, seed=0):
+def check_package(package, task_path, shape, device, seed=0):
+    """Loads `package`, runs it on the seeded inputs of `shape` and compares it with eager: the
+    check's result (what `python -m kernelforge_baseline check` prints)."""
+    torch = _torch()
+    with open(task_path, encoding="utf-8") as f:
+        task = json.load(f)
+    _, dims = find_shape(task, shape)
+    inputs = make_inputs(task, dims, device, seed)
+    with torch.no_grad():
+        want = reference_module(task).eval()(*inputs)
+        got = torch._inductor.aoti_load_package(package)(*inputs)
+    got = tuple(got) if isinstance(got, (list, tuple)) else (got,)
+    return _check(task, got, want)
+
+
+def _child_command(package, task_path, shape, device, seed):
+    return [sys.executable, "-m", "kernelforge_baseline", "check", package, task_path, "--shape", shape,
+            "--device", device, "--seed", str(seed)]
+
+
+def _check_in_child(package, task_path, shape, device, seed):
+    """check_package in a separate process: loading a compiled package runs native code, and a
+    package that crashes its process must be reported, not take the caller down. Returns
+    (check or None, reason)."""
+    import kernelforge_cast
+    env = dict(os.environ)
+    paths = [os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+             os.path.dirname(os.path.dirname(os.path.abspath(kernelforge_cast.__file__)))]
+    env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    try:
+        p = subprocess.run(_child_command(package, task_path, shape, device, seed), capture_output=True, text=True,
+                           env=env, timeout=1800)
+    except subprocess.TimeoutExpired:
+        return None, "the compiled package did not finish its check within 30 minutes"
+    if p.returncode < 0:
+        return None, ("the compiled package crashed the process that loaded it (signal %d), so it is not used"
+                      % -p.returncode)
+    try:
+        answer = json.loads(p.stdout)
+    except ValueError:
+        answer = {}
+    if p.returncode != 0 or "check" not in answer:
+        why = answer.get("error") or (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+        return None, "the compiled package does not run: %s" % why[:500]
+    return answer["check"], ""
+
+
+def compile_baseline(task_path, shape, mode="default", device=None, out=None, seed=0, isolate=True):
     """Compiles the reference of the task at `task_path` (a task.json or its folder) for one shape.
-    Returns a CompileResult; never raises for a baseline that cannot be measured (it says why)."""
+    Returns a CompileResult; never raises for a baseline that cannot be measured (it says why).
+    `isolate`: load and check the package in a child process (the default; a test of the check
+    itself may run it in this one)."""
     result = CompileResult(schema_version=1, measured=False, reason="", mode=mode, shape=None, device=device,
                            torch=None, triton=None, compile_s=None, package=None, check=None)
     if mode not in MODES:
@@ -193,8 +244,9 @@ def compile_baseline(task_path, shape, mode="default", device=None, out=None, se
             package = torch._inductor.aoti_compile_and_package(ep, package_path=out,
                                                                inductor_configs=dict(INDUCTOR_CONFIGS[mode]))
             result["compile_s"] = time.perf_counter() - t0
-            compiled = torch._inductor.aoti_load_package(package)
-            got = compiled(*inputs)
+            if not isolate:
+                compiled = torch._inductor.aoti_load_package(package)
+                got = compiled(*inputs)
     except NotCompilable as e:
         result["reason"] = str(e)
         return result
@@ -202,8 +254,15 @@ def compile_baseline(task_path, shape, mode="default", device=None, out=None, se
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         result["reason"] = "Inductor could not compile the reference: %s: %s" % (type(e).__name__, first[:500])
         return result
-    got = tuple(got) if isinstance(got, (list, tuple)) else (got,)
-    result["check"] = _check(task, got, want)
+    if isolate:
+        check, why = _check_in_child(os.path.abspath(package), os.path.abspath(path), label, device, seed)
+        if check is None:
+            result["reason"] = why
+            return result
+        result["check"] = check
+    else:
+        got = tuple(got) if isinstance(got, (list, tuple)) else (got,)
+        result["check"] = _check(task, got, want)
     result["package"] = os.path.abspath(package)
     if not result["check"]["passed"]:
         bad = [o["name"] for o in result["check"]["outputs"] if not o["passed"]]
