@@ -91,6 +91,7 @@ void TestModelRunDialog::runsAndRecords()
 
     const QString dir = qEnvironmentVariable("KF_SCREENSHOT_DIR");
     if (!dir.isEmpty()) {
+        QDir().mkpath(dir);
         d.show();
         QVERIFY(QTest::qWaitForWindowExposed(&d));
         QVERIFY(d.grab().save(QDir(dir).filePath(QStringLiteral("model-run-dialog.png"))));
