@@ -694,6 +694,16 @@ void TestCast::modelPackagesRefused_data()
             inner.push_back({top + "data/weights/model.pt", "PK-not-really"});
         }, scratch);
     }) << "holds \"data/weights/model.pt\", which is not part of a torch.export program";
+    QTest::newRow("config blessing the legacy pickle") << Edit([=](auto& es) {
+        editNested(es, model, [](auto& inner) {
+            auto& cfg = innerEntry(inner, "data/weights/model_weights_config.json");
+            Json c = Json::parse(cfg.bytes);
+            c["config"].begin().value()["path_name"] = "model.pt";
+            cfg.bytes = c.dump();
+            const std::string top = inner.front().name.substr(0, inner.front().name.find('/') + 1);
+            inner.push_back({top + "data/weights/model.pt", "PK-not-really"});
+        }, scratch);
+    }) << "names the payload 'model.pt'";
     QTest::newRow("weights config missing") << Edit([=](auto& es) {
         editNested(es, model, [](auto& inner) {
             inner.erase(std::remove_if(inner.begin(), inner.end(), [](const auto& e) {

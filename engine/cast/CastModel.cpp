@@ -60,7 +60,17 @@ Json sizeJson(const Json& s)
 
 /// The payload config of weights or constants: every payload raw (no pickle), no custom object.
 /// Returns the payload files it names. Missing, torch would fall back to loading a pickle.
-std::set<std::string> checkPayloadConfig(const Archive& a, const std::string& name, const std::string& origin)
+/// torch.export.save names payloads weight_N and tensor_N: a config may not bless another file,
+/// such as the legacy model.pt that torch unpickles before it reads the config.
+bool isPayloadName(const std::string& path, std::string_view prefix)
+{
+    if (path.rfind(prefix, 0) != 0 || path.size() == prefix.size() || path.size() > prefix.size() + 9)
+        return false;
+    return std::all_of(path.begin() + static_cast<long>(prefix.size()), path.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::set<std::string> checkPayloadConfig(const Archive& a, const std::string& name, const std::string& origin,
+                                         std::string_view payloadPrefix)
 {
     const ArchiveEntry* e = a.find(name);
     if (!e)
@@ -88,6 +98,9 @@ std::set<std::string> checkPayloadConfig(const Archive& a, const std::string& na
             throw modelError(origin, name, "\"" + fqn + "\" names no payload file");
         if (path->get<std::string>().rfind("custom_obj_", 0) == 0)
             throw modelError(origin, name, "\"" + fqn + "\" is a custom object; loading it would run code from the file");
+        if (!isPayloadName(path->get<std::string>(), payloadPrefix))
+            throw modelError(origin, name, "\"" + fqn + "\" names the payload '" + path->get<std::string>() +
+                                               "'; torch.export.save names them " + std::string(payloadPrefix) + "N");
         files.insert(path->get<std::string>());
     }
     return files;
@@ -113,9 +126,9 @@ ModelInfo inspectExport(const Archive& a, const std::string& prefix, const std::
     std::set<std::string> allowed = {"archive_format", "archive_version", "byteorder", ".data/version",
                                      ".data/serialization_id", "models/model.json", "data/weights/model_weights_config.json",
                                      "data/constants/model_constants_config.json", "data/sample_inputs/model.pt"};
-    for (const std::string& f : checkPayloadConfig(a, prefix + "data/weights/model_weights_config.json", origin))
+    for (const std::string& f : checkPayloadConfig(a, prefix + "data/weights/model_weights_config.json", origin, "weight_"))
         allowed.insert("data/weights/" + f);
-    for (const std::string& f : checkPayloadConfig(a, prefix + "data/constants/model_constants_config.json", origin))
+    for (const std::string& f : checkPayloadConfig(a, prefix + "data/constants/model_constants_config.json", origin, "tensor_"))
         allowed.insert("data/constants/" + f);
     for (const ArchiveEntry& e : a.entries) {
         const std::string rel = e.name.substr(prefix.size());
@@ -250,13 +263,13 @@ Result<ModelInfo> inspectModelArchive(const Archive& a, const std::string& origi
         else
             return modelError(origin, "", "is neither a torch.export program (.pt2) nor a TorchScript module",
                               "write it with torch.export.save(torch.export.export(model, inputs), path) or torch.jit.save");
-        for (std::string op : info.graphOps) {
+        for (const std::string& op : info.graphOps)
             for (const char* prefix : {"torch.ops.cast.", "cast."})
                 if (op.rfind(prefix, 0) == 0) {
-                    op = op.substr(std::string_view(prefix).size());
-                    info.castOps.push_back(op.substr(0, op.find('.')));
+                    const std::string rest = op.substr(std::string_view(prefix).size());
+                    info.castOps.push_back(rest.substr(0, rest.find('.')));
+                    break;
                 }
-        }
         return info;
     } catch (const Error& e) {
         return e;

@@ -161,9 +161,10 @@ void checkInputSpec(const Json& spec, const std::string& pointer)
             const std::int64_t e = jr::asInteger(shape[d], jr::child(t.at("shape"), d));
             if (e < 0 || e > (std::int64_t(1) << 31))
                 jr::fail(jr::child(t.at("shape"), d), "an extent is 0 to 2^31");
-            elements *= std::max<std::int64_t>(e, 1);
-            if (elements > (std::int64_t(1) << 34))
+            // Checked before multiplying: 2^34 elements times an extent of 2^31 would overflow.
+            if (e > 1 && elements > (std::int64_t(1) << 34) / e)
                 jr::fail(t.at("shape"), "more than 2^34 elements");
+            elements *= std::max<std::int64_t>(e, 1);
         }
         const std::string dist = t.stringOr("distribution", "normal");
         static const std::set<std::string, std::less<>> kDists = {"normal", "uniform", "randint", "ones", "zeros"};

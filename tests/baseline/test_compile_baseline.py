@@ -119,8 +119,29 @@ class CompileBaseline(unittest.TestCase):
             r = kernelforge_baseline.compile_baseline(FUSED, "primes", "default", "cpu",
                                                       os.path.join(self.tmp.name, "garbage.pt2"))
         self.assertFalse(r["measured"])
-        self.assertIn("the compiled package does not run", r["reason"])
+        self.assertIn("the compiled package does not run: RuntimeError: Failed to initialize zip archive", r["reason"])
         self.assertIsNone(r["package"])
+
+    def test_the_check_is_the_runners_rule(self):
+        spec = {"name": "y", "dtype": "fp16"}                       # no tolerance: the runner's fp16 default
+        self.assertEqual(_compile._tolerance(spec), (1e-3, 1e-5, "rms"))
+        self.assertEqual(_compile._tolerance({"name": "i", "dtype": "int32"}), (0.0, 0.0, "absolute"))
+        self.assertEqual(_compile._tolerance(dict(spec, tolerance={"rtol": 0.01})), (0.01, 1e-5, "rms"))
+        task = {"outputs": [{"name": "y", "dtype": "fp32"}]}
+        w = torch.tensor([1.0, float("inf"), 2.0])
+        ok = _compile._check(task, (w.clone(),), (w,))
+        self.assertTrue(ok["passed"])
+        for got, why in ((torch.tensor([1.0, float("-inf"), 2.0]), "an infinity of the other sign"),
+                         (torch.tensor([1.0, 5.0, 2.0]), "a number where eager has an infinity"),
+                         (torch.tensor([1.0, float("inf"), 2.1]), "a finite value off by 5 %")):
+            with self.subTest(why):
+                self.assertFalse(_compile._check(task, (got,), (w,))["passed"])
+        shape = _compile._check(task, (w.reshape(3, 1),), (w,))
+        self.assertFalse(shape["passed"])
+        self.assertIn("shape [3, 1]", shape["outputs"][0]["why"])
+        count = _compile._check(task, (), (w,))
+        self.assertFalse(count["passed"])
+        self.assertIn("returned 0 outputs, eager 1", count["why"])
 
     def test_cli(self):
         env = dict(os.environ)

@@ -210,6 +210,12 @@ class ModelPackage(unittest.TestCase):
                                          "appears twice"),
             "native code": (lambda es: es + [(top(es) + "data/aotinductor/model/model.so", b"\x7fELF")],
                             "not accepted"),
+            # A config that names the legacy file, so that the allow-list would let it through.
+            "a config blessing the legacy pickle": (
+                lambda es: [(n, d.replace(b'"path_name": "weight_0"', b'"path_name": "model.pt"', 1)
+                             if n.endswith("model_weights_config.json") else d) for n, d in es]
+                + [(top(es) + "data/weights/model.pt", b"\x80\x04K*.")],
+                "names the payload 'model.pt'"),
         }
         for name, (edit, message) in cases.items():
             with self.subTest(name):
@@ -221,6 +227,7 @@ class ModelPackage(unittest.TestCase):
                 if KFORGE and os.path.exists(KFORGE):   # the C++ reader refuses it too
                     r = subprocess.run([KFORGE, "cast", "check", path], capture_output=True, text=True, timeout=60)
                     self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+                    self.assertIn(message, r.stderr)
 
     @staticmethod
     def _uses(manifest, op):

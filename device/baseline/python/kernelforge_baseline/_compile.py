@@ -120,19 +120,44 @@ def make_inputs(task, dims, device, seed):
     return tuple(out)
 
 
+# The runner's defaults per dtype (engine/task/Task.cpp, Tolerance::defaultFor): rtol, atol;
+# atol is scaled by the reference's RMS unless the task says "absolute".
+DEFAULT_TOLERANCE = {"fp64": (1e-7, 1e-7), "fp32": (1.3e-6, 1e-5), "fp16": (1e-3, 1e-5), "bf16": (1.6e-2, 1e-5)}
+
+
+def _tolerance(spec):
+    rtol, atol = DEFAULT_TOLERANCE.get(spec["dtype"], (0.0, 0.0))
+    mode = "rms" if spec["dtype"] in DEFAULT_TOLERANCE else "absolute"
+    tol = spec.get("tolerance")
+    if isinstance(tol, dict):
+        rtol, atol = float(tol.get("rtol", rtol)), float(tol.get("atol", atol))
+        mode = tol.get("atol_mode", "rms")
+    return rtol, atol, mode
+
+
 def _check(task, got, want):
+    """Each output against eager under the task's tolerance, the runner's rule: within atol + rtol·|ref|
+    where both are finite, NaN and ±Inf in the same places, the same shape; and as many outputs."""
     torch = _torch()
+    if len(got) != len(want):
+        return {"outputs": [], "passed": False,
+                "why": "the compiled program returned %d outputs, eager %d" % (len(got), len(want))}
     outputs = []
     for spec, g, w in zip(task["outputs"], got, want):
-        tol = spec.get("tolerance") or {}
-        rtol, atol = float(tol.get("rtol", 1e-5)), float(tol.get("atol", 1e-8))
+        if tuple(g.shape) != tuple(w.shape):
+            outputs.append({"name": spec["name"], "max_abs": 0.0, "mismatches": w.numel(), "passed": False,
+                            "why": "shape %s, eager %s" % (list(g.shape), list(w.shape))})
+            continue
+        rtol, atol, mode = _tolerance(spec)
         g64, w64 = g.detach().double().cpu(), w.detach().double().cpu()
-        if tol.get("atol_mode") == "rms" and w64.numel():
-            atol *= math.sqrt(float((w64[torch.isfinite(w64)] ** 2).mean())) if bool(torch.isfinite(w64).any()) else 1.0
         finite = torch.isfinite(g64) & torch.isfinite(w64)
+        if mode == "rms" and bool(torch.isfinite(w64).any()):
+            atol *= math.sqrt(float((w64[torch.isfinite(w64)] ** 2).mean()))
         diff = (g64 - w64).abs()
         bad = (diff > atol + rtol * w64.abs()) & finite
         bad |= torch.isnan(g64) != torch.isnan(w64)
+        bad |= torch.isinf(g64) != torch.isinf(w64)
+        bad |= torch.isinf(g64) & torch.isinf(w64) & (g64 != w64)
         outputs.append({"name": spec["name"], "max_abs": float(diff[finite].max()) if bool(finite.any()) else 0.0,
                         "mismatches": int(bad.sum()), "passed": not bool(bad.any())})
     return {"outputs": outputs, "passed": all(o["passed"] for o in outputs)}
@@ -185,11 +210,15 @@ def _check_in_child(package, task_path, shape, device, seed):
     if p.returncode < 0:
         return None, ("the compiled package crashed the process that loaded it (signal %d), so it is not used"
                       % -p.returncode)
+    # The answer is the last line: native code may print to stdout before it.
+    lines = p.stdout.strip().splitlines()
     try:
-        answer = json.loads(p.stdout)
+        answer = json.loads(lines[-1]) if lines else {}
     except ValueError:
         answer = {}
-    if p.returncode != 0 or "check" not in answer:
+    if not isinstance(answer, dict):
+        answer = {}
+    if p.returncode != 0 or not isinstance(answer.get("check"), dict):
         why = answer.get("error") or (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
         return None, "the compiled package does not run: %s" % why[:500]
     return answer["check"], ""
@@ -220,6 +249,9 @@ def compile_baseline(task_path, shape, mode="default", device=None, out=None, se
     result["task"] = task.get("name", "")
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     result["device"] = device
+    if device not in ("cuda", "cpu"):
+        result["reason"] = "the device is \"cuda\" (the current GPU) or \"cpu\", not %r" % device
+        return result
     result.update(_versions(torch, device))
     if device == "cuda":
         if not torch.cuda.is_available():
@@ -267,7 +299,7 @@ def compile_baseline(task_path, shape, mode="default", device=None, out=None, se
     if not result["check"]["passed"]:
         bad = [o["name"] for o in result["check"]["outputs"] if not o["passed"]]
         result["reason"] = ("the compiled reference disagrees with eager on %s beyond the task's tolerance, so it "
-                            "is not used as a baseline" % ", ".join(bad))
+                            "is not used as a baseline" % (", ".join(bad) or result["check"].get("why", "its outputs")))
         return result
     result["measured"] = True
     return result

@@ -37,9 +37,14 @@ def _targets(v, out):
             _targets(c, out)
 
 
-def _payload_config(entries, name, origin):
+_PAYLOAD_NAME = {"weights": re.compile(r"weight_[0-9]{1,9}\Z"), "constants": re.compile(r"tensor_[0-9]{1,9}\Z")}
+
+
+def _payload_config(entries, name, origin, kind):
     """The payload files a weights or constants config names, after checking that none is a
-    pickle or a custom object (torch would unpickle those without weights_only)."""
+    pickle or a custom object (torch would unpickle those without weights_only) and that each has
+    the name torch.export.save gives (weight_N, tensor_N): a config may not bless another file,
+    such as the legacy model.pt that torch unpickles before it reads the config."""
     if name not in entries:
         _bad(origin, name, "is missing; torch.export.save writes it, and without it torch falls back to "
                            "loading a pickle")
@@ -60,6 +65,9 @@ def _payload_config(entries, name, origin):
             _bad(origin, name, "\"%s\" names no payload file" % fqn)
         if path.startswith("custom_obj_"):
             _bad(origin, name, "\"%s\" is a custom object; loading it would run code from the file" % fqn)
+        if not _PAYLOAD_NAME[kind].match(path):
+            _bad(origin, name, "\"%s\" names the payload %r; torch.export.save names them %s" % (
+                fqn, path, "weight_N" if kind == "weights" else "tensor_N"))
         files.add(path)
     return files
 
@@ -98,8 +106,8 @@ def inspect_model(data, origin):
         if program not in entries:
             _bad(origin, prefix + "models/", "the archive holds no program models/model.json (torch.export.save "
                                              "writes one program, named model)")
-        weights = _payload_config(entries, prefix + "data/weights/model_weights_config.json", origin)
-        constants = _payload_config(entries, prefix + "data/constants/model_constants_config.json", origin)
+        weights = _payload_config(entries, prefix + "data/weights/model_weights_config.json", origin, "weights")
+        constants = _payload_config(entries, prefix + "data/constants/model_constants_config.json", origin, "constants")
         allowed = {prefix + n for n in ("archive_format", "archive_version", "byteorder", ".data/version",
                                         ".data/serialization_id", "models/model.json",
                                         "data/weights/model_weights_config.json",
@@ -156,6 +164,7 @@ def inspect_model(data, origin):
         for p in ("torch.ops.cast.", "cast."):
             if op.startswith(p):
                 info["cast_ops"].append(op[len(p):].split(".")[0])
+                break
     return info
 
 
@@ -165,7 +174,7 @@ def _number(v):
 
 def check_input_spec(spec, p, fail):
     """{"inputs": [{name, dtype, shape, distribution, low, high}]}; ``fail(pointer, why)`` raises.
-    The rules of engine/cast/CastPackage.cpp checkInputSpec."""
+    The rules of engine/cast/CastModelCheck.cpp checkInputSpec."""
     from ._manifest import DTYPES as DTYPE_NAMES
     if not isinstance(spec, dict) or set(spec) != {"inputs"} or not isinstance(spec["inputs"], list):
         fail(p, "is {\"inputs\": [...]}")
@@ -303,7 +312,7 @@ def _check_tensor_list(v, p, fail):
 
 def check_model_run(run, p, model, fail):
     """A model run's evidence (what ``run --evidence`` writes) for model ``model``: the rules of
-    engine/cast/CastPackage.cpp checkModelRun, numbers that agree with each other included."""
+    engine/cast/CastModelCheck.cpp checkModelRun, numbers that agree with each other included."""
     keys = {"scope", "model", "package", "created_at", "device", "gpu", "torch", "cuda_driver", "runtime", "inputs",
             "runs", "warmup", "with_kernels_ms", "without_kernels_ms", "speedup", "substitution", "fallbacks", "check"}
     if not isinstance(run, dict):
