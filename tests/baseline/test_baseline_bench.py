@@ -1,0 +1,168 @@
+"""The torch.compile baseline's harness (device/baseline/python/kernelforge_baseline) on CPU
+(CTest baseline_bench): the task's reference compiled by Inductor in each mode, checked against
+eager, and timed beside eager with the runner's sampling rule; every way it cannot be measured is
+said, never skipped. The candidate side needs CUDA and is proven by gpu.baseline.compile.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import unittest
+from unittest import mock
+
+import torch
+
+import kernelforge_baseline
+from kernelforge_baseline import _bench, _task
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FUSED = os.path.join(ROOT, "resources", "examples", "fused_add_rms_norm_fp16")
+SAMPLING = {"warmup": 1, "min_samples": 5, "max_samples": 40, "target_spread": 0.05, "time_cap_ms": 3000}
+
+
+def fused_task(reference=None):
+    with open(os.path.join(FUSED, "task.json")) as f:
+        task = json.load(f)
+    if reference is not None:
+        task["reference"] = reference
+    return task
+
+
+def spec(task=None, modes=("default", "max-autotune-no-cudagraphs"), device="cpu", **more):
+    s = {"task": task or fused_task(), "shapes": [{"label": "primes", "dims": {"B": 3, "D": 97}}],
+         "modes": list(modes), "device": device, "sampling": SAMPLING, "seed": 0, "files": {}}
+    s.update(more)
+    return s
+
+
+class Bench(unittest.TestCase):
+    def test_compiles_checks_and_times_every_mode_beside_eager(self):
+        r = kernelforge_baseline.bench(spec())
+        self.assertTrue(r["measured"], r["reason"])
+        self.assertEqual((r["device"], r["torch"], r["input_sets"]), ("cpu", torch.__version__, 3))
+        shape = r["shapes"][0]
+        self.assertTrue(shape["measured"], shape["reason"])
+        self.assertIsNone(shape["candidate"])
+        self.assertGreaterEqual(shape["eager"]["samples"], SAMPLING["min_samples"])
+        self.assertIn(shape["stopped_by"], ("spread", "time_cap", "max_samples"))
+        for mode in ("default", "max-autotune-no-cudagraphs"):
+            with self.subTest(mode):
+                e = shape["compiled"][mode]
+                self.assertTrue(e["measured"], e["reason"])
+                self.assertGreater(e["compile_s"], 0)       # reported apart from the timing
+                self.assertTrue(e["check"]["passed"])
+                self.assertEqual([o["name"] for o in e["check"]["outputs"]], ["y", "h"])
+                # every side timed in every sample, on the same rotation of input sets
+                self.assertEqual(e["timing"]["samples"], shape["eager"]["samples"])
+                self.assertGreater(e["timing"]["median_ms"], 0)
+
+    def test_not_measured_says_why(self):
+        cases = [
+            (spec(fused_task({"torchscript": "reference.pt", "inputs": ["x", "residual", "w"]})), "TorchScript module"),
+            (spec(fused_task({"op": "fft", "inputs": ["x"]})), "does not know"),
+            (spec(modes=("fastest",)), "unknown mode fastest"),
+            (spec(candidate={"op": {}, "arch": "sm_90", "image": "k.cubin"}), "runs only on CUDA"),
+            (spec(device="tpu"), "not 'tpu'"),
+        ]
+        if not torch.cuda.is_available():
+            cases.append((spec(device="cuda"), "no CUDA device"))
+        for s, why in cases:
+            with self.subTest(why):
+                r = kernelforge_baseline.bench(s)
+                self.assertFalse(r["measured"])
+                self.assertIn(why, r["reason"])
+
+    def test_a_compiled_baseline_that_disagrees_is_not_used(self):
+        # A stand-in for a miscompiled program (this test's double, not Inductor): the eager
+        # outputs plus one. It must be reported, never timed.
+        def wrong_compile(module, **kw):
+            return lambda *xs: tuple(t + 1 for t in module(*xs))
+
+        with mock.patch.object(torch, "compile", wrong_compile):
+            r = kernelforge_baseline.bench(spec(modes=("default",)))
+        self.assertFalse(r["measured"])
+        e = r["shapes"][0]["compiled"]["default"]
+        self.assertFalse(e["measured"])
+        self.assertIsNone(e["timing"])
+        self.assertIn("disagrees with eager on y, h", e["reason"])
+        self.assertIn("primes (default): the compiled reference disagrees", r["reason"])
+
+    def test_a_compile_that_fails_is_reported(self):
+        def broken(module, **kw):
+            def run(*xs):
+                raise RuntimeError("backend exploded\nmore")
+            return run
+
+        with mock.patch.object(torch, "compile", broken):
+            r = kernelforge_baseline.bench(spec(modes=("default",)))
+        self.assertFalse(r["measured"])
+        self.assertIn("could not compile the reference: RuntimeError: backend exploded", r["reason"])
+        self.assertNotIn("more", r["reason"])
+
+    def test_stats_are_the_runners(self):
+        s = _bench.stats([float(v) for v in range(10, 0, -1)])
+        self.assertEqual((s["median_ms"], s["min_ms"], s["max_ms"], s["samples"]), (5.5, 1.0, 10.0, 10))
+        self.assertAlmostEqual(s["iqr_ms"], 4.5)
+        # n=10: ranks j = floor(5 - 0.98*sqrt(10)) = 1 and k = ceil(6 + 0.98*sqrt(10)) = 10 (capped)
+        self.assertAlmostEqual(s["median_rel_spread"], (10 - 1) / 2 / 5.5)
+        self.assertEqual(_bench.stats([]), {"samples": 0})
+
+    def test_sampling_stops_by_the_runners_rule(self):
+        class Clock:
+            def __init__(self, times):
+                self.times, self.calls = times, []
+
+            def time(self, fn, inputs):
+                self.calls.append((fn, inputs))
+                return self.times[fn]
+
+        steady = Clock({"a": 1.0, "b": 2.0})
+        times, why = _bench._sample(steady, {"a": "a", "b": "b"}, ["s0", "s1", "s2"], SAMPLING, float("inf"))
+        self.assertEqual((why, len(times["a"]), len(times["b"])), ("spread", 5, 5))
+        # The order rotates each sample and both sides get the same input set in a sample.
+        self.assertEqual(steady.calls[:4], [("a", "s0"), ("b", "s0"), ("b", "s1"), ("a", "s1")])
+        noisy = Clock({"a": 1.0, "b": 2.0})
+        noisy.time = lambda fn, inputs, n=iter(range(10**6)): float(next(n) % 7 + 1)
+        times, why = _bench._sample(noisy, {"a": "a", "b": "b"}, ["s0"], SAMPLING, float("inf"))
+        self.assertEqual((why, len(times["a"])), ("max_samples", SAMPLING["max_samples"]))
+        times, why = _bench._sample(noisy, {"a": "a"}, ["s0"], SAMPLING, 0.0)
+        self.assertEqual((why, len(times["a"])), ("time_cap", 3))
+
+    def test_the_check_is_the_runners_rule(self):
+        spec_ = {"name": "y", "dtype": "fp16"}                       # no tolerance: the runner's fp16 default
+        self.assertEqual(_task._tolerance(spec_), (1e-3, 1e-5, "rms"))
+        self.assertEqual(_task._tolerance({"name": "i", "dtype": "int32"}), (0.0, 0.0, "absolute"))
+        self.assertEqual(_task._tolerance(dict(spec_, tolerance={"rtol": 0.01})), (0.01, 1e-5, "rms"))
+        task = {"outputs": [{"name": "y", "dtype": "fp32"}]}
+        w = torch.tensor([1.0, float("inf"), 2.0])
+        self.assertTrue(_task.check_outputs(task, (w.clone(),), (w,))["passed"])
+        for got, why in ((torch.tensor([1.0, float("-inf"), 2.0]), "an infinity of the other sign"),
+                         (torch.tensor([1.0, 5.0, 2.0]), "a number where eager has an infinity"),
+                         (torch.tensor([1.0, float("inf"), 2.1]), "a finite value off by 5 %")):
+            with self.subTest(why):
+                self.assertFalse(_task.check_outputs(task, (got,), (w,))["passed"])
+        shape = _task.check_outputs(task, (w.reshape(3, 1),), (w,))
+        self.assertFalse(shape["passed"])
+        self.assertIn("shape [3, 1]", shape["outputs"][0]["why"])
+        count = _task.check_outputs(task, (), (w,))
+        self.assertFalse(count["passed"])
+        self.assertIn("returned 0 outputs, eager 1", count["why"])
+
+    def test_cli(self):
+        run = [sys.executable, "-m", "kernelforge_baseline", "bench", "--task", FUSED, "--device", "cpu", "--quiet"]
+        r = subprocess.run(run + ["--shape", "nope"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("cannot read the spec: the task has no shape labelled 'nope'", r.stderr)
+        r = subprocess.run(run + ["--shape", "primes", "--mode", "default", "--json"], capture_output=True, text=True,
+                           timeout=600)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        result = json.loads(r.stdout)
+        self.assertEqual(result["modes"], ["default"])
+        self.assertTrue(result["shapes"][0]["compiled"]["default"]["measured"])
+        r = subprocess.run([sys.executable, "-m", "kernelforge_baseline", "bench"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
