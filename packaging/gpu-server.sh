@@ -139,7 +139,7 @@ phase build
 # The example benchmarks in the suite check that bench works, not the last percent: a 1 s cap per
 # shape keeps them inside the budget (the benchmarks below keep kforge's defaults). An explicitly
 # empty KF_GPU_BENCH_ARGS turns the cap off.
-export KF_GPU_BENCH_ARGS="${KF_GPU_BENCH_ARGS---time-cap-ms 1000}"
+export KF_GPU_BENCH_ARGS="${KF_GPU_BENCH_ARGS---time-cap-ms 1000 --baseline eager}"
 # ctest's --stop-time shortens each test's timeout so that none runs past the suite's share of
 # the budget (ctest kills a test's whole process tree); `timeout` is only a backstop.
 if [ "${KF_SKIP_BENCH:-0}" = 1 ]; then

@@ -27,7 +27,7 @@ void printBenchReport(std::ostream& out, const protocol::RunReport& run, bool wi
     const protocol::BenchReport& report = run.bench ? *run.bench : none;
     if (!report.shapes.empty()) {
         using A = TextTable::Align;
-        TextTable table({{"shape", A::Left},
+        std::vector<TextTable::Column> columns({{"shape", A::Left},
                          {"candidate (median ± IQR)", A::Right},
                          {"baseline", A::Right},
                          {"speedup", A::Right},
@@ -35,6 +35,10 @@ void printBenchReport(std::ostream& out, const protocol::RunReport& run, bool wi
                          {"TFLOP/s", A::Right},
                          {"samples", A::Right},
                          {"flags", A::Left}});
+        const bool withCompile = report.compileBaseline.has_value();
+        if (withCompile)
+            columns.insert(columns.begin() + 4, {{"torch.compile (best mode)", A::Right}, {"vs compile", A::Right}});
+        TextTable table(std::move(columns));
         for (const protocol::BenchShape& s : report.shapes) {
             std::string candText = numberText(s.candidate.medianMs, 4);
             if (s.candidate.medianMs)
@@ -50,8 +54,17 @@ void printBenchReport(std::ostream& out, const protocol::RunReport& run, bool wi
             // allFlags: shown even if the runner did not list them, since these make the number a lie.
             for (const std::string& f : s.allFlags())
                 flagText += (flagText.empty() ? "" : "; ") + f;
-            table.addRow({s.id.text(withSet), candText, numberText(s.baseline.medianMs, 4, " ms"), numberText(s.speedup, 3, "×"),
-                          gbs, tflops, samples, TextTable::truncate(flagText, 80)});
+            std::vector<std::string> row = {s.id.text(withSet), candText, numberText(s.baseline.medianMs, 4, " ms"),
+                                            numberText(s.speedup, 3, "×"), gbs, tflops, samples, TextTable::truncate(flagText, 80)};
+            if (withCompile) {
+                const protocol::CompileComparison* c = s.compile ? &*s.compile : nullptr;
+                std::string best = c && c->bestMs ? numberText(c->bestMs, 4, " ms") + " (" + c->bestMode + ")" : "-";
+                std::string vs = c && c->measured ? numberText(c->speedup, 3, "×") : "not measured";
+                for (const std::string& f : c ? c->flags : std::vector<std::string>{})
+                    row.back() += (row.back().empty() ? "" : "; ") + f;
+                row.insert(row.begin() + 4, {best, vs});
+            }
+            table.addRow(row);
         }
         table.print(out);
         if (report.geomeanSpeedup) {
@@ -60,6 +73,18 @@ void printBenchReport(std::ostream& out, const protocol::RunReport& run, bool wi
             if (report.allShapesAtLeast1x)
                 out << "; every shape at least 1×: " << (*report.allShapesAtLeast1x ? "yes" : "no");
             out << '\n';
+        }
+        if (const auto& cb = report.compileBaseline) {
+            if (cb->measured) {
+                std::string modes;
+                for (const std::string& m : cb->modes)
+                    modes += (modes.empty() ? "" : ", ") + m;
+                out << "  against torch.compile (" << modes << "; torch " << cb->torch
+                    << (cb->triton.empty() ? "" : ", Triton " + cb->triton) << "): geomean speedup "
+                    << numberText(cb->geomeanSpeedup, 3, "×") << "; compile time is not in any timing\n";
+            } else {
+                out << "  compile baseline: not measured: " << cb->reason << '\n';
+            }
         }
     }
     if (h.verdict == "ok")
@@ -75,6 +100,7 @@ void addBenchCommand(CLI::App& app, int& exitCode)
     auto args = std::make_shared<RunArgs>();
     args->kind = RunKind::Bench;
     args->shapes = "benchmarks";
+    args->baseline = "both";
     CLI::App* cmd = app.add_subcommand("bench", "Time candidates against the LibTorch baseline on the GPU, interleaved");
     cmd->add_option("task", args->path, "task folder or task.json")->required();
     cmd->add_option("--candidate", args->candidates, "benchmark only this candidate (repeatable; default: all)")
@@ -89,6 +115,13 @@ void addBenchCommand(CLI::App& app, int& exitCode)
         ->check(CLI::Range(0.0, 1.0));
     cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch; a hung kernel is killed after it")
         ->check(CLI::Range(1, 86400000));
+    cmd->add_option("--baseline", args->baseline,
+                    "eager: LibTorch only; both: also torch.compile, said when it cannot be measured; compile: as both, "
+                    "but a torch.compile baseline that cannot be measured fails the run")
+        ->check(CLI::IsMember({"eager", "compile", "both"}));
+    cmd->add_option("--compile-mode", args->compileModes, "torch.compile mode to time (repeatable; default: both)")
+        ->check(CLI::IsMember({"default", "max-autotune-no-cudagraphs"}))
+        ->allow_extra_args(false);
     cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
     cmd->callback([args, &exitCode] { exitCode = runOnRunner(*args); });
 }

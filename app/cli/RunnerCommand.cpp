@@ -5,6 +5,7 @@
 #include "ReproCommand.h"
 #include "RunnerSession.h"
 #include "engine/repro/Repro.h"
+#include "engine/cast/CompileBaselineRun.h"
 #include "engine/compile/TaskCompile.h"
 #include "engine/core/Clock.h"
 #include "engine/core/Files.h"
@@ -25,6 +26,43 @@ namespace fs = std::filesystem;
 
 
 namespace kf::cli {
+
+namespace {
+
+/// Runs `change` on a report's JSON and keeps its signature honest: a report the runner signed is
+/// signed again after the change (only if its signature held until then); any other loses it.
+/// The typed view is read again from the changed JSON.
+void amendReport(protocol::RunReport& report, const std::function<void(nlohmann::json&)>& change)
+{
+    auto key = protocol::loadSigningKey(false);
+    const bool wasSigned = key && protocol::checkSignature(report.json, &key.value()).valid();
+    change(report.json);
+    if (wasSigned) {
+        if (auto s = protocol::signDocument(report.json, key.value()); !s)
+            report.json.erase("signature");
+    } else {
+        report.json.erase("signature");
+    }
+    if (auto reread = protocol::RunReport::fromJson(report.json)) {
+        nlohmann::json json = std::move(report.json);
+        report = std::move(reread.value());
+        report.json = std::move(json);
+    }
+}
+
+std::vector<std::string> baselinePythonPath()
+{
+    std::vector<std::string> paths;
+#if defined(KF_BASELINE_PYTHONPATH) && defined(KF_CAST_PYTHONPATH)
+    // A build tree's harness and runtime, for a kforge run from it; installed ones are found by Python.
+    for (const char* p : {KF_BASELINE_PYTHONPATH, KF_CAST_PYTHONPATH})
+        if (std::filesystem::exists(p))
+            paths.push_back(p);
+#endif
+    return paths;
+}
+
+} // namespace
 
 namespace {
 
@@ -178,6 +216,7 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
     bool allOk = true;
     bool noCounters = false;    // a profile without counters: the machine's limit, not the kernel's
     bool gpuFull = false;       // a run ended because the GPU had too little free memory
+    bool compileMissing = false; // --baseline compile, and torch.compile could not be measured
 
     const int repeats = std::max(1, a.repeat);
     for (std::size_t i = 0; i < candidates.size(); ++i) {
@@ -217,18 +256,25 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
                       << verdict << ")\n";
             if (round + 1 < repeats)
                 continue;
-            report.header.editToVerdict = latency;
-            // The rounds travel with --json and --report: a report the runner signed is signed
-            // again after they are added (and only if its signature held until then).
-            auto key = protocol::loadSigningKey(false);
-            const bool wasSigned = key && protocol::checkSignature(report.json, &key.value()).valid();
-            report.header.writeTo(report.json);
-            if (wasSigned) {
-                if (auto s = protocol::signDocument(report.json, key.value()); !s)
-                    report.json.erase("signature");
-            } else {
-                report.json.erase("signature");
-            }
+            amendReport(report, [&](nlohmann::json& j) {
+                report.header.editToVerdict = latency;
+                report.header.writeTo(j);
+            });
+        }
+        if (bench && a.baseline != "eager") {
+            if (!a.json)
+                std::cerr << label << ": timing against torch.compile (the first compile of a shape takes a while)\n";
+            cast::CompileBaselineOptions opts;
+            opts.pythonPath = baselinePythonPath();
+            opts.modes = a.compileModes;
+            opts.sampling = settings.bench;
+            const fs::path taskFile = fs::is_directory(a.path) ? fs::path(a.path) / "task.json" : fs::path(a.path);
+            amendReport(report, [&](nlohmann::json& j) {
+                cast::addCompileBaseline(j, task, taskFile, c, report.header.candidate.arch, opts);
+            });
+            const bool measured = report.bench && report.bench->compileBaseline && report.bench->compileBaseline->measured;
+            if (a.baseline == "compile" && !measured)
+                compileMissing = true;
         }
         if (verdict != (bench || profile ? "ok" : "pass"))
             allOk = false;
@@ -254,7 +300,9 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
       }
     }
 
-    const int failedExit = noCounters || gpuFull ? kExitEnvironment : kExitFailed;
+    const int failedExit = noCounters || gpuFull || compileMissing ? kExitEnvironment : kExitFailed;
+    if (compileMissing)
+        allOk = false;
     if (collect) {
         for (protocol::RunReport& r : reports)
             collect->push_back(std::move(r));

@@ -51,6 +51,10 @@ struct RunArgs {
     int minSamples = 10;
     int maxSamples = 500;
     double targetSpread = 0.01;
+    /// eager: the runner alone; both: also torch.compile, reported as not measured when it cannot
+    /// run; compile: as both, but a torch.compile baseline that cannot be measured fails the run.
+    std::string baseline = "eager";
+    std::vector<std::string> compileModes;  ///< empty: default and max-autotune-no-cudagraphs
 };
 
 /// The request settings the command line asks for.

@@ -126,6 +126,62 @@ Json evidenceJson(const OpExport& op, const std::string& dir, const Registry& re
 
 } // namespace
 
+Json candidateOpJson(const std::string& name, const Task& task, const Candidate& cand,
+                     const std::map<std::string, std::string>& lowered)
+{
+    Json launches = Json::array();
+    for (const Launch& l : cand.launches) {
+        Json args = Json::array();
+        for (const LaunchArg& a : l.args)
+            if (a.kind == LaunchArg::Kind::Tensor)
+                args.push_back({{"tensor", a.tensor}});
+            else
+                args.push_back({{"scalar", exprJson(a.scalar)}, {"type", a.scalarType}});
+        const auto it = lowered.find(l.kernel);
+        launches.push_back({{"kernel", l.kernel},
+                            {"lowered", it == lowered.end() ? l.kernel : it->second},
+                            {"grid", {exprJson(l.grid[0]), exprJson(l.grid[1]), exprJson(l.grid[2])}},
+                            {"block", {exprJson(l.block[0]), exprJson(l.block[1]), exprJson(l.block[2])}},
+                            {"shared_bytes", exprJson(l.sharedBytes)},
+                            {"args", args}});
+    }
+    Json scratch = Json::array();
+    for (const Scratch& s : cand.scratch)
+        scratch.push_back({{"name", s.name}, {"dtype", dtypeName(s.dtype)}, {"count", exprJson(s.count)}, {"zero", s.zero}});
+    Json symbols = Json::array();
+    for (const SymbolSpec& s : task.symbols)
+        symbols.push_back({{"name", s.name}, {"min", s.min}, {"max", s.max}, {"multiple_of", s.multipleOf}});
+    Json constraints = Json::array();
+    for (const Expr& c : task.constraints)
+        constraints.push_back(exprJson(c));
+    Json params = Json::object();
+    for (const auto& [k, v] : task.parameters)
+        params[k] = v.isInt ? Json(v.i) : Json(v.d);
+    Json reference;
+    if (task.reference.kind == Reference::Kind::TorchScript) {
+        reference = {{"kind", "torchscript"},
+                     {"file", task.reference.torchscript.generic_string()},
+                     {"inputs", task.reference.scriptInputs}};
+    } else {
+        Json steps = Json::array();
+        for (const OpStep& s : task.reference.steps)
+            steps.push_back({{"op", s.op},
+                             {"inputs", s.inputs},
+                             {"attrs", s.attrs.is_null() ? Json::object() : s.attrs},
+                             {"output", s.output.empty() ? task.outputs.front().name : s.output}});
+        reference = {{"kind", "tape"}, {"steps", steps}};
+    }
+    return {{"name", name},
+            {"inputs", tensorsJson(task.inputs)},
+            {"outputs", tensorsJson(task.outputs)},
+            {"parameters", params},
+            {"symbols", symbols},
+            {"constraints", constraints},
+            {"launches", launches},
+            {"scratch", scratch},
+            {"reference", reference}};
+}
+
 std::string defaultOpName(const std::string& taskName)
 {
     std::string s;
@@ -381,49 +437,9 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
             images[ptx] = path;
         }
 
-        const Candidate& cand = op.task.candidates.front();
-        const auto& lowered = op.builds.begin()->second.loweredNames;
-        Json launches = Json::array();
-        for (const Launch& l : cand.launches) {
-            Json args = Json::array();
-            for (const LaunchArg& a : l.args)
-                if (a.kind == LaunchArg::Kind::Tensor)
-                    args.push_back({{"tensor", a.tensor}});
-                else
-                    args.push_back({{"scalar", exprJson(a.scalar)}, {"type", a.scalarType}});
-            launches.push_back({{"kernel", l.kernel},
-                                {"lowered", lowered.at(l.kernel)},
-                                {"grid", {exprJson(l.grid[0]), exprJson(l.grid[1]), exprJson(l.grid[2])}},
-                                {"block", {exprJson(l.block[0]), exprJson(l.block[1]), exprJson(l.block[2])}},
-                                {"shared_bytes", exprJson(l.sharedBytes)},
-                                {"args", args}});
-        }
-        Json scratch = Json::array();
-        for (const Scratch& s : cand.scratch)
-            scratch.push_back({{"name", s.name}, {"dtype", dtypeName(s.dtype)}, {"count", exprJson(s.count)}, {"zero", s.zero}});
-        Json symbols = Json::array();
-        for (const SymbolSpec& s : op.task.symbols)
-            symbols.push_back({{"name", s.name}, {"min", s.min}, {"max", s.max}, {"multiple_of", s.multipleOf}});
-        Json constraints = Json::array();
-        for (const Expr& c : op.task.constraints)
-            constraints.push_back(exprJson(c));
-        Json params = Json::object();
-        for (const auto& [k, v] : op.task.parameters)
-            params[k] = v.isInt ? Json(v.i) : Json(v.d);
-        Json reference;
-        if (op.task.reference.kind == Reference::Kind::TorchScript) {
-            reference = {{"kind", "torchscript"},
-                         {"file", reg + op.task.reference.torchscript.generic_string()},
-                         {"inputs", op.task.reference.scriptInputs}};
-        } else {
-            Json steps = Json::array();
-            for (const OpStep& s : op.task.reference.steps)
-                steps.push_back({{"op", s.op},
-                                 {"inputs", s.inputs},
-                                 {"attrs", s.attrs.is_null() ? Json::object() : s.attrs},
-                                 {"output", s.output.empty() ? op.task.outputs.front().name : s.output}});
-            reference = {{"kind", "tape"}, {"steps", steps}};
-        }
+        Json entry = candidateOpJson(op.name, op.task, op.task.candidates.front(), op.builds.begin()->second.loweredNames);
+        if (op.task.reference.kind == Reference::Kind::TorchScript)
+            entry["reference"]["file"] = reg + op.task.reference.torchscript.generic_string();
         // A symbol every input leaves unbound could not be derived at a call.
         std::set<std::string> bound;
         for (const TensorSpec& t : op.task.inputs)
@@ -434,22 +450,14 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
                 if (!bound.count(s) && !isFixedExtent(s))
                     return exportError(op.id + ": output " + t.name + "'s extent " + s +
                                        " is no input's extent, so a call could not know it");
-        opList.push_back({{"name", op.name},
-                          {"registry_id", op.id},
-                          {"task_name", op.task.name},
-                          {"schema", schemaFor(op.name, op.task)},
-                          {"inputs", tensorsJson(op.task.inputs)},
-                          {"outputs", tensorsJson(op.task.outputs)},
-                          {"parameters", params},
-                          {"symbols", symbols},
-                          {"constraints", constraints},
-                          {"launches", launches},
-                          {"scratch", scratch},
-                          {"reference", reference},
-                          {"images", images},
-                          {"sources", sources},
-                          {"task", reg + "task.json"},
-                          {"evidence", evidenceJson(op, reg, registry)}});
+        entry["registry_id"] = op.id;
+        entry["task_name"] = op.task.name;
+        entry["schema"] = schemaFor(op.name, op.task);
+        entry["images"] = images;
+        entry["sources"] = sources;
+        entry["task"] = reg + "task.json";
+        entry["evidence"] = evidenceJson(op, reg, registry);
+        opList.push_back(std::move(entry));
         summary.ops.push_back(op.name);
     }
     Json modelList = Json::array();

@@ -71,6 +71,13 @@ struct ExportSummary {
 Result<std::string> recordModelRun(const std::filesystem::path& file, const std::string& model,
                                    const nlohmann::json& run);
 
+/// A candidate's op in manifest form (docs/cast-format.md, "Ops"): name, tensors, parameters,
+/// symbols, constraints, launches with each kernel's lowered name, scratch and reference. What
+/// an export writes for each version (then adds images, sources and evidence), and how the
+/// torch.compile harness is told to launch a candidate (engine/cast/CompileBaseline.h).
+nlohmann::json candidateOpJson(const std::string& name, const Task& task, const Candidate& candidate,
+                               const std::map<std::string, std::string>& loweredNames);
+
 /// The op name `kforge cast export` gives a task by default: its name made an identifier.
 std::string defaultOpName(const std::string& taskName);
 

@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <poll.h>
 #include <spawn.h>
+
+#include <algorithm>
+#include <string_view>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +23,7 @@ extern char** environ;
 
 namespace kf {
 
-Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs)
+Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs, const std::vector<std::string>& env)
 {
     if (argv.empty())
         return Error{"run a process", "no program given", "", {}, {}};
@@ -41,8 +44,22 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeo
     for (const auto& a : argv)
         args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    // This process's environment with `env`'s NAME=value entries in place of (or beside) its own.
+    std::vector<char*> envp;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string_view entry(*e);
+        const bool replaced = std::any_of(env.begin(), env.end(), [&](const std::string& x) {
+            const auto eq = x.find('=');
+            return eq != std::string::npos && entry.substr(0, eq + 1) == std::string_view(x).substr(0, eq + 1);
+        });
+        if (!replaced)
+            envp.push_back(*e);
+    }
+    for (const auto& x : env)
+        envp.push_back(const_cast<char*>(x.c_str()));
+    envp.push_back(nullptr);
     pid_t pid = 0;
-    int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
+    int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa, nullptr, args.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
     ::close(outPipe[1]);
     ::close(errPipe[1]);

@@ -14,8 +14,10 @@ struct ProcessOutput {
     std::string err;
 };
 
-/// Runs argv[0] (searched on PATH when it has no slash) with a wall-clock limit.
-Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs = 30000);
+/// Runs argv[0] (searched on PATH when it has no slash) with a wall-clock limit, in this process's
+/// environment with `env`'s "NAME=value" entries set.
+Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs = 30000,
+                                 const std::vector<std::string>& env = {});
 
 /// Finds a tool: $envVar, then PATH, then $CUDA_HOME/bin, the build's toolkit and
 /// /usr/local/cuda/bin. Empty when not found.

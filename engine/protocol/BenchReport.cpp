@@ -16,7 +16,59 @@ void putOptional(nlohmann::json& j, const char* key, const std::optional<double>
         j[key] = numberJson(*v);
 }
 
+nlohmann::json compileJson(const CompileComparison& c)
+{
+    nlohmann::json j = {{"measured", c.measured}, {"reason", c.reason}, {"flags", c.flags}, {"modes", nlohmann::json::object()}};
+    putOptional(j, "eager_ms", c.eagerMs);
+    putOptional(j, "candidate_ms", c.candidateMs);
+    putOptional(j, "best_ms", c.bestMs);
+    putOptional(j, "speedup", c.speedup);
+    putOptional(j, "eager_gap_pct", c.eagerGapPct);
+    putOptional(j, "candidate_gap_pct", c.candidateGapPct);
+    if (!c.bestMode.empty())
+        j["best_mode"] = c.bestMode;
+    for (const CompileModeTiming& m : c.modes) {
+        nlohmann::json mj = {{"measured", m.measured}, {"reason", m.reason}, {"samples", m.samples}};
+        putOptional(mj, "compile_s", m.compileS);
+        putOptional(mj, "median_ms", m.medianMs);
+        putOptional(mj, "median_rel_spread", m.medianRelSpread);
+        j["modes"][m.mode] = mj;
+    }
+    return j;
+}
+
+CompileComparison readCompile(const Fields& c)
+{
+    CompileComparison r;
+    r.measured = c.boolean("measured");
+    r.reason = c.text("reason");
+    r.eagerMs = c.optionalNumber("eager_ms");
+    r.candidateMs = c.optionalNumber("candidate_ms");
+    r.bestMs = c.optionalNumber("best_ms");
+    r.speedup = c.optionalNumber("speedup");
+    r.eagerGapPct = c.optionalNumber("eager_gap_pct");
+    r.candidateGapPct = c.optionalNumber("candidate_gap_pct");
+    r.bestMode = c.text("best_mode");
+    r.flags = c.texts("flags");
+    if (const nlohmann::json* modes = c.find("modes")) {
+        const Fields mf(*modes, c.at("modes"));
+        for (auto it = modes->begin(); it != modes->end(); ++it) {
+            const Fields m(it.value(), mf.at(it.key()));
+            r.modes.push_back({it.key(), m.boolean("measured"), m.text("reason"), m.optionalNumber("compile_s"),
+                               m.optionalNumber("median_ms"), m.optionalNumber("median_rel_spread"), m.integer("samples")});
+        }
+    }
+    if (r.measured && !(r.speedup && *r.speedup > 0))
+        jr::fail(c.at("speedup"), "a measured comparison with torch.compile has a positive speedup");
+    return r;
+}
+
 } // namespace
+
+std::optional<double> BenchReport::compileSpeedup() const
+{
+    return compileBaseline && compileBaseline->measured ? compileBaseline->geomeanSpeedup : std::nullopt;
+}
 
 nlohmann::json TimingSummary::toJson() const
 {
@@ -96,9 +148,18 @@ nlohmann::json BenchReport::toJson() const
             e["phase_ms"] = p;
         }
         e["flags"] = s.flags;
+        if (s.compile)
+            e["compile"] = compileJson(*s.compile);
         shapesJson.push_back(std::move(e));
     }
     r["shapes"] = shapesJson;
+    if (compileBaseline) {
+        const CompileBaselineSummary& c = *compileBaseline;
+        nlohmann::json cb = {{"measured", c.measured}, {"reason", c.reason}, {"modes", c.modes}, {"torch", c.torch},
+                             {"triton", c.triton}, {"python", c.python}, {"gpu", c.gpu}, {"candidate_image", c.candidateImage}};
+        putOptional(cb, "geomean_speedup", c.geomeanSpeedup);
+        r["compile_baseline"] = cb;
+    }
     return r;
 }
 
@@ -137,8 +198,26 @@ BenchReport BenchReport::read(const Fields& f)
                 s.phaseMs[it.key()] = readNumber(it.value(), phases.at(it.key()));
         }
         s.flags = e.texts("flags");
+        if (e.find("compile"))
+            s.compile = readCompile(e.object("compile"));
         r.shapes.push_back(std::move(s));
     });
+    if (f.find("compile_baseline")) {
+        const Fields c = f.object("compile_baseline");
+        CompileBaselineSummary cb;
+        cb.measured = c.boolean("measured");
+        cb.reason = c.text("reason");
+        cb.modes = c.texts("modes");
+        cb.torch = c.text("torch");
+        cb.triton = c.text("triton");
+        cb.python = c.text("python");
+        cb.gpu = c.text("gpu");
+        cb.candidateImage = c.text("candidate_image");
+        cb.geomeanSpeedup = c.optionalNumber("geomean_speedup");
+        if (!cb.measured && cb.reason.empty())
+            jr::fail(c.at("reason"), "a compile baseline that was not measured says why");
+        r.compileBaseline = std::move(cb);
+    }
     return r;
 }
 

@@ -32,6 +32,35 @@ struct Recheck {
     std::string failure;
 };
 
+/// One torch.compile mode's time on a shape (engine/protocol/CompileBaseline.h).
+struct CompileModeTiming {
+    std::string mode;
+    bool measured = false;
+    std::string reason;
+    std::optional<double> compileS, medianMs, medianRelSpread;
+    std::int64_t samples = 0;
+};
+
+/// A shape against torch.compile: the harness's own eager, best compiled and candidate medians,
+/// and how far its eager and candidate medians are from the runner's.
+struct CompileComparison {
+    bool measured = false;
+    std::string reason;
+    std::optional<double> eagerMs, candidateMs, bestMs, speedup, eagerGapPct, candidateGapPct;
+    std::string bestMode;
+    std::vector<CompileModeTiming> modes;
+    std::vector<std::string> flags;
+};
+
+/// The report-level result: measured, or why not; the versions; the geometric mean speedup.
+struct CompileBaselineSummary {
+    bool measured = false;
+    std::string reason;
+    std::vector<std::string> modes;
+    std::string torch, triton, python, gpu, candidateImage;
+    std::optional<double> geomeanSpeedup;
+};
+
 struct BenchShape {
     ShapeId id;
     TimingSummary candidate;
@@ -48,6 +77,7 @@ struct BenchShape {
     std::optional<double> wallMs;
     std::map<std::string, double> phaseMs;  ///< setup, warmup, rechecks
     std::vector<std::string> flags;
+    std::optional<CompileComparison> compile;   ///< when the torch.compile baseline was asked for
 
     /// The runner's flags plus the two that make a time untrustworthy even when unflagged: below
     /// the roofline floor, a failed re-check.
@@ -61,8 +91,11 @@ struct BenchReport {
     std::optional<double> geomeanSpeedup;
     std::optional<bool> allShapesAtLeast1x;
     std::vector<BenchShape> shapes;
+    std::optional<CompileBaselineSummary> compileBaseline;  ///< absent: not asked for
 
     nlohmann::json toJson() const;
+    /// The geometric-mean speedup over torch.compile when it was measured.
+    std::optional<double> compileSpeedup() const;
     static Result<BenchReport> fromJson(const nlohmann::json& j);
     static BenchReport read(const Fields& f);   ///< throws kf::json::SchemaError
 };

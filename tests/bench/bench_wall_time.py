@@ -30,7 +30,7 @@ def main():
         if time.time() - start > a.budget_s:
             print(f"{name}: skipped (budget of {a.budget_s:.0f} s spent)")
             continue
-        cmd = [a.kforge, "bench", task, "--time-cap-ms", str(int(a.cap_ms)), "--json"]
+        cmd = [a.kforge, "bench", task, "--baseline", "eager", "--time-cap-ms", str(int(a.cap_ms)), "--json"]
         t0 = time.time()
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wall = time.time() - t0

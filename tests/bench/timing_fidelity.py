@@ -238,7 +238,7 @@ def measure(torch, drv, task_dir, cand, kforge, samples, arch):
     if not bench_shapes or shape != bench_shapes[0]:
         raise RuntimeError(f"compile evaluated the plan at {shape}, not at the first benchmark shape {bench_shapes[:1]}")
 
-    rc, bench = run_json([kforge, "bench", task_dir, "--candidate", cand, "--json"]
+    rc, bench = run_json([kforge, "bench", task_dir, "--baseline", "eager", "--candidate", cand, "--json"]
                          + shlex.split(os.environ.get("KF_BENCH_ARGS", "")))
     if rc == 3 and not (bench or {}).get("reports"):
         raise SystemExit(3)

@@ -1,97 +1,99 @@
 #!/usr/bin/env python3
-"""GPU check of the torch.compile baseline's compile step (CTest gpu.baseline.compile).
+"""GPU end-to-end check of the torch.compile baseline (CTest gpu.baseline.compile;
+docs/gpu-validation.md), through the CLI:
 
-    baseline_compile.py [--json FILE] [--examples a,b,...]
+    baseline_compile.py --kforge PATH [--examples a,b,...] [--time-cap-ms MS] [--json FILE]
 
-For each example (first benchmark shape) and each mode: compile the task's reference ahead of
-time with Inductor (kernelforge_baseline), check it against eager (the tool's own check), and
-time eager and compiled on the same inputs with CUDA events, an L2 flush before every call and
-the two alternating, median of 30 after 5 warm-up. This is a preview of the second baseline's
-numbers, not the runner's measurement (the runner will time the same packages with its own
-harness); it says how strong the baseline a fused kernel must beat is.
-Exits 0 when every compile and check holds, 1 when one fails, 77 without a GPU or Triton.
+For each example, `kforge bench EXAMPLE --baseline compile --json`: the runner times the
+candidate against eager LibTorch; the harness compiles the reference with torch.compile in both
+modes, checks it against eager and times eager, both modes and the candidate's cubin in one
+process. Checks, per candidate and shape: the compiled baseline was measured in both modes (or
+its reason is one the tool gives for a reference it cannot compile); every speedup is a
+positive number; the harness's eager and candidate medians are within 3 % of the runner's
+(the fidelity of the harness, measured against an independent one). Prints the table for
+docs/gpu-validation.md. Exits 0 when every check holds, 1 when one fails, 77 without a GPU.
 """
 
 import argparse
 import json
 import os
-import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "device", "baseline", "python"))
-sys.path.insert(0, os.path.join(ROOT, "device", "cast", "python"))
+sys.path.insert(0, HERE)
 
-SKIP = 77
+from gpucheck import SKIP, Checks, run  # noqa: E402
+
+EXAMPLES = ["vector_add", "softmax_fp32", "rms_norm_fp16", "fused_add_rms_norm_fp16", "layer_norm_bf16",
+            "cumsum_fp32", "transpose_fp32", "gemm_fp16"]
+MODES = ("default", "max-autotune-no-cudagraphs")
+
+
+def fmt(v, unit=""):
+    return "-" if v is None else ("%.4g%s" % (v, unit))
 
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--kforge", required=True)
+    ap.add_argument("--examples", default=os.environ.get("KF_BASELINE_EXAMPLES") or ",".join(EXAMPLES))
+    ap.add_argument("--time-cap-ms", default="1000")
     ap.add_argument("--json")
-    ap.add_argument("--work", default=None)
-    # One example by default: each AOTInductor compile takes 60-90 s on the server (run 53).
-    ap.add_argument("--examples", default="fused_add_rms_norm_fp16")
     a = ap.parse_args()
     try:
         import torch
-        import triton  # noqa: F401
     except ImportError as e:
         print("skip: %s" % e)
         return SKIP
     if not torch.cuda.is_available():
         print("skip: no CUDA device")
         return SKIP
-    from kernelforge_baseline import _compile, compile_baseline
-    work = a.work or os.path.join(os.getcwd(), "baseline-compile")
-    os.makedirs(work, exist_ok=True)
-    rows, failures = [], []
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    c = Checks()
+    rows = c.results["rows"] = []
     for name in a.examples.split(","):
-        folder = os.path.join(ROOT, "resources", "examples", name)
-        with open(os.path.join(folder, "task.json")) as f:
-            task = json.load(f)
-        shape = task["shapes"]["benchmarks"][0]
-        label = shape["label"]
-        dims = {k: v for k, v in shape.items() if k != "label"}
-        inputs = _compile.make_inputs(task, dims, "cuda", 1)
-        eager = _compile.reference_module(task).eval()
-        row = {"task": name, "shape": label, "dims": dims}
-        programs = {"eager": eager}
-        for mode in _compile.MODES:
-            r = compile_baseline(folder, label, mode, "cuda", os.path.join(work, "%s-%s-%s.pt2" % (name, label, mode)))
-            row[mode] = {"measured": r["measured"], "reason": r["reason"], "compile_s": r["compile_s"],
-                         "triton": r["triton"], "check": r["check"]}
-            print("%-26s %-12s %-28s %s" % (name, label, mode, ("compiled in %.1f s, matches eager" % r["compile_s"])
-                                            if r["measured"] else "NOT MEASURED: " + r["reason"]), flush=True)
-            if not r["measured"]:
-                failures.append("%s %s: %s" % (name, mode, r["reason"]))
-                continue
-            programs[mode] = torch._inductor.aoti_load_package(r["package"])
-        times = {k: [] for k in programs}
-        with torch.no_grad():
-            for i in range(35):
-                for k in (list(programs) if i % 2 == 0 else list(reversed(list(programs)))):
-                    flush.zero_()
-                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    start.record()
-                    programs[k](*inputs)
-                    end.record()
-                    end.synchronize()
-                    if i >= 5:
-                        times[k].append(start.elapsed_time(end))
-        for k, t in times.items():
-            row.setdefault(k, {})["median_ms"] = statistics.median(t)
-        rows.append(row)
-        print("  medians (ms): " + ", ".join("%s %.4f" % (k, row[k]["median_ms"]) for k in times)
-              + "".join("; %s is %.2f× eager" % (m, row["eager"]["median_ms"] / row[m]["median_ms"])
-                        for m in _compile.MODES if "median_ms" in row.get(m, {})), flush=True)
-    if a.json:
-        os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
-        with open(a.json, "w") as f:
-            json.dump({"rows": rows, "failures": failures, "torch": torch.__version__}, f, indent=2)
-    print("\n%d example(s), %d failure(s)" % (len(rows), len(failures)))
-    return 1 if failures else 0
+        p = run([a.kforge, "bench", os.path.join(ROOT, "resources", "examples", name), "--baseline", "compile",
+                 "--time-cap-ms", a.time_cap_ms, "--json"], timeout=900)
+        try:
+            doc = json.loads(p.stdout)
+        except ValueError:
+            c.check(False, "%s: kforge bench printed no JSON (exit %d): %s" % (name, p.returncode, p.stderr[-600:]))
+            continue
+        c.check(p.returncode == 0, "%s: kforge bench --baseline compile exits 0 (got %d)" % (name, p.returncode))
+        for r in doc["reports"]:
+            cand = r.get("candidate", {}).get("file", "?")
+            cb = r.get("compile_baseline") or {}
+            c.check(cb.get("measured") is True, "%s/%s: torch.compile measured (%s)" % (name, cand, cb.get("reason") or "ok"))
+            for s in r.get("shapes", []):
+                cmp_ = s.get("compile") or {}
+                modes = cmp_.get("modes") or {}
+                row = {"example": name, "candidate": cand, "shape": s.get("label"),
+                       "eager_ms": s["baseline"].get("median_ms"), "candidate_ms": s["candidate"].get("median_ms"),
+                       "speedup": s.get("speedup"), "vs_compile": cmp_.get("speedup"), "best_mode": cmp_.get("best_mode"),
+                       "eager_gap_pct": cmp_.get("eager_gap_pct"), "candidate_gap_pct": cmp_.get("candidate_gap_pct"),
+                       "harness_eager_ms": cmp_.get("eager_ms"), "harness_candidate_ms": cmp_.get("candidate_ms")}
+                for m in MODES:
+                    row[m + "_ms"] = (modes.get(m) or {}).get("median_ms")
+                    row[m + "_compile_s"] = (modes.get(m) or {}).get("compile_s")
+                rows.append(row)
+                where = "%s/%s %s" % (name, cand, s.get("label"))
+                for m in MODES:
+                    c.check((modes.get(m) or {}).get("measured") is True,
+                            "%s: %s measured (%s)" % (where, m, (modes.get(m) or {}).get("reason") or "ok"))
+                c.check((cmp_.get("speedup") or 0) > 0, "%s: a speedup over torch.compile (%s)" % (where, fmt(cmp_.get("speedup"), "x")))
+                for side in ("eager", "candidate"):
+                    gap = cmp_.get(side + "_gap_pct")
+                    c.check(gap is not None and abs(gap) <= 3.0,
+                            "%s: the harness's %s median within 3 %% of the runner's (%s %%)" % (where, side, fmt(gap)))
+    print("\n| example | shape | eager (ms) | compile default (ms) | compile max-autotune (ms) | candidate (ms) | vs eager | vs torch.compile | harness gap eager / candidate |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s %% |" % (
+            r["example"], r["shape"], fmt(r["eager_ms"]), fmt(r["default_ms"]), fmt(r["max-autotune-no-cudagraphs_ms"]),
+            fmt(r["candidate_ms"]), fmt(r["speedup"], "×"), fmt(r["vs_compile"], "×"), fmt(r["eager_gap_pct"]),
+            fmt(r["candidate_gap_pct"])))
+    c.results["torch"] = torch.__version__
+    return c.finish(a.json)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ def main():
     if not a.kforge:
         ap.error("kforge not found: pass --kforge or set KFORGE")
     task = os.path.join(HERE, "tasks", "stream_copy")
-    cmd = [a.kforge, "bench", task, "--json"] + shlex.split(os.environ.get("KF_BENCH_ARGS", ""))
+    cmd = [a.kforge, "bench", task, "--baseline", "eager", "--json"] + shlex.split(os.environ.get("KF_BENCH_ARGS", ""))
     print("$ " + " ".join(shlex.quote(c) for c in cmd), flush=True)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

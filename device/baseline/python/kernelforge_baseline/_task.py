@@ -76,6 +76,8 @@ def _extent(e, dims, params):
         return int(e)
     if e in dims:
         return int(dims[e])
+    if e in params and isinstance(params[e], int):
+        return int(params[e])
     raise NotCompilable("the extent %r is not a symbol of the shape" % (e,))
 
 

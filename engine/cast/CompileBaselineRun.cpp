@@ -1,0 +1,148 @@
+#include "engine/cast/CompileBaselineRun.h"
+
+#include "engine/cast/CastExport.h"
+#include "engine/compile/Compiler.h"
+#include "engine/compile/TaskCompile.h"
+#include "engine/core/Files.h"
+#include "engine/core/Process.h"
+#include "engine/protocol/CompileBaseline.h"
+#include "engine/protocol/Report.h"
+#include "engine/protocol/ReportJson.h"
+
+#include <cstdlib>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace kf::cast {
+
+namespace {
+
+using Json = nlohmann::json;
+
+/// A private folder removed on every way out: a predictable name in /tmp could be planted.
+class TempFolder {
+public:
+    TempFolder()
+    {
+        std::string tmpl = (fs::temp_directory_path() / "kforge-compile-baseline-XXXXXX").string();
+        if (::mkdtemp(tmpl.data()))
+            m_path = tmpl;
+    }
+    ~TempFolder()
+    {
+        std::error_code ec;
+        if (!m_path.empty())
+            fs::remove_all(m_path, ec);
+    }
+    TempFolder(const TempFolder&) = delete;
+    TempFolder& operator=(const TempFolder&) = delete;
+    const fs::path& path() const { return m_path; }
+
+private:
+    fs::path m_path;
+};
+
+std::string lastLine(const std::string& text)
+{
+    std::string t = text;
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r'))
+        t.pop_back();
+    const auto nl = t.rfind('\n');
+    return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+} // namespace
+
+std::string baselinePython(const CompileBaselineOptions& options)
+{
+    if (!options.python.empty())
+        return options.python;
+    for (const char* var : {"KF_BASELINE_PYTHON", "KF_CAST_PYTHON"})
+        if (const char* v = std::getenv(var); v && *v)
+            return v;
+    return "python3";
+}
+
+void addCompileBaseline(Json& report, const Task& task, const fs::path& taskFile, const Candidate& candidate,
+                        const std::string& arch, const CompileBaselineOptions& options, std::string* log)
+{
+    auto notMeasured = [&](const std::string& why) { protocol::markCompileNotMeasured(report, why); };
+    if (report.value("verdict", "") != "ok")
+        return notMeasured("the benchmark did not finish (verdict " + report.value("verdict", std::string("none")) +
+                           "), so there is nothing to compare with");
+    // The candidate's cubin for the GPU the runner used, built as the runner built it.
+    auto request = compileRequestFor(task, candidate, arch);
+    if (!request)
+        return notMeasured("the candidate cannot be compiled for " + arch + ": " + request.error().message());
+    auto built = compile(request.value());
+    if (!built || !built->success || built->cubin.empty())
+        return notMeasured("the candidate does not compile for " + arch + (built ? "" : ": " + built.error().message()));
+
+    Json shapes = Json::array();
+    if (report.contains("shapes") && report["shapes"].is_array())
+        for (const Json& s : report["shapes"]) {
+            try {
+                const protocol::ShapeId id = protocol::ShapeId::read(protocol::Fields(s, ""));
+                shapes.push_back({{"label", id.text(true)}, {"dims", id.dimsJson()}});
+            } catch (...) {
+                // A shape the report cannot name is not sent; merge leaves it without "compile".
+            }
+        }
+    if (shapes.empty())
+        return notMeasured("the benchmark timed no shape");
+
+    TempFolder tmp;
+    if (tmp.path().empty())
+        return notMeasured("cannot make a temporary folder for the harness");
+    const fs::path cubin = tmp.path() / (arch + ".cubin");
+    const fs::path specFile = tmp.path() / "spec.json";
+    const fs::path resultFile = tmp.path() / "result.json";
+    const protocol::BenchSettings& b = options.sampling;
+    const Json spec = {
+        {"task", fs::absolute(taskFile).string()},
+        {"shapes", shapes},
+        {"modes", options.modes.empty() ? std::vector<std::string>{"default", "max-autotune-no-cudagraphs"} : options.modes},
+        {"device", "cuda"},
+        {"sampling", {{"warmup", b.warmup}, {"min_samples", b.minSamples}, {"max_samples", b.maxSamples},
+                      {"target_spread", b.targetSpread}, {"time_cap_ms", b.timeCapMs}}},
+        {"seed", options.seed},
+        {"candidate", {{"op", candidateOpJson(task.name, task, candidate, built->loweredNames)},
+                       {"arch", arch},
+                       {"image", cubin.string()}}}};
+    if (auto w = writeFileAtomic(cubin, built->cubin); !w)
+        return notMeasured(w.error().message());
+    if (auto w = writeFileAtomic(specFile, spec.dump(2)); !w)
+        return notMeasured(w.error().message());
+
+    std::vector<std::string> env;
+    if (!options.pythonPath.empty()) {
+        std::string path;
+        for (const std::string& p : options.pythonPath)
+            path += (path.empty() ? "" : ":") + p;
+        if (const char* old = std::getenv("PYTHONPATH"); old && *old)
+            path += std::string(":") + old;
+        env.push_back("PYTHONPATH=" + path);
+    }
+    const std::string python = baselinePython(options);
+    auto ran = runProcess({python, "-m", "kernelforge_baseline", "bench", specFile.string(), "--out", resultFile.string()},
+                          options.timeoutMs, env);
+    if (!ran)
+        return notMeasured("cannot start " + python + " (set $KF_BASELINE_PYTHON to a Python with torch and Triton): " +
+                           ran.error().message());
+    if (log)
+        *log = ran->err;
+    auto bytes = readFileBytes(resultFile);
+    if (!bytes) {
+        const std::string why = ran->exitCode < 0 ? "the harness was killed (a crash or the time limit)"
+                                                  : "the harness wrote no result (exit " + std::to_string(ran->exitCode) + ")";
+        const std::string tail = lastLine(ran->err);
+        return notMeasured(why + (tail.empty() ? "" : ": " + tail.substr(0, 400)));
+    }
+    auto result = protocol::readHarnessResult(bytes.value(), "the harness's result");
+    if (!result)
+        return notMeasured(result.error().message());
+    protocol::mergeCompileBaseline(report, result.value());
+}
+
+} // namespace kf::cast
