@@ -113,20 +113,20 @@ class Bench(unittest.TestCase):
             def __init__(self, times):
                 self.times, self.calls = times, []
 
-            def time(self, fn, inputs):
-                self.calls.append((fn, inputs))
-                return self.times[fn]
+            def time(self, side, k):
+                self.calls.append((side, k))
+                return self.times[side]
 
         steady = Clock({"a": 1.0, "b": 2.0})
-        times, why = _bench._sample(steady, {"a": "a", "b": "b"}, ["s0", "s1", "s2"], SAMPLING, float("inf"))
+        times, why = _bench._sample(steady, {"a": "a", "b": "b"}, 3, SAMPLING, float("inf"))
         self.assertEqual((why, len(times["a"]), len(times["b"])), ("spread", 5, 5))
         # The order rotates each sample and both sides get the same input set in a sample.
-        self.assertEqual(steady.calls[:4], [("a", "s0"), ("b", "s0"), ("b", "s1"), ("a", "s1")])
+        self.assertEqual(steady.calls[:6], [("a", 0), ("b", 0), ("b", 1), ("a", 1), ("a", 2), ("b", 2)])
         noisy = Clock({"a": 1.0, "b": 2.0})
-        noisy.time = lambda fn, inputs, n=iter(range(10**6)): float(next(n) % 7 + 1)
-        times, why = _bench._sample(noisy, {"a": "a", "b": "b"}, ["s0"], SAMPLING, float("inf"))
+        noisy.time = lambda side, k, n=iter(range(10**6)): float(next(n) % 7 + 1)
+        times, why = _bench._sample(noisy, {"a": "a", "b": "b"}, 1, SAMPLING, float("inf"))
         self.assertEqual((why, len(times["a"])), ("max_samples", SAMPLING["max_samples"]))
-        times, why = _bench._sample(noisy, {"a": "a"}, ["s0"], SAMPLING, 0.0)
+        times, why = _bench._sample(noisy, {"a": "a"}, 1, SAMPLING, 0.0)
         self.assertEqual((why, len(times["a"])), ("time_cap", 3))
 
     def test_the_check_is_the_runners_rule(self):

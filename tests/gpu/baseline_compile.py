@@ -34,6 +34,13 @@ def fmt(v, unit=""):
     return "-" if v is None else ("%.4g%s" % (v, unit))
 
 
+def table_row(r):
+    return "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s %% |" % (
+        r["example"], r["candidate"], r["shape"], fmt(r["eager_ms"]), fmt(r["default_ms"]),
+        fmt(r["max-autotune-no-cudagraphs_ms"]), fmt(r["candidate_ms"]), fmt(r["speedup"], "×"),
+        fmt(r["vs_compile"], "×"), fmt(r["eager_gap_pct"]), fmt(r["candidate_gap_pct"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kforge", required=True)
@@ -76,6 +83,7 @@ def main():
                     row[m + "_ms"] = (modes.get(m) or {}).get("median_ms")
                     row[m + "_compile_s"] = (modes.get(m) or {}).get("compile_s")
                 rows.append(row)
+                print(table_row(row), flush=True)   # as it comes: a run cut short still leaves its rows
                 where = "%s/%s %s" % (name, cand, s.get("label"))
                 for m in MODES:
                     c.check((modes.get(m) or {}).get("measured") is True,
@@ -85,13 +93,10 @@ def main():
                     gap = cmp_.get(side + "_gap_pct")
                     c.check(gap is not None and abs(gap) <= 3.0,
                             "%s: the harness's %s median within 3 %% of the runner's (%s %%)" % (where, side, fmt(gap)))
-    print("\n| example | shape | eager (ms) | compile default (ms) | compile max-autotune (ms) | candidate (ms) | vs eager | vs torch.compile | harness gap eager / candidate |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n| example | candidate | shape | eager (ms) | compile default (ms) | compile max-autotune (ms) | candidate (ms) | vs eager | vs torch.compile | harness gap eager / candidate |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s %% |" % (
-            r["example"], r["shape"], fmt(r["eager_ms"]), fmt(r["default_ms"]), fmt(r["max-autotune-no-cudagraphs_ms"]),
-            fmt(r["candidate_ms"]), fmt(r["speedup"], "×"), fmt(r["vs_compile"], "×"), fmt(r["eager_gap_pct"]),
-            fmt(r["candidate_gap_pct"])))
+        print(table_row(r))
     c.results["torch"] = torch.__version__
     return c.finish(a.json)
 

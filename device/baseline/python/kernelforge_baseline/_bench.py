@@ -4,6 +4,8 @@ baseline"):
 
 - three input sets per shape, rotated sample by sample; every side sees the same set in a sample;
 - before every timed call a write of twice the L2 size, outside the timed window;
+- then a spin kernel that holds the stream while Python enqueues the call (see _Clock.calibrate),
+  so the window holds device time only, as the runner's does;
 - CUDA events around the call alone, a device-wide synchronise after it;
 - the order of the sides rotates each sample, so no side always follows another;
 - warm-up calls untimed; compile time measured on the first call and reported apart;
@@ -72,19 +74,107 @@ class _Clock:
             self.flush_bytes = 64 << 20     # larger than the last-level caches of the CI machines
         self.buffer = torch.empty(self.flush_bytes, dtype=torch.uint8, device=device)
         self.value = 0
+        self.hold_cycles = 0
+        self.hold_ms = 0.0
 
-    def time(self, fn, inputs):
+    def calibrate(self, sides):
+        """How long to hold the stream before each timed call: Python enqueues a call much more
+        slowly than the runner's C++ does, and without a hold the GPU would sit idle inside the
+        timed window while the host is still launching (the blocking-kernel method of NVIDIA's
+        nvbench). The hold is a spin kernel of twice the slowest side's enqueue time plus 50 us,
+        measured here; it runs after the flush and before the start event, so it is never timed."""
+        if not self.cuda:
+            return
+        torch = self.torch
+        cycles = 1 << 22
+        self.start.record()
+        torch.cuda._sleep(cycles)
+        self.end.record()
+        torch.cuda.synchronize()
+        per_ms = cycles / max(self.start.elapsed_time(self.end), 1e-3)
+        host = 0.0
+        for _ in range(3):
+            for side in sides.values():
+                side.prepare(0)
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                self.start.record()
+                side.run(0)
+                self.end.record()
+                host = max(host, time.perf_counter() - t0)
+                torch.cuda.synchronize()
+        self.hold_ms = 2 * host * 1e3 + 0.05
+        self.hold_cycles = int(per_ms * self.hold_ms)
+
+    def time(self, side, k):
+        """One timed call of `side` on input set k: its preparation and the flush outside the
+        window, the call alone inside it."""
+        side.prepare(k)
         self.value = (self.value + 0x5A) & 0xFF
         self.buffer.fill_(self.value)
         if self.cuda:
+            self.torch.cuda._sleep(self.hold_cycles)
             self.start.record()
-            fn(*inputs)
+            side.run(k)
             self.end.record()
             self.torch.cuda.synchronize()
             return self.start.elapsed_time(self.end)
         t0 = time.perf_counter()
-        fn(*inputs)
+        side.run(k)
         return (time.perf_counter() - t0) * 1e3
+
+
+class _Call:
+    """Eager or a compiled program: the module called on the set's inputs (PyTorch allocates
+    their outputs, as it does in the runner's eager baseline)."""
+
+    def __init__(self, fn, sets):
+        self.fn, self.sets = fn, sets
+
+    def prepare(self, k):
+        pass
+
+    def run(self, k):
+        self.fn(*self.sets[k])
+
+
+class _Launches:
+    """The candidate as the runner times it: outputs and scratch allocated once per input set,
+    zeroed scratch cleared before the flush, and only the kernel launches in the timed window
+    (the .cast runtime's per-call checks and allocations are Python work the runner does not
+    have, and they would show when a kernel is short)."""
+
+    def __init__(self, op, sets, torch):
+        from kernelforge_cast import _driver
+        from kernelforge_cast._ops import _raw_stream
+        index = sets[0][0].device.index
+        key = (index,) + tuple(t.shape for t in sets[0])
+        outputs, scratch, self.slots, self.launches = op._bound(key, sets[0])
+        self.per_set = []
+        for inputs in sets:
+            outs = [torch.empty(shape, dtype=dtype, device=inputs[0].device) for shape, dtype in outputs]
+            buffers = [torch.zeros(max(count, 1), dtype=dtype, device=inputs[0].device) for count, dtype, _ in scratch]
+            zeroed = [b for b, (_, _, zero) in zip(buffers, scratch) if zero]
+            self.per_set.append(([t.data_ptr() for t in list(inputs) + outs + buffers], zeroed, outs + buffers))
+        self.stream = _raw_stream(index)
+        self.launch = _driver.launcher()
+        self.raise_for = _driver.raise_for
+
+    def outputs(self, k, count):
+        return self.per_set[k][2][:count]
+
+    def prepare(self, k):
+        pointers, zeroed, _ = self.per_set[k]
+        for slot, p in zip(self.slots, pointers):
+            slot.value = p
+        for b in zeroed:
+            b.zero_()
+
+    def run(self, k):
+        for fn, gx, gy, gz, bx, by, bz, shared, params, _ in self.launches:
+            rc = self.launch(fn, gx, gy, gz, bx, by, bz, shared, self.stream, params, None)
+            if rc:
+                self.raise_for(rc, "cuLaunchKernel")
 
 
 def _candidate_op(candidate, files):
@@ -97,15 +187,14 @@ def _candidate_op(candidate, files):
 
 
 def _sample(clock, sides, sets, cfg, deadline):
-    """Timed samples of every side (name -> fn) until the runner's stopping rule; returns
+    """Timed samples of every side (name -> _Call or _Launches; `sets` input sets, rotated) until the runner's stopping rule; returns
     ({name: [ms...]}, stopped_by)."""
     names = list(sides)
     times = {n: [] for n in names}
     for n in range(cfg["max_samples"]):
-        inputs = sets[n % len(sets)]
         k = n % len(names)
         for name in names[k:] + names[:k]:
-            times[name].append(clock.time(sides[name], inputs))
+            times[name].append(clock.time(sides[name], n % sets))
         if n + 1 >= cfg["min_samples"]:
             if all(stats(t)["median_rel_spread"] <= cfg["target_spread"] for t in times.values()):
                 return times, "spread"
@@ -123,7 +212,7 @@ def bench_shape(torch, task, shape, modes, device, candidate_op, cfg, seed, log)
     sets = [make_inputs(task, dims, device, seed + i) for i in range(INPUT_SETS)]
     with torch.no_grad():
         want = _tuple(module(*sets[0]))
-        sides = {"eager": module}
+        sides = {"eager": _Call(module, sets)}
         for mode in modes:
             entry = {"measured": False, "reason": "", "compile_s": None, "check": None, "timing": None}
             out["compiled"][mode] = entry
@@ -145,23 +234,27 @@ def bench_shape(torch, task, shape, modes, device, candidate_op, cfg, seed, log)
                 entry["reason"] = ("the compiled reference disagrees with eager on %s beyond the task's tolerance, "
                                    "so it is not used as a baseline" % ", ".join(bad))
                 continue
-            sides["compile:" + mode] = fn
+            sides["compile:" + mode] = _Call(fn, sets)
         if candidate_op is not None:
-            got = _tuple(candidate_op.cuda_impl(*sets[0]))
-            check = check_outputs(task, got, want)
+            lean = _Launches(candidate_op, sets, torch)
+            lean.prepare(0)
+            lean.run(0)
+            torch.cuda.synchronize()
+            check = check_outputs(task, tuple(lean.outputs(0, len(candidate_op.outputs))), want)
             if not check["passed"]:
                 out["reason"] = ("the candidate disagrees with eager in this harness (%s), so the harness does not "
                                  "run it as the runner does; nothing is timed"
                                  % ", ".join(o["name"] for o in check["outputs"] if not o["passed"]))
                 return out
-            sides["candidate"] = candidate_op.cuda_impl
+            sides["candidate"] = lean
         clock = _Clock(torch, device)
         for _ in range(cfg["warmup"]):
-            for fn in sides.values():
-                clock.time(fn, sets[0])
+            for side in sides.values():
+                clock.time(side, 0)
+        clock.calibrate(sides)
         log("%s: timing %s" % (label, ", ".join(sides)))
         started = time.monotonic()
-        times, stopped = _sample(clock, sides, sets, cfg, started + cfg["time_cap_ms"] / 1e3)
+        times, stopped = _sample(clock, sides, len(sets), cfg, started + cfg["time_cap_ms"] / 1e3)
     out["eager"] = stats(times["eager"])
     if "candidate" in times:
         out["candidate"] = stats(times["candidate"])
@@ -170,7 +263,7 @@ def bench_shape(torch, task, shape, modes, device, candidate_op, cfg, seed, log)
             entry["timing"] = stats(times["compile:" + mode])
             entry["measured"] = True
     out.update(measured=True, stopped_by=stopped, wall_ms=round((time.monotonic() - started) * 1e3),
-               flush_bytes=clock.flush_bytes)
+               flush_bytes=clock.flush_bytes, hold_ms=round(clock.hold_ms, 3))
     return out
 
 
