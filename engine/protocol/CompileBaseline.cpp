@@ -42,19 +42,15 @@ std::string nullableText(const Fields& f, std::string_view key)
     return f.find(key) ? f.text(key) : std::string();
 }
 
-double round3(double v)
-{
-    return std::round(v * 1000.0) / 1000.0;
-}
-
 std::optional<double> gapPct(const std::optional<double>& harness, const Json& runnerSide)
 {
     if (!harness || !runnerSide.is_object() || !runnerSide.contains("median_ms") || !runnerSide["median_ms"].is_number())
         return std::nullopt;
     const double runner = runnerSide["median_ms"].get<double>();
-    if (!(runner > 0))
+    const double gap = std::round(1000.0 * (*harness - runner) / runner) / 10.0;
+    if (!(runner > 0) || !std::isfinite(gap))
         return std::nullopt;
-    return std::round(1000.0 * (*harness - runner) / runner) / 10.0;
+    return gap;
 }
 
 } // namespace
@@ -117,6 +113,8 @@ void markCompileNotMeasured(Json& report, const std::string& reason)
 
 void mergeCompileBaseline(Json& report, const HarnessResult& h)
 {
+    if (!report.is_object())
+        return;
     Json summary = {{"measured", false},
                     {"reason", h.reason},
                     {"modes", h.modes},
@@ -175,11 +173,11 @@ void mergeCompileBaseline(Json& report, const HarnessResult& h)
                 c["best_mode"] = bestMode;
                 c["best_ms"] = *best;
             }
-            if (hs->measured && best && cand && *cand > 0) {
-                const double speedup = *best / *cand;
+            const double speedup = best && cand && *cand > 0 ? *best / *cand : 0.0;
+            if (hs->measured && std::isfinite(speedup) && speedup > 0) {
                 c["measured"] = true;
                 c["reason"] = "";
-                c["speedup"] = round3(speedup);
+                c["speedup"] = speedup;   // unrounded: a 1000x slower candidate is still a number
                 logSum += std::log(speedup);
                 ++timed;
             } else if (c["reason"].get<std::string>().empty()) {
@@ -204,10 +202,11 @@ void mergeCompileBaseline(Json& report, const HarnessResult& h)
             shape["compile"] = std::move(c);
         }
     }
-    if (timed > 0) {
+    const double geomean = timed > 0 ? std::exp(logSum / timed) : 0.0;
+    if (timed > 0 && std::isfinite(geomean) && geomean > 0) {
         summary["measured"] = true;
         summary["reason"] = "";
-        summary["geomean_speedup"] = round3(std::exp(logSum / timed));
+        summary["geomean_speedup"] = geomean;
     } else if (summary["reason"].get<std::string>().empty()) {
         summary["reason"] = "no shape was timed against torch.compile";
     }

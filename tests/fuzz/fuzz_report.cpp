@@ -1,6 +1,9 @@
 // Reports and evidence: a report of any kind (a file given to `promote --evidence`, a stored
-// correctness.json), read, summarised as the tables do, and written back.
+// correctness.json), read, summarised as the tables do, and written back. The same bytes are
+// also read as the torch.compile harness's result and merged into every performance report of
+// the document: a merged report must still read.
 #include "engine/core/JsonReader.h"
+#include "engine/protocol/CompileBaseline.h"
 #include "engine/protocol/RunReport.h"
 #include "engine/protocol/Signature.h"
 
@@ -10,9 +13,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
-    auto j = kf::json::parseText(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz report");
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    auto j = kf::json::parseText(text, "fuzz report");
     if (!j)
         return 0;
+    const auto harness = kf::protocol::readHarnessResult(text, "fuzz harness result");
     // The signature member is outside input too: a fixed key, so its check runs to the HMAC.
     static const kf::protocol::SigningKey key{std::string(32, 'k'), "0123456789abcdef", "fuzz-key"};
     (void)kf::protocol::checkSignature(j.value(), &key);
@@ -37,6 +42,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             auto back = kf::protocol::BenchReport::fromJson(r.bench->toJson());
             if (!back)
                 __builtin_trap();
+            if (harness) {
+                nlohmann::json merged = r.json;
+                kf::protocol::mergeCompileBaseline(merged, harness.value());
+                if (!kf::protocol::BenchReport::fromJson(merged))
+                    __builtin_trap();
+            }
         }
         if (r.profile)
             (void)r.profile->toJson();
