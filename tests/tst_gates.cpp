@@ -3,6 +3,7 @@
 #include "registryfixture.h"
 #include "testutil.h"
 
+#include "engine/protocol/CompileBaseline.h"
 #include "engine/registry/Gates.h"
 
 #include <QTemporaryDir>
@@ -107,7 +108,41 @@ void TestGates::eachRefusalNamesItsGate_data()
     QTest::newRow("nan speedup") << "nan-speedup" << "per_shape_speedup" << "nan";
     QTest::newRow("geomean below the threshold") << "geomean-low" << "geomean_speedup" << "1.05× is below the threshold 1.10×";
     QTest::newRow("stricter registry threshold") << "threshold-1.5" << "geomean_speedup" << "below the threshold 1.50×";
+    // The eighth gate, on only where the registry asks (compile-gate-* set a threshold of 1.0).
+    QTest::newRow("compile gate: beats torch.compile") << "compile-gate-pass" << "" << "";
+    QTest::newRow("compile gate: never timed against it") << "compile-gate-no-baseline" << "compile_speedup"
+                                                          << "not timed against torch.compile";
+    QTest::newRow("compile gate: not measured") << "compile-gate-unmeasured" << "compile_speedup"
+                                                << "not measured: Triton is not installed";
+    QTest::newRow("compile gate: slower than torch.compile") << "compile-gate-slow" << "compile_speedup"
+                                                             << "0.90× torch.compile is below 1.00×";
+    QTest::newRow("compile gate: a shape not compared") << "compile-gate-shape-missing" << "compile_speedup"
+                                                        << "not compared with torch.compile on";
+    QTest::newRow("compile gate off: slower than torch.compile is fine") << "compile-slow-gate-off" << "" << "";
 }
+
+namespace {
+
+/// `p` with a torch.compile comparison merged in, the harness's best mode at `factor` x the
+/// candidate's median on every shape (what the harness would report for that standing).
+Json withCompile(Json p, double factor)
+{
+    auto bench = protocol::BenchReport::fromJson(p);
+    Json shapes = Json::array();
+    for (const auto& s : bench.value().shapes) {
+        const double cand = *s.candidate.medianMs, eager = *s.baseline.medianMs;
+        shapes.push_back({{"label", s.id.text(true)}, {"measured", true},
+                          {"eager", {{"median_ms", eager}, {"samples", 20}}},
+                          {"candidate", {{"median_ms", cand}, {"samples", 20}}},
+                          {"compiled", {{"default", {{"measured", true}, {"timing", {{"median_ms", cand * factor}, {"samples", 20}}}}}}}});
+    }
+    auto h = protocol::readHarnessResult(Json{{"schema_version", 1}, {"measured", true}, {"modes", {"default"}},
+                                              {"shapes", shapes}}.dump(), "test");
+    protocol::mergeCompileBaseline(p, h.value());
+    return p;
+}
+
+} // namespace
 
 void TestGates::eachRefusalNamesItsGate()
 {
@@ -179,6 +214,20 @@ void TestGates::eachRefusalNamesItsGate()
     }
     else if (m == "geomean-low") p = test::performanceFor(in.task, "optimized.cu", {1.05});
     else if (m == "threshold-1.5") g.threshold = 1.5;
+    else if (m.rfind("compile-", 0) == 0) {
+        if (m.rfind("compile-gate-", 0) == 0)
+            g.compileThreshold = 1.0;
+        if (m == "compile-gate-pass")
+            p = withCompile(p, 1.2);
+        else if (m == "compile-gate-unmeasured")
+            p["compile_baseline"] = {{"measured", false}, {"reason", "Triton is not installed: Inductor needs it"}};
+        else if (m == "compile-gate-slow" || m == "compile-slow-gate-off")
+            p = withCompile(p, 0.9);
+        else if (m == "compile-gate-shape-missing") {
+            p = withCompile(p, 1.2);
+            p["shapes"][1].erase("compile");
+        }
+    }
     else QVERIFY2(m == "none" || mutation.contains("sign") || mutation.contains("key"), m.c_str()); // after signing, below
 
     in.correctness = test::asReport(c);
@@ -202,8 +251,11 @@ void TestGates::eachRefusalNamesItsGate()
     if (gate.isEmpty()) {
         QVERIFY2(!f, f ? v.sentence().c_str() : "");
         QVERIFY(v.passed());
-        QCOMPARE(v.checks.size(), size_t(8));
+        QCOMPARE(v.checks.size(), size_t(g.compileThreshold ? 9 : 8));
         QVERIFY(!v.unsignedAccepted);
+        if (m == "compile-gate-pass" || m == "compile-slow-gate-off")   // recorded, gate or not
+            QVERIFY2(std::abs(v.compileSpeedup - (m == "compile-gate-pass" ? 1.2 : 0.9)) < 1e-9,
+                     std::to_string(v.compileSpeedup).c_str());
         return;
     }
     QVERIFY2(f, "the evidence was accepted");

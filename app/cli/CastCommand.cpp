@@ -244,16 +244,18 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
     std::cout << "targets  cubin " << archs << "; PTX " << (m["ptx"].is_string() ? m["ptx"].get<std::string>() : "none")
               << "\n\nops\n";
     TextTable ops({{"op"}, {"signature"}, {"registry ID"}, {"measured on"}, {"geomean", TextTable::Align::Right},
-                   {"min", TextTable::Align::Right}, {"signature check"}});
+                   {"min", TextTable::Align::Right}, {"vs torch.compile", TextTable::Align::Right}, {"signature check"}});
     for (const auto& op : m["ops"]) {
         const json& ev = op["evidence"];
         ops.addRow({"cast::" + op["name"].get<std::string>(), op["schema"].get<std::string>(),
                     op["registry_id"].get<std::string>(),
                     ev.value("gpu", "") + " (" + ev.value("arch", "") + ")", fixed(ev.value("geomean_speedup", json()), "×"),
-                    fixed(ev.value("min_speedup", json()), "×"), ev.value("registry_signature", "")});
+                    fixed(ev.value("min_speedup", json()), "×"), fixed(ev.value("compile_speedup", json()), "×"),
+                    ev.value("registry_signature", "")});
     }
     ops.print(std::cout);
-    std::cout << "  (op-level evidence: each kernel's microbenchmark against LibTorch eager on the shapes of its task)\n";
+    std::cout << "  (op-level evidence: each kernel's microbenchmark against LibTorch eager on the shapes of its task, and\n"
+                 "   against torch.compile's faster mode where the registry measured it; \"-\" where it did not)\n";
     for (const cast::PackageModel& mo : p.models) {
         const json& e = mo.json;
         std::string uses, ins;

@@ -33,6 +33,7 @@ struct PromoteArgs {
     std::string runnerPath;
     int launchTimeoutMs = 10000;
     double timeCapMs = 2000;
+    std::string baseline = "both";      ///< the benchmark's: also torch.compile unless "eager"
 };
 
 std::string whoAmI()
@@ -122,6 +123,7 @@ int promote(const PromoteArgs& a)
         run.kind = RunKind::Bench;
         run.shapes = "benchmarks";
         run.timeCapMs = a.timeCapMs;
+        run.baseline = a.baseline;
         rc = runOnRunner(run, &reports);
         if (rc != kExitOk && rc != kExitFailed)
             return rc;
@@ -192,6 +194,9 @@ void addPromoteCommand(CLI::App& app, int& exitCode)
     cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
     cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch")->check(CLI::Range(1, 86400000));
     cmd->add_option("--time-cap-ms", args->timeCapMs, "benchmark time cap per shape")->check(CLI::PositiveNumber);
+    cmd->add_option("--baseline", args->baseline,
+                    "the benchmark's baselines: both (eager and torch.compile, recorded in the registry) or eager")
+        ->check(CLI::IsMember({"eager", "both"}));
     cmd->callback([args, &exitCode] { exitCode = promote(*args); });
 }
 

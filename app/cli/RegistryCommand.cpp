@@ -19,6 +19,13 @@ namespace kf::cli {
 
 namespace {
 
+std::string times(double v)
+{
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f×", v);
+    return b;
+}
+
 struct RegistryArgs {
     std::string registry;
     bool json = false;
@@ -28,14 +35,14 @@ struct RegistryArgs {
     bool reindex = false;
     bool all = false;
     double threshold = 0;
+    std::string compileThreshold;   ///< "off", or a factor of torch.compile
 };
 
-std::string times(double v)
+std::string compileText(const std::optional<double>& v)
 {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.2f×", v);
-    return b;
+    return v ? "≥ " + times(*v) + " torch.compile" : "off";
 }
+
 
 json with(json j, const json& more)
 {
@@ -82,17 +89,19 @@ int list(const RegistryArgs& a, const Registry& r)
     if (a.json) {
         json out = document("list", true, r);
         out["speedup_threshold"] = index->threshold;
+        out["compile_speedup_threshold"] = index->compileThreshold ? json(*index->compileThreshold) : json();
         out["kernels"] = registryIndexToJson(index.value())["kernels"];
         printJson(out);
         return kExitOk;
     }
-    std::cout << "Registry " << r.directory().string() << " (promotion threshold " << times(index->threshold) << ")\n";
+    std::cout << "Registry " << r.directory().string() << " (promotion threshold " << times(index->threshold)
+              << (index->compileThreshold ? ", and " + compileText(index->compileThreshold) : std::string()) << ")\n";
     if (index->kernels.empty()) {
         std::cout << "  no verified kernels yet: `kforge promote <task-dir> --candidate file.cu`\n";
         return kExitOk;
     }
     TextTable t({{"ID"}, {"op"}, {"dtype"}, {"GPU"}, {"shapes"}, {"speedup", TextTable::Align::Right},
-                 {"promoted"}, {"status"}});
+                 {"vs torch.compile", TextTable::Align::Right}, {"promoted"}, {"status"}});
     int hidden = 0;
     for (const RegistryEntry& e : index->kernels) {
         if (e.deprecated() && !a.all) {
@@ -100,7 +109,7 @@ int list(const RegistryArgs& a, const Registry& r)
             continue;
         }
         t.addRow({e.id, e.op, e.dtype, e.gpu, TextTable::truncate(e.shapesText(), 40), times(e.geomeanSpeedup),
-                  e.promotedAt, e.status});
+                  e.compileSpeedup ? times(*e.compileSpeedup) : "-", e.promotedAt, e.status});
     }
     t.print(std::cout);
     if (hidden)
@@ -128,7 +137,9 @@ int show(const RegistryArgs& a, const Registry& r)
               << "  folder:    " << r.entryDirectory(a.id).string() << '\n'
               << "  task:      " << e->taskName << " (" << e->op << ", " << e->dtype << "), kernel " << e->kernelFile << '\n'
               << "  GPU:       " << e->gpu << " (" << e->arch << ")\n"
-              << "  speedup:   " << times(e->geomeanSpeedup) << " geometric mean, slowest shape " << times(e->minSpeedup) << '\n'
+              << "  speedup:   " << times(e->geomeanSpeedup) << " geometric mean, slowest shape " << times(e->minSpeedup)
+              << (e->compileSpeedup ? "; " + times(*e->compileSpeedup) + " torch.compile" : std::string(", not compared with torch.compile"))
+              << '\n'
               << "  shapes:    " << e->shapesText() << '\n'
               << "  promoted:  " << e->promotedAt << '\n'
               << "  hashes:    source " << e->sourceHash << ", task " << e->taskHash << '\n';
@@ -250,15 +261,34 @@ int threshold(const RegistryArgs& a, const Registry& r)
             return exitFor(s.error());
         }
     }
+    if (!a.compileThreshold.empty()) {
+        std::optional<double> value;
+        if (a.compileThreshold != "off") {
+            char* end = nullptr;
+            const double v = std::strtod(a.compileThreshold.c_str(), &end);
+            if (end == a.compileThreshold.c_str() || *end) {
+                std::cerr << "kforge: --compile " << a.compileThreshold << ": give a factor such as 1.0, or off\n";
+                return kExitUsage;
+            }
+            value = v;
+        }
+        if (auto s = r.setCompileThreshold(value); !s) {
+            std::cerr << "kforge: " << s.error().message() << '\n';
+            return exitFor(s.error());
+        }
+    }
     auto index = r.load();
     if (!index) {
         std::cerr << "kforge: " << index.error().message() << '\n';
         return kExitEnvironment;
     }
     if (a.json)
-        printJson(with(document("threshold", true, r), {{"speedup_threshold", index->threshold}}));
+        printJson(with(document("threshold", true, r),
+                       {{"speedup_threshold", index->threshold},
+                        {"compile_speedup_threshold", index->compileThreshold ? json(*index->compileThreshold) : json()}}));
     else
-        std::cout << "promotion threshold: geometric-mean speedup ≥ " << times(index->threshold) << '\n';
+        std::cout << "promotion threshold: geometric-mean speedup ≥ " << times(index->threshold)
+                  << "; against torch.compile: " << compileText(index->compileThreshold) << '\n';
     return kExitOk;
 }
 
@@ -305,6 +335,8 @@ void addRegistryCommand(CLI::App& app, int& exitCode)
     CLI::App* t = reg->add_subcommand("threshold", "Show or set this registry's geometric-mean speedup threshold");
     common(t);
     t->add_option("value", args->threshold, "new threshold (≥ 1.0; default 1.10)");
+    t->add_option("--compile", args->compileThreshold,
+                  "the eighth gate: a factor of torch.compile every promotion must reach (e.g. 1.0), or off (the default)");
     t->callback([args, &exitCode] { withRegistry(*args, exitCode, [&](const Registry& r) { return threshold(*args, r); }); });
 }
 

@@ -309,7 +309,7 @@ PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::st
     for (const char* key : {"gpu", "arch", "torch", "promoted_at", "baseline", "scope", "registry_signature"})
         if (const Json* v = ev.optional(key); v && !v->is_string())
             jr::fail(ev.at(key), "must be a string");
-    for (const char* key : {"geomean_speedup", "min_speedup", "threshold"})
+    for (const char* key : {"geomean_speedup", "min_speedup", "threshold", "compile_speedup", "compile_threshold"})
         if (const Json* v = ev.optional(key); v && !v->is_number() && !v->is_null())
             jr::fail(ev.at(key), "must be a number or null");
     for (const char* key : {"per_shape", "gates"})

@@ -406,6 +406,45 @@ GateVerdict evaluateGates(const GateInput& in)
         }
     }
     v.checks.push_back(gm);
+
+    // 8. Optional: at least the registry's factor of torch.compile.
+    if (in.compileThreshold) {
+        const double want = *in.compileThreshold;
+        GateCheck cg = gate("compile_speedup", "");
+        cg.title = "At least " + fixed(want) + "× torch.compile (this registry's setting)";
+        const BenchReport* b = bs.passed ? p : nullptr;
+        std::string unmeasured;
+        if (b && b->compileBaseline && b->compileBaseline->measured)
+            for (const protocol::BenchShape& s : b->shapes)
+                if (!s.compile || !s.compile->measured)
+                    unmeasured += (unmeasured.empty() ? "" : ", ") + s.id.text(false);
+        const std::string off = "or turn the setting off: kforge registry threshold --compile off";
+        if (!b) {
+            cg.detail = "no complete benchmark";
+            cg.hint = bs.hint;
+        } else if (!b->compileBaseline) {
+            cg.detail = "the benchmark was not timed against torch.compile";
+            cg.hint = "benchmark with `kforge bench --baseline compile` (`kforge promote` does when this is set), " + off;
+        } else if (!b->compileBaseline->measured) {
+            cg.detail = "torch.compile was not measured: " + b->compileBaseline->reason;
+            cg.hint = "give the harness a Python with torch and Triton ($KF_BASELINE_PYTHON), " + off;
+        } else if (!unmeasured.empty()) {
+            cg.detail = "not compared with torch.compile on " + unmeasured;
+            cg.hint = "every benchmark shape needs the comparison; see the report's reasons";
+        } else {
+            v.compileSpeedup = b->compileSpeedup().value_or(NAN);
+            if (!(v.compileSpeedup >= want)) {
+                cg.detail = "geometric mean " + fixed(v.compileSpeedup) + "× torch.compile is below " + fixed(want) + "×";
+                cg.hint = "a kernel that does not beat what one line of Python gives is not worth shipping here; " + off;
+            } else {
+                cg.passed = true;
+                cg.detail = "geometric mean " + fixed(v.compileSpeedup) + "× torch.compile ≥ " + fixed(want) + "×";
+            }
+        }
+        v.checks.push_back(cg);
+    } else if (p) {
+        v.compileSpeedup = p->compileSpeedup().value_or(NAN);
+    }
     return v;
 }
 

@@ -22,7 +22,8 @@ inline constexpr double kDefaultSpeedupThreshold = 1.10;
 inline constexpr int kMinTrialsForPromotion = 3;
 
 /// One gate and how it went. `gate` is a stable key (docs/registry.md):
-/// evidence, signed, correctness, held_out, negative_control, benchmarks, per_shape_speedup, geomean_speedup.
+/// evidence, signed, correctness, held_out, negative_control, benchmarks, per_shape_speedup, geomean_speedup,
+/// and compile_speedup when the registry asks for it.
 struct GateCheck {
     std::string gate;
     std::string title;     ///< "Correct on every test shape"
@@ -37,6 +38,8 @@ struct GateVerdict {
     /// the registry records exactly these numbers.
     double geomeanSpeedup = NAN;
     double minSpeedup = NAN;
+    /// The geometric-mean speedup over torch.compile the report shows (NaN when not measured).
+    double compileSpeedup = NAN;
     /// The "signed" gate passed only because the input allowed unsigned reports.
     bool unsignedAccepted = false;
     bool passed() const;
@@ -64,6 +67,9 @@ struct GateInput {
     /// Accept reports without a valid signature (`promote --allow-unsigned`): the gate passes
     /// and its detail says so, in the promotion record too.
     bool allowUnsigned = false;
+    /// The eighth gate, off when empty: the geometric-mean speedup over torch.compile (the
+    /// report's compile_baseline, docs/benchmarks.md) must be at least this.
+    std::optional<double> compileThreshold;
 };
 
 GateVerdict evaluateGates(const GateInput& in);

@@ -56,6 +56,8 @@ nlohmann::json PromotionRecord::toJson() const
             {"tolerances", tol},
             {"environment", environment.toJson()},
             {"threshold", optionalNumber(threshold)},
+            {"compile_threshold", optionalNumber(compileThreshold)},
+            {"compile_speedup", optionalNumber(compileSpeedup)},
             {"gates", gateList},
             {"speedup", {{"geomean", optionalNumber(geomeanSpeedup)}, {"min", optionalNumber(minSpeedup)}, {"per_shape", shapes}}},
             {"evidence_scope", evidenceScope},
@@ -96,6 +98,8 @@ Result<PromotionRecord> PromotionRecord::fromJson(const nlohmann::json& j, const
         });
         p.environment = protocol::Environment::read(f.object("environment"));
         p.threshold = f.optionalNumber("threshold");
+        p.compileThreshold = f.optionalNumber("compile_threshold");
+        p.compileSpeedup = f.optionalNumber("compile_speedup");
         f.forEach("gates", [&](const nlohmann::json& v, const std::string& ptr) {
             const Fields g(v, ptr);
             p.gates.push_back({g.text("gate"), g.text("title"), g.boolean("passed"), g.text("detail"), g.text("hint")});

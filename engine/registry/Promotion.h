@@ -53,6 +53,8 @@ struct PromotionRecord {
     std::vector<ToleranceUsed> tolerances;
     protocol::Environment environment;
     std::optional<double> threshold;        ///< the registry's threshold at promotion
+    std::optional<double> compileThreshold; ///< the registry's torch.compile threshold then (none: off)
+    std::optional<double> compileSpeedup;   ///< geometric mean over torch.compile, when measured
     std::vector<GateCheck> gates;
     std::optional<double> geomeanSpeedup;
     std::optional<double> minSpeedup;

@@ -150,7 +150,8 @@ Result<CurrentFiles> currentFiles(const PromotionInput& in)
     return f;
 }
 
-GateVerdict judge(const PromotionInput& in, const CurrentFiles& f, double threshold, const Result<protocol::SigningKey>& key)
+GateVerdict judge(const PromotionInput& in, const CurrentFiles& f, double threshold, std::optional<double> compileThreshold,
+                  const Result<protocol::SigningKey>& key)
 {
     GateInput g;
     g.task = &in.task;
@@ -160,6 +161,7 @@ GateVerdict judge(const PromotionInput& in, const CurrentFiles& f, double thresh
     g.correctness = in.correctness ? &*in.correctness : nullptr;
     g.performance = in.performance ? &*in.performance : nullptr;
     g.threshold = threshold;
+    g.compileThreshold = compileThreshold;
     g.heldOutRequired = heldOutRequiredFor(in.task);
     if (key)
         g.signingKey = &key.value();
@@ -323,7 +325,7 @@ Result<GateVerdict> Registry::gates(const PromotionInput& in) const
     auto index = load();
     if (!index)
         return index.error();
-    return judge(in, files.value(), index->threshold, protocol::loadSigningKey(false));
+    return judge(in, files.value(), index->threshold, index->compileThreshold, protocol::loadSigningKey(false));
 }
 
 Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
@@ -345,7 +347,7 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     // One key for judging the reports and signing the record (made now if the user has none).
     const auto key = protocol::loadSigningKey(true);
     PromotionOutcome outcome;
-    outcome.gates = judge(in, files.value(), index.threshold, key);
+    outcome.gates = judge(in, files.value(), index.threshold, index.compileThreshold, key);
     if (!outcome.gates.passed())
         return outcome;
 
@@ -374,6 +376,8 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     e.taskHash = files->taskHash;
     e.promotedAt = utcNow();
     e.geomeanSpeedup = outcome.gates.geomeanSpeedup; // the numbers the gates passed, nothing recomputed
+    if (std::isfinite(outcome.gates.compileSpeedup))
+        e.compileSpeedup = outcome.gates.compileSpeedup;
     e.minSpeedup = outcome.gates.minSpeedup;
 
     // Every file of the version folder, then promotion.json naming their hashes.
@@ -423,6 +427,9 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
         p.tolerances.push_back({t.name, t.tolerance.rtol, t.tolerance.atol, t.tolerance.atolMode == Tolerance::AtolMode::Rms});
     p.environment = env;
     p.threshold = index.threshold;
+    p.compileThreshold = index.compileThreshold;
+    if (std::isfinite(outcome.gates.compileSpeedup))
+        p.compileSpeedup = outcome.gates.compileSpeedup;
     p.gates = outcome.gates.checks;
     p.geomeanSpeedup = e.geomeanSpeedup;
     p.minSpeedup = e.minSpeedup;
@@ -535,6 +542,21 @@ Result<void> Registry::setThreshold(double threshold) const
     if (!locked)
         return locked.error();
     locked->index.threshold = threshold;
+    return writeIndex(locked->index);
+}
+
+Result<void> Registry::setCompileThreshold(std::optional<double> threshold) const
+{
+    if (threshold && (!(*threshold > 0) || !std::isfinite(*threshold))) {
+        Error e = registryError(m_dir, "set the torch.compile threshold", "the threshold must be a number > 0",
+                                "1.0 asks a kernel to match torch.compile; \"off\" turns the gate off");
+        e.kind = kRegistryBadArgument;
+        return e;
+    }
+    auto locked = lockIndex(m_dir);
+    if (!locked)
+        return locked.error();
+    locked->index.compileThreshold = threshold;
     return writeIndex(locked->index);
 }
 

@@ -50,6 +50,7 @@ struct RegistryEntry {
     std::string kernelFile;          ///< the source file inside the folder, e.g. optimized.cu
     nlohmann::json benchmarkShapes = nlohmann::json::array();   ///< [{"B": 8192, "D": 4096}, ...]
     double geomeanSpeedup = 0;
+    std::optional<double> compileSpeedup;          ///< over torch.compile, when it was measured
     double minSpeedup = 0;
     std::string sourceHash;
     std::string taskHash;
@@ -66,6 +67,7 @@ struct RegistryEntry {
 
 struct RegistryIndex {
     double threshold = kDefaultSpeedupThreshold;   ///< per registry (gate 7)
+    std::optional<double> compileThreshold;        ///< per registry, off when empty (gate 8)
     std::vector<RegistryEntry> kernels;            ///< in promotion order
     std::vector<std::string> removed;              ///< IDs removed so far: never given out again
     const RegistryEntry* find(std::string_view id) const;
@@ -133,6 +135,8 @@ public:
     Result<RegistryEntry> deprecate(const std::string& id, const std::string& reason) const;
     /// The promotion threshold for the geometric-mean speedup (≥ 1.0).
     Result<void> setThreshold(double threshold) const;
+    /// The factor of torch.compile a kernel must reach (> 0), or nullopt to turn the gate off.
+    Result<void> setCompileThreshold(std::optional<double> threshold) const;
     /// Verifies the index against the folders and hashes; with `prune`, also deletes folders
     /// that no index entry names (left by an interrupted promote or remove).
     Result<std::vector<RegistryDrift>> check(bool prune = false) const;

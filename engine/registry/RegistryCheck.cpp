@@ -203,11 +203,13 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
             problem(e.kernelFile, current.error().message(), "remove the entry and promote the kernel again");
             continue;
         }
-        const GateVerdict v = judge(in, current.value(), pj.threshold.value_or(index->threshold), key);
+        const GateVerdict v = judge(in, current.value(), pj.threshold.value_or(index->threshold), pj.compileThreshold, key);
         if (!v.passed())
             problem({}, "the stored evidence does not support the promotion: " + v.sentence(),
                     "remove the entry; promote again with fresh evidence");
-        else if (!near(pj.geomeanSpeedup, v.geomeanSpeedup) || !near(pj.minSpeedup, v.minSpeedup))
+        else if (!near(pj.geomeanSpeedup, v.geomeanSpeedup) || !near(pj.minSpeedup, v.minSpeedup) ||
+                 pj.compileSpeedup.has_value() != std::isfinite(v.compileSpeedup) ||
+                 (pj.compileSpeedup && !near(pj.compileSpeedup, v.compileSpeedup)))
             problem("promotion.json",
                     "the speedups recorded (geomean " + protocol::formatFixed(pj.geomeanSpeedup.value_or(NAN), 2) + "×) are not "
                     "the ones the stored performance report gives (" + protocol::formatFixed(v.geomeanSpeedup, 2) + "×)",

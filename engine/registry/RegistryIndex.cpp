@@ -36,6 +36,8 @@ RegistryEntry parseEntry(const Json& v, const std::string& ptr)
     e.benchmarkShapes = jr::asArray(o.required("benchmark_shapes"), o.at("benchmark_shapes"));
     e.geomeanSpeedup = o.number("geomean_speedup");
     e.minSpeedup = o.number("min_speedup");
+    if (const Json* c = o.optional("compile_speedup"); c && !c->is_null())
+        e.compileSpeedup = jr::asNumber(*c, o.at("compile_speedup"));
     e.sourceHash = o.string("source_hash");
     e.taskHash = o.string("task_hash");
     e.promotedAt = o.string("promoted_at");
@@ -84,6 +86,8 @@ Json registryEntryToJson(const RegistryEntry& e)
               {"promoted_at", e.promotedAt},
               {"status", e.status},
               {"files", files}};
+    if (e.compileSpeedup)
+        j["compile_speedup"] = *e.compileSpeedup;
     if (e.deprecated()) {
         j["deprecated_at"] = e.deprecatedAt;
         j["deprecation_reason"] = e.deprecationReason;
@@ -125,6 +129,11 @@ Result<RegistryIndex> parseRegistryIndex(const Json& j, const std::string& origi
         index.threshold = o.numberOr("speedup_threshold", kDefaultSpeedupThreshold);
         if (!(index.threshold >= 1.0) || !std::isfinite(index.threshold))
             jr::fail(o.at("speedup_threshold"), "the speedup threshold must be a number ≥ 1.0");
+        if (const Json* c = o.optional("compile_speedup_threshold"); c && !c->is_null()) {
+            index.compileThreshold = jr::asNumber(*c, o.at("compile_speedup_threshold"));
+            if (!(*index.compileThreshold > 0) || !std::isfinite(*index.compileThreshold))
+                jr::fail(o.at("compile_speedup_threshold"), "the torch.compile threshold must be a number > 0, or null for none");
+        }
         const Json& kernels = jr::asArray(o.required("kernels"), o.at("kernels"));
         std::set<std::string> seen;
         for (size_t i = 0; i < kernels.size(); ++i) {
@@ -156,6 +165,8 @@ Json registryIndexToJson(const RegistryIndex& index)
     Json j = {{"schema_version", kRegistrySchemaVersion}, {"speedup_threshold", index.threshold}, {"kernels", kernels}};
     if (!index.removed.empty())
         j["removed"] = index.removed;
+    if (index.compileThreshold)
+        j["compile_speedup_threshold"] = *index.compileThreshold;
     return j;
 }
 

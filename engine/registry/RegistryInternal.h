@@ -41,7 +41,7 @@ Result<CurrentFiles> currentFiles(const PromotionInput& in);
 /// The gates for `in` against `files` and `threshold`; `key` is the user's signing key (or why
 /// there is none), loaded once by the caller.
 GateVerdict judge(const PromotionInput& in, const CurrentFiles& files, double threshold,
-                  const Result<protocol::SigningKey>& key);
+                  std::optional<double> compileThreshold, const Result<protocol::SigningKey>& key);
 /// A version folder's task.json (the whole task as promoted), rooted at `dir`; candidate files
 /// other than the promoted one are not looked for.
 Result<Task> readEntryTask(const std::filesystem::path& dir);

@@ -87,6 +87,7 @@ Result<std::vector<std::string>> Registry::reindex() const
             e.benchmarkShapes.push_back(shape);
         }
         e.geomeanSpeedup = record->geomeanSpeedup.value_or(0);
+        e.compileSpeedup = record->compileSpeedup;
         e.minSpeedup = record->minSpeedup.value_or(0);
         e.sourceHash = record->candidate.sourceHash;
         e.taskHash = record->task.hash;
@@ -95,6 +96,7 @@ Result<std::vector<std::string>> Registry::reindex() const
         e.files.push_back({"promotion.json", hashHex(promotionBytes.value()), static_cast<std::int64_t>(promotionBytes->size())});
         if (record->threshold)
             index.threshold = *record->threshold;
+        index.compileThreshold = record->compileThreshold;
         index.kernels.push_back(std::move(e));
     }
     std::sort(index.kernels.begin(), index.kernels.end(),

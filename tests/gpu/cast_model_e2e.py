@@ -105,7 +105,7 @@ def main():
     ids = {}
     for name in EXAMPLES:
         p = run([a.kforge, "promote", os.path.join(ROOT, "resources", "examples", name), "--candidate", "optimized.cu",
-                 "--json", "--time-cap-ms", "1000"] + reg)
+                 "--json", "--time-cap-ms", "1000", "--baseline", "eager"] + reg)
         if p.returncode == 3 and "GPU" in p.stderr:
             print("skip: " + p.stderr.strip())
             return SKIP

@@ -244,7 +244,8 @@ def check_op(op, p, files, names):
     need_file(op["task"], p + "/task")
     ev = _obj(op["evidence"], p + "/evidence", ("correctness", "performance", "promotion"),
               ("gpu", "arch", "torch", "promoted_at", "baseline", "geomean_speedup", "min_speedup", "threshold",
-               "per_shape", "gates", "scope", "unsigned_evidence_accepted", "registry_signature"))
+               "per_shape", "gates", "scope", "unsigned_evidence_accepted", "registry_signature",
+               "compile_speedup", "compile_threshold"))
     for k in ("correctness", "performance", "promotion"):
         need_file(ev[k], p + "/evidence/" + k)
 
