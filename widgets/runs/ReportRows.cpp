@@ -111,6 +111,21 @@ void fillPerformance(ResultRow::Performance& p, const protocol::BenchShape& s, c
     for (const std::string& f : s.allFlags())
         p.flags << qs(f);
     p.trustworthy = s.trustworthy();
+    if (const auto& c = s.compile) {
+        if (c->measured)
+            p.compileSpeedup = c->speedup;
+        QStringList lines;
+        lines << (c->measured ? QStringLiteral("torch.compile's faster mode (%1) divided by the candidate, in one process")
+                                    .arg(qs(c->bestMode))
+                              : QStringLiteral("Not compared with torch.compile: ") + qs(c->reason));
+        for (const auto& m : c->modes)
+            lines << (m.medianMs ? QStringLiteral("%1: %2, compiled in %3 s")
+                                       .arg(qs(m.mode), microsecondsText(*m.medianMs), numberText(m.compileS.value_or(NAN)))
+                                 : QStringLiteral("%1: not measured: %2").arg(qs(m.mode), qs(m.reason)));
+        for (const std::string& f : c->flags)
+            lines << qs(f);
+        p.compileNote = lines.join(QLatin1Char('\n'));
+    }
 }
 
 } // namespace

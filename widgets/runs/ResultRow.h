@@ -45,6 +45,9 @@ struct ResultRow {
         std::optional<double> candidateMedianMs;
         std::optional<double> baselineMedianMs;
         std::optional<double> speedup; ///< baseline median / candidate median
+        /// Over torch.compile's faster mode (docs/benchmarks.md); none when not compared.
+        std::optional<double> compileSpeedup;
+        QString compileNote;   ///< the modes' medians, or why the comparison was not made
         std::optional<double> achievedGbs;
         std::optional<double> pctPeakBandwidth;
         QString candidateStats; ///< "median 81.0 µs, IQR 2.0 µs, min …, 120 samples, spread 0.4 %"

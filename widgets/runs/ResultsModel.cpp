@@ -234,6 +234,10 @@ QVariant ResultsModel::display(const ResultRow& r, int column) const
         return p.baselineMedianMs ? reportrows::microsecondsText(*p.baselineMedianMs) : QString();
     case SpeedupColumn:
         return p.speedup ? speedupText(*p.speedup) : QString();
+    case CompileSpeedupColumn:
+        if (p.compileSpeedup)
+            return speedupText(*p.compileSpeedup);
+        return p.compileNote.isEmpty() ? QString() : QStringLiteral("not measured");
     case BandwidthColumn:
         if (!p.achievedGbs)
             return QString();
@@ -280,6 +284,8 @@ QVariant ResultsModel::sortValue(const ResultRow& r, int column) const
         return sortable(p.baselineMedianMs);
     case SpeedupColumn:
         return sortable(p.speedup);
+    case CompileSpeedupColumn:
+        return sortable(p.compileSpeedup);
     case BandwidthColumn:
         return sortable(p.achievedGbs);
     default:
@@ -337,6 +343,8 @@ QVariant ResultsModel::toolTip(const ResultRow& r, int column) const
             return {};
         return QStringLiteral("Baseline median / candidate median.") +
                (p.flags.isEmpty() ? QString() : QStringLiteral("\nFlags: ") + p.flags.join(QStringLiteral("; ")));
+    case CompileSpeedupColumn:
+        return p.compileNote.isEmpty() ? QVariant() : QVariant(p.compileNote);
     case BandwidthColumn:
         if (!p.pctPeakBandwidth)
             return {};
@@ -371,6 +379,10 @@ QVariant ResultsModel::foreground(const ResultRow& r, int column) const
         if (!r.performance.trustworthy)
             return tone(Tone::Bad);
         return tone(*r.performance.speedup >= 1.0 ? Tone::Good : Tone::Warning);
+    case CompileSpeedupColumn:
+        if (!r.performance.compileSpeedup)
+            return {};
+        return tone(*r.performance.compileSpeedup >= 1.0 ? Tone::Good : Tone::Warning);
     default:
         return {};
     }
@@ -382,7 +394,7 @@ QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int 
         return QAbstractTableModel::headerData(section, orientation, role);
     static const char* const titles[ColumnCount] = {
         "Candidate", "Shape", "Set", "Verdict", "Max abs error", "Max rel error", "Error vs LibTorch", "Mismatches",
-        "Candidate median (µs)", "Baseline median (µs)", "Speedup", "GB/s", "Details"};
+        "Candidate median (µs)", "Baseline median (µs)", "Speedup", "vs torch.compile", "GB/s", "Details"};
     static const char* const tips[ColumnCount] = {
         "The candidate's source file",
         "Shape label and sizes",
@@ -395,6 +407,7 @@ QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int 
         "Median time of the candidate, L2 flushed and fresh inputs before every sample",
         "Median time of the LibTorch baseline, timed interleaved with the candidate",
         "Baseline median divided by candidate median",
+        "torch.compile's faster mode divided by the candidate, both timed in one process by the torch.compile harness",
         "Memory bandwidth the candidate achieved (task's byte count / median)",
         "First failure, error sentence or timing flags"};
     if (role == Qt::DisplayRole)

@@ -36,6 +36,7 @@ public:
         CandidateMedianColumn,
         BaselineMedianColumn,
         SpeedupColumn,
+        CompileSpeedupColumn,
         BandwidthColumn,
         DetailsColumn,
         ColumnCount

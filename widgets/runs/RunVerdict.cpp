@@ -22,6 +22,7 @@ RunVerdict RunVerdict::fromReports(const std::vector<kf::protocol::RunReport>& r
 {
     int shapes = 0, failedShapes = 0, timedShapes = 0, correctnessReports = 0;
     QString firstError, untrustworthy, bestCandidate;
+    std::optional<protocol::CompileBaselineSummary> bestCompile;
     double bestGeomean = std::nan("");
     int performanceReports = 0;
     for (const auto& report : reports) {
@@ -47,6 +48,7 @@ RunVerdict RunVerdict::fromReports(const std::vector<kf::protocol::RunReport>& r
             if (std::isnan(bestGeomean) || g > bestGeomean) {
                 bestGeomean = g;
                 bestCandidate = QString::fromStdString(h.candidate.file);
+                bestCompile = report.bench->compileBaseline;
             }
         }
     }
@@ -75,6 +77,13 @@ RunVerdict RunVerdict::fromReports(const std::vector<kf::protocol::RunReport>& r
             parts << speedupSentence(bestGeomean);
         } else {
             parts << QStringLiteral("best ") + speedupSentence(bestGeomean) + QStringLiteral(" with ") + bestCandidate;
+        }
+        // The second baseline, for the same candidate: beside eager, never instead of it.
+        if (untrustworthy.isEmpty() && bestCompile) {
+            if (bestCompile->measured && bestCompile->geomeanSpeedup)
+                parts << QStringLiteral("%1× torch.compile").arg(QString::number(*bestCompile->geomeanSpeedup, 'f', 2));
+            else
+                parts << QStringLiteral("torch.compile not measured");
         }
         // A slower kernel is still correct: only a timing-only run turns amber for it.
         if (untrustworthy.isEmpty() && correctnessReports == 0 && v.tone == Tone::Good && bestGeomean < 1.0)

@@ -48,6 +48,7 @@ private slots:
     void nonFiniteNumbersShowAsNanAndInf();
     void sortingByErrorPutsNanWithTheWorst();
     void tooltipsCarryTheEvidence();
+    void compileColumnExplainsItself();
     void verdictIsColouredAndMarked();
     void malformedReportsAddNothingAndDoNotThrow();
     void modelTesterAcceptsEveryChange();
@@ -55,30 +56,57 @@ private slots:
     void caseFoldersOfFailingTrials();
 };
 
+void TestResultsModel::compileColumnExplainsItself()
+{
+    ResultsModel m;
+    m.addReport(kf::test::report(loadReport(QStringLiteral("bench_softmax_compile.json"))));
+    const int flagged = m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("4k-rows-of-8k"));
+    QVERIFY(flagged >= 0);
+    QCOMPARE(cell(m, flagged, ResultsModel::CompileSpeedupColumn), QStringLiteral("1.05×"));
+    const QString tip = m.index(flagged, ResultsModel::CompileSpeedupColumn).data(Qt::ToolTipRole).toString();
+    QVERIFY2(tip.contains("faster mode (max-autotune-no-cudagraphs)") && tip.contains("default: ") &&
+                 tip.contains("compiled in 5.19 s") && tip.contains("differs from the runner's by -3.3 %"),
+             qPrintable(tip));
+    // A report that was not compared shows nothing there, and a failed comparison says so.
+    json j = loadReport(QStringLiteral("bench_softmax_compile.json"));
+    j["shapes"][0]["compile"] = {{"measured", false}, {"reason", "the harness failed: RuntimeError: boom"}};
+    ResultsModel m2;
+    m2.addReport(kf::test::report(j));
+    const int row = m2.findRow(QStringLiteral("optimized.cu"), QStringLiteral("8k-rows-of-4k"));
+    QCOMPARE(cell(m2, row, ResultsModel::CompileSpeedupColumn), QStringLiteral("not measured"));
+    QVERIFY(m2.index(row, ResultsModel::CompileSpeedupColumn).data(Qt::ToolTipRole).toString().contains("boom"));
+    ResultsModel m3;
+    m3.addReport(kf::test::report(loadReport(QStringLiteral("bench_softmax_ok.json"))));
+    QCOMPARE(cell(m3, 0, ResultsModel::CompileSpeedupColumn), QString());
+}
+
 void TestResultsModel::rowsFromEachReport_data()
 {
     QTest::addColumn<QString>("file");
     QTest::addColumn<int>("rows");
     QTest::addColumn<QString>("shape"); // label, or empty for the error row
-    QTest::addColumn<QStringList>("cells"); // Shape, Set, Verdict, abs, rel, vs LibTorch, mismatches, cand, base, speedup, GB/s
+    QTest::addColumn<QStringList>("cells"); // Shape, Set, Verdict, abs, rel, vs LibTorch, mismatches, cand, base, speedup, vs compile, GB/s
     QTest::addColumn<QString>("detailsStart");
 
     QTest::newRow("passing verify: every shape passes") << "verify_softmax_pass.json" << 3 << "scalar-path-long"
-        << QStringList{"scalar-path-long (B=5 D=4099)", "tests", "pass", "5.89e-10", "2.98e-07", "", "0 of 61485", "", "", "", ""}
+        << QStringList{"scalar-path-long (B=5 D=4099)", "tests", "pass", "5.89e-10", "2.98e-07", "", "0 of 61485", "", "", "", "", ""}
         << "";
     QTest::newRow("failing verify: wrong tail elements, one nan trial") << "verify_softmax_fail.json" << 3 << "scalar-path-long"
-        << QStringList{"scalar-path-long (B=5 D=4099)", "tests", "FAIL", "0.000391", "inf", "", "42 of 61485", "", "", "", ""}
+        << QStringList{"scalar-path-long (B=5 D=4099)", "tests", "FAIL", "0.000391", "inf", "", "42 of 61485", "", "", "", "", ""}
         << "trial 0: y: 15 of 20495 elements outside tolerance (max abs error 0.000391";
     QTest::newRow("failing verify: write past the end of y") << "verify_softmax_fail.json" << 3 << "vector-path"
-        << QStringList{"vector-path (B=11 D=4096)", "tests", "FAIL", "2.1e-09", "3.9e-07", "", "0 of 135168", "", "", "", ""}
+        << QStringList{"vector-path (B=11 D=4096)", "tests", "FAIL", "2.1e-09", "3.9e-07", "", "0 of 135168", "", "", "", "", ""}
         << "trial 0: guard violation: y was written past its end";
     QTest::newRow("failing verify: a shape that passed stays green") << "verify_softmax_fail.json" << 3 << "primes"
-        << QStringList{"primes (B=3 D=97)", "tests", "pass", "7.35e-08", "3.57e-07", "", "0 of 873", "", "", "", ""} << "";
+        << QStringList{"primes (B=3 D=97)", "tests", "pass", "7.35e-08", "3.57e-07", "", "0 of 873", "", "", "", "", ""} << "";
     QTest::newRow("run that could not be done: one error row") << "verify_softmax_error.json" << 1 << ""
-        << QStringList{"—", "", "error", "", "", "", "", "", "", "", ""}
+        << QStringList{"—", "", "error", "", "", "", "", "", "", "", "", ""}
         << "an illegal memory access was encountered in launch 1 (softmax_block<512, 4>)";
     QTest::newRow("benchmark: timings and speedup") << "bench_softmax_ok.json" << 2 << "8k-rows-of-4k"
-        << QStringList{"8k-rows-of-4k (B=8192 D=4096)", "benchmarks", "ok", "", "", "", "", "98.7", "134.2", "1.36×", "2719.7"}
+        << QStringList{"8k-rows-of-4k (B=8192 D=4096)", "benchmarks", "ok", "", "", "", "", "98.7", "134.2", "1.36×", "", "2719.7"}
+        << "";
+    QTest::newRow("benchmark against torch.compile too") << "bench_softmax_compile.json" << 2 << "8k-rows-of-4k"
+        << QStringList{"8k-rows-of-4k (B=8192 D=4096)", "benchmarks", "ok", "", "", "", "", "98.7", "134.2", "1.36×", "0.95×", "2719.7"}
         << "";
 }
 
