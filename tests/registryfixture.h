@@ -6,6 +6,7 @@
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
 #include "engine/registry/Registry.h"
+#include "engine/protocol/CompileBaseline.h"
 #include "engine/protocol/RunReport.h"
 #include "engine/protocol/Signature.h"
 #include "engine/runner/RunSettings.h"
@@ -126,6 +127,29 @@ inline nlohmann::json performanceFor(const Task& task, const std::string& candid
     r["seeds"] = {"0x77"};
     r["shapes"] = shapes;
     return r;
+}
+
+/// `p` (a performance report) with a torch.compile comparison merged in as kforge bench merges
+/// the harness's result: the harness's faster mode at `factor` x the candidate's median on every
+/// shape, eager and candidate as the runner measured them.
+inline nlohmann::json withCompile(nlohmann::json p, double factor)
+{
+    auto bench = protocol::BenchReport::fromJson(p);
+    nlohmann::json shapes = nlohmann::json::array();
+    for (const auto& s : bench.value().shapes) {
+        const double cand = *s.candidate.medianMs, eager = *s.baseline.medianMs;
+        shapes.push_back({{"label", s.id.text(true)}, {"measured", true},
+                          {"eager", {{"median_ms", eager}, {"samples", 20}}},
+                          {"candidate", {{"median_ms", cand}, {"samples", 20}}},
+                          {"compiled", {{"default", {{"measured", true}, {"compile_s", 0.8}, {"timing", {{"median_ms", cand * factor * 1.03}, {"samples", 20}}}}},
+                                        {"max-autotune-no-cudagraphs", {{"measured", true}, {"compile_s", 4.2}, {"timing", {{"median_ms", cand * factor}, {"samples", 20}}}}}}}});
+    }
+    auto h = protocol::readHarnessResult(nlohmann::json{{"schema_version", 1}, {"measured", true},
+                                                        {"modes", {"default", "max-autotune-no-cudagraphs"}},
+                                                        {"torch", "2.11.0+cu130"}, {"triton", "3.6.0"}, {"shapes", shapes}}.dump(),
+                                         "test fixture");
+    protocol::mergeCompileBaseline(p, h.value());
+    return p;
 }
 
 /// `j` signed with the test key (KF_REPORT_KEY, set by CTest), as the runner signs its reports.

@@ -3,7 +3,6 @@
 #include "registryfixture.h"
 #include "testutil.h"
 
-#include "engine/protocol/CompileBaseline.h"
 #include "engine/registry/Gates.h"
 
 #include <QTemporaryDir>
@@ -121,28 +120,6 @@ void TestGates::eachRefusalNamesItsGate_data()
     QTest::newRow("compile gate off: slower than torch.compile is fine") << "compile-slow-gate-off" << "" << "";
 }
 
-namespace {
-
-/// `p` with a torch.compile comparison merged in, the harness's best mode at `factor` x the
-/// candidate's median on every shape (what the harness would report for that standing).
-Json withCompile(Json p, double factor)
-{
-    auto bench = protocol::BenchReport::fromJson(p);
-    Json shapes = Json::array();
-    for (const auto& s : bench.value().shapes) {
-        const double cand = *s.candidate.medianMs, eager = *s.baseline.medianMs;
-        shapes.push_back({{"label", s.id.text(true)}, {"measured", true},
-                          {"eager", {{"median_ms", eager}, {"samples", 20}}},
-                          {"candidate", {{"median_ms", cand}, {"samples", 20}}},
-                          {"compiled", {{"default", {{"measured", true}, {"timing", {{"median_ms", cand * factor}, {"samples", 20}}}}}}}});
-    }
-    auto h = protocol::readHarnessResult(Json{{"schema_version", 1}, {"measured", true}, {"modes", {"default"}},
-                                              {"shapes", shapes}}.dump(), "test");
-    protocol::mergeCompileBaseline(p, h.value());
-    return p;
-}
-
-} // namespace
 
 void TestGates::eachRefusalNamesItsGate()
 {
@@ -218,13 +195,13 @@ void TestGates::eachRefusalNamesItsGate()
         if (m.rfind("compile-gate-", 0) == 0)
             g.compileThreshold = 1.0;
         if (m == "compile-gate-pass")
-            p = withCompile(p, 1.2);
+            p = test::withCompile(p, 1.2);
         else if (m == "compile-gate-unmeasured")
             p["compile_baseline"] = {{"measured", false}, {"reason", "Triton is not installed: Inductor needs it"}};
         else if (m == "compile-gate-slow" || m == "compile-slow-gate-off")
-            p = withCompile(p, 0.9);
+            p = test::withCompile(p, 0.9);
         else if (m == "compile-gate-shape-missing") {
-            p = withCompile(p, 1.2);
+            p = test::withCompile(p, 1.2);
             p["shapes"][1].erase("compile");
         }
     }

@@ -106,12 +106,24 @@ QString speedupSection(const RegistryDetails& d, const Colors& c)
     if (p.threshold)
         html += QStringLiteral(" · %1 %2").arg(esc(QObject::tr("threshold at promotion")), RegistryModel::speedupText(*p.threshold));
     html += QStringLiteral("</p>");
+    // The second baseline (docs/benchmarks.md): what one line of torch.compile would have given.
+    const kf::protocol::BenchReport* bench = d.performance && d.performance->bench ? &*d.performance->bench : nullptr;
+    html += QStringLiteral("<p>%1 ").arg(esc(QObject::tr("Against torch.compile:")));
+    if (p.compileSpeedup)
+        html += QStringLiteral("<b>%1</b> %2").arg(RegistryModel::speedupText(*p.compileSpeedup), esc(QObject::tr("geometric mean over its faster mode")));
+    else if (bench && bench->compileBaseline && !bench->compileBaseline->measured)
+        html += esc(QObject::tr("not measured: ") + qs(bench->compileBaseline->reason));
+    else
+        html += esc(QObject::tr("not compared (promoted with --baseline eager, or before the comparison existed)"));
+    if (p.compileThreshold)
+        html += QStringLiteral(" · %1 %2").arg(esc(QObject::tr("required at promotion")), RegistryModel::speedupText(*p.compileThreshold));
+    html += QStringLiteral("</p>");
     if (p.perShape.empty())
         return html;
     html += QStringLiteral("<table cellpadding='3'><tr><th align='left'>%1</th><th align='right'>%2</th><th align='right'>%3</th>"
-                           "<th align='right'>%4</th></tr>")
+                           "<th align='right'>%4</th><th align='right'>%5</th></tr>")
                 .arg(esc(QObject::tr("shape")), esc(QObject::tr("kernel median (µs)")), esc(QObject::tr("LibTorch median (µs)")),
-                     esc(QObject::tr("speedup")));
+                     esc(QObject::tr("speedup")), esc(QObject::tr("vs torch.compile")));
     for (const kf::PromotionRecord::ShapeSpeedup& s : p.perShape) {
         const QString dims = qs(s.shape.dimsText());
         const QString name = s.shape.label.empty() ? dims : qs(s.shape.label) + QStringLiteral(" (") + dims + QLatin1Char(')');
@@ -120,9 +132,17 @@ QString speedupSection(const RegistryDetails& d, const Colors& c)
         const auto micros = [](const std::optional<double>& ms) {
             return ms ? reportrows::microsecondsText(*ms) : QStringLiteral("—");
         };
+        // The comparison of the same shape in the stored performance report, if it has one.
+        QString versus = QStringLiteral("—");
+        if (bench)
+            for (const kf::protocol::BenchShape& b : bench->shapes)
+                if (b.id.dims == s.shape.dims && b.compile && b.compile->measured && b.compile->speedup)
+                    versus = RegistryModel::speedupText(*b.compile->speedup) + QStringLiteral(" (") + qs(b.compile->bestMode) +
+                             QLatin1Char(')');
         html += QStringLiteral("<tr><td>%1</td><td align='right'>%2</td><td align='right'>%3</td>"
-                               "<td align='right' style='color:%4'><b>%5</b></td></tr>")
-                    .arg(esc(name), micros(s.candidateMedianMs), micros(s.baselineMedianMs), colour, RegistryModel::speedupText(v));
+                               "<td align='right' style='color:%4'><b>%5</b></td><td align='right'>%6</td></tr>")
+                    .arg(esc(name), micros(s.candidateMedianMs), micros(s.baselineMedianMs), colour, RegistryModel::speedupText(v),
+                         esc(versus));
     }
     return html + QStringLiteral("</table>");
 }

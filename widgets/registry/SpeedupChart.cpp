@@ -41,6 +41,7 @@ SpeedupChart::SpeedupChart(QWidget* parent) : QChartView(parent)
     m_set = new QBarSet(tr("speedup over LibTorch (below 1.0× in red)"));
     m_bars = new QBarSeries(c);
     m_bars->append(m_set);
+    m_compileSet = new QBarSet(tr("speedup over torch.compile (its faster mode)"), this);
     m_bars->setBarWidth(0.6);
     m_parity = new QLineSeries(c);
     m_parity->setName(tr("1.0× (as fast as LibTorch)"));
@@ -97,6 +98,19 @@ void SpeedupChart::setReport(const kf::protocol::BenchReport* performance, doubl
         if (!(v >= 1.0))
             m_set->selectBar(i);
     }
+    bool compared = false;
+    for (const kf::protocol::BenchShape& s : performance->shapes)
+        compared = compared || (s.compile && s.compile->measured);
+    if (compared) {
+        for (const kf::protocol::BenchShape& s : performance->shapes) {
+            const double v = s.compile && s.compile->measured ? s.compile->speedup.value_or(std::nan("")) : std::nan("");
+            m_compileSpeedups.append(v);
+            if (std::isfinite(v))
+                top = std::max(top, v * 1.15);
+            m_compileSet->append(std::isfinite(v) ? v : 0.0);
+        }
+        m_bars->append(m_compileSet);
+    }
     m_x->setCategories(names);
     m_y->setRange(0, top);
     m_y->applyNiceNumbers();
@@ -108,10 +122,15 @@ void SpeedupChart::setReport(const kf::protocol::BenchReport* performance, doubl
     m_thresholdLine->replace(QList<QPointF>{{left, threshold}, {right, threshold}});
     m_thresholdLine->setName(tr("registry threshold %1 (geometric mean)").arg(RegistryModel::speedupText(threshold)));
     const double geomean = performance->geomeanSpeedup.value_or(std::nan(""));
-    chart()->setTitle(tr("Geometric-mean speedup %1 over %2 shapes (threshold %3)")
-                          .arg(RegistryModel::speedupText(geomean))
-                          .arg(names.size())
-                          .arg(RegistryModel::speedupText(threshold)));
+    QString title = tr("Geometric-mean speedup %1 over %2 shapes (threshold %3)")
+                        .arg(RegistryModel::speedupText(geomean))
+                        .arg(names.size())
+                        .arg(RegistryModel::speedupText(threshold));
+    if (const auto c = performance->compileSpeedup())
+        title += tr("; %1 torch.compile").arg(RegistryModel::speedupText(*c));
+    else if (performance->compileBaseline)
+        title += tr("; torch.compile not measured");
+    chart()->setTitle(title);
 }
 
 void SpeedupChart::clearData()
@@ -122,6 +141,10 @@ void SpeedupChart::clearData()
     m_parity->clear();
     m_thresholdLine->clear();
     m_speedups.clear();
+    m_compileSpeedups.clear();
+    if (m_bars->barSets().contains(m_compileSet))
+        m_bars->take(m_compileSet);
+    m_compileSet->remove(0, m_compileSet->count());
     m_y->setRange(0, 2);
     chart()->setTitle(QString());
 }
@@ -166,6 +189,8 @@ void SpeedupChart::applyPalette()
     m_set->setColor(p.color(QPalette::Highlight));
     m_set->setBorderColor(p.color(QPalette::Highlight).darker(130));
     m_set->setSelectedColor(verdictstyle::color(Tone::Bad, p));
+    m_compileSet->setColor(p.color(QPalette::Mid));
+    m_compileSet->setBorderColor(p.color(QPalette::Dark));
     QPen parity(p.color(QPalette::Text));
     parity.setStyle(Qt::DashLine);
     parity.setWidthF(1.2);

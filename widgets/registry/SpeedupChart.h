@@ -1,6 +1,7 @@
 #pragma once
 // Speedup over LibTorch per benchmark shape of a performance report, as bars, with the 1.0×
-// line (as fast as LibTorch) and the registry's threshold for the geometric mean dashed across.
+// line (as fast as LibTorch) and the registry's threshold for the geometric mean dashed across;
+// beside each, the speedup over torch.compile when the report was compared with it.
 
 #include "engine/protocol/BenchReport.h"
 
@@ -37,6 +38,9 @@ public:
     /// The speedups as reported, NaN and ±inf included, in category order.
     QList<double> speedups() const { return m_speedups; }
     double threshold() const { return m_threshold; }
+    /// Per shape, the speedup over torch.compile (NaN where not compared); empty when the report
+    /// has no comparison, and then no second bar set is shown.
+    QList<double> compileSpeedups() const { return m_compileSpeedups; }
     /// The y values of the two dashed lines: {1.0, threshold}; empty when the chart is empty.
     QList<double> referenceLines() const;
 
@@ -48,6 +52,8 @@ private:
 
     QBarSeries* m_bars = nullptr;
     QBarSet* m_set = nullptr;
+    QBarSet* m_compileSet = nullptr;   ///< in the series only while the report has a torch.compile comparison
+    QList<double> m_compileSpeedups;
     QLineSeries* m_parity = nullptr;
     QLineSeries* m_thresholdLine = nullptr;
     QBarCategoryAxis* m_x = nullptr;

@@ -53,6 +53,7 @@ private slots:
     void detailsForAnotherEntryAreIgnored();
     void chartHasOneBarPerShape_data();
     void chartHasOneBarPerShape();
+    void secondBaselineShowsBesideTheFirst();
     void diffAsksForThePreviousVersion();
     void refreshKeepsTheSelectionAndUpdatesButtons();
     void directoryIsShownWithTooltip();
@@ -263,6 +264,37 @@ void TestRegistryBrowser::chartHasOneBarPerShape()
     chart.setReport(nullptr, 1.10);
     QCOMPARE(chart.barCount(), 0);
     QVERIFY(chart.referenceLines().isEmpty());
+}
+
+void TestRegistryBrowser::secondBaselineShowsBesideTheFirst()
+{
+    // softmax v2 was compared with torch.compile (0.92x); the A100 version was not.
+    const kf::ui::RegistryDetails v2 = kf::test::readDetails(m_sample.directory, m_sample.softmaxV2);
+    QVERIFY(v2.promotion && v2.promotion->compileSpeedup);
+    QVERIFY(std::abs(*v2.promotion->compileSpeedup - 0.92) < 1e-9);
+    QVERIFY(v2.entry.compileSpeedup);
+    kf::ui::SpeedupChart chart;
+    chart.setReport(&*v2.performance->bench, 1.10);
+    QCOMPARE(chart.barCount(), 2);
+    QCOMPARE(chart.compileSpeedups().size(), 2);
+    for (double v : chart.compileSpeedups())
+        QVERIFY(std::abs(v - 0.92) < 1e-9);
+    QVERIFY2(chart.chart()->title().contains(QStringLiteral("0.92× torch.compile")), qPrintable(chart.chart()->title()));
+    const kf::ui::RegistryDetails a100 = kf::test::readDetails(m_sample.directory, m_sample.softmaxA100);
+    chart.setReport(&*a100.performance->bench, 1.10);
+    QVERIFY(chart.compileSpeedups().isEmpty());
+    QVERIFY(!chart.chart()->title().contains(QStringLiteral("torch.compile")));
+
+    RegistryBrowser b;
+    load(b);
+    QVERIFY(b.selectId(m_sample.softmaxV2));
+    b.setDetails(v2);
+    const QString text = b.evidenceView()->toPlainText();
+    QVERIFY2(text.contains(QStringLiteral("Against torch.compile: 0.92× geometric mean over its faster mode")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("0.92× (max-autotune-no-cudagraphs)")), qPrintable(text));
+    QVERIFY(b.selectId(m_sample.softmaxA100));
+    b.setDetails(a100);
+    QVERIFY(b.evidenceView()->toPlainText().contains(QStringLiteral("Against torch.compile: not compared")));
 }
 
 void TestRegistryBrowser::diffAsksForThePreviousVersion()
