@@ -29,27 +29,6 @@ namespace kf::cli {
 
 namespace {
 
-/// Runs `change` on a report's JSON and keeps its signature honest: a report the runner signed is
-/// signed again after the change (only if its signature held until then); any other loses it.
-/// The typed view is read again from the changed JSON.
-void amendReport(protocol::RunReport& report, const std::function<void(nlohmann::json&)>& change)
-{
-    auto key = protocol::loadSigningKey(false);
-    const bool wasSigned = key && protocol::checkSignature(report.json, &key.value()).valid();
-    change(report.json);
-    if (wasSigned) {
-        if (auto s = protocol::signDocument(report.json, key.value()); !s)
-            report.json.erase("signature");
-    } else {
-        report.json.erase("signature");
-    }
-    if (auto reread = protocol::RunReport::fromJson(report.json)) {
-        nlohmann::json json = std::move(report.json);
-        report = std::move(reread.value());
-        report.json = std::move(json);
-    }
-}
-
 std::vector<std::string> baselinePythonPath()
 {
     std::vector<std::string> paths;
@@ -256,7 +235,7 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
                       << verdict << ")\n";
             if (round + 1 < repeats)
                 continue;
-            amendReport(report, [&](nlohmann::json& j) {
+            report.amend([&](nlohmann::json& j) {
                 report.header.editToVerdict = latency;
                 report.header.writeTo(j);
             });
@@ -269,7 +248,7 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
             opts.modes = a.compileModes;
             opts.sampling = settings.bench;
             const fs::path taskFile = fs::is_directory(a.path) ? fs::path(a.path) / "task.json" : fs::path(a.path);
-            amendReport(report, [&](nlohmann::json& j) {
+            report.amend([&](nlohmann::json& j) {
                 cast::addCompileBaseline(j, task, taskFile, c, report.header.candidate.arch, opts);
             });
             const bool measured = report.bench && report.bench->compileBaseline && report.bench->compileBaseline->measured;

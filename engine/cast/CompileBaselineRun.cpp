@@ -126,7 +126,9 @@ void addCompileBaseline(Json& report, const Task& task, const fs::path& taskFile
     }
     const std::string python = baselinePython(options);
     auto ran = runProcess({python, "-m", "kernelforge_baseline", "bench", specFile.string(), "--out", resultFile.string()},
-                          options.timeoutMs, env);
+                          options.timeoutMs, env, options.stop);
+    if (!ran && options.stop && options.stop())
+        return notMeasured("cancelled before the harness finished");
     if (!ran)
         return notMeasured("cannot start " + python + " (set $KF_BASELINE_PYTHON to a Python with torch and Triton): " +
                            ran.error().message());

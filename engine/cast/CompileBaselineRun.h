@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ struct CompileBaselineOptions {
     protocol::BenchSettings sampling;
     std::uint64_t seed = 0;
     int timeoutMs = 30 * 60 * 1000;            ///< compiles included
+    std::function<bool()> stop;                ///< asked while the harness runs; true kills it (Cancel)
 };
 
 /// The Python the harness runs under, by the rule above.

@@ -23,7 +23,8 @@ extern char** environ;
 
 namespace kf {
 
-Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs, const std::vector<std::string>& env)
+Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs, const std::vector<std::string>& env,
+                                 const std::function<bool()>& stop)
 {
     if (argv.empty())
         return Error{"run a process", "no program given", "", {}, {}};
@@ -72,7 +73,7 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeo
     pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
     int open = 2;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
-    bool timedOut = false;
+    bool timedOut = false, stopped = false;
     char buf[65536];
     while (open > 0) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
@@ -80,7 +81,11 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeo
             timedOut = true;
             break;
         }
-        int n = ::poll(fds, 2, static_cast<int>(left));
+        if (stop && stop()) {
+            stopped = true;
+            break;
+        }
+        int n = ::poll(fds, 2, static_cast<int>(stop ? std::min<long long>(left, 200) : left));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -101,11 +106,13 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeo
     for (auto& f : fds)
         if (f.fd >= 0)
             ::close(f.fd);
-    if (timedOut)
+    if (timedOut || stopped)
         ::kill(pid, SIGKILL);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    if (stopped)
+        return Error{"run " + argv[0], "it was stopped (cancelled)", "", {}, {}};
     if (timedOut)
         return Error{"run " + argv[0], "it did not finish within " + std::to_string(timeoutMs / 1000) + " s and was stopped", "", {}, {}};
     result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

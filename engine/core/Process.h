@@ -3,6 +3,7 @@
 
 #include "engine/core/Result.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,10 @@ struct ProcessOutput {
 };
 
 /// Runs argv[0] (searched on PATH when it has no slash) with a wall-clock limit, in this process's
-/// environment with `env`'s "NAME=value" entries set.
+/// environment with `env`'s "NAME=value" entries set. `stop` (may be empty) is asked about every
+/// 200 ms; when it says true the program is killed and the result is an Error saying so.
 Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs = 30000,
-                                 const std::vector<std::string>& env = {});
+                                 const std::vector<std::string>& env = {}, const std::function<bool()>& stop = {});
 
 /// Finds a tool: $envVar, then PATH, then $CUDA_HOME/bin, the build's toolkit and
 /// /usr/local/cuda/bin. Empty when not found.

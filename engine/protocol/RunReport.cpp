@@ -1,8 +1,27 @@
 #include "engine/protocol/RunReport.h"
 
 #include "engine/protocol/ReportJson.h"
+#include "engine/protocol/Signature.h"
 
 namespace kf::protocol {
+
+void RunReport::amend(const std::function<void(nlohmann::json&)>& change)
+{
+    auto key = loadSigningKey(false);
+    const bool wasSigned = key && checkSignature(json, &key.value()).valid();
+    change(json);
+    if (wasSigned) {
+        if (auto s = signDocument(json, key.value()); !s)
+            json.erase("signature");
+    } else {
+        json.erase("signature");
+    }
+    if (auto reread = fromJson(json)) {
+        nlohmann::json kept = std::move(json);
+        *this = std::move(reread.value());
+        json = std::move(kept);
+    }
+}
 
 Result<RunReport> RunReport::fromJson(const nlohmann::json& j, const std::string& source)
 {

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+
 #include <optional>
 
 namespace kf::protocol {
@@ -28,6 +30,11 @@ struct RunReport {
 
     /// Reads a report of any kind; `source` names it in errors (a file, "the runner").
     static Result<RunReport> fromJson(const nlohmann::json& j, const std::string& source = {});
+
+    /// Runs `change` on the JSON and keeps the signature honest (docs/reliability.md, "Signed
+    /// reports"): a report whose signature held under the user's key is signed again after the
+    /// change; any other loses its signature. The typed view is read again from the new JSON.
+    void amend(const std::function<void(nlohmann::json&)>& change);
 };
 
 /// Reports of a `kforge verify|bench --json` document ({"reports": [...]}) or of one bare report,

@@ -41,6 +41,9 @@ struct RunSettings {
     protocol::BenchSettings bench;
     // profile: runs onlyShapes' one shape, else defaultProfileShape (set "benchmarks" or "tests")
     bool profileBaseline = true;            ///< profile the LibTorch baseline's kernels too
+    /// bench, the workbench: also time the reference under torch.compile afterwards
+    /// (engine/cast/CompileBaselineRun.h; kforge has --baseline). Never sent to the runner.
+    bool compileBaseline = false;
 };
 
 /// The shape a profile runs when none is named: the benchmark shape with the most elements (a

@@ -1,9 +1,11 @@
 #include "app/gui/services/RunService.h"
 
+#include "engine/cast/CompileBaselineRun.h"
 #include "engine/repro/ShrinkProbe.h"
 #include "engine/verify/Shrink.h"
 
 #include <QMetaObject>
+#include <filesystem>
 #include <QPointer>
 
 namespace kf::app {
@@ -251,6 +253,25 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
         return fail(outcome.error());
     }
     RunSession::Outcome& o = outcome.value();
+    // The second baseline, still on this worker: compile and time the reference under
+    // torch.compile beside the candidate (minutes the first time; Cancel kills the harness).
+    if (kind == RunKind::Bench && settings.compileBaseline && !o.cancelled && !o.failure && o.report.bench) {
+        if (const Candidate* c = task.findCandidate(candidateFile)) {
+            toUi([id](RunService& s) { emit s.progress(id, 990, QStringLiteral("timing against torch.compile")); });
+            cast::CompileBaselineOptions opts;
+            opts.sampling = settings.bench;
+            opts.stop = [cancel] { return cancel && cancel->cancelled(); };
+#if defined(KF_BASELINE_PYTHONPATH) && defined(KF_CAST_PYTHONPATH)
+            for (const char* p : {KF_BASELINE_PYTHONPATH, KF_CAST_PYTHONPATH})
+                if (std::filesystem::exists(p))
+                    opts.pythonPath.push_back(p);
+#endif
+            const std::string arch = o.report.header.candidate.arch;
+            o.report.amend([&](nlohmann::json& j) {
+                cast::addCompileBaseline(j, task, task.directory / "task.json", *c, arch, opts);
+            });
+        }
+    }
     const protocol::Header& h = o.report.header;
     if (!o.cancelled)
         toUi([id, r = o.report](RunService& s) { emit s.reportReady(id, r); });

@@ -18,6 +18,7 @@ const QString kDebounce = QStringLiteral("compile/debounce_ms");
 const QString kRtol = QStringLiteral("verify/rtol_override");
 const QString kAtol = QStringLiteral("verify/atol_override");
 const QString kTrials = QStringLiteral("verify/trials");
+const QString kBenchCompile = QStringLiteral("bench/torch_compile");
 const QString kRunner = QStringLiteral("runner/path");
 const QString kLaunchTimeout = QStringLiteral("runner/launch_timeout_ms");
 const QString kRecent = QStringLiteral("workspace/recent");
@@ -147,6 +148,16 @@ int Settings::trials() const
 void Settings::setTrials(int trials)
 {
     write(kTrials, std::clamp(trials, 1, 1000));
+}
+
+bool Settings::benchAgainstCompile() const
+{
+    return m_settings->value(kBenchCompile, true).toBool();
+}
+
+void Settings::setBenchAgainstCompile(bool on)
+{
+    write(kBenchCompile, on);
 }
 
 Settings::Theme Settings::theme() const

@@ -46,6 +46,8 @@ public:
     void setLaunchTimeoutMs(int ms);
     int trials() const;                                 ///< 3; 1..1000
     void setTrials(int trials);
+    bool benchAgainstCompile() const;                   ///< true: benchmarks also time torch.compile
+    void setBenchAgainstCompile(bool on);
     Theme theme() const;                                ///< System by default
     void setTheme(Theme theme);
 

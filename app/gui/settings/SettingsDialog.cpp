@@ -4,6 +4,7 @@
 
 #include "engine/core/Architectures.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -94,6 +95,13 @@ SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent)
     m_trials->setObjectName(QStringLiteral("trials"));
     m_trials->setRange(1, 1000);
     form->addRow(tr("Verify t&rials per shape:"), m_trials);
+
+    m_benchCompile = new QCheckBox(tr("Also time the reference under torch.compile"), this);
+    m_benchCompile->setObjectName(QStringLiteral("benchCompile"));
+    m_benchCompile->setToolTip(tr("After each benchmark, a Python process with torch and Triton compiles the task's reference "
+                                  "with torch.compile and times it beside eager and the candidate; the Runs panel shows the "
+                                  "second speedup. $KF_BASELINE_PYTHON picks the Python."));
+    form->addRow(tr("&Benchmarks:"), m_benchCompile);
 
     m_theme = new QComboBox(this);
     m_theme->setObjectName(QStringLiteral("theme"));
@@ -192,6 +200,7 @@ void SettingsDialog::load()
     m_runnerPath->setText(m_settings->runnerPath());
     m_launchTimeout->setValue(m_settings->launchTimeoutMs());
     m_trials->setValue(m_settings->trials());
+    m_benchCompile->setChecked(m_settings->benchAgainstCompile());
     m_theme->setCurrentIndex(m_theme->findData(int(m_settings->theme())));
 }
 
@@ -242,6 +251,7 @@ void SettingsDialog::accept()
     m_settings->setRunnerPath(m_runnerPath->text());
     m_settings->setLaunchTimeoutMs(m_launchTimeout->value());
     m_settings->setTrials(m_trials->value());
+    m_settings->setBenchAgainstCompile(m_benchCompile->isChecked());
     m_settings->setTheme(static_cast<Settings::Theme>(m_theme->currentData().toInt()));
     m_settings->sync();
     QDialog::accept();

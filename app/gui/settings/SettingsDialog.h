@@ -10,6 +10,7 @@ class QComboBox;
 class QDialogButtonBox;
 class QLabel;
 class QLineEdit;
+class QCheckBox;
 class QSpinBox;
 
 namespace kf::app {
@@ -50,6 +51,7 @@ private:
     QLineEdit* m_runnerPath = nullptr;
     QSpinBox* m_launchTimeout = nullptr;
     QSpinBox* m_trials = nullptr;
+    QCheckBox* m_benchCompile = nullptr;
     QComboBox* m_theme = nullptr;
     QLabel* m_problem = nullptr;
     QDialogButtonBox* m_buttons = nullptr;

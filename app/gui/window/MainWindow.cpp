@@ -402,6 +402,7 @@ void MainWindow::applySettings()
     m_compile->setExtraOptions(m_settings->nvrtcExtraOptions());
     RunController::Settings rs;
     rs.trials = m_settings->trials();
+    rs.compileBaseline = m_settings->benchAgainstCompile();
     rs.launchTimeoutMs = m_settings->launchTimeoutMs();
     rs.rtol = m_settings->toleranceOverride().rtol;
     rs.atol = m_settings->toleranceOverride().atol;

@@ -145,6 +145,7 @@ bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candi
     }
     s.trials = m_settings.trials;
     s.launchTimeoutMs = m_settings.launchTimeoutMs;
+    s.compileBaseline = kind == kf::RunKind::Bench && m_settings.compileBaseline;
     if (kind == kf::RunKind::Verify)
         // Shapes nobody listed, drawn with a secret seed: the report then carries the held-out
         // evidence promotion asks for, so Verify + Benchmark is all a Promote needs.

@@ -37,6 +37,8 @@ public:
         int heldOutShapes = 2;
         /// Profile also replays the LibTorch baseline's kernels under the counters.
         bool profileBaseline = true;
+        /// Benchmark also times the reference under torch.compile (docs/benchmarks.md).
+        bool compileBaseline = true;
     };
     RunController(RunService::Options options, kf::ui::RunPanel* panel, StatusBar* status, QObject* parent = nullptr);
     ~RunController() override;
