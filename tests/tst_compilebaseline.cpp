@@ -198,7 +198,7 @@ private Q_SLOTS:
         json report = runnerReport();
         cast::CompileBaselineOptions opts;
         opts.python = python.toStdString();
-        opts.pythonPath = {"/kernelforge_baseline_test_path"};
+        opts.pythonPath = {KF_SOURCE_DIR "/device/baseline/python"};
         const Candidate* c = m_task.findCandidate("optimized.cu");
         QVERIFY(c);
         cast::addCompileBaseline(report, m_task, m_task.directory / "task.json", *c, "sm_90", opts);

@@ -31,7 +31,8 @@ if os.path.getsize(cand["image"]) < 100:
     problems.append("cubin too small")
 if not all(l["lowered"] and l["grid"] and l["block"] for l in cand["op"]["launches"]):
     problems.append("launches without lowered names or geometry")
-if "kernelforge_baseline_test_path" not in os.environ.get("PYTHONPATH", ""):
+if not any(os.path.isfile(os.path.join(p, "kernelforge_baseline", "__main__.py"))
+           for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p):
     problems.append("PYTHONPATH lacks the harness folder")
 shapes = []
 for i, s in enumerate(spec["shapes"]):

@@ -41,6 +41,8 @@ private slots:
     void runEmitsTypedSignalsInOrder();
     void crashGivesAnErrorReportAndRestarts();
     void oneRunAtATime();
+    void benchAlsoTimesTorchCompile_data();
+    void benchAlsoTimesTorchCompile();
 };
 
 void TestRunService::probeNamesTheGpu()
@@ -130,6 +132,42 @@ void TestRunService::oneRunAtATime()
     QVERIFY(service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{}) != 0);
     QCOMPARE(service.run(RunKind::Bench, kf::test::vectorAddTask(), "naive.cu", RunSettings{}), quint64(0));
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+}
+
+void TestRunService::benchAlsoTimesTorchCompile_data()
+{
+    QTest::addColumn<bool>("asked");
+    QTest::newRow("asked for") << true;
+    QTest::newRow("not asked for") << false;
+}
+
+// The second baseline runs on the worker after the runner's benchmark, through the harness
+// process: here the scripted stand-in (tests/data/harness/scripted_harness.py), which checks the
+// spec and the PYTHONPATH the service gives it.
+void TestRunService::benchAlsoTimesTorchCompile()
+{
+    QFETCH(bool, asked);
+    qputenv("KF_BASELINE_PYTHON", KF_TEST_DATA_DIR "/harness/scripted_harness.py");
+    qputenv("KF_SCRIPTED_HARNESS", "measured");
+    FakeRunner fake(FakeRunner::Behaviour::BenchOk);
+    QTemporaryDir cache;
+    RunService service(optionsFor(fake, cache));
+    QSignalSpy report(&service, &RunService::reportReady);
+    QSignalSpy finished(&service, &RunService::runFinished);
+    RunSettings s;
+    s.compileBaseline = asked;
+    QVERIFY(service.run(RunKind::Bench, kf::test::vectorAddTask(), "naive.cu", s) != 0);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    QCOMPARE(report.count(), 1);
+    const auto r = report.first().at(1).value<kf::protocol::RunReport>();
+    QVERIFY(r.bench);
+    QCOMPARE(r.bench->compileBaseline.has_value(), asked);
+    if (asked) {
+        QVERIFY2(r.bench->compileBaseline->measured, r.bench->compileBaseline->reason.c_str());
+        QVERIFY(r.bench->compileSpeedup());
+        QVERIFY(r.json.contains("compile_baseline"));
+    }
+    qunsetenv("KF_BASELINE_PYTHON");
 }
 
 QTEST_MAIN(TestRunService)
