@@ -111,6 +111,7 @@ RegistryBrowser::RegistryBrowser(QWidget* parent) : QWidget(parent)
     header->setStretchLastSection(false);
     header->setSectionResizeMode(RegistryModel::ShapesColumn, QHeaderView::Stretch);
     for (int c : {RegistryModel::OpColumn, RegistryModel::DTypeColumn, RegistryModel::SpeedupColumn, RegistryModel::MinSpeedupColumn,
+                  RegistryModel::CompileSpeedupColumn,
                   RegistryModel::DateColumn, RegistryModel::StatusColumn})
         header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     header->setSectionResizeMode(RegistryModel::GpuColumn, QHeaderView::ResizeToContents);

@@ -147,7 +147,7 @@ QVariant RegistryModel::data(const QModelIndex& index, int role) const
             return QGuiApplication::palette().color(QPalette::Disabled, QPalette::Text);
         return {};
     case Qt::TextAlignmentRole:
-        if (index.column() == SpeedupColumn || index.column() == MinSpeedupColumn)
+        if (index.column() == SpeedupColumn || index.column() == MinSpeedupColumn || index.column() == CompileSpeedupColumn)
             return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     default:
@@ -177,6 +177,8 @@ QVariant RegistryModel::display(const kf::RegistryEntry& e, int column) const
         return speedupText(e.geomeanSpeedup);
     case MinSpeedupColumn:
         return speedupText(e.minSpeedup);
+    case CompileSpeedupColumn:
+        return e.compileSpeedup ? speedupText(*e.compileSpeedup) : QString();
     case DateColumn:
         return localDateText(e.promotedAt);
     case StatusColumn:
@@ -193,6 +195,8 @@ QVariant RegistryModel::sortValue(const kf::RegistryEntry& e, int column) const
         return sortableSpeedup(e.geomeanSpeedup);
     case MinSpeedupColumn:
         return sortableSpeedup(e.minSpeedup);
+    case CompileSpeedupColumn:
+        return sortableSpeedup(e.compileSpeedup.value_or(std::nan("")));
     case DateColumn: {
         const QDateTime t = parseUtc(e.promotedAt);
         return t.isValid() ? t.toMSecsSinceEpoch() : std::numeric_limits<qint64>::min();
@@ -255,6 +259,7 @@ QVariant RegistryModel::headerData(int section, Qt::Orientation orientation, int
         case ShapesColumn: return tr("Shapes");
         case SpeedupColumn: return tr("Speedup");
         case MinSpeedupColumn: return tr("Min speedup");
+        case CompileSpeedupColumn: return tr("vs torch.compile");
         case DateColumn: return tr("Promoted");
         case StatusColumn: return tr("Status");
         default: return {};
@@ -265,6 +270,8 @@ QVariant RegistryModel::headerData(int section, Qt::Orientation orientation, int
             return tr("Geometric mean over the benchmark shapes against LibTorch (op-level microbenchmark)");
         if (section == MinSpeedupColumn)
             return tr("The smallest per-shape speedup against LibTorch");
+        if (section == CompileSpeedupColumn)
+            return tr("Geometric mean against torch.compile's faster mode, when the promotion measured it (empty: not compared)");
         if (section == DateColumn)
             return tr("When the version was promoted, in local time");
     }

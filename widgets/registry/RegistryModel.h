@@ -29,6 +29,7 @@ public:
         ShapesColumn,
         SpeedupColumn,    ///< geometric mean over the benchmark shapes
         MinSpeedupColumn, ///< the slowest benchmark shape
+        CompileSpeedupColumn, ///< geometric mean over torch.compile; empty when not compared
         DateColumn,       ///< promoted_at, shown in local time
         StatusColumn,
         ColumnCount

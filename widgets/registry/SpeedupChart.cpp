@@ -111,6 +111,7 @@ void SpeedupChart::setReport(const kf::protocol::BenchReport* performance, doubl
         }
         m_bars->append(m_compileSet);
     }
+    m_y->setTitleText(compared ? tr("speedup (×)") : tr("speedup over LibTorch (×)"));
     m_x->setCategories(names);
     m_y->setRange(0, top);
     m_y->applyNiceNumbers();

@@ -52,10 +52,16 @@ RegistryEntry deprecated(RegistryEntry e, const std::string& reason)
 }
 
 // Four versions a user could have: two of one softmax, a layernorm on another GPU, a deprecated one.
+RegistryEntry compared(RegistryEntry e, double compileSpeedup)
+{
+    e.compileSpeedup = compileSpeedup;
+    return e;
+}
+
 std::vector<RegistryEntry> sample()
 {
     return {entry("cuda_softmax_h100_fp32_b8192-d4096_v1", 1.36, 1.21, "2026-11-20T10:00:00Z"),
-            entry("cuda_softmax_h100_fp32_b8192-d4096_v2", 10.2, 9.5, "2026-11-22T05:10:00Z"),
+            compared(entry("cuda_softmax_h100_fp32_b8192-d4096_v2", 10.2, 9.5, "2026-11-22T05:10:00Z"), 0.97),
             entry("cuda_layer_norm_rtx4090_fp16_b4096-d1024_v1", 2.5, 1.8, "2026-11-21T12:00:00Z", "NVIDIA GeForce RTX 4090",
                   "layer_norm", "fp16", json::array({{{"B", 4096}, {"D", 1024}}, {{"B", 512}, {"D", 1024}}})),
             deprecated(entry("cuda_softmax_h100_fp16_b8192-d4096_v1", 1.15, 1.02, "2026-11-19T09:00:00Z", "NVIDIA H100 80GB HBM3",
@@ -102,13 +108,13 @@ void TestRegistryModel::columnsShowTheIndexEntry_data()
     QTest::addColumn<QStringList>("cells"); // every column but Date
     QTest::newRow("active softmax v2") << 1
         << QStringList{"cuda_softmax_h100_fp32_b8192-d4096_v2", "softmax", "fp32", "H100 80GB HBM3", "B=8192 D=4096",
-                       "10.20×", "9.50×", "active"};
+                       "10.20×", "9.50×", "0.97×", "active"};
     QTest::newRow("two benchmark shapes") << 2
         << QStringList{"cuda_layer_norm_rtx4090_fp16_b4096-d1024_v1", "layer_norm", "fp16", "GeForce RTX 4090",
-                       "B=4096 D=1024; B=512 D=1024", "2.50×", "1.80×", "active"};
+                       "B=4096 D=1024; B=512 D=1024", "2.50×", "1.80×", "", "active"};
     QTest::newRow("deprecated fp16") << 3
         << QStringList{"cuda_softmax_h100_fp16_b8192-d4096_v1", "softmax", "fp16", "H100 80GB HBM3", "B=8192 D=4096",
-                       "1.15×", "1.02×", "deprecated"};
+                       "1.15×", "1.02×", "", "deprecated"};
 }
 
 void TestRegistryModel::columnsShowTheIndexEntry()

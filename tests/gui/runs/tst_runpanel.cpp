@@ -67,6 +67,7 @@ class TestRunPanel : public QObject {
     Q_OBJECT
 
 private slots:
+    void compileComparisonScreenshot();
     void eventsMoveBarAndStage_data();
     void eventsMoveBarAndStage();
     void beginResetsTheLastRun();
@@ -465,6 +466,34 @@ void TestRunPanel::inspectFromTheResultsTable()
     QVERIFY(third->text().contains(QStringLiteral("01-scalar-path-long-t2")));
     third->trigger();
     QCOMPARE(spy.at(2).at(1).toString(), QStringLiteral("/tmp/kf-dumps/run-7/01-scalar-path-long-t2"));
+}
+
+// The Runs panel with a benchmark compared with torch.compile too (a report of the shape kforge
+// writes; docs/screenshots/benchmark-compile.png). Checks what the banner and table say.
+void TestRunPanel::compileComparisonScreenshot()
+{
+    RunPanel panel;
+    panel.resize(1250, 330);
+    panel.begin(QStringLiteral("Benchmark softmax_fp32/optimized.cu"));
+    panel.addReport(kf::test::report(loadReport(QStringLiteral("bench_softmax_compile.json"))));
+    panel.finish(true, {});
+    auto* banner = panel.findChild<QLabel*>(QStringLiteral("runBanner"));
+    QVERIFY(banner);
+    // geometric mean of 0.946 and 1.047 over torch.compile
+    QVERIFY2(banner->text().contains(QStringLiteral("1.00× torch.compile")), qPrintable(banner->text()));
+    const QString dir = qEnvironmentVariable("KF_SCREENSHOT_DIR");
+    if (dir.isEmpty())
+        return;
+    panel.resize(1500, 330);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    // A benchmark has no correctness columns to read: show the timing columns.
+    auto* table = panel.findChild<QTableView*>();
+    QVERIFY(table);
+    for (int c = kf::ui::ResultsModel::MaxAbsErrorColumn; c <= kf::ui::ResultsModel::MismatchesColumn; ++c)
+        table->setColumnHidden(c, true);
+    QDir().mkpath(dir);
+    QVERIFY(panel.grab().save(QDir(dir).filePath(QStringLiteral("benchmark-compile.png"))));
 }
 
 QTEST_MAIN(TestRunPanel)
