@@ -173,6 +173,10 @@ private Q_SLOTS:
         report = runnerReport();
         report["shapes"][0]["compile"] = {{"measured", true}, {"speedup", 0}};
         QVERIFY(!protocol::BenchReport::fromJson(report));        // measured, and no speedup
+        report["shapes"][0]["compile"] = {{"measured", true}, {"speedup", 2.0}, {"best_ms", 0.09}, {"candidate_ms", 0.1}};
+        auto forged = protocol::BenchReport::fromJson(report);   // a claim the medians do not give
+        QVERIFY(!forged);
+        QVERIFY2(forged.error().message().find("not best_ms / candidate_ms") != std::string::npos, forged.error().message().c_str());
     }
 
     void runsTheHarness_data()

@@ -117,6 +117,8 @@ void TestGates::eachRefusalNamesItsGate_data()
                                                              << "0.90× torch.compile is below 1.00×";
     QTest::newRow("compile gate: a shape not compared") << "compile-gate-shape-missing" << "compile_speedup"
                                                         << "not compared with torch.compile on";
+    QTest::newRow("compile gate: a forged summary is not believed") << "compile-gate-forged-summary" << "compile_speedup"
+                                                                   << "0.90× torch.compile is below 1.00×";
     QTest::newRow("compile gate off: slower than torch.compile is fine") << "compile-slow-gate-off" << "" << "";
 }
 
@@ -200,6 +202,10 @@ void TestGates::eachRefusalNamesItsGate()
             p["compile_baseline"] = {{"measured", false}, {"reason", "Triton is not installed: Inductor needs it"}};
         else if (m == "compile-gate-slow" || m == "compile-slow-gate-off")
             p = test::withCompile(p, 0.9);
+        else if (m == "compile-gate-forged-summary") {
+            p = test::withCompile(p, 0.9);
+            p["compile_baseline"]["geomean_speedup"] = 5.0;   // the shapes' medians still say 0.9
+        }
         else if (m == "compile-gate-shape-missing") {
             p = test::withCompile(p, 1.2);
             p["shapes"][1].erase("compile");

@@ -252,7 +252,7 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
                 cast::addCompileBaseline(j, task, taskFile, c, report.header.candidate.arch, opts);
             });
             const bool measured = report.bench && report.bench->compileBaseline && report.bench->compileBaseline->measured;
-            if (a.baseline == "compile" && !measured)
+            if (a.baseline == "compile" && !measured && report.header.verdict == "ok")
                 compileMissing = true;
         }
         if (verdict != (bench || profile ? "ok" : "pass"))

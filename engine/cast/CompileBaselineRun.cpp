@@ -25,7 +25,11 @@ class TempFolder {
 public:
     TempFolder()
     {
-        std::string tmpl = (fs::temp_directory_path() / "kforge-compile-baseline-XXXXXX").string();
+        std::error_code ec;
+        fs::path base = fs::temp_directory_path(ec);
+        if (ec)
+            base = "/tmp";
+        std::string tmpl = (base / "kforge-compile-baseline-XXXXXX").string();
         if (::mkdtemp(tmpl.data()))
             m_path = tmpl;
     }
@@ -64,14 +68,21 @@ std::string baselinePython(const CompileBaselineOptions& options)
     return "python3";
 }
 
-void addCompileBaseline(Json& report, const Task& task, const fs::path& taskFile, const Candidate& candidate,
-                        const std::string& arch, const CompileBaselineOptions& options, std::string* log)
+namespace {
+
+void runHarness(Json& report, const Task& original, const fs::path& taskFile, const Candidate& candidate,
+                const std::string& arch, const CompileBaselineOptions& options, std::string* log)
 {
     auto notMeasured = [&](const std::string& why) { protocol::markCompileNotMeasured(report, why); };
-    if (report.value("verdict", "") != "ok")
-        return notMeasured("the benchmark did not finish (verdict " + report.value("verdict", std::string("none")) +
+    const Json* verdict = report.is_object() && report.contains("verdict") ? &report["verdict"] : nullptr;
+    if (!verdict || !verdict->is_string() || verdict->get<std::string>() != "ok")
+        return notMeasured("the benchmark did not finish (verdict " +
+                           (verdict ? (verdict->is_string() ? verdict->get<std::string>() : verdict->dump()) : std::string("none")) +
                            "), so there is nothing to compare with");
     // The candidate's cubin for the GPU the runner used, built as the runner built it.
+    Task task = original;
+    for (const std::string& o : options.extraNvrtcOptions)
+        task.compile.extraOptions.push_back(o);
     auto request = compileRequestFor(task, candidate, arch);
     if (!request)
         return notMeasured("the candidate cannot be compiled for " + arch + ": " + request.error().message());
@@ -99,8 +110,9 @@ void addCompileBaseline(Json& report, const Task& task, const fs::path& taskFile
     const fs::path specFile = tmp.path() / "spec.json";
     const fs::path resultFile = tmp.path() / "result.json";
     const protocol::BenchSettings& b = options.sampling;
+    std::error_code ec;
     const Json spec = {
-        {"task", fs::absolute(taskFile).string()},
+        {"task", fs::absolute(taskFile, ec).string()},
         {"shapes", shapes},
         {"modes", options.modes.empty() ? std::vector<std::string>{"default", "max-autotune-no-cudagraphs"} : options.modes},
         {"device", "cuda"},
@@ -112,10 +124,13 @@ void addCompileBaseline(Json& report, const Task& task, const fs::path& taskFile
                        {"image", cubin.string()}}}};
     if (auto w = writeFileAtomic(cubin, built->cubin); !w)
         return notMeasured(w.error().message());
-    if (auto w = writeFileAtomic(specFile, spec.dump(2)); !w)
+    if (auto w = writeFileAtomic(specFile, spec.dump(2, ' ', false, Json::error_handler_t::replace)); !w)
         return notMeasured(w.error().message());
 
-    std::vector<std::string> env;
+    // PYTHONSAFEPATH and the private folder as the working directory: `python -m` must not
+    // import a kernelforge_baseline planted in the folder kforge was started from (a task
+    // folder is untrusted, docs/verification.md), only the harness on PYTHONPATH.
+    std::vector<std::string> env = {"PYTHONSAFEPATH=1"};
     if (!options.pythonPath.empty()) {
         std::string path;
         for (const std::string& p : options.pythonPath)
@@ -126,12 +141,15 @@ void addCompileBaseline(Json& report, const Task& task, const fs::path& taskFile
     }
     const std::string python = baselinePython(options);
     auto ran = runProcess({python, "-m", "kernelforge_baseline", "bench", specFile.string(), "--out", resultFile.string()},
-                          options.timeoutMs, env, options.stop);
+                          options.timeoutMs, env, options.stop, tmp.path().string());
     if (!ran && options.stop && options.stop())
         return notMeasured("cancelled before the harness finished");
-    if (!ran)
-        return notMeasured("cannot start " + python + " (set $KF_BASELINE_PYTHON to a Python with torch and Triton): " +
-                           ran.error().message());
+    if (!ran) {
+        const bool started = ran.error().why.find("did not finish") != std::string::npos;
+        return notMeasured(started ? "the harness " + ran.error().why
+                                   : "cannot start " + python + " (set $KF_BASELINE_PYTHON to a Python with torch and Triton): " +
+                                         ran.error().message());
+    }
     if (log)
         *log = ran->err;
     auto bytes = readFileBytes(resultFile);
@@ -145,6 +163,21 @@ void addCompileBaseline(Json& report, const Task& task, const fs::path& taskFile
     if (!result)
         return notMeasured(result.error().message());
     protocol::mergeCompileBaseline(report, result.value());
+}
+
+} // namespace
+
+void addCompileBaseline(Json& report, const Task& task, const fs::path& taskFile, const Candidate& candidate,
+                        const std::string& arch, const CompileBaselineOptions& options, std::string* log)
+{
+    // Never fails: a file system or JSON surprise is a reason, not an exception in the caller
+    // (the workbench's run worker, kforge's report loop).
+    try {
+        runHarness(report, task, taskFile, candidate, arch, options, log);
+    } catch (const std::exception& e) {
+        if (report.is_object())
+            protocol::markCompileNotMeasured(report, std::string("the comparison failed: ") + e.what());
+    }
 }
 
 } // namespace kf::cast

@@ -30,6 +30,9 @@ struct CompileBaselineOptions {
     std::uint64_t seed = 0;
     int timeoutMs = 30 * 60 * 1000;            ///< compiles included
     std::function<bool()> stop;                ///< asked while the harness runs; true kills it (Cancel)
+    /// Appended to the task's NVRTC options, as the run that made the report appended them
+    /// (the workbench's Settings), so the harness times the cubin the runner timed.
+    std::vector<std::string> extraNvrtcOptions;
 };
 
 /// The Python the harness runs under, by the rule above.

@@ -24,7 +24,7 @@ extern char** environ;
 namespace kf {
 
 Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs, const std::vector<std::string>& env,
-                                 const std::function<bool()>& stop)
+                                 const std::function<bool()>& stop, const std::string& cwd)
 {
     if (argv.empty())
         return Error{"run a process", "no program given", "", {}, {}};
@@ -41,6 +41,12 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeo
     posix_spawn_file_actions_adddup2(&fa, outPipe[1], 1);
     posix_spawn_file_actions_adddup2(&fa, errPipe[1], 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (!cwd.empty())
+        posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     std::vector<char*> args;
     for (const auto& a : argv)
         args.push_back(const_cast<char*>(a.c_str()));
@@ -60,8 +66,9 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeo
         envp.push_back(const_cast<char*>(x.c_str()));
     envp.push_back(nullptr);
     pid_t pid = 0;
-    int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa, nullptr, args.data(), envp.data());
+    int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa, &attr, args.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
     ::close(outPipe[1]);
     ::close(errPipe[1]);
     if (rc != 0) {
@@ -107,7 +114,7 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeo
         if (f.fd >= 0)
             ::close(f.fd);
     if (timedOut || stopped)
-        ::kill(pid, SIGKILL);
+        ::kill(-pid, SIGKILL);   // the whole group: workers the program started go with it
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

@@ -3,6 +3,7 @@
 #include "engine/protocol/ReportJson.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kf::protocol {
 
@@ -60,6 +61,12 @@ CompileComparison readCompile(const Fields& c)
     }
     if (r.measured && !(r.speedup && *r.speedup > 0))
         jr::fail(c.at("speedup"), "a measured comparison with torch.compile has a positive speedup");
+    // The claim must be the medians' ratio (the gates recompute it; the tables show the claim).
+    if (r.measured && r.bestMs && r.candidateMs && *r.candidateMs > 0) {
+        const double derived = *r.bestMs / *r.candidateMs;
+        if (!(std::abs(*r.speedup - derived) <= 1e-6 * std::max(1.0, std::abs(derived))))
+            jr::fail(c.at("speedup"), "the speedup is not best_ms / candidate_ms (" + formatNumber(derived) + ")");
+    }
     return r;
 }
 

@@ -9,7 +9,12 @@ void RunReport::amend(const std::function<void(nlohmann::json&)>& change)
 {
     auto key = loadSigningKey(false);
     const bool wasSigned = key && checkSignature(json, &key.value()).valid();
-    change(json);
+    try {
+        change(json);
+    } catch (...) {
+        json.erase("signature");   // half changed: it must not keep a signature it no longer has
+        throw;
+    }
     if (wasSigned) {
         if (auto s = signDocument(json, key.value()); !s)
             json.erase("signature");

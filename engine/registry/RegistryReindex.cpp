@@ -96,7 +96,8 @@ Result<std::vector<std::string>> Registry::reindex() const
         e.files.push_back({"promotion.json", hashHex(promotionBytes.value()), static_cast<std::int64_t>(promotionBytes->size())});
         if (record->threshold)
             index.threshold = *record->threshold;
-        index.compileThreshold = record->compileThreshold;
+        if (record->compileThreshold)   // an older record without the setting does not clear it
+            index.compileThreshold = record->compileThreshold;
         index.kernels.push_back(std::move(e));
     }
     std::sort(index.kernels.begin(), index.kernels.end(),

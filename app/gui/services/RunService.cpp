@@ -255,12 +255,15 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
     RunSession::Outcome& o = outcome.value();
     // The second baseline, still on this worker: compile and time the reference under
     // torch.compile beside the candidate (minutes the first time; Cancel kills the harness).
+    bool harnessCancelled = false;
     if (kind == RunKind::Bench && settings.compileBaseline && !o.cancelled && !o.failure && o.report.bench) {
         if (const Candidate* c = task.findCandidate(candidateFile)) {
             toUi([id](RunService& s) { emit s.progress(id, 990, QStringLiteral("timing against torch.compile")); });
             cast::CompileBaselineOptions opts;
             opts.sampling = settings.bench;
             opts.stop = [cancel] { return cancel && cancel->cancelled(); };
+            for (const QString& n : m_options.extraNvrtcOptions)
+                opts.extraNvrtcOptions.push_back(n.toStdString());
 #if defined(KF_BASELINE_PYTHONPATH) && defined(KF_CAST_PYTHONPATH)
             for (const char* p : {KF_BASELINE_PYTHONPATH, KF_CAST_PYTHONPATH})
                 if (std::filesystem::exists(p))
@@ -270,6 +273,7 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
             o.report.amend([&](nlohmann::json& j) {
                 cast::addCompileBaseline(j, task, task.directory / "task.json", *c, arch, opts);
             });
+            harnessCancelled = cancel && cancel->cancelled();
         }
     }
     const protocol::Header& h = o.report.header;
@@ -281,6 +285,8 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
         if (o.report.shrink)
             summary = "smallest failing shape " + o.report.shrink->smallest.describe() + "; " + summary;
         applyHello(m_session->hello());
+        if (harnessCancelled)   // the report (against LibTorch) stands; the comparison says it was cancelled
+            return finish(false, "cancelled while timing torch.compile; the benchmark against LibTorch is kept");
         return finish(ok, summary.empty() ? h.verdict : summary);
     }
     if (o.cancelled) {
