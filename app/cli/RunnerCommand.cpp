@@ -29,22 +29,6 @@ namespace kf::cli {
 
 namespace {
 
-std::vector<std::string> baselinePythonPath()
-{
-    std::vector<std::string> paths;
-#if defined(KF_BASELINE_PYTHONPATH) && defined(KF_CAST_PYTHONPATH)
-    // A build tree's harness and runtime, for a kforge run from it; installed ones are found by Python.
-    for (const char* p : {KF_BASELINE_PYTHONPATH, KF_CAST_PYTHONPATH})
-        if (std::filesystem::exists(p))
-            paths.push_back(p);
-#endif
-    return paths;
-}
-
-} // namespace
-
-namespace {
-
 const std::vector<ShapeBinding>& shapeSet(const Task& task, const std::string& which)
 {
     return which == "benchmarks" ? task.benchmarkShapes : task.testShapes;
@@ -244,7 +228,6 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
             if (!a.json)
                 std::cerr << label << ": timing against torch.compile (the first compile of a shape takes a while)\n";
             cast::CompileBaselineOptions opts;
-            opts.pythonPath = baselinePythonPath();
             opts.modes = a.compileModes;
             opts.sampling = settings.bench;
             const fs::path taskFile = fs::is_directory(a.path) ? fs::path(a.path) / "task.json" : fs::path(a.path);

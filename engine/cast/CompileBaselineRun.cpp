@@ -131,9 +131,16 @@ void runHarness(Json& report, const Task& original, const fs::path& taskFile, co
     // import a kernelforge_baseline planted in the folder kforge was started from (a task
     // folder is untrusted, docs/verification.md), only the harness on PYTHONPATH.
     std::vector<std::string> env = {"PYTHONSAFEPATH=1"};
-    if (!options.pythonPath.empty()) {
+    std::vector<std::string> pythonPath = options.pythonPath;
+#if defined(KF_BASELINE_PYTHONPATH) && defined(KF_CAST_PYTHONPATH)
+    if (pythonPath.empty())
+        for (const char* p : {KF_BASELINE_PYTHONPATH, KF_CAST_PYTHONPATH})
+            if (fs::exists(p, ec))
+                pythonPath.push_back(p);
+#endif
+    if (!pythonPath.empty()) {
         std::string path;
-        for (const std::string& p : options.pythonPath)
+        for (const std::string& p : pythonPath)
             path += (path.empty() ? "" : ":") + p;
         if (const char* old = std::getenv("PYTHONPATH"); old && *old)
             path += std::string(":") + old;

@@ -23,7 +23,8 @@ struct CompileBaselineOptions {
     /// The Python with torch, Triton and kernelforge_baseline; empty: $KF_BASELINE_PYTHON, else
     /// $KF_CAST_PYTHON, else python3.
     std::string python;
-    /// Prepended to PYTHONPATH (a build tree's device/baseline/python and device/cast/python).
+    /// Prepended to PYTHONPATH; empty: this source tree's device/baseline/python and
+    /// device/cast/python when they exist (a kforge or workbench run from the build tree).
     std::vector<std::string> pythonPath;
     std::vector<std::string> modes;            ///< empty: default and max-autotune-no-cudagraphs
     protocol::BenchSettings sampling;

@@ -19,14 +19,8 @@ std::optional<HarnessStats> readStats(const Fields& parent, std::string_view key
     if (!v)
         return std::nullopt;
     const Fields f(*v, parent.at(key));
-    HarnessStats s;
-    s.medianMs = f.optionalNumber("median_ms");
-    s.minMs = f.optionalNumber("min_ms");
-    s.maxMs = f.optionalNumber("max_ms");
-    s.iqrMs = f.optionalNumber("iqr_ms");
-    s.meanMs = f.optionalNumber("mean_ms");
-    s.medianRelSpread = f.optionalNumber("median_rel_spread");
-    s.samples = f.integer("samples");
+    const HarnessStats s = TimingSummary::read(f);
+    // Stricter than a runner report: this is another process's output.
     if (s.samples < 0)
         jr::fail(f.at("samples"), "a sample count is never negative");
     for (const auto& [name, x] : {std::pair{"median_ms", s.medianMs}, {"min_ms", s.minMs}, {"max_ms", s.maxMs}})
@@ -35,11 +29,6 @@ std::optional<HarnessStats> readStats(const Fields& parent, std::string_view key
     if (s.samples > 0 && !s.medianMs)
         jr::fail(f.pointer(), "timed samples without a median");
     return s;
-}
-
-std::string nullableText(const Fields& f, std::string_view key)
-{
-    return f.find(key) ? f.text(key) : std::string();
 }
 
 std::optional<double> gapPct(const std::optional<double>& harness, const Json& runnerSide)
@@ -71,7 +60,7 @@ Result<HarnessResult> readHarnessResult(std::string_view text, const std::string
         r.reason = f.text("reason");
         for (auto [key, out] : {std::pair{"device", &r.device}, {"gpu", &r.gpu}, {"torch", &r.torch}, {"triton", &r.triton},
                                 {"python", &r.python}, {"candidate_image", &r.candidateImage}})
-            *out = nullableText(f, key);
+            *out = f.text(key);   // null reads as empty
         r.modes = f.texts("modes");
         f.forEach("shapes", [&](const Json& v, const std::string& p) {
             const Fields e(v, p);
@@ -83,7 +72,7 @@ Result<HarnessResult> readHarnessResult(std::string_view text, const std::string
             s.reason = e.text("reason");
             s.eager = readStats(e, "eager");
             s.candidate = readStats(e, "candidate");
-            s.stoppedBy = nullableText(e, "stopped_by");
+            s.stoppedBy = e.text("stopped_by");
             if (s.measured && !(s.eager && s.eager->medianMs))
                 jr::fail(e.at("eager"), "a measured shape has an eager median");
             if (const Json* modes = e.find("compiled")) {

@@ -9,6 +9,7 @@
 // runner by more than kHarnessFidelityPct is flagged on the shape.
 
 #include "engine/core/Result.h"
+#include "engine/protocol/BenchReport.h"
 
 #include <nlohmann/json.hpp>
 
@@ -23,10 +24,8 @@ namespace kf::protocol {
 /// The largest gap, in percent, between the harness's medians and the runner's before a shape is flagged.
 inline constexpr double kHarnessFidelityPct = 3.0;
 
-struct HarnessStats {
-    std::optional<double> medianMs, minMs, maxMs, iqrMs, meanMs, medianRelSpread;
-    std::int64_t samples = 0;
-};
+/// A side's timing in the harness: the runner's summary, read with the runner's reader.
+using HarnessStats = TimingSummary;
 
 struct HarnessMode {
     bool measured = false;

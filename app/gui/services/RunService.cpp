@@ -5,7 +5,6 @@
 #include "engine/verify/Shrink.h"
 
 #include <QMetaObject>
-#include <filesystem>
 #include <QPointer>
 
 namespace kf::app {
@@ -264,11 +263,6 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
             opts.stop = [cancel] { return cancel && cancel->cancelled(); };
             for (const QString& n : m_options.extraNvrtcOptions)
                 opts.extraNvrtcOptions.push_back(n.toStdString());
-#if defined(KF_BASELINE_PYTHONPATH) && defined(KF_CAST_PYTHONPATH)
-            for (const char* p : {KF_BASELINE_PYTHONPATH, KF_CAST_PYTHONPATH})
-                if (std::filesystem::exists(p))
-                    opts.pythonPath.push_back(p);
-#endif
             const std::string arch = o.report.header.candidate.arch;
             o.report.amend([&](nlohmann::json& j) {
                 cast::addCompileBaseline(j, task, task.directory / "task.json", *c, arch, opts);
