@@ -3,6 +3,7 @@
 #include "CastCommand.h"
 #include "CompileCommand.h"
 #include "ExitCodes.h"
+#include "GenerateCommand.h"
 #include "ProfileCommand.h"
 #include "PromoteCommand.h"
 #include "VerifyCommand.h"
@@ -35,6 +36,7 @@ int main(int argc, char** argv)
     cli::addPromoteCommand(app, exitCode);
     cli::addRegistryCommand(app, exitCode);
     cli::addCastCommand(app, exitCode);
+    cli::addGenerateCommand(app, exitCode);
 
     std::string taskPath;
     CLI::App* validate = app.add_subcommand("validate", "Check a task.json against schema v1 and print a summary");

@@ -11,12 +11,17 @@ namespace kf {
 
 Result<CompileRequest> compileRequestFor(const Task& task, const Candidate& candidate, const std::string& arch)
 {
-    fs::path file = task.directory / candidate.file;
-    auto source = readFileBytes(file);
+    auto source = readFileBytes(task.directory / candidate.file);
     if (!source)
         return source.error();
+    return compileRequestFor(task, candidate, arch, std::move(source.value()));
+}
+
+CompileRequest compileRequestFor(const Task& task, const Candidate& candidate, const std::string& arch, std::string source)
+{
+    fs::path file = task.directory / candidate.file;
     CompileRequest req;
-    req.source = std::move(source.value());
+    req.source = std::move(source);
     req.fileName = file.string();
     req.options.arch = arch;
     req.options.cxxStd = task.compile.cxxStd;

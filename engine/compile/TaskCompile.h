@@ -18,6 +18,8 @@ namespace kf {
 /// Reads the candidate's source from the task folder and fills options from the task's compile
 /// settings plus the candidate's defines; name expressions are the plan's kernels.
 Result<CompileRequest> compileRequestFor(const Task& task, const Candidate& candidate, const std::string& arch);
+/// The same for a source that is not on disk yet (a generated candidate before it is written).
+CompileRequest compileRequestFor(const Task& task, const Candidate& candidate, const std::string& arch, std::string source);
 
 /// The shape at which static numbers are shown: the first benchmark shape, else the first test.
 const ShapeBinding* representativeShape(const Task& task);

@@ -1,0 +1,145 @@
+// `kforge generate <task>`: a fused starting candidate from the task's reference, checked with
+// NVRTC before anything is written (docs/generate.md, docs/cli.md).
+#include "GenerateCommand.h"
+
+#include "ExitCodes.h"
+#include "engine/cast/ReferenceSteps.h"
+#include "engine/compile/Compiler.h"
+#include "engine/generate/Generate.h"
+#include "engine/task/Task.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+
+namespace kf::cli {
+
+namespace {
+
+struct GenerateArgs {
+    std::string path;
+    std::string name = "generated.cu";
+    std::string arch;
+    bool dryRun = false;
+    bool json = false;
+    gen::GenerateOptions options;
+};
+
+int run(const GenerateArgs& a)
+{
+    auto task = loadTask(a.path);
+    if (!task) {
+        std::cerr << "kforge: " << task.error().message() << '\n';
+        return kExitUsage;
+    }
+    auto steps = cast::referenceSteps(*task);
+    if (!steps) {
+        std::cerr << "kforge: " << steps.error().message() << '\n';
+        return kExitUsage;
+    }
+    gen::GenerateOptions options = a.options;
+    options.fileName = a.name.size() > 3 && a.name.substr(a.name.size() - 3) == ".cu" ? a.name : a.name + ".cu";
+    auto generated = gen::generateCandidate(*task, *steps, options);
+    if (!generated) {
+        std::cerr << "kforge: " << generated.error().message() << '\n';
+        return kExitUsage;
+    }
+    if (!a.dryRun && task->findCandidate(options.fileName)) {
+        std::cerr << "kforge: " << (task->directory / "task.json").string() << ": a candidate " << options.fileName
+                  << " already exists (choose another name with --name)\n";
+        return kExitUsage;
+    }
+
+    // The generated code must compile cleanly; when it does not, that is the generator's bug.
+    const std::string arch = !a.arch.empty()                ? a.arch
+                             : task->architectures.empty() ? std::string("sm_90")
+                                                           : task->architectures.front();
+    nlohmann::json compiled = {{"arch", arch}};
+    std::string compileLine;
+    int code = kExitOk;
+    if (auto v = nvrtcVersion(); !v) {
+        compiled["status"] = "not compiled";
+        compiled["why"] = v.error().why;
+        compileLine = "not compiled: " + v.error().why;
+    } else if (auto r = gen::compileGenerated(*task, *generated, arch); !r) {
+        compiled["status"] = "not compiled";
+        compiled["why"] = r.error().message();
+        compileLine = "not compiled: " + r.error().message();
+    } else {
+        compiled["status"] = r->success && r->warningCount() == 0 ? "clean" : "failed";
+        compiled["errors"] = r->errorCount();
+        compiled["warnings"] = r->warningCount();
+        int regs = -1, spills = 0;
+        for (const auto& k : r->kernels) {
+            regs = std::max(regs, k.registers);
+            spills = std::max(spills, std::max(k.spillStoreBytes, 0));
+        }
+        compiled["registers"] = regs;
+        compiled["spill_bytes"] = spills;
+        compileLine = "compiled for " + arch + ": " + std::to_string(r->errorCount()) + " errors, " +
+                      std::to_string(r->warningCount()) + " warnings, " + std::to_string(regs) + " registers, " +
+                      std::to_string(spills) + " bytes spilled";
+        if (!r->success || r->warningCount() > 0) {
+            std::cerr << "kforge: the generated source does not compile cleanly for " << arch
+                      << " — a generator bug; please report it with the task:\n" << r->log << '\n';
+            code = kExitFailed;
+        }
+    }
+
+    if (a.json) {
+        nlohmann::json out = {{"task", task->name},
+                              {"summary", generated->summary},
+                              {"candidate", nlohmann::json::parse(generated->candidate.dump())},
+                              {"compile", compiled},
+                              {"written", !a.dryRun && code == kExitOk}};
+        if (a.dryRun)
+            out["source"] = generated->source;
+        if (!a.dryRun && code == kExitOk) {
+            auto w = gen::addGeneratedCandidate(task->directory, *generated);
+            if (!w) {
+                std::cerr << "kforge: " << w.error().message() << '\n';
+                return kExitUsage;
+            }
+            out["file"] = w->string();
+        }
+        std::cout << out.dump(2) << '\n';
+        return code;
+    }
+    if (a.dryRun) {
+        std::cout << generated->source;
+        std::cerr << "kforge: " << generated->summary << "\nkforge: " << compileLine << "\nkforge: launch plan: "
+                  << generated->candidate["launches"][0].dump() << "\nkforge: dry run, nothing written\n";
+        return code;
+    }
+    if (code != kExitOk)
+        return code;
+    auto w = gen::addGeneratedCandidate(task->directory, *generated);
+    if (!w) {
+        std::cerr << "kforge: " << w.error().message() << '\n';
+        return kExitUsage;
+    }
+    std::cout << "wrote " << w->string() << " and added it to task.json\n  " << generated->summary << "\n  "
+              << compileLine << "\n  next: kforge verify " << a.path << " --candidate " << options.fileName << '\n';
+    return kExitOk;
+}
+
+} // namespace
+
+void addGenerateCommand(CLI::App& app, int& exitCode)
+{
+    auto args = std::make_shared<GenerateArgs>();
+    CLI::App* cmd = app.add_subcommand("generate", "Generate a fused candidate (source and launch plan) from the task's reference");
+    cmd->add_option("task", args->path, "task folder or task.json")->required();
+    cmd->add_option("--name", args->name, "file name of the new candidate (default generated.cu)");
+    cmd->add_option("--arch", args->arch, "architecture for the compile check (default: the task's first)");
+    cmd->add_flag("--dry-run", args->dryRun, "print the source and the plan; write nothing");
+    cmd->add_flag("--json", args->json, "print the result as JSON");
+    // Tuning knobs for measurements (docs/generate.md); the defaults come from the H100 sweep.
+    cmd->add_option("--warp-row-max", args->options.warpRowMax, "")->group("")->check(CLI::Range(32, 1 << 20));
+    cmd->add_option("--cache-registers", args->options.cacheRegisters, "")->group("")->check(CLI::Range(4, 192));
+    cmd->add_option("--min-blocks-per-sm", args->options.minBlocksPerSm, "")->group("")->check(CLI::Range(0, 32));
+    cmd->callback([args, &exitCode] { exitCode = run(*args); });
+}
+
+} // namespace kf::cli

@@ -1,0 +1,191 @@
+#include "engine/generate/Emit.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace kf::gen::detail {
+
+namespace {
+
+/// Identifiers the generated code declares itself, plus what CUDA already names.
+const std::set<std::string, std::less<>> kReserved = {
+    "row", "rows", "cols", "base", "chunks", "tid", "k", "c", "n", "i", "j", "W", "Block", "first", "tail",
+    "vec", "d", "float", "int", "long", "const", "auto", "kf", "threadIdx", "blockIdx", "blockDim", "gridDim",
+    "warpSize", "min", "max", "expf", "logf", "erff", "tanhf", "sqrtf", "rsqrtf", "fabsf", "fmaxf"};
+
+} // namespace
+
+void Code::line(int indent, const std::string& text)
+{
+    if (!text.empty())
+        m_text.append(static_cast<size_t>(indent) * 4, ' ').append(text);
+    m_text += '\n';
+}
+
+std::string floatLiteral(double v)
+{
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    std::string s = buf;
+    if (s.find_first_of(".e") == std::string::npos)
+        s += ".0";
+    return s + "f";
+}
+
+std::string Context::constant(const std::string& name, const std::string& type, const std::string& value,
+                              const std::string& comment)
+{
+    if (m_constantNames.insert(name).second)
+        m_constantLines.push_back("constexpr " + type + " " + name + " = " + value + ";" +
+                                  (comment.empty() ? "" : "  // " + comment));
+    return name;
+}
+
+std::string Context::pointer(const Value& v) const
+{
+    return kReserved.count(v.name) ? v.name + "_t" : v.name;
+}
+
+std::string Context::token(const Value& v) const
+{
+    const std::string base = pointer(v);
+    switch (v.level) {
+    case Level::Const: return base + "_c";
+    case Level::Row: return base + "_r";
+    default: return base + "_j";
+    }
+}
+
+std::string Context::cudaType(DType t) const { return std::string(dtypeCudaName(t)); }
+
+std::string Context::rowName(const Step& s, const char* what) const
+{
+    return pointer(tape.values[static_cast<size_t>(s.result)]) + "_" + what;
+}
+
+std::string Context::stepLabel(const Step& s) const
+{
+    const size_t index = static_cast<size_t>(&s - tape.steps.data());
+    return "step " + std::to_string(index + 1) + ": " + s.text;
+}
+
+std::string Context::operand(const Step& s, size_t i)
+{
+    const Operand& o = s.args[i];
+    if (o.value >= 0)
+        return token(tape.values[static_cast<size_t>(o.value)]);
+    const size_t index = static_cast<size_t>(&s - tape.steps.data());
+    return constant("kStep" + std::to_string(index + 1) + "Scalar", "float", floatLiteral(o.literal),
+                    "step " + std::to_string(index + 1) + ": the scalar of " + s.op);
+}
+
+std::string Context::expression(const Step& s)
+{
+    const std::string& op = s.op;
+    const std::string a = operand(s, 0);
+    if (op == "add" || op == "sub" || op == "mul" || op == "div") {
+        const char* sym = op == "add" ? " + " : op == "sub" ? " - " : op == "mul" ? " * " : " / ";
+        return a + sym + operand(s, 1);
+    }
+    if (op == "neg")
+        return "-" + a;
+    if (op == "abs")
+        return "fabsf(" + a + ")";
+    if (op == "exp" || op == "log" || op == "sqrt" || op == "rsqrt" || op == "tanh")
+        return op + "f(" + a + ")";
+    if (op == "sigmoid")
+        return "1.0f / (1.0f + expf(-" + a + "))";
+    if (op == "silu")
+        return a + " / (1.0f + expf(-" + a + "))";
+    if (op == "relu") // keeps NaN, as torch.relu does (fmaxf would drop it)
+        return "(" + a + " > 0.0f || " + a + " != " + a + ") ? " + a + " : 0.0f";
+    if (op == "gelu") {
+        if (s.approximate == "tanh") {
+            const std::string k0 = constant("kSqrt2OverPi", "float", "0.797884561f", "sqrt(2 / pi), tanh GELU");
+            const std::string k1 = constant("kGeluCubic", "float", "0.044715f", "the cubic term of tanh GELU");
+            return "0.5f * " + a + " * (1.0f + tanhf(" + k0 + " * (" + a + " + " + k1 + " * " + a + " * " + a + " * " + a +
+                   ")))";
+        }
+        const std::string k = constant("kInvSqrt2", "float", "0.707106781f", "1 / sqrt(2), exact GELU");
+        return "0.5f * " + a + " * (1.0f + erff(" + a + " * " + k + "))";
+    }
+    if (op == "clone")
+        return a;
+    if (op == "to") {
+        if (s.to == DType::F32)
+            return a;
+        return "kf::to_float(kf::from_float<" + cudaType(s.to) + ">(" + a + "))";
+    }
+    if (op == "softmax")
+        return "expf(" + a + " - " + rowName(s, "max") + ") / " + rowName(s, "sum");
+    if (op == "log_softmax")
+        return a + " - " + rowName(s, "max") + " - " + rowName(s, "logsum");
+    if (op == "rms_norm") {
+        std::string e = a + " * " + rowName(s, "rstd");
+        if (s.args.size() > 1)
+            e += " * " + operand(s, 1);
+        return e;
+    }
+    if (op == "layer_norm") {
+        std::string e = "(" + a + " - " + rowName(s, "mean") + ") * " + rowName(s, "rstd");
+        if (s.args.size() > 1)
+            e += " * " + operand(s, 1);
+        if (s.args.size() > 2)
+            e += " + " + operand(s, 2);
+        return e;
+    }
+    return a; // sum, mean, amax: computed per row by the row template
+}
+
+std::string Context::definition(const Value& v, const std::string& expr) const
+{
+    std::string e = expr;
+    if (v.output >= 0 && v.natural != DType::F32) {
+        const DType declared = task.outputs[static_cast<size_t>(v.output)].dtype;
+        if (v.uses > 0 || declared != v.natural)
+            e = "kf::to_float(kf::from_float<" + cudaType(v.natural) + ">(" + expr + "))";
+    }
+    return "const float " + token(v) + " = " + e + ";";
+}
+
+std::vector<const Value*> parameters(const Tape& tape)
+{
+    std::vector<const Value*> ins, outs;
+    for (const auto& v : tape.values)
+        if (v.input >= 0)
+            ins.push_back(&v);
+        else if (v.output >= 0)
+            outs.push_back(&v);
+    auto byInput = [](const Value* a, const Value* b) { return a->input < b->input; };
+    auto byOutput = [](const Value* a, const Value* b) { return a->output < b->output; };
+    std::sort(ins.begin(), ins.end(), byInput);
+    std::sort(outs.begin(), outs.end(), byOutput);
+    ins.insert(ins.end(), outs.begin(), outs.end());
+    return ins;
+}
+
+std::string parameterList(Context& c, const std::vector<const Value*>& params, const std::string& tail)
+{
+    std::string s;
+    for (const Value* v : params) {
+        const DType t = v->input >= 0 ? c.task.inputs[static_cast<size_t>(v->input)].dtype
+                                      : c.task.outputs[static_cast<size_t>(v->output)].dtype;
+        s += (s.empty() ? "" : ", ") + std::string(v->input >= 0 ? "const " : "") + c.cudaType(t) + "* __restrict__ " +
+             c.pointer(*v);
+    }
+    if (!tail.empty())
+        s += (s.empty() ? "" : ", ") + tail;
+    return s;
+}
+
+std::string argumentList(Context& c, const std::vector<const Value*>& params, const std::string& tail)
+{
+    std::string s;
+    for (const Value* v : params)
+        s += (s.empty() ? "" : ", ") + c.pointer(*v);
+    if (!tail.empty())
+        s += (s.empty() ? "" : ", ") + tail;
+    return s;
+}
+
+} // namespace kf::gen::detail

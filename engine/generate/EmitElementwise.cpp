@@ -1,0 +1,154 @@
+// The elementwise template (docs/generate.md): every thread handles kChunksPerThread chunks of
+// kVec consecutive elements with 16-byte accesses, the block's chunks side by side so a warp's
+// accesses are coalesced; a scalar path for misaligned pointers or a broadcast period that is
+// not a multiple of kVec; the elements after the last whole vector go to the last block.
+#include "engine/generate/Emit.h"
+
+namespace kf::gen::detail {
+
+namespace {
+
+/// Steps whose results an output needs.
+std::vector<bool> liveSteps(const Tape& tape)
+{
+    std::vector<bool> live(tape.steps.size(), false);
+    for (size_t i = tape.steps.size(); i-- > 0;) {
+        const Value& r = tape.values[static_cast<size_t>(tape.steps[i].result)];
+        bool needed = r.output >= 0;
+        for (size_t k = i + 1; k < tape.steps.size() && !needed; ++k)
+            if (live[k])
+                for (const Operand& o : tape.steps[k].args)
+                    needed = needed || o.value == tape.steps[i].result;
+        live[i] = needed;
+    }
+    return live;
+}
+
+} // namespace
+
+Emitted emitElementwise(Context& c)
+{
+    const Tape& tape = c.tape;
+    const auto params = parameters(tape);
+    const bool broadcast = tape.broadcastDims > 0;
+    const std::string threads = c.constant("kBlockThreads", "int", std::to_string(c.options.blockThreads),
+                                           "threads per block: the launch plan's \"block\"");
+    const std::string chunksPer = c.constant("kChunksPerThread", "int", std::to_string(c.options.chunksPerThread),
+                                             "vector chunks per thread: loads in flight per tensor");
+    const std::string vecName = c.constant("kVec", "int", std::to_string(c.vec),
+                                           "elements per 16-byte access of the widest stored type");
+    const std::string tailParams = broadcast ? "long long i, long long cols" : "long long i";
+    const std::vector<bool> live = liveSteps(tape);
+
+    Code h;
+    h.line(0, "/// W consecutive elements from element i: W = kVec on the vector path, 1 on the scalar one.");
+    h.line(0, "template <int W>");
+    h.line(0, "__device__ __forceinline__ void generated_chunk(" + parameterList(c, params, tailParams) + ")");
+    h.line(0, "{");
+    // Loads first, so they are all in flight before any arithmetic waits on them.
+    for (const Value* v : params) {
+        if (v->input < 0)
+            continue;
+        const std::string p = c.pointer(*v), t = c.cudaType(c.task.inputs[static_cast<size_t>(v->input)].dtype);
+        switch (v->level) {
+        case Level::Const: h.line(1, "const float " + c.token(*v) + " = kf::to_float(" + p + "[0]);"); break;
+        case Level::Row: h.line(1, "const float " + c.token(*v) + " = kf::to_float(" + p + "[i / cols]);"); break;
+        case Level::Column:
+            h.line(1, "const kf::Vec<" + t + ", W> " + p + "_v = kf::load_vec<W>(" + p + " + i % cols);");
+            break;
+        case Level::Element: h.line(1, "const kf::Vec<" + t + ", W> " + p + "_v = kf::load_vec<W>(" + p + " + i);"); break;
+        }
+    }
+    // Steps on per-row or launch-wide values: once per chunk, outside the element loop.
+    for (size_t i = 0; i < tape.steps.size(); ++i) {
+        const Step& s = tape.steps[i];
+        const Value& r = tape.values[static_cast<size_t>(s.result)];
+        if (!live[i] || (r.level != Level::Row && r.level != Level::Const))
+            continue;
+        h.line(1, "// " + c.stepLabel(s));
+        h.line(1, c.definition(r, c.expression(s)));
+    }
+    for (const Value* v : params)
+        if (v->output >= 0)
+            h.line(1, "float " + c.pointer(*v) + "_out[W];");
+    h.line(0, "#pragma unroll");
+    h.line(1, "for (int j = 0; j < W; ++j) {");
+    for (const Value* v : params)
+        if (v->input >= 0 && (v->level == Level::Element || v->level == Level::Column))
+            h.line(2, "const float " + c.token(*v) + " = kf::to_float(" + c.pointer(*v) + "_v[j]);");
+    for (size_t i = 0; i < tape.steps.size(); ++i) {
+        const Step& s = tape.steps[i];
+        const Value& r = tape.values[static_cast<size_t>(s.result)];
+        if (!live[i] || r.level == Level::Row || r.level == Level::Const)
+            continue;
+        h.line(2, "// " + c.stepLabel(s));
+        h.line(2, c.definition(r, c.expression(s)));
+    }
+    for (const Value* v : params)
+        if (v->output >= 0)
+            h.line(2, c.pointer(*v) + "_out[j] = " + c.token(*v) + ";");
+    h.line(1, "}");
+    for (const Value* v : params)
+        if (v->output >= 0)
+            h.line(1, "kf::store_floats<W>(" + c.pointer(*v) + " + i, " + c.pointer(*v) + "_out);");
+    h.line(0, "}");
+
+    std::vector<const Value*> vectorPointers;
+    for (const Value* v : params)
+        if (v->level == Level::Element || v->level == Level::Column)
+            vectorPointers.push_back(v);
+    std::string aligned;
+    for (const Value* v : vectorPointers)
+        aligned += (aligned.empty() ? "" : ", ") + c.pointer(*v);
+    const std::string vectorTest = (broadcast ? "cols % " + vecName + " == 0 && " : std::string()) +
+                                   "kf::aligned16(" + aligned + ")";
+    auto call = [&](const std::string& w, const std::string& index) {
+        return "generated_chunk<" + w + ">(" + argumentList(c, params, index + (broadcast ? ", cols" : "")) + ");";
+    };
+
+    Code k;
+    k.line(0, "extern \"C\" __global__ void __launch_bounds__(" + threads + ")");
+    k.line(1, c.kernel + "(" + parameterList(c, params, broadcast ? "long long n, long long cols" : "long long n") + ")");
+    k.line(0, "{");
+    k.line(1, "// The first chunk of this block.");
+    k.line(1, "const long long first = static_cast<long long>(blockIdx.x) * " + threads + " * " + chunksPer + ";");
+    k.line(1, "if (" + vectorTest + ") {");
+    k.line(0, "#pragma unroll");
+    k.line(2, "for (int k = 0; k < " + chunksPer + "; ++k) {");
+    k.line(3, "const long long i = (first + k * " + threads + " + threadIdx.x) * " + vecName + ";");
+    k.line(3, "if (i + " + vecName + " <= n)");
+    k.line(4, call(vecName, "i"));
+    k.line(2, "}");
+    k.line(2, "// The elements after the last whole vector: one per thread of the last block.");
+    k.line(2, "if (blockIdx.x == gridDim.x - 1 && threadIdx.x < n % " + vecName + ")");
+    k.line(3, call("1", "n - n % " + vecName + " + threadIdx.x"));
+    k.line(1, "} else {");
+    k.line(2, "for (int k = 0; k < " + chunksPer + " * " + vecName + "; ++k) {");
+    k.line(3, "const long long i = first * " + vecName + " + k * " + threads + " + threadIdx.x;");
+    k.line(3, "if (i < n)");
+    k.line(4, call("1", "i"));
+    k.line(2, "}");
+    k.line(1, "}");
+    k.line(0, "}");
+
+    Emitted e;
+    e.helpers = h.text();
+    e.kernel = k.text();
+    const int perBlock = c.options.blockThreads * c.options.chunksPerThread * c.vec;
+    e.launch["kernel"] = c.kernel;
+    e.launch["grid"] = "ceil_div(" + tape.elements() + ", " + std::to_string(perBlock) + ")";
+    e.launch["block"] = c.options.blockThreads;
+    nlohmann::ordered_json args = nlohmann::ordered_json::array();
+    for (const Value* v : params)
+        args.push_back(v->name);
+    args.push_back({{"scalar", tape.elements()}, {"type", "int64"}});
+    if (broadcast)
+        args.push_back({{"scalar", tape.rowLength()}, {"type", "int64"}});
+    e.launch["args"] = args;
+    e.mode = "elementwise: " + std::to_string(c.options.blockThreads) + " threads per block, " +
+             std::to_string(c.options.chunksPerThread) + " chunks of " + std::to_string(c.vec) +
+             " elements per thread (16-byte accesses), a scalar path for misaligned tensors";
+    return e;
+}
+
+} // namespace kf::gen::detail
