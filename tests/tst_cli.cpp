@@ -45,6 +45,8 @@ private slots:
     void usageErrors();
     void faultsAreNamedWhereTheyAre_data();
     void faultsAreNamedWhereTheyAre();
+    void generate_data();
+    void generate();
 
 private:
     QTemporaryDir m_dir;
@@ -239,6 +241,64 @@ void TestCli::faultsAreNamedWhereTheyAre()
     QVERIFY2((r.out + r.err).contains(needle), qPrintable(r.err + r.out.left(2000)));
     if (!absent.isEmpty())
         QVERIFY2(!(r.out + r.err).contains(absent), qPrintable(r.err + r.out.left(2000)));
+}
+
+void TestCli::generate_data()
+{
+    QTest::addColumn<QString>("example");
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("stdoutHas");   // "@golden": stdout is the golden source
+    QTest::addColumn<QString>("stderrHas");
+    QTest::newRow("dry run prints the golden source") << "softmax_fp32" << QStringList{"--dry-run"} << 0 << "@golden"
+                                                      << "dry run, nothing written";
+    QTest::newRow("writes the candidate") << "softmax_fp32" << QStringList{} << 0
+                                          << "and added it to task.json\n  softmax fused into generated_softmax_fp32" << "";
+    QTest::newRow("another name") << "rms_norm_fp16" << QStringList{"--name", "mine"} << 0 << "/mine.cu and added it" << "";
+    QTest::newRow("a taken name") << "softmax_fp32" << QStringList{"--name", "optimized.cu"} << 2 << ""
+                                  << "a candidate optimized.cu already exists (choose another name with --name)";
+    QTest::newRow("unsupported") << "transpose_fp32" << QStringList{} << 2 << ""
+                                 << "task.json: at /reference: step 1 (y = transpose(x)) cannot be fused: transpose is not "
+                                    "supported (the generator fuses the elementwise ops add";
+}
+
+/// `kforge generate` on a copy of an example: the dry run prints exactly the golden source; a
+/// real run writes the candidate, after which the task still validates with one candidate more;
+/// a taken name and an unsupported reference are usage errors (exit 2) that change nothing.
+void TestCli::generate()
+{
+    QFETCH(QString, example);
+    QFETCH(QStringList, extra);
+    QFETCH(int, exitCode);
+    QFETCH(QString, stdoutHas);
+    QFETCH(QString, stderrHas);
+    QTemporaryDir tmp;
+    const QString task = tmp.filePath(example);
+    QVERIFY(QDir().mkpath(task));
+    for (const QString& f : QDir(kExamples + "/" + example).entryList(QDir::Files))
+        QVERIFY(QFile::copy(kExamples + "/" + example + "/" + f, task + "/" + f));
+    QFile json(task + "/task.json");
+    QVERIFY(json.open(QIODevice::ReadOnly));
+    const QByteArray before = json.readAll();
+    json.close();
+    Run r = kforge(QStringList{"generate", task} + extra);
+    QVERIFY2(r.exitCode == exitCode, qPrintable(r.err));
+    if (stdoutHas == QStringLiteral("@golden")) {
+        QFile golden(KF_TEST_DATA_DIR "/generate/examples/" + example + ".cu");
+        QVERIFY(golden.open(QIODevice::ReadOnly));
+        QCOMPARE(r.out, QString::fromUtf8(golden.readAll()));
+    } else {
+        QVERIFY2(r.out.contains(stdoutHas), qPrintable(r.out));
+    }
+    QVERIFY2(r.err.contains(stderrHas), qPrintable(r.err));
+    QVERIFY(json.open(QIODevice::ReadOnly));
+    const bool changed = json.readAll() != before;
+    QCOMPARE(changed, exitCode == 0 && !extra.contains(QStringLiteral("--dry-run")));
+    if (changed) {
+        Run v = kforge({"validate", task});
+        QCOMPARE(v.exitCode, 0);
+        QVERIFY2(v.out.contains("3 candidates"), qPrintable(v.out));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -210,6 +210,12 @@ Emitted emitRow(Context& c)
     if (needBase)
         h.line(1, "const long long base = row * cols;");
     h.line(1, "const long long chunks = cols / W;");
+    if (!cached.empty()) {
+        const std::string scalarChunks = c.constant("kScalarCacheChunks", "int", "2",
+                                                    "the scalar path keeps fewer: more costs it spills");
+        h.line(1, "constexpr int kCached = W == 1 ? " + scalarChunks + " : " + cacheName + ";");
+        cacheName = "kCached";
+    }
     const std::string cols = "static_cast<float>(cols)";
 
     auto emitRowValues = [&](int pass) {

@@ -16,6 +16,7 @@ constexpr int kVec = 8;  // elements per 16-byte access of the widest stored typ
 constexpr int kWarpRowMax = 1024;  // rows up to this length get a warp each, longer rows a block
 constexpr int kRowsPerBlock = kBlockThreads / 32;  // warp per row: rows per block
 constexpr int kCacheChunks = 4;  // chunks per thread kept in registers between passes
+constexpr int kScalarCacheChunks = 2;  // the scalar path keeps fewer: more costs it spills
 constexpr float kStep2Eps = 1e-06f;  // step 2: rms_norm eps
 
 /// The sum of v over the row's threads: a warp (Block = false) or the whole block.
@@ -37,8 +38,9 @@ __device__ __forceinline__ void generated_row(const __half* __restrict__ x, cons
     const int tid = static_cast<int>(Block ? threadIdx.x : threadIdx.x % 32);
     const long long base = row * cols;
     const long long chunks = cols / W;
-    kf::Vec<__half, W> x_cache[kCacheChunks];
-    kf::Vec<__half, W> residual_cache[kCacheChunks];
+    constexpr int kCached = W == 1 ? kScalarCacheChunks : kCacheChunks;
+    kf::Vec<__half, W> x_cache[kCached];
+    kf::Vec<__half, W> residual_cache[kCached];
 
     // Pass 1: statistics of step 2 (rms_norm); writes h.
     float y_sumsq = 0.0f;
@@ -56,7 +58,7 @@ __device__ __forceinline__ void generated_row(const __half* __restrict__ x, cons
         kf::store_floats<W>(h + base + c * W, h_out);
     };
 #pragma unroll
-    for (int k = 0; k < kCacheChunks; ++k) {
+    for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
             x_cache[k] = kf::load_vec<W>(x + base + c * W);
@@ -64,7 +66,7 @@ __device__ __forceinline__ void generated_row(const __half* __restrict__ x, cons
             pass1(c, x_cache[k], residual_cache[k]);
         }
     }
-    for (long long c = tid + static_cast<long long>(kCacheChunks) * kThreads; c < chunks; c += kThreads) // beyond the register cache
+    for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
         pass1(c, kf::load_vec<W>(x + base + c * W), kf::load_vec<W>(residual + base + c * W));
     const float y_rstd = rsqrtf(row_sum<Block>(y_sumsq) / static_cast<float>(cols) + kStep2Eps);
 
@@ -86,13 +88,13 @@ __device__ __forceinline__ void generated_row(const __half* __restrict__ x, cons
         kf::store_floats<W>(y + base + c * W, y_out);
     };
 #pragma unroll
-    for (int k = 0; k < kCacheChunks; ++k) {
+    for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
             pass2(c, x_cache[k], residual_cache[k]);
         }
     }
-    for (long long c = tid + static_cast<long long>(kCacheChunks) * kThreads; c < chunks; c += kThreads) // beyond the register cache
+    for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
         pass2(c, kf::load_vec<W>(x + base + c * W), kf::load_vec<W>(residual + base + c * W));
 }
 

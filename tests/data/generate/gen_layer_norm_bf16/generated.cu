@@ -15,6 +15,7 @@ constexpr int kVec = 8;  // elements per 16-byte access of the widest stored typ
 constexpr int kWarpRowMax = 1024;  // rows up to this length get a warp each, longer rows a block
 constexpr int kRowsPerBlock = kBlockThreads / 32;  // warp per row: rows per block
 constexpr int kCacheChunks = 4;  // chunks per thread kept in registers between passes
+constexpr int kScalarCacheChunks = 2;  // the scalar path keeps fewer: more costs it spills
 constexpr float kStep1Eps = 1e-05f;  // step 1: layer_norm eps
 
 /// The sum of v over the row's threads: a warp (Block = false) or the whole block.
@@ -36,7 +37,8 @@ __device__ __forceinline__ void generated_row(const __nv_bfloat16* __restrict__ 
     const int tid = static_cast<int>(Block ? threadIdx.x : threadIdx.x % 32);
     const long long base = row * cols;
     const long long chunks = cols / W;
-    kf::Vec<__nv_bfloat16, W> x_cache[kCacheChunks];
+    constexpr int kCached = W == 1 ? kScalarCacheChunks : kCacheChunks;
+    kf::Vec<__nv_bfloat16, W> x_cache[kCached];
 
     // Pass 1: statistics of step 1 (layer_norm).
     float y_acc = 0.0f;
@@ -48,14 +50,14 @@ __device__ __forceinline__ void generated_row(const __nv_bfloat16* __restrict__ 
         }
     };
 #pragma unroll
-    for (int k = 0; k < kCacheChunks; ++k) {
+    for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
             x_cache[k] = kf::load_vec<W>(x + base + c * W);
             pass1(c, x_cache[k]);
         }
     }
-    for (long long c = tid + static_cast<long long>(kCacheChunks) * kThreads; c < chunks; c += kThreads) // beyond the register cache
+    for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
         pass1(c, kf::load_vec<W>(x + base + c * W));
     const float y_mean = row_sum<Block>(y_acc) / static_cast<float>(cols);
 
@@ -70,13 +72,13 @@ __device__ __forceinline__ void generated_row(const __nv_bfloat16* __restrict__ 
         }
     };
 #pragma unroll
-    for (int k = 0; k < kCacheChunks; ++k) {
+    for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
             pass2(c, x_cache[k]);
         }
     }
-    for (long long c = tid + static_cast<long long>(kCacheChunks) * kThreads; c < chunks; c += kThreads) // beyond the register cache
+    for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
         pass2(c, kf::load_vec<W>(x + base + c * W));
     const float y_rstd = rsqrtf(row_sum<Block>(y_m2) / static_cast<float>(cols) + kStep1Eps);
 
@@ -97,13 +99,13 @@ __device__ __forceinline__ void generated_row(const __nv_bfloat16* __restrict__ 
         kf::store_floats<W>(y + base + c * W, y_out);
     };
 #pragma unroll
-    for (int k = 0; k < kCacheChunks; ++k) {
+    for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
             pass3(c, x_cache[k]);
         }
     }
-    for (long long c = tid + static_cast<long long>(kCacheChunks) * kThreads; c < chunks; c += kThreads) // beyond the register cache
+    for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
         pass3(c, kf::load_vec<W>(x + base + c * W));
 }
 

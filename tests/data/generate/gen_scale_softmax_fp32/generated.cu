@@ -16,6 +16,7 @@ constexpr int kVec = 4;  // elements per 16-byte access of the widest stored typ
 constexpr int kWarpRowMax = 1024;  // rows up to this length get a warp each, longer rows a block
 constexpr int kRowsPerBlock = kBlockThreads / 32;  // warp per row: rows per block
 constexpr int kCacheChunks = 8;  // chunks per thread kept in registers between passes
+constexpr int kScalarCacheChunks = 2;  // the scalar path keeps fewer: more costs it spills
 constexpr float kStep1Scalar = 0.125f;  // step 1: the scalar of mul
 
 /// The sum of v over the row's threads: a warp (Block = false) or the whole block.
@@ -47,7 +48,8 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x, float
     const int tid = static_cast<int>(Block ? threadIdx.x : threadIdx.x % 32);
     const long long base = row * cols;
     const long long chunks = cols / W;
-    kf::Vec<float, W> x_cache[kCacheChunks];
+    constexpr int kCached = W == 1 ? kScalarCacheChunks : kCacheChunks;
+    kf::Vec<float, W> x_cache[kCached];
 
     // Pass 1: statistics of step 2 (softmax).
     float y_tmax = kf::neg_inf(), y_tsum = 0.0f;
@@ -72,14 +74,14 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x, float
         kf::online_softmax_merge(y_tmax, y_tsum, cmax, csum);
     };
 #pragma unroll
-    for (int k = 0; k < kCacheChunks; ++k) {
+    for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
             x_cache[k] = kf::load_vec<W>(x + base + c * W);
             pass1(c, x_cache[k]);
         }
     }
-    for (long long c = tid + static_cast<long long>(kCacheChunks) * kThreads; c < chunks; c += kThreads) // beyond the register cache
+    for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
         pass1(c, kf::load_vec<W>(x + base + c * W));
     const float y_max = row_max<Block>(y_tmax);
     const float y_sum = row_sum<Block>(y_tmax == kf::neg_inf() ? 0.0f : y_tsum * expf(y_tmax - y_max));
@@ -99,13 +101,13 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x, float
         kf::store_floats<W>(y + base + c * W, y_out);
     };
 #pragma unroll
-    for (int k = 0; k < kCacheChunks; ++k) {
+    for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
             pass2(c, x_cache[k]);
         }
     }
-    for (long long c = tid + static_cast<long long>(kCacheChunks) * kThreads; c < chunks; c += kThreads) // beyond the register cache
+    for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
         pass2(c, kf::load_vec<W>(x + base + c * W));
 }
 
