@@ -166,15 +166,21 @@ std::vector<const Value*> parameters(const Tape& tape)
 
 std::string parameterList(Context& c, const std::vector<const Value*>& params, const std::string& tail)
 {
-    std::string s;
+    std::vector<std::string> parts;
     for (const Value* v : params) {
         const DType t = v->input >= 0 ? c.task.inputs[static_cast<size_t>(v->input)].dtype
                                       : c.task.outputs[static_cast<size_t>(v->output)].dtype;
-        s += (s.empty() ? "" : ", ") + std::string(v->input >= 0 ? "const " : "") + c.cudaType(t) + "* __restrict__ " +
-             c.pointer(*v);
+        parts.push_back(std::string(v->input >= 0 ? "const " : "") + c.cudaType(t) + "* __restrict__ " + c.pointer(*v));
     }
     if (!tail.empty())
-        s += (s.empty() ? "" : ", ") + tail;
+        parts.push_back(tail);
+    // One line when it is short, else one parameter per line.
+    size_t length = 0;
+    for (const auto& p : parts)
+        length += p.size() + 2;
+    std::string s;
+    for (size_t i = 0; i < parts.size(); ++i)
+        s += (i == 0 ? "" : length > 80 ? ",\n        " : ", ") + parts[i];
     return s;
 }
 

@@ -301,6 +301,8 @@ void MainWindow::buildMenus()
     file->addSeparator();
     file->addAction(tr("New &Task…"), QKeySequence(tr("Ctrl+Shift+N")), this, &MainWindow::newTask);
     file->addAction(tr("&New Candidate…"), QKeySequence::New, this, &MainWindow::newCandidate);
+    file->addAction(tr("New Candidate from &Reference…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G), this,
+                    &MainWindow::newCandidateFromReference);
     file->addSeparator();
     file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::saveCurrent);
     file->addAction(tr("Save A&ll"), QKeySequence(tr("Ctrl+Shift+S")), this, &MainWindow::saveAll);

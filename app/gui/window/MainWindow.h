@@ -111,6 +111,7 @@ private:
     void closeTab(int index);
     void newTask();
     void newCandidate();
+    void newCandidateFromReference();
     void openWorkspaceDialog();
     void showSettings();
     void applySettings();

@@ -9,6 +9,7 @@
 #include "app/gui/settings/SettingsDialog.h"
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/CompileController.h"
+#include "app/gui/window/GenerateDialog.h"
 #include "app/gui/window/PromoteController.h"
 #include "app/gui/window/InspectController.h"
 #include "app/gui/window/RegistryController.h"
@@ -330,6 +331,27 @@ void MainWindow::newCandidate()
     }
     m_workspace->reload(taskDir);
     openFile(created.value());
+}
+
+void MainWindow::newCandidateFromReference()
+{
+    CandidateTab* current = currentTab();
+    QString taskDir = current ? current->taskDir() : QString();
+    if (taskDir.isEmpty())
+        taskDir = m_workspaceView->currentIndex().data(WorkspaceModel::TaskDirRole).toString();
+    if (taskDir.isEmpty()) {
+        QMessageBox::information(this, tr("New Candidate from Reference"), tr("Select a task in the Workspace first."));
+        return;
+    }
+    GenerateDialog dialog(this);
+    dialog.prepare(taskDir);
+    connect(&dialog, &GenerateDialog::candidateAdded, this, [this](const QString& dir, const QString& file) {
+        m_workspace->reload(dir);
+        openFile(file);
+        statusBar()->showMessage(tr("Added %1 to %2: press F5 to verify it").arg(QFileInfo(file).fileName(), QFileInfo(dir).fileName()),
+                                 8000);
+    });
+    dialog.exec();
 }
 
 void MainWindow::openWorkspaceDialog()
