@@ -179,7 +179,8 @@ private:
                     if (peek().kind == Token::Kind::Name && isOp("=", 1)) {
                         std::string key = take().text;
                         ++m_pos;
-                        c.keywords.emplace_back(std::move(key), expr());
+                        c.keywords.push_back(std::move(key));
+                        c.children.push_back(expr());
                     } else {
                         if (!c.keywords.empty())
                             fail("a positional argument follows a keyword argument");

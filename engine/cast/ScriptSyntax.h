@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace kf::cast::script {
@@ -35,10 +34,12 @@ struct Node {
     std::int64_t integer = 0;
     double number = 0.0;
     bool flag = false;
-    /// List, Tuple: the items. Call: the callee, then the positional arguments.
-    /// Attr: the object. Subscript: the object, then the index.
+    /// List, Tuple: the items. Call: the callee, the positional arguments, then the values of
+    /// the keyword arguments. Attr: the object. Subscript: the object.
     std::vector<Node> children;
-    std::vector<std::pair<std::string, Node>> keywords;   ///< Call: name=value, in order
+    /// Call: the names of the keyword arguments, in order; the last children are their values.
+    /// (Not pairs with a Node: std::pair may not hold the incomplete Node.)
+    std::vector<std::string> keywords;
 };
 
 struct Stmt {

@@ -191,12 +191,13 @@ private:
             refuse(n.line, "forward calls " + (callee.empty() ? std::string("an expression") : callee) +
                                ", which maps to no op of KernelForge's reference catalog",
                    "write the reference as an op tape of catalog ops in task.json (kforge ops lists them)");
+        const std::size_t firstKeyword = n.children.size() - n.keywords.size();
         std::vector<Value> positional;
-        for (std::size_t i = 1; i < n.children.size(); ++i)
+        for (std::size_t i = 1; i < firstKeyword; ++i)
             positional.push_back(eval(n.children[i]));
         std::vector<std::pair<std::string, Value>> keywords;
-        for (const auto& [key, value] : n.keywords)
-            keywords.emplace_back(key, eval(value));
+        for (std::size_t k = 0; k < n.keywords.size(); ++k)
+            keywords.emplace_back(n.keywords[k], eval(n.children[firstKeyword + k]));
         Step s{mapAtenCall(callee, op, n.line, positional, keywords), static_cast<int>(m_names.size())};
         m_names.emplace_back();   // named once the returns are known
         m_steps.push_back(std::move(s));
