@@ -345,6 +345,12 @@ void TestScriptTape::sourceErrorsNameOriginAndHint()
     QCOMPARE(qs(r.error().message()),
              qs("ref.py: at code/__torch__.py:8: torch.gelu has approximate=\"erf\"; the catalog's gelu takes \"none\" or "
                 "\"tanh\" (" + kHint + ")"));
+    // A string that is not UTF-8 is shown with U+FFFD (fuzz_scripttape found the throw).
+    std::string code = moduleCode("x, w", "return torch.gelu(x, approximate=\"t?\")");
+    code[code.find("t?") + 1] = '\xff';
+    r = cast::scriptTapeFromSource(code, scriptTask({"x", "w"}, {"y"}), "ref.py");
+    QVERIFY(!r.ok());
+    QCOMPARE(qs(r.error().why), qs("torch.gelu has approximate=\"t\xef\xbf\xbd\"; the catalog's gelu takes \"none\" or \"tanh\""));
     r = cast::scriptTapeFromSource(moduleCode("x, w", "return torch.cumprod(x, 1)"), scriptTask({"x", "w"}, {"y"}), "ref.py");
     QVERIFY(!r.ok());
     QCOMPARE(qs(r.error().message()),

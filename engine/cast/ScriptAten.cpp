@@ -134,6 +134,10 @@ private:
     std::map<std::string, Value, std::less<>> m_args;
 };
 
+/// A string literal as JSON writes it; bytes that are not UTF-8 become U+FFFD (the code is
+/// untrusted, and Json::dump throws on them by default).
+std::string quoted(const std::string& s) { return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace); }
+
 std::string listText(const std::vector<std::int64_t>& v)
 {
     std::string s = "[";
@@ -152,7 +156,7 @@ std::string describe(const Value& v)
     case Value::Kind::Float: return "the number " + Json(v.number).dump();
     case Value::Kind::Bool: return v.flag ? "True" : "False";
     case Value::Kind::None: return "None";
-    case Value::Kind::Str: return "the string " + Json(v.text).dump();
+    case Value::Kind::Str: return "the string " + quoted(v.text);
     case Value::Kind::List: return "a list";
     case Value::Kind::Tuple: return "a tuple";
     }
@@ -166,7 +170,7 @@ std::string shown(const Value& v)
     case Value::Kind::Float: return Json(v.number).dump();
     case Value::Kind::Bool: return v.flag ? "True" : "False";
     case Value::Kind::None: return "None";
-    case Value::Kind::Str: return Json(v.text).dump();
+    case Value::Kind::Str: return quoted(v.text);
     case Value::Kind::List:
     case Value::Kind::Tuple: {
         const bool list = v.kind == Value::Kind::List;
