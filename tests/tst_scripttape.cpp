@@ -285,7 +285,7 @@ void TestScriptTape::refusesSource_data()
     QTest::newRow("assert") << body("assert False\nreturn x") << "code/__torch__.py:8"
         << "forward has an unsupported statement (assert); only assignments and return are read";
     QTest::newRow("a float parameter") << "class M(Module):\n  def forward(self: __torch__.M,\n    x: Tensor,\n    w: float) -> Tensor:\n    return x\n"
-        << "code/__torch__.py:4" << "forward's parameter w is a float, not a Tensor";
+        << "code/__torch__.py:4" << "forward's parameter w has the type float, not Tensor";
     QTest::newRow("returns a number") << body("return 1") << "code/__torch__.py:8" << "forward returns the integer 1, not a tensor";
     QTest::newRow("returns nothing") << body("_0 = torch.neg(x)") << "code/__torch__.py:5" << "forward has no return statement";
     QTest::newRow("no forward") << "class M(Module):\n  def other(self):\n    return 1\n" << "code/__torch__.py:1"
@@ -322,6 +322,12 @@ void TestScriptTape::refusesSource_data()
         doubling += QString("_%1 = (_%2, _%2)\n").arg(i).arg(i - 1);
     QTest::newRow("tuples doubling") << body(doubling + "return x") << "code/__torch__.py:19"
         << "forward builds a list or tuple larger than this reader accepts";
+    QString copies = "_0 = (" + QString("x, ").repeated(1000) + ")\n";
+    for (int i = 1; i <= 5000; ++i)
+        copies += QString("_%1 = _0\n").arg(i);
+    // 1000 + k * 1001 values copied passes 4 Mi at the 4190th copy.
+    QTest::newRow("copying a large tuple") << body(copies + "return x") << "code/__torch__.py:4198"
+        << "forward copies more values than this reader accepts";
 }
 
 void TestScriptTape::refusesSource()

@@ -11,7 +11,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-/// Parameter names in ATen's order (native_functions.yaml), for the overloads TorchScript prints.
+/// Parameter names in the order of ATen's schemas, for the overloads TorchScript prints.
 const std::map<std::string, std::vector<std::string>, std::less<>>& schemas()
 {
     static const std::map<std::string, std::vector<std::string>, std::less<>> s = [] {
@@ -188,7 +188,7 @@ std::string shown(const Value& v)
 
 std::string dtypeOfScalarType(std::int64_t code)
 {
-    // c10/core/ScalarType.h: the codes torch.jit.save prints for dtype arguments.
+    // c10's ScalarType numbering: the codes torch.jit.save prints for dtype arguments.
     static const std::map<std::int64_t, std::string> names = {{0, "uint8"}, {1, "int8"}, {2, "int16"}, {3, "int32"},
                                                               {4, "int64"}, {5, "fp16"}, {6, "fp32"}, {7, "fp64"},
                                                               {11, "bool"}, {15, "bf16"}};

@@ -7,8 +7,6 @@
 #include <map>
 #include <set>
 
-namespace fs = std::filesystem;
-
 namespace kf::cast {
 
 namespace {
@@ -20,6 +18,9 @@ constexpr const char* kHint = "trace the module with torch.jit.trace, or write t
 constexpr const char* kSaveHint = "save the reference with torch.jit.save(torch.jit.trace(module, inputs), path)";
 constexpr std::size_t kMaxValueWeight = 4096;
 constexpr int kMaxValueDepth = 64;
+/// Values copied in one evaluation (each name read copies its value): bounds the time a
+/// megabyte of `_k = _j` lines over large tuples can take.
+constexpr std::size_t kMaxValueCopies = std::size_t(1) << 22;
 
 std::string joined(const std::vector<std::string>& names)
 {
@@ -75,7 +76,7 @@ private:
         for (std::size_t i = 1; i < params.size(); ++i) {
             const Param& p = params[i];
             if (!p.annotation.empty() && p.annotation != "Tensor")
-                refuse(p.line, "forward's parameter " + p.name + " is a " + p.annotation + ", not a Tensor");
+                refuse(p.line, "forward's parameter " + p.name + " has the type " + p.annotation + ", not Tensor");
             Value v{Value::Kind::Tensor};
             v.tensor = static_cast<int>(m_names.size());
             m_names.push_back(names[i - 1]);
@@ -157,8 +158,12 @@ private:
         case Node::Kind::Tuple: return compose(n);
         case Node::Kind::Name: {
             auto it = m_env.find(n.text);
-            if (it != m_env.end())
+            if (it != m_env.end()) {
+                m_copies += it->second.weight;
+                if (m_copies > kMaxValueCopies)
+                    refuse(n.line, "forward copies more values than this reader accepts");
                 return it->second;
+            }
             if (n.text == "inf" || n.text == "nan")
                 refuse(n.line, "forward uses the number " + n.text + ", which an op attribute cannot hold");
             refuse(n.line, "forward uses the name " + n.text + ", which is not assigned before this line");
@@ -283,6 +288,7 @@ private:
     std::map<std::string, Value, std::less<>> m_env;
     std::vector<std::string> m_names;   ///< by tensor number: the inputs, then one per step
     std::vector<Step> m_steps;
+    std::size_t m_copies = 0;
 };
 
 Result<std::vector<OpStep>> tapeFromCode(std::string_view code, std::string_view className, const Task& task,
