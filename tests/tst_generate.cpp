@@ -191,6 +191,7 @@ private slots:
     void goldenCompile();
     void refusals_data();
     void refusals();
+    void torchScriptRefusalNamesTheModule();
     void writesIntoTheTask();
     void randomTapes();
 };
@@ -331,6 +332,30 @@ void TestGenerate::refusals()
     QVERIFY(!g);
     const std::string expected = (d / "task.json").string() + ": " + message.toStdString() + " (" + gen::supportedSummary() + ")";
     QCOMPARE(qs(g.error().message()), qs(expected));
+}
+
+/// A TorchScript reference whose tape has a step the generator cannot fuse is refused like a
+/// tape, naming the module's file and its code.
+void TestGenerate::torchScriptRefusalNamesTheModule()
+{
+    QTemporaryDir dir;
+    const fs::path d = dir.path().toStdString();
+    fs::copy_file(fs::path(KF_TEST_DATA_DIR) / "scripttape" / "cumsum.pt", d / "ref.pt");
+    Json t = {{"schema_version", 1}, {"name", "scripted"}, {"architectures", {"sm_90"}},
+              {"symbols", {{"B", {{"min", 1}, {"max", 64}}}, {"D", {{"min", 1}, {"max", 64}}}}},
+              {"inputs", {{{"name", "x"}, {"dtype", "fp32"}, {"shape", {"B", "D"}}}}},
+              {"outputs", {{{"name", "y"}, {"dtype", "fp32"}, {"shape", {"B", "D"}}}}},
+              {"shapes", {{"tests", {{{"B", 2}, {"D", 3}}}}}},
+              {"reference", {{"torchscript", "ref.pt"}, {"inputs", {"x"}}}},
+              {"candidates", {{{"file", "k.cu"}, {"launches", {{{"kernel", "k"}, {"grid", 1}, {"block", 32}, {"args", Json::array()}}}}}}}};
+    KF_VERIFY_OK(writeFileAtomic(d / "k.cu", "extern \"C\" __global__ void k() {}\n"));
+    KF_VERIFY_OK(writeFileAtomic(d / "task.json", t.dump(2)));
+    auto task = loadTask(d);
+    KF_VERIFY_OK(task);
+    auto g = generateFor(*task);
+    QVERIFY(!g);
+    QCOMPARE(qs(g.error().message()), qs((d / "ref.pt").string() + ": at code/__torch__.py: step 1 (y = cumsum(x)) cannot be "
+                                                                 "fused: cumsum is not supported (" + gen::supportedSummary() + ")"));
 }
 
 /// The candidate lands in the task: the source file and the plan, validated by the engine; a

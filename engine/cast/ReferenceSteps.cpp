@@ -1,10 +1,22 @@
 #include "engine/cast/ReferenceSteps.h"
 
+#include "engine/cast/ScriptTape.h"
+
 namespace kf::cast {
 
 Result<gen::ReferenceSteps> referenceSteps(const Task& task)
 {
-    return gen::opReferenceSteps(task);
+    if (task.reference.kind != Reference::Kind::TorchScript)
+        return gen::opReferenceSteps(task);
+    auto steps = scriptTape(task);
+    if (!steps)
+        return steps.error();
+    gen::ReferenceSteps r;
+    r.steps = std::move(steps.value());
+    r.file = (task.directory / task.reference.torchscript).string();
+    // The tape has no line per step; a refusal names the module's code.
+    r.pointers.assign(r.steps.size(), "code/__torch__.py");
+    return r;
 }
 
 } // namespace kf::cast

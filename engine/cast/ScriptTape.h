@@ -3,7 +3,7 @@
 // torch.jit.save) read as an op tape for `kforge generate`, without LibTorch: the archive's
 // code/__torch__.py is parsed (engine/cast/ScriptSyntax.h) and the straight-line forward of the
 // saved module's class is evaluated call by call, each `torch.<op>(...)` mapped to one op of the
-// reference catalog (engine/cast/ScriptAten.h). docs/generate-torchscript.md lists the forms read.
+// reference catalog (engine/cast/ScriptAten.h). docs/generate.md ("TorchScript references") lists the forms read.
 //
 // forward's parameters after self are bound to the reference's "inputs" when the task lists
 // them, else to the task's inputs in order. The value returned in position i is named after
