@@ -138,6 +138,8 @@ void addGenerateCommand(CLI::App& app, int& exitCode)
     // Tuning knobs for measurements (docs/generate.md); the defaults come from the H100 sweep.
     cmd->add_option("--warp-row-max", args->options.warpRowMax, "")->group("")->check(CLI::Range(32, 1 << 20));
     cmd->add_option("--cache-registers", args->options.cacheRegisters, "")->group("")->check(CLI::Range(4, 192));
+    cmd->add_option("--block-threads", args->options.blockThreads, "")->group("")->check(CLI::IsMember({128, 256, 512, 1024}));
+    cmd->add_option("--row-block-threads", args->options.rowBlockThreads, "")->group("")->check(CLI::IsMember({64, 128, 256, 512, 1024}));
     cmd->add_option("--min-blocks-per-sm", args->options.minBlocksPerSm, "")->group("")->check(CLI::Range(0, 32));
     cmd->callback([args, &exitCode] { exitCode = run(*args); });
 }

@@ -111,7 +111,7 @@ Emitted emitRow(Context& c)
     const Tape& tape = c.tape;
     const Plan plan = schedule(tape);
     const auto params = parameters(tape);
-    const std::string threads = c.constant("kBlockThreads", "int", std::to_string(c.options.blockThreads),
+    const std::string threads = c.constant("kBlockThreads", "int", std::to_string(c.options.rowBlockThreads),
                                            "threads per block: the launch plan's \"block\"");
     const std::string vecName = c.constant("kVec", "int", std::to_string(c.vec),
                                            "elements per 16-byte access of the widest stored type");
@@ -475,7 +475,7 @@ Emitted emitRow(Context& c)
     e.helpers = h.text();
     e.kernel = k.text();
     const std::string rows = tape.rowCount(), len = tape.rowLength();
-    const std::string rpb = std::to_string(c.options.blockThreads / 32);
+    const std::string rpb = std::to_string(c.options.rowBlockThreads / 32);
     const std::string paren = rows.find(' ') == std::string::npos ? rows : "(" + rows + ")";
     e.launch["kernel"] = c.kernel;
     if (warpMode && blockMode)
@@ -485,7 +485,7 @@ Emitted emitRow(Context& c)
         e.launch["grid"] = "ceil_div(" + rows + ", " + rpb + ")";
     else
         e.launch["grid"] = rows;
-    e.launch["block"] = c.options.blockThreads;
+    e.launch["block"] = c.options.rowBlockThreads;
     nlohmann::ordered_json a = nlohmann::ordered_json::array();
     for (const Value* v : params)
         a.push_back(v->name);
@@ -496,7 +496,7 @@ Emitted emitRow(Context& c)
     e.mode = std::string(warpMode && blockMode ? "one row per warp up to " + std::to_string(c.options.warpRowMax) +
                                                      " elements, else one per block"
                          : warpMode ? "one row per warp"
-                                    : "one row per block of " + std::to_string(c.options.blockThreads) + " threads") +
+                                    : "one row per block of " + std::to_string(c.options.rowBlockThreads) + " threads") +
              "; " + passes + " over each row" +
              (cached.empty() ? std::string() : ", inputs kept in registers between passes") +
              "; 16-byte accesses when the row length allows, scalar otherwise";

@@ -21,11 +21,12 @@ namespace kf::gen {
 struct GenerateOptions {
     std::string fileName = "generated.cu";
     std::string kernelName;      ///< empty: "generated_<task>"
-    int blockThreads = 256;      ///< threads per block
+    int blockThreads = 256;      ///< elementwise kernels: threads per block
+    int rowBlockThreads = 128;   ///< row kernels: threads per block (warp mode: a row per warp of it)
     int warpRowMax = 1024;       ///< rows up to this length get a warp each, longer rows a block
     int cacheRegisters = 64;     ///< 32-bit registers per thread that keep inputs between passes
     int chunksPerThread = 2;     ///< elementwise kernels: 16-byte accesses in flight per thread and tensor
-    int minBlocksPerSm = 0;      ///< row kernels: __launch_bounds__'s second argument (0: none)
+    int minBlocksPerSm = 4;      ///< row kernels: __launch_bounds__'s second argument (0: none)
 };
 
 /// The steps a task's reference computes, with where they came from for errors.

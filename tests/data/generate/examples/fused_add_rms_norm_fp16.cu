@@ -14,13 +14,14 @@
 
 namespace {
 
-constexpr int kBlockThreads = 256;  // threads per block: the launch plan's "block"
+constexpr int kBlockThreads = 128;  // threads per block: the launch plan's "block"
 constexpr int kVec = 8;  // elements per 16-byte access of the widest stored type
 constexpr int kWarpRowMax = 1024;  // rows up to this length get a warp each, longer rows a block
 constexpr int kRowsPerBlock = kBlockThreads / 32;  // warp per row: rows per block
 constexpr int kCacheChunks = 4;  // chunks per thread kept in registers between passes
 constexpr int kScalarCacheChunks = 2;  // the scalar path keeps fewer: more costs it spills
 constexpr float kStep2Eps = 1e-06f;  // step 2: rms_norm eps
+constexpr int kMinBlocksPerSm = 4;  // blocks per SM the register budget must allow (bandwidth needs rows in flight)
 
 /// The sum of v over the row's threads: a warp (Block = false) or the whole block.
 template <bool Block, typename T>
@@ -108,7 +109,7 @@ __device__ __forceinline__ void generated_row(const __half* __restrict__ x,
 
 } // namespace
 
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
+extern "C" __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm)
     generated_fused_add_rms_norm_fp16(const __half* __restrict__ x,
         const __half* __restrict__ residual,
         const __half* __restrict__ w,

@@ -13,12 +13,13 @@
 
 namespace {
 
-constexpr int kBlockThreads = 256;  // threads per block: the launch plan's "block"
+constexpr int kBlockThreads = 128;  // threads per block: the launch plan's "block"
 constexpr int kVec = 4;  // elements per 16-byte access of the widest stored type
 constexpr int kWarpRowMax = 1024;  // rows up to this length get a warp each, longer rows a block
 constexpr int kRowsPerBlock = kBlockThreads / 32;  // warp per row: rows per block
 constexpr int kCacheChunks = 8;  // chunks per thread kept in registers between passes
 constexpr int kScalarCacheChunks = 2;  // the scalar path keeps fewer: more costs it spills
+constexpr int kMinBlocksPerSm = 4;  // blocks per SM the register budget must allow (bandwidth needs rows in flight)
 
 /// The sum of v over the row's threads: a warp (Block = false) or the whole block.
 template <bool Block, typename T>
@@ -112,7 +113,7 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
 
 } // namespace
 
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
+extern "C" __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm)
     generated_softmax_fp32(const float* __restrict__ x,
         float* __restrict__ y,
         long long rows, long long cols)
