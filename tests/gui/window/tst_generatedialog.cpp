@@ -62,7 +62,7 @@ void TestGenerateDialog::previewAndAdd()
     const QString task = copyExample(tmp, example);
     GenerateDialog d;
     QVERIFY(d.prepare(task));
-    QVERIFY(d.source().contains("extern \"C\" __global__ void __launch_bounds__(kBlockThreads)\n    " + kernel + "("));
+    QVERIFY(d.source().contains("extern \"C\" __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm)\n    " + kernel + "("));
     QCOMPARE(d.fileName()->text(), QString("generated.cu"));
     QVERIFY(d.addButton()->isEnabled());
     if (!name.isEmpty())
