@@ -14,8 +14,8 @@ Result<gen::ReferenceSteps> referenceSteps(const Task& task)
     gen::ReferenceSteps r;
     r.steps = std::move(steps.value());
     r.file = (task.directory / task.reference.torchscript).string();
-    // The tape has no line per step; a refusal names the module's code.
-    r.pointers.assign(r.steps.size(), "code/__torch__.py");
+    // The tape has no line per step; a refusal names the module's forward.
+    r.pointers.assign(r.steps.size(), "forward");
     return r;
 }
 

@@ -22,7 +22,7 @@ private:
 };
 
 struct Context {
-    Context(const Task& t, const Tape& tp, const GenerateOptions& o) : task(t), tape(tp), options(o) {}
+    Context(const Task& t, const Tape& tp, const GenerateOptions& o);
     const Task& task;
     const Tape& tape;
     const GenerateOptions& options;
@@ -52,6 +52,7 @@ struct Context {
 
 private:
     std::string operand(const Step& s, size_t i);
+    std::vector<std::string> m_identifiers;   ///< per value: its identifier in the source
     std::vector<std::string> m_constantLines;
     std::set<std::string> m_constantNames;
 };

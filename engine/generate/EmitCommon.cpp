@@ -1,6 +1,7 @@
 #include "engine/generate/Emit.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 namespace kf::gen::detail {
@@ -10,10 +11,56 @@ namespace {
 /// Identifiers the generated code declares itself, plus what CUDA already names.
 const std::set<std::string, std::less<>> kReserved = {
     "row", "rows", "cols", "base", "chunks", "tid", "k", "c", "n", "i", "j", "W", "Block", "first", "tail",
-    "vec", "d", "float", "int", "long", "const", "auto", "kf", "threadIdx", "blockIdx", "blockDim", "gridDim",
-    "warpSize", "min", "max", "expf", "logf", "erff", "tanhf", "sqrtf", "rsqrtf", "fabsf", "fmaxf"};
+    "vec", "vector", "d", "float", "int", "long", "const", "auto", "kf", "threadIdx", "blockIdx", "blockDim",
+    "gridDim", "warpSize", "min", "max", "expf", "logf", "erff", "tanhf", "sqrtf", "rsqrtf", "fabsf", "fmaxf",
+    "generated_row", "generated_chunk", "row_sum", "row_max", "kThreads", "kCached", "signed", "unsigned",
+    "double", "short", "char", "bool", "void", "return", "if", "else", "for", "while", "do", "switch", "case",
+    "default", "break", "continue", "new", "delete", "this", "true", "false", "static", "extern", "inline",
+    "template", "typename", "class", "struct", "union", "enum", "namespace", "using", "operator", "sizeof",
+    "volatile", "register", "goto", "try", "catch", "throw", "public", "private", "protected", "virtual",
+    "friend", "mutable", "explicit", "typedef", "constexpr", "decltype", "nullptr", "alignas", "alignof",
+    "noexcept", "static_assert", "thread_local", "asm", "and", "or", "not", "xor", "bitand", "bitor", "compl",
+    "and_eq", "or_eq", "xor_eq", "not_eq", "half", "__half", "__nv_bfloat16", "float4", "int4", "uint4"};
+
+/// What the generated code appends to a tensor's name for the values derived from it.
+const char* const kSuffixes[] = {"_j", "_r", "_c", "_v", "_t", "_out", "_in", "_cache", "_acc", "_sumsq", "_m2",
+                                 "_d", "_tmax", "_tnan", "_tsum", "_cmax", "_csum", "_max", "_sum", "_logsum",
+                                 "_mean", "_rstd"};
+
+/// Whether `name` is one of ours: reserved, a constant (kName), a pass (pass3), or another
+/// tensor's name with one of the suffixes above.
+bool clashes(const std::string& name, const std::string& own, const std::vector<std::string>& others)
+{
+    if (kReserved.count(name) || name.rfind("__", 0) == 0)
+        return true;
+    if (name.size() > 1 && name[0] == 'k' && std::isupper(static_cast<unsigned char>(name[1])))
+        return true;
+    if (name.rfind("pass", 0) == 0 && name.size() > 4 &&
+        std::all_of(name.begin() + 4, name.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+        return true;
+    for (const auto& o : others)
+        for (const char* suffix : kSuffixes)
+            if (o != own && name == o + suffix)
+                return true;
+    return false;
+}
 
 } // namespace
+
+Context::Context(const Task& t, const Tape& tp, const GenerateOptions& o) : task(t), tape(tp), options(o)
+{
+    // Every tensor's identifier, renamed with "_t" while it clashes with ours or with what is
+    // derived from another tensor's name (outputs y and y_out: y's local array is y_out).
+    std::vector<std::string> names;
+    for (const auto& v : tape.values)
+        names.push_back(v.name);
+    for (const auto& v : tape.values) {
+        std::string id = v.name;
+        while (clashes(id, v.name, names) || std::count(m_identifiers.begin(), m_identifiers.end(), id))
+            id += "_t";
+        m_identifiers.push_back(id);
+    }
+}
 
 void Code::line(int indent, const std::string& text)
 {
@@ -24,6 +71,8 @@ void Code::line(int indent, const std::string& text)
 
 std::string floatLiteral(double v)
 {
+    // The value the kernel's fp32 arithmetic sees (the tape builder refused what overflows).
+    v = static_cast<double>(static_cast<float>(v));
     char buf[40];
     std::snprintf(buf, sizeof buf, "%.9g", v);
     std::string s = buf;
@@ -43,7 +92,7 @@ std::string Context::constant(const std::string& name, const std::string& type, 
 
 std::string Context::pointer(const Value& v) const
 {
-    return kReserved.count(v.name) ? v.name + "_t" : v.name;
+    return m_identifiers[static_cast<size_t>(&v - tape.values.data())];
 }
 
 std::string Context::token(const Value& v) const

@@ -6,25 +6,6 @@
 
 namespace kf::gen::detail {
 
-namespace {
-
-/// Steps whose results an output needs.
-std::vector<bool> liveSteps(const Tape& tape)
-{
-    std::vector<bool> live(tape.steps.size(), false);
-    for (size_t i = tape.steps.size(); i-- > 0;) {
-        const Value& r = tape.values[static_cast<size_t>(tape.steps[i].result)];
-        bool needed = r.output >= 0;
-        for (size_t k = i + 1; k < tape.steps.size() && !needed; ++k)
-            if (live[k])
-                for (const Operand& o : tape.steps[k].args)
-                    needed = needed || o.value == tape.steps[i].result;
-        live[i] = needed;
-    }
-    return live;
-}
-
-} // namespace
 
 Emitted emitElementwise(Context& c)
 {
@@ -38,7 +19,6 @@ Emitted emitElementwise(Context& c)
     const std::string vecName = c.constant("kVec", "int", std::to_string(c.vec),
                                            "elements per 16-byte access of the widest stored type");
     const std::string tailParams = broadcast ? "long long i, long long cols" : "long long i";
-    const std::vector<bool> live = liveSteps(tape);
 
     Code h;
     h.line(0, "/// W consecutive elements from element i: W = kVec on the vector path, 1 on the scalar one.");
@@ -63,7 +43,7 @@ Emitted emitElementwise(Context& c)
     for (size_t i = 0; i < tape.steps.size(); ++i) {
         const Step& s = tape.steps[i];
         const Value& r = tape.values[static_cast<size_t>(s.result)];
-        if (!live[i] || (r.level != Level::Row && r.level != Level::Const))
+        if (!s.live || (r.level != Level::Row && r.level != Level::Const))
             continue;
         h.line(1, "// " + c.stepLabel(s));
         h.line(1, c.definition(r, c.expression(s)));
@@ -79,7 +59,7 @@ Emitted emitElementwise(Context& c)
     for (size_t i = 0; i < tape.steps.size(); ++i) {
         const Step& s = tape.steps[i];
         const Value& r = tape.values[static_cast<size_t>(s.result)];
-        if (!live[i] || r.level == Level::Row || r.level == Level::Const)
+        if (!s.live || r.level == Level::Row || r.level == Level::Const)
             continue;
         h.line(2, "// " + c.stepLabel(s));
         h.line(2, c.definition(r, c.expression(s)));

@@ -44,6 +44,8 @@ Plan schedule(const Tape& tape)
     };
     for (size_t si = 0; si < tape.steps.size(); ++si) {
         const Step& s = tape.steps[si];
+        if (!s.live)
+            continue;
         std::set<int> needs;
         for (const Operand& o : s.args)
             if (o.value >= 0)
@@ -225,7 +227,8 @@ Emitted emitRow(Context& c)
                               (v->level == Level::Row ? "[row]);" : "[0]);"));
         for (const Step& s : tape.steps) {
             const Value& r = valueAt(s.result);
-            if ((r.level != Level::Row && r.level != Level::Const) || plan.ready[static_cast<size_t>(s.result)] != pass)
+            if (!s.live || (r.level != Level::Row && r.level != Level::Const) ||
+                plan.ready[static_cast<size_t>(s.result)] != pass)
                 continue;
             if (s.isReduction())
                 continue; // defined where its statistic is finished
@@ -280,6 +283,7 @@ Emitted emitRow(Context& c)
                 break;
             case StatKind::Softmax:
                 h.line(1, "float " + c.rowName(st, "tmax") + " = kf::neg_inf(), " + c.rowName(st, "tsum") + " = 0.0f;");
+                h.line(1, "int " + c.rowName(st, "tnan") + " = 0;  // fmaxf drops NaN; a NaN in the row makes it all NaN");
                 break;
             }
         }
@@ -314,14 +318,17 @@ Emitted emitRow(Context& c)
             case StatKind::Sum: h.line(3, c.rowName(st, "acc") + " += " + x + ";"); break;
             case StatKind::SumSq: h.line(3, c.rowName(st, "sumsq") + " += " + x + " * " + x + ";"); break;
             case StatKind::Centered:
-                h.line(3, "const float d = " + x + " - " + c.rowName(st, "mean") + ";");
-                h.line(3, c.rowName(st, "m2") + " += d * d;");
+                h.line(3, "const float " + c.rowName(st, "d") + " = " + x + " - " + c.rowName(st, "mean") + ";");
+                h.line(3, c.rowName(st, "m2") + " += " + c.rowName(st, "d") + " * " + c.rowName(st, "d") + ";");
                 break;
             case StatKind::Max:
                 h.line(3, c.rowName(st, "tmax") + " = fmaxf(" + c.rowName(st, "tmax") + ", " + x + ");");
                 h.line(3, c.rowName(st, "tnan") + " |= " + x + " != " + x + ";");
                 break;
-            case StatKind::Softmax: h.line(3, c.rowName(st, "in") + "[j] = " + x + ";"); break;
+            case StatKind::Softmax:
+                h.line(3, c.rowName(st, "in") + "[j] = " + x + ";");
+                h.line(3, c.rowName(st, "tnan") + " |= " + x + " != " + x + ";");
+                break;
             }
         }
         for (const Value* v : writes)
@@ -330,18 +337,18 @@ Emitted emitRow(Context& c)
         for (const Stat* s : stats)
             if (s->kind == StatKind::Softmax) {
                 const Step& st = tape.steps[static_cast<size_t>(s->step)];
-                const std::string in = c.rowName(st, "in");
+                const std::string in = c.rowName(st, "in"), cmax = c.rowName(st, "cmax"), csum = c.rowName(st, "csum");
                 h.line(2, "// This chunk's (max, sum of exp), merged into the thread's running pair.");
-                h.line(2, "float cmax = " + in + "[0];");
+                h.line(2, "float " + cmax + " = " + in + "[0];");
                 h.line(0, "#pragma unroll");
                 h.line(2, "for (int j = 1; j < W; ++j)");
-                h.line(3, "cmax = fmaxf(cmax, " + in + "[j]);");
-                h.line(2, "float csum = 0.0f;");
+                h.line(3, cmax + " = fmaxf(" + cmax + ", " + in + "[j]);");
+                h.line(2, "float " + csum + " = 0.0f;");
                 h.line(0, "#pragma unroll");
                 h.line(2, "for (int j = 0; j < W; ++j)");
-                h.line(3, "csum += expf(" + in + "[j] - cmax);");
-                h.line(2, "kf::online_softmax_merge(" + c.rowName(st, "tmax") + ", " + c.rowName(st, "tsum") +
-                              ", cmax, csum);");
+                h.line(3, csum + " += expf(" + in + "[j] - " + cmax + ");");
+                h.line(2, "kf::online_softmax_merge(" + c.rowName(st, "tmax") + ", " + c.rowName(st, "tsum") + ", " + cmax +
+                              ", " + csum + ");");
             }
         for (const Value* v : writes)
             h.line(2, "kf::store_floats<W>(" + c.pointer(*v) + " + base + c * W, " + c.pointer(*v) + "_out);");
@@ -381,15 +388,21 @@ Emitted emitRow(Context& c)
                 return c.constant("kStep" + std::to_string(stepIndex + 1) + "Eps", "float", floatLiteral(st.eps),
                                   "step " + std::to_string(stepIndex + 1) + ": " + st.op + " eps");
             };
-            const std::string result = c.token(valueAt(st.result));
+            const Value& resultValue = valueAt(st.result);
+            const std::string nan = (s->kind == StatKind::Max || s->kind == StatKind::Softmax)
+                                        ? c.constant("kQuietNanBits", "unsigned", "0x7fc00000u",
+                                                     "a NaN: a NaN in a row propagates, as in LibTorch")
+                                        : std::string();
             switch (s->kind) {
             case StatKind::Sum:
-                if (st.op == "layer_norm")
+                if (st.op == "layer_norm") {
                     h.line(1, "const float " + c.rowName(st, "mean") + " = row_sum<Block>(" + c.rowName(st, "acc") +
                                   ") / " + cols + ";");
-                else
-                    h.line(1, "const float " + result + " = row_sum<Block>(" + c.rowName(st, "acc") + ")" +
-                                  (st.op == "mean" ? " / " + cols : std::string()) + ";  // " + c.stepLabel(st));
+                } else {
+                    h.line(1, "// " + c.stepLabel(st));
+                    h.line(1, c.definition(resultValue, "row_sum<Block>(" + c.rowName(st, "acc") + ")" +
+                                                            (st.op == "mean" ? " / " + cols : std::string())));
+                }
                 break;
             case StatKind::SumSq:
             case StatKind::Centered:
@@ -397,18 +410,16 @@ Emitted emitRow(Context& c)
                               c.rowName(st, s->kind == StatKind::SumSq ? "sumsq" : "m2") + ") / " + cols + " + " + eps() +
                               ");");
                 break;
-            case StatKind::Max: {
-                const std::string nan = c.constant("kQuietNanBits", "unsigned", "0x7fc00000u",
-                                                   "a NaN: amax propagates NaN, as torch.amax does");
+            case StatKind::Max:
                 h.line(1, "const float " + c.rowName(st, "max") + " = row_max<Block>(" + c.rowName(st, "tmax") + ");");
-                h.line(1, "const float " + result + " = row_max<Block>(" + c.rowName(st, "tnan") +
-                              ") != 0 ? __uint_as_float(" + nan + ") : " + c.rowName(st, "max") + ";  // " +
-                              c.stepLabel(st));
+                h.line(1, "// " + c.stepLabel(st));
+                h.line(1, c.definition(resultValue, "row_max<Block>(" + c.rowName(st, "tnan") + ") != 0 ? __uint_as_float(" +
+                                                        nan + ") : " + c.rowName(st, "max")));
                 break;
-            }
             case StatKind::Softmax:
                 h.line(1, "const float " + c.rowName(st, "max") + " = row_max<Block>(" + c.rowName(st, "tmax") + ");");
-                h.line(1, "const float " + c.rowName(st, "sum") + " = row_sum<Block>(" + c.rowName(st, "tmax") +
+                h.line(1, "const float " + c.rowName(st, "sum") + " = row_max<Block>(" + c.rowName(st, "tnan") +
+                              ") != 0 ? __uint_as_float(" + nan + ") : row_sum<Block>(" + c.rowName(st, "tmax") +
                               " == kf::neg_inf() ? 0.0f : " + c.rowName(st, "tsum") + " * expf(" + c.rowName(st, "tmax") +
                               " - " + c.rowName(st, "max") + "));");
                 if (st.op == "log_softmax")

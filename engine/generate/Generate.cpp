@@ -53,7 +53,7 @@ std::string header(const detail::Context& c, const std::string& kind, const std:
         const DType shown = r.output >= 0 ? c.task.outputs[static_cast<size_t>(r.output)].dtype : r.natural;
         std::string line = "//   step " + std::to_string(i + 1) + "  " + padded(s.text, width) + "  " +
                            std::string(dtypeName(shown)) + " " + shapeText(r.shape) +
-                           (r.output >= 0 ? "  output" : "  in registers");
+                           (r.output >= 0 ? "  output" : s.live ? "  in registers" : "  unused: no output needs it");
         h += line + "\n";
     }
     // The launch in words, wrapped at 100 columns.
@@ -166,6 +166,9 @@ Result<fs::path> addGeneratedCandidate(const fs::path& taskDir, const Generated&
         if (c.is_object() && c.value("file", std::string()) == file)
             return Error{"add the generated candidate", "task.json already lists a candidate " + file,
                          "choose another name with --name", jsonPath.string(), "/candidates"};
+    if (!json["candidates"].is_array())
+        return Error{"add the generated candidate", "\"candidates\" is not a list", "fix task.json first",
+                     jsonPath.string(), "/candidates"};
     json["candidates"].push_back(generated.candidate);
     if (auto w = writeFileAtomic(target, generated.source); !w)
         return w.error();

@@ -142,13 +142,17 @@ public:
 private:
     void pickIterationSpace(const std::vector<OpStep>& steps)
     {
+        // The widest input: the highest rank, then the fewest extents of 1 ([B, D] over [B, 1]),
+        // so the order of a step's operands does not matter.
         std::set<std::string> produced;
         const TensorSpec* widest = nullptr;
+        auto ones = [](const TensorSpec& t) { return std::count_if(t.shape.begin(), t.shape.end(), isOne); };
         for (const auto& s : steps) {
             for (const auto& in : s.inputs)
                 if (!produced.count(in))
                     if (const TensorSpec* t = findInput(in))
-                        if (!widest || t->shape.size() > widest->shape.size())
+                        if (!widest || t->shape.size() > widest->shape.size() ||
+                            (t->shape.size() == widest->shape.size() && ones(*t) < ones(*widest)))
                             widest = t;
             produced.insert(s.output);
         }
@@ -259,6 +263,23 @@ private:
                 out.shape = *shape;
                 out.level = combine(arg(0).level, arg(1).level);
                 out.span = std::max(arg(0).span, arg(1).span);
+                // A per-row value is indexed by its row: it must broadcast along the row, so it
+                // needs the full rank with trailing 1s ([B, 1], a keepdim reduction). [B] against
+                // [B, D] would broadcast along the columns in PyTorch.
+                for (size_t k = 0; k < 2; ++k) {
+                    const Value& v = arg(k);
+                    if (v.level != Level::Row)
+                        continue;
+                    const bool asRow = out.level == Level::Row ? v.shape == out.shape : [&] {
+                        auto where = classify(v.shape, m_tape.full);
+                        return where && where->first == Level::Row && where->second == v.span;
+                    }();
+                    if (!asRow)
+                        throw Refusal{v.name + " " + shapeText(v.shape) + " holds one value per row but broadcasts as " +
+                                      shapeText(out.shape) + " against " + s.inputs[1 - k] + " " +
+                                      shapeText(arg(1 - k).shape) + "; give its reduction \"keepdim\": true so it "
+                                      "broadcasts along the row"};
+                }
                 const bool zeroDim0 = arg(0).shape.empty(), zeroDim1 = arg(1).shape.empty();
                 out.natural = zeroDim0 && !zeroDim1 ? arg(1).natural
                               : zeroDim1 && !zeroDim0 ? arg(0).natural
@@ -269,6 +290,9 @@ private:
                 auto scalar = number("scalar");
                 if (!scalar)
                     throw Refusal{s.op + " with one input needs a numeric \"scalar\""};
+                if (!std::isfinite(*scalar) || std::fabs(*scalar) > std::numeric_limits<float>::max())
+                    throw Refusal{"the scalar " + literalText(*scalar) + " is outside fp32's range; the generated "
+                                  "kernel computes in fp32"};
                 out.shape = arg(0).shape;
                 out.level = arg(0).level;
                 out.span = arg(0).span;
@@ -353,6 +377,8 @@ private:
                 // type (float for fp32, fp16 and bf16 inputs).
                 step.eps = number("eps").value_or(s.op == "layer_norm" ? 1e-5
                                                                        : double(std::numeric_limits<float>::epsilon()));
+                if (!(step.eps >= 0.0) || step.eps > std::numeric_limits<float>::max())
+                    throw Refusal{s.op + ": eps " + literalText(step.eps) + " is not a non-negative fp32 number"};
                 out.level = Level::Element;
                 out.shape = m_tape.full;
                 rendered += ", eps=" + literalText(step.eps);
@@ -361,6 +387,12 @@ private:
             }
             rendered += ")";
         }
+        // An op or tape reference casts a step that produces a task output to the output's dtype
+        // at once, and later steps read the cast tensor; a TorchScript module casts only at the end.
+        if (m_task.reference.kind != Reference::Kind::TorchScript)
+            for (const auto& o : m_task.outputs)
+                if (o.name == s.output && supportedStorage(o.dtype))
+                    out.natural = o.dtype;
         for (int id : ins)
             m_tape.values[static_cast<size_t>(id)].uses++;
         step.text = s.output + " = " + rendered;
@@ -408,6 +440,16 @@ private:
                 throw Refusal{"output " + t.name + " is declared " + shapeText(t.shape) + " but the reference computes " +
                               shapeText(v.shape)};
             v.output = static_cast<int>(o);
+        }
+        // Steps no output depends on are left out of the kernel.
+        for (size_t i = m_tape.steps.size(); i-- > 0;) {
+            Step& st = m_tape.steps[i];
+            bool live = m_tape.values[static_cast<size_t>(st.result)].output >= 0;
+            for (size_t k = i + 1; k < m_tape.steps.size() && !live; ++k)
+                if (m_tape.steps[k].live)
+                    for (const Operand& op : m_tape.steps[k].args)
+                        live = live || op.value == st.result;
+            st.live = live;
         }
     }
 

@@ -47,6 +47,7 @@ struct Step {
     DType to = DType::F32;            ///< to
     bool keepdim = false;             ///< sum, mean, amax
     std::string text;                 ///< "y = rms_norm(h, w, eps=1e-06)", for comments and errors
+    bool live = true;                 ///< some task output depends on it (dead steps are not emitted)
     bool isReduction() const;         ///< sum, mean, amax, softmax, log_softmax, rms_norm, layer_norm
 };
 

@@ -1,6 +1,7 @@
 #include "app/gui/window/GenerateDialog.h"
 
 #include "engine/cast/ReferenceSteps.h"
+#include "engine/compile/Compiler.h"
 #include "engine/task/Task.h"
 #include "widgets/editor/KernelEditor.h"
 
@@ -11,7 +12,10 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QFutureWatcher>
+#include <QPointer>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace kf::app {
 
@@ -36,6 +40,9 @@ GenerateDialog::GenerateDialog(QWidget* parent) : QDialog(parent)
     m_plan->setWordWrap(true);
     m_plan->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_plan);
+    m_compile = new QLabel(this);
+    m_compile->setWordWrap(true);
+    layout->addWidget(m_compile);
     auto* form = new QFormLayout;
     m_name = new QLineEdit(this);
     form->addRow(tr("File name:"), m_name);
@@ -53,6 +60,9 @@ bool GenerateDialog::prepare(const QString& taskDir)
 {
     m_taskDir = taskDir;
     m_generated.reset();
+    m_task.reset();
+    m_compileClean = false;
+    ++m_generation;
     m_problem.clear();
     setWindowTitle(tr("New Candidate from Reference — %1").arg(QFileInfo(taskDir).fileName()));
     auto fail = [&](const std::string& sentence) {
@@ -62,6 +72,7 @@ bool GenerateDialog::prepare(const QString& taskDir)
         m_summary->setText(tr("The generator cannot fuse this task's reference. Nothing will be written."));
         m_preview->setText(QString());
         m_plan->clear();
+        m_compile->clear();
         m_add->setEnabled(false);
         m_name->setEnabled(false);
         return false;
@@ -82,6 +93,7 @@ bool GenerateDialog::prepare(const QString& taskDir)
     if (!g)
         return fail(g.error().message());
     m_generated = std::move(g.value());
+    m_task = std::move(task.value());
     m_error->hide();
     m_summary->setText(tr("<b>%1</b><br>Fused from the %2 steps of the reference; verify it with F5 once it is added.")
                            .arg(QString::fromStdString(m_generated->summary).toHtmlEscaped())
@@ -97,8 +109,51 @@ bool GenerateDialog::prepare(const QString& taskDir)
                              QString::number(launch["block"].get<int>()), args.join(QStringLiteral(", ")).toHtmlEscaped()));
     m_name->setText(name);
     m_name->setEnabled(true);
-    m_add->setEnabled(true);
+    m_add->setEnabled(false);
+    startCompileCheck();
     return true;
+}
+
+void GenerateDialog::startCompileCheck()
+{
+    const int generation = ++m_generation;
+    const std::string arch = m_task->architectures.empty() ? std::string("sm_90") : m_task->architectures.front();
+    m_compile->setText(tr("Checking the source with NVRTC for %1…").arg(QString::fromStdString(arch)));
+    auto* watcher = new QFutureWatcher<Result<CompileResult>>(this);
+    connect(watcher, &QFutureWatcher<Result<CompileResult>>::finished, this, [this, watcher, generation, arch] {
+        watcher->deleteLater();
+        if (generation != m_generation)
+            return;
+        const Result<CompileResult> r = watcher->result();
+        const QString a = QString::fromStdString(arch);
+        if (!r) {
+            m_compileClean = true; // no NVRTC: the candidate may still be added, unchecked
+            m_compile->setText(tr("Not compiled: %1").arg(QString::fromStdString(r.error().why)));
+        } else if (r->success && r->warningCount() == 0) {
+            m_compileClean = true;
+            int regs = 0;
+            for (const auto& k : r->kernels)
+                regs = std::max(regs, k.registers);
+            m_compile->setText(tr("Compiles cleanly for %1: %2 registers.").arg(a).arg(regs));
+        } else {
+            m_compileClean = false;
+            m_compile->setText(tr("The generated source does not compile cleanly for %1 (%2 errors, %3 warnings): a "
+                                  "generator bug, so it cannot be added. Please report it with the task.\n%4")
+                                   .arg(a)
+                                   .arg(r->errorCount())
+                                   .arg(r->warningCount())
+                                   .arg(QString::fromStdString(r->log).left(600)));
+        }
+        m_add->setEnabled(m_compileClean);
+        emit compileChecked(m_compileClean);
+    });
+    const Task task = *m_task;
+    const gen::Generated generated = *m_generated;
+    watcher->setFuture(QtConcurrent::run([task, generated, arch]() -> Result<CompileResult> {
+        if (auto v = nvrtcVersion(); !v)
+            return v.error();
+        return gen::compileGenerated(task, generated, arch);
+    }));
 }
 
 QString GenerateDialog::source() const
@@ -108,7 +163,7 @@ QString GenerateDialog::source() const
 
 void GenerateDialog::addToTask()
 {
-    if (!m_generated)
+    if (!m_generated || !m_compileClean)
         return;
     QString file = m_name->text().trimmed();
     if (!file.endsWith(QStringLiteral(".cu")))

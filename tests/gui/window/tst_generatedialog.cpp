@@ -1,5 +1,6 @@
 // File ▸ New Candidate from Reference… (app/gui/window/GenerateDialog): the preview is the
-// generator's source with the launch plan and the first free file name; Add to Task writes the
+// generator's source with the launch plan and the first free file name; Add to Task waits for the
+// NVRTC check (off the UI thread), then writes the
 // candidate into the task (which still loads, one candidate more) and says which file; a taken
 // name is shown and nothing changes; an unsupported reference shows the generator's sentence and
 // cannot be added. Saves docs/screenshots/generate-preview.png with KF_SCREENSHOT_DIR.
@@ -61,7 +62,15 @@ void TestGenerateDialog::previewAndAdd()
     QTemporaryDir tmp;
     const QString task = copyExample(tmp, example);
     GenerateDialog d;
+    QSignalSpy checked(&d, &GenerateDialog::compileChecked);
     QVERIFY(d.prepare(task));
+    // Add waits for the NVRTC check, which runs off the UI thread.
+    QVERIFY(!d.addButton()->isEnabled());
+    QTRY_COMPARE_WITH_TIMEOUT(checked.count(), 1, 60000);
+    QVERIFY(checked.first().at(0).toBool());
+    QVERIFY2(d.compileStatus()->text().startsWith("Compiles cleanly for sm_90: ") ||
+                 d.compileStatus()->text().startsWith("Not compiled: "),
+             qPrintable(d.compileStatus()->text()));
     QVERIFY(d.source().contains("extern \"C\" __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm)\n    " + kernel + "("));
     QCOMPARE(d.fileName()->text(), QString("generated.cu"));
     QVERIFY(d.addButton()->isEnabled());
@@ -78,7 +87,9 @@ void TestGenerateDialog::previewAndAdd()
 
     // A second dialog proposes the next free name, and a taken one is refused in the dialog.
     GenerateDialog again;
+    QSignalSpy againChecked(&again, &GenerateDialog::compileChecked);
     QVERIFY(again.prepare(task));
+    QTRY_COMPARE_WITH_TIMEOUT(againChecked.count(), 1, 60000);
     QCOMPARE(again.fileName()->text(), QString(written == "generated.cu" ? "generated_2.cu" : "generated.cu"));
     again.fileName()->setText(written);
     QSignalSpy none(&again, &GenerateDialog::candidateAdded);
@@ -108,7 +119,9 @@ void TestGenerateDialog::screenshot()
         QSKIP("set KF_SCREENSHOT_DIR to save the dialog's screenshot");
     QTemporaryDir tmp;
     GenerateDialog d;
+    QSignalSpy checked(&d, &GenerateDialog::compileChecked);
     QVERIFY(d.prepare(copyExample(tmp, "fused_add_rms_norm_fp16")));
+    QTRY_COMPARE_WITH_TIMEOUT(checked.count(), 1, 60000);
     d.resize(1100, 760);
     d.show();
     QVERIFY(QTest::qWaitForWindowExposed(&d));

@@ -19,7 +19,7 @@ constexpr int kWarpRowMax = 1024;  // rows up to this length get a warp each, lo
 constexpr int kRowsPerBlock = kBlockThreads / 32;  // warp per row: rows per block
 constexpr int kCacheChunks = 4;  // chunks per thread kept in registers between passes
 constexpr int kScalarCacheChunks = 2;  // the scalar path keeps fewer: more costs it spills
-constexpr float kStep1Eps = 1e-05f;  // step 1: layer_norm eps
+constexpr float kStep1Eps = 9.99999975e-06f;  // step 1: layer_norm eps
 constexpr int kMinBlocksPerSm = 4;  // blocks per SM the register budget must allow (bandwidth needs rows in flight)
 
 /// The sum of v over the row's threads: a warp (Block = false) or the whole block.
@@ -75,8 +75,8 @@ __device__ __forceinline__ void generated_row(const __nv_bfloat16* __restrict__ 
 #pragma unroll
         for (int j = 0; j < W; ++j) {
             const float x_j = kf::to_float(x_v[j]);
-            const float d = x_j - y_mean;
-            y_m2 += d * d;
+            const float y_d = x_j - y_mean;
+            y_m2 += y_d * y_d;
         }
     };
 #pragma unroll

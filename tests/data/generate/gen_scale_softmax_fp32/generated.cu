@@ -21,6 +21,7 @@ constexpr int kRowsPerBlock = kBlockThreads / 32;  // warp per row: rows per blo
 constexpr int kCacheChunks = 8;  // chunks per thread kept in registers between passes
 constexpr int kScalarCacheChunks = 2;  // the scalar path keeps fewer: more costs it spills
 constexpr float kStep1Scalar = 0.125f;  // step 1: the scalar of mul
+constexpr unsigned kQuietNanBits = 0x7fc00000u;  // a NaN: a NaN in a row propagates, as in LibTorch
 constexpr int kMinBlocksPerSm = 4;  // blocks per SM the register budget must allow (bandwidth needs rows in flight)
 
 /// The sum of v over the row's threads: a warp (Block = false) or the whole block.
@@ -59,6 +60,7 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
 
     // Pass 1: statistics of step 2 (softmax).
     float y_tmax = kf::neg_inf(), y_tsum = 0.0f;
+    int y_tnan = 0;  // fmaxf drops NaN; a NaN in the row makes it all NaN
     auto pass1 = [&](long long c, const kf::Vec<float, W>& x_v) {
         float y_in[W];
 #pragma unroll
@@ -67,17 +69,18 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
             // step 1: s = mul(x, 0.125)
             const float s_j = x_j * kStep1Scalar;
             y_in[j] = s_j;
+            y_tnan |= s_j != s_j;
         }
         // This chunk's (max, sum of exp), merged into the thread's running pair.
-        float cmax = y_in[0];
+        float y_cmax = y_in[0];
 #pragma unroll
         for (int j = 1; j < W; ++j)
-            cmax = fmaxf(cmax, y_in[j]);
-        float csum = 0.0f;
+            y_cmax = fmaxf(y_cmax, y_in[j]);
+        float y_csum = 0.0f;
 #pragma unroll
         for (int j = 0; j < W; ++j)
-            csum += expf(y_in[j] - cmax);
-        kf::online_softmax_merge(y_tmax, y_tsum, cmax, csum);
+            y_csum += expf(y_in[j] - y_cmax);
+        kf::online_softmax_merge(y_tmax, y_tsum, y_cmax, y_csum);
     };
 #pragma unroll
     for (int k = 0; k < kCached; ++k) {
@@ -90,7 +93,7 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
     for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
         pass1(c, kf::load_vec<W>(x + base + c * W));
     const float y_max = row_max<Block>(y_tmax);
-    const float y_sum = row_sum<Block>(y_tmax == kf::neg_inf() ? 0.0f : y_tsum * expf(y_tmax - y_max));
+    const float y_sum = row_max<Block>(y_tnan) != 0 ? __uint_as_float(kQuietNanBits) : row_sum<Block>(y_tmax == kf::neg_inf() ? 0.0f : y_tsum * expf(y_tmax - y_max));
 
     // Pass 2: writes y.
     auto pass2 = [&](long long c, const kf::Vec<float, W>& x_v) {
