@@ -401,6 +401,15 @@ void TestGenerate::corners_data()
         << R"([{"name": "y", "dtype": "fp32", "shape": ["B", "D"]}])"
         << R"([{"op": "mul", "inputs": ["s", "x"], "output": "y"}])"
         << "source:const float s_r = kf::to_float(s[i / cols]);";
+    QTest::newRow("tensors named like our constants and keywords")
+        << R"([{"name": "kVec", "dtype": "fp32", "shape": ["B", "D"]}, {"name": "static_cast", "dtype": "fp32", "shape": ["D"]}])"
+        << R"([{"name": "row", "dtype": "fp32", "shape": ["B", "D"]}, {"name": "row_t_r", "dtype": "fp32", "shape": ["B", 1]}])"
+        << R"([{"op": "add", "inputs": ["kVec", "static_cast"], "output": "row"}, {"op": "sum", "inputs": ["row"], "attrs": {"dim": -1, "keepdim": true}, "output": "row_t_r"}])"
+        << "source:const float* __restrict__ t_kVec,";
+    QTest::newRow("a single row: a keepdim max against a vector")
+        << R"([{"name": "x", "dtype": "fp32", "shape": ["D"]}])" << R"([{"name": "y", "dtype": "fp32", "shape": ["D"]}])"
+        << R"([{"op": "amax", "inputs": ["x"], "attrs": {"dim": -1, "keepdim": true}, "output": "m"}, {"op": "sub", "inputs": ["x", "m"], "output": "y"}])"
+        << "source:const float y_j = x_j - m_r;";
     QTest::newRow("a reduction without keepdim against the rows")
         << R"([{"name": "x", "dtype": "fp32", "shape": ["N", "N"]}])" << R"([{"name": "y", "dtype": "fp32", "shape": ["N", "N"]}])"
         << R"([{"op": "amax", "inputs": ["x"], "attrs": {"dim": -1}, "output": "m"}, {"op": "sub", "inputs": ["x", "m"], "output": "y"}])"
@@ -427,7 +436,7 @@ void TestGenerate::corners()
     QFETCH(QString, expect);
     QTemporaryDir dir;
     const fs::path d = dir.path().toStdString();
-    Json t = {{"schema_version", 1}, {"name", "corner"}, {"architectures", {"sm_90"}},
+    Json t = {{"schema_version", 1}, {"name", "row"}, {"architectures", {"sm_90"}},
               {"symbols", {{"B", {{"min", 1}, {"max", 64}}}, {"D", {{"min", 1}, {"max", 4096}}}, {"N", {{"min", 1}, {"max", 64}}}}},
               {"inputs", Json::parse(inputs.toStdString())},
               {"outputs", Json::parse(outputs.toStdString())},
@@ -446,6 +455,7 @@ void TestGenerate::corners()
     }
     KF_VERIFY_OK(g);
     QVERIFY2(qs(g->source).contains(expect.mid(7)), g->source.c_str());
+    QCOMPARE(qs(g->kernel), QString("generated_row_kernel")); // the task is named "row": not the helper's name
     if (!nvrtcVersion())
         return;
     auto r = gen::compileGenerated(*task, *g, "sm_90");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 
 namespace kf::gen::detail {
 
@@ -20,28 +21,43 @@ const std::set<std::string, std::less<>> kReserved = {
     "volatile", "register", "goto", "try", "catch", "throw", "public", "private", "protected", "virtual",
     "friend", "mutable", "explicit", "typedef", "constexpr", "decltype", "nullptr", "alignas", "alignof",
     "noexcept", "static_assert", "thread_local", "asm", "and", "or", "not", "xor", "bitand", "bitor", "compl",
-    "and_eq", "or_eq", "xor_eq", "not_eq", "half", "__half", "__nv_bfloat16", "float4", "int4", "uint4"};
+    "and_eq", "or_eq", "xor_eq", "not_eq", "half", "__half", "__nv_bfloat16", "float4", "int4", "uint4",
+    "static_cast", "reinterpret_cast", "const_cast", "dynamic_cast", "typeid", "wchar_t", "char8_t", "char16_t",
+    "char32_t", "export", "concept", "requires", "co_await", "co_return", "co_yield", "consteval", "constinit",
+    "final", "override", "import", "module"};
 
 /// What the generated code appends to a tensor's name for the values derived from it.
 const char* const kSuffixes[] = {"_j", "_r", "_c", "_v", "_t", "_out", "_in", "_cache", "_acc", "_sumsq", "_m2",
                                  "_d", "_tmax", "_tnan", "_tsum", "_cmax", "_csum", "_max", "_sum", "_logsum",
                                  "_mean", "_rstd"};
 
-/// Whether `name` is one of ours: reserved, a constant (kName), a pass (pass3), or another
-/// tensor's name with one of the suffixes above.
-bool clashes(const std::string& name, const std::string& own, const std::vector<std::string>& others)
+/// Names whose shape is ours whatever follows: constants (kVec, kStep1Scalar) and names that
+/// C++ reserves (__x). A suffix cannot fix them; a prefix can.
+bool oursByPrefix(const std::string& name)
 {
-    if (kReserved.count(name) || name.rfind("__", 0) == 0)
-        return true;
-    if (name.size() > 1 && name[0] == 'k' && std::isupper(static_cast<unsigned char>(name[1])))
+    return name.rfind("__", 0) == 0 ||
+           (name.size() > 1 && name[0] == 'k' && std::isupper(static_cast<unsigned char>(name[1])));
+}
+
+/// Whether identifier `ids[i]` is one of ours (reserved, a pass lambda), equals another tensor's
+/// identifier, or is another tensor's identifier with one of the suffixes above.
+bool clashes(const std::vector<std::string>& ids, size_t i)
+{
+    const std::string& name = ids[i];
+    if (kReserved.count(name) || oursByPrefix(name))
         return true;
     if (name.rfind("pass", 0) == 0 && name.size() > 4 &&
         std::all_of(name.begin() + 4, name.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
         return true;
-    for (const auto& o : others)
+    for (size_t k = 0; k < ids.size(); ++k) {
+        if (k == i)
+            continue;
+        if (ids[k] == name && k < i)
+            return true;
         for (const char* suffix : kSuffixes)
-            if (o != own && name == o + suffix)
+            if (name == ids[k] + suffix)
                 return true;
+    }
     return false;
 }
 
@@ -49,16 +65,21 @@ bool clashes(const std::string& name, const std::string& own, const std::vector<
 
 Context::Context(const Task& t, const Tape& tp, const GenerateOptions& o) : task(t), tape(tp), options(o)
 {
-    // Every tensor's identifier, renamed with "_t" while it clashes with ours or with what is
-    // derived from another tensor's name (outputs y and y_out: y's local array is y_out).
-    std::vector<std::string> names;
+    // Every tensor's identifier: its name, renamed until nothing clashes with ours or with what
+    // is derived from another tensor's identifier (outputs y and y_out: y's local array is
+    // y_out). Each round renames every clashing name, so it ends: names only grow, and a name
+    // that clashes by its prefix gets one that cannot.
     for (const auto& v : tape.values)
-        names.push_back(v.name);
-    for (const auto& v : tape.values) {
-        std::string id = v.name;
-        while (clashes(id, v.name, names) || std::count(m_identifiers.begin(), m_identifiers.end(), id))
-            id += "_t";
-        m_identifiers.push_back(id);
+        m_identifiers.push_back(oursByPrefix(v.name) ? "t_" + v.name : v.name);
+    for (int round = 0; round < 64; ++round) {
+        bool changed = false;
+        for (size_t i = 0; i < m_identifiers.size(); ++i)
+            if (clashes(m_identifiers, i)) {
+                m_identifiers[i] += "_t";
+                changed = true;
+            }
+        if (!changed)
+            break;
     }
 }
 
@@ -71,10 +92,15 @@ void Code::line(int indent, const std::string& text)
 
 std::string floatLiteral(double v)
 {
-    // The value the kernel's fp32 arithmetic sees (the tape builder refused what overflows).
-    v = static_cast<double>(static_cast<float>(v));
+    // The shortest spelling of the fp32 value the kernel's arithmetic sees (1e-06f, not
+    // 9.99999997e-07f); the tape builder refused what overflows fp32.
+    const float f = static_cast<float>(v);
     char buf[40];
-    std::snprintf(buf, sizeof buf, "%.9g", v);
+    for (int precision = 1; precision <= 9; ++precision) {
+        std::snprintf(buf, sizeof buf, "%.*g", precision, static_cast<double>(f));
+        if (static_cast<float>(std::strtod(buf, nullptr)) == f)
+            break;
+    }
     std::string s = buf;
     if (s.find_first_of(".e") == std::string::npos)
         s += ".0";

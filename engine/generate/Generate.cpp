@@ -74,7 +74,7 @@ std::string header(const detail::Context& c, const std::string& kind, const std:
     }
     h += "//\n" + launch + line + "\n";
     h += "// Arithmetic in fp32; each output is rounded once, when it is stored, and an output that later\n"
-         "// steps read is read as the dtype LibTorch stores it in.\n";
+         "// steps read is read back in the dtype the reference's next step reads.\n";
     return h;
 }
 
@@ -103,6 +103,9 @@ Result<Generated> generateCandidate(const Task& task, const ReferenceSteps& step
     g.tape = std::move(tape.value());
     detail::Context c{task, g.tape, options};
     c.kernel = options.kernelName.empty() ? "generated_" + identifierFrom(task.name) : options.kernelName;
+    // The templates' own helpers (a task named "row" would give generated_row).
+    if (c.kernel == "generated_row" || c.kernel == "generated_chunk")
+        c.kernel += "_kernel";
     int widest = 1;
     for (const Value* v : detail::parameters(g.tape))
         if (v->level == Level::Element || v->level == Level::Column)

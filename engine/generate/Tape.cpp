@@ -202,6 +202,20 @@ private:
         return id;
     }
 
+    /// Whether a per-row value broadcasts along its row against the iteration space: the full
+    /// rank, the leading extents of `full`, 1 over the row ([B, 1]); or, with a single row, any
+    /// shape of 1s ([] or [1] against [1, D]).
+    bool rowLayout(const Value& v) const
+    {
+        const auto& f = m_tape.full;
+        const size_t lead = f.size() - static_cast<size_t>(std::min<int>(v.span, static_cast<int>(f.size())));
+        const bool singleRow = std::all_of(f.begin(), f.begin() + static_cast<long>(lead), isOne);
+        if (singleRow && std::all_of(v.shape.begin(), v.shape.end(), isOne) && v.shape.size() <= f.size())
+            return true;
+        return v.shape.size() == f.size() && std::equal(f.begin(), f.begin() + static_cast<long>(lead), v.shape.begin()) &&
+               std::all_of(v.shape.begin() + static_cast<long>(lead), v.shape.end(), isOne);
+    }
+
     void useRowDims(int k, const std::string& why)
     {
         if (m_tape.rowDims == 0)
@@ -270,10 +284,7 @@ private:
                     const Value& v = arg(k);
                     if (v.level != Level::Row)
                         continue;
-                    const bool asRow = out.level == Level::Row ? v.shape == out.shape : [&] {
-                        auto where = classify(v.shape, m_tape.full);
-                        return where && where->first == Level::Row && where->second == v.span;
-                    }();
+                    const bool asRow = out.level == Level::Row ? v.shape == out.shape : rowLayout(v);
                     if (!asRow)
                         throw Refusal{v.name + " " + shapeText(v.shape) + " holds one value per row but broadcasts as " +
                                       shapeText(out.shape) + " against " + s.inputs[1 - k] + " " +

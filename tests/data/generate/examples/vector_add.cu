@@ -7,7 +7,7 @@
 // Launch: elementwise: 256 threads per block, 2 chunks of 4 elements per thread (16-byte accesses),
 //   a scalar path for misaligned tensors.
 // Arithmetic in fp32; each output is rounded once, when it is stored, and an output that later
-// steps read is read as the dtype LibTorch stores it in.
+// steps read is read back in the dtype the reference's next step reads.
 #include <kf/prelude.cuh>
 
 namespace {

@@ -9,7 +9,7 @@
 //   kept in registers between passes; 16-byte accesses when the row length allows, scalar
 //   otherwise.
 // Arithmetic in fp32; each output is rounded once, when it is stored, and an output that later
-// steps read is read as the dtype LibTorch stores it in.
+// steps read is read back in the dtype the reference's next step reads.
 #include <kf/prelude.cuh>
 
 namespace {
