@@ -65,6 +65,19 @@ add_library(kf_libzip INTERFACE)
 target_include_directories(kf_libzip SYSTEM INTERFACE ${KF_LIBZIP_INCLUDE})
 target_link_libraries(kf_libzip INTERFACE ${KF_LIBZIP_LIBRARY})
 
+# yaml-cpp reads YAML: skill front matter (resources/skills) and GPU MODE task.yml files
+# (engine/agent). Debian's libyaml-cpp-dev; on the GPU server a copy of its headers and library in
+# KF_THIRD_PARTY_DIR (packaging/vendor-third-party.sh). Only kf_engine_agent links it.
+find_path(KF_YAMLCPP_INCLUDE yaml-cpp/yaml.h HINTS ${KF_THIRD_PARTY_DIR}/include ${KF_THIRD_PARTY_DIR})
+find_library(KF_YAMLCPP_LIBRARY NAMES yaml-cpp HINTS ${KF_THIRD_PARTY_DIR}/lib)
+if(NOT KF_YAMLCPP_INCLUDE OR NOT KF_YAMLCPP_LIBRARY)
+  message(FATAL_ERROR "yaml-cpp not found: install libyaml-cpp-dev (packaging/setup.sh does) "
+                      "or pass -DKF_THIRD_PARTY_DIR=<folder with include/yaml-cpp/yaml.h and lib/libyaml-cpp.so>")
+endif()
+add_library(kf_yaml INTERFACE)
+target_include_directories(kf_yaml SYSTEM INTERFACE ${KF_YAMLCPP_INCLUDE})
+target_link_libraries(kf_yaml INTERFACE ${KF_YAMLCPP_LIBRARY})
+
 # Only headers of the toolkit are used at build time (nvrtc.h, cuda.h, cupti, cuda_occupancy.h):
 # the libraries are loaded at run time, so binaries start on machines without a driver.
 find_package(CUDAToolkit 12.4 REQUIRED)

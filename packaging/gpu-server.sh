@@ -75,7 +75,7 @@ phase() { # phase <name>: record how long the phase that just ended took
 for tool in cmake ninja "$python"; do
   command -v "$tool" >/dev/null 2>&1 || kf_die "$me" "$tool not found on PATH"
 done
-for h in nlohmann/json.hpp nlohmann/json_fwd.hpp CLI/CLI.hpp xxhash.h include/zip.h include/zipconf.h lib/libzip.so.4; do
+for h in nlohmann/json.hpp nlohmann/json_fwd.hpp CLI/CLI.hpp xxhash.h include/zip.h include/zipconf.h lib/libzip.so.4 include/yaml-cpp/yaml.h lib/libyaml-cpp.so.0.7; do
   [ -f "$third_party/$h" ] || kf_die "$me" "$third_party/$h missing: run packaging/vendor-third-party.sh on a development machine and copy its folder here (or pass the folder as the first argument)"
 done
 third_party=$(cd "$third_party" && pwd)

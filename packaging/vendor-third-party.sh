@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # packaging/vendor-third-party.sh [dir] — copy the dependencies that the GPU server lacks (headers,
-# and libzip's library) from this development machine into a folder that travels with the checkout.
+# and the libzip and yaml-cpp libraries) from this development machine into a folder that travels with the checkout.
 #
 #   dir   destination; default $KF_THIRD_PARTY_DIR, else <repo>/third_party (git-ignored).
 #
@@ -18,7 +18,7 @@ src=/usr/include
 
 # header or folder in /usr/include, and the Debian package that provides it
 entries=(nlohmann CLI xxhash.h)
-packages=(nlohmann-json3-dev libcli11-dev libxxhash-dev libzip-dev libzip4)
+packages=(nlohmann-json3-dev libcli11-dev libxxhash-dev libzip-dev libzip4 libyaml-cpp-dev libyaml-cpp0.7)
 
 for e in "${entries[@]}"; do
   [ -e "$src/$e" ] || kf_die "$me" "$src/$e not found: run packaging/setup.sh (installs ${packages[*]})"
@@ -45,6 +45,15 @@ cp "$src/zip.h" "$src/zipconf.h" "$dest/include/"
 cp "$zipso" "$dest/lib/libzip.so"
 cp "$zipso" "$dest/lib/libzip.so.4"
 kf_log "$me" "copied libzip ($zipso)"
+# yaml-cpp (skills and GPU MODE task.yml, engine/agent) likewise: its headers folder and the
+# library as libyaml-cpp.so and libyaml-cpp.so.0.7 (it needs only the C++ runtime).
+yamlso=$(readlink -f /usr/lib/x86_64-linux-gnu/libyaml-cpp.so 2>/dev/null || true)
+[ -f "$yamlso" ] && [ -f "$src/yaml-cpp/yaml.h" ] ||
+  kf_die "$me" "yaml-cpp not found: run packaging/setup.sh (installs libyaml-cpp-dev)"
+cp -R "$src/yaml-cpp" "$dest/include/yaml-cpp"
+cp "$yamlso" "$dest/lib/libyaml-cpp.so"
+cp "$yamlso" "$dest/lib/$(basename "$yamlso" | sed -E 's/^(libyaml-cpp\.so\.[0-9]+\.[0-9]+).*/\1/')"
+kf_log "$me" "copied yaml-cpp ($yamlso)"
 for p in "${packages[@]}"; do
   if [ -f "/usr/share/doc/$p/copyright" ]; then
     cp "/usr/share/doc/$p/copyright" "$dest/LICENSES/$p.copyright"

@@ -269,6 +269,7 @@ void TestOccupancy::knownArchitecturesComplete()
         QCOMPARE(qs(a.arch), QString("sm_%1%2").arg(a.major).arg(a.minor));
         QVERIFY2(!a.exampleGpu.empty() && a.smCount > 0, a.arch.c_str());
         QVERIFY2(a.peakDramGBs > 0 && a.peakFp32Tflops > 0 && a.peakFp16TensorTflops > 0, a.arch.c_str());
+        QVERIFY2(a.l2Bytes >= 4 * 1024 * 1024, a.arch.c_str());
         QCOMPARE(a.maxThreadsPerBlock, 1024);
         QCOMPARE(a.maxRegsPerThread, 255);
         QCOMPARE(a.sharedPerBlock, 48 * 1024);
@@ -277,6 +278,7 @@ void TestOccupancy::knownArchitecturesComplete()
         QVERIFY2(names.count(required), required);
     QCOMPARE(archOrFail("sm_90").smCount, 132);
     QCOMPARE(archOrFail("sm_80").smCount, 108);
+    QCOMPARE(archOrFail("sm_90").l2Bytes, 50 * 1024 * 1024);   // the prompt's hardware section quotes it
 }
 
 void TestOccupancy::curve()

@@ -6,6 +6,7 @@
 #include "GenerateCommand.h"
 #include "ProfileCommand.h"
 #include "PromoteCommand.h"
+#include "PromptCommand.h"
 #include "VerifyCommand.h"
 #include "engine/core/Architectures.h"
 #include "engine/compile/Compiler.h"
@@ -37,6 +38,7 @@ int main(int argc, char** argv)
     cli::addRegistryCommand(app, exitCode);
     cli::addCastCommand(app, exitCode);
     cli::addGenerateCommand(app, exitCode);
+    cli::addPromptCommands(app, exitCode);
 
     std::string taskPath;
     CLI::App* validate = app.add_subcommand("validate", "Check a task.json against schema v1 and print a summary");
@@ -68,7 +70,8 @@ int main(int argc, char** argv)
     app.add_subcommand("archs", "List the architectures the occupancy calculator knows")->callback([] {
         for (const auto& a : knownArchitectures())
             std::cout << a.arch << "  " << a.exampleGpu << ": " << a.smCount << " SMs, " << a.maxThreadsPerSm
-                      << " threads/SM, " << a.regsPerSm << " regs/SM, " << a.sharedPerSm / 1024 << " KiB smem/SM\n";
+                      << " threads/SM, " << a.regsPerSm << " regs/SM, " << a.sharedPerSm / 1024 << " KiB smem/SM, "
+                      << a.l2Bytes / (1024 * 1024) << " MiB L2\n";
     });
 
     app.add_subcommand("env", "Show which NVRTC, toolkit headers and disassembler this machine provides")->callback([&] {

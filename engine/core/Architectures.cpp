@@ -11,7 +11,7 @@ namespace {
 constexpr int KiB = 1024;
 
 ArchInfo arch(std::string name, int major, int minor, std::string gpu, int sms, int threadsPerSm, int blocksPerSm,
-              int sharedPerSm, int sharedOptin, int reserved, double dram, double fp32, double fp16Tensor)
+              int sharedPerSm, int sharedOptin, int reserved, double dram, double fp32, double fp16Tensor, int l2MiB)
 {
     ArchInfo a;
     a.arch = std::move(name);
@@ -27,6 +27,7 @@ ArchInfo arch(std::string name, int major, int minor, std::string gpu, int sms, 
     a.peakDramGBs = dram;
     a.peakFp32Tflops = fp32;
     a.peakFp16TensorTflops = fp16Tensor;
+    a.l2Bytes = l2MiB * KiB * KiB;
     return a;
 }
 
@@ -34,19 +35,19 @@ ArchInfo arch(std::string name, int major, int minor, std::string gpu, int sms, 
 // (they also agree with the block and shared-memory steps hard-coded in cuda_occupancy.h; a
 // test keeps them in step). Register file (64 Ki per SM and per block, 255 per thread), 1024
 // threads per block and 48 KiB default per-block shared memory are common to all of these.
-// Peaks are the vendor datasheet numbers of the named board; tensor peaks are dense FP16 (FP32
+// Peaks and L2 sizes are the vendor datasheet numbers of the named board; tensor peaks are dense FP16 (FP32
 // accumulate on GeForce boards, where FP16 accumulate is twice as fast).
 const std::array<ArchInfo, 8>& table()
 {
     static const std::array<ArchInfo, 8> t = {
-        arch("sm_75", 7, 5, "Tesla T4", 40, 1024, 16, 64 * KiB, 64 * KiB, 0, 320, 8.1, 65),
-        arch("sm_80", 8, 0, "A100 SXM4 80GB", 108, 2048, 32, 164 * KiB, 163 * KiB, KiB, 2039, 19.5, 312),
-        arch("sm_86", 8, 6, "A10", 72, 1536, 16, 100 * KiB, 99 * KiB, KiB, 600, 31.2, 125),
-        arch("sm_87", 8, 7, "Jetson AGX Orin 64GB", 16, 1536, 16, 164 * KiB, 163 * KiB, KiB, 204.8, 5.3, 42.5),
-        arch("sm_89", 8, 9, "L40S", 142, 1536, 24, 100 * KiB, 99 * KiB, KiB, 864, 91.6, 362),
-        arch("sm_90", 9, 0, "H100 SXM5", 132, 2048, 32, 228 * KiB, 227 * KiB, KiB, 3350, 66.9, 989),
-        arch("sm_100", 10, 0, "B200", 148, 2048, 32, 228 * KiB, 227 * KiB, KiB, 8000, 80, 2250),
-        arch("sm_120", 12, 0, "GeForce RTX 5090", 170, 1536, 24, 100 * KiB, 99 * KiB, KiB, 1792, 104.8, 209.5),
+        arch("sm_75", 7, 5, "Tesla T4", 40, 1024, 16, 64 * KiB, 64 * KiB, 0, 320, 8.1, 65, 4),
+        arch("sm_80", 8, 0, "A100 SXM4 80GB", 108, 2048, 32, 164 * KiB, 163 * KiB, KiB, 2039, 19.5, 312, 40),
+        arch("sm_86", 8, 6, "A10", 72, 1536, 16, 100 * KiB, 99 * KiB, KiB, 600, 31.2, 125, 6),
+        arch("sm_87", 8, 7, "Jetson AGX Orin 64GB", 16, 1536, 16, 164 * KiB, 163 * KiB, KiB, 204.8, 5.3, 42.5, 4),
+        arch("sm_89", 8, 9, "L40S", 142, 1536, 24, 100 * KiB, 99 * KiB, KiB, 864, 91.6, 362, 96),
+        arch("sm_90", 9, 0, "H100 SXM5", 132, 2048, 32, 228 * KiB, 227 * KiB, KiB, 3350, 66.9, 989, 50),
+        arch("sm_100", 10, 0, "B200", 148, 2048, 32, 228 * KiB, 227 * KiB, KiB, 8000, 80, 2250, 126),
+        arch("sm_120", 12, 0, "GeForce RTX 5090", 170, 1536, 24, 100 * KiB, 99 * KiB, KiB, 1792, 104.8, 209.5, 96),
     };
     return t;
 }

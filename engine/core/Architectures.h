@@ -29,6 +29,7 @@ struct ArchInfo {
     double peakDramGBs = 0;           ///< representative GPU's DRAM bandwidth
     double peakFp32Tflops = 0;
     double peakFp16TensorTflops = 0;  ///< dense
+    int l2Bytes = 0;                  ///< representative GPU's L2 cache
 };
 
 std::span<const ArchInfo> knownArchitectures();
