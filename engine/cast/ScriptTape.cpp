@@ -336,7 +336,7 @@ Result<std::vector<OpStep>> scriptTapeFromSource(std::string_view code, const Ta
     return tapeFromCode(code, {}, task, origin, "code/__torch__.py");
 }
 
-Result<std::vector<OpStep>> scriptTape(const Task& task)
+Result<ScriptCode> scriptCode(const Task& task)
 {
     const std::string file = (task.directory / task.reference.torchscript).string();
     if (task.reference.torchscript.empty())
@@ -362,7 +362,16 @@ Result<std::vector<OpStep>> scriptTape(const Task& task)
     if (!code)
         return Error{kWhat, "the archive holds no " + entry + ", so it is not a module saved with torch.jit.save",
                      kSaveHint, file, entry};
-    return tapeFromCode(code->bytes, className, task, file, entry);
+    return ScriptCode{entry, std::string(code->bytes), className};
+}
+
+Result<std::vector<OpStep>> scriptTape(const Task& task)
+{
+    auto code = scriptCode(task);
+    if (!code)
+        return code.error();
+    const std::string file = (task.directory / task.reference.torchscript).string();
+    return tapeFromCode(code->text, code->className, task, file, code->entry);
 }
 
 } // namespace kf::cast

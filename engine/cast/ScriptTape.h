@@ -29,6 +29,15 @@ namespace kf::cast {
 /// Reads `task.directory / task.reference.torchscript` as an op tape. Errors name the file.
 Result<std::vector<OpStep>> scriptTape(const Task& task);
 
+/// The Python code of the saved module's class (what scriptTape reads), for showing the
+/// reference to people and agents: the archive entry's name and its text.
+struct ScriptCode {
+    std::string entry;   ///< "code/__torch__.py"
+    std::string text;
+    std::string className;   ///< the root module's class, empty when the first class is meant
+};
+Result<ScriptCode> scriptCode(const Task& task);
+
 /// The same from the code of code/__torch__.py already in memory (tests, the fuzz target):
 /// the first class with a forward method is read; `origin` is the file errors name.
 Result<std::vector<OpStep>> scriptTapeFromSource(std::string_view code, const Task& task, const std::string& origin);
