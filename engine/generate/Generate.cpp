@@ -4,10 +4,10 @@
 #include "engine/compile/TaskCompile.h"
 #include "engine/core/Files.h"
 #include "engine/generate/Emit.h"
+#include "engine/task/TaskEdit.h"
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 
 namespace fs = std::filesystem;
 
@@ -147,45 +147,10 @@ Result<CompileResult> compileGenerated(const Task& task, const Generated& genera
 
 Result<fs::path> addGeneratedCandidate(const fs::path& taskDir, const Generated& generated)
 {
-    const fs::path jsonPath = taskDir / "task.json";
-    const std::string file = generated.candidate.value("file", std::string());
-    static const std::regex plain("^[A-Za-z0-9_][A-Za-z0-9_.-]*\\.cu$");
-    if (!std::regex_match(file, plain))
-        return Error{"add the generated candidate", "\"" + file + "\" is not a plain file name",
-                     "use letters, digits, '_', '-' and '.', ending in .cu", jsonPath.string(), {}};
-    const fs::path target = taskDir / file;
-    std::error_code ec;
-    if (fs::exists(target, ec))
-        return Error{"add the generated candidate", file + " already exists in the task folder",
-                     "choose another name with --name", target.string(), {}};
-    auto bytes = readFileBytes(jsonPath);
-    if (!bytes)
-        return bytes.error();
-    nlohmann::ordered_json json = nlohmann::ordered_json::parse(*bytes, nullptr, false);
-    if (json.is_discarded() || !json.is_object())
-        return Error{"add the generated candidate", "task.json is not a JSON object", "fix task.json first",
-                     jsonPath.string(), {}};
-    for (const auto& c : json["candidates"])
-        if (c.is_object() && c.value("file", std::string()) == file)
-            return Error{"add the generated candidate", "task.json already lists a candidate " + file,
-                         "choose another name with --name", jsonPath.string(), "/candidates"};
-    if (!json["candidates"].is_array())
-        return Error{"add the generated candidate", "\"candidates\" is not a list", "fix task.json first",
-                     jsonPath.string(), "/candidates"};
-    json["candidates"].push_back(generated.candidate);
-    if (auto w = writeFileAtomic(target, generated.source); !w)
-        return w.error();
-    // Validate before task.json is replaced: the engine checks that the file exists.
-    auto check = parseTask(nlohmann::json::parse(json.dump()), jsonPath.string(), taskDir);
-    if (!check) {
-        fs::remove(target, ec);
-        return check.error();
-    }
-    if (auto w = writeFileAtomic(jsonPath, json.dump(2) + "\n"); !w) {
-        fs::remove(target, ec);
-        return w.error();
-    }
-    return target;
+    nlohmann::ordered_json entry = generated.candidate;
+    const std::string file = entry.value("file", std::string());
+    return appendCandidate(taskDir, file, generated.source, std::move(entry), "add the generated candidate",
+                           "choose another name with --name");
 }
 
 } // namespace kf::gen

@@ -2,6 +2,7 @@
 
 #include "engine/core/Files.h"
 #include "engine/task/Task.h"
+#include "engine/task/TaskEdit.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -227,34 +228,25 @@ Result<QString> createCandidate(const QString& taskDir, const QString& fileName,
     for (const auto& c : (*json)["candidates"])
         if (c.is_object() && c.value("file", std::string()) == plan->file)
             entry = c;
-    entry["file"] = file.toStdString();
     entry["description"] = copySource.isEmpty()
         ? std::string("new candidate")
         : "copy of " + QFileInfo(copySource).fileName().toStdString();
-    (*json)["candidates"].push_back(entry);
 
+    std::string source;
     if (copySource.isEmpty()) {
         QFile templ(templatesDir() + QStringLiteral("/candidate.cu"));
         if (!templ.open(QIODevice::ReadOnly))
             return fail("add candidate", QStringLiteral("the candidate template is missing"), templ.fileName());
-        const QString src = skeletonSource(QString::fromUtf8(templ.readAll()), *task, *plan, file);
-        if (auto w = writeFileAtomic(fsPath(target), src.toStdString()); !w)
-            return w.error();
-    } else if (!QFile::copy(copySource, target)) {
-        return fail("add candidate", QStringLiteral("could not copy %1").arg(copyFrom), target);
+        source = skeletonSource(QString::fromUtf8(templ.readAll()), *task, *plan, file).toStdString();
+    } else {
+        auto bytes = readFileBytes(fsPath(copySource));
+        if (!bytes)
+            return fail("add candidate", QStringLiteral("could not read %1").arg(copyFrom), copySource);
+        source = std::move(bytes).value();
     }
-
-    // Validate before task.json is replaced: the file must exist for the engine's check.
-    auto check = parseTask(nlohmann::json::parse(json->dump()), jsonPath.toStdString(),
-                           fsPath(dir.absolutePath()));
-    if (!check) {
-        QFile::remove(target);
-        return check.error();
-    }
-    if (auto w = writeFileAtomic(fsPath(jsonPath), json->dump(2) + "\n"); !w) {
-        QFile::remove(target);
-        return w.error();
-    }
+    auto added = appendCandidate(fsPath(dir.absolutePath()), file.toStdString(), source, std::move(entry), "add candidate");
+    if (!added)
+        return added.error();
     return target;
 }
 
@@ -275,24 +267,15 @@ Result<QString> importCandidate(const QString& taskDir, const QString& fileName,
         file = fileName.chopped(3) + QStringLiteral("_%1.cu").arg(n);
     const QString target = dir.absoluteFilePath(file);
 
-    auto json = readOrderedJson(jsonPath);
-    if (!json)
-        return json.error();
+    auto bytes = readFileBytes(fsPath(sourcePath));
+    if (!bytes)
+        return fail("import candidate", QStringLiteral("could not read %1").arg(sourcePath), target);
     OrderedJson entry = OrderedJson::parse(plan.dump());
-    entry["file"] = file.toStdString();
     entry["description"] = description.toStdString();
-    (*json)["candidates"].push_back(entry);
-    if (!QFile::copy(sourcePath, target))
-        return fail("import candidate", QStringLiteral("could not copy %1").arg(sourcePath), target);
-    auto check = parseTask(nlohmann::json::parse(json->dump()), jsonPath.toStdString(), fsPath(dir.absolutePath()));
-    if (!check) {
-        QFile::remove(target);
-        return check.error();
-    }
-    if (auto w = writeFileAtomic(fsPath(jsonPath), json->dump(2) + "\n"); !w) {
-        QFile::remove(target);
-        return w.error();
-    }
+    auto added = appendCandidate(fsPath(dir.absolutePath()), file.toStdString(), *bytes, std::move(entry),
+                                 "import candidate");
+    if (!added)
+        return added.error();
     return target;
 }
 

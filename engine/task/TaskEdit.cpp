@@ -1,0 +1,68 @@
+#include "engine/task/TaskEdit.h"
+
+#include "engine/core/Files.h"
+#include "engine/task/Task.h"
+
+#include <system_error>
+
+namespace kf {
+
+namespace fs = std::filesystem;
+
+bool isPlainCandidateName(std::string_view file)
+{
+    if (file.size() < 4 || file.size() > 255 || file.substr(file.size() - 3) != ".cu")
+        return false;
+    if (file.front() == '.' || file.front() == '-')
+        return false;
+    for (char c : file)
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
+            return false;
+    return true;
+}
+
+Result<fs::path> appendCandidate(const fs::path& taskDir, const std::string& file, std::string_view source,
+                                 nlohmann::ordered_json entry, const std::string& what, const std::string& renameHint)
+{
+    const fs::path jsonPath = taskDir / "task.json";
+    if (!isPlainCandidateName(file))
+        return Error{what, "\"" + file + "\" is not a plain file name",
+                     "use letters, digits, '_', '-' and '.', ending in .cu", jsonPath.string(), {}};
+    const fs::path target = taskDir / file;
+    std::error_code ec;
+    if (fs::exists(target, ec))
+        return Error{what, file + " already exists in the task folder", renameHint, target.string(), {}};
+    auto bytes = readFileBytes(jsonPath);
+    if (!bytes)
+        return bytes.error();
+    nlohmann::ordered_json json = nlohmann::ordered_json::parse(*bytes, nullptr, false);
+    if (json.is_discarded() || !json.is_object())
+        return Error{what, "task.json is not a JSON object", "fix task.json first", jsonPath.string(), {}};
+    if (!json.contains("candidates"))
+        json["candidates"] = nlohmann::ordered_json::array();
+    if (!json["candidates"].is_array())
+        return Error{what, "\"candidates\" is not a list", "fix task.json first", jsonPath.string(), "/candidates"};
+    for (const auto& c : json["candidates"])
+        if (c.is_object() && c.contains("file") && c["file"] == file)
+            return Error{what, "task.json already lists a candidate " + file, renameHint, jsonPath.string(),
+                         "/candidates"};
+    if (!entry.is_object())
+        return Error{what, "the candidate's launch plan is not a JSON object", {}, jsonPath.string(), {}};
+    entry["file"] = file;
+    json["candidates"].push_back(std::move(entry));
+    if (auto w = writeFileAtomic(target, source); !w)
+        return w.error();
+    // Validate before task.json is replaced: the engine checks that the file exists.
+    auto check = parseTask(nlohmann::json::parse(json.dump()), jsonPath.string(), taskDir);
+    if (!check) {
+        fs::remove(target, ec);
+        return check.error();
+    }
+    if (auto w = writeFileAtomic(jsonPath, json.dump(2) + "\n"); !w) {
+        fs::remove(target, ec);
+        return w.error();
+    }
+    return target;
+}
+
+} // namespace kf
