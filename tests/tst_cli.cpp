@@ -47,6 +47,8 @@ private slots:
     void faultsAreNamedWhereTheyAre();
     void generate_data();
     void generate();
+    void agentVerbs_data();
+    void agentVerbs();
 
 private:
     QTemporaryDir m_dir;
@@ -298,6 +300,74 @@ void TestCli::generate()
         Run v = kforge({"validate", task});
         QCOMPARE(v.exitCode, 0);
         QVERIFY2(v.out.contains("3 candidates"), qPrintable(v.out));
+    }
+}
+
+void TestCli::agentVerbs_data()
+{
+    QTest::addColumn<QStringList>("args");   // {task}: a copy of vector_add; {tmp}: a folder with agent.cu, plan.json, k.cu
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("has");        // in stdout or stderr
+    QTest::newRow("prompt to a file") << QStringList{"prompt", "{task}", "-o", "{tmp}/p.md", "--registry", "{tmp}/reg"} << 0
+                                      << "(12 sections,";
+    QTest::newRow("prompt as JSON") << QStringList{"prompt", "{task}", "--json", "--registry", "{tmp}/reg"} << 0
+                                    << "\"key\": \"forbidden\"";
+    QTest::newRow("prompt, named skills") << QStringList{"prompt", "{task}", "--skills", "online-softmax", "--registry", "{tmp}/reg"}
+                                          << 0 << "kforge: skills: online-softmax";
+    QTest::newRow("prompt, unknown skill") << QStringList{"prompt", "{task}", "--skills", "nope"} << 2
+                                           << "no skill is named 'nope'";
+    QTest::newRow("prompt, unknown arch") << QStringList{"prompt", "{task}", "--arch", "sm_12"} << 2 << "unknown architecture 'sm_12'";
+    QTest::newRow("prompt, bad task") << QStringList{"prompt", "{tmp}"} << 2 << "task.json";
+    QTest::newRow("skills") << QStringList{"skills"} << 0 << "online-softmax\n";
+    QTest::newRow("skills for a task") << QStringList{"skills", "--task", "{task}"} << 0 << "coalescing-vector-loads  (op add)";
+    QTest::newRow("a missing skills folder") << QStringList{"skills", "--skills-dir", "{tmp}/none"} << 0
+                                             << "warning: skipped a skill";
+    QTest::newRow("candidate add, fenced plan") << QStringList{"candidate", "add", "{task}", "{tmp}/agent.cu", "--no-compile"} << 0
+                                                << "added agent.cu to";
+    QTest::newRow("candidate add, JSON") << QStringList{"candidate", "add", "{task}", "{tmp}/agent.cu", "--json", "--no-compile"}
+                                         << 0 << "\"added\": true";
+    QTest::newRow("candidate add, no plan") << QStringList{"candidate", "add", "{task}", "{tmp}/k.cu"} << 2 << "no launch plan";
+    QTest::newRow("candidate add, bad plan") << QStringList{"candidate", "add", "{task}", "{tmp}/k.cu", "--plan", "{tmp}/plan.json"}
+                                             << 2 << "plan.json: at /launches/0/grid: grid has 1 to 3 dimensions";
+    QTest::newRow("candidate add, a scan warning") << QStringList{"candidate", "add", "{task}", "{tmp}/counter.cu", "--no-compile"}
+                                                   << 0 << "counter.cu:9:16: warning: [launch-counter]";
+}
+
+/// The agent loop's verbs: `kforge prompt`, `kforge skills` and `kforge candidate add`, their
+/// exit codes and the lines a user or an agent reads.
+void TestCli::agentVerbs()
+{
+    QFETCH(QStringList, args);
+    QFETCH(int, exitCode);
+    QFETCH(QString, has);
+    QTemporaryDir tmp;
+    const QString task = tmp.filePath("vector_add");
+    QVERIFY(QDir().mkpath(task));
+    for (const QString& f : QDir(kExamples + "/vector_add").entryList(QDir::Files))
+        QVERIFY(QFile::copy(kExamples + "/vector_add/" + f, task + "/" + f));
+    const QByteArray kernel = "extern \"C\" __global__ void vadd(const float* a, const float* b, float* c, int n)\n"
+                              "{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) c[i] = a[i] + b[i];\n}\n";
+    const QByteArray plan = R"P({"launches": [{"kernel": "vadd", "grid": "ceil_div(N, 256)", "block": 256, "args": ["a", "b", "c", {"scalar": "N"}]}]})P";
+    auto write = [&](const QString& name, const QByteArray& bytes) {
+        QFile f(tmp.filePath(name));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(bytes);
+    };
+    write("k.cu", kernel);
+    write("agent.cu", "/*\n```json\n" + plan + "\n```\n*/\n" + kernel);
+    write("counter.cu", "/*\n```json\n" + QByteArray(plan).replace("vadd", "vcount") + "\n```\n*/\n__device__ int calls;\n"
+                        "extern \"C\" __global__ void vcount(const float* a, const float* b, float* c, int n)\n"
+                        "{\n    atomicAdd(&calls, 1);\n}\n");
+    write("plan.json", QByteArray(plan).replace("\"ceil_div(N, 256)\"", "[]"));
+    QStringList real;
+    for (QString a : args)
+        real << a.replace("{task}", task).replace("{tmp}", tmp.path());
+    Run r = kforge(real);
+    QVERIFY2(r.exitCode == exitCode, qPrintable(QString::number(r.exitCode) + ": " + r.err + r.out.left(2000)));
+    QVERIFY2((r.out + r.err).contains(has), qPrintable(r.err + r.out.left(3000)));
+    if (args.first() == "candidate" && exitCode == 0) {
+        Run v = kforge({"validate", task});
+        QVERIFY2(v.exitCode == 0 && v.out.contains("3 candidates"), qPrintable(v.out + v.err));
     }
 }
 

@@ -4,6 +4,7 @@
 #include "ProgressLine.h"
 #include "ReproCommand.h"
 #include "RunnerSession.h"
+#include "engine/analysis/SourceScan.h"
 #include "engine/repro/Repro.h"
 #include "engine/cast/CompileBaselineRun.h"
 #include "engine/compile/TaskCompile.h"
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <regex>
 #include <unistd.h>
 
@@ -157,11 +159,18 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
         return kExitUsage;
     }
     // Every source must be readable before the runner starts (the architecture comes later).
-    for (const Candidate* c : candidates)
-        if (auto req = compileRequestFor(task, *c, a.arch.empty() ? "sm_90" : a.arch); !req) {
+    // A verification also scans each source for patterns that often mean a kernel games the
+    // judge: warnings beside the verdict, never part of it (docs/agents.md, "The static scan").
+    std::map<std::string, std::vector<ScanFinding>> scans;
+    for (const Candidate* c : candidates) {
+        auto req = compileRequestFor(task, *c, a.arch.empty() ? "sm_90" : a.arch);
+        if (!req) {
             std::cerr << "kforge: " << req.error().message() << '\n';
             return kExitUsage;
         }
+        if (!bench && !profile)
+            scans[c->file] = scanSource(req->source);
+    }
 
     RunnerSession session(a.runnerPath, a.arch);
     if (auto failed = session.start())
@@ -254,8 +263,10 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
                 printProfileReport(std::cout, report);
             else if (bench)
                 printBenchReport(std::cout, report, withSet);
-            else
+            else {
+                std::cout << scanText(scans[c.file], (task.directory / c.file).string());
                 printVerifyReport(std::cout, report, withSet);
+            }
             std::cout.flush();
         }
         reports.push_back(std::move(report));
@@ -273,7 +284,17 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
     nlohmann::json documents = nlohmann::json::array();
     for (const protocol::RunReport& r : reports)
         documents.push_back(r.json);
-    const nlohmann::json all = {{"schema_version", 1}, {"command", command}, {"ok", allOk}, {"reports", documents}};
+    nlohmann::json all = {{"schema_version", 1}, {"command", command}, {"ok", allOk}, {"reports", documents}};
+    if (!bench && !profile) {   // outside the signed reports: the scan is advice, not evidence
+        nlohmann::json scanned = nlohmann::json::array();
+        for (const auto& [file, findings] : scans) {
+            nlohmann::json list = nlohmann::json::array();
+            for (const ScanFinding& f : findings)
+                list.push_back({{"line", f.line}, {"column", f.column}, {"rule", f.rule}, {"message", f.message}});
+            scanned.push_back({{"candidate", file}, {"findings", list}});
+        }
+        all["static_scan"] = scanned;
+    }
     const std::string text = all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (a.json)
         std::cout << text;

@@ -1,5 +1,6 @@
 // kforge: the KernelForge engine headless. Exit codes and --json output are a stable contract.
 #include "BenchCommand.h"
+#include "CandidateCommand.h"
 #include "CastCommand.h"
 #include "CompileCommand.h"
 #include "ExitCodes.h"
@@ -39,6 +40,7 @@ int main(int argc, char** argv)
     cli::addCastCommand(app, exitCode);
     cli::addGenerateCommand(app, exitCode);
     cli::addPromptCommands(app, exitCode);
+    cli::addCandidateCommand(app, exitCode);
 
     std::string taskPath;
     CLI::App* validate = app.add_subcommand("validate", "Check a task.json against schema v1 and print a summary");

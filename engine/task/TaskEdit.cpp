@@ -21,8 +21,10 @@ bool isPlainCandidateName(std::string_view file)
     return true;
 }
 
-Result<fs::path> appendCandidate(const fs::path& taskDir, const std::string& file, std::string_view source,
-                                 nlohmann::ordered_json entry, const std::string& what, const std::string& renameHint)
+namespace {
+
+Result<fs::path> append(const fs::path& taskDir, const std::string& file, const std::string_view* source,
+                        nlohmann::ordered_json entry, const std::string& what, const std::string& renameHint)
 {
     const fs::path jsonPath = taskDir / "task.json";
     if (!isPlainCandidateName(file))
@@ -30,8 +32,10 @@ Result<fs::path> appendCandidate(const fs::path& taskDir, const std::string& fil
                      "use letters, digits, '_', '-' and '.', ending in .cu", jsonPath.string(), {}};
     const fs::path target = taskDir / file;
     std::error_code ec;
-    if (fs::exists(target, ec))
+    if (source && fs::exists(target, ec))
         return Error{what, file + " already exists in the task folder", renameHint, target.string(), {}};
+    if (!source && !fs::is_regular_file(target, ec))
+        return Error{what, file + " is not a file in the task folder", {}, target.string(), {}};
     auto bytes = readFileBytes(jsonPath);
     if (!bytes)
         return bytes.error();
@@ -50,19 +54,38 @@ Result<fs::path> appendCandidate(const fs::path& taskDir, const std::string& fil
         return Error{what, "the candidate's launch plan is not a JSON object", {}, jsonPath.string(), {}};
     entry["file"] = file;
     json["candidates"].push_back(std::move(entry));
-    if (auto w = writeFileAtomic(target, source); !w)
-        return w.error();
+    auto rollback = [&] {
+        if (source)
+            fs::remove(target, ec);
+    };
+    if (source)
+        if (auto w = writeFileAtomic(target, *source); !w)
+            return w.error();
     // Validate before task.json is replaced: the engine checks that the file exists.
     auto check = parseTask(nlohmann::json::parse(json.dump()), jsonPath.string(), taskDir);
     if (!check) {
-        fs::remove(target, ec);
+        rollback();
         return check.error();
     }
     if (auto w = writeFileAtomic(jsonPath, json.dump(2) + "\n"); !w) {
-        fs::remove(target, ec);
+        rollback();
         return w.error();
     }
     return target;
+}
+
+} // namespace
+
+Result<fs::path> appendCandidate(const fs::path& taskDir, const std::string& file, std::string_view source,
+                                 nlohmann::ordered_json entry, const std::string& what, const std::string& renameHint)
+{
+    return append(taskDir, file, &source, std::move(entry), what, renameHint);
+}
+
+Result<fs::path> appendCandidateInPlace(const fs::path& taskDir, const std::string& file, nlohmann::ordered_json entry,
+                                        const std::string& what, const std::string& renameHint)
+{
+    return append(taskDir, file, nullptr, std::move(entry), what, renameHint);
 }
 
 } // namespace kf

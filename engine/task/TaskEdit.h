@@ -30,4 +30,11 @@ Result<std::filesystem::path> appendCandidate(const std::filesystem::path& taskD
                                               const std::string& what = "add the candidate",
                                               const std::string& renameHint = "choose another name");
 
+/// The same for a file that is already in the task folder (an agent wrote `<task>/agent.cu`):
+/// only task.json changes, and the file is left alone whatever happens.
+Result<std::filesystem::path> appendCandidateInPlace(const std::filesystem::path& taskDir, const std::string& file,
+                                                     nlohmann::ordered_json entry,
+                                                     const std::string& what = "add the candidate",
+                                                     const std::string& renameHint = "choose another name");
+
 } // namespace kf
