@@ -257,6 +257,13 @@ void TestSkills::skillDirsOverrideInOrder()
     QVERIFY(qs(lib.find("online-softmax")->overrides).endsWith("(built in)"));
     QCOMPARE(qs(lib.find("team-only")->body), QString("# Mine"));
     QVERIFY(qs(lib.find("team-only")->overrides).contains("team"));
+    // Without planner keys the replacement keeps the built-in's; with them, its own.
+    QCOMPARE(joinedNames(lib.find("online-softmax")->ops), QString("softmax,log_softmax"));
+    QCOMPARE(lib.find("online-softmax")->priority, 80);
+    writeSkill(b, "online-softmax", skillText("online-softmax", "metadata:\n  ops: \"amax\"\n", "# Mine\n"));
+    const SkillLibrary own = loadSkills({a, b});
+    QCOMPARE(joinedNames(own.find("online-softmax")->ops), QString("amax"));
+    QCOMPARE(own.find("online-softmax")->priority, 50);
 
     // A folder that is itself one skill.
     const SkillLibrary one = loadSkills({b / "team-only"});

@@ -201,6 +201,16 @@ SkillLibrary loadSkills(const std::vector<std::filesystem::path>& extraDirs)
     auto add = [&](Skill s) {
         for (Skill& existing : lib.skills)
             if (existing.name == s.name) {
+                // A replacement that says nothing about when it applies keeps the planner keys
+                // of the skill it replaces (a team's own text for the same playbook).
+                static const char* const planner[] = {"ops", "dtypes", "archs", "always", "priority"};
+                if (std::none_of(std::begin(planner), std::end(planner), [&](const char* k) { return s.metadata.count(k); })) {
+                    s.ops = existing.ops;
+                    s.dtypes = existing.dtypes;
+                    s.archs = existing.archs;
+                    s.always = existing.always;
+                    s.priority = existing.priority;
+                }
                 s.overrides = existing.origin;
                 existing = std::move(s);
                 return;

@@ -40,8 +40,10 @@ struct SkillLibrary {
 };
 
 /// The built-in skills, then each folder of `extraDirs` in order: a folder that holds SKILL.md is
-/// one skill, otherwise each of its sub-folders with a SKILL.md is. A bad file is a problem and
-/// is skipped; a missing folder is a problem too.
+/// one skill, otherwise each of its sub-folders with a SKILL.md is. A skill replaces an earlier
+/// one of the same name; when its metadata has none of the planner's keys (ops, dtypes, archs,
+/// always, priority) it keeps the replaced skill's. A bad file is a problem and is skipped; a
+/// missing folder is a problem too.
 SkillLibrary loadSkills(const std::vector<std::filesystem::path>& extraDirs);
 
 } // namespace kf::agent

@@ -19,6 +19,7 @@ const QString kRtol = QStringLiteral("verify/rtol_override");
 const QString kAtol = QStringLiteral("verify/atol_override");
 const QString kTrials = QStringLiteral("verify/trials");
 const QString kBenchCompile = QStringLiteral("bench/torch_compile");
+const QString kSkillDirs = QStringLiteral("agent/skill_dirs");
 const QString kRunner = QStringLiteral("runner/path");
 const QString kLaunchTimeout = QStringLiteral("runner/launch_timeout_ms");
 const QString kRecent = QStringLiteral("workspace/recent");
@@ -158,6 +159,24 @@ bool Settings::benchAgainstCompile() const
 void Settings::setBenchAgainstCompile(bool on)
 {
     write(kBenchCompile, on);
+}
+
+QStringList Settings::agentSkillDirs() const
+{
+    QStringList out;
+    for (const QString& d : m_settings->value(kSkillDirs).toStringList())
+        if (!d.trimmed().isEmpty() && !out.contains(cleanPath(d)))
+            out << cleanPath(d);
+    return out;
+}
+
+void Settings::setAgentSkillDirs(const QStringList& dirs)
+{
+    QStringList clean;
+    for (const QString& d : dirs)
+        if (!d.trimmed().isEmpty() && !clean.contains(cleanPath(d.trimmed())))
+            clean << cleanPath(d.trimmed());
+    write(kSkillDirs, clean);
 }
 
 Settings::Theme Settings::theme() const

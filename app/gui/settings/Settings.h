@@ -48,6 +48,10 @@ public:
     void setTrials(int trials);
     bool benchAgainstCompile() const;                   ///< true: benchmarks also time torch.compile
     void setBenchAgainstCompile(bool on);
+    /// Folders of <name>/SKILL.md skills added to the built-in ones for agent prompts (later
+    /// folders win by name, like kforge prompt --skills-dir); default none.
+    QStringList agentSkillDirs() const;
+    void setAgentSkillDirs(const QStringList& dirs);
     Theme theme() const;                                ///< System by default
     void setTheme(Theme theme);
 

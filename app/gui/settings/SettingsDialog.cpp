@@ -103,6 +103,13 @@ SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent)
                                   "second speedup. $KF_BASELINE_PYTHON picks the Python."));
     form->addRow(tr("&Benchmarks:"), m_benchCompile);
 
+    m_skillDirs = new QLineEdit(this);
+    m_skillDirs->setObjectName(QStringLiteral("skillDirs"));
+    m_skillDirs->setPlaceholderText(tr("none: the built-in skills only"));
+    m_skillDirs->setToolTip(tr("Folders of <name>/SKILL.md skills for Copy Agent Prompt, separated by ';'. A skill "
+                               "replaces a built-in or earlier one of the same name (docs/agents.md)."));
+    form->addRow(tr("Agent s&kill folders:"), m_skillDirs);
+
     m_theme = new QComboBox(this);
     m_theme->setObjectName(QStringLiteral("theme"));
     m_theme->addItem(tr("System"), int(Settings::Theme::System));
@@ -123,7 +130,7 @@ SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent)
     connect(m_buttons, &QDialogButtonBox::accepted, this, &SettingsDialog::accept);
     connect(m_buttons, &QDialogButtonBox::rejected, this, &SettingsDialog::reject);
     connect(browse, &QPushButton::clicked, this, &SettingsDialog::browseRunner);
-    for (QLineEdit* e : {m_nvrtcOptions, m_rtol, m_atol, m_runnerPath})
+    for (QLineEdit* e : {m_nvrtcOptions, m_rtol, m_atol, m_runnerPath, m_skillDirs})
         connect(e, &QLineEdit::textChanged, this, &SettingsDialog::validate);
 
     load();
@@ -201,6 +208,7 @@ void SettingsDialog::load()
     m_launchTimeout->setValue(m_settings->launchTimeoutMs());
     m_trials->setValue(m_settings->trials());
     m_benchCompile->setChecked(m_settings->benchAgainstCompile());
+    m_skillDirs->setText(m_settings->agentSkillDirs().join(QLatin1Char(';')));
     m_theme->setCurrentIndex(m_theme->findData(int(m_settings->theme())));
 }
 
@@ -220,6 +228,9 @@ void SettingsDialog::validate()
         const QString runner = m_runnerPath->text().trimmed();
         if (!runner.isEmpty() && !QFileInfo(runner).isExecutable())
             return tr("%1 is not an executable file.").arg(runner);
+        for (const QString& d : m_skillDirs->text().split(QLatin1Char(';'), Qt::SkipEmptyParts))
+            if (!d.trimmed().isEmpty() && !QFileInfo(d.trimmed()).isDir())
+                return tr("The skill folder %1 does not exist.").arg(d.trimmed());
         return {};
     };
     m_error = firstProblem();
@@ -252,6 +263,7 @@ void SettingsDialog::accept()
     m_settings->setLaunchTimeoutMs(m_launchTimeout->value());
     m_settings->setTrials(m_trials->value());
     m_settings->setBenchAgainstCompile(m_benchCompile->isChecked());
+    m_settings->setAgentSkillDirs(m_skillDirs->text().split(QLatin1Char(';'), Qt::SkipEmptyParts));
     m_settings->setTheme(static_cast<Settings::Theme>(m_theme->currentData().toInt()));
     m_settings->sync();
     QDialog::accept();

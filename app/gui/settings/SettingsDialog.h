@@ -52,6 +52,7 @@ private:
     QSpinBox* m_launchTimeout = nullptr;
     QSpinBox* m_trials = nullptr;
     QCheckBox* m_benchCompile = nullptr;
+    QLineEdit* m_skillDirs = nullptr;
     QComboBox* m_theme = nullptr;
     QLabel* m_problem = nullptr;
     QDialogButtonBox* m_buttons = nullptr;

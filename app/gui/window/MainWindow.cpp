@@ -4,6 +4,7 @@
 #include "app/gui/registry/RegistryService.h"
 #include "app/gui/settings/Settings.h"
 #include "app/gui/settings/SettingsDialog.h"
+#include "app/gui/window/AgentController.h"
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/CompileController.h"
 #include "app/gui/window/PromoteController.h"
@@ -99,6 +100,26 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
     m_run = std::make_unique<RunController>(ro, m_runPanel, m_status);
     m_run->setSaveHook([this](const QString& dir, QString* error) { return saveTaskFiles(dir, error); });
     m_promote = std::make_unique<PromoteController>(this);
+    m_agent = new AgentController(m_settings, this);
+    connect(m_agent, &AgentController::promptCopied, this, [this](const QString& summary) {
+        statusBar()->showMessage(summary, 10000);
+    });
+    connect(m_agent, &AgentController::failed, this, [this](const QString& title, const QString& message) {
+        QMessageBox::warning(this, title, message);
+    });
+    connect(m_agent, &AgentController::candidateAdded, this,
+            [this](const QString& dir, const QString& file, const QStringList& warnings) {
+                m_workspace->reload(dir);
+                openFile(file);
+                statusBar()->showMessage(tr("Added %1 to %2: press F5 to verify it")
+                                             .arg(QFileInfo(file).fileName(), QFileInfo(dir).fileName()),
+                                         8000);
+                if (!warnings.isEmpty())
+                    QMessageBox::information(this, tr("Add Candidate"),
+                                             tr("%1 was added. The static scan and the checks say:\n\n%2\n\nThese are "
+                                                "warnings, not a verdict: Verify decides.")
+                                                 .arg(QFileInfo(file).fileName(), warnings.join(QLatin1Char('\n'))));
+            });
     m_promote->setEvidenceDirectory(m_options.recoveryDir.isEmpty()
                                         ? QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
                                               QStringLiteral("/evidence")
@@ -303,6 +324,9 @@ void MainWindow::buildMenus()
     file->addAction(tr("&New Candidate…"), QKeySequence::New, this, &MainWindow::newCandidate);
     file->addAction(tr("New Candidate from &Reference…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G), this,
                     &MainWindow::newCandidateFromReference);
+    file->addAction(tr("&Add Candidate…"), QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_A), this, &MainWindow::addCandidateFromFile)
+        ->setStatusTip(tr("Add a kernel written elsewhere (by an agent, say) with its launch plan: checked, compiled and "
+                          "listed in task.json"));
     file->addSeparator();
     file->addAction(tr("&Save"), QKeySequence::Save, this, &MainWindow::saveCurrent);
     file->addAction(tr("Save A&ll"), QKeySequence(tr("Ctrl+Shift+S")), this, &MainWindow::saveAll);
@@ -317,6 +341,10 @@ void MainWindow::buildMenus()
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
     edit->addAction(tr("&Undo"), QKeySequence::Undo, this, [this] { if (auto* t = currentTab()) t->editor()->undo(); });
     edit->addAction(tr("&Redo"), QKeySequence::Redo, this, [this] { if (auto* t = currentTab()) t->editor()->redo(); });
+    edit->addSeparator();
+    edit->addAction(tr("Copy Agent &Prompt"), QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_C), this, &MainWindow::copyAgentPrompt)
+        ->setStatusTip(tr("Copy a strict task for a coding agent: the operation, hardware, shapes, objective, rules and "
+                          "skills (kforge prompt)"));
 
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     m_verifyAction = run->addAction(tr("&Verify"), QKeySequence(Qt::Key_F5), this, &MainWindow::verify);

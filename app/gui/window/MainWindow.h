@@ -27,6 +27,7 @@ class TaskEditor;
 
 namespace kf::app {
 
+class AgentController;
 class CandidateTab;
 class CompileController;
 class InspectController;
@@ -86,6 +87,7 @@ public:
     kf::ui::ProfilePanel* profilePanel() const { return m_profilePanel; }
     InspectController* inspectController() const { return m_inspect.get(); }
     QAction* promoteAction() const { return m_promoteAction; }
+    AgentController* agentController() const { return m_agent; }
     QDockWidget* dock(const QString& objectName) const;
 
 public slots:
@@ -112,6 +114,10 @@ private:
     void newTask();
     void newCandidate();
     void newCandidateFromReference();
+    void addCandidateFromFile();
+    void copyAgentPrompt();
+    /// The task of the current tab, else the one selected in the Workspace; empty: none.
+    QString selectedTaskDir() const;
     void openWorkspaceDialog();
     void showSettings();
     void applySettings();
@@ -141,6 +147,7 @@ private:
     QPointer<ModelRunDialog> m_modelRun;   ///< Run ▸ Run Model from .cast Package…, made on first use
     std::unique_ptr<RegistryController> m_registry;
     std::unique_ptr<InspectController> m_inspect;
+    AgentController* m_agent = nullptr;   ///< a child of the window
     QMenu* m_recentMenu = nullptr;
     QAction* m_verifyAction = nullptr;
     QAction* m_benchAction = nullptr;

@@ -7,6 +7,7 @@
 #include "app/gui/registry/RegistryService.h"
 #include "app/gui/settings/Settings.h"
 #include "app/gui/settings/SettingsDialog.h"
+#include "app/gui/window/AgentController.h"
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/CompileController.h"
 #include "app/gui/window/GenerateDialog.h"
@@ -333,12 +334,39 @@ void MainWindow::newCandidate()
     openFile(created.value());
 }
 
-void MainWindow::newCandidateFromReference()
+QString MainWindow::selectedTaskDir() const
 {
     CandidateTab* current = currentTab();
     QString taskDir = current ? current->taskDir() : QString();
     if (taskDir.isEmpty())
         taskDir = m_workspaceView->currentIndex().data(WorkspaceModel::TaskDirRole).toString();
+    return taskDir;
+}
+
+void MainWindow::addCandidateFromFile()
+{
+    const QString taskDir = selectedTaskDir();
+    if (taskDir.isEmpty()) {
+        QMessageBox::information(this, tr("Add Candidate"), tr("Select a task in the Workspace first."));
+        return;
+    }
+    m_agent->addCandidateInteractive(taskDir);
+}
+
+void MainWindow::copyAgentPrompt()
+{
+    const QString taskDir = selectedTaskDir();
+    if (taskDir.isEmpty()) {
+        QMessageBox::information(this, tr("Copy Agent Prompt"), tr("Select a task in the Workspace first."));
+        return;
+    }
+    statusBar()->showMessage(tr("Writing the agent prompt for %1…").arg(QFileInfo(taskDir).fileName()));
+    m_agent->copyPrompt(taskDir);
+}
+
+void MainWindow::newCandidateFromReference()
+{
+    const QString taskDir = selectedTaskDir();
     if (taskDir.isEmpty()) {
         QMessageBox::information(this, tr("New Candidate from Reference"), tr("Select a task in the Workspace first."));
         return;
