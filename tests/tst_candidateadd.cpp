@@ -272,6 +272,14 @@ void TestCandidateAdd::scanRules_data()
                                                               + "    /* if (a == b) atomicAdd(&c, 1); */ const char* s = \"clock64() asm\";\n}\n"
                                                        << "";
     QTest::newRow("a macro line") << "#define STAMP clock64()\n" + head + "    b[0] = 1;\n}\n" << "";
+    QTest::newRow("inside a namespace") << "namespace {\n__device__ int calls;\n" + head + "    atomicAdd(&calls, 1);\n    if (a == b) return;\n}\n}\n"
+                                        << "launch-counter@4:16 pointer-value@5:9";
+    QTest::newRow("inside extern C and a named namespace") << "extern \"C\" {\nnamespace k {\n__device__ float last;\n" + head
+                                                                  + "    last = 1.f;\n}\n}\n}\n"
+                                                           << "device-global-written@5:5";
+    QTest::newRow("a functional cast") << head + "    if (uintptr_t(a) == 0x2000) return;\n}\n" << "pointer-value@2:19";
+    QTest::newRow("pointers compared in a __device__ helper")
+        << "__device__ bool same(const float* x, const float* y) { return x == y; }\n" << "pointer-value@1:63";
 }
 
 void TestCandidateAdd::scanRules()
@@ -290,7 +298,7 @@ void TestCandidateAdd::scanIsSilentOnOurKernels()
             const QString file = it.next();
             auto bytes = readFileBytes(file.toStdString());
             KF_VERIFY_OK(bytes);
-            // Inline asm is reported wherever it is (the gemm example's cp.async and ldmatrix);
+            // Inline asm is reported wherever it is (the gemm example's cp.async);
             // nothing else may fire on our own kernels.
             auto findings = scanSource(*bytes);
             const bool hasAsm = bytes->find("asm volatile") != std::string::npos;

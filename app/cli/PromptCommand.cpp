@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -26,7 +27,9 @@ agent::PromptOptions optionsFrom(const PromptArgs& a, agent::SkillRequest reques
     agent::PromptOptions o;
     o.arch = a.arch;
     o.candidateName = a.name.size() > 3 && a.name.substr(a.name.size() - 3) == ".cu" ? a.name : a.name + ".cu";
-    o.taskPath = a.path;
+    // Commands in the prompt name the task folder, also when task.json itself was given.
+    std::filesystem::path path(a.path);
+    o.taskPath = path.filename() == "task.json" ? (path.has_parent_path() ? path.parent_path().string() : ".") : a.path;
     o.registryDir = a.registry;
     o.skills = std::move(request);
     for (const std::string& d : a.skillDirs)
@@ -98,7 +101,11 @@ int runSkills(const PromptArgs& a)
             return kExitOk;
         }
         for (const agent::Skill& s : lib.skills) {
-            std::cout << s.name << (s.always ? "  (always)" : "") << "\n  " << s.description << "\n  from " << s.origin
+            std::string tags;
+            for (const std::string& t : s.tags)
+                tags += (tags.empty() ? "" : " ") + t;
+            std::cout << s.name << (s.always ? "  (always)" : "") << (tags.empty() ? "" : "  [" + tags + "]") << "\n  "
+                      << s.description << "\n  from " << s.origin
                       << (s.overrides.empty() ? "" : ", replacing " + s.overrides) << '\n';
         }
         return kExitOk;

@@ -20,7 +20,6 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <regex>
 #include <unistd.h>
 
@@ -161,7 +160,7 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
     // Every source must be readable before the runner starts (the architecture comes later).
     // A verification also scans each source for patterns that often mean a kernel games the
     // judge: warnings beside the verdict, never part of it (docs/agents.md, "The static scan").
-    std::map<std::string, std::vector<ScanFinding>> scans;
+    std::vector<std::pair<std::string, std::vector<ScanFinding>>> scans;   // in candidate order
     for (const Candidate* c : candidates) {
         auto req = compileRequestFor(task, *c, a.arch.empty() ? "sm_90" : a.arch);
         if (!req) {
@@ -169,7 +168,7 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
             return kExitUsage;
         }
         if (!bench && !profile)
-            scans[c->file] = scanSource(req->source);
+            scans.emplace_back(c->file, scanSource(req->source));
     }
 
     RunnerSession session(a.runnerPath, a.arch);
@@ -264,7 +263,9 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
             else if (bench)
                 printBenchReport(std::cout, report, withSet);
             else {
-                std::cout << scanText(scans[c.file], (task.directory / c.file).string());
+                for (const auto& [file, findings] : scans)
+                    if (file == c.file)
+                        std::cout << scanText(findings, (task.directory / c.file).string());
                 printVerifyReport(std::cout, report, withSet);
             }
             std::cout.flush();

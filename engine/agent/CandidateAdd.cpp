@@ -202,7 +202,7 @@ Result<AddedCandidate> addCandidate(const AddCandidateRequest& r)
         out.name += ".cu";
     if (!isPlainCandidateName(out.name))
         return fail("\"" + out.name + "\" is not a plain file name", sourceName,
-                    "use letters, digits, '_', '-' and '.', ending in .cu (--name)");
+                    "pass --name with letters, digits, '_', '-' and '.', ending in .cu");
     if (task->findCandidate(out.name))
         return fail("the task already has a candidate " + out.name, jsonPath.string(),
                     "choose another name with --name", "/candidates");

@@ -268,7 +268,8 @@ SkillLibrary loadSkills(const std::vector<std::filesystem::path>& extraDirs)
             continue;
         }
         std::vector<fs::path> folders;
-        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        const fs::path root = fs::absolute(dir, ec).lexically_normal();
+        for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec))
             if (it->is_directory(ec) && fs::exists(it->path() / "SKILL.md", ec))
                 folders.push_back(it->path());
         std::sort(folders.begin(), folders.end());

@@ -47,7 +47,7 @@ bool parseInteger(const std::string& s, std::int64_t& out)
     if (ec != std::errc() || end != v.data() + v.size())
         return false;
     if (negative ? magnitude > std::uint64_t(INT64_MAX) + 1 : magnitude > std::uint64_t(INT64_MAX))
-        return false;   // too large for an integer: read as a string, the schema reader says why
+        return false;   // too large for an integer: parseFloat reads it as a floating-point number
     out = negative ? std::int64_t(0 - magnitude) : std::int64_t(magnitude);
     return true;
 }

@@ -179,70 +179,79 @@ private:
     }
 
     // File-scope __device__/__managed__ variables (not __constant__, not functions) and the
-    // pointer parameters of __global__ functions; brace depth per token.
+    // pointer parameters of __global__ and __device__ functions. Depth counts the braces of code,
+    // not those of namespaces or extern "C" blocks, so a namespace hides nothing.
     void findDeclarations()
     {
         m_depth.assign(m_t.size(), 0);
+        std::vector<bool> braces;   // true: a code brace
         int depth = 0;
         for (size_t i = 0; i < m_t.size(); ++i) {
-            if (m_t[i].text == "{")
-                ++depth;
+            if (m_t[i].text == "{") {
+                const bool ns = (i >= 1 && m_t[i - 1].text == "namespace")
+                                || (i >= 2 && m_t[i - 2].text == "namespace" && m_t[i - 1].kind == Token::Ident)
+                                || (i >= 2 && m_t[i - 2].text == "extern" && m_t[i - 1].kind == Token::String);
+                braces.push_back(!ns);
+                if (!ns)
+                    ++depth;
+            }
             m_depth[i] = depth;
-            if (m_t[i].text == "}")
-                depth = std::max(0, depth - 1);
+            if (m_t[i].text == "}" && !braces.empty()) {
+                if (braces.back())
+                    --depth;
+                braces.pop_back();
+            }
         }
         for (size_t i = 0; i < m_t.size(); ++i) {
             if (m_depth[i] != 0 || m_t[i].kind != Token::Ident)
                 continue;
-            if (m_t[i].text == "__device__" || m_t[i].text == "__managed__") {
-                bool constant = false, function = false;
-                std::string last;
-                size_t j = i + 1;
-                for (; j < m_t.size() && m_t[j].text != ";" && m_t[j].text != "=" && m_t[j].text != "[" && m_t[j].text != "{"; ++j) {
-                    if (m_t[j].text == "__constant__" || m_t[j].text == "const" || m_t[j].text == "constexpr")
-                        constant = true;
-                    if (m_t[j].text == "(") {
-                        function = true;
-                        break;
-                    }
-                    if (m_t[j].kind == Token::Ident)
-                        last = m_t[j].text;
-                    if (m_t[j].text == ",") {   // __device__ int a, b;
-                        if (!constant && !last.empty())
-                            m_globals.insert(last);
-                    }
+            if (m_t[i].text != "__device__" && m_t[i].text != "__managed__" && m_t[i].text != "__global__")
+                continue;
+            bool constant = false, function = false;
+            std::string last;
+            size_t j = i + 1;
+            for (; j < m_t.size() && m_t[j].text != ";" && m_t[j].text != "=" && m_t[j].text != "[" && m_t[j].text != "{"; ++j) {
+                if (m_t[j].text == "__constant__" || m_t[j].text == "const" || m_t[j].text == "constexpr")
+                    constant = true;
+                if (m_t[j].text == "(") {
+                    function = true;
+                    break;
                 }
-                if (!function && !constant && !last.empty())
-                    m_globals.insert(last);
+                if (m_t[j].kind == Token::Ident)
+                    last = m_t[j].text;
+                if (m_t[j].text == "," && !constant && !last.empty() && m_t[i].text != "__global__")
+                    m_globals.insert(last);   // __device__ int a, b;
             }
-            if (m_t[i].text == "__global__") {
-                size_t j = i + 1;
-                while (j < m_t.size() && m_t[j].text != "(" && m_t[j].text != ";" && m_t[j].text != "{")
-                    ++j;
-                if (j >= m_t.size() || m_t[j].text != "(")
-                    continue;
-                int paren = 0;
-                bool pointer = false;
-                std::string name;
-                for (++j; j < m_t.size(); ++j) {
-                    const std::string& x = m_t[j].text;
-                    if (x == "(" || x == "<" || x == "[")
-                        ++paren;
-                    else if ((x == ")" || x == ">" || x == "]") && paren > 0)
-                        --paren;
-                    else if ((x == "," || x == ")") && paren == 0) {
-                        if (pointer && !name.empty())
-                            m_pointers.insert(name);
-                        pointer = false;
-                        name.clear();
-                        if (x == ")")
-                            break;
-                    } else if (x == "*")
-                        pointer = true;
-                    else if (m_t[j].kind == Token::Ident && x != "__restrict__" && x != "const" && x != "restrict")
-                        name = x;
-                }
-            }
+            if (function)
+                collectPointerParameters(j);
+            else if (!constant && !last.empty() && m_t[i].text != "__global__")
+                m_globals.insert(last);
+        }
+    }
+
+    // The parameters of the list opening at `open` ("("): names declared with a '*'.
+    void collectPointerParameters(size_t open)
+    {
+        int paren = 0;
+        bool pointer = false;
+        std::string name;
+        for (size_t j = open + 1; j < m_t.size(); ++j) {
+            const std::string& x = m_t[j].text;
+            if (x == "(" || x == "<" || x == "[")
+                ++paren;
+            else if ((x == ")" || x == ">" || x == "]") && paren > 0)
+                --paren;
+            else if ((x == "," || x == ")") && paren == 0) {
+                if (pointer && !name.empty())
+                    m_pointers.insert(name);
+                pointer = false;
+                name.clear();
+                if (x == ")")
+                    return;
+            } else if (x == "*")
+                pointer = true;
+            else if (m_t[j].kind == Token::Ident && x != "__restrict__" && x != "const" && x != "restrict")
+                name = x;
         }
     }
 
@@ -304,6 +313,13 @@ private:
                                             "values can recognise buffers or repeated calls (an alignment test is fine)");
                 return;
             }
+        }
+        // uintptr_t(p): a functional cast.
+        if (i >= 2 && m_t[i - 1].text == "(" && isIntegerTypeWord(m_t[i - 2].text) && i + 1 < m_t.size()
+            && m_t[i + 1].text == ")" && !alignmentTest(i + 2)) {
+            add(t, "pointer-value", "the pointer '" + t.text + "' is cast to an integer: code that tests pointer values "
+                                    "can recognise buffers or repeated calls (an alignment test is fine)");
+            return;
         }
         static const std::set<std::string> compare = {"==", "!=", "<", ">", "<=", ">="};
         if (i + 2 < m_t.size() && compare.count(m_t[i + 1].text) && m_pointers.count(m_t[i + 2].text))
