@@ -318,7 +318,7 @@ void TestCli::agentVerbs_data()
                                            << "no skill is named 'nope'";
     QTest::newRow("prompt, unknown arch") << QStringList{"prompt", "{task}", "--arch", "sm_12"} << 2 << "unknown architecture 'sm_12'";
     QTest::newRow("prompt, bad task") << QStringList{"prompt", "{tmp}"} << 2 << "task.json";
-    QTest::newRow("skills") << QStringList{"skills"} << 0 << "online-softmax\n";
+    QTest::newRow("skills") << QStringList{"skills"} << 0 << "online-softmax  [reduction softmax numerics]\n";
     QTest::newRow("skills for a task") << QStringList{"skills", "--task", "{task}"} << 0 << "coalescing-vector-loads  (op add)";
     QTest::newRow("a missing skills folder") << QStringList{"skills", "--skills-dir", "{tmp}/none"} << 0
                                              << "warning: skipped a skill";
