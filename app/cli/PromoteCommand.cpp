@@ -58,6 +58,10 @@ int promote(const PromoteArgs& a)
     Task task = std::move(*loaded);
     std::string candidate = a.candidate;
     if (candidate.empty()) {
+        if (task.candidates.empty()) {
+            std::cerr << "kforge: task " << task.name << " has no candidates yet; add one with kforge candidate add\n";
+            return kExitUsage;
+        }
         if (task.candidates.size() != 1) {
             std::string names;
             for (const Candidate& c : task.candidates)

@@ -125,7 +125,8 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
         for (const auto& c : task.candidates)
             candidates.push_back(&c);
     if (candidates.empty()) {
-        std::cerr << "kforge: task " << task.name << " has no candidates; add one under \"candidates\" in task.json\n";
+        std::cerr << "kforge: task " << task.name << " has no candidates yet; add one with `kforge candidate add " << a.path
+                  << " <file.cu>` (or kforge generate)\n";
         return kExitUsage;
     }
     if (!a.exportRepro.empty() && (bench || candidates.size() != 1 || a.repeat > 1)) {

@@ -5,6 +5,7 @@
 #include "CompileCommand.h"
 #include "ExitCodes.h"
 #include "GenerateCommand.h"
+#include "ImportCommand.h"
 #include "ProfileCommand.h"
 #include "PromoteCommand.h"
 #include "PromptCommand.h"
@@ -41,6 +42,7 @@ int main(int argc, char** argv)
     cli::addGenerateCommand(app, exitCode);
     cli::addPromptCommands(app, exitCode);
     cli::addCandidateCommand(app, exitCode);
+    cli::addImportCommand(app, exitCode);
 
     std::string taskPath;
     CLI::App* validate = app.add_subcommand("validate", "Check a task.json against schema v1 and print a summary");

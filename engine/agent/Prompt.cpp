@@ -7,6 +7,7 @@
 #include "resources/prelude.h"
 
 #include <algorithm>
+#include <set>
 #include <system_error>
 
 namespace kf::agent {
@@ -102,7 +103,8 @@ Result<PromptFacts> gatherPromptFacts(const Task& task, const PromptOptions& opt
     if (fs::is_directory(imported, ec)) {
         std::vector<fs::path> files;
         for (fs::directory_iterator it(imported, ec), end; !ec && it != end; it.increment(ec))
-            if (it->is_regular_file(ec) && it->file_size(ec) <= kMaxQuotedBytes)
+            if (it->is_regular_file(ec) && it->file_size(ec) <= kMaxQuotedBytes
+                && std::set<std::string>{".py", ".yml", ".yaml", ".md", ".txt"}.count(it->path().extension().string()))
                 files.push_back(it->path());
         std::sort(files.begin(), files.end());
         for (const fs::path& p : files)

@@ -37,7 +37,7 @@ struct PromptFacts {
     std::vector<OpStep> steps;                 ///< the reference as steps, when it reads as such
     std::string stepsProblem;                  ///< why not (a TorchScript construct, say)
     std::string scriptEntry, scriptCode;       ///< TorchScript reference: its code
-    std::vector<std::pair<std::string, std::string>> imported;   ///< <task>/imported/ files: name, text
+    std::vector<std::pair<std::string, std::string>> imported;   ///< <task>/imported/ .py .yml .md .txt: name, text
     std::optional<RegistryIndex> registry;
     std::string registryDir, registryProblem;
     std::optional<RegistryEntry> best;         ///< the best active entry of this task and arch

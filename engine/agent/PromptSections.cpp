@@ -113,9 +113,12 @@ std::string operation(const Task& task, const PromptFacts& f)
     if (!f.scriptCode.empty())
         out += "The reference is the TorchScript module `" + task.reference.torchscript.generic_string() + "`; its code ("
                + f.scriptEntry + "):\n\n```python\n" + f.scriptCode + (f.scriptCode.back() == '\n' ? "" : "\n") + "```\n\n";
-    for (const auto& [name, text] : f.imported)
-        out += "The original problem this task was imported from (`imported/" + name + "`):\n\n```python\n" + text
+    for (const auto& [name, text] : f.imported) {
+        const std::string ext = name.substr(name.rfind('.') == std::string::npos ? name.size() : name.rfind('.'));
+        const char* lang = ext == ".py" ? "python" : ext == ".yml" || ext == ".yaml" ? "yaml" : "";
+        out += "The original problem this task was imported from (`imported/" + name + "`):\n\n```" + lang + "\n" + text
                + (text.empty() || text.back() == '\n' ? "" : "\n") + "```\n\n";
+    }
     return out;
 }
 

@@ -452,9 +452,8 @@ Task parseTaskOrThrow(const Json& j, const fs::path& dir)
     }
 
     {
+        // May be empty: a task just imported or written has no kernel yet (kforge candidate add).
         const Json& a = jr::asArray(o.required("candidates"), o.at("candidates"));
-        if (a.empty())
-            fail(o.at("candidates"), "list at least one candidate kernel file with its launch plan");
         std::set<std::string> files;
         for (size_t i = 0; i < a.size(); ++i) {
             std::string p = jr::child(o.at("candidates"), i);

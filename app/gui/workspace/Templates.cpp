@@ -209,7 +209,8 @@ Result<QString> createCandidate(const QString& taskDir, const QString& fileName,
                     jsonPath, QStringLiteral("fix task.json first"));
     if (task->candidates.empty())
         return fail("add candidate", QStringLiteral("the task has no candidate whose launch plan could be reused"),
-                    jsonPath, QStringLiteral("add the first candidate to task.json by hand"));
+                    jsonPath, QStringLiteral("start from File ▸ New Candidate from Reference… or add a kernel with its "
+                                             "plan with File ▸ Add Candidate…"));
 
     const Candidate* plan = &task->candidates.front();
     QString copySource;

@@ -1,0 +1,5 @@
+// plan
+// ```json
+// {"launches": [
+// ```
+// ```json
