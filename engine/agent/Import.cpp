@@ -118,7 +118,7 @@ Result<ImportResult> runHelper(std::vector<std::string> args, const fs::path& pr
     r.notes = proposal->notes;
     r.testShapes = int(proposal->task["shapes"].value("tests", nlohmann::ordered_json::array()).size());
     r.benchmarkShapes = int(proposal->task["shapes"].value("benchmarks", nlohmann::ordered_json::array()).size());
-    const fs::path target = o.out.empty() ? fs::current_path(ec) / r.name : o.out;
+    const fs::path target = !o.out.empty() ? o.out : (o.parent.empty() ? fs::current_path(ec) : o.parent) / r.name;
     auto written = writeImportedTask(*proposal, out, target);
     if (!written)
         return written.error();

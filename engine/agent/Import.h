@@ -25,7 +25,8 @@ struct ImportOptions {
     std::string python;                 ///< empty: importPython()
     std::string dtype;                  ///< KernelBench: fp32, fp16 or bf16; empty: the problem's
     std::string arch = "sm_90";
-    std::filesystem::path out;          ///< the task folder to create; empty: <cwd>/<task name>
+    std::filesystem::path out;          ///< the task folder to create; empty: <parent>/<task name>
+    std::filesystem::path parent;       ///< where `out` goes when it is empty; empty: the current folder
     int timeoutMs = 600000;
     std::function<bool()> stop;         ///< polled while the helper runs
 };

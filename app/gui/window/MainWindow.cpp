@@ -324,6 +324,8 @@ void MainWindow::buildMenus()
     file->addAction(tr("&New Candidate…"), QKeySequence::New, this, &MainWindow::newCandidate);
     file->addAction(tr("New Candidate from &Reference…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G), this,
                     &MainWindow::newCandidateFromReference);
+    file->addAction(tr("&Import Problem…"), this, &MainWindow::importProblem)
+        ->setStatusTip(tr("Turn a KernelBench problem file or a GPU MODE problem folder into a task (runs its Python code)"));
     file->addAction(tr("&Add Candidate…"), QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_A), this, &MainWindow::addCandidateFromFile)
         ->setStatusTip(tr("Add a kernel written elsewhere (by an agent, say) with its launch plan: checked, compiled and "
                           "listed in task.json"));

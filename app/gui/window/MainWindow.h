@@ -115,6 +115,7 @@ private:
     void newCandidate();
     void newCandidateFromReference();
     void addCandidateFromFile();
+    void importProblem();
     void copyAgentPrompt();
     /// The task of the current tab, else the one selected in the Workspace; empty: none.
     QString selectedTaskDir() const;

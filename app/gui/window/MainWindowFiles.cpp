@@ -9,6 +9,7 @@
 #include "app/gui/settings/SettingsDialog.h"
 #include "app/gui/window/AgentController.h"
 #include "app/gui/window/CandidateTab.h"
+#include "app/gui/window/ImportDialog.h"
 #include "app/gui/window/CompileController.h"
 #include "app/gui/window/GenerateDialog.h"
 #include "app/gui/window/PromoteController.h"
@@ -351,6 +352,18 @@ void MainWindow::addCandidateFromFile()
         return;
     }
     m_agent->addCandidateInteractive(taskDir);
+}
+
+void MainWindow::importProblem()
+{
+    ImportDialog dialog(m_workspace->root(), this);
+    connect(&dialog, &ImportDialog::imported, this, [this](const QString& dir, const QStringList&) {
+        m_workspace->rescan();
+        showTaskFor(dir);
+        statusBar()->showMessage(tr("Imported %1: Edit ▸ Copy Agent Prompt hands it to an agent").arg(QFileInfo(dir).fileName()),
+                                 10000);
+    });
+    dialog.exec();
 }
 
 void MainWindow::copyAgentPrompt()
