@@ -94,6 +94,11 @@ void TestCandidateAdd::badPlans_data()
     QTest::newRow("unterminated fence") << "" << "// plan:\n// ```json\n// {}\n" << "" << "k.cu:2" << "" << "not closed";
     QTest::newRow("bad JSON in a fence") << "" << qs(fenced("{\"launches\": [}")) << "" << "k.cu:3:15" << ""
                                          << "not valid JSON";
+    QTest::newRow("nested 100 deep") << QString(kPlan).replace("\"description\"", "\"x\": " + QString("[").repeated(100)
+                                                                          + QString("]").repeated(100) + ", \"description\"")
+                                     << "" << "" << "plan.json" << "" << "nested deeper than 64 levels";
+    QTest::newRow("bad JSON in a // fence") << "" << "// k\n//   ```json\n//   {\"launches\": [}\n//   ```\n" << "" << "k.cu:3:20"
+                                            << "" << "not valid JSON";
     QTest::newRow("name taken") << good << "" << "optimized.cu" << "task.json" << "/candidates" << "already has a candidate";
     QTest::newRow("name not plain") << good << "" << "../up.cu" << "k.cu" << "" << "not a plain file name";
 }
@@ -256,8 +261,18 @@ void TestCandidateAdd::scanRules_data()
                                         << "device-global-written@3:17";
     QTest::newRow("read only is fine") << "__device__ float table[2] = {1, 2};\n" + head + "    b[0] = table[1];\n}\n" << "";
     QTest::newRow("__constant__ is fine") << "__constant__ float c0;\n" + head + "    b[0] = c0;\n}\n" << "";
-    QTest::newRow("a local of the same name") << "__device__ int x;\n__device__ int f() { return 0; }\n" + head
-                                                     + "    b[0] = 1;\n}\n" << "";
+    QTest::newRow("a local of the same name") << "__device__ float scale_table[4];\n" + head
+                                                     + "    float scale_table = .5f;\n    scale_table *= a[0];\n    b[0] = scale_table;\n}\n"
+                                              << "";
+    QTest::newRow("a template declaration names no global") << "__device__ Pair<int, float> t;\n" + head
+                                                                  + "    atomicAdd((int*)b, 1);\n}\n" << "";
+    QTest::newRow("a counter behind a cast") << "__device__ unsigned long long calls;\n" + head
+                                                    + "    atomicAdd((unsigned long long*)&calls, 1ull);\n    atomicAdd(reinterpret_cast<unsigned long long*>(&calls), 1ull);\n}\n"
+                                             << "launch-counter@3:37 launch-counter@4:54";
+    QTest::newRow("a read in a later argument is not a write") << "__device__ int table[2];\n" + head
+                                                                      + "    atomicAdd((int*)b, table[0]);\n}\n" << "";
+    QTest::newRow("float compares in a helper are fine") << "__device__ float pick(float a, float b) { return a > b ? a : b; }\n"
+                                                                + head + "    b[0] = pick(a[0], a[1]);\n}\n" << "";
     QTest::newRow("clock steering") << head + "    if (clock64() % 2) b[0] = 1;\n}\n" << "clock-control@2:9";
     QTest::newRow("global timer in asm") << head + "    unsigned long long t;\n    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n}\n"
                                          << "inline-asm@3:5 clock-control@3:18";
@@ -271,13 +286,19 @@ void TestCandidateAdd::scanRules_data()
     QTest::newRow("the words in comments and strings") << "// __device__ int c; c = 1; clock64() asm\n" + head
                                                               + "    /* if (a == b) atomicAdd(&c, 1); */ const char* s = \"clock64() asm\";\n}\n"
                                                        << "";
-    QTest::newRow("a macro line") << "#define STAMP clock64()\n" + head + "    b[0] = 1;\n}\n" << "";
+    QTest::newRow("an include line") << "#include <kf/prelude.cuh> // clock64() a == b\n" + head + "    b[0] = 1;\n}\n" << "";
+    QTest::newRow("a macro's body is code") << "__device__ unsigned calls;\n#define BUMP() atomicAdd(&calls, 1u)\n#define STAMP \\\n    clock64()\n"
+                                                   + head + "    BUMP();\n}\n"
+                                            << "launch-counter@2:27 clock-control@4:5";
     QTest::newRow("inside a namespace") << "namespace {\n__device__ int calls;\n" + head + "    atomicAdd(&calls, 1);\n    if (a == b) return;\n}\n}\n"
                                         << "launch-counter@4:16 pointer-value@5:9";
     QTest::newRow("inside extern C and a named namespace") << "extern \"C\" {\nnamespace k {\n__device__ float last;\n" + head
                                                                   + "    last = 1.f;\n}\n}\n}\n"
                                                            << "device-global-written@5:5";
     QTest::newRow("a functional cast") << head + "    if (uintptr_t(a) == 0x2000) return;\n}\n" << "pointer-value@2:19";
+    QTest::newRow("std::uintptr_t and a parenthesised cast")
+        << head + "    if (reinterpret_cast<std::uintptr_t>(a) == 0x7f00) return;\n    if ((size_t)(b) == 0) return;\n}\n"
+        << "pointer-value@2:42 pointer-value@3:18";
     QTest::newRow("pointers compared in a __device__ helper")
         << "__device__ bool same(const float* x, const float* y) { return x == y; }\n" << "pointer-value@1:63";
 }

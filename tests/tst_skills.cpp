@@ -123,6 +123,8 @@ void TestSkills::yamlRefusals_data()
     QTest::newRow("bad indentation") << "a:\n  b: 1\n c: 2" << "t.yml:3:" << "";
     QTest::newRow("nesting 40 deep") << QString("a: ") + QString("[").repeated(40) + QString("]").repeated(40)
                                      << "t.yml:1:" << "deeper than 32";
+    QTest::newRow("an explicit key over 1024 characters") << "? " + QString("a").repeated(1025) + "\n: 1" << "t.yml:1:3"
+                                                          << "key longer than 1024";
     QTest::newRow("NUL byte") << QString("a: 1\n") + QChar(0) << "t.yml" << "NUL";
 }
 

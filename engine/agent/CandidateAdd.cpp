@@ -14,7 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr const char* kWhat = "add the candidate";
-constexpr std::uintmax_t kMaxPlanBytes = 1 << 20;
 
 Error fail(std::string why, std::string file, std::string hint = {}, std::string pointer = {})
 {
@@ -24,6 +23,7 @@ Error fail(std::string why, std::string file, std::string hint = {}, std::string
 struct Line {
     std::string_view text;
     int number;
+    int offset = 0;   // characters of the source line before `text`
 };
 
 // The lines of the first comment at the top of the file, decoration removed.
@@ -43,6 +43,7 @@ std::vector<Line> firstComment(std::string_view s)
             return t.substr(1);
         return l;
     };
+    auto offsetOf = [](std::string_view part, std::string_view whole) { return int(part.data() - whole.data()); };
     if (s.substr(i, 2) == "/*") {
         size_t end = s.find("*/", i + 2);
         std::string_view body = s.substr(i + 2, end == std::string_view::npos ? std::string_view::npos : end - i - 2);
@@ -50,7 +51,9 @@ std::vector<Line> firstComment(std::string_view s)
         while (pos <= body.size()) {
             size_t nl = body.find('\n', pos);
             std::string_view l = body.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-            lines.push_back({stripStar(l), number++});
+            const std::string_view stripped = stripStar(l);
+            // The first line of the block starts after "/*".
+            lines.push_back({stripped, number++, offsetOf(stripped, l) + (pos == 0 ? int(i - s.rfind('\n', i) - 1) + 2 : 0)});
             if (nl == std::string_view::npos)
                 break;
             pos = nl + 1;
@@ -62,7 +65,7 @@ std::vector<Line> firstComment(std::string_view s)
             std::string_view t = text::trim(l);
             if (t.substr(0, 2) != "//")
                 break;
-            lines.push_back({t.substr(2), number++});
+            lines.push_back({t.substr(2), number++, offsetOf(t.substr(2), l)});
             if (nl == std::string_view::npos)
                 break;
             i = nl + 1;
@@ -109,8 +112,10 @@ Result<std::optional<FencedPlan>> fencedPlan(std::string_view source, const std:
             found = current;
             continue;
         }
-        if (inFence)
+        if (inFence) {
             current.json += std::string(l.text) + "\n";
+            current.offsets.push_back(l.offset);
+        }
     }
     if (inFence)
         return fail("the ```json fence opened on line " + std::to_string(openedAt) + " is not closed",
@@ -118,8 +123,30 @@ Result<std::optional<FencedPlan>> fencedPlan(std::string_view source, const std:
     return found;
 }
 
-Result<nlohmann::ordered_json> parsePlanJson(std::string_view text, const std::string& origin, int firstLine)
+Result<nlohmann::ordered_json> parsePlanJson(std::string_view text, const std::string& origin, int firstLine,
+                                             const std::vector<int>& offsets)
 {
+    if (text.size() > kMaxPlanBytes)
+        return fail("the launch plan is larger than 1 MiB", origin);
+    // Copying and printing a JSON value recurse once per level: bound the nesting first.
+    int depth = 0;
+    bool inString = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (inString) {
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                inString = false;
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kMaxPlanDepth)
+                return fail("the launch plan is nested deeper than " + std::to_string(kMaxPlanDepth) + " levels", origin);
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
     try {
         return nlohmann::ordered_json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
@@ -134,6 +161,8 @@ Result<nlohmann::ordered_json> parsePlanJson(std::string_view text, const std::s
                 ++column;
             }
         }
+        if (size_t(line - firstLine) < offsets.size())
+            column += offsets[size_t(line - firstLine)];
         std::string why = e.what();
         if (auto at = why.find("syntax error"); at != std::string::npos)
             why = why.substr(at);
@@ -184,7 +213,7 @@ Result<AddedCandidate> addCandidate(const AddCandidateRequest& r)
         plan = parsePlanJson(*text, planOrigin);
     } else if (*fence) {
         planOrigin = sourceName;
-        plan = parsePlanJson((*fence)->json, planOrigin, (*fence)->line);
+        plan = parsePlanJson((*fence)->json, planOrigin, (*fence)->line, (*fence)->offsets);
     } else {
         return fail("no launch plan: give --plan plan.json, or put the plan in a ```json fence in the source's first comment",
                     sourceName, "docs/agents.md shows both forms");

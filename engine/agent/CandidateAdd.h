@@ -24,14 +24,22 @@ namespace kf::agent {
 struct FencedPlan {
     std::string json;
     int line = 0;
+    std::vector<int> offsets;   ///< per JSON line: the characters of comment decoration before it
 };
 
 /// The ```json fence of the first comment at the top of `source` (a /* */ block or consecutive
 /// // lines), if any. Errors: two fences, an unterminated one. `file` names the source in errors.
 Result<std::optional<FencedPlan>> fencedPlan(std::string_view source, const std::string& file);
 
-/// Parses plan JSON; a syntax error names origin:line:col, counted from `firstLine`.
-Result<nlohmann::ordered_json> parsePlanJson(std::string_view text, const std::string& origin, int firstLine = 1);
+/// The largest plan read, as a file or a fence, and its deepest nesting.
+inline constexpr std::size_t kMaxPlanBytes = 1 << 20;
+inline constexpr int kMaxPlanDepth = 64;
+
+/// Parses plan JSON; a syntax error names origin:line:col, counted from `firstLine` (and, for a
+/// fenced plan, shifted by each line's comment decoration). Plans over kMaxPlanBytes or nested
+/// deeper than kMaxPlanDepth are refused before parsing.
+Result<nlohmann::ordered_json> parsePlanJson(std::string_view text, const std::string& origin, int firstLine = 1,
+                                             const std::vector<int>& offsets = {});
 
 struct AddCandidateRequest {
     std::filesystem::path taskDir;

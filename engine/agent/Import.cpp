@@ -99,19 +99,25 @@ Result<ImportResult> runHelper(std::vector<std::string> args, const fs::path& pr
         return Error{"import the problem",
                      "the importer failed (exit " + std::to_string(ran->exitCode) + "): " + line.substr(0, 400),
                      "this is the importer's fault; please report it with the problem", problem.string(), {}};
-    auto j = json::readFile(out / "proposal.json");
+    // One read: the bytes checked are the bytes used (the reader's JSON sorts keys; the task keeps
+    // the helper's order from the same bytes).
+    const fs::path file = out / "proposal.json";
+    std::error_code sizeEc;
+    if (fs::file_size(file, sizeEc) > (64u << 20))
+        return Error{"read the import proposal", "proposal.json is larger than 64 MiB", {}, file.string(), {}};
+    auto bytes = readFileBytes(file);
+    if (!bytes)
+        return bytes.error();
+    auto j = json::parseText(*bytes, file.string());
     if (!j)
         return j.error();
-    auto proposal = readImportProposal(*j, (out / "proposal.json").string(), out);
+    auto proposal = readImportProposal(*j, file.string(), out);
     if (!proposal)
         return proposal.error();
-    // The task as the helper wrote it, keys in its order (the reader's JSON sorts them).
-    if (auto bytes = readFileBytes(out / "proposal.json")) {
-        auto ordered = nlohmann::ordered_json::parse(*bytes, nullptr, false);
-        if (ordered.is_object() && ordered.contains("task") && ordered["task"].is_object()) {
-            proposal->task = ordered["task"];
-            proposal->task["candidates"] = nlohmann::ordered_json::array();
-        }
+    const auto ordered = nlohmann::ordered_json::parse(*bytes, nullptr, false);
+    if (ordered.is_object() && ordered.contains("task") && ordered["task"].is_object()) {
+        proposal->task = ordered["task"];
+        proposal->task["candidates"] = nlohmann::ordered_json::array();
     }
     ImportResult r;
     r.name = proposal->task.value("name", std::string());

@@ -105,10 +105,18 @@ Result<ImportProposal> readImportProposal(const Json& j, const std::string& orig
         return Error{"read the import proposal", e.message, "this is the importer's fault; please report it with the problem",
                      origin, e.pointer};
     }
-    // The task itself, with its reference present in the folder.
+    // The task itself, with its reference present in the folder, as a plain file name.
     auto task = parseTask(Json::parse(p.task.dump()), origin + " (its task)", folder);
     if (!task)
         return task.error();
+    if (task->reference.kind == Reference::Kind::TorchScript) {
+        std::error_code ec;
+        const fs::path ref = folder / task->reference.torchscript;
+        if (!plainName(task->reference.torchscript.string()) || fs::is_symlink(fs::symlink_status(ref, ec)))
+            return Error{"read the import proposal", "the reference must be a file of the proposal folder, not \""
+                                                         + task->reference.torchscript.string() + "\"",
+                         {}, origin, "/task/reference/torchscript"};
+    }
     for (const ImportSample& s : p.samples)
         for (const auto* list : {&s.inputs, &s.expected})
             for (const auto& [name, path] : *list)
@@ -121,18 +129,29 @@ Result<ImportProposal> readImportProposal(const Json& j, const std::string& orig
 Result<fs::path> writeImportedTask(const ImportProposal& p, const fs::path& from, const fs::path& to)
 {
     std::error_code ec;
-    const fs::path target = fs::absolute(to, ec).lexically_normal();
+    fs::path target = fs::absolute(to, ec).lexically_normal();
+    if (target.filename().empty())   // "out/" or "."
+        target = target.parent_path();
     if (fs::exists(target, ec) && !(fs::is_directory(target, ec) && fs::is_empty(target, ec)))
         return Error{"write the imported task", target.string() + " already exists and is not empty",
                      "choose another folder with -o", target.string(), {}};
     const fs::path parent = target.parent_path();
+    // The first folder on the way that does not exist yet is ours to remove if this fails.
+    fs::path created;
+    for (fs::path p = parent; !p.empty() && !fs::exists(p, ec); p = p.parent_path())
+        created = p;
     fs::create_directories(parent, ec);
     std::string tmpl = (parent / (".import-XXXXXX")).string();
-    if (!::mkdtemp(tmpl.data()))
+    if (!::mkdtemp(tmpl.data())) {
+        if (!created.empty())
+            fs::remove_all(created, ec);
         return Error{"write the imported task", "cannot create a folder in " + parent.string(), "check the permissions", parent.string(), {}};
+    }
     const fs::path staging = tmpl;
     auto abandon = [&](Error e) -> Result<fs::path> {
         fs::remove_all(staging, ec);
+        if (!created.empty())
+            fs::remove_all(created, ec);
         return e;
     };
     auto copy = [&](const fs::path& a, const fs::path& b) -> Result<void> {

@@ -103,7 +103,8 @@ Result<PromptFacts> gatherPromptFacts(const Task& task, const PromptOptions& opt
     if (fs::is_directory(imported, ec)) {
         std::vector<fs::path> files;
         for (fs::directory_iterator it(imported, ec), end; !ec && it != end; it.increment(ec))
-            if (it->is_regular_file(ec) && it->file_size(ec) <= kMaxQuotedBytes
+            // Links are not followed: a shared task folder must not quote other files of the machine.
+            if (it->symlink_status(ec).type() == fs::file_type::regular && it->file_size(ec) <= kMaxQuotedBytes
                 && std::set<std::string>{".py", ".yml", ".yaml", ".md", ".txt"}.count(it->path().extension().string()))
                 files.push_back(it->path());
         std::sort(files.begin(), files.end());

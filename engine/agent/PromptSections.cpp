@@ -6,6 +6,7 @@
 #include "engine/registry/Gates.h"
 #include "resources/agent.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -92,6 +93,23 @@ std::string toleranceText(const TensorSpec& o)
            + (o.toleranceGiven ? " (set by the task)" : " (the default for " + std::string(dtypeName(o.dtype)) + ")");
 }
 
+// A fence the quoted text cannot close: one backtick more than its longest run (at least three).
+std::string fenceFor(const std::string& text)
+{
+    size_t longest = 0, run = 0;
+    for (char c : text) {
+        run = c == '`' ? run + 1 : 0;
+        longest = std::max(longest, run);
+    }
+    return std::string(std::max<size_t>(3, longest + 1), '`');
+}
+
+std::string quoted(const std::string& text, const char* lang)
+{
+    const std::string fence = fenceFor(text);
+    return fence + lang + "\n" + text + (text.empty() || text.back() == '\n' ? "" : "\n") + fence + "\n\n";
+}
+
 std::string bindingsList(const std::vector<ShapeBinding>& shapes)
 {
     std::string out;
@@ -112,12 +130,11 @@ std::string operation(const Task& task, const PromptFacts& f)
     }
     if (!f.scriptCode.empty())
         out += "The reference is the TorchScript module `" + task.reference.torchscript.generic_string() + "`; its code ("
-               + f.scriptEntry + "):\n\n```python\n" + f.scriptCode + (f.scriptCode.back() == '\n' ? "" : "\n") + "```\n\n";
+               + f.scriptEntry + "):\n\n" + quoted(f.scriptCode, "python");
     for (const auto& [name, text] : f.imported) {
         const std::string ext = name.substr(name.rfind('.') == std::string::npos ? name.size() : name.rfind('.'));
         const char* lang = ext == ".py" ? "python" : ext == ".yml" || ext == ".yaml" ? "yaml" : "";
-        out += "The original problem this task was imported from (`imported/" + name + "`):\n\n```" + lang + "\n" + text
-               + (text.empty() || text.back() == '\n' ? "" : "\n") + "```\n\n";
+        out += "The original problem this task was imported from (`imported/" + name + "`):\n\n" + quoted(text, lang);
     }
     return out;
 }

@@ -144,6 +144,8 @@ public:
         if (!m_stack.empty() && m_stack.back().isMap && !m_stack.back().haveKey) {
             // A key: strings only (a plain 1 or true is used as written).
             Frame& f = m_stack.back();
+            if (value.size() > kMaxKeyBytes)
+                throw Refusal{mark, "a key longer than " + std::to_string(kMaxKeyBytes) + " characters"};
             if (f.value->contains(value))
                 throw Refusal{mark, "duplicate key '" + value + "'"};
             f.key = value;
@@ -214,7 +216,12 @@ private:
                 slot = &f.value->back();
             }
         }
-        where[pointer] = {mark.line + m_lineOffset, mark.column + 1};
+        // Positions are for messages: past a budget they are no longer recorded (an error then
+        // names the nearest recorded parent), so a document's table stays small.
+        if (m_whereBytes + pointer.size() <= kMaxWhereBytes) {
+            m_whereBytes += pointer.size() + 16;
+            where[pointer] = {mark.line + m_lineOffset, mark.column + 1};
+        }
         return slot;
     }
 
@@ -229,9 +236,13 @@ private:
         m_stack.push_back(Frame{slot, pointer, isMap});
     }
 
+    static constexpr std::size_t kMaxKeyBytes = 1024;
+    static constexpr std::size_t kMaxWhereBytes = 1 << 20;
+
     const YamlLimits& m_limits;
     int m_lineOffset;
     int m_nodes = 0;
+    std::size_t m_whereBytes = 0;
     std::vector<Frame> m_stack;
 };
 

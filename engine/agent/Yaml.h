@@ -4,8 +4,8 @@
 // the strict JSON reading of engine/core/JsonReader.h, with pointers mapped back to line:column.
 //
 // Bounded for outside input: at most YamlLimits::maxBytes of text, maxDepth nested collections and
-// maxNodes values. Refused: anchors, aliases and explicit tags (`!!str`, `!foo`), keys that are not
-// plain scalars, duplicate keys and more than one document. Plain scalars are typed like YAML 1.2's
+// maxNodes values; keys of at most 1024 characters. Refused: anchors, aliases and explicit tags
+// (`!!str`, `!foo`), keys that are not plain scalars, duplicate keys and more than one document. Plain scalars are typed like YAML 1.2's
 // core schema (null, booleans, integers, floats, else strings); quoted scalars are strings.
 
 #include "engine/core/Result.h"

@@ -18,15 +18,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (f.line < 1 || f.line > lines || f.column < 1 || f.rule.empty() || f.message.empty())
             __builtin_trap();
     // The whole input as a --plan file.
-    if (auto plan = kf::agent::parsePlanJson(source, "plan.json"); !plan && plan.error().file.rfind("plan.json:", 0) != 0)
+    // Errors name the plan: with line:column for a syntax error, alone for the size and depth bounds.
+    if (auto plan = kf::agent::parsePlanJson(source, "plan.json");
+        !plan && plan.error().file != "plan.json" && plan.error().file.rfind("plan.json:", 0) != 0)
         __builtin_trap();
     auto fence = kf::agent::fencedPlan(source, "fuzz.cu");
     if (fence && fence->has_value()) {
         const kf::agent::FencedPlan& plan = **fence;
         if (plan.line < 2 || plan.line > lines)
             __builtin_trap();
-        auto parsed = kf::agent::parsePlanJson(plan.json, "fuzz.cu", plan.line);
-        if (!parsed && parsed.error().file.rfind("fuzz.cu:", 0) != 0)
+        auto parsed = kf::agent::parsePlanJson(plan.json, "fuzz.cu", plan.line, plan.offsets);
+        if (!parsed && parsed.error().file != "fuzz.cu" && parsed.error().file.rfind("fuzz.cu:", 0) != 0)
             __builtin_trap();
     }
     return 0;

@@ -393,6 +393,14 @@ class GpuMode(ProposalChecks):
                 self.assertIn(words, err)
                 self.assertEqual(err.count("\n"), 1)
 
+    def test_sources_outside_the_problem_are_refused(self):
+        # task.yml must not pull other files of the machine into the task (and so into a prompt).
+        for source in ("/etc/hostname", "../../../etc/hostname"):
+            files = [dict(f) for f in SPECS["vecadd_py"]["files"]] + [{"name": "notes.md", "source": source}]
+            rc, err, _, _ = Imported.get("gpumode", os.path.join(GM, "vecadd_py"), dict(SPECS["vecadd_py"], files=files))
+            self.assertEqual(rc, 2, err)
+            self.assertIn("is outside the problem's folder and its parent", err)
+
     def test_lang_cu_is_refused(self):
         rc, err, _, _ = Imported.get("gpumode", os.path.join(GM, "vecadd_py"), dict(SPECS["vecadd_py"], lang="cu"))
         self.assertEqual(rc, 2)

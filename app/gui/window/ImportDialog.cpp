@@ -116,6 +116,17 @@ ImportDialog::~ImportDialog()
         m_stop->store(true);   // the worker notices within 200 ms; its watcher is our child
 }
 
+void ImportDialog::reject()
+{
+    if (m_busy) {
+        if (m_stop)
+            m_stop->store(true);
+        m_status->setText(tr("Cancelling…"));
+        return;
+    }
+    QDialog::reject();
+}
+
 void ImportDialog::setFormat(Format f)
 {
     m_format->setCurrentIndex(int(f));

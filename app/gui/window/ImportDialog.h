@@ -45,6 +45,10 @@ public:
     /// Starts the import with the fields as they are (what the Import button does).
     void start();
 
+    /// Esc or the window's close button: while an import runs, cancels it and stays open (the
+    /// outcome is shown); otherwise closes.
+    void reject() override;
+
 signals:
     void imported(const QString& taskDir, const QStringList& notes);
     void failed(const QString& message);

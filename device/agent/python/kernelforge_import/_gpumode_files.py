@@ -30,7 +30,14 @@ def layout(folder, spec, tmp, notes):
         flat = os.path.basename(name)
         if not flat or flat != name.replace("\\", "/").split("/")[-1] or name.startswith(("/", "..")):
             raise Refusal(yml, "files[%d] name %r is not a file name" % (i, name))
+        # A source stays in the problem's folder or its parent (GPU MODE's ../utils.py), and is not
+        # a link: task.yml must not pull other files of the machine into the task and its prompt.
         src = os.path.normpath(os.path.join(folder, source))
+        allowed = os.path.dirname(os.path.normpath(os.path.abspath(folder)))
+        if os.path.isabs(source) or os.path.commonpath([allowed, os.path.abspath(src)]) != allowed:
+            raise Refusal(yml, "files[%d] source %r is outside the problem's folder and its parent" % (i, source))
+        if os.path.islink(src):
+            raise Refusal(yml, "files[%d] source %r is a symbolic link" % (i, source))
         if os.path.isfile(src):
             shutil.copyfile(src, os.path.join(tmp, flat))
             if flat not in {n for _, n in originals}:
