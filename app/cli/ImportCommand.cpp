@@ -4,46 +4,17 @@
 #include "ImportCommand.h"
 
 #include "ExitCodes.h"
+#include "Interrupt.h"
 #include "engine/agent/Import.h"
 
 #include <nlohmann/json.hpp>
 
-#include <atomic>
-#include <csignal>
 #include <iostream>
 #include <memory>
 
 namespace kf::cli {
 
 namespace {
-
-// Ctrl-C or SIGTERM stops the importer's process group (it runs the problem's code) and lets the
-// private temporary folder go, instead of leaving the helper running on its own.
-std::atomic_bool g_interrupted{false};
-
-extern "C" void onImportInterrupt(int)
-{
-    g_interrupted.store(true);
-}
-
-struct InterruptGuard {
-    InterruptGuard()
-    {
-        struct sigaction sa {};
-        sa.sa_handler = &onImportInterrupt;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART | SA_RESETHAND;   // a second Ctrl-C ends us the hard way
-        ::sigaction(SIGINT, &sa, &oldInt);
-        ::sigaction(SIGTERM, &sa, &oldTerm);
-    }
-    ~InterruptGuard()
-    {
-        ::sigaction(SIGINT, &oldInt, nullptr);
-        ::sigaction(SIGTERM, &oldTerm, nullptr);
-    }
-    struct sigaction oldInt {};
-    struct sigaction oldTerm {};
-};
 
 struct ImportArgs {
     std::string format, source, out, dtype, python, arch = "sm_90";
@@ -57,13 +28,15 @@ int runImport(const ImportArgs& a)
     o.dtype = a.dtype;
     o.python = a.python;
     o.arch = a.arch;
+    // Ctrl-C or SIGTERM stops the importer's process group (it runs the problem's code) and lets
+    // the private temporary folder go, instead of leaving the helper running on its own.
     InterruptGuard guard;
-    o.stop = [] { return g_interrupted.load(); };
+    o.stop = [] { return InterruptGuard::interrupted(); };
     if (!a.json)
         std::cerr << "kforge: importing " << a.source << " with " << agent::importPython(a.python)
                   << " (this runs the problem's Python code)\n";
     auto r = a.format == "kernelbench" ? agent::importKernelBench(a.source, o) : agent::importGpuMode(a.source, o);
-    if (!r && g_interrupted.load()) {
+    if (!r && InterruptGuard::interrupted()) {
         std::cerr << "kforge: cancelled\n";
         return 130;
     }

@@ -1,26 +1,15 @@
 #include "RunnerSession.h"
 
 #include "ExitCodes.h"
+#include "Interrupt.h"
 #include "engine/compile/Diagnostic.h"
 
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 
 namespace kf::cli {
 
 namespace {
-
-// Ctrl-C cancels the run through the supervisor, which kills the runner's process group: a
-// runner left spinning on the GPU after we exit would hold the device for nobody.
-std::atomic<CancelToken*> g_interruptToken{nullptr};
-
-void onInterrupt(int)
-{
-    if (CancelToken* t = g_interruptToken.load())
-        t->cancel();
-}
 
 RunSession::Options sessionOptions(const std::string& runnerPath, const std::string& archOverride)
 {
@@ -32,25 +21,11 @@ RunSession::Options sessionOptions(const std::string& runnerPath, const std::str
 
 } // namespace
 
+// Ctrl-C cancels the run through the supervisor, which kills the runner's process group: a
+// runner left spinning on the GPU after we exit would hold the device for nobody.
 struct RunnerSession::Guard {
-    explicit Guard(CancelToken& token)
-    {
-        g_interruptToken.store(&token);
-        struct sigaction sa {};
-        sa.sa_handler = &onInterrupt;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART | SA_RESETHAND; // a second Ctrl-C ends us the hard way
-        ::sigaction(SIGINT, &sa, &oldInt);
-        ::sigaction(SIGTERM, &sa, &oldTerm);
-    }
-    ~Guard()
-    {
-        ::sigaction(SIGINT, &oldInt, nullptr);
-        ::sigaction(SIGTERM, &oldTerm, nullptr);
-        g_interruptToken.store(nullptr);
-    }
-    struct sigaction oldInt {};
-    struct sigaction oldTerm {};
+    explicit Guard(CancelToken& token) : interrupt(&token) {}
+    InterruptGuard interrupt;
 };
 
 RunnerSession::RunnerSession(const std::string& runnerPath, const std::string& archOverride)

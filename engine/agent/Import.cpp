@@ -3,6 +3,7 @@
 #include "engine/agent/Import.h"
 
 #include "engine/core/Files.h"
+#include "engine/core/TempFolder.h"
 #include "engine/core/JsonReader.h"
 #include "engine/core/Process.h"
 
@@ -16,30 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-
-class TempFolder {
-public:
-    TempFolder()
-    {
-        std::error_code ec;
-        fs::path base = fs::temp_directory_path(ec);
-        std::string tmpl = ((ec ? fs::path("/tmp") : base) / "kforge-import-XXXXXX").string();
-        if (::mkdtemp(tmpl.data()))
-            m_path = tmpl;
-    }
-    ~TempFolder()
-    {
-        std::error_code ec;
-        if (!m_path.empty())
-            fs::remove_all(m_path, ec);
-    }
-    TempFolder(const TempFolder&) = delete;
-    TempFolder& operator=(const TempFolder&) = delete;
-    const fs::path& path() const { return m_path; }
-
-private:
-    fs::path m_path;
-};
 
 std::string lastLine(std::string t)
 {
@@ -153,7 +130,7 @@ Result<ImportResult> importKernelBench(const fs::path& problem, const ImportOpti
     std::error_code ec;
     if (!fs::is_regular_file(problem, ec))
         return Error{"import the problem", "no such file", "give a KernelBench-style problem file (.py)", problem.string(), {}};
-    TempFolder tmp;
+    TempFolder tmp("kforge-import-");
     std::vector<std::string> args = {"kernelbench", fs::absolute(problem, ec).string()};
     if (!o.dtype.empty())
         args.insert(args.end(), {"--dtype", o.dtype});
@@ -175,7 +152,7 @@ Result<ImportResult> importGpuMode(const fs::path& folder, const ImportOptions& 
     auto spec = readGpuModeTaskYml(*text, yml.string());
     if (!spec)
         return spec.error();
-    TempFolder tmp;
+    TempFolder tmp("kforge-import-");
     if (tmp.path().empty())
         return Error{"import the problem", "cannot create a private temporary folder", "check $TMPDIR", {}, {}};
     const fs::path specFile = tmp.path() / "spec.json";

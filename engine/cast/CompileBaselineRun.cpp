@@ -4,6 +4,7 @@
 #include "engine/compile/Compiler.h"
 #include "engine/compile/TaskCompile.h"
 #include "engine/core/Files.h"
+#include "engine/core/TempFolder.h"
 #include "engine/core/Process.h"
 #include "engine/protocol/CompileBaseline.h"
 #include "engine/protocol/Report.h"
@@ -19,33 +20,6 @@ namespace kf::cast {
 namespace {
 
 using Json = nlohmann::json;
-
-/// A private folder removed on every way out: a predictable name in /tmp could be planted.
-class TempFolder {
-public:
-    TempFolder()
-    {
-        std::error_code ec;
-        fs::path base = fs::temp_directory_path(ec);
-        if (ec)
-            base = "/tmp";
-        std::string tmpl = (base / "kforge-compile-baseline-XXXXXX").string();
-        if (::mkdtemp(tmpl.data()))
-            m_path = tmpl;
-    }
-    ~TempFolder()
-    {
-        std::error_code ec;
-        if (!m_path.empty())
-            fs::remove_all(m_path, ec);
-    }
-    TempFolder(const TempFolder&) = delete;
-    TempFolder& operator=(const TempFolder&) = delete;
-    const fs::path& path() const { return m_path; }
-
-private:
-    fs::path m_path;
-};
 
 std::string lastLine(const std::string& text)
 {
@@ -103,7 +77,7 @@ void runHarness(Json& report, const Task& original, const fs::path& taskFile, co
     if (shapes.empty())
         return notMeasured("the benchmark timed no shape");
 
-    TempFolder tmp;
+    TempFolder tmp("kforge-compile-baseline-");
     if (tmp.path().empty())
         return notMeasured("cannot make a temporary folder for the harness");
     const fs::path cubin = tmp.path() / (arch + ".cubin");
