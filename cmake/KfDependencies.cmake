@@ -78,6 +78,12 @@ add_library(kf_yaml INTERFACE)
 target_include_directories(kf_yaml SYSTEM INTERFACE ${KF_YAMLCPP_INCLUDE})
 target_link_libraries(kf_yaml INTERFACE ${KF_YAMLCPP_LIBRARY})
 
+# libcurl talks to language models over HTTP(S) (engine/synth). Debian's libcurl4-openssl-dev; the
+# GPU server has libcurl's headers and library of its own. Only kf_engine_synth links it.
+find_package(CURL 7.80 REQUIRED)
+add_library(kf_curl INTERFACE)
+target_link_libraries(kf_curl INTERFACE CURL::libcurl)
+
 # Only headers of the toolkit are used at build time (nvrtc.h, cuda.h, cupti, cuda_occupancy.h):
 # the libraries are loaded at run time, so binaries start on machines without a driver.
 find_package(CUDAToolkit 12.4 REQUIRED)

@@ -41,6 +41,7 @@ apt_packages=(
   nlohmann-json3-dev libcli11-dev libxxhash-dev
   libdtl-dev              # the registry browser's source diff (header-only Myers diff)
   libzip-dev              # .cast packages: the zip archives kforge cast export writes and checks
+  libcurl4-openssl-dev    # HTTP(S) to language models: kernel synthesis (engine/synth)
   libyaml-cpp-dev         # YAML: skill front matter and GPU MODE task.yml (engine/agent)
   python3-numpy           # tests only: NumPy reads the .npy tensor files we write, and we read its
   libgl-dev
