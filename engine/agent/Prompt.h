@@ -63,6 +63,13 @@ struct Prompt {
     nlohmann::json toJson() const;
 };
 
+/// A "## key" section of the fixed prose (resources/agent/*.md) with {task}, {name} and {stem}
+/// replaced; empty when there is none.
+std::string agentProse(const std::string& key, const std::string& taskPath = {}, const std::string& name = {});
+
+/// docs/task-schema.md as built in: the task format the loader enforces, for a model to read.
+std::string taskSchemaText();
+
 /// The section keys in prompt order.
 const std::vector<std::string>& promptSectionKeys();
 

@@ -346,4 +346,17 @@ Result<Prompt> renderPrompt(const Task& task, const PromptFacts& f, const Prompt
     return p;
 }
 
+std::string agentProse(const std::string& key, const std::string& taskPath, const std::string& name)
+{
+    return proseFor(key, taskPath, name);
+}
+
+std::string taskSchemaText()
+{
+    for (const EmbeddedFile& f : agentres::files())
+        if (f.name.size() >= 14 && f.name.substr(f.name.size() - 14) == "task-schema.md")
+            return std::string(f.contents);
+    return {};
+}
+
 } // namespace kf::agent

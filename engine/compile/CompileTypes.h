@@ -77,6 +77,8 @@ class CancelToken {
 public:
     void cancel() { m_cancelled.store(true, std::memory_order_relaxed); }
     bool cancelled() const { return m_cancelled.load(std::memory_order_relaxed); }
+    /// The flag itself, for code that polls a plain atomic (the model connection).
+    const std::atomic<bool>* flag() const { return &m_cancelled; }
 
 private:
     std::atomic<bool> m_cancelled{false};
