@@ -45,8 +45,8 @@ const char* kBrokenKernel = R"(extern "C" __global__ void synth_add(const float*
 }
 )";
 
-const char* kPlan = R"({"description": "one thread per element", "launches": [{"kernel": "synth_add", "grid": "ceil_div(N, 256)",
- "block": 256, "args": ["a", "b", "c", {"scalar": "N", "type": "int64"}]}]})";
+const char* kPlan = R"js({"description": "one thread per element", "launches": [{"kernel": "synth_add", "grid": "ceil_div(N, 256)",
+ "block": 256, "args": ["a", "b", "c", {"scalar": "N", "type": "int64"}]}]})js";
 
 std::string kernelReply(const std::string& source, const std::string& plan = kPlan)
 {

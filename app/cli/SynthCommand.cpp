@@ -128,7 +128,8 @@ int runSynth(const SynthArgs& a)
             runnerFailed = runner->start();
         }
         if (runnerFailed)
-            return Error{"run the kernel", "the runner did not start (see above)", "run kforge doctor", {}, {}, {}};
+            return Error{"run the kernel", "the runner did not start (its reason is printed above)",
+                         "verify and bench need a GPU: run kforge doctor", {}, {}, {}};
         auto outcome = runner->run(kind, task, file, settings, file + (kind == RunKind::Verify ? " verify" : " bench"), source);
         runner->progress().clear();
         if (!outcome)

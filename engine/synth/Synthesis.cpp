@@ -382,7 +382,7 @@ std::optional<Stop> Run::interview(bool& accepted)
                             proposal.erase(key);
                         }
                     }
-                auto task = parseTask(proposal, "the proposed task.json", m_r.taskDir);
+                auto task = parseTask(proposal, "the proposed task.json", {});
                 if (!task) {
                     problem = "the task loader refused it: " + task.error().message();
                 } else {
@@ -408,7 +408,8 @@ std::optional<Stop> Run::interview(bool& accepted)
                     }
                     if (auto w = writeFileAtomic(m_r.taskDir / "task.json", ordered.dump(2) + "\n"); !w)
                         return Stop{"error", w.error().message()};
-                    m_spec = proposal;
+                    m_spec = taskToJson(*task);   // canonical, as the end compares it with the file
+                    m_spec["candidates"] = json::array();
                     m_task = std::move(*task);
                     m_task->directory = m_r.taskDir;
                     m_trace["assumptions"] = parsed->assumptions;
@@ -564,7 +565,7 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
         entry["description"] = "synthesized";
     json whole = m_spec;
     whole["candidates"] = json::array({json::parse(entry.dump())});
-    auto task = parseTask(whole, "the launch plan", m_r.taskDir);
+    auto task = parseTask(whole, "the launch plan", {});
     if (!task) {
         Error e = task.error();
         std::string where = e.pointer.rfind("/candidates/0", 0) == 0 ? e.pointer.substr(13) : e.pointer;
