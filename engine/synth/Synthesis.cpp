@@ -512,7 +512,7 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
 {
     Attempt a;
     const std::string prefix = twoDigits(step) + "-" + stageName(stage);
-    a.file = "synth-" + twoDigits(step) + ".cu";
+    a.file = "synth-" + m_runDir.filename().string() + "-" + twoDigits(step) + ".cu";
     auto fail = [&](std::string key, std::string feedback, std::string line) {
         a.feedbackKey = std::move(key);
         a.feedback = std::move(feedback);
@@ -615,10 +615,34 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
     a.compiled = true;
     ++m_totals.candidates;
 
-    // The runner: verify with held-out shapes over every shape set, then bench.
+    // The runner: verify with held-out shapes over every shape set, then bench. The runner reads
+    // the task as a task folder, so the kernel sits in it while it runs (under a name no candidate
+    // has) and is removed afterwards; its copy stays in the run folder.
     if (!m_h.run) {
         stop = Stop{"error", "no runner is connected"};
         return a;
+    }
+    struct Placed {
+        fs::path file;
+        ~Placed()
+        {
+            std::error_code ec;
+            if (!file.empty())
+                fs::remove(file, ec);
+        }
+    } placed;
+    {
+        std::error_code ec;
+        const fs::path target = m_task->directory / a.file;
+        if (fs::exists(target, ec)) {
+            stop = Stop{"error", target.string() + " exists already: remove it and run again"};
+            return a;
+        }
+        if (auto w = writeFileAtomic(target, a.source); !w) {
+            stop = Stop{"error", w.error().message()};
+            return a;
+        }
+        placed.file = target;
     }
     RunSettings vs;
     vs.shapes = "all";
