@@ -95,6 +95,7 @@ std::string userText(const json& request)
 // "error"); bench always answers the softmax report (1.378x). Counts its calls.
 struct ScriptedRunner {
     std::vector<std::string> verdicts;
+    std::vector<double> speedups;   // per bench, in order; the report's own 1.378 when absent
     int verifies = 0, benches = 0;
     std::vector<std::string> sources;
 
@@ -111,8 +112,11 @@ struct ScriptedRunner {
                 ++verifies;
                 return test::report(readJson(dir + "verify_softmax_" + v + ".json"));
             }
+            json bench = readJson(dir + "bench_softmax_ok.json");
+            if (benches < int(speedups.size()))
+                bench["geomean_speedup"] = speedups[size_t(benches)];
             ++benches;
-            return test::report(readJson(dir + "bench_softmax_ok.json"));
+            return test::report(bench);
         };
     }
 };
@@ -487,6 +491,97 @@ private slots:
             QVERIFY(!fs::exists(task / "task.json"));
             QVERIFY(fs::exists(result->runDir / "03-interview-task.json"));   // the proposal is kept
         }
+    }
+
+    void aLateFailureKeepsTheCorrectKernel()
+    {
+        // Correct at 1.05x (below the threshold), then the server fails every retry in the
+        // performance stage: the correct kernel is still added, and the sentence says why it stopped.
+        json script = json::array({openai(kernelReply(kGoodKernel))});
+        for (int i = 0; i < 4; ++i)
+            script.push_back(json{{"status", 503}, {"body", "busy"}});
+        ModelServerFixture server;
+        KF_START_MODEL_SERVER(server, script);
+        SynthRequest r = request(server, copyTask());
+        r.budget.perfRounds = 2;
+        ScriptedRunner runner;
+        runner.speedups = {1.05};
+        SynthHooks h;
+        h.run = runner.hook();
+        CancelToken cancel;
+        auto result = synthesize(r, h, cancel);
+        QVERIFY(result.ok());
+        QCOMPARE(result->outcome, std::string("candidate"));
+        QVERIFY2(result->reason.find("stopped early") != std::string::npos, result->reason.c_str());
+        QVERIFY(loadTask(r.taskDir)->candidates.size() == 1);
+    }
+
+    void performanceSeesWhyTheLastRoundFailed()
+    {
+        ModelServerFixture server;
+        KF_START_MODEL_SERVER(server, json::array({openai(kernelReply(kGoodKernel)), openai(kernelReply(kBrokenKernel)),
+                                                   openai("DONE: at the limit")}));
+        SynthRequest r = request(server, copyTask());
+        r.budget.perfRounds = 3;
+        ScriptedRunner runner;
+        runner.speedups = {1.02};
+        SynthHooks h;
+        h.run = runner.hook();
+        CancelToken cancel;
+        auto result = synthesize(r, h, cancel);
+        QVERIFY(result.ok());
+        QCOMPARE(result->outcome, std::string("candidate"));
+        const std::vector<json> reqs = server.requests();
+        QCOMPARE(int(reqs.size()), 3);
+        QVERIFY(userText(reqs[1]).find("The benchmark follows") != std::string::npos);
+        QVERIFY2(userText(reqs[2]).find("kernel.cu:3:") != std::string::npos, userText(reqs[2]).c_str());   // round 1's compile error
+        const json trace = readJson(result->runDir / "synthesis.json");
+        QVERIFY(trace["stages"][3]["reason"].get<std::string>().find("limit") != std::string::npos);
+    }
+
+    void badBytesNeverCrash()
+    {
+        // Invalid UTF-8 from the user and the model, and a long question cut inside a character:
+        // the run ends normally and its trace reads.
+        std::string question = "QUESTION: " + std::string(1995, 'q') + "\xc3\xa9\xc3\xa9\xc3\xa9 and \xff\xfe?";
+        std::string kernel = std::string("// caf\xe9 \xff\n") + kGoodKernel;
+        ModelServerFixture server;
+        KF_START_MODEL_SERVER(server, json::array({json{{"format", "raw"}, {"body", ""}, {"status", 500}}}));
+        SynthRequest r = request(server, copyTask());
+        r.request = "caf\xe9 \xff";
+        r.models[0].maxRetries = 0;
+        ScriptedRunner runner;
+        SynthHooks h;
+        h.run = runner.hook();
+        // The model is a hook here: the bytes must reach the engine unchanged, which JSON over HTTP would not allow.
+        int call = 0;
+        h.model = [&](const ModelCall&, const TextFn& onText, const std::atomic<bool>*) -> Result<ModelReply> {
+            ModelReply reply;
+            reply.text = call++ == 0 ? kernelReply(kernel) : question;
+            onText(reply.text);
+            return reply;
+        };
+        CancelToken cancel;
+        auto result = synthesize(r, h, cancel);
+        QVERIFY(result.ok());
+        QCOMPARE(result->outcome, std::string("candidate"));
+        const json trace = readJson(result->runDir / "synthesis.json");
+        QVERIFY(trace.is_object());
+        QCOMPARE(trace["outcome"].get<std::string>(), std::string("candidate"));
+    }
+
+    void aBadNameIsRefusedBeforeAnyCall()
+    {
+        ModelServerFixture server;
+        KF_START_MODEL_SERVER(server, json::array({openai(kernelReply(kGoodKernel))}));
+        SynthRequest r = request(server, copyTask());
+        r.candidateName = "my kernel.cu";
+        SynthHooks h;
+        CancelToken cancel;
+        auto result = synthesize(r, h, cancel);
+        QVERIFY(!result.ok());
+        QVERIFY(result.error().why.find("not a plain file name") != std::string::npos);
+        QVERIFY(server.requests().empty());
     }
 
     void changedSpecIsNotWrittenTo()

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -34,12 +35,16 @@ struct SynthArgs {
 };
 
 // The model of a run: a name in models.json, or one given on the command line.
-Result<synth::ModelConfig> modelFor(const SynthArgs& a, const synth::ModelsConfig& config, const std::string& name)
+// Command-line settings (--base-url, --provider, --api-key-env, prices) apply to the primary model
+// only (`overrides`); an escalation model keeps its models.json entry.
+Result<synth::ModelConfig> modelFor(const SynthArgs& a, const synth::ModelsConfig& config, const std::string& name, bool overrides)
 {
     synth::ModelConfig m;
     if (const synth::NamedModel* named = config.find(name)) {
         m = named->config;
-    } else if (!a.baseUrl.empty()) {
+        if (!overrides)
+            return m;
+    } else if (!a.baseUrl.empty() && overrides) {
         m.model = name;
     } else {
         std::string known;
@@ -55,8 +60,14 @@ Result<synth::ModelConfig> modelFor(const SynthArgs& a, const synth::ModelsConfi
         return Error{"choose the model", "--provider must be openai or anthropic", {}, {}, {}, {}};
     if (!a.baseUrl.empty())
         m.baseUrl = a.baseUrl;
-    if (!a.apiKeyEnv.empty())
+    if (!a.apiKeyEnv.empty()) {
+        for (char c : a.apiKeyEnv)
+            if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+                return Error{"choose the model", "--api-key-env names the environment variable that holds the key (letters, digits, _), "
+                                                 "not the key itself",
+                             "export the key, e.g. export MY_KEY=..., and pass --api-key-env MY_KEY", {}, {}, {}};
         m.apiKeyEnv = a.apiKeyEnv;
+    }
     if (a.priceIn >= 0)
         m.priceInPerMTok = a.priceIn;
     if (a.priceOut >= 0)
@@ -64,6 +75,19 @@ Result<synth::ModelConfig> modelFor(const SynthArgs& a, const synth::ModelsConfi
     if (m.model.empty())
         return Error{"choose the model", "no model name", "give --model", {}, {}, {}};
     return m;
+}
+
+// What a model wrote, made safe for a terminal: control characters (escape sequences that could
+// retitle the window, write the clipboard or clear the screen) become '?', except newline and tab.
+std::string printable(std::string_view text)
+{
+    std::string out(text);
+    for (char& c : out) {
+        const unsigned char u = static_cast<unsigned char>(c);
+        if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f)
+            c = '?';
+    }
+    return out;
 }
 
 std::string money(double usd)
@@ -97,7 +121,7 @@ int runSynth(const SynthArgs& a)
     r.budget.maxTokens = a.budgetTokens;
     r.budget.maxSeconds = a.budgetSeconds;
     r.budget.escalateAfter = a.escalateAfter;
-    auto primary = modelFor(a, *config, a.model.empty() ? config->defaultModel : a.model);
+    auto primary = modelFor(a, *config, a.model.empty() ? config->defaultModel : a.model, true);
     if (!primary) {
         std::cerr << "kforge: " << primary.error().message() << '\n';
         return kExitUsage;
@@ -105,7 +129,7 @@ int runSynth(const SynthArgs& a)
     r.models.push_back(*primary);
     const std::string escalation = a.escalate.empty() ? config->escalationModel : a.escalate;
     if (!escalation.empty() && escalation != (a.model.empty() ? config->defaultModel : a.model)) {
-        auto stronger = modelFor(a, *config, escalation);
+        auto stronger = modelFor(a, *config, escalation, false);
         if (!stronger) {
             std::cerr << "kforge: " << stronger.error().message() << '\n';
             return kExitUsage;
@@ -141,13 +165,13 @@ int runSynth(const SynthArgs& a)
         if (!tty || a.yes) {
             if (chatty)
                 for (const std::string& q : questions)
-                    std::cerr << "  the model asks: " << q << "\n";
+                    std::cerr << "  the model asks: " << printable(q) << "\n";
             if (chatty)
                 std::cerr << "  (no terminal or --yes: the model chooses and lists its assumptions)\n";
             return answers;
         }
         for (const std::string& q : questions) {
-            std::cerr << "\nThe model asks: " << q << "\n> " << std::flush;
+            std::cerr << "\nThe model asks: " << printable(q) << "\n> " << std::flush;
             std::string line;
             if (!std::getline(std::cin, line))
                 return std::vector<std::string>{};
@@ -156,10 +180,12 @@ int runSynth(const SynthArgs& a)
         return answers;
     };
     hooks.accept = [&](const nlohmann::ordered_json& task, const std::vector<std::string>& assumptions) {
-        if (chatty) {
-            std::cerr << "\nThe proposed task (" << task.value("name", std::string("?")) << "):\n" << task.dump(2) << "\n";
+        // Shown whenever the user is asked, even with --quiet or --json: nobody accepts unseen.
+        if (chatty || (!a.yes && tty)) {
+            std::cerr << "\nThe proposed task (" << printable(task.value("name", std::string("?"))) << "):\n"
+                      << printable(task.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) << "\n";
             for (const std::string& s : assumptions)
-                std::cerr << "  assumption: " << s << '\n';
+                std::cerr << "  assumption: " << printable(s) << '\n';
         }
         if (a.yes)
             return true;
@@ -187,13 +213,13 @@ int runSynth(const SynthArgs& a)
             break;
         case T::Note:
             if (!e.text.empty()) {
-                std::cerr << (midLine ? "\n" : "") << "  " << e.text << '\n';
+                std::cerr << (midLine ? "\n" : "") << "  " << printable(e.text) << '\n';
                 midLine = false;
             }
             break;
         case T::Text:
             if (tty) {   // streamed text only where someone watches; the run folder has every reply
-                std::cerr << e.text;
+                std::cerr << printable(e.text);
                 midLine = !e.text.empty() && e.text.back() != '\n';
             }
             break;
@@ -213,7 +239,7 @@ int runSynth(const SynthArgs& a)
                                  {"candidate", s.candidate.empty() ? nlohmann::json() : nlohmann::json(s.candidate)},
                                  {"speedup", s.speedup ? nlohmann::json(*s.speedup) : nlohmann::json()},
                                  {"totals", s.totals.toJson()}};
-        std::cout << j.dump(2) << '\n';
+        std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     } else {
         std::cout << (midLine ? "\n" : "") << "synth: " << s.outcome << (s.failedStage.empty() ? "" : " (in " + s.failedStage + ")") << ": "
                   << s.reason << "\n  run folder: " << s.runDir.string() << "\n  " << s.totals.modelCalls << " model call(s), "
@@ -261,7 +287,7 @@ void addSynthCommand(CLI::App& app, int& exitCode)
     cmd->add_option("--escalate-after", a->escalateAfter, "failed replies in a row before the stronger model takes over")
         ->check(CLI::Range(1, 50));
     cmd->add_flag("--no-polish", a->noPolish, "skip the final tidy-up");
-    cmd->add_option("--held-out", a->heldOut, "held-out shapes per verify")->check(CLI::Range(0, 16));
+    cmd->add_option("--held-out", a->heldOut, "held-out shapes per verify (at least 1: no kernel is added unseen)")->check(CLI::Range(1, 16));
     cmd->add_option("--name", a->name, "the added candidate's file name (default: synth-<run>.cu)");
     cmd->add_option("--run-dir", a->runDir, "where the run's prompts, replies and reports go (default: <task>/.synthesis/<run>)");
     cmd->add_option("--skills", a->skills, "skills in the prompt: auto, none, or names separated by commas");

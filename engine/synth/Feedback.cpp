@@ -1,5 +1,6 @@
 #include "engine/synth/Feedback.h"
 
+#include "engine/core/Text.h"
 #include "engine/protocol/BenchReport.h"
 #include "engine/protocol/VerifyReport.h"
 
@@ -15,11 +16,9 @@ std::string num(double v, const char* fmt = "%.4g")
     return buf;
 }
 
-std::string clip(std::string s, size_t max)
+std::string clip(const std::string& s, size_t max)
 {
-    if (s.size() > max)
-        s = s.substr(0, max) + " …";
-    return s;
+    return s.size() > max ? text::clipUtf8(s, max) + " …" : s;
 }
 
 } // namespace

@@ -125,12 +125,12 @@ Result<ModelReply> ModelClient::complete(const std::string& system, const std::v
                            "accept: text/event-stream"};
         if (!key.empty())
             request.headers.push_back("x-api-key: " + key);
-        request.body = anthropicRequest(c, system, messages).dump();
+        request.body = anthropicRequest(c, system, messages).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     } else {
         request.headers = {"Content-Type: application/json", "Accept: text/event-stream"};
         if (!key.empty())
             request.headers.push_back("Authorization: Bearer " + key);
-        request.body = openAiRequest(c, system, messages).dump();
+        request.body = openAiRequest(c, system, messages).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     const std::string shownUrl = displayUrl(request.url);
     const std::string what = "ask the model " + c.model + " at " + shownUrl;

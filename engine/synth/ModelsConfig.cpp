@@ -35,7 +35,7 @@ std::string ModelsConfig::toJson() const
                                                      {"temperature", c.temperature}, {"price_in_per_mtok", c.priceInPerMTok},
                                                      {"price_out_per_mtok", c.priceOutPerMTok}});
     }
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 fs::path modelsConfigPath()
@@ -84,9 +84,10 @@ Result<ModelsConfig> parseModelsConfig(std::string_view text, const std::string&
                 for (char c : n.config.apiKeyEnv)
                     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
                         json::fail(m.at("api_key_env"), "api_key_env names an environment variable (letters, digits, _), not the key itself");
-                n.config.maxTokens = int(m.integerOr("max_tokens", n.config.maxTokens));
-                if (n.config.maxTokens < 1 || n.config.maxTokens > 1000000)
+                const std::int64_t maxTokens = m.integerOr("max_tokens", n.config.maxTokens);
+                if (maxTokens < 1 || maxTokens > 1000000)
                     json::fail(m.at("max_tokens"), "max_tokens must be from 1 to 1000000");
+                n.config.maxTokens = int(maxTokens);
                 n.config.temperature = m.numberOr("temperature", n.config.temperature);
                 if (!(n.config.temperature >= 0 && n.config.temperature <= 2))
                     json::fail(m.at("temperature"), "temperature must be from 0 to 2");

@@ -137,7 +137,7 @@ Result<SpecReply> specReply(std::string_view reply)
             if (line.size() > key.size() && lower(line.substr(0, key.size())) == key) {
                 std::string_view rest = text::trim(line.substr(key.size()));
                 if (!rest.empty())
-                    into.emplace_back(rest.substr(0, 2000));
+                    into.push_back(text::clipUtf8(rest, 2000));
             }
         };
         take("question:", out.questions);

@@ -7,9 +7,11 @@
 #include "engine/core/Clock.h"
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
+#include "engine/core/Text.h"
 #include "engine/generate/Generate.h"
 #include "engine/registry/Gates.h"
 #include "engine/synth/Feedback.h"
+#include "engine/synth/Http.h"
 #include "engine/synth/Reply.h"
 #include "engine/task/TaskEdit.h"
 
@@ -68,6 +70,8 @@ struct Attempt {
     std::string feedbackKey;            // the prose that introduces it
     std::string line;                   // one sentence for the trace
     bool done = false;                  // performance: the model said DONE
+    int tier = 0;                       // the model that wrote it
+    Stage stage = Stage::Codegen;       // the stage whose reply it was
 };
 
 std::string runId()
@@ -87,12 +91,19 @@ std::string twoDigits(int n)
     return buf;
 }
 
+// Whether a folder of the task (an include folder) lies in .synthesis, where model replies live.
+bool underRunFolders(const std::string& dir)
+{
+    const fs::path p = fs::path(dir).lexically_normal();
+    return p.begin() != p.end() && p.begin()->string() == ".synthesis";
+}
+
 // The spec's identity: the canonical task without its candidates.
 std::string specHash(const json& taskJson)
 {
     json t = taskJson;
     t.erase("candidates");
-    return hashHex(t.dump());
+    return hashHex(t.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 class Run {
@@ -100,6 +111,13 @@ public:
     Run(const SynthRequest& r, const SynthHooks& h, const CancelToken& c) : m_r(r), m_h(h), m_cancel(c) {}
 
     Result<SynthResult> go();
+    /// An exception escaped a stage (a bug, or memory): the run ends as an error, its trace saved.
+    SynthResult crashed(const std::string& what)
+    {
+        if (m_runDir.empty())
+            return SynthResult{"error", stageName(m_current), "internal error: " + what, {}, m_r.taskDir, {}, {}, {}, m_totals};
+        return finish("error", m_current, "internal error: " + what + "; everything so far is in the run folder");
+    }
 
 private:
     // Artifacts and trace.
@@ -144,6 +162,8 @@ private:
     std::string m_feedbackKey;    // what the model is told about it (carried from codegen into correctness)
     std::string m_feedback;
     std::string codegenPromptCache;
+    std::string m_candidateName;  // the file the best kernel is added as
+    Stage m_current = Stage::Interview;
 };
 
 void Run::write(const std::string& name, std::string_view bytes)
@@ -157,12 +177,14 @@ void Run::save()
     m_totals.seconds = msSince(m_start) / 1000.0;
     m_trace["totals"] = m_totals.toJson();
     m_trace["updated_at"] = utcNow();
-    write("synthesis.json", m_trace.dump(2) + "\n");
+    write("synthesis.json", m_trace.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     event(SynthEvent::Type::Totals, Stage::Interview, {}, m_totals.toJson());
 }
 
 void Run::event(SynthEvent::Type type, Stage stage, std::string text, json data)
 {
+    if (type == SynthEvent::Type::Stage)
+        m_current = stage;
     if (m_h.onEvent)
         m_h.onEvent(SynthEvent{type, stage, std::move(text), std::move(data)});
 }
@@ -175,20 +197,28 @@ void Run::note(Stage s, const std::string& sentence)
 Result<void> Run::openRunFolder()
 {
     std::error_code ec;
-    m_runId = runId();
+    const std::string stamp = runId();
     if (!m_r.runDir.empty()) {
         m_runDir = m_r.runDir;
-    } else {
-        const fs::path base = m_r.taskDir / ".synthesis";
-        m_runDir = base / m_runId;
-        for (int n = 2; fs::exists(m_runDir, ec); ++n)
-            m_runDir = base / (m_runId + "-" + std::to_string(n));
+        m_runId = stamp;
+        fs::create_directories(m_runDir, ec);
+        if (!fs::is_directory(m_runDir, ec) || !fs::is_empty(m_runDir, ec))
+            return Error{"start the synthesis", "the run folder must be new or empty", "give another --run-dir", m_runDir.string(), {}, {}};
+        return {};
     }
-    fs::create_directories(m_runDir, ec);
-    if (ec || !fs::is_directory(m_runDir, ec))
-        return Error{"start the synthesis", "cannot create the run folder: " + ec.message(), "check the permissions",
-                     m_runDir.string(), {}, {}};
-    return {};
+    // create_directory is atomic: of two runs started in the same second, one gets "-2".
+    const fs::path base = m_r.taskDir / ".synthesis";
+    fs::create_directories(base, ec);
+    for (int n = 1; n < 1000; ++n) {
+        m_runId = n == 1 ? stamp : stamp + "-" + std::to_string(n);
+        m_runDir = base / m_runId;
+        if (fs::create_directory(m_runDir, ec))
+            return {};
+        if (ec)
+            break;
+    }
+    return Error{"start the synthesis", "cannot create the run folder" + (ec ? ": " + ec.message() : std::string()),
+                 "check the permissions", m_runDir.string(), {}, {}};
 }
 
 std::optional<Stop> Run::stopNow()
@@ -226,7 +256,12 @@ Result<ModelReply> Run::ask(Stage stage, const std::vector<ChatMessage>& message
     for (const ChatMessage& m : messages)
         promptText += "\n<!-- " + m.role + " -->\n" + m.content + "\n";
     write(prefix + "-prompt.md", promptText);
-    const ModelConfig& model = m_r.models[size_t(m_tier)];
+    ModelConfig model = m_r.models[size_t(m_tier)];
+    if (m_r.budget.maxTokens > 0) {
+        // One reply must not run past the token budget on its own.
+        const long long left = m_r.budget.maxTokens - m_totals.tokensIn - m_totals.tokensOut;
+        model.maxTokens = int(std::max<long long>(1, std::min<long long>(model.maxTokens, left)));
+    }
     step = json{{"step", m_step}, {"stage", stageName(stage)}, {"tier", m_tier}, {"model", model.model},
                 {"prompt", prefix + "-prompt.md"}};
     event(SynthEvent::Type::Step, stage, "asking " + model.model, step);
@@ -303,7 +338,7 @@ std::optional<Stop> Run::interview(bool& accepted)
     }
     std::string archs = "[\"sm_90\"]";
     if (reference) {
-        archs = json(reference->architectures).dump();
+        archs = json(reference->architectures).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     std::string referenceRule =
         reference ? std::string(" The reference, the inputs, the outputs and the parameters are fixed: copy them exactly from the "
@@ -318,7 +353,7 @@ std::optional<Stop> Run::interview(bool& accepted)
     replace("{reference_rule}", referenceRule);
     prompt += "\n## The request\n\n" + m_r.request + "\n";
     if (reference)
-        prompt += "\n## The reference task\n\n```json\n" + refJson.dump(2) + "\n```\n";
+        prompt += "\n## The reference task\n\n```json\n" + refJson.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n```\n";
     prompt += "\n## The task format\n\n" + agent::taskSchemaText();
 
     std::vector<ChatMessage> messages{{"user", prompt}};
@@ -347,6 +382,12 @@ std::optional<Stop> Run::interview(bool& accepted)
             // Questions: the user answers, or the model chooses.
             step["questions"] = parsed->questions;
             std::vector<std::string> answers = m_h.answer ? m_h.answer(parsed->questions) : std::vector<std::string>{};
+            if (m_cancel.cancelled()) {
+                addStep(m_trace, S, step);
+                setStatus(m_trace, S, "cancelled");
+                save();
+                return Stop{"cancelled", "cancelled by the user"};
+            }
             std::string text;
             if (answers.empty()) {
                 text = "No answers are available. Choose sensible values yourself, list each choice as an ASSUMPTION: line, and send "
@@ -382,15 +423,38 @@ std::optional<Stop> Run::interview(bool& accepted)
                             proposal.erase(key);
                         }
                     }
-                auto task = parseTask(proposal, "the proposed task.json", {});
-                if (!task) {
+                // The reference's file goes in first: the task is read as the folder it will be.
+                if (reference && !reference->reference.torchscript.empty()) {
+                    std::error_code ec;
+                    const fs::path to = m_r.taskDir / reference->reference.torchscript;
+                    fs::create_directories(to.parent_path(), ec);
+                    fs::copy_file(reference->directory / reference->reference.torchscript, to, fs::copy_options::overwrite_existing, ec);
+                    if (ec)
+                        return Stop{"error", "cannot copy the reference " + to.string() + ": " + ec.message()};
+                }
+                std::string inRunFolder;
+                if (proposal.contains("compile") && proposal["compile"].is_object() && proposal["compile"].contains("include_dirs")
+                    && proposal["compile"]["include_dirs"].is_array())
+                    for (const json& d : proposal["compile"]["include_dirs"])
+                        if (d.is_string() && underRunFolders(d.get<std::string>()))
+                            inRunFolder = d.get<std::string>();
+                auto task = parseTask(proposal, "the proposed task.json", m_r.taskDir);
+                if (!inRunFolder.empty()) {
+                    problem = "the include folder \"" + inRunFolder + "\" is inside the run folder, which holds model-written files";
+                } else if (!task) {
                     problem = "the task loader refused it: " + task.error().message();
                 } else {
-                    write(twoDigits(m_step) + "-interview-task.json", proposal.dump(2) + "\n");
+                    write(twoDigits(m_step) + "-interview-task.json", proposal.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
                     step["proposal"] = twoDigits(m_step) + "-interview-task.json";
                     step["assumptions"] = parsed->assumptions;
-                    ojson ordered = ojson::parse(proposal.dump());
+                    ojson ordered = ojson::parse(proposal.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
                     const bool ok = m_h.accept ? m_h.accept(ordered, parsed->assumptions) : false;
+                    if (m_cancel.cancelled()) {
+                        addStep(m_trace, S, step);
+                        setStatus(m_trace, S, "cancelled");
+                        save();
+                        return Stop{"cancelled", "cancelled by the user"};
+                    }
                     step["result"] = ok ? "accepted" : "not accepted";
                     addStep(m_trace, S, step);
                     if (!ok) {
@@ -400,13 +464,7 @@ std::optional<Stop> Run::interview(bool& accepted)
                                                    (m_runDir / step["proposal"].get<std::string>()).string() + ")"};
                     }
                     // Frozen: written once, hashed; later stages work from this copy only.
-                    if (reference && !reference->reference.torchscript.empty()) {
-                        std::error_code ec;
-                        fs::create_directories(m_r.taskDir, ec);
-                        fs::copy_file(reference->directory / reference->reference.torchscript,
-                                      m_r.taskDir / reference->reference.torchscript, fs::copy_options::overwrite_existing, ec);
-                    }
-                    if (auto w = writeFileAtomic(m_r.taskDir / "task.json", ordered.dump(2) + "\n"); !w)
+                    if (auto w = writeFileAtomic(m_r.taskDir / "task.json", ordered.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !w)
                         return Stop{"error", w.error().message()};
                     m_spec = taskToJson(*task);   // canonical, as the end compares it with the file
                     m_spec["candidates"] = json::array();
@@ -486,7 +544,7 @@ std::string Run::codegenPrompt()
         }
     }
     if (text.empty())
-        text = "Write a CUDA kernel for this task:\n\n```json\n" + m_spec.dump(2) + "\n```\n";
+        text = "Write a CUDA kernel for this task:\n\n```json\n" + m_spec.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n```\n";
     text += "\n## How to reply\n\n" + agent::agentProse("synth-reply") + "\n";
     if (m_r.request.size())
         text += "\nThe user's request, for context: " + m_r.request + "\n";
@@ -500,7 +558,7 @@ std::string Run::codegenPrompt()
                 text += "\n## A starting point\n\nKernelForge's generator fused the reference into this kernel ("
                         + generated->summary + "). It has not been verified on a GPU. Improve on it or write your own.\n\n"
                                                "```cuda\n"
-                        + generated->source + "```\n\n```json\n" + plan.dump(2) + "\n```\n";
+                        + generated->source + "```\n\n```json\n" + plan.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n```\n";
                 m_trace["starting_point"] = generated->summary;
             }
         }
@@ -512,7 +570,9 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
 {
     Attempt a;
     const std::string prefix = twoDigits(step) + "-" + stageName(stage);
-    a.file = "synth-" + m_runDir.filename().string() + "-" + twoDigits(step) + ".cu";
+    a.file = "synth-" + m_runId + "-" + twoDigits(step) + ".cu";
+    a.tier = m_tier;
+    a.stage = stage;
     auto fail = [&](std::string key, std::string feedback, std::string line) {
         a.feedbackKey = std::move(key);
         a.feedback = std::move(feedback);
@@ -553,7 +613,7 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
         return fail("synth-plan-failed", "the launch plan is not valid JSON: " + plan.error().message(), "invalid plan JSON");
     if (!plan->is_object())
         return fail("synth-plan-failed", "the launch plan must be a JSON object with \"launches\"", "the plan is not an object");
-    write(prefix + "-plan.json", plan->dump(2) + "\n");
+    write(prefix + "-plan.json", plan->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     trace["plan"] = prefix + "-plan.json";
 
     ojson entry = ojson::object();
@@ -564,7 +624,7 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
     if (!entry.contains("description") || !entry["description"].is_string())
         entry["description"] = "synthesized";
     json whole = m_spec;
-    whole["candidates"] = json::array({json::parse(entry.dump())});
+    whole["candidates"] = json::array({json::parse(entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))});
     auto task = parseTask(whole, "the launch plan", {});
     if (!task) {
         Error e = task.error();
@@ -590,9 +650,10 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
         req.fileName = a.file;
         for (size_t li = 0; li < candidate->launches.size(); ++li)
             req.nameExpressionOrigins[candidate->launches[li].kernel] = "the launch plan at /launches/" + std::to_string(li) + "/kernel";
-        auto result = compile(req);
+        auto result = compile(req, nullptr, &m_cancel);
         if (!result) {
-            stop = Stop{"error", "NVRTC could not run: " + result.error().message()};
+            stop = m_cancel.cancelled() ? Stop{"cancelled", "cancelled by the user"}
+                                        : Stop{"error", "NVRTC could not run: " + result.error().message()};
             return a;
         }
         compiled.push_back(json{{"arch", arch}, {"success", result->success}, {"errors", result->errorCount()},
@@ -608,7 +669,7 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
         }
     }
     const std::string diagText = compileFeedback(diagnostics, "kernel.cu");
-    write(prefix + "-compile.json", json{{"architectures", compiled}, {"diagnostics", diagText}}.dump(2) + "\n");
+    write(prefix + "-compile.json", json{{"architectures", compiled}, {"diagnostics", diagText}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     trace["compile"] = ok ? "ok" : "failed";
     if (!ok)
         return fail("synth-compile-failed", diagText, "did not compile: " + diagText.substr(0, diagText.find('\n')));
@@ -654,7 +715,7 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
         stop = Stop{m_cancel.cancelled() ? "cancelled" : "error", verified.error().message()};
         return a;
     }
-    write(prefix + "-verify.json", verified->json.dump(2) + "\n");
+    write(prefix + "-verify.json", verified->json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     trace["verify"] = verified->header.verdict;
     trace["verify_report"] = prefix + "-verify.json";
     if (m_cancel.cancelled()) {
@@ -672,7 +733,7 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
         stop = Stop{m_cancel.cancelled() ? "cancelled" : "error", benched.error().message()};
         return a;
     }
-    write(prefix + "-bench.json", benched->json.dump(2) + "\n");
+    write(prefix + "-bench.json", benched->json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     trace["bench_report"] = prefix + "-bench.json";
     a.feedback = benchFeedback(*benched);
     if (benched->bench && benched->bench->geomeanSpeedup) {
@@ -681,7 +742,12 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
         a.compileSpeedup = benched->bench->compileSpeedup();
         trace["speedup"] = *a.speedup;
     } else {
+        // Correct but not measured (the benchmark crashed or timed out): it cannot be the kernel
+        // that is added, since nothing says it is fast.
         trace["bench"] = reportLine(*benched);
+        a.verified = false;
+        return fail("synth-verify-failed", "The kernel passed verification, but the benchmark failed:\n" + a.feedback,
+                    "correct, but the benchmark failed: " + reportLine(*benched));
     }
     a.line = "correct; " + reportLine(*benched);
     trace["result"] = a.line;
@@ -740,6 +806,7 @@ std::optional<Stop> Run::kernelStage(Stage stage, const std::string& firstPrompt
         if (a.verified && (!m_best || (a.speedup && (!m_best->speedup || *a.speedup > *m_best->speedup)))) {
             m_best = a;
             m_trace["best_step"] = m_step;
+            m_trace["best_step_file"] = twoDigits(m_step) + "-" + stageName(m_best->stage) + ".cu";
         }
         if (passed) {
             feedbackKey = a.feedbackKey;
@@ -754,7 +821,7 @@ std::optional<Stop> Run::kernelStage(Stage stage, const std::string& firstPrompt
         feedbackKey = a.feedbackKey;
         feedback = a.feedback;
     }
-    setStatus(m_trace, stage, "failed", "no reply got through in " + std::to_string(attempts) + " attempts: " + feedback.substr(0, 300));
+    setStatus(m_trace, stage, "failed", "no reply got through in " + std::to_string(attempts) + " attempts: " + text::clipUtf8(feedback, 300));
     save();
     return std::nullopt;
 }
@@ -770,6 +837,7 @@ std::optional<Stop> Run::performance()
     setStatus(m_trace, S, "running");
     event(SynthEvent::Type::Stage, S, stageName(S));
     int flat = 0;
+    std::string failedReply, failedFeedback;
     for (int round = 0; round < m_r.budget.perfRounds; ++round) {
         if (m_best->speedup && *m_best->speedup >= target) {
             setStatus(m_trace, S, "done", "the best kernel reaches the promotion threshold of " + std::to_string(target).substr(0, 4) + "x");
@@ -791,9 +859,15 @@ std::optional<Stop> Run::performance()
                                           {"assistant", "```cuda\n" + m_best->source + "```\n\n```json\n" + [&] {
                                                ojson p = m_best->entry;
                                                p.erase("file");
-                                               return p.dump(2);
+                                               return p.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
                                            }() + "\n```\n"},
                                           {"user", perf + "\n" + m_best->feedback}};
+        if (!failedReply.empty()) {
+            // The last round's reply did not get through: the model sees it and why.
+            messages.push_back({"assistant", failedReply});
+            messages.push_back({"user", failedFeedback + "\nThe best correct kernel is still the first one above. Send a faster, "
+                                                         "correct version in the same two blocks."});
+        }
         json step;
         auto reply = ask(S, messages, step);
         if (!reply) {
@@ -812,6 +886,12 @@ std::optional<Stop> Run::performance()
         Attempt a = tryKernel(S, reply->text, m_step, step, stop);
         addStep(m_trace, S, step);
         save();
+        failedReply.clear();
+        failedFeedback.clear();
+        if (!a.verified && !a.done) {
+            failedReply = reply->text;
+            failedFeedback = agent::agentProse(a.feedbackKey) + "\n" + a.feedback;
+        }
         if (stop) {
             setStatus(m_trace, S, stop->outcome == "cancelled" ? "cancelled" : "failed", stop->reason);
             save();
@@ -829,6 +909,7 @@ std::optional<Stop> Run::performance()
                 flat = *a.speedup < before * (1 + m_r.budget.plateau) ? flat + 1 : 0;
                 m_best = a;
                 m_trace["best_step"] = m_step;
+                m_trace["best_step_file"] = twoDigits(m_step) + "-" + stageName(m_best->stage) + ".cu";
             } else {
                 ++flat;
             }
@@ -864,7 +945,7 @@ std::optional<Stop> Run::polish()
     ojson plan = m_best->entry;
     plan.erase("file");
     std::vector<ChatMessage> messages{{"user", codegenPromptCache},
-                                      {"assistant", "```cuda\n" + m_best->source + "```\n\n```json\n" + plan.dump(2) + "\n```\n"},
+                                      {"assistant", "```cuda\n" + m_best->source + "```\n\n```json\n" + plan.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n```\n"},
                                       {"user", agent::agentProse("synth-polish")}};
     json step;
     auto reply = ask(S, messages, step);
@@ -891,6 +972,7 @@ std::optional<Stop> Run::polish()
     if (keep) {
         m_best = a;
         m_trace["best_step"] = m_step;
+        m_trace["best_step_file"] = twoDigits(m_step) + "-" + stageName(m_best->stage) + ".cu";
         setStatus(m_trace, S, "done", "the tidied kernel is correct and no more than 2 % slower");
     } else {
         setStatus(m_trace, S, "done",
@@ -925,7 +1007,7 @@ SynthResult Run::finish(std::string outcome, Stage stage, std::string reason)
 
 Result<SynthResult> Run::go()
 {
-    if (m_r.models.empty() && !m_h.model)
+    if (m_r.models.empty())
         return Error{"start the synthesis", "no model is configured", "give --model and --base-url, or set them in the settings", {}, {}, {}};
     std::error_code ec;
     const bool existing = fs::is_regular_file(m_r.taskDir / "task.json", ec);
@@ -934,8 +1016,22 @@ Result<SynthResult> Run::go()
     if (existing && !m_r.referenceTask.empty())
         return Error{"start the synthesis", "the task folder already has a task.json; --reference is for a new task",
                      "leave out --reference, or give a new --task-dir", m_r.taskDir.string(), {}, {}};
+    if (!m_r.candidateName.empty()) {
+        // Checked before anything is spent: a name the end would refuse wastes the whole budget.
+        m_candidateName = m_r.candidateName;
+        if (m_candidateName.size() < 3 || m_candidateName.substr(m_candidateName.size() - 3) != ".cu")
+            m_candidateName += ".cu";
+        if (!isPlainCandidateName(m_candidateName))
+            return Error{"start the synthesis", "\"" + m_candidateName + "\" is not a plain file name",
+                         "use letters, digits, '_', '-' and '.', ending in .cu", {}, {}, {}};
+        if (fs::exists(m_r.taskDir / m_candidateName, ec))
+            return Error{"start the synthesis", m_candidateName + " already exists in the task folder", "give another --name",
+                         (m_r.taskDir / m_candidateName).string(), {}, {}};
+    }
     if (auto opened = openRunFolder(); !opened)
         return opened.error();
+    if (m_candidateName.empty())
+        m_candidateName = "synth-" + m_runId + ".cu";
 
     m_trace = ojson::object();
     m_trace["schema_version"] = 1;
@@ -948,7 +1044,7 @@ Result<SynthResult> Run::go()
     for (size_t i = 0; i < m_r.models.size(); ++i) {
         const ModelConfig& m = m_r.models[i];
         // The variable's name only: the key itself never reaches a file.
-        models.push_back(ojson{{"tier", i}, {"provider", providerName(m.provider)}, {"base_url", m.baseUrl}, {"model", m.model},
+        models.push_back(ojson{{"tier", i}, {"provider", providerName(m.provider)}, {"base_url", displayUrl(m.baseUrl)}, {"model", m.model},
                                {"api_key_env", m.apiKeyEnv}, {"price_in_per_mtok", m.priceInPerMTok},
                                {"price_out_per_mtok", m.priceOutPerMTok}});
     }
@@ -977,7 +1073,7 @@ Result<SynthResult> Run::go()
         m_trace["spec_source"] = "interview";
     }
     m_specHash = specHash(m_spec);
-    write("spec.json", m_spec.dump(2) + "\n");
+    write("spec.json", m_spec.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     m_trace["spec"] = ojson{{"file", "spec.json"}, {"hash", m_specHash}, {"task", m_task->name}};
     save();
 
@@ -999,25 +1095,30 @@ Result<SynthResult> Run::go()
     }
 
     // 4.–5. Performance and polish work on the best correct kernel; a stop keeps it.
+    // A stop there (a budget, a server or runner failure) still adds the best correct kernel;
+    // only Cancel adds nothing, and says where the kernel is.
     std::string stopNote;
-    if (auto stop = performance()) {
-        if (stop->outcome != "no_candidate")
-            return finish(stop->outcome, Stage::Performance, stop->reason);
-        stopNote = stop->reason;
-    } else if (auto stop2 = polish()) {
-        if (stop2->outcome != "no_candidate")
-            return finish(stop2->outcome, Stage::Polish, stop2->reason);
-        stopNote = stop2->reason;
+    std::optional<Stop> late = performance();
+    Stage lateStage = Stage::Performance;
+    if (!late) {
+        late = polish();
+        lateStage = Stage::Polish;
+    }
+    const std::string bestFile = (m_runDir / m_trace["best_step_file"].get<std::string>()).string();
+    if (late) {
+        if (late->outcome == "cancelled")
+            return finish("cancelled", lateStage, "cancelled by the user; the best correct kernel so far is " + bestFile);
+        stopNote = late->reason;
     }
 
     // The best kernel joins the task, if the spec is still the one frozen.
     auto now = loadTask(m_r.taskDir);
-    if (!now || specHash(taskToJson(*now)) != m_specHash)
-        return finish("error", Stage::Polish,
-                      "task.json changed during the synthesis; the kernel stays in the run folder (" + m_trace["best_step"].dump() + ")");
-    std::string name = m_r.candidateName.empty() ? "synth-" + m_runDir.filename().string() + ".cu" : m_r.candidateName;
-    if (name.size() < 3 || name.substr(name.size() - 3) != ".cu")
-        name += ".cu";
+    if (!now)
+        return finish("error", Stage::Polish, "task.json does not load any more (" + now.error().message()
+                                                  + "); the best kernel is " + bestFile);
+    if (specHash(taskToJson(*now)) != m_specHash)
+        return finish("error", Stage::Polish, "task.json changed during the synthesis; the best kernel is " + bestFile);
+    const std::string name = m_candidateName;
     ojson entry = m_best->entry;
     entry.erase("file");
     ojson named = ojson::object();
@@ -1025,7 +1126,7 @@ Result<SynthResult> Run::go()
     for (auto it = entry.begin(); it != entry.end(); ++it)
         named[it.key()] = it.value();
     named["description"] = entry.value("description", std::string("synthesized")) + " (synthesized with "
-                           + m_r.models[size_t(m_tier)].model + ", run " + m_runDir.filename().string() + ")";
+                           + m_r.models[size_t(m_best->tier)].model + ", run " + m_runId + ")";
     auto added = appendCandidate(m_r.taskDir, name, m_best->source, named, "add the synthesized candidate",
                                  "give another name with --name");
     if (!added)
@@ -1043,7 +1144,11 @@ Result<SynthResult> Run::go()
 Result<SynthResult> synthesize(const SynthRequest& request, const SynthHooks& hooks, const CancelToken& cancel)
 {
     Run run(request, hooks, cancel);
-    return run.go();
+    try {
+        return run.go();
+    } catch (const std::exception& e) {
+        return run.crashed(e.what());
+    }
 }
 
 } // namespace kf::synth

@@ -3,6 +3,8 @@
 // they may leave out.
 #include "engine/synth/WireFormat.h"
 
+#include "engine/core/Text.h"
+
 #include <algorithm>
 
 namespace kf::synth {
@@ -329,16 +331,16 @@ std::string serverErrorMessage(std::string_view body)
     if (!doc.is_discarded() && doc.is_object()) {
         if (const Json* error = member(doc, "error")) {
             if (const Json* m = member(*error, "message"); m && m->is_string())
-                return m->get<std::string>().substr(0, 300);
+                return text::clipUtf8(m->get<std::string>(), 300);
             if (error->is_string())
-                return error->get<std::string>().substr(0, 300);
+                return text::clipUtf8(error->get<std::string>(), 300);
         }
         if (const Json* m = member(doc, "message"); m && m->is_string())
-            return m->get<std::string>().substr(0, 300);
+            return text::clipUtf8(m->get<std::string>(), 300);
         if (const Json* m = member(doc, "detail"); m && m->is_string())
-            return m->get<std::string>().substr(0, 300);
+            return text::clipUtf8(m->get<std::string>(), 300);
     }
-    std::string text(body.substr(0, 300));
+    std::string text = kf::text::clipUtf8(body, 300);
     for (char& c : text)
         if (c == '\n' || c == '\r' || c == '\t')
             c = ' ';
