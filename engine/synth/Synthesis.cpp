@@ -488,7 +488,7 @@ std::optional<Stop> Run::interview(bool& accepted)
     }
     setStatus(m_trace, S, "failed", "no usable task after " + std::to_string(m_r.budget.maxAttempts) + " replies");
     save();
-    return Stop{"refused", "the model proposed no usable task in " + std::to_string(m_r.budget.maxAttempts) + " replies"};
+    return Stop{"no_candidate", "the model proposed no usable task in " + std::to_string(m_r.budget.maxAttempts) + " replies"};
 }
 
 Result<void> Run::freezeExisting()
