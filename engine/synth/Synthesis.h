@@ -107,9 +107,10 @@ struct Totals {
 
 /// How a run ended.
 struct SynthResult {
-    /// candidate: one was added to the task; no_candidate: none was correct within the budget;
-    /// refused: the user did not accept the spec, or the spec could not be made; cancelled;
-    /// error: the model or the runner could not be reached (exit code 3 in the CLI).
+    /// candidate: one was added to the task; no_candidate: no kernel was correct (or no proposal
+    /// usable) within the budget; refused: the user did not accept the proposed task, or the
+    /// existing task does not load; cancelled; error: the model or the runner could not be
+    /// reached, or task.json changed during the run (exit code 3 in the CLI).
     std::string outcome;
     std::string failedStage;                ///< the stage that ended the run, when it did not succeed
     std::string reason;                     ///< one sentence
