@@ -96,7 +96,7 @@ std::string userText(const json& request)
 struct ScriptedRunner {
     std::vector<std::string> verdicts;
     std::vector<double> speedups;   // per bench, in order; the report's own 1.378 when absent
-    int verifies = 0, benches = 0;
+    int verifies = 0, benches = 0, profiles = 0;
     std::vector<std::string> sources;
 
     SynthHooks::RunFn hook()
@@ -111,6 +111,10 @@ struct ScriptedRunner {
                 const std::string v = verifies < int(verdicts.size()) ? verdicts[size_t(verifies)] : "pass";
                 ++verifies;
                 return test::report(readJson(dir + "verify_softmax_" + v + ".json"));
+            }
+            if (kind == RunKind::Profile) {
+                ++profiles;
+                return test::report(readJson(KF_TEST_DATA_DIR "/profile/h100_softmax_naive.json"));
             }
             json bench = readJson(dir + "bench_softmax_ok.json");
             if (benches < int(speedups.size()))
@@ -534,6 +538,8 @@ private slots:
         const std::vector<json> reqs = server.requests();
         QCOMPARE(int(reqs.size()), 3);
         QVERIFY(userText(reqs[1]).find("The benchmark follows") != std::string::npos);
+        QVERIFY2(userText(reqs[1]).find("profiler's hints") != std::string::npos, userText(reqs[1]).c_str());
+        QCOMPARE(runner.profiles, 1);   // the correct kernel; the broken one never ran
         QVERIFY2(userText(reqs[2]).find("kernel.cu:3:") != std::string::npos, userText(reqs[2]).c_str());   // round 1's compile error
         const json trace = readJson(result->runDir / "synthesis.json");
         QVERIFY(trace["stages"][3]["reason"].get<std::string>().find("limit") != std::string::npos);

@@ -28,7 +28,7 @@ struct SynthArgs {
     double budgetUsd = 0, budgetSeconds = 0;
     long long budgetTokens = 0;
     int maxAttempts = 4, perfRounds = 3, heldOut = 2, escalateAfter = 2;
-    bool noPolish = false, yes = false, json = false, quiet = false;
+    bool noPolish = false, noProfile = false, yes = false, json = false, quiet = false;
     std::string skills = "auto";
     std::vector<std::string> skillDirs;
     std::string runnerPath, arch;
@@ -114,6 +114,7 @@ int runSynth(const SynthArgs& a)
     for (const std::string& d : a.skillDirs)
         r.skillDirs.emplace_back(d);
     r.heldOut = a.heldOut;
+    r.profile = !a.noProfile;
     r.budget.maxAttempts = a.maxAttempts;
     r.budget.perfRounds = a.perfRounds;
     r.budget.polish = !a.noPolish;
@@ -287,6 +288,7 @@ void addSynthCommand(CLI::App& app, int& exitCode)
     cmd->add_option("--escalate-after", a->escalateAfter, "failed replies in a row before the stronger model takes over")
         ->check(CLI::Range(1, 50));
     cmd->add_flag("--no-polish", a->noPolish, "skip the final tidy-up");
+    cmd->add_flag("--no-profile", a->noProfile, "do not profile correct kernels (their counter hints go back to the model)");
     cmd->add_option("--held-out", a->heldOut, "held-out shapes per verify (at least 1: no kernel is added unseen)")->check(CLI::Range(1, 16));
     cmd->add_option("--name", a->name, "the added candidate's file name (default: synth-<run>.cu)");
     cmd->add_option("--run-dir", a->runDir, "where the run's prompts, replies and reports go (default: <task>/.synthesis/<run>)");

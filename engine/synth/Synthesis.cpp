@@ -9,6 +9,7 @@
 #include "engine/core/Hash.h"
 #include "engine/core/Text.h"
 #include "engine/generate/Generate.h"
+#include "engine/profile/Hints.h"
 #include "engine/registry/Gates.h"
 #include "engine/synth/Feedback.h"
 #include "engine/synth/Http.h"
@@ -751,6 +752,28 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
     }
     a.line = "correct; " + reportLine(*benched);
     trace["result"] = a.line;
+
+    // Counters, where the GPU allows them: the profiler's hints go back with the benchmark. A
+    // profile that cannot run (no counter permission, an old runner) is only noted.
+    if (m_r.profile && stage != Stage::Polish) {
+        RunSettings ps;
+        ps.profileBaseline = false;   // the candidate's counters are what the hints need
+        auto profiled = m_h.run(RunKind::Profile, *task, a.file, a.source, ps, m_cancel);
+        if (profiled && profiled->profile) {
+            write(prefix + "-profile.json", profiled->json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+            trace["profile_report"] = prefix + "-profile.json";
+            const std::vector<profile::Hint> hints = profile::hintsFor(*profiled->profile);
+            if (!hints.empty()) {
+                a.feedback += "\nThe profiler's hints (from hardware counters of one benchmark shape):\n";
+                for (size_t i = 0; i < hints.size() && i < 5; ++i)
+                    a.feedback += "- " + hints[i].title + ": " + hints[i].evidence
+                                  + (hints[i].suggestion.empty() ? std::string() : ". " + hints[i].suggestion) + "\n";
+            }
+            trace["profile"] = profiled->header.verdict;
+        } else {
+            trace["profile"] = profiled ? reportLine(*profiled) : profiled.error().message();
+        }
+    }
     return a;
 }
 

@@ -60,6 +60,7 @@ struct SynthRequest {
     std::vector<std::filesystem::path> skillDirs;
     int heldOut = 2;                        ///< held-out shapes per verify
     bool offerGenerated = true;             ///< show the op-tape generator's kernel as a starting point
+    bool profile = true;                    ///< profile each correct kernel and send the hints back
 };
 
 /// One model call as the loop makes it; the default model hook sends it with ModelClient.
