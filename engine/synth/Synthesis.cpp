@@ -165,6 +165,7 @@ private:
     std::string codegenPromptCache;
     std::string m_candidateName;  // the file the best kernel is added as
     Stage m_current = Stage::Interview;
+    double m_threshold = kDefaultSpeedupThreshold;
 };
 
 void Run::write(const std::string& name, std::string_view bytes)
@@ -532,6 +533,8 @@ std::string Run::codegenPrompt()
     options.skillDirs = m_r.skillDirs;
     std::string text;
     auto facts = agent::gatherPromptFacts(*m_task, options);
+    if (facts && facts->registry)
+        m_threshold = facts->registry->threshold;   // the registry's promotion threshold ends the performance stage
     if (facts) {
         auto prompt = agent::renderPrompt(*m_task, *facts, options);
         if (prompt) {
@@ -852,7 +855,7 @@ std::optional<Stop> Run::kernelStage(Stage stage, const std::string& firstPrompt
 std::optional<Stop> Run::performance()
 {
     const Stage S = Stage::Performance;
-    const double target = kDefaultSpeedupThreshold;
+    const double target = m_threshold;
     if (m_r.budget.perfRounds <= 0) {
         setStatus(m_trace, S, "skipped", "no performance rounds in the budget");
         return std::nullopt;
