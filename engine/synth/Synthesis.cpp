@@ -391,6 +391,14 @@ std::optional<Stop> Run::interview(bool& accepted)
                     step["assumptions"] = parsed->assumptions;
                     ojson ordered = ojson::parse(proposal.dump());
                     const bool ok = m_h.accept ? m_h.accept(ordered, parsed->assumptions) : false;
+                    if (!ok && m_cancel.cancelled()) {
+                        // Cancel while the proposal waited for the user is a cancel, not a refusal.
+                        step["result"] = "cancelled";
+                        addStep(m_trace, S, step);
+                        setStatus(m_trace, S, "cancelled", "cancelled by the user");
+                        save();
+                        return Stop{"cancelled", "cancelled by the user"};
+                    }
                     step["result"] = ok ? "accepted" : "not accepted";
                     addStep(m_trace, S, step);
                     if (!ok) {
