@@ -1,0 +1,283 @@
+// The model connection (ModelClient.h): the request in the provider's wire format, the reply read
+// from server-sent events (or one JSON document from servers that ignore "stream": true), retries
+// with backoff on 429, 5xx and broken connections, and the API key kept out of every Error.
+//
+// A stream that ends without its terminator ([DONE], message_stop) is accepted when it carried
+// text, with stopReason "incomplete" when the server named no stop reason; without text it is
+// kModelMalformed.
+#include "engine/synth/ModelClient.h"
+
+#include "engine/synth/Http.h"
+#include "engine/synth/Sse.h"
+#include "engine/synth/WireFormat.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <thread>
+
+namespace kf::synth {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string stripSlash(std::string url)
+{
+    while (!url.empty() && url.back() == '/')
+        url.pop_back();
+    return url;
+}
+
+// Sleeps `seconds`, waking every 100 ms or sooner to look at `cancel`; false when it was raised.
+bool sleepUnlessCancelled(double seconds, const std::atomic<bool>* cancel)
+{
+    const auto until = Clock::now()
+                       + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.0, seconds)));
+    while (Clock::now() < until) {
+        if (cancel && cancel->load())
+            return false;
+        const Clock::duration left = until - Clock::now();
+        std::this_thread::sleep_for(std::min<Clock::duration>(left, std::chrono::milliseconds(100)));
+    }
+    return !(cancel && cancel->load());
+}
+
+// Retry-After in seconds (the delta-seconds form); -1 when absent or an HTTP date.
+double retryAfterSeconds(const std::string& value)
+{
+    if (value.empty() || value.size() > 9 || !std::all_of(value.begin(), value.end(), [](char c) {
+            return c >= '0' && c <= '9';
+        }))
+        return -1;
+    return std::stod(value);
+}
+
+std::string statusText(long status) { return std::to_string(status); }
+
+Error cancelledError()
+{
+    return Error{"ask the model", "cancelled", "", "", "", kModelCancelled};
+}
+
+// Every field of `e` with `key` redacted: the last line of defence for the API key.
+Error scrub(Error e, std::string_view key)
+{
+    e.what = redact(std::move(e.what), key);
+    e.why = redact(std::move(e.why), key);
+    e.hint = redact(std::move(e.hint), key);
+    e.file = redact(std::move(e.file), key);
+    e.pointer = redact(std::move(e.pointer), key);
+    return e;
+}
+
+} // namespace
+
+const char* providerName(Provider p)
+{
+    return p == Provider::Anthropic ? "anthropic" : "openai";
+}
+
+bool parseProvider(std::string_view text, Provider& out)
+{
+    if (text == "openai") {
+        out = Provider::OpenAI;
+        return true;
+    }
+    if (text == "anthropic") {
+        out = Provider::Anthropic;
+        return true;
+    }
+    return false;
+}
+
+ModelClient::ModelClient(ModelConfig config) : m_config(std::move(config)) {}
+
+Result<ModelReply> ModelClient::complete(const std::string& system, const std::vector<ChatMessage>& messages,
+                                         const TextFn& onText, const std::atomic<bool>* cancel) const
+{
+    const auto start = Clock::now();
+    const ModelConfig& c = m_config;
+    const bool anthropic = c.provider == Provider::Anthropic;
+
+    std::string key;
+    if (!c.apiKeyEnv.empty()) {
+        const char* value = std::getenv(c.apiKeyEnv.c_str());
+        if (!value || !*value)
+            return Error{"ask the model " + c.model,
+                         "the environment variable " + c.apiKeyEnv + " that holds the API key is not set",
+                         "export " + c.apiKeyEnv + "=<your key> before starting KernelForge, or leave the key "
+                         "variable empty for a server without keys",
+                         "", "", kModelAuth};
+        key = value;
+    }
+
+    HttpRequest request;
+    request.url = stripSlash(c.baseUrl) + (anthropic ? "/v1/messages" : "/chat/completions");
+    request.connectTimeoutS = c.connectTimeoutS;
+    request.idleTimeoutS = c.idleTimeoutS;
+    // JSON escapes may take six bytes per byte of text; the envelope is small.
+    request.maxBodyBytes = c.maxReplyBytes * 6 + 64 * 1024;
+    request.maxStreamBytes = std::max<std::size_t>(c.maxReplyBytes * 64, 64u << 20);
+    request.cancel = cancel;
+    if (anthropic) {
+        request.headers = {"content-type: application/json", "anthropic-version: 2023-06-01",
+                           "accept: text/event-stream"};
+        if (!key.empty())
+            request.headers.push_back("x-api-key: " + key);
+        request.body = anthropicRequest(c, system, messages).dump();
+    } else {
+        request.headers = {"Content-Type: application/json", "Accept: text/event-stream"};
+        if (!key.empty())
+            request.headers.push_back("Authorization: Bearer " + key);
+        request.body = openAiRequest(c, system, messages).dump();
+    }
+    const std::string shownUrl = displayUrl(request.url);
+    const std::string what = "ask the model " + c.model + " at " + shownUrl;
+    const auto decodeEvent = anthropic ? decodeAnthropicEvent : decodeOpenAiEvent;
+
+    ModelReply reply;
+    for (int attempt = 1;; ++attempt) {
+        reply.attempts = attempt;
+        StreamState state;
+        state.maxReplyBytes = c.maxReplyBytes;
+        SseParser parser;
+        bool textDelivered = false;
+        // Feeds SSE bytes through the parser and the provider's decoder, passing new text on.
+        auto feed = [&](std::string_view bytes, bool last) -> Result<void> {
+            Result<void> failure;
+            auto onEvent = [&](const SseEvent& event) {
+                if (!failure)
+                    return;
+                const size_t before = state.text.size();
+                if (auto r = decodeEvent(event, state); !r) {
+                    failure = r;
+                    return;
+                }
+                if (state.text.size() > before) {
+                    textDelivered = true;
+                    if (onText)
+                        onText(std::string_view(state.text).substr(before));
+                }
+            };
+            if (auto r = parser.feed(bytes, onEvent); !r)
+                return r;
+            if (last)
+                if (auto r = parser.finish(onEvent); !r)
+                    return r;
+            return failure;
+        };
+
+        auto response = httpPost(request, [&](std::string_view bytes) { return feed(bytes, false); });
+        if (!response) {
+            Error e = response.error();
+            if (e.kind == kHttpBroken && attempt <= c.maxRetries && !textDelivered) {
+                if (!sleepUnlessCancelled(std::min(c.backoffS * std::pow(2.0, attempt - 1), c.maxBackoffS), cancel))
+                    return cancelledError();
+                continue;
+            }
+            if (e.kind == kHttpBroken)
+                e.kind = kModelUnreachable;
+            if (e.kind == kModelCancelled)
+                e.what = what;
+            return scrub(std::move(e), key);
+        }
+        HttpResponse& r = *response;
+
+        if (r.status >= 200 && r.status < 300) {
+            Result<void> read;
+            if (r.streamed) {
+                read = feed({}, true);
+            } else {
+                // Some servers stream without saying text/event-stream; most that ignore
+                // "stream": true send one JSON document.
+                const size_t first = r.body.find_first_not_of(" \t\r\n");
+                const std::string_view head = first == std::string::npos ? std::string_view()
+                                                                         : std::string_view(r.body).substr(first);
+                if (head.starts_with("data:") || head.starts_with("event:") || head.starts_with(":")) {
+                    read = feed(r.body, true);
+                } else {
+                    read = anthropic ? decodeAnthropicBody(r.body, state) : decodeOpenAiBody(r.body, state);
+                    if (read && onText && !state.text.empty())
+                        onText(state.text);
+                }
+            }
+            if (!read)
+                return scrub(read.error(), key);
+            if (!state.done) {
+                if (state.text.empty())
+                    return scrub(Error{what, "the server ended the reply before any text and without its end marker ("
+                                                 + std::string(anthropic ? "message_stop" : "data: [DONE]") + ")",
+                                       "check that the server speaks the " + std::string(providerName(c.provider))
+                                           + " format, and its log",
+                                       "", "", kModelMalformed},
+                                 key);
+                if (state.stopReason.empty())
+                    state.stopReason = "incomplete";
+            }
+            reply.text = std::move(state.text);
+            reply.model = state.model.empty() ? c.model : state.model;
+            reply.stopReason = state.stopReason;
+            if (state.tokensIn < 0 || state.tokensOut < 0)
+                reply.usageEstimated = true;
+            if (state.tokensIn < 0) {
+                size_t bytes = system.size();
+                for (const auto& m : messages)
+                    bytes += m.content.size();
+                state.tokensIn = static_cast<long long>(bytes / 4);
+            }
+            if (state.tokensOut < 0)
+                state.tokensOut = static_cast<long long>(reply.text.size() / 4);
+            reply.tokensIn = state.tokensIn;
+            reply.tokensOut = state.tokensOut;
+            reply.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+            return reply;
+        }
+
+        const std::string quoted = redact(serverErrorMessage(r.body), key);
+        const std::string says = quoted.empty() ? std::string() : ": " + quoted;
+        if (r.status == 401 || r.status == 403) {
+            if (c.apiKeyEnv.empty())
+                return Error{what, "the server wants an API key (" + statusText(r.status) + ")" + says,
+                             "name the environment variable that holds the key in the model settings", "", "",
+                             kModelAuth};
+            return scrub(Error{what,
+                               "the server refused the API key in $" + c.apiKeyEnv + " (" + statusText(r.status)
+                                   + "): check it",
+                               quoted.empty() ? std::string() : "the server says: " + quoted, "", "", kModelAuth},
+                         key);
+        }
+        if (r.status == 404)
+            return scrub(Error{what,
+                               "the server has no " + shownUrl + " or no model " + c.model + " (404)" + says,
+                               "check the base URL and the model name", "", "", kModelNotFound},
+                         key);
+        const bool busy = r.status == 429;
+        const bool retryable = busy || r.status >= 500;
+        if (retryable && attempt <= c.maxRetries) {
+            double wait = retryAfterSeconds(r.retryAfter);
+            if (wait < 0)
+                wait = c.backoffS * std::pow(2.0, attempt - 1);
+            if (!sleepUnlessCancelled(std::min(wait, c.maxBackoffS), cancel))
+                return cancelledError();
+            continue;
+        }
+        if (busy)
+            return scrub(Error{what,
+                               "the server is rate-limiting us (429) after " + std::to_string(attempt)
+                                   + " attempts" + says,
+                               "wait and try again, or lower the request rate", "", "", kModelRateLimited},
+                         key);
+        if (r.status >= 500)
+            return scrub(Error{what,
+                               "the server failed (" + statusText(r.status) + ") " + std::to_string(attempt)
+                                   + (attempt == 1 ? " time" : " times") + says,
+                               "check the server's log, or try again later", "", "", kModelServer},
+                         key);
+        return scrub(Error{what, "the server refused the request (" + statusText(r.status) + ")" + says,
+                           "check the model name and the settings (max tokens, temperature)", "", "", kModelServer},
+                     key);
+    }
+}
+
+} // namespace kf::synth
