@@ -1,4 +1,5 @@
 // `kforge` as a user and a CI pipeline see it: exit codes, compiler-style diagnostics, --json.
+#include "modelserverfixture.h"
 #include "testutil.h"
 
 #include <QJsonArray>
@@ -49,6 +50,8 @@ private slots:
     void generate();
     void agentVerbs_data();
     void agentVerbs();
+    void synth_data();
+    void synth();
 
 private:
     QTemporaryDir m_dir;
@@ -368,6 +371,99 @@ void TestCli::agentVerbs()
     if (args.first() == "candidate" && exitCode == 0) {
         Run v = kforge({"validate", task});
         QVERIFY2(v.exitCode == 0 && v.out.contains("3 candidates"), qPrintable(v.out + v.err));
+    }
+}
+
+// `kforge synth` against the scripted model server (tests/fixtures/model_server.py, a test fixture):
+// what ends before a GPU is needed, and how it ends. The run on a GPU is gpu.synth.e2e.
+void TestCli::synth_data()
+{
+    QTest::addColumn<QString>("models");       // models.json's text; empty: no file
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("reply");        // the scripted model's one reply; "401": a 401; "down": no server
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("has");
+    const QString kernel = "```cuda\nextern \"C\" __global__ void vadd(const float* a, const float* b, float* c, long long n)\n"
+                           "{ long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i]; }\n```\n"
+                           "```json\n{\"launches\": [{\"kernel\": \"vadd\", \"grid\": \"ceil_div(N, 256)\", \"block\": 256, "
+                           "\"args\": [\"a\", \"b\", \"c\", {\"scalar\": \"N\", \"type\": \"int64\"}]}]}\n```\n";
+    const QStringList url{"--base-url", "{url}", "--model", "scripted"};
+    QTest::newRow("no model anywhere") << "" << QStringList{"synth", "c = a + b", "--task-dir", "{task}"} << "down" << 2
+                                       << "no model given";
+    QTest::newRow("models.json with a key in it")
+        << R"({"schema_version": 1, "models": [{"name": "m", "provider": "openai", "base_url": "http://x/v1", "model": "m", "api_key": "sk-1"}]})"
+        << QStringList{"synth", "c = a + b", "--task-dir", "{task}"} << "down" << 2 << "at /models/0/api_key";
+    QTest::newRow("unknown model name")
+        << R"({"schema_version": 1, "models": [{"name": "m", "provider": "openai", "base_url": "http://x/v1", "model": "m"}]})"
+        << QStringList{"synth", "c = a + b", "--task-dir", "{task}", "--model", "other"} << "down" << 2 << "one of: m";
+    QTest::newRow("the kernel compiles, then there is no GPU")
+        << "" << (QStringList{"synth", "c = a + b", "--task-dir", "{task}", "--json"} + url) << kernel << 3 << "\"outcome\": \"error\"";
+    QTest::newRow("401") << "" << (QStringList{"synth", "c = a + b", "--task-dir", "{task}", "--api-key-env", "KF_TEST_KEY"} + url)
+                         << "401" << 3 << "(401)";
+    QTest::newRow("nothing listens") << "" << (QStringList{"synth", "c = a + b", "--task-dir", "{task}"} + url) << "down" << 3
+                                     << "nothing listens";
+    QTest::newRow("a new task needs --yes without a terminal")
+        << "" << (QStringList{"synth", "c = a + b", "--task-dir", "{tmp}/new"} + url)
+        << "```json\n" + QString::fromUtf8(QFile(kExamples + "/vector_add/task.json").exists() ? "" : "") + "{TASK}\n```\n" << 2
+        << "pass --yes";
+}
+
+void TestCli::synth()
+{
+    QFETCH(QString, models);
+    QFETCH(QStringList, args);
+    QFETCH(QString, reply);
+    QFETCH(int, exitCode);
+    QFETCH(QString, has);
+    QTemporaryDir tmp;
+    const QString task = tmp.filePath("vector_add");
+    QVERIFY(QDir().mkpath(task));
+    QFile in(kExamples + "/vector_add/task.json");
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    nlohmann::json spec = nlohmann::json::parse(in.readAll().toStdString());
+    spec["candidates"] = nlohmann::json::array();
+    QFile out(task + "/task.json");
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(QByteArray::fromStdString(spec.dump(2)));
+    out.close();
+
+    ModelServerFixture server;
+    QString url = "http://127.0.0.1:9/v1";   // the discard port: nothing listens there
+    if (reply != "down") {
+        nlohmann::json script = nlohmann::json::array();
+        if (reply == "401")
+            script.push_back({{"status", 401}, {"body", R"({"error": {"message": "bad key"}})"}});
+        else
+            script.push_back({{"format", "openai"},
+                              {"text", reply.replace("{TASK}", QString::fromStdString(spec.dump())).toStdString()}});
+        KF_START_MODEL_SERVER(server, script);
+        url = QString::fromStdString(server.baseUrl(kf::synth::Provider::OpenAI));
+    }
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("KF_MODELS_FILE", tmp.filePath("models.json"));
+    env.insert("KF_RUNNER_FORCE_CPU", "1");
+    env.insert("KF_TEST_KEY", "sk-test-not-a-secret");
+    if (!models.isEmpty()) {
+        QFile m(tmp.filePath("models.json"));
+        QVERIFY(m.open(QIODevice::WriteOnly));
+        m.write(models.toUtf8());
+    }
+    QStringList real;
+    for (QString a : args)
+        real << a.replace("{task}", task).replace("{tmp}", tmp.path()).replace("{url}", url);
+    Run r = kforge(real, env);
+    QVERIFY2(r.exitCode == exitCode, qPrintable(QString::number(r.exitCode) + ": " + r.err.right(2000) + r.out.left(2000)));
+    QVERIFY2((r.out + r.err).contains(has), qPrintable(r.err.right(3000) + r.out.left(3000)));
+    QVERIFY(!(r.out + r.err).contains("sk-test-not-a-secret"));
+    if (exitCode == 3 && reply.startsWith("```cuda")) {
+        // Everything up to the runner is kept: the kernel, its plan, the compile result.
+        const QStringList runs = QDir(task + "/.synthesis").entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        QCOMPARE(runs.size(), 1);
+        const QDir run(task + "/.synthesis/" + runs.first());
+        QVERIFY(run.exists("01-codegen.cu"));
+        QVERIFY(run.exists("01-codegen-compile.json"));
+        QVERIFY(run.exists("synthesis.json"));
+        QVERIFY(QDir(task).entryList({"synth-*.cu"}).isEmpty());   // the attempt's file was taken away again
     }
 }
 

@@ -9,6 +9,7 @@
 #include "ProfileCommand.h"
 #include "PromoteCommand.h"
 #include "PromptCommand.h"
+#include "SynthCommand.h"
 #include "VerifyCommand.h"
 #include "engine/core/Architectures.h"
 #include "engine/compile/Compiler.h"
@@ -43,6 +44,7 @@ int main(int argc, char** argv)
     cli::addPromptCommands(app, exitCode);
     cli::addCandidateCommand(app, exitCode);
     cli::addImportCommand(app, exitCode);
+    cli::addSynthCommand(app, exitCode);
 
     std::string taskPath;
     CLI::App* validate = app.add_subcommand("validate", "Check a task.json against schema v1 and print a summary");

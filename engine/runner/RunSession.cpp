@@ -84,11 +84,12 @@ Result<RunSession::Outcome> RunSession::runJob(RunKind kind, const Task& origina
     if (!candidate)
         return Error{"run " + candidateFile, "the task has no candidate " + candidateFile, "add it under \"candidates\" in task.json",
                      {}, {}};
-    auto req = compileRequestFor(task, *candidate, m_arch);
+    // With `source` given the file is never read: it may not exist (synthesis keeps its kernels in
+    // memory and in its run folder until one is added to the task).
+    auto req = source ? Result<CompileRequest>(compileRequestFor(task, *candidate, m_arch, *source))
+                      : compileRequestFor(task, *candidate, m_arch);
     if (!req)
         return req.error();
-    if (source)
-        req->source = *source;
     req->wantSass = false;
 
     Outcome out;

@@ -60,6 +60,8 @@ std::vector<FencedBlock> fencedBlocks(std::string_view reply)
         std::string_view line = reply.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
         if (!line.empty() && line.back() == '\r')
             line.remove_suffix(1);
+        if (nl == std::string_view::npos && line.empty() && pos > 0)
+            break;   // the empty "line" after the final newline
         ++number;
         char ch = 0;
         std::string_view info;

@@ -382,7 +382,7 @@ std::optional<Stop> Run::interview(bool& accepted)
                             proposal.erase(key);
                         }
                     }
-                auto task = parseTask(proposal, "the proposed task.json", m_r.taskDir);
+                auto task = parseTask(proposal, "the proposed task.json", {});
                 if (!task) {
                     problem = "the task loader refused it: " + task.error().message();
                 } else {
@@ -416,7 +416,8 @@ std::optional<Stop> Run::interview(bool& accepted)
                     }
                     if (auto w = writeFileAtomic(m_r.taskDir / "task.json", ordered.dump(2) + "\n"); !w)
                         return Stop{"error", w.error().message()};
-                    m_spec = proposal;
+                    m_spec = taskToJson(*task);   // canonical, as the end compares it with the file
+                    m_spec["candidates"] = json::array();
                     m_task = std::move(*task);
                     m_task->directory = m_r.taskDir;
                     m_trace["assumptions"] = parsed->assumptions;
@@ -519,7 +520,7 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
 {
     Attempt a;
     const std::string prefix = twoDigits(step) + "-" + stageName(stage);
-    a.file = "synth-" + twoDigits(step) + ".cu";
+    a.file = "synth-" + m_runDir.filename().string() + "-" + twoDigits(step) + ".cu";
     auto fail = [&](std::string key, std::string feedback, std::string line) {
         a.feedbackKey = std::move(key);
         a.feedback = std::move(feedback);
@@ -572,7 +573,7 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
         entry["description"] = "synthesized";
     json whole = m_spec;
     whole["candidates"] = json::array({json::parse(entry.dump())});
-    auto task = parseTask(whole, "the launch plan", m_r.taskDir);
+    auto task = parseTask(whole, "the launch plan", {});
     if (!task) {
         Error e = task.error();
         std::string where = e.pointer.rfind("/candidates/0", 0) == 0 ? e.pointer.substr(13) : e.pointer;
@@ -622,10 +623,34 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
     a.compiled = true;
     ++m_totals.candidates;
 
-    // The runner: verify with held-out shapes over every shape set, then bench.
+    // The runner: verify with held-out shapes over every shape set, then bench. The runner reads
+    // the task as a task folder, so the kernel sits in it while it runs (under a name no candidate
+    // has) and is removed afterwards; its copy stays in the run folder.
     if (!m_h.run) {
         stop = Stop{"error", "no runner is connected"};
         return a;
+    }
+    struct Placed {
+        fs::path file;
+        ~Placed()
+        {
+            std::error_code ec;
+            if (!file.empty())
+                fs::remove(file, ec);
+        }
+    } placed;
+    {
+        std::error_code ec;
+        const fs::path target = m_task->directory / a.file;
+        if (fs::exists(target, ec)) {
+            stop = Stop{"error", target.string() + " exists already: remove it and run again"};
+            return a;
+        }
+        if (auto w = writeFileAtomic(target, a.source); !w) {
+            stop = Stop{"error", w.error().message()};
+            return a;
+        }
+        placed.file = target;
     }
     RunSettings vs;
     vs.shapes = "all";

@@ -85,9 +85,10 @@ struct SynthHooks {
     /// The runner: verify or bench `file` (an entry of `task`) with `source`. A report whose
     /// verdict is "error" is the kernel's failure (it crashed, timed out); an Error means nothing
     /// could run (no runner, no GPU) and ends the synthesis.
-    std::function<Result<protocol::RunReport>(RunKind kind, const Task& task, const std::string& file,
-                                              const std::string& source, const RunSettings& settings,
-                                              const CancelToken& cancel)> run;
+    using RunFn = std::function<Result<protocol::RunReport>(RunKind kind, const Task& task, const std::string& file,
+                                                            const std::string& source, const RunSettings& settings,
+                                                            const CancelToken& cancel)>;
+    RunFn run;
     /// The user's answers to the model's questions (one per question); empty: "choose yourself".
     std::function<std::vector<std::string>(const std::vector<std::string>& questions)> answer;
     /// Whether the user accepts the proposed task (shown with the model's assumptions).

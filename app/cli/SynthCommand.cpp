@@ -1,0 +1,277 @@
+// `kforge synth "<request>"`: kernel synthesis with a language model (engine/synth/Synthesis.h,
+// docs/synthesis.md). The model comes from models.json (engine/synth/ModelsConfig.h) or from
+// --provider/--base-url/--model; every kernel it writes goes through NVRTC, the runner's verify
+// and bench like any candidate, and the best correct one is added to the task.
+#include "SynthCommand.h"
+
+#include "ExitCodes.h"
+#include "RunnerSession.h"
+#include "engine/synth/ModelsConfig.h"
+#include "engine/synth/Synthesis.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <unistd.h>
+
+namespace kf::cli {
+
+namespace {
+
+struct SynthArgs {
+    std::string request, taskDir, reference, name, runDir;
+    std::string model, escalate, provider, baseUrl, apiKeyEnv;
+    double priceIn = -1, priceOut = -1;
+    double budgetUsd = 0, budgetSeconds = 0;
+    long long budgetTokens = 0;
+    int maxAttempts = 4, perfRounds = 3, heldOut = 2, escalateAfter = 2;
+    bool noPolish = false, yes = false, json = false, quiet = false;
+    std::string skills = "auto";
+    std::vector<std::string> skillDirs;
+    std::string runnerPath, arch;
+};
+
+// The model of a run: a name in models.json, or one given on the command line.
+Result<synth::ModelConfig> modelFor(const SynthArgs& a, const synth::ModelsConfig& config, const std::string& name)
+{
+    synth::ModelConfig m;
+    if (const synth::NamedModel* named = config.find(name)) {
+        m = named->config;
+    } else if (!a.baseUrl.empty()) {
+        m.model = name;
+    } else {
+        std::string known;
+        for (const synth::NamedModel& n : config.models)
+            known += (known.empty() ? "" : ", ") + n.name;
+        return Error{"choose the model", name.empty() ? "no model given and models.json names no default" : "models.json has no model \"" + name + "\"",
+                     known.empty() ? "give --base-url and --model (and --provider anthropic for Claude), or add models in the "
+                                     "workbench's settings (" + synth::modelsConfigPath().string() + ")"
+                                   : "one of: " + known + "; or give --base-url with --model",
+                     synth::modelsConfigPath().string(), {}, {}};
+    }
+    if (!a.provider.empty() && !synth::parseProvider(a.provider, m.provider))
+        return Error{"choose the model", "--provider must be openai or anthropic", {}, {}, {}, {}};
+    if (!a.baseUrl.empty())
+        m.baseUrl = a.baseUrl;
+    if (!a.apiKeyEnv.empty())
+        m.apiKeyEnv = a.apiKeyEnv;
+    if (a.priceIn >= 0)
+        m.priceInPerMTok = a.priceIn;
+    if (a.priceOut >= 0)
+        m.priceOutPerMTok = a.priceOut;
+    if (m.model.empty())
+        return Error{"choose the model", "no model name", "give --model", {}, {}, {}};
+    return m;
+}
+
+std::string money(double usd)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "$%.4f", usd);
+    return buf;
+}
+
+int runSynth(const SynthArgs& a)
+{
+    auto config = synth::readModelsConfig(synth::modelsConfigPath());
+    if (!config) {
+        std::cerr << "kforge: " << config.error().message() << '\n';
+        return kExitUsage;
+    }
+    synth::SynthRequest r;
+    r.request = a.request;
+    r.taskDir = a.taskDir;
+    r.referenceTask = a.reference;
+    r.candidateName = a.name;
+    r.runDir = a.runDir;
+    r.skills = a.skills;
+    for (const std::string& d : a.skillDirs)
+        r.skillDirs.emplace_back(d);
+    r.heldOut = a.heldOut;
+    r.budget.maxAttempts = a.maxAttempts;
+    r.budget.perfRounds = a.perfRounds;
+    r.budget.polish = !a.noPolish;
+    r.budget.maxUsd = a.budgetUsd;
+    r.budget.maxTokens = a.budgetTokens;
+    r.budget.maxSeconds = a.budgetSeconds;
+    r.budget.escalateAfter = a.escalateAfter;
+    auto primary = modelFor(a, *config, a.model.empty() ? config->defaultModel : a.model);
+    if (!primary) {
+        std::cerr << "kforge: " << primary.error().message() << '\n';
+        return kExitUsage;
+    }
+    r.models.push_back(*primary);
+    const std::string escalation = a.escalate.empty() ? config->escalationModel : a.escalate;
+    if (!escalation.empty() && escalation != (a.model.empty() ? config->defaultModel : a.model)) {
+        auto stronger = modelFor(a, *config, escalation);
+        if (!stronger) {
+            std::cerr << "kforge: " << stronger.error().message() << '\n';
+            return kExitUsage;
+        }
+        r.models.push_back(*stronger);
+    }
+
+    // The runner starts when the first kernel compiles: the interview and codegen need no GPU.
+    auto runner = std::make_unique<RunnerSession>(a.runnerPath, a.arch);
+    std::optional<int> runnerFailed;
+    bool started = false;
+    const bool tty = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+    const bool chatty = !a.json && !a.quiet;
+
+    synth::SynthHooks hooks;
+    hooks.run = [&](RunKind kind, const Task& task, const std::string& file, const std::string& source, const RunSettings& settings,
+                    const CancelToken&) -> Result<protocol::RunReport> {
+        if (!started) {
+            started = true;
+            runnerFailed = runner->start();
+        }
+        if (runnerFailed)
+            return Error{"run the kernel", "the runner did not start (its reason is printed above)",
+                         "verify and bench need a GPU: run kforge doctor", {}, {}, {}};
+        auto outcome = runner->run(kind, task, file, settings, file + (kind == RunKind::Verify ? " verify" : " bench"), source);
+        runner->progress().clear();
+        if (!outcome)
+            return outcome.error();
+        return std::move(outcome->report);
+    };
+    hooks.answer = [&](const std::vector<std::string>& questions) {
+        std::vector<std::string> answers;
+        if (!tty || a.yes) {
+            if (chatty)
+                for (const std::string& q : questions)
+                    std::cerr << "  the model asks: " << q << "\n";
+            if (chatty)
+                std::cerr << "  (no terminal or --yes: the model chooses and lists its assumptions)\n";
+            return answers;
+        }
+        for (const std::string& q : questions) {
+            std::cerr << "\nThe model asks: " << q << "\n> " << std::flush;
+            std::string line;
+            if (!std::getline(std::cin, line))
+                return std::vector<std::string>{};
+            answers.push_back(line);
+        }
+        return answers;
+    };
+    hooks.accept = [&](const nlohmann::ordered_json& task, const std::vector<std::string>& assumptions) {
+        if (chatty) {
+            std::cerr << "\nThe proposed task (" << task.value("name", std::string("?")) << "):\n" << task.dump(2) << "\n";
+            for (const std::string& s : assumptions)
+                std::cerr << "  assumption: " << s << '\n';
+        }
+        if (a.yes)
+            return true;
+        if (!tty) {
+            std::cerr << "kforge: the proposed task needs your acceptance: run on a terminal, or pass --yes to accept it\n";
+            return false;
+        }
+        std::cerr << "Accept this task? [y/N] " << std::flush;
+        std::string line;
+        return std::getline(std::cin, line) && (line == "y" || line == "Y" || line == "yes");
+    };
+    bool midLine = false;
+    hooks.onEvent = [&](const synth::SynthEvent& e) {
+        if (!chatty)
+            return;
+        using T = synth::SynthEvent::Type;
+        switch (e.type) {
+        case T::Stage:
+            std::cerr << (midLine ? "\n" : "") << "== " << e.text << '\n';
+            midLine = false;
+            break;
+        case T::Step:
+            std::cerr << (midLine ? "\n" : "") << "  [" << e.data.value("step", 0) << "] " << e.text << "...\n";
+            midLine = false;
+            break;
+        case T::Note:
+            if (!e.text.empty()) {
+                std::cerr << (midLine ? "\n" : "") << "  " << e.text << '\n';
+                midLine = false;
+            }
+            break;
+        case T::Text:
+            if (tty) {   // streamed text only where someone watches; the run folder has every reply
+                std::cerr << e.text;
+                midLine = !e.text.empty() && e.text.back() != '\n';
+            }
+            break;
+        case T::Totals: break;
+        }
+    };
+
+    auto result = synth::synthesize(r, hooks, runner->cancel());
+    if (!result) {
+        std::cerr << "kforge: " << result.error().message() << '\n';
+        return kExitUsage;
+    }
+    const synth::SynthResult& s = *result;
+    if (a.json) {
+        nlohmann::ordered_json j{{"outcome", s.outcome}, {"failed_stage", s.failedStage.empty() ? nlohmann::json() : nlohmann::json(s.failedStage)},
+                                 {"reason", s.reason}, {"run_dir", s.runDir.string()}, {"task_dir", s.taskDir.string()},
+                                 {"candidate", s.candidate.empty() ? nlohmann::json() : nlohmann::json(s.candidate)},
+                                 {"speedup", s.speedup ? nlohmann::json(*s.speedup) : nlohmann::json()},
+                                 {"totals", s.totals.toJson()}};
+        std::cout << j.dump(2) << '\n';
+    } else {
+        std::cout << (midLine ? "\n" : "") << "synth: " << s.outcome << (s.failedStage.empty() ? "" : " (in " + s.failedStage + ")") << ": "
+                  << s.reason << "\n  run folder: " << s.runDir.string() << "\n  " << s.totals.modelCalls << " model call(s), "
+                  << s.totals.tokensIn << " tokens in, " << s.totals.tokensOut << " out, " << money(s.totals.usd) << ", "
+                  << int(s.totals.seconds) << " s\n";
+        if (s.outcome == "candidate")
+            std::cout << "  next: kforge promote " << s.taskDir.string() << " --candidate " << s.candidate << '\n';
+    }
+    if (s.outcome == "candidate")
+        return kExitOk;
+    if (s.outcome == "cancelled")
+        return kExitInterrupted;
+    if (s.outcome == "error")
+        return kExitEnvironment;
+    if (s.outcome == "refused")
+        return kExitUsage;
+    return kExitFailed;
+}
+
+} // namespace
+
+void addSynthCommand(CLI::App& app, int& exitCode)
+{
+    auto a = std::make_shared<SynthArgs>();
+    CLI::App* cmd = app.add_subcommand("synth", "Write a kernel with a language model: every kernel it sends is verified and benchmarked "
+                                                "like yours (docs/synthesis.md)");
+    cmd->add_option("request", a->request, "what to build, in words")->required();
+    cmd->add_option("--task-dir", a->taskDir, "the task folder: an existing task (its spec is used as it is) or a new folder for the "
+                                              "task the model proposes")
+        ->required();
+    cmd->add_option("--reference", a->reference, "a task whose reference, inputs and outputs the proposed task must keep");
+    cmd->add_option("--model", a->model, "a model named in models.json (default: its \"default\"), or any model name with --base-url");
+    cmd->add_option("--escalate-to", a->escalate, "the stronger model to switch to after failures (default: models.json's \"escalation\")");
+    cmd->add_option("--provider", a->provider, "the wire format with --base-url: openai (Chat Completions) or anthropic (Messages)")
+        ->check(CLI::IsMember({"openai", "anthropic"}));
+    cmd->add_option("--base-url", a->baseUrl, "the endpoint, e.g. http://127.0.0.1:8000/v1 or https://api.anthropic.com");
+    cmd->add_option("--api-key-env", a->apiKeyEnv, "the environment variable that holds the API key (the key itself is never logged)");
+    cmd->add_option("--price-in", a->priceIn, "US dollars per million input tokens (for --budget-usd)")->check(CLI::Range(0.0, 1e6));
+    cmd->add_option("--price-out", a->priceOut, "US dollars per million output tokens")->check(CLI::Range(0.0, 1e6));
+    cmd->add_option("--budget-usd", a->budgetUsd, "stop when the run has cost this much")->check(CLI::Range(0.0, 1e6));
+    cmd->add_option("--budget-tokens", a->budgetTokens, "stop after this many tokens in and out")->check(CLI::Range(0LL, 1000000000LL));
+    cmd->add_option("--budget-seconds", a->budgetSeconds, "stop after this much wall time")->check(CLI::Range(0.0, 1e7));
+    cmd->add_option("--max-attempts", a->maxAttempts, "model replies per stage")->check(CLI::Range(1, 50));
+    cmd->add_option("--perf-rounds", a->perfRounds, "faster versions to ask for once a kernel is correct (0: none)")->check(CLI::Range(0, 50));
+    cmd->add_option("--escalate-after", a->escalateAfter, "failed replies in a row before the stronger model takes over")
+        ->check(CLI::Range(1, 50));
+    cmd->add_flag("--no-polish", a->noPolish, "skip the final tidy-up");
+    cmd->add_option("--held-out", a->heldOut, "held-out shapes per verify")->check(CLI::Range(0, 16));
+    cmd->add_option("--name", a->name, "the added candidate's file name (default: synth-<run>.cu)");
+    cmd->add_option("--run-dir", a->runDir, "where the run's prompts, replies and reports go (default: <task>/.synthesis/<run>)");
+    cmd->add_option("--skills", a->skills, "skills in the prompt: auto, none, or names separated by commas");
+    cmd->add_option("--skills-dir", a->skillDirs, "more skill folders (repeatable; later ones win by name)");
+    cmd->add_flag("--yes", a->yes, "accept the proposed task and let the model choose where it would ask");
+    cmd->add_flag("--json", a->json, "print the outcome as JSON");
+    cmd->add_flag("-q,--quiet", a->quiet, "print only the outcome");
+    cmd->add_option("--runner", a->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
+    cmd->add_option("--arch", a->arch, "run for this architecture instead of the GPU's");
+    cmd->callback([a, &exitCode] { exitCode = runSynth(*a); });
+}
+
+} // namespace kf::cli
