@@ -53,6 +53,13 @@ QString stageGlyph(const QString& status)
     return QStringLiteral("○");
 }
 
+// `a` with a share `t` of `b`: a tint that keeps the theme's contrast.
+QColor blend(const QColor& a, const QColor& b, double t)
+{
+    return QColor::fromRgbF(float(a.redF() * (1 - t) + b.redF() * t), float(a.greenF() * (1 - t) + b.greenF() * t),
+                            float(a.blueF() * (1 - t) + b.blueF() * t));
+}
+
 QPlainTextEdit* monoBox(QWidget* parent, bool readOnly)
 {
     auto* e = new QPlainTextEdit(parent);
@@ -83,7 +90,7 @@ AssistantDock::AssistantDock(QWidget* parent)
     m_request->setPlaceholderText(tr("Describe the kernel: \"a fused softmax over the last axis of a float32 [B, D] "
                                      "tensor, D up to 8192\". With a task selected in the Workspace, the request is "
                                      "about that task."));
-    m_request->setMaximumHeight(fontMetrics().lineSpacing() * 5 + 12);
+    m_request->setMaximumHeight(fontMetrics().lineSpacing() * 4 + 12);
     m_request->setTabChangesFocus(true);
     layout->addWidget(m_request);
     auto* row = new QHBoxLayout;
@@ -152,6 +159,8 @@ AssistantDock::AssistantDock(QWidget* parent)
     split->setStretchFactor(0, 5);
     split->setStretchFactor(1, 3);
     split->setStretchFactor(2, 2);
+    split->setSizes({5000, 3000, 1600}); // relative: the conversation first
+    split->setChildrenCollapsible(false);
     layout->addWidget(split, 1);
 
     m_totals = new QLabel(this);
@@ -271,7 +280,7 @@ QFrame* AssistantDock::addBubble(const QString& title, const QString& text, cons
     if (role == QLatin1String("you"))
         bg = palette().color(QPalette::AlternateBase);
     else if (role == QLatin1String("model"))
-        bg = palette().color(QPalette::Highlight).lighter(isDarkPalette(palette()) ? 60 : 185);
+        bg = blend(palette().color(QPalette::Base), palette().color(QPalette::Highlight), 0.14);
     frame->setStyleSheet(QStringLiteral("QFrame#%1 { background: %2; border-radius: 5px; }").arg(frame->objectName(), bg.name()));
     auto* v = new QVBoxLayout(frame);
     v->setContentsMargins(8, 5, 8, 6);
@@ -361,7 +370,7 @@ void AssistantDock::askQuestions(const QStringList& questions)
     buttons->addWidget(m_chooseForMe);
     buttons->addWidget(m_sendAnswers);
     v->addLayout(buttons);
-    auto finish = [this, frame](bool send) {
+    auto finish = [this](bool send) {
         QStringList answers;
         QString shown;
         if (send)
@@ -369,7 +378,10 @@ void AssistantDock::askQuestions(const QStringList& questions)
                 answers << box->toPlainText().trimmed();
                 shown += (shown.isEmpty() ? QString() : QStringLiteral("\n")) + (answers.last().isEmpty() ? tr("(no answer)") : answers.last());
             }
-        frame->setEnabled(false);
+        for (QPlainTextEdit* box : m_answerBoxes)
+            box->setReadOnly(true);
+        m_sendAnswers->hide();
+        m_chooseForMe->hide();
         m_answerBoxes.clear();
         m_sendAnswers = m_chooseForMe = nullptr;
         addBubble(tr("You"), send ? shown : tr("Choose yourself and list your assumptions."), QStringLiteral("you"));
@@ -412,8 +424,9 @@ void AssistantDock::showProposal(const QString& taskJson, const QStringList& ass
     buttons->addWidget(m_reject);
     buttons->addWidget(m_accept);
     v->addLayout(buttons);
-    auto decide = [this, frame](bool accepted) {
-        frame->setEnabled(false);
+    auto decide = [this](bool accepted) {
+        m_accept->hide();
+        m_reject->hide();
         m_accept = m_reject = nullptr;
         addBubble(tr("You"), accepted ? tr("Accepted the task.") : tr("Rejected the task."), QStringLiteral("you"));
         emit proposalDecided(accepted);
@@ -424,10 +437,13 @@ void AssistantDock::showProposal(const QString& taskJson, const QStringList& ass
 
 void AssistantDock::closePending(const QString& why)
 {
-    QWidget* open = m_sendAnswers ? m_sendAnswers->parentWidget() : m_accept ? m_accept->parentWidget() : nullptr;
-    if (!open)
+    if (!m_sendAnswers && !m_accept)
         return;
-    open->setEnabled(false);
+    for (QPlainTextEdit* box : m_answerBoxes)
+        box->setReadOnly(true);
+    for (QPushButton* b : {m_sendAnswers, m_chooseForMe, m_accept, m_reject})
+        if (b)
+            b->hide();
     m_answerBoxes.clear();
     m_sendAnswers = m_chooseForMe = m_accept = m_reject = nullptr;
     addNote(why);
