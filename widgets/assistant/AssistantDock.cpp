@@ -195,7 +195,7 @@ void AssistantDock::setModels(const QStringList& names, const QString& preselect
     if (i >= 0)
         m_model->setCurrentIndex(i);
     m_haveModels = !names.isEmpty();
-    m_model->setEnabled(m_haveModels);
+    m_model->setEnabled(m_haveModels && !m_running);
     QString tip;
     if (!problem.isEmpty())
         tip = problem;
