@@ -452,8 +452,10 @@ std::optional<Stop> Run::interview(bool& accepted)
                     ojson ordered = ojson::parse(proposal.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
                     const bool ok = m_h.accept ? m_h.accept(ordered, parsed->assumptions) : false;
                     if (m_cancel.cancelled()) {
+                        // Cancel while the proposal waited for the user is a cancel, not a refusal.
+                        step["result"] = "cancelled";
                         addStep(m_trace, S, step);
-                        setStatus(m_trace, S, "cancelled");
+                        setStatus(m_trace, S, "cancelled", "cancelled by the user");
                         save();
                         return Stop{"cancelled", "cancelled by the user"};
                     }

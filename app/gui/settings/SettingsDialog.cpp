@@ -1,5 +1,6 @@
 #include "app/gui/settings/SettingsDialog.h"
 
+#include "app/gui/settings/ModelsPage.h"
 #include "app/gui/settings/Settings.h"
 
 #include "engine/core/Architectures.h"
@@ -15,6 +16,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 #include <optional>
@@ -122,14 +124,22 @@ SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent)
     m_problem->setWordWrap(true);
     m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
 
+    auto* tabs = new QTabWidget(this);
+    tabs->setObjectName(QStringLiteral("settingsTabs"));
+    auto* general = new QWidget(tabs);
+    general->setLayout(form);
+    tabs->addTab(general, tr("&General"));
+    m_models = new ModelsPage({}, tabs);
+    tabs->addTab(m_models, tr("&Models"));
     auto* layout = new QVBoxLayout(this);
-    layout->addLayout(form);
+    layout->addWidget(tabs);
     layout->addWidget(m_problem);
     layout->addWidget(m_buttons);
 
     connect(m_buttons, &QDialogButtonBox::accepted, this, &SettingsDialog::accept);
     connect(m_buttons, &QDialogButtonBox::rejected, this, &SettingsDialog::reject);
     connect(browse, &QPushButton::clicked, this, &SettingsDialog::browseRunner);
+    connect(m_models, &ModelsPage::changed, this, &SettingsDialog::validate);
     for (QLineEdit* e : {m_nvrtcOptions, m_rtol, m_atol, m_runnerPath, m_skillDirs})
         connect(e, &QLineEdit::textChanged, this, &SettingsDialog::validate);
 
@@ -231,6 +241,8 @@ void SettingsDialog::validate()
         for (const QString& d : m_skillDirs->text().split(QLatin1Char(';'), Qt::SkipEmptyParts))
             if (!d.trimmed().isEmpty() && !QFileInfo(d.trimmed()).isDir())
                 return tr("The skill folder %1 does not exist.").arg(d.trimmed());
+        if (const QString models = m_models->validationError(); !models.isEmpty())
+            return tr("Models: %1").arg(models);
         return {};
     };
     m_error = firstProblem();
@@ -252,6 +264,13 @@ void SettingsDialog::accept()
     validate();
     if (!m_error.isEmpty())
         return;
+    QString modelsError;
+    if (!m_models->save(&modelsError)) {
+        m_error = tr("Models: %1").arg(modelsError);
+        m_problem->setText(m_error);
+        m_problem->setVisible(true);
+        return;
+    }
     QStringList options;
     parseNvrtcOptions(m_nvrtcOptions->text(), &options, nullptr);
     bool ok = false;

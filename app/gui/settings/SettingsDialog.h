@@ -1,6 +1,7 @@
 #pragma once
-// Preferences dialog: edits a Settings object; nothing is written until OK, and OK stays
-// disabled while a field is invalid (the reason is shown under the form).
+// Preferences dialog: edits a Settings object (General) and the language models of kernel
+// synthesis (Models, app/gui/settings/ModelsPage, stored in models.json); nothing is written
+// until OK, and OK stays disabled while a field is invalid (the reason is shown under the form).
 
 #include <QDialog>
 #include <QString>
@@ -15,6 +16,7 @@ class QSpinBox;
 
 namespace kf::app {
 
+class ModelsPage;
 class Settings;
 
 /// GUI thread. `settings` must outlive the dialog.
@@ -32,6 +34,8 @@ public:
 
     /// The first problem of the form, empty when it can be saved.
     QString validationError() const { return m_error; }
+    /// The Models page (models.json at synth::modelsConfigPath()).
+    ModelsPage* modelsPage() const { return m_models; }
 
 public slots:
     /// Writes the form to the settings and closes (only when valid).
@@ -54,6 +58,7 @@ private:
     QCheckBox* m_benchCompile = nullptr;
     QLineEdit* m_skillDirs = nullptr;
     QComboBox* m_theme = nullptr;
+    ModelsPage* m_models = nullptr;
     QLabel* m_problem = nullptr;
     QDialogButtonBox* m_buttons = nullptr;
     QString m_error;

@@ -5,6 +5,7 @@
 #include "app/gui/settings/Settings.h"
 #include "app/gui/settings/SettingsDialog.h"
 #include "app/gui/window/AgentController.h"
+#include "app/gui/window/AssistantController.h"
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/CompileController.h"
 #include "app/gui/window/PromoteController.h"
@@ -21,6 +22,7 @@
 #include "engine/core/Files.h"
 #include "engine/registry/Registry.h"
 #include "widgets/assembly/AssemblyView.h"
+#include "widgets/assistant/AssistantDock.h"
 #include "widgets/diagnostics/DiagnosticsPanel.h"
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/occupancy/OccupancyPanel.h"
@@ -120,6 +122,31 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
                                                 "warnings, not a verdict: Verify decides.")
                                                  .arg(QFileInfo(file).fileName(), warnings.join(QLatin1Char('\n'))));
             });
+    m_assistant = new AssistantController(m_assistantDock, this);
+    {
+        kf::RunSession::Options so; // the same runner and compile options as the Run menu's runs
+        so.runnerPath = ro.runnerPath.toStdString();
+        for (const QString& e : ro.extraEnv)
+            so.extraEnv.push_back(e.toStdString());
+        if (!ro.cacheDir.isEmpty())
+            so.cacheDir = ro.cacheDir.toStdString();
+        for (const QString& o : ro.extraNvrtcOptions)
+            so.extraNvrtcOptions.push_back(o.toStdString());
+        m_assistant->setRunnerOptions(so);
+    }
+    m_assistant->reloadModels();
+    connect(m_assistantDock, &kf::ui::AssistantDock::startRequested, this, &MainWindow::startSynthesis);
+    connect(m_assistant, &AssistantController::openFileRequested, this, [this](const QString& path) { openFile(path); });
+    connect(m_assistant, &AssistantController::finished, this, [this](const QString&, const QString& sentence) {
+        statusBar()->showMessage(sentence, 15000);
+    });
+    connect(m_assistant, &AssistantController::candidateAdded, this, [this](const QString& dir, const QString& file) {
+        if (m_workspace->indexOfDir(dir) >= 0)
+            m_workspace->reload(dir);
+        else
+            m_workspace->rescan(); // a task the interview created
+        openFile(file);
+    });
     m_promote->setEvidenceDirectory(m_options.recoveryDir.isEmpty()
                                         ? QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
                                               QStringLiteral("/evidence")
@@ -246,6 +273,9 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
 
 MainWindow::~MainWindow()
 {
+    // The synthesis worker first: it cancels and joins before anything it reports to goes.
+    delete m_assistant;
+    m_assistant = nullptr;
     // Controllers first: their worker threads deliver into widgets that are about to go.
     m_promote.reset();
     m_registry.reset();
@@ -273,6 +303,7 @@ void MainWindow::buildDocks()
     m_registryBrowser = new kf::ui::RegistryBrowser(this);
     m_inspector = new kf::ui::TensorInspector(this);
     m_profilePanel = new kf::ui::ProfilePanel(this);
+    m_assistantDock = new kf::ui::AssistantDock(this);
 
     QDockWidget* ws = makeDock(this, tr("Workspace"), "workspaceDock", m_workspaceView);
     QDockWidget* problems = makeDock(this, tr("Problems"), "problemsDock", m_diagnostics);
@@ -283,6 +314,7 @@ void MainWindow::buildDocks()
     QDockWidget* registry = makeDock(this, tr("Registry"), "registryDock", m_registryBrowser);
     QDockWidget* inspector = makeDock(this, tr("Inspector"), "inspectorDock", m_inspector);
     QDockWidget* profile = makeDock(this, tr("Profile"), "profileDock", m_profilePanel);
+    QDockWidget* assistant = makeDock(this, tr("Assistant"), "assistantDock", m_assistantDock);
     addDockWidget(Qt::LeftDockWidgetArea, ws);
     addDockWidget(Qt::RightDockWidgetArea, assembly);
     addDockWidget(Qt::RightDockWidgetArea, occupancy);
@@ -291,6 +323,8 @@ void MainWindow::buildDocks()
     tabifyDockWidget(occupancy, task);
     addDockWidget(Qt::RightDockWidgetArea, registry);
     tabifyDockWidget(task, registry);
+    addDockWidget(Qt::RightDockWidgetArea, assistant);
+    tabifyDockWidget(registry, assistant);
     assembly->raise();
     addDockWidget(Qt::BottomDockWidgetArea, problems);
     addDockWidget(Qt::BottomDockWidgetArea, runs);
@@ -375,8 +409,19 @@ void MainWindow::buildMenus()
     });
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
+    QDockWidget* assistant = dock("assistantDock");
     for (QDockWidget* d : findChildren<QDockWidget*>())
-        view->addAction(d->toggleViewAction());
+        if (d != assistant)
+            view->addAction(d->toggleViewAction());
+    // The Assistant's own entry: it shows the panel and brings it forward even when it is tabbed
+    // behind another (its title bar's close button hides it).
+    m_assistantAction = view->addAction(tr("&Assistant"), QKeySequence(tr("Ctrl+Shift+A")), this, [this, assistant] {
+        assistant->show();
+        assistant->raise();
+        m_assistantDock->requestBox()->setFocus();
+    });
+    m_assistantAction->setStatusTip(tr("Ask a language model for a kernel: it proposes, KernelForge verifies and "
+                                       "benchmarks every kernel it sends"));
     view->addSeparator();
     view->addAction(tr("Reset &Layout"), this, [this] {
         restoreState(m_defaultState);
@@ -427,6 +472,7 @@ void MainWindow::showSettings()
     SettingsDialog dialog(m_settings, this);
     if (dialog.exec() == QDialog::Accepted)
         applySettings();
+    m_assistant->reloadModels(); // Settings ▸ Models may have changed models.json
 }
 
 void MainWindow::applySettings()

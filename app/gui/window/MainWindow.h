@@ -1,6 +1,6 @@
 #pragma once
 // The workbench window: workspace tree, kernel tabs, and the dockable panels (Problems,
-// Assembly, Resources & Occupancy, Task, Runs, Registry). It wires widgets to the two services through
+// Assembly, Resources & Occupancy, Task, Runs, Registry, Assistant). It wires widgets to the two services through
 // two controllers (CompileController, RunController) and keeps no engine work of its own.
 #include "app/gui/services/RunService.h"
 
@@ -15,6 +15,7 @@ class QTabWidget;
 class QTreeView;
 
 namespace kf::ui {
+class AssistantDock;
 class ProfilePanel;
 class AssemblyView;
 class DiagnosticsPanel;
@@ -28,6 +29,7 @@ class TaskEditor;
 namespace kf::app {
 
 class AgentController;
+class AssistantController;
 class CandidateTab;
 class CompileController;
 class InspectController;
@@ -88,6 +90,10 @@ public:
     InspectController* inspectController() const { return m_inspect.get(); }
     QAction* promoteAction() const { return m_promoteAction; }
     AgentController* agentController() const { return m_agent; }
+    kf::ui::AssistantDock* assistantDock() const { return m_assistantDock; }
+    AssistantController* assistantController() const { return m_assistant; }
+    /// View ▸ Assistant: shows and raises the Assistant panel, focus in its request box.
+    QAction* assistantAction() const { return m_assistantAction; }
     QDockWidget* dock(const QString& objectName) const;
 
 public slots:
@@ -117,6 +123,8 @@ private:
     void addCandidateFromFile();
     void importProblem();
     void copyAgentPrompt();
+    /// The Assistant's Start: the selected task, else a folder the user picks for a new task.
+    void startSynthesis(const QString& request, const QString& model);
     /// The task of the current tab, else the one selected in the Workspace; empty: none.
     QString selectedTaskDir() const;
     void openWorkspaceDialog();
@@ -149,6 +157,9 @@ private:
     std::unique_ptr<RegistryController> m_registry;
     std::unique_ptr<InspectController> m_inspect;
     AgentController* m_agent = nullptr;   ///< a child of the window
+    kf::ui::AssistantDock* m_assistantDock = nullptr;
+    AssistantController* m_assistant = nullptr;   ///< a child of the window, deleted first
+    QAction* m_assistantAction = nullptr;
     QMenu* m_recentMenu = nullptr;
     QAction* m_verifyAction = nullptr;
     QAction* m_benchAction = nullptr;

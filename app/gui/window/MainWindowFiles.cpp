@@ -8,6 +8,7 @@
 #include "app/gui/settings/Settings.h"
 #include "app/gui/settings/SettingsDialog.h"
 #include "app/gui/window/AgentController.h"
+#include "app/gui/window/AssistantController.h"
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/ImportDialog.h"
 #include "app/gui/window/CompileController.h"
@@ -352,6 +353,18 @@ void MainWindow::addCandidateFromFile()
         return;
     }
     m_agent->addCandidateInteractive(taskDir);
+}
+
+void MainWindow::startSynthesis(const QString& request, const QString& model)
+{
+    QString taskDir = selectedTaskDir();
+    if (taskDir.isEmpty()) {
+        taskDir = QFileDialog::getExistingDirectory(this, tr("Assistant: a folder for the new task"), m_workspace->root());
+        if (taskDir.isEmpty())
+            return;
+    }
+    dock("assistantDock")->raise();
+    m_assistant->start(request, model, taskDir);
 }
 
 void MainWindow::importProblem()

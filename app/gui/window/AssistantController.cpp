@@ -1,0 +1,382 @@
+#include "app/gui/window/AssistantController.h"
+
+#include "engine/core/Files.h"
+#include "engine/synth/ModelsConfig.h"
+#include "widgets/assistant/AssistantDock.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QMetaObject>
+
+#include <nlohmann/json.hpp>
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+
+namespace kf::app {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+QStringList qlist(const std::vector<std::string>& v)
+{
+    QStringList out;
+    for (const std::string& s : v)
+        out << qs(s);
+    return out;
+}
+
+// What synthesis.json says of the stages and the kernels so far (the engine rewrites it after
+// every step; docs/synthesis-schema.md).
+struct Progress {
+    struct StageRow { QString stage, status, reason; };
+    struct CandidateRow { QString name, path, result; double speedup = 0; };
+    QList<StageRow> stages;
+    QList<CandidateRow> candidates;
+};
+
+Progress readProgress(const fs::path& runDir)
+{
+    Progress p;
+    auto bytes = readFileBytes(runDir / "synthesis.json");
+    if (!bytes)
+        return p;
+    const json trace = json::parse(*bytes, nullptr, false);
+    if (!trace.is_object() || !trace.contains("stages") || !trace["stages"].is_array())
+        return p;
+    for (const json& st : trace["stages"]) {
+        if (!st.is_object())
+            continue;
+        p.stages.push_back({qs(st.value("stage", std::string())), qs(st.value("status", std::string())),
+                            qs(st.value("reason", std::string()))});
+        if (!st.contains("steps") || !st["steps"].is_array())
+            continue;
+        for (const json& step : st["steps"]) {
+            if (!step.is_object() || !step.contains("candidate") || !step["candidate"].is_string())
+                continue;
+            const std::string file = step["candidate"].get<std::string>();
+            const double speedup = step.contains("speedup") && step["speedup"].is_number() ? step["speedup"].get<double>() : 0.0;
+            std::string result = step.value("result", std::string());
+            if (step.contains("result") && !step["result"].is_string())
+                result.clear();
+            p.candidates.push_back({qs(file), qs((runDir / file).string()), qs(result), speedup});
+        }
+    }
+    return p;
+}
+
+// <task>/.synthesis/<UTC time>, as the engine names it (engine/synth/Synthesis.cpp), chosen here
+// so the panel can read synthesis.json while the run writes it.
+QString newRunDir(const QString& taskDir)
+{
+    const QString base = QDir(taskDir).filePath(QStringLiteral(".synthesis"));
+    const QString id = QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    QString dir = base + QLatin1Char('/') + id;
+    for (int n = 2; QFileInfo::exists(dir); ++n)
+        dir = base + QLatin1Char('/') + id + QLatin1Char('-') + QString::number(n);
+    return dir;
+}
+
+} // namespace
+
+// What the worker and the UI thread share for one run.
+struct AssistantController::Job {
+    kf::CancelToken cancel;
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::optional<std::vector<std::string>> answers;   // guarded by mutex
+    std::optional<bool> accepted;                      // guarded by mutex
+    QString pendingText;                               // guarded by mutex: streamed text not yet posted
+};
+
+AssistantController::AssistantController(kf::ui::AssistantDock* dock, QObject* parent)
+    : QObject(parent)
+    , m_dock(dock)
+{
+    connect(dock, &kf::ui::AssistantDock::cancelRequested, this, &AssistantController::cancel);
+    connect(dock, &kf::ui::AssistantDock::candidateActivated, this, &AssistantController::openFileRequested);
+    connect(dock, &kf::ui::AssistantDock::answersGiven, this, [this](const QStringList& answers) {
+        if (!m_job)
+            return;
+        std::vector<std::string> v;
+        for (const QString& a : answers)
+            v.push_back(a.toStdString());
+        {
+            std::lock_guard lock(m_job->mutex);
+            m_job->answers = std::move(v);
+        }
+        m_job->wake.notify_all();
+    });
+    connect(dock, &kf::ui::AssistantDock::proposalDecided, this, [this](bool accepted) {
+        if (!m_job)
+            return;
+        {
+            std::lock_guard lock(m_job->mutex);
+            m_job->accepted = accepted;
+        }
+        m_job->wake.notify_all();
+    });
+}
+
+AssistantController::~AssistantController()
+{
+    if (m_thread.joinable()) {
+        cancel();
+        m_thread.join();
+    }
+}
+
+void AssistantController::setModelsFile(const QString& path)
+{
+    m_modelsFile = path;
+}
+
+QString AssistantController::modelsFile() const
+{
+    return m_modelsFile.isEmpty() ? qs(kf::synth::modelsConfigPath().string()) : m_modelsFile;
+}
+
+void AssistantController::reloadModels()
+{
+    if (!m_dock)
+        return;
+    auto config = kf::synth::readModelsConfig(modelsFile().toStdString());
+    if (!config) {
+        m_dock->setModels({}, {}, tr("The models file does not read: %1").arg(qs(config.error().message())));
+        return;
+    }
+    QStringList names;
+    for (const kf::synth::NamedModel& m : config->models)
+        names << qs(m.name);
+    m_dock->setModels(names, qs(config->defaultModel));
+}
+
+void AssistantController::setEngineHooksForTesting(ModelHook model, RunHook run)
+{
+    m_testModel = std::move(model);
+    m_testRun = std::move(run);
+}
+
+void AssistantController::cancel()
+{
+    if (!m_job)
+        return;
+    m_job->cancel.cancel();
+    {
+        std::lock_guard lock(m_job->mutex); // no lost wake-up for a worker about to wait
+    }
+    m_job->wake.notify_all();
+    if (m_dock)
+        m_dock->closePending(tr("Cancelled while waiting for you."));
+}
+
+bool AssistantController::start(const QString& request, const QString& modelName, const QString& taskDir)
+{
+    if (busy() || !m_dock)
+        return false;
+    auto config = kf::synth::readModelsConfig(modelsFile().toStdString());
+    if (!config) {
+        m_dock->setOutcome(tr("The models file does not read: %1").arg(qs(config.error().message())), false);
+        return false;
+    }
+    const kf::synth::NamedModel* model = config->find(modelName.toStdString());
+    if (!model) {
+        m_dock->setOutcome(tr("No model is named \"%1\" in %2: add it in File ▸ Settings ▸ Models.").arg(modelName, modelsFile()),
+                           false);
+        return false;
+    }
+    if (request.trimmed().isEmpty() || taskDir.isEmpty())
+        return false;
+
+    kf::synth::SynthRequest r;
+    r.request = request.trimmed().toStdString();
+    r.taskDir = QDir::cleanPath(QFileInfo(taskDir).absoluteFilePath()).toStdString();
+    r.models.push_back(model->config);
+    if (const kf::synth::NamedModel* stronger = config->find(config->escalationModel); stronger && stronger != model)
+        r.models.push_back(stronger->config);
+    m_taskDir = qs(r.taskDir.string());
+    m_runDir = newRunDir(m_taskDir);
+    r.runDir = m_runDir.toStdString();
+    const bool existing = QFileInfo(QDir(m_taskDir).filePath(QStringLiteral("task.json"))).isFile();
+
+    m_dock->setRequest(request);
+    m_dock->beginRun(existing ? tr("the task %1 (its spec as it is; no interview)").arg(QFileInfo(m_taskDir).fileName())
+                              : tr("a new task in %1").arg(m_taskDir));
+    m_dock->setRunning(true);
+    m_lastOutcome.clear();
+    m_job = std::make_shared<Job>();
+
+    // Every call from the worker to the panel: queued onto the UI thread, dropped if the
+    // controller is gone (its destructor joins the worker first, so `this` outlives the posts).
+    auto post = [this](auto fn) {
+        QMetaObject::invokeMethod(this, [this, fn = std::move(fn)] {
+            if (m_dock)
+                fn(*m_dock);
+        }, Qt::QueuedConnection);
+    };
+    auto showProgress = [post](const fs::path& runDir) {
+        post([p = readProgress(runDir)](kf::ui::AssistantDock& d) {
+            for (const Progress::StageRow& s : p.stages)
+                d.setStageStatus(s.stage, s.status, s.reason);
+            for (const Progress::CandidateRow& c : p.candidates)
+                d.setCandidate(c.name, c.path, c.result, c.speedup);
+        });
+    };
+
+    std::shared_ptr<Job> job = m_job;
+    kf::synth::SynthHooks hooks;
+    hooks.model = m_testModel;
+    hooks.onEvent = [this, job, post, showProgress, runDir = r.runDir](const kf::synth::SynthEvent& e) {
+        using T = kf::synth::SynthEvent::Type;
+        switch (e.type) {
+        case T::Stage:
+            post([stage = qs(e.text)](kf::ui::AssistantDock& d) { d.setStageStatus(stage, QStringLiteral("running")); });
+            break;
+        case T::Text: {
+            // One queued call per burst: the deltas gather here until the UI thread takes them.
+            bool first = false;
+            {
+                std::lock_guard lock(job->mutex);
+                first = job->pendingText.isEmpty();
+                job->pendingText += qs(e.text);
+            }
+            if (first)
+                QMetaObject::invokeMethod(this, [this, job] {
+                    QString text;
+                    {
+                        std::lock_guard lock(job->mutex);
+                        text.swap(job->pendingText);
+                    }
+                    if (m_dock)
+                        m_dock->appendModelText(text);
+                }, Qt::QueuedConnection);
+            break;
+        }
+        case T::Step: {
+            const QString line = qs(e.text) + QStringLiteral(" (") + qs(kf::synth::stageName(e.stage)) + QStringLiteral(")");
+            post([line](kf::ui::AssistantDock& d) {
+                d.addNote(line);
+                d.appendModelText(QStringLiteral("\n── %1 ──\n").arg(line));
+            });
+            if (e.data.is_object() && e.data.contains("candidate") && e.data["candidate"].is_string()) {
+                const std::string file = e.data["candidate"].get<std::string>();
+                const double speedup = e.data.contains("speedup") && e.data["speedup"].is_number() ? e.data["speedup"].get<double>() : 0.0;
+                const std::string result = e.data.contains("result") && e.data["result"].is_string() ? e.data["result"].get<std::string>() : "";
+                post([n = qs(file), p = qs((runDir / file).string()), res = qs(result), speedup](kf::ui::AssistantDock& d) {
+                    d.setCandidate(n, p, res, speedup);
+                });
+            }
+            break;
+        }
+        case T::Note:
+            post([line = qs(e.text)](kf::ui::AssistantDock& d) { d.addNote(line); });
+            break;
+        case T::Totals:
+            post([in = e.data.value("tokens_in", 0LL), out = e.data.value("tokens_out", 0LL), usd = e.data.value("usd", 0.0)](
+                     kf::ui::AssistantDock& d) { d.setTotals(in, out, usd); });
+            showProgress(runDir);   // written just before this event
+            break;
+        }
+    };
+    hooks.answer = [job, post](const std::vector<std::string>& questions) -> std::vector<std::string> {
+        {
+            std::lock_guard lock(job->mutex);
+            job->answers.reset();
+        }
+        post([q = qlist(questions)](kf::ui::AssistantDock& d) { d.askQuestions(q); });
+        std::unique_lock lock(job->mutex);
+        job->wake.wait(lock, [&] { return job->answers.has_value() || job->cancel.cancelled(); });
+        return job->answers && !job->cancel.cancelled() ? *job->answers : std::vector<std::string>{};
+    };
+    hooks.accept = [job, post](const nlohmann::ordered_json& task, const std::vector<std::string>& assumptions) {
+        {
+            std::lock_guard lock(job->mutex);
+            job->accepted.reset();
+        }
+        post([t = qs(task.dump(2)), a = qlist(assumptions)](kf::ui::AssistantDock& d) { d.showProposal(t, a); });
+        std::unique_lock lock(job->mutex);
+        job->wake.wait(lock, [&] { return job->accepted.has_value() || job->cancel.cancelled(); });
+        return job->accepted.value_or(false) && !job->cancel.cancelled();
+    };
+
+    RunHook testRun = m_testRun;
+    const kf::RunSession::Options runnerOptions = m_runnerOptions;
+    m_thread = std::thread([this, r = std::move(r), hooks = std::move(hooks), job, post, showProgress, testRun, runnerOptions]() mutable {
+        // The runner session lives and dies on this thread (engine/runner/RunSession.h).
+        std::unique_ptr<kf::RunSession> session;
+        if (testRun) {
+            hooks.run = testRun;
+        } else {
+            hooks.run = [&session, &runnerOptions, post](kf::RunKind kind, const kf::Task& task, const std::string& file,
+                                                         const std::string& source, const kf::RunSettings& settings,
+                                                         const kf::CancelToken& cancel) -> kf::Result<kf::protocol::RunReport> {
+                if (!session)
+                    session = std::make_unique<kf::RunSession>(runnerOptions);
+                post([line = (kind == kf::RunKind::Verify ? tr("verifying %1 on the GPU…") : tr("benchmarking %1 on the GPU…"))
+                                 .arg(qs(file))](kf::ui::AssistantDock& d) { d.addNote(line); });
+                auto outcome = session->run(kind, task, file, settings, {}, &cancel, source);
+                if (!outcome)
+                    return outcome.error();
+                return std::move(outcome->report);
+            };
+        }
+        kf::Result<kf::synth::SynthResult> result = kf::synth::synthesize(r, hooks, job->cancel);
+        session.reset();
+        showProgress(r.runDir);
+        QMetaObject::invokeMethod(this, [this, result] { onFinished(result); }, Qt::QueuedConnection);
+    });
+    emit runningChanged(true);
+    return true;
+}
+
+void AssistantController::onFinished(const kf::Result<kf::synth::SynthResult>& result)
+{
+    if (m_thread.joinable())
+        m_thread.join();
+    m_job.reset();
+    QString sentence;
+    bool good = false;
+    if (!result) {
+        m_lastOutcome = QStringLiteral("error");
+        sentence = tr("The synthesis did not start: %1").arg(qs(result.error().message()));
+    } else {
+        const kf::synth::SynthResult& s = *result;
+        m_lastOutcome = qs(s.outcome);
+        const QString folder = qs(s.runDir.string());
+        if (s.outcome == "candidate") {
+            good = true;
+            sentence = tr("Added %1 to the task").arg(qs(s.candidate));
+            if (s.speedup)
+                sentence += tr(": %1× over eager LibTorch").arg(*s.speedup, 0, 'f', 2);
+            if (s.compileSpeedup)
+                sentence += tr(", %1× over torch.compile").arg(*s.compileSpeedup, 0, 'f', 2);
+            sentence += tr(". Verify and promote it like any candidate. Everything is in %1").arg(folder);
+        } else if (s.outcome == "cancelled") {
+            sentence = tr("Cancelled, everything is in %1").arg(folder);
+        } else {
+            const QString what = s.outcome == "no_candidate" ? tr("No correct kernel")
+                                 : s.outcome == "refused"    ? tr("No task")
+                                                             : tr("Stopped by an error");
+            sentence = tr("%1 (%2 stage): %3. Everything is in %4").arg(what, qs(s.failedStage), qs(s.reason), folder);
+        }
+        if (m_dock)
+            m_dock->setTotals(s.totals.tokensIn, s.totals.tokensOut, s.totals.usd);
+    }
+    if (m_dock) {
+        m_dock->closePending(tr("The run ended."));
+        m_dock->setRunning(false);
+        m_dock->setOutcome(sentence, good);
+    }
+    emit runningChanged(false);
+    emit finished(m_lastOutcome, sentence);
+    if (result && result->outcome == "candidate")
+        emit candidateAdded(qs(result->taskDir.string()), qs((result->taskDir / result->candidate).string()));
+}
+
+} // namespace kf::app
