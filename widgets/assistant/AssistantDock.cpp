@@ -5,7 +5,9 @@
 #include <QComboBox>
 #include <QFontDatabase>
 #include <QFrame>
+#include <QDoubleSpinBox>
 #include <QHBoxLayout>
+#include <QSpinBox>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -107,6 +109,33 @@ AssistantDock::AssistantDock(QWidget* parent)
     row->addWidget(m_start);
     row->addWidget(m_cancel);
     layout->addLayout(row);
+    // The run's limits (docs/synthesis.md, "Budgets and escalation"): the CLI's defaults.
+    auto* limits = new QHBoxLayout;
+    limits->addWidget(new QLabel(tr("Attempts per stage:"), this));
+    m_attempts = new QSpinBox(this);
+    m_attempts->setObjectName(QStringLiteral("assistantAttempts"));
+    m_attempts->setRange(1, 50);
+    m_attempts->setValue(4);
+    m_attempts->setToolTip(tr("Model replies per stage before the run gives up on that stage"));
+    limits->addWidget(m_attempts);
+    limits->addWidget(new QLabel(tr("Faster rounds:"), this));
+    m_perfRounds = new QSpinBox(this);
+    m_perfRounds->setObjectName(QStringLiteral("assistantPerfRounds"));
+    m_perfRounds->setRange(0, 50);
+    m_perfRounds->setValue(3);
+    m_perfRounds->setToolTip(tr("Faster versions asked for once a kernel is correct (0: none)"));
+    limits->addWidget(m_perfRounds);
+    limits->addWidget(new QLabel(tr("Budget:"), this));
+    m_budget = new QDoubleSpinBox(this);
+    m_budget->setObjectName(QStringLiteral("assistantBudget"));
+    m_budget->setRange(0, 10000);
+    m_budget->setDecimals(2);
+    m_budget->setPrefix(QStringLiteral("$"));
+    m_budget->setSpecialValueText(tr("no limit"));
+    m_budget->setToolTip(tr("Stop when the run has cost this much, from the prices in Settings ▸ Models"));
+    limits->addWidget(m_budget);
+    limits->addStretch(1);
+    layout->addLayout(limits);
     m_target = new QLabel(this);
     m_target->setWordWrap(true);
     m_target->setVisible(false);
@@ -212,6 +241,9 @@ void AssistantDock::setModels(const QStringList& names, const QString& preselect
 QString AssistantDock::request() const { return m_request->toPlainText().trimmed(); }
 void AssistantDock::setRequest(const QString& text) { m_request->setPlainText(text); }
 QString AssistantDock::modelName() const { return m_model->currentText(); }
+int AssistantDock::maxAttempts() const { return m_attempts->value(); }
+int AssistantDock::perfRounds() const { return m_perfRounds->value(); }
+double AssistantDock::budgetUsd() const { return m_budget->value(); }
 
 void AssistantDock::updateStartEnabled()
 {
@@ -246,6 +278,9 @@ void AssistantDock::setRunning(bool running)
     m_cancel->setEnabled(running);
     m_request->setReadOnly(running);
     m_model->setEnabled(!running && m_haveModels);
+    m_attempts->setEnabled(!running);
+    m_perfRounds->setEnabled(!running);
+    m_budget->setEnabled(!running);
     if (!running)
         flushText();
     updateStartEnabled();

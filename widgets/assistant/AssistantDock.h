@@ -11,6 +11,8 @@
 #include <QWidget>
 
 class QComboBox;
+class QDoubleSpinBox;
+class QSpinBox;
 class QFrame;
 class QLabel;
 class QPlainTextEdit;
@@ -38,6 +40,10 @@ public:
     QString request() const;
     void setRequest(const QString& text);
     QString modelName() const;
+    /// The run's limits as set in the panel: replies per stage, faster rounds, dollars (0: none).
+    int maxAttempts() const;
+    int perfRounds() const;
+    double budgetUsd() const;
 
     /// Starts a new conversation: clears the previous run's view. `target` says what the run
     /// works on ("the task softmax_fp32", "a new task in /x/y").
@@ -105,6 +111,9 @@ private:
 
     QPlainTextEdit* m_request = nullptr;
     QComboBox* m_model = nullptr;
+    QSpinBox* m_attempts = nullptr;
+    QSpinBox* m_perfRounds = nullptr;
+    QDoubleSpinBox* m_budget = nullptr;
     QPushButton* m_start = nullptr;
     QPushButton* m_cancel = nullptr;
     QLabel* m_target = nullptr;

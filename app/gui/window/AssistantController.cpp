@@ -198,6 +198,9 @@ bool AssistantController::start(const QString& request, const QString& modelName
     r.request = request.trimmed().toStdString();
     r.taskDir = QDir::cleanPath(QFileInfo(taskDir).absoluteFilePath()).toStdString();
     r.models.push_back(model->config);
+    r.budget.maxAttempts = m_dock->maxAttempts();
+    r.budget.perfRounds = m_dock->perfRounds();
+    r.budget.maxUsd = m_dock->budgetUsd();
     if (const kf::synth::NamedModel* stronger = config->find(config->escalationModel); stronger && stronger != model)
         r.models.push_back(stronger->config);
     m_taskDir = qs(r.taskDir.string());

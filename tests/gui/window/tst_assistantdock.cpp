@@ -34,6 +34,8 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSpinBox>
+#include <QDoubleSpinBox>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -128,8 +130,9 @@ AssistantController::RunHook fixtureRunner(std::atomic<int>* runs)
     return [runs](kf::RunKind kind, const kf::Task&, const std::string&, const std::string&, const kf::RunSettings&,
                   const kf::CancelToken&) -> kf::Result<kf::protocol::RunReport> {
         ++*runs;
-        const char* file = kind == kf::RunKind::Verify ? KF_SOURCE_DIR "/tests/data/reports/verify_softmax_pass.json"
-                                                       : KF_SOURCE_DIR "/tests/data/reports/bench_softmax_ok.json";
+        const char* file = kind == kf::RunKind::Verify  ? KF_SOURCE_DIR "/tests/data/reports/verify_softmax_pass.json"
+                           : kind == kf::RunKind::Bench ? KF_SOURCE_DIR "/tests/data/reports/bench_softmax_ok.json"
+                                                        : KF_SOURCE_DIR "/tests/data/profile/h100_softmax_naive.json";
         return kf::test::report(json::parse(kf::readFileBytes(file).value()));
     };
 }
@@ -230,6 +233,8 @@ void TestAssistantDock::existingTaskToCandidate()
     QVERIFY(w.currentTab() && QDir::cleanPath(w.currentTab()->taskDir()) == QDir::cleanPath(task)); // the selected task is the target
     QVERIFY(!dock->startButton()->isEnabled());                    // no request yet
     dock->requestBox()->setPlainText("A faster vector add.");
+    dock->findChild<QSpinBox*>("assistantAttempts")->setValue(2);
+    dock->findChild<QDoubleSpinBox*>("assistantBudget")->setValue(5.5);
     QVERIFY(dock->startButton()->isEnabled());
     QTest::mouseClick(dock->startButton(), Qt::LeftButton);
     QVERIFY(dock->isRunning());
@@ -247,7 +252,11 @@ void TestAssistantDock::existingTaskToCandidate()
     QCOMPARE(first->text(1), QStringLiteral("1.38×"));
     QVERIFY(QFileInfo(first->data(0, Qt::UserRole).toString()).isFile());
     QVERIFY(dock->modelText().contains("A grid-stride-free kernel"));
-    QCOMPARE(runs.load(), 4); // verify and bench, twice
+    QCOMPARE(runs.load(), 5); // verify, bench and profile; then verify and bench of the polished one
+    // The panel's limits reached the run.
+    const json trace = json::parse(kf::readFileBytes((w.assistantController()->runDir() + "/synthesis.json").toStdString()).value());
+    QCOMPARE(trace["budget"]["max_attempts"].get<int>(), 2);
+    QCOMPARE(trace["budget"]["max_usd"].get<double>(), 5.5);
     QVERIFY2(dock->outcome().startsWith("Added synth-") && dock->outcome().contains("1.38× over eager LibTorch") &&
                  dock->outcome().contains(w.assistantController()->runDir()),
              qPrintable(dock->outcome()));
