@@ -34,6 +34,9 @@ private slots:
         QCOMPARE(claude->config.apiKeyEnv, std::string("ANTHROPIC_API_KEY"));
         QCOMPARE(claude->config.priceOutPerMTok, 15.0);
         QCOMPARE(claude->config.maxTokens, 16000);
+        QVERIFY(isKeyVariableName("ANTHROPIC_API_KEY") && isKeyVariableName("_K1"));
+        QVERIFY(!isKeyVariableName("1KEY") && !isKeyVariableName("sk-ant-123") && !isKeyVariableName("hf_abcdef")
+                && !isKeyVariableName(std::string(65, 'K')));
         QCOMPARE(c->find("local")->config.apiKeyEnv, std::string());
 
         QTemporaryDir dir;
@@ -58,6 +61,9 @@ private slots:
         };
         QTest::newRow("unknown key") << doc(", \"api_key\": \"sk-123\"") << "/models/0/api_key" << "api_key";
         QTest::newRow("key in the variable") << doc(", \"api_key_env\": \"sk-abc-123\"") << "/models/0/api_key_env" << "environment variable";
+        QTest::newRow("a key of letters and _") << doc(", \"api_key_env\": \"gsk_abcDEF123\"") << "/models/0/api_key_env" << "never the key";
+        QTest::newRow("a 32-character key") << doc(", \"api_key_env\": \"ABCDEFGHIJKLMNOPQRSTUVWXYZ012345abcdefghijklmnopqrstuvwxyz012345\"")
+                                            << "/models/0/api_key_env" << "never the key";
         QTest::newRow("provider") << doc(", \"provider\": \"gemini\"").replace("\"provider\": \"openai\", ", "") << "/models/0/provider" << "anthropic";
         QTest::newRow("url") << doc("").replace("http://x/v1", "ftp://x") << "/models/0/base_url" << "http";
         QTest::newRow("negative price") << doc(", \"price_in_per_mtok\": -1") << "/models/0/price_in_per_mtok" << "0 or more";

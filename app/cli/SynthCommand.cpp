@@ -61,11 +61,10 @@ Result<synth::ModelConfig> modelFor(const SynthArgs& a, const synth::ModelsConfi
     if (!a.baseUrl.empty())
         m.baseUrl = a.baseUrl;
     if (!a.apiKeyEnv.empty()) {
-        for (char c : a.apiKeyEnv)
-            if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
-                return Error{"choose the model", "--api-key-env names the environment variable that holds the key (letters, digits, _), "
-                                                 "not the key itself",
-                             "export the key, e.g. export MY_KEY=..., and pass --api-key-env MY_KEY", {}, {}, {}};
+        if (!synth::isKeyVariableName(a.apiKeyEnv))
+            return Error{"choose the model", "--api-key-env names the environment variable that holds the key (upper-case letters, "
+                                             "digits and _), never the key itself",
+                         "export the key, e.g. export MY_API_KEY=..., and pass --api-key-env MY_API_KEY", {}, {}, {}};
         m.apiKeyEnv = a.apiKeyEnv;
     }
     if (a.priceIn >= 0)

@@ -38,6 +38,16 @@ std::string ModelsConfig::toJson() const
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+bool isKeyVariableName(std::string_view name)
+{
+    if (name.empty() || name.size() > 64 || std::isdigit(static_cast<unsigned char>(name[0])))
+        return false;
+    for (char c : name)
+        if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+            return false;
+    return true;
+}
+
 fs::path modelsConfigPath()
 {
     if (const char* f = std::getenv("KF_MODELS_FILE"); f && *f)
@@ -81,9 +91,9 @@ Result<ModelsConfig> parseModelsConfig(std::string_view text, const std::string&
                     json::fail(m.at("base_url"), "base_url must start with http:// or https://");
                 n.config.model = m.string("model");
                 n.config.apiKeyEnv = m.stringOr("api_key_env", "");
-                for (char c : n.config.apiKeyEnv)
-                    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
-                        json::fail(m.at("api_key_env"), "api_key_env names an environment variable (letters, digits, _), not the key itself");
+                if (!n.config.apiKeyEnv.empty() && !isKeyVariableName(n.config.apiKeyEnv))
+                    json::fail(m.at("api_key_env"), "api_key_env names the environment variable that holds the key (upper-case "
+                                                    "letters, digits and _, like ANTHROPIC_API_KEY), never the key itself");
                 const std::int64_t maxTokens = m.integerOr("max_tokens", n.config.maxTokens);
                 if (maxTokens < 1 || maxTokens > 1000000)
                     json::fail(m.at("max_tokens"), "max_tokens must be from 1 to 1000000");

@@ -28,6 +28,12 @@ struct ModelsConfig {
     std::string toJson() const;
 };
 
+/// Whether `name` reads as the name of an environment variable that holds a key, in the usual
+/// shape: upper-case letters, digits and '_', not starting with a digit, at most 64 characters
+/// (ANTHROPIC_API_KEY). Keys pasted by mistake fail it (sk-..., gsk_..., 32 mixed-case characters),
+/// so they are never stored.
+bool isKeyVariableName(std::string_view name);
+
 /// $KF_MODELS_FILE, else $XDG_CONFIG_HOME/KernelForge/models.json (~/.config/... without it).
 std::filesystem::path modelsConfigPath();
 
