@@ -90,8 +90,9 @@ AssistantDock::AssistantDock(QWidget* parent)
     m_request = new QPlainTextEdit(this);
     m_request->setObjectName(QStringLiteral("assistantRequest"));
     m_request->setPlaceholderText(tr("Describe the kernel: \"a fused softmax over the last axis of a float32 [B, D] "
-                                     "tensor, D up to 8192\". With a task selected in the Workspace, the request is "
-                                     "about that task."));
+                                     "tensor, D up to 8192\". With a task open (the current tab's) or selected in the "
+                                     "Workspace, the request is about that task; otherwise you choose an empty folder "
+                                     "for a new one."));
     m_request->setMaximumHeight(fontMetrics().lineSpacing() * 4 + 12);
     m_request->setTabChangesFocus(true);
     layout->addWidget(m_request);
@@ -218,9 +219,11 @@ AssistantDock::AssistantDock(QWidget* parent)
 
 void AssistantDock::setModels(const QStringList& names, const QString& preselect, const QString& problem)
 {
+    // The user's choice survives a reload (Settings closed) while it is still listed.
+    const QString chosen = m_model->currentText();
     m_model->clear();
     m_model->addItems(names);
-    const int i = m_model->findText(preselect);
+    const int i = names.contains(chosen) ? m_model->findText(chosen) : m_model->findText(preselect);
     if (i >= 0)
         m_model->setCurrentIndex(i);
     m_haveModels = !names.isEmpty();

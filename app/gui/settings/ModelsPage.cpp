@@ -50,14 +50,14 @@ ModelsPage::ModelsPage(const QString& file, QWidget* parent)
     layout->addWidget(m_table, 1);
 
     auto* buttons = new QHBoxLayout;
-    auto* add = new QPushButton(tr("&Add Model"), this);
-    add->setObjectName(QStringLiteral("addModel"));
+    m_add = new QPushButton(tr("&Add Model"), this);
+    m_add->setObjectName(QStringLiteral("addModel"));
     m_remove = new QPushButton(tr("&Remove"), this);
     m_remove->setObjectName(QStringLiteral("removeModel"));
     auto* reload = new QPushButton(tr("Re&load File"), this);
     reload->setObjectName(QStringLiteral("reloadModels"));
     reload->setToolTip(tr("Read models.json again (after editing it by hand); unsaved changes in the table are lost."));
-    buttons->addWidget(add);
+    buttons->addWidget(m_add);
     buttons->addWidget(m_remove);
     buttons->addStretch(1);
     buttons->addWidget(reload);
@@ -86,7 +86,7 @@ ModelsPage::ModelsPage(const QString& file, QWidget* parent)
     m_problem->setStyleSheet(QStringLiteral("color: #d9534f;"));
     layout->addWidget(m_problem);
 
-    connect(add, &QPushButton::clicked, this, [this] { m_table->setCurrentCell(addModel(), Name); });
+    connect(m_add, &QPushButton::clicked, this, [this] { m_table->setCurrentCell(addModel(), Name); });
     connect(m_remove, &QPushButton::clicked, this, [this] {
         if (m_table->currentRow() >= 0)
             removeModel(m_table->currentRow());
@@ -142,7 +142,10 @@ bool ModelsPage::load()
             setRow(row, m);
         }
     }
-    m_table->setEnabled(m_loadError.isEmpty());
+    // A file that does not read is left alone: nothing here may edit it, only Reload.
+    for (QWidget* w : std::initializer_list<QWidget*>{m_table, m_add, m_remove, m_default, m_escalation})
+        w->setEnabled(m_loadError.isEmpty());
+    m_rowNames.clear();
     refreshPickers();
     if (config) {
         m_default->setCurrentIndex(std::max(0, m_default->findText(qs(config->defaultModel))));
@@ -161,14 +164,24 @@ void ModelsPage::refreshPickers()
     for (int r = 0; r < m_table->rowCount(); ++r)
         if (QTableWidgetItem* item = m_table->item(r, Name); item && !item->text().trimmed().isEmpty())
             names << item->text().trimmed();
+    QStringList rowNames;
+    for (int r = 0; r < m_table->rowCount(); ++r) {
+        QTableWidgetItem* item = m_table->item(r, Name);
+        rowNames << (item ? item->text().trimmed() : QString());
+    }
     for (QComboBox* picker : {m_default, m_escalation}) {
-        const QString current = picker->currentText();
+        // A renamed model stays chosen: follow its row, not its old name.
+        QString current = picker->currentIndex() > 0 ? picker->currentText() : QString();
+        const qsizetype oldRow = current.isEmpty() ? -1 : m_rowNames.indexOf(current);
+        if (oldRow >= 0 && oldRow < rowNames.size() && !rowNames[oldRow].isEmpty())
+            current = rowNames[oldRow];
         const QSignalBlocker block(picker);
         picker->clear();
         picker->addItem(tr(kNone));
         picker->addItems(names);
-        picker->setCurrentIndex(std::max(0, picker->findText(current)));
+        picker->setCurrentIndex(std::max(0, current.isEmpty() ? 0 : picker->findText(current)));
     }
+    m_rowNames = rowNames;
 }
 
 void ModelsPage::edited()
@@ -203,6 +216,8 @@ void ModelsPage::removeModel(int row)
         return;
     m_table->removeRow(row);
     m_base.erase(m_base.begin() + row);
+    if (row < m_rowNames.size())
+        m_rowNames.removeAt(row);
     refreshPickers();
     edited();
 }

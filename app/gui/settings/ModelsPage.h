@@ -8,6 +8,7 @@
 #include "engine/synth/ModelsConfig.h"
 
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 
 #include <vector>
@@ -70,6 +71,8 @@ private:
     QTableWidget* m_table = nullptr;
     QComboBox* m_default = nullptr;
     QComboBox* m_escalation = nullptr;
+    QPushButton* m_add = nullptr;
+    QStringList m_rowNames;   ///< the Name column as the pickers last saw it, by row
     QPushButton* m_remove = nullptr;
     QLabel* m_problem = nullptr;
 };

@@ -24,6 +24,13 @@ namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
+// A string member of a JSON object, or "" when it is missing or not a string (the trace is read
+// while it is being written, and a reader must never throw on it).
+std::string str(const json& o, const char* key)
+{
+    return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
+}
+
 QStringList qlist(const std::vector<std::string>& v)
 {
     QStringList out;
@@ -53,8 +60,7 @@ Progress readProgress(const fs::path& runDir)
     for (const json& st : trace["stages"]) {
         if (!st.is_object())
             continue;
-        p.stages.push_back({qs(st.value("stage", std::string())), qs(st.value("status", std::string())),
-                            qs(st.value("reason", std::string()))});
+        p.stages.push_back({qs(str(st, "stage")), qs(str(st, "status")), qs(str(st, "reason"))});
         if (!st.contains("steps") || !st["steps"].is_array())
             continue;
         for (const json& step : st["steps"]) {
@@ -62,9 +68,7 @@ Progress readProgress(const fs::path& runDir)
                 continue;
             const std::string file = step["candidate"].get<std::string>();
             const double speedup = step.contains("speedup") && step["speedup"].is_number() ? step["speedup"].get<double>() : 0.0;
-            std::string result = step.value("result", std::string());
-            if (step.contains("result") && !step["result"].is_string())
-                result.clear();
+            const std::string result = str(step, "result");
             p.candidates.push_back({qs(file), qs((runDir / file).string()), qs(result), speedup});
         }
     }
@@ -215,12 +219,23 @@ bool AssistantController::start(const QString& request, const QString& modelName
     m_lastOutcome.clear();
     m_job = std::make_shared<Job>();
 
+    std::shared_ptr<Job> job = m_job;
     // Every call from the worker to the panel: queued onto the UI thread, dropped if the
     // controller is gone (its destructor joins the worker first, so `this` outlives the posts).
-    auto post = [this](auto fn) {
-        QMetaObject::invokeMethod(this, [this, fn = std::move(fn)] {
-            if (m_dock)
-                fn(*m_dock);
+    // Streamed text not yet shown is taken along and shown first, so a note or a header posted
+    // after some text never appears above it.
+    auto post = [this, job](auto fn) {
+        QString before;
+        {
+            std::lock_guard lock(job->mutex);
+            before.swap(job->pendingText);
+        }
+        QMetaObject::invokeMethod(this, [this, fn = std::move(fn), before = std::move(before)] {
+            if (!m_dock)
+                return;
+            if (!before.isEmpty())
+                m_dock->appendModelText(before);
+            fn(*m_dock);
         }, Qt::QueuedConnection);
     };
     auto showProgress = [post](const fs::path& runDir) {
@@ -232,7 +247,6 @@ bool AssistantController::start(const QString& request, const QString& modelName
         });
     };
 
-    std::shared_ptr<Job> job = m_job;
     kf::synth::SynthHooks hooks;
     hooks.model = m_testModel;
     hooks.onEvent = [this, job, post, showProgress, runDir = r.runDir](const kf::synth::SynthEvent& e) {
@@ -302,14 +316,17 @@ bool AssistantController::start(const QString& request, const QString& modelName
             std::lock_guard lock(job->mutex);
             job->accepted.reset();
         }
-        post([t = qs(task.dump(2)), a = qlist(assumptions)](kf::ui::AssistantDock& d) { d.showProposal(t, a); });
+        post([t = qs(task.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)), a = qlist(assumptions)](kf::ui::AssistantDock& d) { d.showProposal(t, a); });
         std::unique_lock lock(job->mutex);
         job->wake.wait(lock, [&] { return job->accepted.has_value() || job->cancel.cancelled(); });
         return job->accepted.value_or(false) && !job->cancel.cancelled();
     };
 
     RunHook testRun = m_testRun;
-    const kf::RunSession::Options runnerOptions = m_runnerOptions;
+    kf::RunSession::Options runnerOptions = m_runnerOptions;
+    // The workbench's extra NVRTC options make exploration builds; a synthesized kernel is
+    // measured as task.json will build it, since that measurement chooses what is added.
+    runnerOptions.extraNvrtcOptions.clear();
     m_thread = std::thread([this, r = std::move(r), hooks = std::move(hooks), job, post, showProgress, testRun, runnerOptions]() mutable {
         // The runner session lives and dies on this thread (engine/runner/RunSession.h).
         std::unique_ptr<kf::RunSession> session;
@@ -321,15 +338,24 @@ bool AssistantController::start(const QString& request, const QString& modelName
                                                          const kf::CancelToken& cancel) -> kf::Result<kf::protocol::RunReport> {
                 if (!session)
                     session = std::make_unique<kf::RunSession>(runnerOptions);
-                post([line = (kind == kf::RunKind::Verify ? tr("verifying %1 on the GPU…") : tr("benchmarking %1 on the GPU…"))
-                                 .arg(qs(file))](kf::ui::AssistantDock& d) { d.addNote(line); });
+                const QString what = kind == kf::RunKind::Verify  ? tr("verifying %1 on the GPU…")
+                                     : kind == kf::RunKind::Bench ? tr("benchmarking %1 on the GPU…")
+                                                                  : tr("profiling %1 on the GPU…");
+                post([line = what.arg(qs(file))](kf::ui::AssistantDock& d) { d.addNote(line); });
                 auto outcome = session->run(kind, task, file, settings, {}, &cancel, source);
                 if (!outcome)
                     return outcome.error();
                 return std::move(outcome->report);
             };
         }
-        kf::Result<kf::synth::SynthResult> result = kf::synth::synthesize(r, hooks, job->cancel);
+        // Nothing may escape this thread: an exception here would end the workbench and its unsaved
+        // editors. synthesize() ends its own run on one; this catches what the hooks throw.
+        kf::Result<kf::synth::SynthResult> result = kf::Error{};
+        try {
+            result = kf::synth::synthesize(r, hooks, job->cancel);
+        } catch (const std::exception& e) {
+            result = kf::Error{"run the synthesis", std::string("internal error: ") + e.what(), "", r.runDir.string(), {}, {}};
+        }
         session.reset();
         showProgress(r.runDir);
         QMetaObject::invokeMethod(this, [this, result] { onFinished(result); }, Qt::QueuedConnection);

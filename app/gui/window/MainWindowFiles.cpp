@@ -359,9 +359,23 @@ void MainWindow::startSynthesis(const QString& request, const QString& model)
 {
     QString taskDir = selectedTaskDir();
     if (taskDir.isEmpty()) {
-        taskDir = QFileDialog::getExistingDirectory(this, tr("Assistant: a folder for the new task"), m_workspace->root());
+        taskDir = QFileDialog::getExistingDirectory(this, tr("Assistant: an empty folder for the new task"), m_workspace->root());
         if (taskDir.isEmpty())
             return;
+        // The proposed task is written into this folder: never the workspace or a folder with files.
+        if (!QDir(taskDir).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden)) {
+            QMessageBox::information(this, tr("Assistant"),
+                                     tr("%1 is not empty. Choose or create an empty folder for the new task.").arg(taskDir));
+            return;
+        }
+    } else {
+        // The run freezes task.json as it is on disk and adds its kernel there at the end: unsaved
+        // edits would either be lost or undo the added candidate, so they are saved first.
+        QString error;
+        if (!saveTaskFiles(taskDir, &error)) {
+            QMessageBox::warning(this, tr("Assistant"), tr("Save the task's files before a synthesis run: %1").arg(error));
+            return;
+        }
     }
     dock("assistantDock")->raise();
     m_assistant->start(request, model, taskDir);

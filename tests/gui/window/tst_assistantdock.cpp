@@ -457,6 +457,24 @@ void TestAssistantDock::modelsPageRoundTrip()
     QCOMPARE(again.modelsPage()->defaultPicker()->currentText(), QStringLiteral("local"));
     QCOMPARE(again.modelsPage()->providerPicker(1)->currentText(), QStringLiteral("anthropic"));
     QVERIFY(again.modelsPage()->config().toJson() == read->toJson());
+
+    // What the page does not show survives an edit, and renaming the default model keeps it chosen.
+    {
+        auto c = *read;
+        c.models[1].config.maxTokens = 1234;
+        c.models[1].config.temperature = 0.7;
+        QVERIFY(kf::synth::writeModelsConfig(file.toStdString(), c));
+        SettingsDialog edit(m_settings.get());
+        ModelsPage* page = edit.modelsPage();
+        page->table()->item(0, ModelsPage::Name)->setText("local2");
+        QCOMPARE(page->defaultPicker()->currentText(), QStringLiteral("local2"));
+        edit.accept();
+    }
+    auto edited = kf::synth::readModelsConfig(file.toStdString());
+    QVERIFY(edited);
+    QCOMPARE(QString::fromStdString(edited->defaultModel), QStringLiteral("local2"));
+    QCOMPARE(edited->find("claude")->config.maxTokens, 1234);
+    QCOMPARE(edited->find("claude")->config.temperature, 0.7);
     qputenv("KF_MODELS_FILE", m_models.toUtf8());
 }
 
@@ -477,6 +495,11 @@ void TestAssistantDock::modelsPageKeepsAFileThatDoesNotRead()
         QVERIFY2(error.contains(file) && error.contains("/models/0/provider"), qPrintable(error));
         QVERIFY(dialog.findChild<QLabel*>("modelsProblem")->text().contains("/models/0/provider"));
         QVERIFY(!dialog.modelsPage()->table()->isEnabled());
+        // Nothing may edit a file that does not read: only Reload stays.
+        QVERIFY(!dialog.modelsPage()->findChild<QPushButton*>("addModel")->isEnabled());
+        QVERIFY(!dialog.modelsPage()->findChild<QPushButton*>("removeModel")->isEnabled());
+        QVERIFY(!dialog.modelsPage()->defaultPicker()->isEnabled());
+        QVERIFY(dialog.modelsPage()->findChild<QPushButton*>("reloadModels")->isEnabled());
         dialog.accept(); // the other settings save; the file stays as it is
         QCOMPARE(dialog.result(), int(QDialog::Accepted));
     }
