@@ -135,6 +135,24 @@ Result<const Json*> firstChoice(const Json& doc)
     return &(*choices)[0];
 }
 
+// What an OpenAI stream chunk and a whole reply share: an error object, the model, the usage,
+// the first choice and its finish_reason. The choice, or nullptr when the document has none.
+Result<const Json*> readOpenAiDocument(const Json& doc, StreamState& state)
+{
+    if (const Json* error = member(doc, "error"))
+        return streamError(*error);
+    if (auto r = readString(doc, "model", state.model); !r)
+        return r.error();
+    if (auto r = readOpenAiUsage(doc, state); !r)
+        return r.error();
+    auto choice = firstChoice(doc);
+    if (!choice || !*choice)
+        return choice;
+    if (auto r = readString(**choice, "finish_reason", state.stopReason); !r)
+        return r.error();
+    return choice;
+}
+
 } // namespace
 
 nlohmann::json openAiRequest(const ModelConfig& config, const std::string& system,
@@ -177,19 +195,11 @@ Result<void> decodeOpenAiEvent(const SseEvent& event, StreamState& state)
     auto doc = parseJson(event.data, "a stream chunk");
     if (!doc)
         return doc.error();
-    if (const Json* error = member(*doc, "error"))
-        return streamError(*error);
-    if (auto r = readString(*doc, "model", state.model); !r)
-        return r;
-    if (auto r = readOpenAiUsage(*doc, state); !r)
-        return r;
-    auto choice = firstChoice(*doc);
+    auto choice = readOpenAiDocument(*doc, state);
     if (!choice)
         return choice.error();
     if (!*choice)
         return {};
-    if (auto r = readString(**choice, "finish_reason", state.stopReason); !r)
-        return r;
     const Json* delta = member(**choice, "delta");
     if (!delta)
         return {};
@@ -268,19 +278,11 @@ Result<void> decodeOpenAiBody(std::string_view body, StreamState& state)
     auto doc = parseJson(body, "a reply");
     if (!doc)
         return doc.error();
-    if (const Json* error = member(*doc, "error"))
-        return streamError(*error);
-    if (auto r = readString(*doc, "model", state.model); !r)
-        return r;
-    if (auto r = readOpenAiUsage(*doc, state); !r)
-        return r;
-    auto choice = firstChoice(*doc);
+    auto choice = readOpenAiDocument(*doc, state);
     if (!choice)
         return choice.error();
     if (!*choice)
         return malformed("the reply has no choices");
-    if (auto r = readString(**choice, "finish_reason", state.stopReason); !r)
-        return r;
     const Json* message = member(**choice, "message");
     if (!message || !message->is_object())
         return malformed("choices[0].message is not an object");
