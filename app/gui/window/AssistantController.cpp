@@ -7,7 +7,11 @@
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
+#include <QMessageBox>
 #include <QMetaObject>
+#include <QPointer>
+#include <QTimer>
+#include <QWidget>
 
 #include <nlohmann/json.hpp>
 
@@ -134,6 +138,29 @@ AssistantController::~AssistantController()
         cancel();
         m_thread.join();
     }
+}
+
+bool AssistantController::mayClose(QWidget* window)
+{
+    if (!busy())
+        return true;
+    // A synthesis in flight is the user's money and the runner's GPU: ask, then cancel it and
+    // close the window once the run has ended, so the UI thread never waits on the worker.
+    const auto answer = QMessageBox::question(window, tr("Quit KernelForge"),
+                                              tr("A synthesis run is in progress. Cancel it and quit? Everything it did so far "
+                                                 "stays in its run folder."),
+                                              QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
+    if (answer == QMessageBox::Yes) {
+        QPointer<QWidget> w(window);
+        connect(this, &AssistantController::finished, window, [w] {
+            if (w)
+                QTimer::singleShot(0, w, &QWidget::close);
+        }, Qt::SingleShotConnection);
+        cancel();
+        if (m_dock)
+            m_dock->addNote(tr("Cancelling the run; the window closes when it has ended."));
+    }
+    return false;
 }
 
 void AssistantController::setModelsFile(const QString& path)

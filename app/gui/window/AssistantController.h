@@ -29,6 +29,8 @@ namespace kf::ui {
 class AssistantDock;
 } // namespace kf::ui
 
+class QWidget;
+
 namespace kf::app {
 
 class AssistantController : public QObject {
@@ -57,6 +59,9 @@ public:
     bool start(const QString& request, const QString& modelName, const QString& taskDir);
     /// Raises the run's CancelToken and unblocks a question waiting for the user.
     void cancel();
+    /// Whether `window` may close now: yes when no run is in flight; otherwise asks, and on Yes
+    /// cancels the run and closes `window` once it has ended (answering no for now).
+    bool mayClose(QWidget* window);
     bool busy() const { return m_thread.joinable(); }
     /// The run folder of the current or last run.
     QString runDir() const { return m_runDir; }

@@ -546,20 +546,8 @@ void MainWindow::showEvent(QShowEvent* event)
 
 void MainWindow::closeEvent(QCloseEvent* event)
 {
-    // A synthesis in flight is the user's money and the runner's GPU: ask, then cancel it and
-    // close once it has ended, so the UI thread never waits on the worker.
-    if (m_assistant && m_assistant->busy()) {
-        const auto answer = QMessageBox::question(this, tr("Quit KernelForge"),
-                                                  tr("A synthesis run is in progress. Cancel it and quit? Everything it did so far "
-                                                     "stays in its run folder."),
-                                                  QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
+    if (m_assistant && !m_assistant->mayClose(this)) {
         event->ignore();
-        if (answer == QMessageBox::Yes) {
-            connect(m_assistant, &AssistantController::finished, this, [this] { QTimer::singleShot(0, this, &QWidget::close); },
-                    Qt::SingleShotConnection);
-            m_assistant->cancel();
-            statusBar()->showMessage(tr("Cancelling the synthesis run, then quitting…"));
-        }
         return;
     }
     QStringList unsaved;
