@@ -204,6 +204,7 @@ private slots:
         QCOMPARE(result->outcome, std::string("candidate"));
         QCOMPARE(result->candidate, std::string("synth-add.cu"));
         QVERIFY(result->speedup && std::abs(*result->speedup - 1.378) < 1e-9);
+        QVERIFY2(result->reason.find("1.38x over eager") != std::string::npos, result->reason.c_str());   // rounded, not cut
         QVERIFY(streamed.find("synth_add") != std::string::npos);   // the deltas reached the hook
         QCOMPARE(stages.front(), std::string("codegen"));            // an existing task skips the interview
         auto loaded = loadTask(task);

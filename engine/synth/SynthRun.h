@@ -60,6 +60,8 @@ struct Attempt {
 /// "20261127-153555": the run's UTC start, to the second.
 std::string runId();
 std::string twoDigits(int n);
+/// `v` with `decimals` digits after the point, rounded ("1.15", "$0.50").
+std::string fixed(double v, int decimals);
 /// Whether a folder of the task (an include folder) lies in .synthesis, where model replies live.
 bool underRunFolders(const std::string& dir);
 /// The spec's identity: the canonical task without its candidates.

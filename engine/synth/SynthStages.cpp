@@ -89,7 +89,7 @@ std::optional<Stop> Run::performance()
     std::string failedReply, failedFeedback;
     for (int round = 0; round < m_r.budget.perfRounds; ++round) {
         if (m_best->speedup && *m_best->speedup >= target) {
-            setStatus(m_trace, S, "done", "the best kernel reaches the promotion threshold of " + std::to_string(target).substr(0, 4) + "x");
+            setStatus(m_trace, S, "done", "the best kernel reaches the promotion threshold of " + fixed(target, 2) + "x");
             save();
             return std::nullopt;
         }
@@ -98,7 +98,7 @@ std::optional<Stop> Run::performance()
             save();
             return stop;
         }
-        const std::string goal = "The promotion threshold is " + std::to_string(target).substr(0, 4)
+        const std::string goal = "The promotion threshold is " + fixed(target, 2)
                                  + "x over eager LibTorch (geometric mean); a kernel near the bandwidth peak cannot go much further.";
         std::string perf = agent::agentProse("synth-performance");
         const size_t g = perf.find("{goal}");

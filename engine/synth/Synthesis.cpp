@@ -48,6 +48,13 @@ std::string twoDigits(int n)
     return buf;
 }
 
+std::string fixed(double v, int decimals)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
 bool underRunFolders(const std::string& dir)
 {
     const fs::path p = fs::path(dir).lexically_normal();
@@ -151,7 +158,7 @@ std::optional<Stop> Run::stopNow()
         return Stop{"cancelled", "cancelled by the user"};
     const Budget& b = m_r.budget;
     if (b.maxUsd > 0 && m_totals.usd >= b.maxUsd)
-        return Stop{"no_candidate", "the budget of $" + std::to_string(b.maxUsd).substr(0, 6) + " is spent"};
+        return Stop{"no_candidate", "the budget of $" + fixed(b.maxUsd, 2) + " is spent"};
     if (b.maxTokens > 0 && m_totals.tokensIn + m_totals.tokensOut >= b.maxTokens)
         return Stop{"no_candidate", "the budget of " + std::to_string(b.maxTokens) + " tokens is spent"};
     if (b.maxSeconds > 0 && msSince(m_start) / 1000.0 >= b.maxSeconds)
@@ -364,7 +371,7 @@ Result<SynthResult> Run::go()
         return finish("error", Stage::Polish, added.error().message() + "; the kernel stays in the run folder");
     m_trace["candidate"] = ojson{{"file", name}, {"from_step", m_trace["best_step"]}, {"speedup", m_best->speedup ? json(*m_best->speedup) : json()},
                                  {"compile_speedup", m_best->compileSpeedup ? json(*m_best->compileSpeedup) : json()}};
-    std::string reason = "added " + name + (m_best->speedup ? ", " + std::to_string(*m_best->speedup).substr(0, 4) + "x over eager LibTorch" : "");
+    std::string reason = "added " + name + (m_best->speedup ? ", " + fixed(*m_best->speedup, 2) + "x over eager LibTorch" : "");
     if (!stopNote.empty())
         reason += " (stopped early: " + stopNote + ")";
     return finish("candidate", Stage::Polish, reason);
