@@ -241,14 +241,9 @@ Result<AddedCandidate> addCandidate(const AddCandidateRequest& r)
         return fail(out.name + " already exists in the task folder", target.string(), "choose another name with --name");
 
     // The entry, checked in memory against the whole task.
-    nlohmann::ordered_json entry = *plan;
-    if (entry.contains("file") && entry["file"] != out.name)
-        out.notes.push_back("the plan's \"file\" (" + entry["file"].dump() + ") was replaced by " + out.name);
-    entry.erase("file");
-    nlohmann::ordered_json named = nlohmann::ordered_json::object();
-    named["file"] = out.name;
-    for (auto it = entry.begin(); it != entry.end(); ++it)
-        named[it.key()] = it.value();
+    if (plan->contains("file") && (*plan)["file"] != out.name)
+        out.notes.push_back("the plan's \"file\" (" + (*plan)["file"].dump() + ") was replaced by " + out.name);
+    nlohmann::ordered_json named = candidateEntry(out.name, *plan);
     if (!named.contains("description") || !named["description"].is_string() || named["description"].get<std::string>().empty())
         named["description"] = r.description.empty() ? std::string("added by kforge candidate add") : r.description;
     else if (!r.description.empty())

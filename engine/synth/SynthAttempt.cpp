@@ -114,11 +114,7 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
     write(prefix + "-plan.json", plan->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     trace["plan"] = prefix + "-plan.json";
 
-    ojson entry = ojson::object();
-    entry["file"] = a.file;
-    for (auto it = plan->begin(); it != plan->end(); ++it)
-        if (it.key() != "file")
-            entry[it.key()] = it.value();
+    ojson entry = candidateEntry(a.file, *plan);
     if (!entry.contains("description") || !entry["description"].is_string())
         entry["description"] = "synthesized";
     json whole = m_spec;

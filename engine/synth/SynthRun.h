@@ -97,6 +97,10 @@ private:
     // Budget and the model.
     std::optional<Stop> stopNow();
     Result<ModelReply> ask(Stage stage, const std::vector<ChatMessage>& messages, json& step);
+    /// A failed model call in `stage` that ends the run (Cancel, an endpoint that cannot be
+    /// used), with the stage's status set; nullopt for a malformed or oversized reply, which is
+    /// a failed attempt.
+    std::optional<Stop> endsTheRun(Stage stage, const Error& e);
     void failed(Stage stage);
     void succeeded() { m_failuresInRow = 0; }
 

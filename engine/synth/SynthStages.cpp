@@ -4,6 +4,28 @@
 
 namespace kf::synth::detail {
 
+namespace {
+
+// The best kernel as the model would have sent it (its two blocks), for the next round's context.
+std::string asReply(const Attempt& a)
+{
+    ojson plan = a.entry;
+    plan.erase("file");
+    return "```cuda\n" + a.source + "```\n\n```json\n" + plan.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n```\n";
+}
+
+} // namespace
+
+std::optional<Stop> Run::endsTheRun(Stage stage, const Error& e)
+{
+    const bool cancelled = e.kind == kModelCancelled;
+    if (!cancelled && !fatalModelError(e))
+        return std::nullopt;
+    setStatus(m_trace, stage, cancelled ? "cancelled" : "failed", e.message());
+    save();
+    return Stop{cancelled ? "cancelled" : "error", cancelled ? std::string("cancelled by the user") : e.message()};
+}
+
 std::optional<Stop> Run::kernelStage(Stage stage, const std::string& firstPrompt, int attempts, bool& reached)
 {
     reached = false;
@@ -26,12 +48,8 @@ std::optional<Stop> Run::kernelStage(Stage stage, const std::string& firstPrompt
         auto reply = ask(stage, messages, step);
         if (!reply) {
             addStep(m_trace, stage, step);
-            if (reply.error().kind == kModelCancelled || fatalModelError(reply.error())) {
-                const bool c = reply.error().kind == kModelCancelled;
-                setStatus(m_trace, stage, c ? "cancelled" : "failed", reply.error().message());
-                save();
-                return Stop{c ? "cancelled" : "error", c ? std::string("cancelled by the user") : reply.error().message()};
-            }
+            if (auto stop = endsTheRun(stage, reply.error()))
+                return stop;
             failed(stage);
             feedbackKey = "synth-plan-failed";
             feedback = reply.error().why;
@@ -105,11 +123,7 @@ std::optional<Stop> Run::performance()
         if (g != std::string::npos)
             perf.replace(g, 6, goal);
         std::vector<ChatMessage> messages{{"user", codegenPromptCache},
-                                          {"assistant", "```cuda\n" + m_best->source + "```\n\n```json\n" + [&] {
-                                               ojson p = m_best->entry;
-                                               p.erase("file");
-                                               return p.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-                                           }() + "\n```\n"},
+                                          {"assistant", asReply(*m_best)},
                                           {"user", perf + "\n" + m_best->feedback}};
         if (!failedReply.empty()) {
             // The last round's reply did not get through: the model sees it and why.
@@ -121,12 +135,8 @@ std::optional<Stop> Run::performance()
         auto reply = ask(S, messages, step);
         if (!reply) {
             addStep(m_trace, S, step);
-            if (reply.error().kind == kModelCancelled || fatalModelError(reply.error())) {
-                const bool c = reply.error().kind == kModelCancelled;
-                setStatus(m_trace, S, c ? "cancelled" : "failed", reply.error().message());
-                save();
-                return Stop{c ? "cancelled" : "error", c ? std::string("cancelled by the user") : reply.error().message()};
-            }
+            if (auto stop = endsTheRun(S, reply.error()))
+                return stop;
             failed(S);
             save();
             continue;
@@ -191,21 +201,18 @@ std::optional<Stop> Run::polish()
         save();
         return stop;
     }
-    ojson plan = m_best->entry;
-    plan.erase("file");
     std::vector<ChatMessage> messages{{"user", codegenPromptCache},
-                                      {"assistant", "```cuda\n" + m_best->source + "```\n\n```json\n" + plan.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n```\n"},
+                                      {"assistant", asReply(*m_best)},
                                       {"user", agent::agentProse("synth-polish")}};
     json step;
     auto reply = ask(S, messages, step);
     if (!reply) {
         addStep(m_trace, S, step);
-        const bool c = reply.error().kind == kModelCancelled;
-        setStatus(m_trace, S, c ? "cancelled" : "failed", reply.error().message());
+        if (auto stop = endsTheRun(S, reply.error()))
+            return stop;
+        setStatus(m_trace, S, "failed", reply.error().message());   // the best kernel stays as it is
         save();
-        if (c)
-            return Stop{"cancelled", "cancelled by the user"};
-        return fatalModelError(reply.error()) ? std::optional<Stop>(Stop{"error", reply.error().message()}) : std::nullopt;
+        return std::nullopt;
     }
     std::optional<Stop> stop;
     Attempt a = tryKernel(S, reply->text, m_step, step, stop);

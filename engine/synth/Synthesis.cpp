@@ -137,19 +137,12 @@ Result<void> Run::openRunFolder()
             return Error{"start the synthesis", "the run folder must be new or empty", "give another --run-dir", m_runDir.string(), {}, {}};
         return {};
     }
-    // create_directory is atomic: of two runs started in the same second, one gets "-2".
-    const fs::path base = m_r.taskDir / ".synthesis";
-    fs::create_directories(base, ec);
-    for (int n = 1; n < 1000; ++n) {
-        m_runId = n == 1 ? stamp : stamp + "-" + std::to_string(n);
-        m_runDir = base / m_runId;
-        if (fs::create_directory(m_runDir, ec))
-            return {};
-        if (ec)
-            break;
-    }
-    return Error{"start the synthesis", "cannot create the run folder" + (ec ? ": " + ec.message() : std::string()),
-                 "check the permissions", m_runDir.string(), {}, {}};
+    auto created = createRunFolder(m_r.taskDir);
+    if (!created)
+        return created.error();
+    m_runDir = *created;
+    m_runId = m_runDir.filename().string();
+    return {};
 }
 
 std::optional<Stop> Run::stopNow()
@@ -357,13 +350,8 @@ Result<SynthResult> Run::go()
     if (specHash(taskToJson(*now)) != m_specHash)
         return finish("error", Stage::Polish, "task.json changed during the synthesis; the best kernel is " + bestFile);
     const std::string name = m_candidateName;
-    ojson entry = m_best->entry;
-    entry.erase("file");
-    ojson named = ojson::object();
-    named["file"] = name;
-    for (auto it = entry.begin(); it != entry.end(); ++it)
-        named[it.key()] = it.value();
-    named["description"] = entry.value("description", std::string("synthesized")) + " (synthesized with "
+    ojson named = candidateEntry(name, m_best->entry);
+    named["description"] = m_best->entry.value("description", std::string("synthesized")) + " (synthesized with "
                            + m_r.models[size_t(m_best->tier)].model + ", run " + m_runId + ")";
     auto added = appendCandidate(m_r.taskDir, name, m_best->source, named, "add the synthesized candidate",
                                  "give another name with --name");
@@ -378,6 +366,26 @@ Result<SynthResult> Run::go()
 }
 
 } // namespace detail
+
+Result<std::filesystem::path> createRunFolder(const std::filesystem::path& taskDir)
+{
+    // create_directory is atomic: of two runs started in the same second, one gets "-2".
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const std::string stamp = detail::runId();
+    const fs::path base = taskDir / ".synthesis";
+    fs::create_directories(base, ec);
+    fs::path dir;
+    for (int n = 1; n < 1000; ++n) {
+        dir = base / (n == 1 ? stamp : stamp + "-" + std::to_string(n));
+        if (fs::create_directory(dir, ec))
+            return dir;
+        if (ec)
+            break;
+    }
+    return Error{"start the synthesis", "cannot create the run folder" + (ec ? ": " + ec.message() : std::string()),
+                 "check the permissions", dir.string(), {}, {}};
+}
 
 Result<SynthResult> synthesize(const SynthRequest& request, const SynthHooks& hooks, const CancelToken& cancel)
 {

@@ -127,6 +127,12 @@ struct SynthResult {
 /// folder that is a file); every other ending is a SynthResult with its run folder.
 Result<SynthResult> synthesize(const SynthRequest& request, const SynthHooks& hooks, const CancelToken& cancel);
 
+/// Creates `<taskDir>/.synthesis/<UTC yyyymmdd-hhmmss>`, or with "-2", "-3"… when that exists
+/// (atomically: two runs started in one second get different folders). A run without
+/// SynthRequest::runDir uses it; the workbench calls it first so it can read the trace while the
+/// run writes it.
+Result<std::filesystem::path> createRunFolder(const std::filesystem::path& taskDir);
+
 /// The cost of `reply` under `model`'s prices, in US dollars.
 double costOf(const ModelConfig& model, long long tokensIn, long long tokensOut);
 

@@ -88,4 +88,14 @@ Result<fs::path> appendCandidateInPlace(const fs::path& taskDir, const std::stri
     return append(taskDir, file, nullptr, std::move(entry), what, renameHint);
 }
 
+nlohmann::ordered_json candidateEntry(const std::string& file, const nlohmann::ordered_json& plan)
+{
+    nlohmann::ordered_json entry = nlohmann::ordered_json::object();
+    entry["file"] = file;
+    for (auto it = plan.begin(); it != plan.end(); ++it)
+        if (it.key() != "file")
+            entry[it.key()] = it.value();
+    return entry;
+}
+
 } // namespace kf

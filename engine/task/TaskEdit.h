@@ -18,6 +18,10 @@ namespace kf {
 /// .cu, not starting with '.' or '-' (no folders, nothing hidden).
 bool isPlainCandidateName(std::string_view file);
 
+/// A launch plan as the task.json entry of `file`: "file" first, then the plan's keys in their
+/// order (a "file" the plan names itself is dropped).
+nlohmann::ordered_json candidateEntry(const std::string& file, const nlohmann::ordered_json& plan);
+
 /// Writes `source` as `<taskDir>/<file>` and appends `entry` (its "file" set to `file`) to
 /// task.json's "candidates". Refuses a name that is not plain, a file that exists, and a name
 /// task.json already lists. The new task is validated with parseTask before task.json is

@@ -4,7 +4,6 @@
 #include "engine/synth/ModelsConfig.h"
 #include "widgets/assistant/AssistantDock.h"
 
-#include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
 #include <QMessageBox>
@@ -77,18 +76,6 @@ Progress readProgress(const fs::path& runDir)
         }
     }
     return p;
-}
-
-// <task>/.synthesis/<UTC time>, as the engine names it (engine/synth/Synthesis.cpp), chosen here
-// so the panel can read synthesis.json while the run writes it.
-QString newRunDir(const QString& taskDir)
-{
-    const QString base = QDir(taskDir).filePath(QStringLiteral(".synthesis"));
-    const QString id = QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss"));
-    QString dir = base + QLatin1Char('/') + id;
-    for (int n = 2; QFileInfo::exists(dir); ++n)
-        dir = base + QLatin1Char('/') + id + QLatin1Char('-') + QString::number(n);
-    return dir;
 }
 
 } // namespace
@@ -235,9 +222,16 @@ bool AssistantController::start(const QString& request, const QString& modelName
     if (const kf::synth::NamedModel* stronger = config->find(config->escalationModel); stronger && stronger != model)
         r.models.push_back(stronger->config);
     m_taskDir = qs(r.taskDir.string());
-    m_runDir = newRunDir(m_taskDir);
-    r.runDir = m_runDir.toStdString();
     const bool existing = QFileInfo(QDir(m_taskDir).filePath(QStringLiteral("task.json"))).isFile();
+    // The run's folder is made here, by the engine's own rule, so the panel can read synthesis.json
+    // while the run writes it.
+    auto runDir = kf::synth::createRunFolder(r.taskDir);
+    if (!runDir) {
+        m_dock->setOutcome(tr("The synthesis did not start: %1").arg(qs(runDir.error().message())), false);
+        return false;
+    }
+    r.runDir = *runDir;
+    m_runDir = qs(runDir->string());
 
     m_dock->setRequest(request);
     m_dock->beginRun(existing ? tr("the task %1 (its spec as it is; no interview)").arg(QFileInfo(m_taskDir).fileName())
