@@ -108,6 +108,14 @@ Json messagesJson(const std::vector<ChatMessage>& messages)
 }
 
 // OpenAI's usage object, in a chunk or a whole reply.
+// Anthropic's usage object, as message_start, message_delta and a whole reply carry it.
+Result<void> readAnthropicUsage(const Json& usage, StreamState& state)
+{
+    if (auto r = readCount(usage, "input_tokens", state.tokensIn); !r)
+        return r;
+    return readCount(usage, "output_tokens", state.tokensOut);
+}
+
 Result<void> readOpenAiUsage(const Json& doc, StreamState& state)
 {
     const Json* usage = member(doc, "usage");
@@ -234,12 +242,9 @@ Result<void> decodeAnthropicEvent(const SseEvent& event, StreamState& state)
             return malformed("message_start's message is not an object");
         if (auto r = readString(*message, "model", state.model); !r)
             return r;
-        if (const Json* usage = member(*message, "usage")) {
-            if (auto r = readCount(*usage, "input_tokens", state.tokensIn); !r)
+        if (const Json* usage = member(*message, "usage"))
+            if (auto r = readAnthropicUsage(*usage, state); !r)
                 return r;
-            if (auto r = readCount(*usage, "output_tokens", state.tokensOut); !r)
-                return r;
-        }
         return {};
     }
     if (type == "content_block_delta") {
@@ -260,12 +265,9 @@ Result<void> decodeAnthropicEvent(const SseEvent& event, StreamState& state)
             if (auto r = readString(*delta, "stop_reason", state.stopReason); !r)
                 return r;
         }
-        if (const Json* usage = member(*doc, "usage")) {
-            if (auto r = readCount(*usage, "output_tokens", state.tokensOut); !r)
+        if (const Json* usage = member(*doc, "usage"))
+            if (auto r = readAnthropicUsage(*usage, state); !r)
                 return r;
-            if (auto r = readCount(*usage, "input_tokens", state.tokensIn); !r)
-                return r;
-        }
         return {};
     }
     if (type == "message_stop")
@@ -304,12 +306,9 @@ Result<void> decodeAnthropicBody(std::string_view body, StreamState& state)
         return r;
     if (auto r = readString(*doc, "stop_reason", state.stopReason); !r)
         return r;
-    if (const Json* usage = member(*doc, "usage")) {
-        if (auto r = readCount(*usage, "input_tokens", state.tokensIn); !r)
+    if (const Json* usage = member(*doc, "usage"))
+        if (auto r = readAnthropicUsage(*usage, state); !r)
             return r;
-        if (auto r = readCount(*usage, "output_tokens", state.tokensOut); !r)
-            return r;
-    }
     const Json* content = member(*doc, "content");
     if (!content || !content->is_array())
         return malformed("the reply has no content array");
