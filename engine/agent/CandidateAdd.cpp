@@ -272,24 +272,13 @@ Result<AddedCandidate> addCandidate(const AddCandidateRequest& r)
         if (auto v = nvrtcVersion(); !v) {
             out.notes.push_back("not compiled: " + v.error().why);
         } else {
-            for (const std::string& arch : checked->architectures) {
-                if (r.cancelled && r.cancelled())
-                    return fail("cancelled", sourceName);
-                CompileRequest req = compileRequestFor(*checked, *candidate, arch, *source);
-                req.fileName = sourceName;
-                for (size_t li = 0; li < candidate->launches.size(); ++li)
-                    req.nameExpressionOrigins[candidate->launches[li].kernel] = planOrigin + " at /launches/" + std::to_string(li) + "/kernel";
-                auto result = compile(req);
-                if (!result)
-                    return result.error();
-                for (Diagnostic d : result->diagnostics) {
-                    d.message = "[" + arch + "] " + d.message;
-                    out.diagnostics.push_back(std::move(d));
-                }
-                if (!result->success)
-                    return out;   // added == false: the diagnostics say why
-                out.compiledFor.push_back(arch);
-            }
+            auto built = compileForEveryArchitecture(*checked, *candidate, *source, sourceName, planOrigin, nullptr, r.cancelled);
+            if (!built)
+                return built.error().why == "cancelled" ? fail("cancelled", sourceName) : built.error();
+            out.diagnostics = std::move(built->diagnostics);
+            out.compiledFor = std::move(built->compiledFor);
+            if (!built->success)
+                return out;   // added == false: the diagnostics say why
         }
     }
 

@@ -1,5 +1,6 @@
 #include "engine/compile/TaskCompile.h"
 
+#include "engine/compile/Compiler.h"
 #include "engine/core/Files.h"
 
 #include <algorithm>
@@ -44,6 +45,35 @@ CompileRequest compileRequestFor(const Task& task, const Candidate& candidate, c
                                               std::to_string(index) + "/launches/" + std::to_string(li) + "/kernel";
     }
     return req;
+}
+
+Result<EveryArchitectureBuild> compileForEveryArchitecture(const Task& task, const Candidate& candidate, const std::string& source,
+                                                           const std::string& fileName, const std::string& planOrigin,
+                                                           const CancelToken* cancel, const std::function<bool()>& stop)
+{
+    EveryArchitectureBuild out;
+    for (const std::string& arch : task.architectures) {
+        if ((stop && stop()) || (cancel && cancel->cancelled()))
+            return Error{"compile " + fileName, "cancelled", {}, fileName, {}};
+        CompileRequest req = compileRequestFor(task, candidate, arch, source);
+        req.fileName = fileName;
+        for (std::size_t li = 0; li < candidate.launches.size(); ++li)
+            req.nameExpressionOrigins[candidate.launches[li].kernel] = planOrigin + " at /launches/" + std::to_string(li) + "/kernel";
+        auto result = compile(req, nullptr, cancel);
+        if (!result)
+            return result.error();
+        for (Diagnostic d : result->diagnostics) {
+            d.message = "[" + arch + "] " + d.message;
+            out.diagnostics.push_back(std::move(d));
+        }
+        const bool built = result->success;
+        out.results.push_back(std::move(result.value()));
+        if (!built)
+            return out;
+        out.compiledFor.push_back(arch);
+    }
+    out.success = true;
+    return out;
 }
 
 const ShapeBinding* representativeShape(const Task& task)

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,24 @@ namespace kf {
 Result<CompileRequest> compileRequestFor(const Task& task, const Candidate& candidate, const std::string& arch);
 /// The same for a source that is not on disk yet (a generated candidate before it is written).
 CompileRequest compileRequestFor(const Task& task, const Candidate& candidate, const std::string& arch, std::string source);
+
+/// One candidate built for every architecture of its task, in the task's order.
+struct EveryArchitectureBuild {
+    std::vector<std::string> compiledFor;   ///< the architectures that built, in order
+    std::vector<CompileResult> results;     ///< one per architecture tried; stops after the first failure
+    std::vector<Diagnostic> diagnostics;    ///< every build's, each message led by "[sm_XX] "
+    bool success = false;                   ///< every architecture built
+};
+
+/// Builds `source` (not yet on disk, named `fileName`) for every architecture of `task`. The plan's
+/// kernel names are attributed to `planOrigin` ("plan.json at /launches/0/kernel"). `stop` is
+/// polled between architectures and `cancel` inside NVRTC; either ends the call with the error
+/// "cancelled". Used by the agent's `candidate add` and the synthesis loop, so both refuse and
+/// report a kernel the same way.
+Result<EveryArchitectureBuild> compileForEveryArchitecture(const Task& task, const Candidate& candidate, const std::string& source,
+                                                           const std::string& fileName, const std::string& planOrigin,
+                                                           const CancelToken* cancel = nullptr,
+                                                           const std::function<bool()>& stop = {});
 
 /// The shape at which static numbers are shown: the first benchmark shape, else the first test.
 const ShapeBinding* representativeShape(const Task& task);

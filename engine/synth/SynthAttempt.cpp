@@ -132,36 +132,20 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
     const Candidate* candidate = task->findCandidate(a.file);
 
     // NVRTC, for every architecture of the task.
-    json compiled = json::array();
-    std::vector<Diagnostic> diagnostics;
-    bool ok = true;
-    for (const std::string& arch : task->architectures) {
-        if (m_cancel.cancelled()) {
-            stop = Stop{"cancelled", "cancelled by the user"};
-            return a;
-        }
-        CompileRequest req = compileRequestFor(*task, *candidate, arch, a.source);
-        req.fileName = a.file;
-        for (size_t li = 0; li < candidate->launches.size(); ++li)
-            req.nameExpressionOrigins[candidate->launches[li].kernel] = "the launch plan at /launches/" + std::to_string(li) + "/kernel";
-        auto result = compile(req, nullptr, &m_cancel);
-        if (!result) {
-            stop = m_cancel.cancelled() ? Stop{"cancelled", "cancelled by the user"}
-                                        : Stop{"error", "NVRTC could not run: " + result.error().message()};
-            return a;
-        }
-        compiled.push_back(json{{"arch", arch}, {"success", result->success}, {"errors", result->errorCount()},
-                                {"warnings", result->warningCount()}, {"ms", result->compileMs}});
-        for (Diagnostic d : result->diagnostics) {
-            if (task->architectures.size() > 1)
-                d.message = "[" + arch + "] " + d.message;
-            diagnostics.push_back(std::move(d));
-        }
-        if (!result->success) {
-            ok = false;
-            break;
-        }
+    auto built = compileForEveryArchitecture(*task, *candidate, a.source, a.file, "the launch plan", &m_cancel);
+    if (!built) {
+        stop = m_cancel.cancelled() ? Stop{"cancelled", "cancelled by the user"}
+                                    : Stop{"error", "NVRTC could not run: " + built.error().message()};
+        return a;
     }
+    json compiled = json::array();
+    for (size_t i = 0; i < built->results.size(); ++i) {
+        const CompileResult& result = built->results[i];
+        compiled.push_back(json{{"arch", task->architectures[i]}, {"success", result.success}, {"errors", result.errorCount()},
+                                {"warnings", result.warningCount()}, {"ms", result.compileMs}});
+    }
+    const std::vector<Diagnostic>& diagnostics = built->diagnostics;
+    const bool ok = built->success;
     const std::string diagText = compileFeedback(diagnostics, "kernel.cu");
     write(prefix + "-compile.json", json{{"architectures", compiled}, {"diagnostics", diagText}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     trace["compile"] = ok ? "ok" : "failed";
