@@ -26,12 +26,12 @@ done
 : > "$out/runs.txt"
 for n in clean smem_race uninit_smem uninit_global oob_read divergent_sync; do
   for tool in memcheck racecheck initcheck synccheck; do
-    t0=$(date +%s.%N)
+    t0=$(date +%s%N)
     timeout 120 "$san" --tool "$tool" --xml --save "$out/$n.$tool.xml" --print-limit 100 --error-exitcode 86 \
       --launch-timeout 60 "$bins/$n" > "$out/$n.$tool.stdout" 2>&1
     rc=$?
-    t1=$(date +%s.%N)
-    printf '%s %s rc=%s %.2fs :: %s\n' "$n" "$tool" "$rc" "$(echo "$t1 - $t0" | bc)" "$(tr '\n' '|' < "$out/$n.$tool.stdout" | cut -c1-300)" >> "$out/runs.txt"
+    t1=$(date +%s%N)
+    printf '%s %s rc=%s %sms :: %s\n' "$n" "$tool" "$rc" "$(( (t1 - t0) / 1000000 ))" "$(tr '\n' '|' < "$out/$n.$tool.stdout" | cut -c1-300)" >> "$out/runs.txt"
   done
 done
 # Which name does --kernel-name match: the mangled one or the demangled one?
@@ -44,15 +44,15 @@ done
 echo "racecheck-all rc=$?" >> "$out/runs.txt"
 # LibTorch under the sanitizer: start-up cost with every kernel filtered out, and with the caching allocator off.
 for tool in memcheck racecheck initcheck; do
-  t0=$(date +%s.%N)
+  t0=$(date +%s%N)
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 200 "$san" --tool $tool --error-exitcode 86 --kernel-name regex:^nomatch$ \
     python3 -c "import torch; x=torch.randn(4096,4096,device='cuda'); print(float((x@x).sum()))" > "$out/torch.$tool.stdout" 2>&1
   rc=$?
-  t1=$(date +%s.%N)
-  printf 'torch %s filtered rc=%s %.2fs\n' "$tool" "$rc" "$(echo "$t1 - $t0" | bc)" >> "$out/runs.txt"
+  t1=$(date +%s%N)
+  printf 'torch %s filtered rc=%s %sms\n' "$tool" "$rc" "$(( (t1 - t0) / 1000000 ))" >> "$out/runs.txt"
 done
-t0=$(date +%s.%N)
+t0=$(date +%s%N)
 timeout 200 python3 -c "import torch; x=torch.randn(4096,4096,device='cuda'); print(float((x@x).sum()))" > /dev/null 2>&1
-t1=$(date +%s.%N)
-printf 'torch plain %.2fs\n' "$(echo "$t1 - $t0" | bc)" >> "$out/runs.txt"
+t1=$(date +%s%N)
+printf 'torch plain %sms\n' "$(( (t1 - t0) / 1000000 ))" >> "$out/runs.txt"
 cat "$out/runs.txt"
