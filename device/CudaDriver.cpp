@@ -104,6 +104,8 @@ Result<const CudaDriver*> load()
     sym(t.cuFuncGetParamInfo, KF_CU_SYMBOL(cuFuncGetParamInfo), nullptr, false);
     // Only to ask NVML how much memory is free when no context can be made.
     sym(t.cuDeviceGetPCIBusId, KF_CU_SYMBOL(cuDeviceGetPCIBusId), nullptr, false);
+    // The GPU's UUID names where a report ran (placement); a driver without it names the index only.
+    sym(t.cuDeviceGetUuid, KF_CU_SYMBOL(cuDeviceGetUuid), nullptr, false);
     if (!missing.empty())
         return Error{"load libcuda", t.path + " lacks " + missing,
                      "update the NVIDIA driver to one that supports CUDA 12.4 or newer", {}, {}};

@@ -31,6 +31,7 @@ struct CudaDriver {
     decltype(&::cuDeviceGetAttribute) cuDeviceGetAttribute = nullptr;
     decltype(&::cuDeviceTotalMem) cuDeviceTotalMem = nullptr;
     decltype(&::cuDeviceGetPCIBusId) cuDeviceGetPCIBusId = nullptr; ///< optional: names the GPU to NVML
+    decltype(&::cuDeviceGetUuid) cuDeviceGetUuid = nullptr;         ///< optional: the GPU's UUID for placement
     decltype(&::cuDevicePrimaryCtxRetain) cuDevicePrimaryCtxRetain = nullptr;
     decltype(&::cuDevicePrimaryCtxRelease) cuDevicePrimaryCtxRelease = nullptr;
 

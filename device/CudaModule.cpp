@@ -49,6 +49,19 @@ Result<CudaModule> CudaModule::load(std::string_view cubin, const std::string& d
     return m;
 }
 
+Result<CudaModule> CudaModule::loadPtx(const std::string& ptx, const std::string& what)
+{
+    CudaModule m;
+    const CUresult r = KF_CU(cuModuleLoadData, &m.m_module, ptx.c_str());
+    if (r != CUDA_SUCCESS) {
+        Error e = cuError(r, "cuModuleLoadData", __FILE__, __LINE__);
+        e.what = "load " + what;
+        m.m_module = nullptr;
+        return e;
+    }
+    return m;
+}
+
 Result<CUfunction> CudaModule::function(const std::string& mangled, const std::string& shownName) const
 {
     CUfunction f = nullptr;

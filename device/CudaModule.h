@@ -25,6 +25,9 @@ public:
     /// built for another architecture than `deviceArch` ("sm_90").
     static Result<CudaModule> load(std::string_view cubin, const std::string& deviceArch);
 
+    /// Loads PTX text (JIT-compiled by the driver) for one of the runner's own kernels.
+    static Result<CudaModule> loadPtx(const std::string& ptx, const std::string& what);
+
     /// Looks up a kernel by its mangled (lowered) name; `shownName` is what errors call it.
     Result<CUfunction> function(const std::string& mangled, const std::string& shownName) const;
 

@@ -39,6 +39,19 @@ std::string kernelModuleVersion()
     return {};
 }
 
+std::string uuidText(const unsigned char (&bytes)[16])
+{
+    static const char* hex = "0123456789abcdef";
+    std::string out = "GPU-";
+    for (int i = 0; i < 16; ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out += '-';
+        out += hex[bytes[i] >> 4];
+        out += hex[bytes[i] & 15];
+    }
+    return out;
+}
+
 std::string driverApiString(int version)
 {
     if (version <= 0)
@@ -78,6 +91,8 @@ protocol::DeviceSummary DeviceInfo::summary() const
     d.pageableMemoryAccess = pageableMemoryAccess;
     d.driver = driverVersion;
     d.cudaDriverApi = driverApiVersion;
+    d.uuid = uuid;
+    d.pciBusId = pciBusId;
     return d;
 }
 
@@ -124,6 +139,20 @@ Result<DeviceInfo> queryDevice(CUdevice dev, int ordinal)
     // Double data rate: two transfers per memory clock, bus width in bits.
     d.peakBandwidthGBs = 2.0 * memClockKhz * 1e3 * (d.memoryBusBits / 8.0) / 1e9;
 
+    if (cuda().cuDeviceGetUuid) {
+        CUuuid id{};
+        if (KF_CU(cuDeviceGetUuid, &id, dev) == CUDA_SUCCESS) {
+            unsigned char bytes[16];
+            for (int i = 0; i < 16; ++i)
+                bytes[i] = static_cast<unsigned char>(id.bytes[i]);
+            d.uuid = uuidText(bytes);
+        }
+    }
+    if (cuda().cuDeviceGetPCIBusId) {
+        char bus[32] = {};
+        if (KF_CU(cuDeviceGetPCIBusId, bus, static_cast<int>(sizeof bus - 1), dev) == CUDA_SUCCESS)
+            d.pciBusId = bus;
+    }
     KF_CU_CHECK(cuDriverGetVersion, &d.driverApiVersion);
     d.driverVersion = kernelModuleVersion();
     if (d.driverVersion.empty())

@@ -32,6 +32,8 @@ struct DeviceInfo {
     bool pageableMemoryAccess = false;   ///< kernels can dereference host pointers (HMM/ATS)
     int driverApiVersion = 0;            ///< cuDriverGetVersion, e.g. 13000
     std::string driverVersion;           ///< kernel module version "580.159.04", else "13.0"
+    std::string uuid;                    ///< "GPU-ac7d9fee-f3cd-a5ae-df83-585fd377babc" as nvidia-smi -L prints it, or ""
+    std::string pciBusId;                ///< "0000:18:00.0", or ""
 
     std::string computeCapability() const; ///< "9.0"
     std::string arch() const;              ///< "sm_90"
@@ -41,6 +43,9 @@ struct DeviceInfo {
 
 /// Queries everything above for `dev`. Requires cuInit to have succeeded.
 Result<DeviceInfo> queryDevice(CUdevice dev, int ordinal);
+
+/// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from the 16 bytes of a CUuuid.
+std::string uuidText(const unsigned char (&bytes)[16]);
 
 /// The NVIDIA kernel module version from /proc/driver/nvidia/version ("580.159.04"), or "".
 std::string kernelModuleVersion();

@@ -123,6 +123,7 @@ void addBenchCommand(CLI::App& app, int& exitCode)
         ->check(CLI::IsMember({"default", "max-autotune-no-cudagraphs"}))
         ->allow_extra_args(false);
     cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
+    addEndpointOptions(cmd, &args->endpoint);
     cmd->callback([args, &exitCode] { exitCode = runOnRunner(*args); });
 }
 

@@ -31,6 +31,7 @@ struct PromoteArgs {
     bool json = false;
     bool allowUnsigned = false;
     std::string runnerPath;
+    EndpointArgs endpoint;
     int launchTimeoutMs = 10000;
     double timeCapMs = 2000;
     std::string baseline = "both";      ///< the benchmark's: also torch.compile unless "eager"
@@ -114,6 +115,7 @@ int promote(const PromoteArgs& a)
         run.candidates = {candidate};
         run.json = a.json;
         run.runnerPath = a.runnerPath;
+        run.endpoint = a.endpoint;
         run.launchTimeoutMs = a.launchTimeoutMs;
         run.kind = RunKind::Verify;
         run.shapes = "tests";
@@ -196,6 +198,7 @@ void addPromoteCommand(CLI::App& app, int& exitCode)
                   "accept saved reports that the runner did not sign or that changed since (recorded in the registry)");
     cmd->add_flag("--json", args->json, "print the outcome as JSON");
     cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
+    addEndpointOptions(cmd, &args->endpoint);
     cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch")->check(CLI::Range(1, 86400000));
     cmd->add_option("--time-cap-ms", args->timeCapMs, "benchmark time cap per shape")->check(CLI::PositiveNumber);
     cmd->add_option("--baseline", args->baseline,

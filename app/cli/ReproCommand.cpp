@@ -78,7 +78,10 @@ int runRepro(const RunArgs& a)
     std::error_code ec;
     const fs::path inputs = fs::absolute(b.caseDir / "inputs", ec);
 
-    RunnerSession session(a.runnerPath, a.arch);
+    std::optional<Endpoint> endpoint;
+    if (auto rc = resolveEndpointOrExit(a.endpoint, endpoint))
+        return *rc;
+    RunnerSession session(a.runnerPath, a.arch, endpoint);
     if (auto failed = session.start())
         return *failed;
     RunSettings s;

@@ -10,6 +10,7 @@
 #include "engine/compile/TaskCompile.h"
 #include "engine/core/Clock.h"
 #include "engine/core/Files.h"
+#include "engine/protocol/CompileBaseline.h"
 #include "engine/protocol/Signature.h"
 #include "engine/protocol/Report.h"
 #include "engine/runner/RunSettings.h"
@@ -172,7 +173,15 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
             scans.emplace_back(c->file, scanSource(req->source));
     }
 
-    RunnerSession session(a.runnerPath, a.arch);
+    std::optional<Endpoint> endpoint;
+    if (auto rc = resolveEndpointOrExit(a.endpoint, endpoint))
+        return *rc;
+    if (bench && a.baseline == "compile" && endpoint && endpoint->remote()) {
+        std::cerr << "kforge: --baseline compile times torch.compile on this machine, but the runs go to "
+                  << endpoint->describe() << "; use --baseline both (recorded as not measured) or run kforge bench on that host\n";
+        return kExitUsage;
+    }
+    RunnerSession session(a.runnerPath, a.arch, endpoint);
     if (auto failed = session.start())
         return *failed;
     RunSettings settings = settingsFor(a, seed);
@@ -241,7 +250,13 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
             opts.sampling = settings.bench;
             const fs::path taskFile = fs::is_directory(a.path) ? fs::path(a.path) / "task.json" : fs::path(a.path);
             report.amend([&](nlohmann::json& j) {
-                cast::addCompileBaseline(j, task, taskFile, c, report.header.candidate.arch, opts);
+                // torch.compile is timed by Python on this machine: beside a kernel timed on another
+                // host's GPU the ratio would compare two machines.
+                if (endpoint && endpoint->remote())
+                    protocol::markCompileNotMeasured(j, "torch.compile is timed on this machine and the candidate ran on " +
+                                                            endpoint->describe() + "; run `kforge bench` on that host for this baseline");
+                else
+                    cast::addCompileBaseline(j, task, taskFile, c, report.header.candidate.arch, opts);
             });
             const bool measured = report.bench && report.bench->compileBaseline && report.bench->compileBaseline->measured;
             if (a.baseline == "compile" && !measured && report.header.verdict == "ok")

@@ -4,6 +4,7 @@
 // reports (tables or --json), choose the exit code. The two commands differ only in their
 // request fields and in how a report is printed.
 
+#include "EndpointOption.h"
 #include "engine/protocol/RunReport.h"
 #include "engine/runner/RunSettings.h"
 #include "engine/task/Task.h"
@@ -27,6 +28,7 @@ struct RunArgs {
     std::string shapes;                     ///< tests | benchmarks | all
     int launchTimeoutMs = 10000;
     std::string runnerPath;                 ///< empty: $KF_RUNNER, beside kforge, PATH
+    EndpointArgs endpoint;                  ///< --runner-endpoint, --runners
     // verify
     std::string seed;                       ///< hex; empty: fresh secret seeds
     int trials = 3;

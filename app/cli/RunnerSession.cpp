@@ -11,11 +11,18 @@ namespace kf::cli {
 
 namespace {
 
-RunSession::Options sessionOptions(const std::string& runnerPath, const std::string& archOverride)
+RunSession::Options sessionOptions(const std::string& runnerPath, const std::string& archOverride,
+                                   const std::optional<Endpoint>& endpoint)
 {
     RunSession::Options o;
     o.runnerPath = runnerPath;
     o.archOverride = archOverride;
+    o.endpoint = endpoint;
+    if (endpoint && endpoint->remote()) {
+        // What a slow start waits for ("srun: job 42 queued and waiting for resources").
+        const std::string name = endpoint->name;
+        o.onStartLog = [name](const std::string& line) { std::cerr << "kforge: " << name << ": " << line << '\n'; };
+    }
     return o;
 }
 
@@ -28,9 +35,9 @@ struct RunnerSession::Guard {
     InterruptGuard interrupt;
 };
 
-RunnerSession::RunnerSession(const std::string& runnerPath, const std::string& archOverride)
+RunnerSession::RunnerSession(const std::string& runnerPath, const std::string& archOverride, const std::optional<Endpoint>& endpoint)
     : m_cancel(std::make_unique<CancelToken>()), m_guard(std::make_unique<Guard>(*m_cancel)),
-      m_session(sessionOptions(runnerPath, archOverride))
+      m_session(sessionOptions(runnerPath, archOverride, endpoint))
 {
 }
 
@@ -45,6 +52,8 @@ std::optional<int> RunnerSession::start()
         std::cerr << "kforge: cancelled\n";
         return kExitInterrupted;
     }
+    for (const std::string& w : m_session.supervisor().startWarnings())
+        std::cerr << "kforge: warning: " << w << '\n';
     if (!hello) {
         std::cerr << "kforge: " << hello.error().message() << '\n';
         return kExitEnvironment;

@@ -8,6 +8,7 @@
 #include "engine/compile/CompileTypes.h"
 #include "engine/core/Result.h"
 #include "engine/protocol/RunReport.h"
+#include "engine/runner/Endpoint.h"
 #include "engine/runner/RunSession.h"
 #include "engine/task/Task.h"
 
@@ -19,7 +20,8 @@ namespace kf::cli {
 
 class RunnerSession {
 public:
-    RunnerSession(const std::string& runnerPath, const std::string& archOverride = {});
+    RunnerSession(const std::string& runnerPath, const std::string& archOverride = {},
+                  const std::optional<Endpoint>& endpoint = std::nullopt);
     ~RunnerSession();
     RunnerSession(const RunnerSession&) = delete;
     RunnerSession& operator=(const RunnerSession&) = delete;

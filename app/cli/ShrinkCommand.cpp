@@ -82,7 +82,10 @@ int runShrink(const RunArgs& a)
         return kExitUsage;
     }
 
-    RunnerSession session(a.runnerPath, a.arch);
+    std::optional<Endpoint> endpoint;
+    if (auto rc = resolveEndpointOrExit(a.endpoint, endpoint))
+        return *rc;
+    RunnerSession session(a.runnerPath, a.arch, endpoint);
     if (auto failed = session.start())
         return *failed;
     const std::string label = task.name + "/" + candidate->file;

@@ -3,6 +3,7 @@
 // --provider/--base-url/--model; every kernel it writes goes through NVRTC, the runner's verify
 // and bench like any candidate, and the best correct one is added to the task.
 #include "SynthCommand.h"
+#include "EndpointOption.h"
 
 #include "ExitCodes.h"
 #include "RunnerSession.h"
@@ -32,6 +33,7 @@ struct SynthArgs {
     std::string skills = "auto";
     std::vector<std::string> skillDirs;
     std::string runnerPath, arch;
+    EndpointArgs endpoint;
 };
 
 // The model of a run: a name in models.json, or one given on the command line.
@@ -138,7 +140,10 @@ int runSynth(const SynthArgs& a)
     }
 
     // The runner starts when the first kernel compiles: the interview and codegen need no GPU.
-    auto runner = std::make_unique<RunnerSession>(a.runnerPath, a.arch);
+    std::optional<Endpoint> endpoint;
+    if (auto rc = resolveEndpointOrExit(a.endpoint, endpoint))
+        return *rc;
+    auto runner = std::make_unique<RunnerSession>(a.runnerPath, a.arch, endpoint);
     std::optional<int> runnerFailed;
     bool started = false;
     const bool tty = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
@@ -297,6 +302,7 @@ void addSynthCommand(CLI::App& app, int& exitCode)
     cmd->add_flag("--json", a->json, "print the outcome as JSON");
     cmd->add_flag("-q,--quiet", a->quiet, "print only the outcome");
     cmd->add_option("--runner", a->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
+    addEndpointOptions(cmd, &a->endpoint);
     cmd->add_option("--arch", a->arch, "run for this architecture instead of the GPU's");
     cmd->callback([a, &exitCode] { exitCode = runSynth(*a); });
 }

@@ -115,6 +115,7 @@ void addVerifyCommand(CLI::App& app, int& exitCode)
     cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch; a hung kernel is killed after it")
         ->check(CLI::Range(1, 86400000));
     cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
+    addEndpointOptions(cmd, &args->endpoint);
     cmd->add_option("--arch", args->arch, "compile for this architecture instead of the GPU's, e.g. sm_90");
     cmd->add_option("--samples", args->samples, "mismatching elements listed per output in the report")
         ->check(CLI::Range(1, 1000));

@@ -10,6 +10,7 @@
 #include "PromoteCommand.h"
 #include "PromptCommand.h"
 #include "SynthCommand.h"
+#include "RunnersCommand.h"
 #include "VerifyCommand.h"
 #include "engine/core/Architectures.h"
 #include "engine/compile/Compiler.h"
@@ -45,6 +46,7 @@ int main(int argc, char** argv)
     cli::addCandidateCommand(app, exitCode);
     cli::addImportCommand(app, exitCode);
     cli::addSynthCommand(app, exitCode);
+    cli::addRunnersCommand(app, exitCode);
 
     std::string taskPath;
     CLI::App* validate = app.add_subcommand("validate", "Check a task.json against schema v1 and print a summary");

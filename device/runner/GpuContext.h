@@ -4,8 +4,12 @@
 
 #include "device/DeviceInfo.h"
 #include "device/PrimaryContext.h"
+#include "device/SharedMemoryPoison.h"
 
 #include <cuda.h>
+
+#include <optional>
+#include <string>
 
 namespace kf::device {
 
@@ -13,6 +17,9 @@ struct GpuContext {
     CUdevice device = 0;
     PrimaryContext context;
     DeviceInfo info;
+    /// Loaded once the context is current; absent (with the reason) if the driver refused it.
+    std::optional<SharedMemoryPoison> poison;
+    std::string poisonError;
 };
 
 } // namespace kf::device

@@ -1,6 +1,10 @@
 #include "device/runner/ReportHeader.h"
 
 #include "device/GpuMemory.h"
+#include "engine/protocol/Report.h"
+
+#include <cstdlib>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -12,6 +16,21 @@ ReportHeader::ReportHeader(const RunPlan& request, const DeviceInfo& device, Sof
     : m_request(request), m_device(device), m_versions(std::move(versions)),
       m_startedWall(std::chrono::system_clock::now()), m_started(std::chrono::steady_clock::now())
 {
+}
+
+nlohmann::json ReportHeader::placement() const
+{
+    protocol::Placement p;
+    p.endpoint = m_request.endpoint;
+    p.attempt = m_request.attempt;
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0)
+        p.host = host;
+    p.gpuUuid = m_device.uuid;
+    p.pciBusId = m_device.pciBusId;
+    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"))
+        p.visibleDevices = v;
+    return p.toJson();
 }
 
 nlohmann::json ReportHeader::environment() const
@@ -49,7 +68,8 @@ nlohmann::json ReportHeader::make(const std::string& kind, const std::string& ve
               {"lowered_names", lowered}}},
             {"environment", environment()},
             {"started_at", isoTimeUtc(m_startedWall)},
-            {"duration_ms", std::round(ms * 10.0) / 10.0}};
+            {"duration_ms", std::round(ms * 10.0) / 10.0},
+            {"placement", placement()}};
 }
 
 void ReportHeader::markError(nlohmann::json& report, const Error& given)

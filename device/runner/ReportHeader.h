@@ -28,6 +28,8 @@ public:
     static void markError(nlohmann::json& report, const Error& e);
 
     nlohmann::json environment() const;
+    /// Where it ran: the request's endpoint and attempt, this host, the GPU's UUID.
+    nlohmann::json placement() const;
 
 private:
     const RunPlan& m_request;

@@ -1,5 +1,7 @@
 #include "device/runner/Runner.h"
 
+#include "device/runner/SanitizerTool.h"
+
 #include "device/CudaDriver.h"
 #include "device/GpuMemory.h"
 #include "device/runner/Bencher.h"
@@ -114,6 +116,13 @@ void Runner::start()
             m_gpu.reset();
         }
     }
+    if (m_gpu) {
+        auto poison = SharedMemoryPoison::load(m_gpu->info);
+        if (poison)
+            m_gpu->poison = std::move(poison.value());
+        else
+            m_gpu->poisonError = poison.error().message();
+    }
     if (!m_gpu)
         if (auto r = TorchBridge::init(false); !r)
             std::fprintf(stderr, "kforge-runner: LibTorch did not initialise in CPU mode: %s\n", r.error().message().c_str());
@@ -129,6 +138,16 @@ void Runner::start()
     hello.torch = m_torchVersion;
     hello.cudaDriverApi = m_driverApi;
     hello.driver = m_gpu ? m_gpu->info.driverVersion : kernelModuleVersion();
+    // Where it runs (protocol 3): a pool tells GPUs apart by host and UUID, reports say where they ran.
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0)
+        hello.host = host;
+    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"))
+        hello.visibleDevices = v;
+    hello.runnerBuild = KF_VERSION;
+    if (auto key = protocol::loadSigningKey(false))
+        hello.signingKeyId = key->id;
+    hello.sanitizer = sanitizerTool();
     m_channel.send(hello.toJson());
 }
 

@@ -62,6 +62,11 @@ Result<void> Verifier::runCandidate(const ShapeRef& shape, const std::vector<Ten
     for (const BoundLaunch& l : bound.value()) {
         const std::string label = l.describe() + " shape " + shapeName(shape) + " trial " + std::to_string(trial) +
                                   " run " + std::to_string(run);
+        // Shared memory as the last kernel left it would hide a read of shared memory the
+        // candidate never wrote: 0xFF (NaN) before run 0, 0x00 before run 1 (rule 9).
+        if (m_gpu.poison)
+            if (auto r = m_gpu.poison->fill(run == 0 ? 0xFF : 0x00, m_stream); !r)
+                return stickyError() ? fatal(r.error(), where) : r.error();
         m_channel.launchBegin(m_request.id, label, m_request.launchTimeoutMs);
         auto launched = LaunchPlan::enqueue(l, m_stream);
         CUresult sync = CUDA_SUCCESS;

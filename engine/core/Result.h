@@ -16,7 +16,7 @@ struct Error {
     std::string file;     ///< the file involved, if any
     std::string pointer;  ///< JSON pointer inside `file`, if any
     /// Empty, or a cause outside the user's code that tools treat apart (exit 3, not 1):
-    /// kGpuOutOfMemory.
+    /// kGpuOutOfMemory, kRunnerLost, kConnectionLost, kRunnerStart.
     std::string kind;
 
     /// "file: at /pointer: why (hint)" style sentence for terminals and status bars.
@@ -25,6 +25,13 @@ struct Error {
 
 /// Error::kind of a GPU that has too little free memory (other processes hold it).
 inline constexpr const char* kGpuOutOfMemory = "gpu_out_of_memory";
+/// The runner's process went away for a reason outside the candidate (killed by someone else,
+/// SIGTERM, SIGHUP): a pool runs the item again elsewhere.
+inline constexpr const char* kRunnerLost = "runner_lost";
+/// A remote endpoint's connection broke (ssh ended with 255, no message within the heartbeat timeout).
+inline constexpr const char* kConnectionLost = "connection_lost";
+/// The runner could not be started or never said hello.
+inline constexpr const char* kRunnerStart = "runner_start";
 
 template <class T>
 class [[nodiscard]] Result {

@@ -42,7 +42,9 @@ nlohmann::json deviceJson(const DeviceSummary& d)
             {"ecc", d.ecc},
             {"pageable_memory_access", d.pageableMemoryAccess},
             {"driver", d.driver},
-            {"cuda_driver_api", d.cudaDriverApi}};
+            {"cuda_driver_api", d.cudaDriverApi},
+            {"uuid", d.uuid},
+            {"pci_bus_id", d.pciBusId}};
 }
 
 DeviceSummary readDevice(const Fields& f)
@@ -66,6 +68,8 @@ DeviceSummary readDevice(const Fields& f)
     d.pageableMemoryAccess = f.boolean("pageable_memory_access");
     d.driver = f.text("driver");
     d.cudaDriverApi = f.integer("cuda_driver_api");
+    d.uuid = f.text("uuid");
+    d.pciBusId = f.text("pci_bus_id");
     // The architecture from the compute capability when the runner did not name it.
     if (d.arch.empty() && !d.computeCapability.empty()) {
         std::string digits;
@@ -121,7 +125,22 @@ nlohmann::json Hello::toJson() const
                         {"versions", {{"torch", torch}, {"cuda_driver_api", cudaDriverApi}, {"driver", driver}, {"nvrtc", nvrtc}}}};
     if (!deviceErrorKind.empty())
         j["device_error_kind"] = deviceErrorKind;
+    j["host"] = host;
+    j["visible_devices"] = visibleDevices;
+    j["runner_build"] = runnerBuild;
+    j["signing_key_id"] = signingKeyId;
+    j["sanitizer"] = sanitizer ? nlohmann::json{{"path", sanitizer->path}, {"version", sanitizer->version}} : nlohmann::json(nullptr);
     return j;
+}
+
+std::string Hello::gpuKey() const
+{
+    std::string gpu = "cpu";
+    if (device)
+        gpu = !device->uuid.empty() ? device->uuid
+              : !device->pciBusId.empty() ? device->pciBusId
+                                          : "visible:" + visibleDevices + "#" + std::to_string(device->ordinal);
+    return (host.empty() ? std::string("?") : host) + "/" + gpu;
 }
 
 Result<Hello> Hello::fromJson(const nlohmann::json& j)
@@ -141,6 +160,14 @@ Result<Hello> Hello::fromJson(const nlohmann::json& j)
         h.driver = v.text("driver");
         h.cudaDriverApi = v.integer("cuda_driver_api");
         h.nvrtc = v.text("nvrtc");
+        h.host = f.text("host");
+        h.visibleDevices = f.text("visible_devices");
+        h.runnerBuild = f.text("runner_build");
+        h.signingKeyId = f.text("signing_key_id");
+        if (f.find("sanitizer")) {
+            const Fields sf = f.object("sanitizer");
+            h.sanitizer = SanitizerTool{sf.text("path"), sf.text("version")};
+        }
     });
     if (!ok)
         return ok.error();

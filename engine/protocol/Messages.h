@@ -34,6 +34,14 @@ struct DeviceSummary {
     bool pageableMemoryAccess = false;
     std::string driver;                 ///< "580.159.04"
     std::int64_t cudaDriverApi = 0;     ///< 13000
+    std::string uuid;                   ///< "GPU-ac7d9fee-…" (protocol 3), or ""
+    std::string pciBusId;               ///< "0000:18:00.0" (protocol 3), or ""
+};
+
+/// compute-sanitizer on the runner's host (protocol 3), when found.
+struct SanitizerTool {
+    std::string path;
+    std::string version;                ///< "2025.3.1.0"
 };
 
 struct Hello {
@@ -45,6 +53,15 @@ struct Hello {
     std::string driver;
     std::int64_t cudaDriverApi = 0;
     std::string nvrtc;
+    // Protocol 3: where the runner runs, so a pool can tell GPUs apart and reports can say where.
+    std::string host;                   ///< the runner's host name
+    std::string visibleDevices;         ///< $CUDA_VISIBLE_DEVICES as the runner saw it ("" when unset)
+    std::string runnerBuild;            ///< "0.9.0 (1e2b645)"
+    std::string signingKeyId;           ///< the id of the key the runner signs with, never the key
+    std::optional<SanitizerTool> sanitizer;
+
+    /// "host/GPU-uuid" (or "host/pci bus id", "host/ordinal"): two endpoints with the same key share one GPU.
+    std::string gpuKey() const;
 
     /// True when the runner lists `feature` ("dump", "inputs_dir", ...). A runner ignores
     /// request fields it does not know, so a client asks before relying on one.

@@ -24,7 +24,7 @@
 
 namespace kf::protocol {
 
-inline constexpr int kVersion = 2;
+inline constexpr int kVersion = 3;
 /// The longest line either side accepts; a longer one is an error, never an allocation spree.
 inline constexpr std::size_t kMaxLineBytes = std::size_t(64) << 20;
 

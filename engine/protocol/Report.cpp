@@ -115,6 +115,8 @@ void Header::writeTo(nlohmann::json& r) const
                               {"verdict", t.verdict}});
         r["edit_to_verdict"] = rounds;
     }
+    if (!placement.empty())
+        r["placement"] = placement.toJson();
 }
 
 Header Header::read(const Fields& f)
@@ -163,7 +165,47 @@ Header Header::read(const Fields& f)
         h.editToVerdict.push_back({r.integer("round"), r.number("compile_ms", 0), r.number("runner_ms", 0),
                                    r.number("total_ms", 0), r.text("verdict")});
     });
+    if (f.find("placement"))
+        h.placement = Placement::read(f.object("placement"));
     return h;
+}
+
+std::string Placement::text() const
+{
+    std::string out = endpoint;
+    auto add = [&](const std::string& part) {
+        if (part.empty())
+            return;
+        out += (out.empty() ? "" : " · ") + part;
+    };
+    add(host);
+    std::string gpu;
+    if (!visibleDevices.empty())
+        gpu = "GPU " + visibleDevices;
+    if (!gpuUuid.empty())
+        gpu += (gpu.empty() ? "" : " ") + std::string("(") + gpuUuid.substr(0, std::min<std::size_t>(gpuUuid.size(), 12)) + "…)";
+    add(gpu);
+    if (attempt > 1)
+        add("attempt " + std::to_string(attempt));
+    return out;
+}
+
+nlohmann::json Placement::toJson() const
+{
+    return {{"endpoint", endpoint}, {"attempt", attempt}, {"host", host}, {"gpu_uuid", gpuUuid},
+            {"pci_bus_id", pciBusId}, {"visible_devices", visibleDevices}};
+}
+
+Placement Placement::read(const Fields& f)
+{
+    Placement p;
+    p.endpoint = f.text("endpoint");
+    p.attempt = static_cast<int>(f.integer("attempt", 1));
+    p.host = f.text("host");
+    p.gpuUuid = f.text("gpu_uuid");
+    p.pciBusId = f.text("pci_bus_id");
+    p.visibleDevices = f.text("visible_devices");
+    return p;
 }
 
 std::string ShapeId::dimsText() const

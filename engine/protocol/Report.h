@@ -62,6 +62,23 @@ struct Environment {
     static Environment read(const Fields& f);
 };
 
+/// Where a report was made (protocol 3): the client's endpoint and the runner's host and GPU.
+/// Inside the signed report; the gates do not read it, the Runs panel and a pool's summary do.
+struct Placement {
+    std::string endpoint;           ///< the endpoint's name in runners.json ("" for a plain local runner)
+    int attempt = 1;
+    std::string host;
+    std::string gpuUuid;            ///< "GPU-ac7d9fee-…"
+    std::string pciBusId;
+    std::string visibleDevices;     ///< $CUDA_VISIBLE_DEVICES on the runner
+
+    bool empty() const { return endpoint.empty() && host.empty() && gpuUuid.empty(); }
+    /// "box · gpu-host · GPU 1 (GPU-ac7d9fee…)"; "" when empty.
+    std::string text() const;
+    nlohmann::json toJson() const;
+    static Placement read(const Fields& f);
+};
+
 /// One round of `kforge verify --repeat N`.
 struct RoundTiming {
     std::int64_t round = 0;
@@ -87,6 +104,7 @@ struct Header {
     std::string dumpDir;
     std::vector<std::string> seeds;
     std::vector<RoundTiming> editToVerdict;
+    Placement placement;
 
     bool isError() const { return verdict == "error"; }
     /// "vector_add/naive.cu [sm_90] — correctness on NVIDIA H100 80GB HBM3".

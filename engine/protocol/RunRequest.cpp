@@ -134,6 +134,14 @@ RunRequest readOrThrow(const nlohmann::json& j)
         if (r.onlyShapes.size() != 1 || r.trials != 1)
             jr::fail(o.at("inputs_dir"), "inputs_dir needs exactly one shape in only_shapes and trials 1");
     }
+    if (const nlohmann::json* p = o.optional("placement")) {
+        jr::Object po(*p, o.at("placement"));
+        r.endpoint = po.stringOr("endpoint", "");
+        r.attempt = static_cast<int>(po.integerOr("attempt", 1));
+        if (r.attempt < 1 || r.attempt > 100)
+            jr::fail(po.at("attempt"), "attempt must be between 1 and 100");
+        po.finish();
+    }
     r.launchTimeoutMs = o.integerOr("launch_timeout_ms", 10000);
     if (r.launchTimeoutMs < 1)
         jr::fail(o.at("launch_timeout_ms"), "launch_timeout_ms must be positive");
@@ -210,6 +218,8 @@ nlohmann::json RunRequest::toJson() const
         r["dump"] = {{"dir", dump->dir}, {"max_bytes", dump->maxBytes}, {"trials", dump->allFailing ? "all_failing" : "first_failing"}};
     if (!inputsDir.empty())
         r["inputs_dir"] = inputsDir;
+    if (!endpoint.empty() || attempt != 1)
+        r["placement"] = {{"endpoint", endpoint}, {"attempt", attempt}};
     if (kind == RunKind::Profile)
         r["profile"] = {{"baseline", profile.baseline}};
     if (kind == RunKind::Bench) {

@@ -66,6 +66,10 @@ struct RunRequest {
     std::int64_t launchTimeoutMs = 10000;   ///< the per-launch watchdog
     BenchSettings bench;
     ProfileSettings profile;
+    /// Protocol 3: which endpoint of the client's configuration runs this, and the how-manyth
+    /// attempt (a pool restarts a lost endpoint and tries again). Echoed in the report's placement.
+    std::string endpoint;
+    int attempt = 1;
 
     nlohmann::json toJson() const;
     /// Checks every field's type and range; the Error names the JSON pointer. Whether the shapes

@@ -15,8 +15,12 @@ RunSession::RunSession() : RunSession(Options{}) {}
 RunSession::RunSession(Options options) : m_options(std::move(options))
 {
     RunnerSupervisor::Options o;
-    o.runnerPath = m_options.runnerPath;
-    o.extraEnv = m_options.extraEnv;
+    if (m_options.endpoint)
+        o = RunnerSupervisor::forEndpoint(*m_options.endpoint, m_options.runnerPath);
+    else
+        o.runnerPath = m_options.runnerPath;
+    o.extraEnv.insert(o.extraEnv.end(), m_options.extraEnv.begin(), m_options.extraEnv.end());
+    o.onStartLog = m_options.onStartLog;
     m_runner = std::make_unique<RunnerSupervisor>(o);
     m_cache = std::make_unique<CompileCache>(m_options.cacheDir.empty() ? CompileCache::defaultDirectory() : m_options.cacheDir);
 }
@@ -130,7 +134,9 @@ Result<RunSession::Outcome> RunSession::runJob(RunKind kind, const Task& origina
             return ok.error();
         const TaskPayload payload = taskPayload(resolved);
         taskHash = payload.hash;
-        const protocol::RunRequest request = buildRunRequest(kind, payload, *candidate, req.value(), r, m_nvrtc, s);
+        protocol::RunRequest request = buildRunRequest(kind, payload, *candidate, req.value(), r, m_nvrtc, s);
+        if (m_options.endpoint)
+            request.endpoint = m_options.endpoint->name;
         if (std::string missing = request.missingFeature(m_hello.features); !missing.empty())
             return Error{"run " + candidateFile, "this kforge-runner is too old for the options given (it lacks \"" + missing + "\")",
                          "rebuild it with this KernelForge", {}, {}};

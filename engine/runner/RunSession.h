@@ -12,6 +12,7 @@
 #include "engine/protocol/Messages.h"
 #include "engine/protocol/RunReport.h"
 #include "engine/runner/RunSettings.h"
+#include "engine/runner/Endpoint.h"
 #include "engine/runner/Supervisor.h"
 #include "engine/task/Task.h"
 
@@ -34,6 +35,11 @@ public:
         std::filesystem::path cacheDir;             ///< compile cache; empty: the user's default
         std::vector<std::string> extraNvrtcOptions; ///< appended to every build (part of the task hash)
         std::string archOverride;                   ///< compile for this instead of the GPU's architecture
+        /// Where the runner runs (runners.json): ssh, srun, a template. Unset: the local runner.
+        /// Its name goes into every request's placement.
+        std::optional<Endpoint> endpoint;
+        /// The starting process's last stderr line, each time it changes (a queued srun job).
+        std::function<void(const std::string&)> onStartLog;
     };
 
     using EventFn = std::function<void(const protocol::Event&)>;
@@ -81,6 +87,8 @@ public:
                            const std::optional<std::string>& source = std::nullopt);
 
     RunnerSupervisor& supervisor() { return *m_runner; }
+    /// The endpoint's name ("local" without one).
+    std::string endpointName() const { return m_options.endpoint ? m_options.endpoint->name : std::string("local"); }
     int restarts() const { return m_runner->restarts(); }
 
 private:

@@ -42,6 +42,17 @@ constexpr std::string_view kVersionMismatch = "check the runner's protocol versi
 constexpr int kExitCheckMs = 100;                // how often a silent runner is checked for death
 constexpr int kExitGraceMs = 2000;               // after shutdown or a fatal error, before SIGKILL
 constexpr const char* kRunnerName = "kforge-runner";
+constexpr int kMaxNoiseLines = 20;               // lines a remote shell may print before the hello
+constexpr std::size_t kMaxNoiseBytes = 4096;
+
+std::string lastLine(const std::string& text)
+{
+    std::size_t end = text.find_last_not_of("\r\n \t");
+    if (end == std::string::npos)
+        return {};
+    std::size_t begin = text.rfind('\n', end);
+    return text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
+}
 
 std::string whereText(const std::string& launch, const std::string& type)
 {
@@ -60,11 +71,26 @@ std::string excerpt(const std::string& line)
     return s;
 }
 
+bool looksLikeLostConnection(const std::string& stderrTail)
+{
+    for (const char* sign : {"closed by remote host", "Connection reset", "Connection timed out", "Broken pipe",
+                             "Timeout, server", "not responding", "Connection closed", "connect to host"})
+        if (stderrTail.find(sign) != std::string::npos)
+            return true;
+    return false;
+}
+
 const char* kRebuildHint = "kforge and kforge-runner probably come from different builds; rebuild both";
 
 } // namespace
 
 RunnerSupervisor::RunnerSupervisor() : RunnerSupervisor(Options{}) {}
+
+std::string RunnerSupervisor::endpointText() const
+{
+    return m_options.endpointDescription.empty() ? (m_options.endpointName.empty() ? std::string("the endpoint") : m_options.endpointName)
+                                                 : m_options.endpointDescription;
+}
 
 RunnerSupervisor::RunnerSupervisor(Options options) : m_options(std::move(options)) {}
 
@@ -94,18 +120,44 @@ std::string RunnerSupervisor::defaultRunnerPath()
     return kRunnerName; // start() turns this into "not found next to … nor on PATH"
 }
 
+RunnerSupervisor::Options RunnerSupervisor::forEndpoint(const Endpoint& endpoint, const std::string& runnerPath)
+{
+    Options o;
+    const std::string local = runnerPath.empty() ? defaultRunnerPath() : runnerPath;
+    o.runnerPath = endpoint.kind == Endpoint::Kind::Local && !endpoint.runner.empty() ? endpoint.runner : local;
+    if (endpoint.kind != Endpoint::Kind::Local)
+        o.command = endpoint.argv(local);
+    o.extraEnv = endpoint.childEnv();
+    o.endpointName = endpoint.name;
+    o.endpointDescription = endpoint.describe();
+    o.remote = endpoint.remote();
+    o.killGraceMs = endpoint.remote() ? 2000 : 0;
+    o.launchLatencyMs = endpoint.launchLatencyMs;
+    o.startTimeoutMs = endpoint.startTimeoutS * 1000;
+    o.idleTimeoutMs = endpoint.idleTimeoutS * 1000;
+    o.heartbeatTimeoutMs = endpoint.heartbeatTimeoutS * 1000;
+    return o;
+}
+
 Result<void> RunnerSupervisor::start()
 {
     if (m_pid > 0)
         return {};
     const bool isRestart = m_started;
-    std::string path = m_options.runnerPath.empty() ? defaultRunnerPath() : m_options.runnerPath;
+    const bool wrapped = !m_options.command.empty();
+    std::vector<std::string> args = wrapped ? m_options.command
+                                            : std::vector<std::string>{m_options.runnerPath.empty() ? defaultRunnerPath() : m_options.runnerPath};
+    std::string path = args.front();
     if (path.find('/') == std::string::npos)
         if (std::string onPath = findOnPath(path); !onPath.empty())
             path = onPath; // a bare name given by the caller means "on PATH", as in a shell
-    const char* hint = "build the kforge-runner target (it needs LibTorch), or point $KF_RUNNER or --runner at it";
+    const std::string program = wrapped ? "the endpoint's program" : "the runner program";
+    const std::string hint = wrapped ? "install " + args.front() + " or correct the endpoint in runners.json (kforge runners list)"
+                                     : "build the kforge-runner target (it needs LibTorch), or point $KF_RUNNER or --runner at it";
     auto fail = [&](std::string why, std::string h = {}) {
-        return Error{"start the runner", std::move(why), h.empty() ? hint : std::move(h), {}, {}};
+        if (wrapped && !m_options.endpointDescription.empty())
+            why = "endpoint " + m_options.endpointDescription + ": " + why;
+        return Error{"start the runner", std::move(why), h.empty() ? hint : std::move(h), {}, {}, kRunnerStart};
     };
 
     if (path.find('/') == std::string::npos) {
@@ -113,13 +165,15 @@ Result<void> RunnerSupervisor::start()
         std::error_code ec;
         if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec)
             self = exe.parent_path().string();
+        if (wrapped)
+            return fail(program + " " + path + " was not found on PATH");
         return fail("the runner program " + path + " was not found (not next to this program" +
                     (self.empty() ? std::string() : " in " + self) + " and not on PATH)");
     }
     if (::access(path.c_str(), F_OK) != 0)
-        return fail("the runner program " + path + " does not exist");
+        return fail(program + " " + path + " does not exist");
     if (::access(path.c_str(), X_OK) != 0 || fs::is_directory(path))
-        return fail("the runner program " + path + " is not an executable file");
+        return fail(program + " " + path + " is not an executable file");
 
     int in[2], out[2], err[2];
     if (!makePipe(in))
@@ -151,8 +205,10 @@ Result<void> RunnerSupervisor::start()
     for (auto& s : env)
         envp.push_back(s.data());
     envp.push_back(nullptr);
-    std::string argv0 = path;
-    char* argv[] = {argv0.data(), nullptr};
+    std::vector<char*> argv;
+    for (std::string& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
 
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -172,7 +228,7 @@ Result<void> RunnerSupervisor::start()
     posix_spawnattr_setsigdefault(&attr, &defaults);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t pid = -1;
-    int rc = ::posix_spawn(&pid, path.c_str(), &fa, &attr, argv, envp.data());
+    int rc = ::posix_spawn(&pid, path.c_str(), &fa, &attr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     ::close(in[0]);
@@ -182,7 +238,7 @@ Result<void> RunnerSupervisor::start()
         ::close(in[1]);
         ::close(out[0]);
         ::close(err[0]);
-        return fail("could not start the runner program " + path + ": " + std::strerror(rc));
+        return fail("could not start " + program + " " + path + ": " + std::strerror(rc));
     }
     for (int fd : {in[1], out[0], err[0]})
         ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -195,10 +251,30 @@ Result<void> RunnerSupervisor::start()
     m_currentLaunch.clear();
     m_hello = protocol::Hello();
 
+    m_startWarnings.clear();
     const auto deadline = after(m_options.startTimeoutMs);
     Result<json> first = Error{std::string(kQuiet), "", "", {}, {}};
+    std::string lastStartLog;
+    int noiseLines = 0;
+    std::size_t noiseBytes = 0;
     while (true) {
-        first = readMessage(std::min(msUntil(deadline), 1000));
+        first = readMessage(std::min(msUntil(deadline), 200));
+        if (m_options.onStartLog) {
+            const std::string line = lastLine(m_stderrTail);
+            if (!line.empty() && line != lastStartLog)
+                m_options.onStartLog(lastStartLog = line);
+        }
+        // A login shell on the far side may print a banner before the runner starts: up to 20
+        // lines (4 KiB) of it are log, not protocol.
+        if (!first && first.error().what == kMalformed && m_options.remote && noiseLines < kMaxNoiseLines &&
+            noiseBytes + m_lastBadLine.size() <= kMaxNoiseBytes) {
+            ++noiseLines;
+            noiseBytes += m_lastBadLine.size();
+            if (m_startWarnings.empty())
+                m_startWarnings.push_back("the remote shell printed \"" + excerpt(m_lastBadLine) +
+                                          "\" before the runner started; make ~/.bashrc quiet for non-interactive shells");
+            continue;
+        }
         if (first || first.error().what != kQuiet || msUntil(deadline) <= 0)
             break;
     }
@@ -207,13 +283,16 @@ Result<void> RunnerSupervisor::start()
         if (e.what == kQuiet) {
             kill();
             return fail("the runner did not say hello within " + secondsText(m_options.startTimeoutMs) + " s",
-                        withLastWords("LibTorch and CUDA start-up can be slow the first time; if it hangs, run " + path +
-                                          " by hand to see why",
+                        withLastWords(wrapped ? "the host may be unreachable or the job still queued; raise start_timeout_s in "
+                                                "runners.json if the scheduler is slow, or run the endpoint's command by hand"
+                                              : "LibTorch and CUDA start-up can be slow the first time; if it hangs, run " + path +
+                                                    " by hand to see why",
                                       m_stderrTail));
         }
         if (e.what == kEof) {
             std::string how = describeExit();
-            return fail("the runner " + how + " before it said hello", withLastWords("run " + path + " by hand to see why", m_stderrTail));
+            return fail("the runner " + how + " before it said hello",
+                        withLastWords("run " + (wrapped ? std::string("the endpoint's command") : path) + " by hand to see why", m_stderrTail));
         }
         kill();
         if (e.what == kVersionMismatch)
@@ -267,6 +346,7 @@ Result<json> RunnerSupervisor::readMessage(int timeoutMs)
             if (!parsed) {
                 if (parsed.error().pointer == "/protocol_version")
                     return Error{std::string(kVersionMismatch), parsed.error().why, parsed.error().hint, {}, {}};
+                m_lastBadLine = line;
                 return Error{std::string(kMalformed), parsed.error().why + ", in \"" + excerpt(line) + "\"", "", {}, {}};
             }
             return parsed;
@@ -322,6 +402,8 @@ std::string RunnerSupervisor::describeExit()
     }
     const bool killedByUs = !processExited(m_pid);
     const int status = reap();
+    m_lastExitStatus = status;
+    m_lastKilledByUs = killedByUs;
     if (killedByUs)
         return "stopped responding and was killed";
     if (WIFSIGNALED(status))
@@ -335,6 +417,22 @@ int RunnerSupervisor::reap()
 {
     int status = 0;
     if (m_pid > 0) {
+        // A remote endpoint first gets SIGTERM: ssh then closes its channel and srun cancels its
+        // step, so nothing is left running on the far side.
+        if (m_options.killGraceMs > 0 && !processExited(m_pid)) {
+            ::kill(-m_pid, SIGTERM);
+            const auto grace = after(m_options.killGraceMs);
+            while (!processExited(m_pid) && msUntil(grace) > 0) {
+                pollfd fds[2] = {{m_fromRunner, POLLIN, 0}, {m_errFromRunner, POLLIN, 0}};
+                if (::poll(fds, 2, 20) > 0) {
+                    std::string discard;
+                    if (fds[0].revents)
+                        drain(m_fromRunner, discard, false);
+                    if (fds[1].revents)
+                        drain(m_errFromRunner, m_stderrTail, true);
+                }
+            }
+        }
         // Before reaping, so the group id cannot have been reused: take down anything it left behind.
         ::kill(-m_pid, SIGKILL);
         ::kill(m_pid, SIGKILL);
@@ -413,8 +511,21 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
             std::string how = describeExit();
             m_currentLaunch.clear();
             const bool seeded = type == "verify" || type == "bench";
-            return error("the runner " + how + " " + where + "; it was restarted.",
-                         withLastWords(seeded ? "run it again with the same seeds to reproduce it" : "", m_stderrTail));
+            const int st = m_lastExitStatus;
+            // ssh ends with 255 when the connection breaks (and says so on stderr).
+            if (m_options.remote && !m_lastKilledByUs && WIFEXITED(st) && WEXITSTATUS(st) == 255 && looksLikeLostConnection(m_stderrTail)) {
+                Error e = error("the connection to " + endpointText() + " was lost " + where + ": " + lastLine(m_stderrTail) +
+                                "; the runner was restarted.",
+                                "check the network and the host; the run can be repeated as it was");
+                e.kind = kConnectionLost;
+                return e;
+            }
+            Error e = error("the runner" + (m_options.remote ? " on " + endpointText() : std::string()) + " " + how + " " + where +
+                                "; it was restarted.",
+                            withLastWords(seeded ? "run it again with the same seeds to reproduce it" : "", m_stderrTail));
+            if (!m_lastKilledByUs && WIFSIGNALED(st) && (WTERMSIG(st) == SIGKILL || WTERMSIG(st) == SIGTERM || WTERMSIG(st) == SIGHUP))
+                e.kind = kRunnerLost;   // killed from outside (a user, the OOM killer, a scheduler), not by the candidate
+            return e;
         };
         auto malformed = [&](const std::string& why) {
             kill();
@@ -479,6 +590,13 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
             if (beats && msUntil(beatDeadline) <= 0) {
                 std::string where = whereText(m_currentLaunch, type);
                 kill();
+                if (m_options.remote) {
+                    Error e = error("no message from " + endpointText() + " for " + secondsText(beatMs) + " s " + where +
+                                        "; the connection is presumed lost and the runner was restarted.",
+                                    withLastWords("check the network and the host; the run can be repeated as it was", m_stderrTail));
+                    e.kind = kConnectionLost;
+                    return e;
+                }
                 return error("the runner gave no sign of life for " + secondsText(beatMs) + " s " + where +
                                  " (its process is stopped or frozen); it was restarted.",
                              withLastWords("a process stopped with SIGSTOP, a machine out of memory and swapping, or a driver "
@@ -526,7 +644,7 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
                 if (m.event.kind == protocol::Event::Kind::LaunchBegin) {
                     m_currentLaunch = m.event.label;
                     if (m.event.timeoutMs > 0) {
-                        watchdogMs = m.event.timeoutMs;
+                        watchdogMs = m.event.timeoutMs + std::max(m_options.launchLatencyMs, 0);
                         watchdogDeadline = after(watchdogMs);
                         watchdogArmed = true;
                     } else {

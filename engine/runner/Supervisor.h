@@ -9,6 +9,7 @@
 #include "engine/core/Result.h"
 #include "engine/protocol/Messages.h"
 #include "engine/protocol/RunRequest.h"
+#include "engine/runner/Endpoint.h"
 
 #include <nlohmann/json.hpp>
 
@@ -30,7 +31,25 @@ public:
         /// launch in flight, has a main thread stuck in a driver call or a deadlock.
         int stuckTimeoutMs = 120000;
         std::vector<std::string> extraEnv;   ///< "NAME=value" added to the runner's environment
+        /// The process to start instead of {runnerPath} (an endpoint's argv: ssh …, srun …, a
+        /// template); argv[0] is a path or a name found on PATH. Empty: {runnerPath}.
+        std::vector<std::string> command;
+        std::string endpointName;            ///< for sentences: "the connection to box (ssh) was lost"
+        std::string endpointDescription;     ///< "box (ssh gpu-box.lan)"
+        /// The runner sits behind a connection or a scheduler: a lost connection is told apart from
+        /// a crash, a stop sends SIGTERM first (ssh closes the channel, srun cancels the step),
+        /// and up to 20 lines a login shell prints before the hello are tolerated.
+        bool remote = false;
+        int killGraceMs = 0;                 ///< between SIGTERM and SIGKILL when stopping a remote endpoint
+        int launchLatencyMs = 0;             ///< added to every launch's watchdog budget (network, scheduler)
+        /// The last line the starting process wrote on stderr ("srun: job 42 queued and waiting
+        /// for resources"), each time it changes, until the hello arrives.
+        std::function<void(const std::string&)> onStartLog;
     };
+
+    /// Options that start `endpoint` (RunnerSupervisor::defaultRunnerPath() or `runnerPath` as
+    /// the local runner), with its timeouts.
+    static Options forEndpoint(const Endpoint& endpoint, const std::string& runnerPath = {});
 
     // Two constructors instead of `Options options = {}`: g++ rejects a default argument that
     // needs the nested struct's member initializers before the enclosing class is complete.
@@ -57,6 +76,9 @@ public:
     /// with the same failure handling; "pong" answers {"type":"pong"}.
     Result<nlohmann::json> control(nlohmann::json message, const EventFn& onEvent = {}, const CancelToken* cancel = nullptr);
 
+    /// The warnings of the last start: what a remote shell printed before the runner's hello.
+    const std::vector<std::string>& startWarnings() const { return m_startWarnings; }
+
     /// Stops the runner (politely, then SIGKILL).
     void stop();
     int restarts() const { return m_restarts; }
@@ -74,6 +96,7 @@ private:
     /// returns the wait status (0 when there was no process).
     int reap();
     void kill();
+    std::string endpointText() const;
 
     Options m_options;
     pid_t m_pid = -1;
@@ -87,6 +110,10 @@ private:
     int m_restarts = 0;
     bool m_started = false;
     std::string m_currentLaunch;
+    std::vector<std::string> m_startWarnings;
+    std::string m_lastBadLine;   ///< the last line that was not a protocol message
+    int m_lastExitStatus = 0;    ///< wait status of the last process reaped by describeExit()
+    bool m_lastKilledByUs = false;
 };
 
 } // namespace kf

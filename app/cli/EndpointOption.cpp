@@ -1,0 +1,55 @@
+#include "EndpointOption.h"
+
+#include "engine/runner/RunnersConfig.h"
+
+#include "ExitCodes.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+namespace kf::cli {
+
+void addEndpointOptions(CLI::App* cmd, EndpointArgs* args)
+{
+    cmd->add_option("--runner-endpoint,--endpoint", args->endpoint,
+                    "run on this endpoint of runners.json (local, ssh, srun or a command; `kforge runners list`)");
+    cmd->add_option("--runners", args->runnersFile, "the endpoints file (default: $KF_RUNNERS_FILE, else ~/.config/KernelForge/runners.json)");
+}
+
+Result<std::optional<Endpoint>> resolveEndpoint(const EndpointArgs& args)
+{
+    const std::filesystem::path file = args.runnersFile.empty() ? runnersConfigPath() : std::filesystem::path(args.runnersFile);
+    if (!args.runnersFile.empty() && !std::filesystem::exists(file))
+        return Error{"read the runner endpoints", "the file does not exist", "pass an existing runners.json (docs/runners.md)",
+                     file.string(), {}};
+    auto config = readRunnersConfig(file);
+    if (!config)
+        return config.error();
+    const std::string name = args.endpoint.empty() ? config->defaultEndpoint : args.endpoint;
+    const Endpoint* e = config->find(name);
+    if (!e) {
+        std::string names;
+        for (const Endpoint& x : config->endpoints)
+            names += (names.empty() ? "" : ", ") + x.name;
+        return Error{"choose a runner endpoint", "there is no endpoint \"" + name + "\" (there are: " + names + ")",
+                     "name one of them, or add it to runners.json (kforge runners list)", file.string(), {}};
+    }
+    // The built-in local runner needs no endpoint: the run is exactly what it was before endpoints.
+    if (e->kind == Endpoint::Kind::Local && e->name == "local" && e->env.empty() && e->runner.empty())
+        return std::optional<Endpoint>();
+    return std::optional<Endpoint>(*e);
+}
+
+std::optional<int> resolveEndpointOrExit(const EndpointArgs& args, std::optional<Endpoint>& out)
+{
+    auto e = resolveEndpoint(args);
+    if (!e) {
+        std::cerr << "kforge: " << e.error().message() << '\n';
+        return kExitUsage;
+    }
+    out = std::move(e.value());
+    return std::nullopt;
+}
+
+} // namespace kf::cli

@@ -1,0 +1,34 @@
+#pragma once
+// `--runner-endpoint NAME` and `--runners FILE` for every command that starts a runner (verify,
+// bench, profile, promote, synth, repro, shrink): which endpoint of runners.json runs the work
+// (docs/runners.md). Without either, the configuration's default endpoint, which is the local
+// runner unless the user chose another.
+
+#include "engine/core/Result.h"
+#include "engine/runner/Endpoint.h"
+
+#include <optional>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace kf::cli {
+
+struct EndpointArgs {
+    std::string endpoint;     ///< --runner-endpoint
+    std::string runnersFile;  ///< --runners; empty: $KF_RUNNERS_FILE, else the user's runners.json
+};
+
+void addEndpointOptions(CLI::App* cmd, EndpointArgs* args);
+
+/// The endpoint to start, or nothing for the plain local runner (no configuration, or the
+/// default is the built-in "local"). An Error names the file and what to change: a file that
+/// does not read, an endpoint that is not in it.
+Result<std::optional<Endpoint>> resolveEndpoint(const EndpointArgs& args);
+
+/// resolveEndpoint for a command: on failure prints the sentence and returns the usage exit code.
+std::optional<int> resolveEndpointOrExit(const EndpointArgs& args, std::optional<Endpoint>& out);
+
+} // namespace kf::cli
