@@ -49,12 +49,15 @@ struct Endpoint {
     /// The process to start, argv[0] first (a name found on PATH, or a path). Local: {runner}.
     /// ssh: ssh -T -o BatchMode=yes -o ServerAliveInterval=2 -o ServerAliveCountMax=2
     ///   -o ConnectTimeout=10 -o ControlMaster=no [-p port] [-l user] [-i file] <sshOptions> -- host
-    ///   'env NAME=value … exec runner' — the remote command is ONE word, quoted with shellQuote,
+    ///   'exec env NAME=value … runner' — the remote command is ONE word, quoted with shellQuote,
     ///   because ssh joins its words and hands them to the remote shell; env travels inside it
-    ///   (ssh forwards no environment). srun: srun --ntasks=1 --nodes=1 --kill-on-bad-exit=1 -u
+    ///   (ssh forwards no environment); exec, a shell built-in, comes first (`env … exec` would
+    ///   look for a program named exec). srun: srun --ntasks=1 --nodes=1 --kill-on-bad-exit=1 -u
     ///   <srunArgs> [env NAME=value …] runner. command: the array with "{runner}" replaced.
     std::vector<std::string> argv(const std::string& localRunner) const;
-    /// "NAME=value" entries for the child's own environment: local only (the others carry env in argv).
+    /// "NAME=value" entries for the child's own environment: local and command, which start here
+    /// (ssh and srun carry env in argv). A non-empty `sanitizer` adds KF_COMPUTE_SANITIZER, here
+    /// and in argv.
     std::vector<std::string> childEnv() const;
     /// "local", "ssh", "srun", "command".
     static const char* kindName(Kind kind);
