@@ -38,7 +38,7 @@ public:
     /// Allocates `bytes` of data plus both canaries and writes the canaries (seeded by `seed`).
     static Result<GuardedBuffer> allocate(std::string name, size_t bytes, std::uint64_t seed, CUstream stream);
 
-    CUdeviceptr ptr() const { return m_memory.ptr() + kGuardBytes; }
+    CUdeviceptr ptr() const { return m_memory.ptr() + m_guard; }
     size_t bytes() const { return m_bytes; }
     const std::string& name() const { return m_name; }
 
@@ -59,10 +59,16 @@ public:
 private:
     std::string m_name;
     size_t m_bytes = 0;
+    size_t m_guard = kGuardBytes;   ///< 0 under KF_RUNNER_EXACT_ALLOC=1 (see exactAllocation())
     DeviceMemory m_memory;
     std::array<unsigned char, kGuardBytes> m_before{};
     std::array<unsigned char, kGuardBytes> m_after{};
 };
+
+/// True when KF_RUNNER_EXACT_ALLOC=1: every buffer is its own allocation of exactly its size, with
+/// no canaries. Set for a runner started under compute-sanitizer, whose memcheck finds an
+/// out-of-bounds read only beyond an allocation's end; a canary would swallow it.
+bool exactAllocation();
 
 /// Fills `count` elements of `elementSize` bytes at `dst` with `element` repeated, on `stream`
 /// (asynchronously; memsets, so no host buffer the size of the data).

@@ -1,5 +1,6 @@
 #include "device/runner/Runner.h"
 
+#include "device/runner/Sanitize.h"
 #include "device/runner/SanitizerTool.h"
 
 #include "device/CudaDriver.h"
@@ -222,8 +223,12 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
     } endBeats{m_channel};
     Result<nlohmann::json> report = Error{};
     try {
-        if (type == "verify")
+        if (type == "verify") {
             report = Verifier(m_channel, *m_gpu, request.value(), versions).run();
+            // compute-sanitizer after a verification that ran (a lost context is handled below).
+            if (report && request->sanitize && report->value("verdict", std::string()) != "error" && !stickyError())
+                addSanitizerSection(report.value(), runSanitizer(m_channel, request.value(), json));
+        }
         else if (type == "bench")
             report = Bencher(m_channel, *m_gpu, request.value(), versions).run();
         else

@@ -134,6 +134,33 @@ RunRequest readOrThrow(const nlohmann::json& j)
         if (r.onlyShapes.size() != 1 || r.trials != 1)
             jr::fail(o.at("inputs_dir"), "inputs_dir needs exactly one shape in only_shapes and trials 1");
     }
+    if (const nlohmann::json* p = o.optional("sanitize")) {
+        jr::Object so(*p, o.at("sanitize"));
+        SanitizeSettings san;
+        if (const nlohmann::json* tools = so.optional("tools")) {
+            if (!tools->is_array() || tools->empty())
+                jr::fail(so.at("tools"), "tools must be a non-empty array of memcheck, racecheck, initcheck, synccheck");
+            for (std::size_t i = 0; i < tools->size(); ++i) {
+                const std::string t = jr::asString((*tools)[i], so.at("tools") + "/" + std::to_string(i));
+                const auto& all = SanitizeSettings::allTools();
+                if (std::find(all.begin(), all.end(), t) == all.end())
+                    jr::fail(so.at("tools") + "/" + std::to_string(i), "\"" + t + "\" is not memcheck, racecheck, initcheck or synccheck");
+                if (std::find(san.tools.begin(), san.tools.end(), t) == san.tools.end())
+                    san.tools.push_back(t);
+            }
+        } else {
+            san.tools = SanitizeSettings::allTools();
+        }
+        if (const nlohmann::json* shapes = so.optional("shapes"))
+            san.shapes = readBindings(*shapes, so.at("shapes"));
+        san.timeoutMs = so.integerOr("timeout_ms", san.timeoutMs);
+        if (san.timeoutMs < 1000 || san.timeoutMs > 3600000)
+            jr::fail(so.at("timeout_ms"), "timeout_ms must be between 1000 and 3600000");
+        so.finish();
+        if (r.kind != RunKind::Verify)
+            jr::fail(o.at("sanitize"), "sanitize goes with verify only");
+        r.sanitize = std::move(san);
+    }
     if (const nlohmann::json* p = o.optional("placement")) {
         jr::Object po(*p, o.at("placement"));
         r.endpoint = po.stringOr("endpoint", "");
@@ -218,6 +245,8 @@ nlohmann::json RunRequest::toJson() const
         r["dump"] = {{"dir", dump->dir}, {"max_bytes", dump->maxBytes}, {"trials", dump->allFailing ? "all_failing" : "first_failing"}};
     if (!inputsDir.empty())
         r["inputs_dir"] = inputsDir;
+    if (sanitize)
+        r["sanitize"] = {{"tools", sanitize->tools}, {"shapes", heldOutJson(sanitize->shapes)}, {"timeout_ms", sanitize->timeoutMs}};
     if (!endpoint.empty() || attempt != 1)
         r["placement"] = {{"endpoint", endpoint}, {"attempt", attempt}};
     if (kind == RunKind::Profile)
@@ -245,6 +274,12 @@ Result<RunRequest> RunRequest::fromJson(const nlohmann::json& j)
     }
 }
 
+const std::vector<std::string>& SanitizeSettings::allTools()
+{
+    static const std::vector<std::string> tools = {"memcheck", "racecheck", "initcheck", "synccheck"};
+    return tools;
+}
+
 std::string RunRequest::missingFeature(const std::vector<std::string>& features) const
 {
     const std::pair<bool, const char*> needs[] = {{!onlyShapes.empty(), "only_shapes"},
@@ -252,7 +287,8 @@ std::string RunRequest::missingFeature(const std::vector<std::string>& features)
                                                   {samples != 10, "samples"},
                                                   {dump.has_value(), "dump"},
                                                   {!inputsDir.empty(), "inputs_dir"},
-                                                  {kind == RunKind::Profile, "profile"}};
+                                                  {kind == RunKind::Profile, "profile"},
+                                                  {sanitize.has_value(), "sanitize"}};
     for (const auto& [needed, name] : needs)
         if (needed && std::find(features.begin(), features.end(), name) == features.end())
             return name;

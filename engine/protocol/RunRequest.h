@@ -40,6 +40,18 @@ struct ProfileSettings {
     bool baseline = true;                   ///< profile the LibTorch baseline's kernels too
 };
 
+/// `verify` under compute-sanitizer (docs/verification.md, "compute-sanitizer"): after the normal
+/// verification the runner starts one child runner per tool under the tool, on these shapes, one
+/// trial, and adds the findings to the report before signing it.
+struct SanitizeSettings {
+    std::vector<std::string> tools;         ///< memcheck, racecheck, initcheck, synccheck (in that order)
+    std::vector<ShapeBinding> shapes;       ///< the smallest test shape and one with a partial tile
+    std::int64_t timeoutMs = 120000;        ///< per tool
+
+    /// The four tools, in the order they are reported.
+    static const std::vector<std::string>& allTools();
+};
+
 struct RunRequest {
     std::int64_t id = 0;
     RunKind kind = RunKind::Verify;
@@ -70,6 +82,7 @@ struct RunRequest {
     /// attempt (a pool restarts a lost endpoint and tries again). Echoed in the report's placement.
     std::string endpoint;
     int attempt = 1;
+    std::optional<SanitizeSettings> sanitize;   ///< verify only
 
     nlohmann::json toJson() const;
     /// Checks every field's type and range; the Error names the JSON pointer. Whether the shapes
