@@ -4,6 +4,7 @@
 #include "engine/protocol/ReportJson.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace kf::protocol {
 
@@ -49,8 +50,8 @@ SanitizerAccess readAccess(const Fields& f)
     a.kernel = f.text("kernel");
     a.file = f.text("file");
     const std::int64_t line = f.integer("line");
-    if (line < 0 || line > 100'000'000)
-        jr::fail(f.at("line"), "expected a source line between 0 and 100000000, found " + std::to_string(line));
+    if (line < 0 || line > std::numeric_limits<int>::max())
+        jr::fail(f.at("line"), "expected a source line (0 or more), found " + std::to_string(line));
     a.line = static_cast<int>(line);
     a.pc = f.text("pc");
     a.block = readDim3(f, "block");
