@@ -66,30 +66,31 @@ void TestSanitizerXml::fixtures_data()
     QTest::addColumn<QString>("kinds");
     QTest::addColumn<QString>("kernel");
     QTest::addColumn<int>("line");
+    QTest::addColumn<QString>("access");
     QTest::addColumn<QString>("thread");
     QTest::addColumn<QString>("block");
     QTest::addColumn<QString>("severity");
     QTest::addColumn<bool>("hostSide");
 
     QTest::newRow("memcheck out-of-bounds read") << "memcheck_oob_read.xml" << "memcheck" << "oob_read,api_error"
-        << "shift_add" << 8 << "231,0,0" << "3,0,0" << "error" << false;
+        << "shift_add" << 8 << "read" << "231,0,0" << "3,0,0" << "error" << false;
     QTest::newRow("racecheck analysis") << "racecheck_smem.xml" << "racecheck"
-        << "shared_race,shared_race,shared_race,shared_race,shared_race" << "block_sum" << 12 << "" << "" << "warning" << false;
+        << "shared_race,shared_race,shared_race,shared_race,shared_race" << "block_sum" << 12 << "write" << "" << "" << "warning" << false;
     QTest::newRow("racecheck hazards") << "racecheck_all.xml" << "racecheck" << "shared_race,shared_race,shared_race"
-        << "block_sum" << 12 << "0,0,0" << "8,0,0" << "warning" << false;
+        << "block_sum" << 12 << "read" << "0,0,0" << "8,0,0" << "warning" << false;
     QTest::newRow("initcheck global") << "initcheck_global.xml" << "initcheck"
-        << "uninit_global_read,uninit_global_read,uninit_global_read" << "add_bias" << 7 << "0,0,0" << "8,0,0" << "error" << false;
+        << "uninit_global_read,uninit_global_read,uninit_global_read" << "add_bias" << 7 << "read" << "0,0,0" << "8,0,0" << "error" << false;
     QTest::newRow("synccheck divergent") << "synccheck_divergent.xml" << "synccheck"
-        << "barrier_divergent,barrier_divergent,barrier_divergent" << "partial_barrier" << 9 << "0,0,0" << "2,0,0"
+        << "barrier_divergent,barrier_divergent,barrier_divergent" << "partial_barrier" << 9 << "barrier" << "0,0,0" << "2,0,0"
         << "error" << false;
-    QTest::newRow("clean") << "clean.xml" << "memcheck" << "" << "" << 0 << "" << "" << "" << false;
-    QTest::newRow("clean under racecheck") << "clean.xml" << "racecheck" << "" << "" << 0 << "" << "" << "" << false;
+    QTest::newRow("clean") << "clean.xml" << "memcheck" << "" << "" << 0 << "" << "" << "" << "" << false;
+    QTest::newRow("clean under racecheck") << "clean.xml" << "racecheck" << "" << "" << 0 << "" << "" << "" << "" << false;
     QTest::newRow("unknown elements") << "unknown_elements.xml" << "memcheck" << "oob_write,other,misaligned" << "scale"
-        << 21 << "1,2,3" << "4,5,6" << "error" << false;
+        << 21 << "write" << "1,2,3" << "4,5,6" << "error" << false;
     QTest::newRow("host access (hand-written)") << "host_access_handwritten.xml" << "initcheck" << "uninit_global_read"
-        << "" << 0 << "" << "" << "error" << true;
+        << "" << 0 << "" << "" << "" << "error" << true;
     QTest::newRow("host access under memcheck") << "host_access_handwritten.xml" << "memcheck" << "api_error"
-        << "" << 0 << "" << "" << "error" << true;
+        << "" << 0 << "" << "" << "" << "error" << true;
 }
 
 void TestSanitizerXml::fixtures()
@@ -99,6 +100,7 @@ void TestSanitizerXml::fixtures()
     QFETCH(QString, kinds);
     QFETCH(QString, kernel);
     QFETCH(int, line);
+    QFETCH(QString, access);
     QFETCH(QString, thread);
     QFETCH(QString, block);
     QFETCH(QString, severity);
@@ -114,6 +116,7 @@ void TestSanitizerXml::fixtures()
     QCOMPARE(qs(f.tool), tool);
     QCOMPARE(qs(f.where.kernel), kernel);
     QCOMPARE(f.where.line, line);
+    QCOMPARE(qs(f.where.access), access);
     QCOMPARE(dim3(f.where.thread), thread);
     QCOMPARE(dim3(f.where.block), block);
     QCOMPARE(qs(f.severity), severity);

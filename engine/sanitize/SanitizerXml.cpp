@@ -189,6 +189,8 @@ void classify(const pugi::xml_node& record, const std::string& tool, protocol::S
             f.kind = "uninit_shared_read";
         else
             f.kind = "uninit_global_read";
+        if (f.where.access.empty() && !host && contains(text, " read"))
+            f.where.access = "read";   // "Uninitialized __global__ memory read of size 4 bytes"
         return;
     }
     if (host) {
@@ -198,6 +200,8 @@ void classify(const pugi::xml_node& record, const std::string& tool, protocol::S
     if (kind == "synccheck" || contains(text, "barrier") || contains(text, "syncwarp")) {
         const std::string type = lower(field(what, "type"));
         f.kind = contains(type, "divergent") || contains(text, "divergent") ? "barrier_divergent" : "invalid_barrier";
+        if (f.where.access.empty())
+            f.where.access = "barrier";
         return;
     }
     // Hardware exceptions ("Warp Illegal Address", "Illegal Instruction", "Hardware Stack
