@@ -78,6 +78,19 @@ add_library(kf_yaml INTERFACE)
 target_include_directories(kf_yaml SYSTEM INTERFACE ${KF_YAMLCPP_INCLUDE})
 target_link_libraries(kf_yaml INTERFACE ${KF_YAMLCPP_LIBRARY})
 
+# pugixml reads compute-sanitizer's XML reports (engine/sanitize). Debian's libpugixml-dev; on the
+# GPU server a copy of its two headers and its library in KF_THIRD_PARTY_DIR
+# (packaging/vendor-third-party.sh). Only kf_engine_sanitize links it.
+find_path(KF_PUGIXML_INCLUDE pugixml.hpp HINTS ${KF_THIRD_PARTY_DIR}/include ${KF_THIRD_PARTY_DIR})
+find_library(KF_PUGIXML_LIBRARY NAMES pugixml HINTS ${KF_THIRD_PARTY_DIR}/lib)
+if(NOT KF_PUGIXML_INCLUDE OR NOT KF_PUGIXML_LIBRARY)
+  message(FATAL_ERROR "pugixml not found: install libpugixml-dev (packaging/setup.sh does) "
+                      "or pass -DKF_THIRD_PARTY_DIR=<folder with include/pugixml.hpp and lib/libpugixml.so>")
+endif()
+add_library(kf_pugixml INTERFACE)
+target_include_directories(kf_pugixml SYSTEM INTERFACE ${KF_PUGIXML_INCLUDE})
+target_link_libraries(kf_pugixml INTERFACE ${KF_PUGIXML_LIBRARY})
+
 # libcurl talks to language models over HTTP(S) (engine/synth). Debian's libcurl4-openssl-dev; the
 # GPU server has libcurl's headers and library of its own. Only kf_engine_synth links it.
 find_package(CURL 7.80 REQUIRED)

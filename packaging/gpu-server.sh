@@ -3,7 +3,7 @@
 # (see docs/gpu-validation.md for the server: Ubuntu 24.04, CUDA 13 in /usr/local/cuda, PyTorch in
 # python3, CMake + Ninja on PATH; no Qt, no nlohmann/CLI11/xxHash, no network).
 #
-#   third_party_dir  copied headers and libzip (packaging/vendor-third-party.sh makes it on a
+#   third_party_dir  copied headers and libraries (packaging/vendor-third-party.sh makes it on a
 #                    development machine); default $KF_THIRD_PARTY_DIR, else <repo>/third_party.
 #   ctest args       passed on, e.g. -R broken (the folder may be left out before them).
 #
@@ -75,7 +75,8 @@ phase() { # phase <name>: record how long the phase that just ended took
 for tool in cmake ninja "$python"; do
   command -v "$tool" >/dev/null 2>&1 || kf_die "$me" "$tool not found on PATH"
 done
-for h in nlohmann/json.hpp nlohmann/json_fwd.hpp CLI/CLI.hpp xxhash.h include/zip.h include/zipconf.h lib/libzip.so.4 include/yaml-cpp/yaml.h lib/libyaml-cpp.so.0.7; do
+for h in nlohmann/json.hpp nlohmann/json_fwd.hpp CLI/CLI.hpp xxhash.h include/zip.h include/zipconf.h lib/libzip.so.4 include/yaml-cpp/yaml.h lib/libyaml-cpp.so.0.7 \
+         include/pugixml.hpp lib/libpugixml.so.1; do
   [ -f "$third_party/$h" ] || kf_die "$me" "$third_party/$h missing: run packaging/vendor-third-party.sh on a development machine and copy its folder here (or pass the folder as the first argument)"
 done
 third_party=$(cd "$third_party" && pwd)

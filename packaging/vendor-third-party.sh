@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # packaging/vendor-third-party.sh [dir] — copy the dependencies that the GPU server lacks (headers,
-# and the libzip and yaml-cpp libraries) from this development machine into a folder that travels with the checkout.
+# and the libzip, yaml-cpp and pugixml libraries) from this development machine into a folder that travels with the checkout.
 #
 #   dir   destination; default $KF_THIRD_PARTY_DIR, else <repo>/third_party (git-ignored).
 #
@@ -18,7 +18,8 @@ src=/usr/include
 
 # header or folder in /usr/include, and the Debian package that provides it
 entries=(nlohmann CLI xxhash.h)
-packages=(nlohmann-json3-dev libcli11-dev libxxhash-dev libzip-dev libzip4 libyaml-cpp-dev libyaml-cpp0.7)
+packages=(nlohmann-json3-dev libcli11-dev libxxhash-dev libzip-dev libzip4 libyaml-cpp-dev libyaml-cpp0.7
+          libpugixml-dev libpugixml1v5)
 
 for e in "${entries[@]}"; do
   [ -e "$src/$e" ] || kf_die "$me" "$src/$e not found: run packaging/setup.sh (installs ${packages[*]})"
@@ -54,6 +55,15 @@ cp -R "$src/yaml-cpp" "$dest/include/yaml-cpp"
 cp "$yamlso" "$dest/lib/libyaml-cpp.so"
 cp "$yamlso" "$dest/lib/$(basename "$yamlso" | sed -E 's/^(libyaml-cpp\.so\.[0-9]+\.[0-9]+).*/\1/')"
 kf_log "$me" "copied yaml-cpp ($yamlso)"
+# pugixml (compute-sanitizer's XML, engine/sanitize) likewise: its two headers, and the library as
+# libpugixml.so and libpugixml.so.1 (it needs only the C++ runtime).
+pugiso=$(readlink -f /usr/lib/x86_64-linux-gnu/libpugixml.so 2>/dev/null || true)
+[ -f "$pugiso" ] && [ -f "$src/pugixml.hpp" ] && [ -f "$src/pugiconfig.hpp" ] ||
+  kf_die "$me" "pugixml not found: run packaging/setup.sh (installs libpugixml-dev)"
+cp "$src/pugixml.hpp" "$src/pugiconfig.hpp" "$dest/include/"
+cp "$pugiso" "$dest/lib/libpugixml.so"
+cp "$pugiso" "$dest/lib/libpugixml.so.1"
+kf_log "$me" "copied pugixml ($pugiso)"
 for p in "${packages[@]}"; do
   if [ -f "/usr/share/doc/$p/copyright" ]; then
     cp "/usr/share/doc/$p/copyright" "$dest/LICENSES/$p.copyright"
