@@ -38,6 +38,24 @@ const std::vector<ShapeBinding>& shapeSet(const Task& task, const std::string& w
 
 } // namespace
 
+std::vector<std::string> sanitizeToolList(const std::string& text)
+{
+    if (text == "all")
+        return protocol::SanitizeSettings::allTools();
+    std::vector<std::string> tools;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        std::size_t comma = text.find(',', pos);
+        std::string t = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        if (!t.empty())
+            tools.push_back(t);
+        if (comma == std::string::npos)
+            break;
+        pos = comma + 1;
+    }
+    return tools;
+}
+
 RunSettings settingsFor(const RunArgs& a, const std::optional<std::uint64_t>& seed)
 {
     RunSettings settings;
@@ -50,6 +68,8 @@ RunSettings settingsFor(const RunArgs& a, const std::optional<std::uint64_t>& se
     settings.bench.maxSamples = a.maxSamples;
     settings.bench.targetSpread = a.targetSpread;
     settings.heldOutCount = a.kind == RunKind::Verify ? a.heldOut : 0;
+    if (a.kind == RunKind::Verify && !a.sanitize.empty())
+        settings.sanitizeTools = sanitizeToolList(a.sanitize);
     settings.samples = a.samples;
     settings.dumpDir = a.dumpDir;
     settings.dumpMaxBytes = a.dumpMaxMib << 20;
@@ -133,6 +153,18 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
     if (!a.exportRepro.empty() && (bench || candidates.size() != 1 || a.repeat > 1)) {
         std::cerr << "kforge: --export-repro exports one failing case: verify one candidate (--candidate), once\n";
         return kExitUsage;
+    }
+    if (!a.sanitize.empty()) {
+        const auto& all = protocol::SanitizeSettings::allTools();
+        for (const std::string& t : sanitizeToolList(a.sanitize))
+            if (std::find(all.begin(), all.end(), t) == all.end()) {
+                std::cerr << "kforge: --sanitize: \"" << t << "\" is not one of memcheck, racecheck, initcheck, synccheck\n";
+                return kExitUsage;
+            }
+        if (sanitizeShapes(task).empty()) {
+            std::cerr << "kforge: --sanitize runs on the task's test shapes, and " << task.name << " has none\n";
+            return kExitUsage;
+        }
     }
     // A profile runs one shape: the one given, else the largest benchmark (or test) shape.
     std::optional<ShapeBinding> profileShape;

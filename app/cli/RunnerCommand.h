@@ -35,6 +35,7 @@ struct RunArgs {
     std::string arch;                       ///< empty: the runner's GPU
     int repeat = 1;                         ///< >1: edit, recompile and re-verify with the warm runner, timing each
     int heldOut = 0;                        ///< held-out shapes derived from the task (verify)
+    std::string sanitize;                   ///< verify: "all" or a comma-separated list of compute-sanitizer tools; empty: none
     int samples = 10;                       ///< mismatches listed per output (verify)
     std::string dumpDir;                    ///< save failing trials' tensors here (verify)
     std::int64_t dumpMaxMib = 2048;
@@ -73,6 +74,7 @@ int runOnRunner(const RunArgs& args, std::vector<protocol::RunReport>* collect =
 
 /// Human-readable blocks, one per report (VerifyCommand.cpp, BenchCommand.cpp, ProfileCommand.cpp).
 void printVerifyReport(std::ostream& out, const protocol::RunReport& report, bool withSet);
+void printSanitizerSection(std::ostream& out, const protocol::SanitizerSection& section);
 void printBenchReport(std::ostream& out, const protocol::RunReport& report, bool withSet);
 void printProfileReport(std::ostream& out, const protocol::RunReport& report);
 

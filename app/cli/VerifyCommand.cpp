@@ -38,6 +38,41 @@ void printFirstFailure(std::ostream& out, const protocol::VerifyReport& report, 
 
 } // namespace
 
+void printSanitizerSection(std::ostream& out, const protocol::SanitizerSection& s)
+{
+    if (!s.ran) {
+        out << "  compute-sanitizer: not run (" << s.reason << ")\n";
+        return;
+    }
+    std::string shapes;
+    for (const std::string& sh : s.shapes)
+        shapes += (shapes.empty() ? "" : "; ") + sh;
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f s", s.durationMs / 1000.0);
+    out << "  compute-sanitizer " << s.toolVersion << " on " << shapes << " (" << secs << "):";
+    for (const protocol::SanitizerToolRun& t : s.tools) {
+        out << ' ' << t.tool << ' ';
+        if (!t.error.empty())
+            out << "ERROR";
+        else if (!t.skipped.empty())
+            out << "skipped";
+        else
+            out << (t.findings ? std::to_string(t.findings) + (t.findings == 1 ? " finding" : " findings") : std::string("clean"));
+    }
+    out << '\n';
+    for (const protocol::SanitizerToolRun& t : s.tools)
+        if (!t.error.empty())
+            out << "    " << t.tool << ": " << t.error << '\n';
+    std::size_t shown = 0;
+    for (const protocol::SanitizerFinding& f : s.findings) {
+        if (++shown > 5) {
+            out << "    … and " << (s.findings.size() - 5) << " more (--json)\n";
+            break;
+        }
+        out << "    " << f.summary() << (f.count > 1 ? " [" + std::to_string(f.count) + "×]" : std::string()) << '\n';
+    }
+}
+
 void printVerifyReport(std::ostream& out, const protocol::RunReport& run, bool withSet)
 {
     const protocol::Header& h = run.header;
@@ -71,6 +106,8 @@ void printVerifyReport(std::ostream& out, const protocol::RunReport& run, bool w
         if (h.verdict == "fail")
             printFirstFailure(out, report, withSet);
     }
+    if (report.sanitizer)
+        printSanitizerSection(out, *report.sanitizer);
     if (report.discriminates == false)
         out << "  warning: an all-zero or constant output would pass on some shape (see negative_control in --json); "
                "tighten the tolerance or change the inputs before trusting a pass\n";
@@ -116,6 +153,9 @@ void addVerifyCommand(CLI::App& app, int& exitCode)
         ->check(CLI::Range(1, 86400000));
     cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
     addEndpointOptions(cmd, &args->endpoint);
+    cmd->add_flag("--sanitize{all}", args->sanitize,
+                  "also run the candidate under compute-sanitizer on the smallest test shapes: all tools, or a comma-separated "
+                  "list of memcheck, racecheck, initcheck, synccheck (--sanitize=memcheck,racecheck)");
     cmd->add_option("--arch", args->arch, "compile for this architecture instead of the GPU's, e.g. sm_90");
     cmd->add_option("--samples", args->samples, "mismatching elements listed per output in the report")
         ->check(CLI::Range(1, 1000));

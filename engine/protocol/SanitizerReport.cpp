@@ -189,6 +189,11 @@ nlohmann::json toJson(const SanitizerSection& s)
             {"findings", findings}};
 }
 
+SanitizerSection readSanitizerSection(const Fields& f)
+{
+    return readSection(f);
+}
+
 Result<SanitizerSection> sanitizerSectionFromJson(const nlohmann::json& j, const std::string& pointer)
 {
     return readReport<SanitizerSection>("read the sanitizer section of a report",

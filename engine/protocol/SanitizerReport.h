@@ -84,5 +84,8 @@ nlohmann::json toJson(const SanitizerSection& s);
 /// Lenient about presence, strict about types (like the rest of a report): a SchemaError's
 /// message names the JSON pointer under `pointer`.
 Result<SanitizerSection> sanitizerSectionFromJson(const nlohmann::json& j, const std::string& pointer);
+class Fields;
+/// The same inside a report being read (throws kf::json::SchemaError like the other readers).
+SanitizerSection readSanitizerSection(const Fields& f);
 
 } // namespace kf::protocol

@@ -386,6 +386,8 @@ nlohmann::json VerifyReport::toJson() const
             p[k] = numberJson(v);
         r["phase_ms"] = p;
     }
+    if (sanitizer)
+        r["sanitizer"] = protocol::toJson(*sanitizer);
     return r;
 }
 
@@ -411,6 +413,8 @@ VerifyReport VerifyReport::read(const Fields& f)
         for (auto it = p->begin(); it != p->end(); ++it)
             r.phaseMs[it.key()] = readNumber(it.value(), phases.at(it.key()));
     }
+    if (f.find("sanitizer"))
+        r.sanitizer = readSanitizerSection(f.object("sanitizer"));
     return r;
 }
 

@@ -5,6 +5,7 @@
 // show is computed once, by CorrectnessShape::summary().
 
 #include "engine/protocol/Report.h"
+#include "engine/protocol/SanitizerReport.h"
 #include "engine/verify/Compare.h"
 #include "engine/verify/Shrink.h"
 
@@ -85,6 +86,7 @@ struct VerifyReport {
     std::optional<bool> discriminates;
     std::vector<CorrectnessShape> shapes;
     std::map<std::string, double> phaseMs;   ///< inputs, candidate, reference, compare
+    std::optional<SanitizerSection> sanitizer;  ///< present when the verification asked for compute-sanitizer
 
     nlohmann::json toJson() const;
     static Result<VerifyReport> fromJson(const nlohmann::json& j);

@@ -24,8 +24,37 @@ std::optional<ShapeBinding> defaultProfileShape(const Task& task)
     return std::nullopt;
 }
 
+std::vector<ShapeBinding> sanitizeShapes(const Task& task)
+{
+    const ShapeBinding* smallest = nullptr;
+    const ShapeBinding* partial = nullptr;
+    std::int64_t least = -1, leastPartial = -1;
+    for (const ShapeBinding& b : task.testShapes) {
+        const std::int64_t n = task.totalElements(b);
+        if (!smallest || n < least) {
+            smallest = &b;
+            least = n;
+        }
+        bool ragged = false;
+        for (const auto& [name, value] : b.values)
+            ragged = ragged || value % 32 != 0;
+        if (ragged && (!partial || n < leastPartial)) {
+            partial = &b;
+            leastPartial = n;
+        }
+    }
+    std::vector<ShapeBinding> out;
+    if (smallest)
+        out.push_back(*smallest);
+    if (partial && partial != smallest)
+        out.push_back(*partial);
+    return out;
+}
+
 Result<void> resolveSettings(RunKind kind, Task& task, RunSettings& s)
 {
+    if (kind == RunKind::Verify && !s.sanitizeTools.empty() && s.sanitizeShapes.empty())
+        s.sanitizeShapes = sanitizeShapes(task);
     if (s.rtol || s.atol) {
         // The override becomes part of the task as sent, so the report's task hash says the run
         // differed from task.json: exploration, not evidence.
@@ -104,6 +133,8 @@ protocol::RunRequest buildRunRequest(RunKind kind, const TaskPayload& task, cons
                                             s.dumpAllFailing};
         if (!s.inputsDir.empty())
             r.inputsDir = std::filesystem::absolute(s.inputsDir).lexically_normal().string();
+        if (!s.sanitizeTools.empty() && !s.sanitizeShapes.empty())
+            r.sanitize = protocol::SanitizeSettings{s.sanitizeTools, s.sanitizeShapes};
     }
     return r;
 }

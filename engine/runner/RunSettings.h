@@ -44,7 +44,15 @@ struct RunSettings {
     /// bench, the workbench: also time the reference under torch.compile afterwards
     /// (engine/cast/CompileBaselineRun.h; kforge has --baseline). Never sent to the runner.
     bool compileBaseline = false;
+    /// verify: also run these compute-sanitizer tools (empty: none) on sanitizeShapes, resolved
+    /// from the task when empty (docs/verification.md, "compute-sanitizer").
+    std::vector<std::string> sanitizeTools;
+    std::vector<ShapeBinding> sanitizeShapes;
 };
+
+/// The shapes compute-sanitizer runs on: the smallest test shape (by elements), and the smallest
+/// test shape in which some symbol is not a multiple of 32 (a partial tile), when that is another.
+std::vector<ShapeBinding> sanitizeShapes(const Task& task);
 
 /// The shape a profile runs when none is named: the benchmark shape with the most elements (a
 /// steady state, not launch overhead), else the largest test shape.

@@ -735,6 +735,57 @@ def T(name):
     return os.path.join(TASKS, name)
 
 
+def sanitizer_of(c, r):
+    """The report's compute-sanitizer section, printed; None (a failed check) when it did not run."""
+    san = r.get("sanitizer")
+    if not c.ok(isinstance(san, dict), "the report has a sanitizer section"):
+        return None
+    tools = san.get("tools") or []
+    print(f"    compute-sanitizer {san.get('tool_version')} on {san.get('shapes')}: {san.get('duration_ms')} ms; "
+          + ", ".join(f"{t.get('tool')} {t.get('duration_ms')} ms findings {t.get('findings')} ignored {t.get('ignored')}"
+                      + (f" ERROR {t.get('error')}" if t.get("error") else "") for t in tools))
+    for f in (san.get("findings") or [])[:5]:
+        w = f.get("where") or {}
+        print(f"    finding: {f.get('tool')} {f.get('kind')} in {w.get('kernel')} at line {w.get('line')}: {f.get('description')}")
+    c.ok(san.get("ran") is True, f"compute-sanitizer ran (reason {san.get('reason')!r})")
+    return san
+
+
+def check_sanitizer_clean(c, r, task, cand=None):
+    check_pass(c, r, task)
+    san = sanitizer_of(c, r)
+    if san:
+        tools = san.get("tools") or []
+        c.ok(sorted(t.get("tool") for t in tools) == ["initcheck", "memcheck", "racecheck", "synccheck"], "all four tools ran")
+        c.ok(all(t.get("ran") and not t.get("error") for t in tools), "every tool ran without an error")
+        c.ok(not san.get("findings"), f"no findings (got {len(san.get('findings') or [])})")
+        c.ok((san.get("duration_ms") or 0) <= 30000, f"the sanitizer step took {san.get('duration_ms')} ms (budget 30 s)")
+
+
+def sanitizer_finds(tool, kind):
+    def check(c, r, task):
+        c.ok(r.get("verdict") == "fail", f"verdict is fail (got {r.get('verdict')!r})")
+        san = sanitizer_of(c, r)
+        if not san:
+            return
+        hits = [f for f in san.get("findings") or [] if f.get("tool") == tool and f.get("kind") == kind]
+        if c.ok(bool(hits), f"{tool} reports {kind}"):
+            w = hits[0].get("where") or {}
+            c.ok((w.get("line") or 0) > 0, f"with a source line ({w.get('file')}:{w.get('line')})")
+            c.ok(tool in (r.get("summary") or ""), f"the summary names {tool}: {r.get('summary')!r}")
+        # Every shape passed the plain comparison: only the tool sees the defect.
+        c.ok(all(s.get("passed") for s in r.get("shapes") or []), "every shape passed the comparison")
+    return check
+
+
+def check_uninit_smem(c, r, task):
+    c.ok(r.get("verdict") == "fail", f"verdict is fail (got {r.get('verdict')!r})")
+    fails = list(failing_trials(r))
+    c.ok(bool(fails), "a trial failed")
+    text = json.dumps(r)
+    c.ok("nan" in text.lower() or "disagree" in text.lower(), "the failure shows NaN or runs that disagree")
+
+
 CASES = {
     # name: (command, task dir or None for --task, candidate or None, expected exit, check)
     "example.verify": ("verify", None, None, 0, every_candidate(check_example_verify)),
@@ -770,6 +821,15 @@ CASES = {
     "golden.rms_norm_fp16_40_trials":
         ("verify", os.path.join(HERE, "..", "..", "resources", "examples", "rms_norm_fp16"), "optimized.cu", 0,
          single(check_pass, "optimized.cu")),
+    "sanitize.clean": ("verify", T("sanitize_cases"), "correct.cu", 0, single(check_sanitizer_clean, "correct.cu")),
+    "sanitize.oob_read": ("verify", T("sanitize_cases"), "oob_read.cu", 1,
+                          single(sanitizer_finds("memcheck", "oob_read"), "oob_read.cu")),
+    "sanitize.lane_race": ("verify", T("sanitize_cases"), "lane_race.cu", 1,
+                           single(sanitizer_finds("racecheck", "shared_race"), "lane_race.cu")),
+    "sanitize.divergent_sync": ("verify", T("sanitize_cases"), "divergent_sync.cu", 1,
+                                single(sanitizer_finds("synccheck", "barrier_divergent"), "divergent_sync.cu")),
+    "poison.uninit_smem": ("verify", T("sanitize_cases"), "uninit_smem.cu", 1, single(check_uninit_smem, "uninit_smem.cu")),
+    "sanitize.examples": ("verify", None, None, 0, every_candidate(check_sanitizer_clean)),
     "profile.stream_copy": ("profile", T("stream_copy"), "copy_vec4.cu", 0, single(check_profile_stream, "copy_vec4.cu")),
     "profile.register_pressure": ("profile", T("register_pressure"), None, 0, check_register_pressure),
     "profile.softmax": ("profile", os.path.join(HERE, "..", "..", "resources", "examples", "softmax_fp32"), "optimized.cu", 0,
@@ -779,7 +839,9 @@ CASES = {
 
 # Extra kforge arguments per case. The hang needs no 10 s default watchdog to be caught: 5 s is
 # still far beyond the microseconds its correct twin takes, and it keeps the suite short.
-EXTRA_ARGS = {"recover.after_hang": ["--launch-timeout-ms", "5000"], "golden.rms_norm_fp16_40_trials": ["--trials", "40"]}
+EXTRA_ARGS = {"recover.after_hang": ["--launch-timeout-ms", "5000"], "golden.rms_norm_fp16_40_trials": ["--trials", "40"],
+              "sanitize.clean": ["--sanitize"], "sanitize.oob_read": ["--sanitize"], "sanitize.lane_race": ["--sanitize"],
+              "sanitize.divergent_sync": ["--sanitize"], "sanitize.examples": ["--sanitize"]}
 
 
 def compile_tasks(kforge):
