@@ -506,29 +506,29 @@ void TestProtocol::parseLineRefuses_data()
                                             << QStringList{"the message is an array, not an object"};
         QTest::addRow("%s: a string", side) << R"("hello")" << client << ""
                                             << QStringList{R"(the message is a string ("hello"), not an object)"};
-        QTest::addRow("%s: no type", side) << R"({"id": 3, "protocol_version": 2})" << client << "/type"
+        QTest::addRow("%s: no type", side) << R"({"id": 3, "protocol_version": 3})" << client << "/type"
                                            << QStringList{R"(the message has no string "type")"};
-        QTest::addRow("%s: type is a number", side) << R"({"type": 7, "protocol_version": 2})" << client << "/type"
+        QTest::addRow("%s: type is a number", side) << R"({"type": 7, "protocol_version": 3})" << client << "/type"
                                                     << QStringList{R"(the message has no string "type")"};
-        QTest::addRow("%s: type is null", side) << R"({"type": null, "protocol_version": 2})" << client << "/type"
+        QTest::addRow("%s: type is null", side) << R"({"type": null, "protocol_version": 3})" << client << "/type"
                                                 << QStringList{R"(the message has no string "type")"};
         QTest::addRow("%s: no protocol_version", side)
             << R"({"type": "ping", "id": 1})" << client << "/protocol_version"
-            << QStringList{them + " speaks no protocol version and " + us + " speaks protocol 2"};
+            << QStringList{them + " speaks no protocol version and " + us + " speaks protocol 3"};
         QTest::addRow("%s: protocol_version 1", side)
             << R"({"type": "hello", "protocol_version": 1})" << client << "/protocol_version"
-            << QStringList{"protocol 1", "protocol 2", them + " speaks protocol 1 and " + us + " speaks protocol 2"};
+            << QStringList{"protocol 1", "protocol 3", them + " speaks protocol 1 and " + us + " speaks protocol 3"};
         QTest::addRow("%s: protocol 1's \"protocol\": 1", side)
             << R"({"type": "hello", "protocol": 1, "device": null})" << client << "/protocol_version"
-            << QStringList{"protocol 1", "protocol 2", them + " speaks protocol 1 and " + us + " speaks protocol 2"};
-        QTest::addRow("%s: protocol_version 3", side)
-            << R"({"type": "verify", "id": 5, "protocol_version": 3})" << client << "/protocol_version"
-            << QStringList{"protocol 3", "protocol 2", them + " speaks protocol 3 and " + us + " speaks protocol 2"};
+            << QStringList{"protocol 1", "protocol 3", them + " speaks protocol 1 and " + us + " speaks protocol 3"};
+        QTest::addRow("%s: protocol_version 4", side)
+            << R"({"type": "verify", "id": 5, "protocol_version": 4})" << client << "/protocol_version"
+            << QStringList{"protocol 4", "protocol 3", them + " speaks protocol 4 and " + us + " speaks protocol 3"};
         QTest::addRow("%s: protocol_version a string", side)
             << R"({"type": "ping", "protocol_version": "2"})" << client << "/protocol_version"
             << QStringList{"protocol_version is not an integer"};
         QTest::addRow("%s: protocol_version a fraction", side)
-            << R"({"type": "ping", "protocol_version": 2.0})" << client << "/protocol_version"
+            << R"({"type": "ping", "protocol_version": 3.0})" << client << "/protocol_version"
             << QStringList{"protocol_version is not an integer"};
         QTest::addRow("%s: a line over kMaxLineBytes", side)
             << "@100MiB" << client << "" << QStringList{"a line of 100 MiB, longer than the 64 MiB a message may have"};
@@ -557,13 +557,13 @@ void TestProtocol::parseLineAccepts_data()
     QTest::addColumn<QString>("line");
     QTest::addColumn<bool>("fromClient");
     QTest::addColumn<QString>("type");
-    QTest::newRow("hello") << R"({"type": "hello", "protocol_version": 2, "device": null})" << false << "hello";
-    QTest::newRow("progress") << R"({"type":"progress","id":4,"permille":250,"stage":"reference","protocol_version":2})"
+    QTest::newRow("hello") << R"({"type": "hello", "protocol_version": 3, "device": null})" << false << "hello";
+    QTest::newRow("progress") << R"({"type":"progress","id":4,"permille":250,"stage":"reference","protocol_version":3})"
                               << false << "progress";
-    QTest::newRow("an unknown type: decode's business") << R"({"type": "telemetry", "protocol_version": 2})" << false
+    QTest::newRow("an unknown type: decode's business") << R"({"type": "telemetry", "protocol_version": 3})" << false
                                                         << "telemetry";
-    QTest::newRow("ping") << R"({"type": "ping", "id": 1, "protocol_version": 2})" << true << "ping";
-    QTest::newRow("surrounding blanks") << "  {\"type\": \"shutdown\", \"id\": 2, \"protocol_version\": 2}  \r" << true
+    QTest::newRow("ping") << R"({"type": "ping", "id": 1, "protocol_version": 3})" << true << "ping";
+    QTest::newRow("surrounding blanks") << "  {\"type\": \"shutdown\", \"id\": 2, \"protocol_version\": 3}  \r" << true
                                         << "shutdown";
     QTest::newRow("exactly kMaxLineBytes") << "@64MiB" << true << "ping";
 }
@@ -575,7 +575,7 @@ void TestProtocol::parseLineAccepts()
     QFETCH(QString, type);
     std::string text = line.toStdString();
     if (line == "@64MiB") {
-        text = R"({"type": "ping", "protocol_version": 2})";
+        text = R"({"type": "ping", "protocol_version": 3})";
         text += std::string(kMaxLineBytes - text.size(), ' ');
         QCOMPARE(text.size(), kMaxLineBytes);
     }
@@ -595,11 +595,11 @@ void TestProtocol::versionMismatchSaysWhatToDo()
     KF_VERIFY_OK(checkVersion(json{{"protocol_version", kVersion}}, From::Client));
     const auto old = checkVersion(json{{"type", "verify"}, {"protocol_version", 1}}, From::Client);
     QVERIFY(!old.ok());
-    QCOMPARE(qs(old.error().why), QString("the client speaks protocol 1 and this runner speaks protocol 2"));
+    QCOMPARE(qs(old.error().why), QString("the client speaks protocol 1 and this runner speaks protocol 3"));
     QCOMPARE(qs(old.error().pointer), QString("/protocol_version"));
     const auto none = checkVersion(json::object(), From::Runner);
     QVERIFY(!none.ok());
-    QCOMPARE(qs(none.error().why), QString("the runner speaks no protocol version and this KernelForge speaks protocol 2"));
+    QCOMPARE(qs(none.error().why), QString("the runner speaks no protocol version and this KernelForge speaks protocol 3"));
 }
 
 void TestProtocol::toLineIsOneStampedLine_data()
@@ -621,7 +621,7 @@ void TestProtocol::toLineIsOneStampedLine()
     QCOMPARE(std::count(line.begin(), line.end(), '\n'), std::ptrdiff_t(1));
     QCOMPARE(line.back(), '\n');
     QCOMPARE(std::count(line.begin(), line.end(), '\r'), std::ptrdiff_t(0));
-    QVERIFY2(line.find("\"protocol_version\":2") != std::string::npos, line.c_str());
+    QVERIFY2(line.find("\"protocol_version\":3") != std::string::npos, line.c_str());
 
     // Round trip, from either side.
     json expected = m;
@@ -737,7 +737,7 @@ void TestProtocol::decodesAnErrorWithoutReason()
 
 void TestProtocol::decodesHello()
 {
-    const auto m = RunnerMessage::decode(json::parse(R"({"type": "hello", "protocol_version": 2,
+    const auto m = RunnerMessage::decode(json::parse(R"({"type": "hello", "protocol_version": 3,
         "device": {"gpu": "NVIDIA H100 80GB HBM3", "arch": "sm_90", "compute_capability": "9.0", "sm_count": 132},
         "device_error": "", "features": ["dump", "inputs_dir", "profile"],
         "versions": {"torch": "2.11.0", "cuda_driver_api": 13000, "driver": "580.159.04", "nvrtc": "13.0"}})"));

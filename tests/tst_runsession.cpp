@@ -230,7 +230,7 @@ void TestRunSession::otherProtocolVersionIsRefusedAtStart()
     RunSession session(optionsFor(fake, cache));
     auto s = session.start();
     QVERIFY(!s);
-    QCOMPARE(qs(s.error().why), QString("the runner speaks protocol 1 and this KernelForge speaks protocol 2"));
+    QCOMPARE(qs(s.error().why), QString("the runner speaks protocol 1 and this KernelForge speaks protocol 3"));
     auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
     QVERIFY(!outcome);
     QVERIFY(fake.requests().isEmpty());

@@ -116,7 +116,7 @@ void TestSupervisor::parseLineRejects_data()
     QTest::newRow("no type") << R"({"id": 3, "report": {}})" << "has no string \"type\"";
     QTest::newRow("type is not a string") << R"({"type": 7})" << "has no string \"type\"";
     QTest::newRow("no protocol version") << R"({"type": "report", "id": 1})" << "speaks no protocol version";
-    QTest::newRow("protocol 1") << R"({"type": "hello", "protocol": 1})" << "speaks protocol 1 and this KernelForge speaks protocol 2";
+    QTest::newRow("protocol 1") << R"({"type": "hello", "protocol": 1})" << "speaks protocol 1 and this KernelForge speaks protocol 3";
     QTest::newRow("truncated") << R"({"type": "report", "id": 1, "rep)" << "malformed JSON line";
     QTest::newRow("not JSON at all") << "Segmentation fault (core dumped)" << "malformed JSON line";
     QTest::newRow("empty") << "" << "malformed JSON line";
@@ -133,7 +133,7 @@ void TestSupervisor::parseLineRejects()
 
 void TestSupervisor::parseLineAcceptsAMessage()
 {
-    auto r = protocol::parseLine(R"({"type":"progress","id":4,"permille":250,"stage":"reference","protocol_version":2})");
+    auto r = protocol::parseLine(R"({"type":"progress","id":4,"permille":250,"stage":"reference","protocol_version":3})");
     KF_VERIFY_OK(r);
     QCOMPARE(r->at("permille").get<int>(), 250);
 }
@@ -185,12 +185,12 @@ void TestSupervisor::startFailures_data()
     QTest::newRow("a folder") << "" << "/tmp" << "the runner program /tmp is not an executable file";
     QTest::newRow("garbage first") << "echo 'Segmentation fault'; sleep 30" << ""
                                    << "the runner's first message is malformed (";
-    QTest::newRow("wrong first message") << R"(echo '{"type":"pong","id":1,"protocol_version":2}'; sleep 30)" << ""
+    QTest::newRow("wrong first message") << R"(echo '{"type":"pong","id":1,"protocol_version":3}'; sleep 30)" << ""
                                          << "the runner's first message is \"pong\", not \"hello\"";
-    QTest::newRow("newer protocol") << R"(echo '{"type":"hello","protocol_version":3}'; sleep 30)" << ""
-                                    << "the runner speaks protocol 3 and this KernelForge speaks protocol 2";
+    QTest::newRow("newer protocol") << R"(echo '{"type":"hello","protocol_version":4}'; sleep 30)" << ""
+                                    << "the runner speaks protocol 4 and this KernelForge speaks protocol 3";
     QTest::newRow("protocol 1 runner") << R"(echo '{"type":"hello","protocol":1}'; sleep 30)" << ""
-                                       << "the runner speaks protocol 1 and this KernelForge speaks protocol 2";
+                                       << "the runner speaks protocol 1 and this KernelForge speaks protocol 3";
 }
 
 void TestSupervisor::startFailures()
@@ -468,7 +468,7 @@ void TestSupervisor::crashTakesTheWholeProcessGroup()
     f.write(QString("#!/bin/sh\n"
                     "sleep 300 &\n"
                     "echo $! > '%1'\n"
-                    "echo '{\"type\":\"hello\",\"protocol_version\":2,\"device\":null,\"device_error\":\"fake\"}'\n"
+                    "echo '{\"type\":\"hello\",\"protocol_version\":3,\"device\":null,\"device_error\":\"fake\"}'\n"
                     "read line\n"
                     "kill -SEGV $$\n")
                 .arg(childPidFile)

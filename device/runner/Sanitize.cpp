@@ -43,7 +43,7 @@ struct Child {
 
 // The request a child runs: the client's, on the sanitize shapes, one trial, the first seed,
 // nothing saved, no sanitize of its own.
-json childRequest(const json& request, const SanitizeSettings& s)
+json childRequest(const json& request, const protocol::SanitizeSettings& s)
 {
     json r = request;
     for (const char* k : {"dump", "held_out_shapes", "sanitize", "first_trial", "inputs_dir", "placement", "samples"})
@@ -158,7 +158,7 @@ protocol::SanitizerSection runSanitizer(Channel& channel, const RunPlan& plan, c
 {
     protocol::SanitizerSection section;
     const auto started = std::chrono::steady_clock::now();
-    const SanitizeSettings& s = *plan.sanitize;
+    const protocol::SanitizeSettings& s = *plan.sanitize;
     const auto& tool = sanitizerTool();
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
