@@ -1,5 +1,7 @@
 #include "device/runner/CaseWriter.h"
 
+#include "engine/core/TempFolder.h"
+
 #include <filesystem>
 
 namespace fs = std::filesystem;
@@ -24,7 +26,7 @@ nlohmann::json CaseWriter::save(const CaseInfo& info, const std::vector<CaseTens
     const std::string name = caseFolderName(info.shapeIndex, info.shape, info.trial);
     const fs::path dir = fs::path(m_settings.dir) / name;
     if (auto r = writeCase(dir, info, tensors); !r) {
-        fs::remove_all(dir, ec);
+        removeTree(dir);
         return {{"case_skipped", "tensors not saved: " + r.error().why}};
     }
     m_written += bytes;

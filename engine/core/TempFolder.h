@@ -7,6 +7,11 @@
 
 namespace kf {
 
+/// Removes `path` and everything under it (links are removed, not followed). Use it instead of
+/// std::filesystem::remove_all in code the runner runs: LibTorch exports its own remove_all, which
+/// crashes when it is the one the loader picks (seen on the H100 server).
+void removeTree(const std::filesystem::path& path);
+
 class TempFolder {
 public:
     /// Creates <$TMPDIR or /tmp>/<prefix>XXXXXX; path() is empty when that fails.
