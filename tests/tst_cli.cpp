@@ -172,6 +172,15 @@ void TestCli::usageErrors_data()
     QTest::newRow("bad -O") << QStringList{"compile", "x.cu", "-O", "7"} << "-O";
     QTest::newRow("unknown candidate") << QStringList{"compile", kExamples + "/vector_add", "--candidate", "nope.cu"}
                                        << "nope.cu is not a candidate of task vector_add";
+    // Issue 19: the compute-sanitizer and endpoint options refuse what cannot work, before a runner starts.
+    QTest::newRow("--sanitize with an unknown tool") << QStringList{"verify", kExamples + "/vector_add", "--sanitize=leakcheck"}
+                                                      << "\"leakcheck\" is not one of memcheck, racecheck, initcheck, synccheck";
+    QTest::newRow("an endpoint runners.json lacks")
+        << QStringList{"verify", kExamples + "/vector_add", "--runners", KF_SOURCE_DIR "/tests/fixtures/endpoints/runners.json",
+                       "--runner-endpoint", "nowhere"}
+        << "there is no endpoint \"nowhere\"";
+    QTest::newRow("a runners file that does not exist")
+        << QStringList{"runners", "list", "--runners", "/nonexistent/runners.json"} << "the file does not exist";
 }
 
 void TestCli::usageErrors()

@@ -270,6 +270,112 @@ private slots:
         QVERIFY(!kf::defaultProfileShape(*t).has_value());
     }
 
+    // compute-sanitizer's shapes: the smallest test shape, and the smallest ragged one (some size
+    // not a multiple of 32) when that is another shape.
+    void sanitizeShapes_data()
+    {
+        QTest::addColumn<QString>("task");
+        QTest::addColumn<QString>("tests");      // the test shapes, JSON
+        QTest::addColumn<QString>("expected");   // describe() of each chosen shape, joined with "; "
+        QTest::newRow("smallest is ragged: one shape") << "vector_add" << R"([{"N": 4096}, {"N": 97}, {"N": 1000003}])" << "N=97";
+        QTest::newRow("smallest is whole: the smallest ragged one too")
+            << "vector_add" << R"([{"N": 1048576}, {"N": 64}, {"N": 4099}, {"N": 100003}])" << "N=64; N=4099";
+        QTest::newRow("nothing ragged") << "vector_add" << R"([{"N": 256}, {"N": 32}])" << "N=32";
+        QTest::newRow("no test shapes: nothing") << "vector_add" << "[]" << "";
+    }
+    void sanitizeShapes()
+    {
+        QFETCH(QString, task);
+        QFETCH(QString, tests);
+        QFETCH(QString, expected);
+        auto t = loadTask(KF_SOURCE_DIR "/resources/examples/" + task.toStdString());
+        KF_VERIFY_OK(t);
+        t->testShapes.clear();
+        for (const json& b : json::parse(tests.toStdString())) {
+            ShapeBinding sb;
+            for (auto it = b.begin(); it != b.end(); ++it)
+                sb.values[it.key()] = it->get<std::int64_t>();
+            t->testShapes.push_back(sb);
+        }
+        QStringList got;
+        for (const ShapeBinding& b : kf::sanitizeShapes(*t))
+            got << qs(b.describe());
+        QCOMPARE(got.join("; "), expected);
+    }
+
+    // --sanitize reaches the request (verify only), with the resolved shapes; the runner must list
+    // the feature.
+    void sanitizeRequest()
+    {
+        Built b = vectorAdd();
+        RunSettings s;
+        s.sanitizeTools = {"memcheck", "racecheck"};
+        KF_VERIFY_OK(resolveSettings(RunKind::Verify, b.task, s));
+        QVERIFY(!s.sanitizeShapes.empty());
+        const protocol::RunRequest r = buildRunRequest(RunKind::Verify, taskPayload(b.task), b.candidate(), b.request, b.result, "13.0", s);
+        QVERIFY(r.sanitize.has_value());
+        QCOMPARE(int(r.sanitize->tools.size()), 2);
+        QCOMPARE(qs(r.missingFeature({"heartbeat"})), QString("sanitize"));
+        QCOMPARE(qs(r.missingFeature({"sanitize"})), QString(""));
+        auto back = protocol::RunRequest::fromJson(r.toJson());
+        KF_VERIFY_OK(back);
+        QVERIFY(back->sanitize.has_value());
+        QVERIFY(back->sanitize->tools == r.sanitize->tools);
+        QCOMPARE(int(back->sanitize->shapes.size()), int(r.sanitize->shapes.size()));
+        const protocol::RunRequest bench = buildRunRequest(RunKind::Bench, taskPayload(b.task), b.candidate(), b.request, b.result, "13.0", s);
+        QVERIFY(!bench.sanitize.has_value());
+    }
+
+    void sanitizeRequestRefusals_data()
+    {
+        QTest::addColumn<QString>("field");     // the request's "sanitize" (or "placement") value
+        QTest::addColumn<QString>("pointer");
+        QTest::newRow("an unknown tool") << R"({"sanitize": {"tools": ["leakcheck"]}})" << "/sanitize/tools/0";
+        QTest::newRow("tools empty") << R"({"sanitize": {"tools": []}})" << "/sanitize/tools";
+        QTest::newRow("timeout too short") << R"({"sanitize": {"timeout_ms": 10}})" << "/sanitize/timeout_ms";
+        QTest::newRow("an unknown key") << R"({"sanitize": {"tool": "memcheck"}})" << "/sanitize/tool";
+        QTest::newRow("attempt 0") << R"({"placement": {"endpoint": "box", "attempt": 0}})" << "/placement/attempt";
+    }
+    void sanitizeRequestRefusals()
+    {
+        QFETCH(QString, field);
+        QFETCH(QString, pointer);
+        const Built b = vectorAdd();
+        json j = buildRunRequest(RunKind::Verify, taskPayload(b.task), b.candidate(), b.request, b.result, "13.0", RunSettings{}).toJson();
+        j.update(json::parse(field.toStdString()));
+        auto r = protocol::RunRequest::fromJson(j);
+        QVERIFY(!r);
+        QCOMPARE(qs(r.error().pointer), pointer);
+    }
+
+    // Protocol 3's hello: where the runner runs. Two hellos with one host and one UUID share a GPU.
+    void helloPlacement()
+    {
+        const json j = json::parse(R"({"type": "hello", "device": {"gpu": "NVIDIA H100 80GB HBM3", "arch": "sm_90",
+            "uuid": "GPU-ac7d9fee-f3cd-a5ae-df83-585fd377babc", "pci_bus_id": "0000:18:00.0"},
+            "features": [], "versions": {}, "host": "gpu-box", "visible_devices": "1", "runner_build": "0.1.0",
+            "signing_key_id": "3f4c9a0b1e2d7c65", "sanitizer": {"path": "/usr/local/cuda/bin/compute-sanitizer", "version": "2025.3.1.0"}})");
+        auto h = protocol::Hello::fromJson(j);
+        KF_VERIFY_OK(h);
+        QCOMPARE(qs(h->gpuKey()), QString("gpu-box/GPU-ac7d9fee-f3cd-a5ae-df83-585fd377babc"));
+        QCOMPARE(qs(h->visibleDevices), QString("1"));
+        QVERIFY(h->sanitizer.has_value());
+        QCOMPARE(qs(h->sanitizer->version), QString("2025.3.1.0"));
+        auto again = protocol::Hello::fromJson(h->toJson());
+        KF_VERIFY_OK(again);
+        QCOMPARE(qs(again->gpuKey()), qs(h->gpuKey()));
+        QCOMPARE(qs(again->signingKeyId), QString("3f4c9a0b1e2d7c65"));
+        // A protocol-2 style hello without a UUID still gets a key, from what it has.
+        json old = j;
+        old["device"].erase("uuid");
+        old["device"].erase("pci_bus_id");
+        old.erase("sanitizer");
+        auto o = protocol::Hello::fromJson(old);
+        KF_VERIFY_OK(o);
+        QCOMPARE(qs(o->gpuKey()), QString("gpu-box/visible:1#0"));
+        QVERIFY(!o->sanitizer.has_value());
+    }
+
     void helloHas_data()
     {
         QTest::addColumn<QString>("hello");

@@ -54,7 +54,7 @@ int list(const RunnersArgs& a)
     TextTable t({{"endpoint"}, {"kind"}, {"where"}, {"files"}, {"pool"}});
     for (const Endpoint& e : config->endpoints)
         t.addRow({e.name + (e.name == config->defaultEndpoint ? " (default)" : ""), Endpoint::kindName(e.kind), e.describe(),
-                  e.sharedFs ? "shared" : "sent", e.pool ? "yes" : "no"});
+                  e.sharedFs ? "shared" : "not shared", e.pool ? "yes" : "no"});
     for (const Endpoint& e : config->allGpuTemplates)
         t.addRow({e.name + "/*", Endpoint::kindName(e.kind), "one endpoint per GPU the runner sees", "shared", e.pool ? "yes" : "no"});
     t.print(std::cout, "");
