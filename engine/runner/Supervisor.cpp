@@ -1,6 +1,7 @@
 #include "engine/runner/Supervisor.h"
 
 #include "engine/runner/ChildIo.h"
+#include "engine/runner/SupervisorInternal.h"
 #include "engine/protocol/Messages.h"
 #include "engine/protocol/Protocol.h"
 
@@ -28,22 +29,7 @@ using nlohmann::json;
 
 namespace kf {
 
-namespace {
-
-using namespace childio;
-
-// readMessage() tags its failures in Error::what so request() can tell a quiet runner from a
-// dead or babbling one without widening the class interface. Never shown to users.
-constexpr std::string_view kQuiet = "wait for a runner message";
-constexpr std::string_view kEof = "read from the runner";
-constexpr std::string_view kMalformed = "parse a runner message";
-constexpr std::string_view kVersionMismatch = "check the runner's protocol version";
-
-constexpr int kExitCheckMs = 100;                // how often a silent runner is checked for death
-constexpr int kExitGraceMs = 2000;               // after shutdown or a fatal error, before SIGKILL
-constexpr const char* kRunnerName = "kforge-runner";
-constexpr int kMaxNoiseLines = 20;               // lines a remote shell may print before the hello
-constexpr std::size_t kMaxNoiseBytes = 4096;
+namespace supervisor_detail {
 
 std::string lastLine(const std::string& text)
 {
@@ -80,9 +66,10 @@ bool looksLikeLostConnection(const std::string& stderrTail)
     return false;
 }
 
-const char* kRebuildHint = "kforge and kforge-runner probably come from different builds; rebuild both";
+} // namespace supervisor_detail
 
-} // namespace
+using namespace childio;
+using namespace supervisor_detail;
 
 RunnerSupervisor::RunnerSupervisor() : RunnerSupervisor(Options{}) {}
 
@@ -97,221 +84,6 @@ RunnerSupervisor::RunnerSupervisor(Options options) : m_options(std::move(option
 RunnerSupervisor::~RunnerSupervisor()
 {
     stop();
-}
-
-std::string RunnerSupervisor::defaultRunnerPath()
-{
-    if (const char* env = std::getenv("KF_RUNNER"); env && *env)
-        return env;
-    std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        // Beside this program (kforge, an installed workbench), or where a build tree puts it
-        // when this program is the workbench (build/<preset>/app/gui next to app/cli).
-        for (const fs::path& dir : {exe.parent_path(), exe.parent_path() / ".." / "cli",
-                                    exe.parent_path() / ".." / ".." / "app" / "cli"}) {
-            const fs::path candidate = dir / kRunnerName;
-            if (::access(candidate.c_str(), X_OK) == 0)
-                return candidate.lexically_normal().string();
-        }
-    }
-    if (std::string onPath = findOnPath(kRunnerName); !onPath.empty())
-        return onPath;
-    return kRunnerName; // start() turns this into "not found next to … nor on PATH"
-}
-
-RunnerSupervisor::Options RunnerSupervisor::forEndpoint(const Endpoint& endpoint, const std::string& runnerPath)
-{
-    Options o;
-    const std::string local = runnerPath.empty() ? defaultRunnerPath() : runnerPath;
-    o.runnerPath = endpoint.kind == Endpoint::Kind::Local && !endpoint.runner.empty() ? endpoint.runner : local;
-    if (endpoint.kind != Endpoint::Kind::Local)
-        o.command = endpoint.argv(local);
-    o.extraEnv = endpoint.childEnv();
-    o.endpointName = endpoint.name;
-    o.endpointDescription = endpoint.describe();
-    o.remote = endpoint.remote();
-    o.killGraceMs = endpoint.remote() ? 2000 : 0;
-    o.launchLatencyMs = endpoint.launchLatencyMs;
-    o.startTimeoutMs = endpoint.startTimeoutS * 1000;
-    o.idleTimeoutMs = endpoint.idleTimeoutS * 1000;
-    o.heartbeatTimeoutMs = endpoint.heartbeatTimeoutS * 1000;
-    return o;
-}
-
-Result<void> RunnerSupervisor::start()
-{
-    if (m_pid > 0)
-        return {};
-    const bool isRestart = m_started;
-    const bool wrapped = !m_options.command.empty();
-    std::vector<std::string> args = wrapped ? m_options.command
-                                            : std::vector<std::string>{m_options.runnerPath.empty() ? defaultRunnerPath() : m_options.runnerPath};
-    std::string path = args.front();
-    if (path.find('/') == std::string::npos)
-        if (std::string onPath = findOnPath(path); !onPath.empty())
-            path = onPath; // a bare name given by the caller means "on PATH", as in a shell
-    const std::string program = wrapped ? "the endpoint's program" : "the runner program";
-    const std::string hint = wrapped ? "install " + args.front() + " or correct the endpoint in runners.json (kforge runners list)"
-                                     : "build the kforge-runner target (it needs LibTorch), or point $KF_RUNNER or --runner at it";
-    auto fail = [&](std::string why, std::string h = {}) {
-        if (wrapped && !m_options.endpointDescription.empty())
-            why = "endpoint " + m_options.endpointDescription + ": " + why;
-        return Error{"start the runner", std::move(why), h.empty() ? hint : std::move(h), {}, {}, kRunnerStart};
-    };
-
-    if (path.find('/') == std::string::npos) {
-        std::string self;
-        std::error_code ec;
-        if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec)
-            self = exe.parent_path().string();
-        if (wrapped)
-            return fail(program + " " + path + " was not found on PATH");
-        return fail("the runner program " + path + " was not found (not next to this program" +
-                    (self.empty() ? std::string() : " in " + self) + " and not on PATH)");
-    }
-    if (::access(path.c_str(), F_OK) != 0)
-        return fail(program + " " + path + " does not exist");
-    if (::access(path.c_str(), X_OK) != 0 || fs::is_directory(path))
-        return fail(program + " " + path + " is not an executable file");
-
-    int in[2], out[2], err[2];
-    if (!makePipe(in))
-        return fail(std::string("could not create a pipe: ") + std::strerror(errno), "the process may be out of file descriptors");
-    if (!makePipe(out)) {
-        ::close(in[0]);
-        ::close(in[1]);
-        return fail(std::string("could not create a pipe: ") + std::strerror(errno), "the process may be out of file descriptors");
-    }
-    if (!makePipe(err)) {
-        for (int fd : {in[0], in[1], out[0], out[1]})
-            ::close(fd);
-        return fail(std::string("could not create a pipe: ") + std::strerror(errno), "the process may be out of file descriptors");
-    }
-
-    // Environment: ours, with extraEnv overriding variables of the same name.
-    std::vector<std::string> env;
-    for (char** e = environ; e && *e; ++e) {
-        std::string_view kv(*e);
-        std::string_view name = kv.substr(0, kv.find('='));
-        bool overridden = std::any_of(m_options.extraEnv.begin(), m_options.extraEnv.end(), [&](const std::string& x) {
-            return std::string_view(x).substr(0, x.find('=')) == name;
-        });
-        if (!overridden)
-            env.emplace_back(kv);
-    }
-    env.insert(env.end(), m_options.extraEnv.begin(), m_options.extraEnv.end());
-    std::vector<char*> envp;
-    for (auto& s : env)
-        envp.push_back(s.data());
-    envp.push_back(nullptr);
-    std::vector<char*> argv;
-    for (std::string& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    // Its own process group: the watchdog's SIGKILL then also takes anything the runner started.
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM})
-        sigaddset(&defaults, s);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    pid_t pid = -1;
-    int rc = ::posix_spawn(&pid, path.c_str(), &fa, &attr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    ::close(in[0]);
-    ::close(out[1]);
-    ::close(err[1]);
-    if (rc != 0) {
-        ::close(in[1]);
-        ::close(out[0]);
-        ::close(err[0]);
-        return fail("could not start " + program + " " + path + ": " + std::strerror(rc));
-    }
-    for (int fd : {in[1], out[0], err[0]})
-        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-    m_pid = pid;
-    m_toRunner = in[1];
-    m_fromRunner = out[0];
-    m_errFromRunner = err[0];
-    m_buffer.clear();
-    m_stderrTail.clear();
-    m_currentLaunch.clear();
-    m_hello = protocol::Hello();
-
-    m_startWarnings.clear();
-    const auto deadline = after(m_options.startTimeoutMs);
-    Result<json> first = Error{std::string(kQuiet), "", "", {}, {}};
-    std::string lastStartLog;
-    int noiseLines = 0;
-    std::size_t noiseBytes = 0;
-    while (true) {
-        first = readMessage(std::min(msUntil(deadline), 200));
-        if (m_options.onStartLog) {
-            const std::string line = lastLine(m_stderrTail);
-            if (!line.empty() && line != lastStartLog)
-                m_options.onStartLog(lastStartLog = line);
-        }
-        // A login shell on the far side may print a banner before the runner starts: up to 20
-        // lines (4 KiB) of it are log, not protocol.
-        if (!first && first.error().what == kMalformed && m_options.remote && noiseLines < kMaxNoiseLines &&
-            noiseBytes + m_lastBadLine.size() <= kMaxNoiseBytes) {
-            ++noiseLines;
-            noiseBytes += m_lastBadLine.size();
-            if (m_startWarnings.empty())
-                m_startWarnings.push_back("the remote shell printed \"" + excerpt(m_lastBadLine) +
-                                          "\" before the runner started; make ~/.bashrc quiet for non-interactive shells");
-            continue;
-        }
-        if (first || first.error().what != kQuiet || msUntil(deadline) <= 0)
-            break;
-    }
-    if (!first) {
-        const Error& e = first.error();
-        if (e.what == kQuiet) {
-            kill();
-            return fail("the runner did not say hello within " + secondsText(m_options.startTimeoutMs) + " s",
-                        withLastWords(wrapped ? "the host may be unreachable or the job still queued; raise start_timeout_s in "
-                                                "runners.json if the scheduler is slow, or run the endpoint's command by hand"
-                                              : "LibTorch and CUDA start-up can be slow the first time; if it hangs, run " + path +
-                                                    " by hand to see why",
-                                      m_stderrTail));
-        }
-        if (e.what == kEof) {
-            std::string how = describeExit();
-            return fail("the runner " + how + " before it said hello",
-                        withLastWords("run " + (wrapped ? std::string("the endpoint's command") : path) + " by hand to see why", m_stderrTail));
-        }
-        kill();
-        if (e.what == kVersionMismatch)
-            return fail(e.why, e.hint);
-        return fail("the runner's first message is malformed (" + e.why + ")", withLastWords(kRebuildHint, m_stderrTail));
-    }
-    auto decoded = protocol::RunnerMessage::decode(first.value());
-    if (!decoded || decoded->type != protocol::RunnerMessage::Type::Hello) {
-        kill();
-        return fail(decoded ? "the runner's first message is \"" + first.value().value("type", std::string()) + "\", not \"hello\""
-                            : "the runner's hello is malformed (" + decoded.error().why + " at " + decoded.error().pointer + ")",
-                    kRebuildHint);
-    }
-    const protocol::Hello hello = decoded->hello;
-    m_hello = hello;
-    if (isRestart)
-        ++m_restarts;
-    m_started = true;
-    return {};
 }
 
 Result<protocol::Hello> RunnerSupervisor::hello()
@@ -383,13 +155,10 @@ Result<json> RunnerSupervisor::readMessage(int timeoutMs)
     }
 }
 
-std::string RunnerSupervisor::describeExit()
+void RunnerSupervisor::waitForExit(int graceMs)
 {
-    if (m_pid <= 0)
-        return "exited";
-    // Give it a moment to finish dying (a fatal error is followed by exit), keeping its stderr
-    // flowing so it cannot block on a full pipe.
-    const auto grace = after(kExitGraceMs);
+    // Its stdout and stderr keep flowing meanwhile, so it cannot block on a full pipe.
+    const auto grace = after(graceMs);
     while (!processExited(m_pid) && msUntil(grace) > 0) {
         pollfd fds[2] = {{m_fromRunner, POLLIN, 0}, {m_errFromRunner, POLLIN, 0}};
         if (::poll(fds, 2, 20) > 0) {
@@ -400,6 +169,14 @@ std::string RunnerSupervisor::describeExit()
                 drain(m_errFromRunner, m_stderrTail, true);
         }
     }
+}
+
+std::string RunnerSupervisor::describeExit()
+{
+    if (m_pid <= 0)
+        return "exited";
+    // Give it a moment to finish dying (a fatal error is followed by exit).
+    waitForExit(kExitGraceMs);
     const bool killedByUs = !processExited(m_pid);
     const int status = reap();
     m_lastExitStatus = status;
@@ -421,17 +198,7 @@ int RunnerSupervisor::reap()
         // step, so nothing is left running on the far side.
         if (m_options.killGraceMs > 0 && !processExited(m_pid)) {
             ::kill(-m_pid, SIGTERM);
-            const auto grace = after(m_options.killGraceMs);
-            while (!processExited(m_pid) && msUntil(grace) > 0) {
-                pollfd fds[2] = {{m_fromRunner, POLLIN, 0}, {m_errFromRunner, POLLIN, 0}};
-                if (::poll(fds, 2, 20) > 0) {
-                    std::string discard;
-                    if (fds[0].revents)
-                        drain(m_fromRunner, discard, false);
-                    if (fds[1].revents)
-                        drain(m_errFromRunner, m_stderrTail, true);
-                }
-            }
+            waitForExit(m_options.killGraceMs);
         }
         // Before reaping, so the group id cannot have been reused: take down anything it left behind.
         ::kill(-m_pid, SIGKILL);

@@ -92,6 +92,8 @@ private:
     Result<nlohmann::json> exchange(nlohmann::json request, const EventFn& onEvent, const CancelToken* cancel);
     Result<nlohmann::json> readMessage(int timeoutMs);
     std::string describeExit();
+    /// Waits up to `graceMs` for the process to exit, draining its output meanwhile.
+    void waitForExit(int graceMs);
     /// SIGKILLs the runner's process group, reaps it, drains its stderr, closes the pipes;
     /// returns the wait status (0 when there was no process).
     int reap();
