@@ -3,6 +3,9 @@
 #include "registryfixture.h"
 #include "testutil.h"
 
+#include "engine/protocol/RunRequest.h"
+#include "engine/protocol/SanitizerReport.h"
+
 #include "engine/registry/Gates.h"
 
 #include <QTemporaryDir>
@@ -93,6 +96,12 @@ void TestGates::eachRefusalNamesItsGate_data()
     QTest::newRow("two trials share a seed") << "seed-repeated" << "evidence" << "repeats 0x9f01";
     QTest::newRow("negative control deleted") << "negative-control-deleted" << "evidence" << "no negative control";
     QTest::newRow("a failed shape under verdict pass") << "shape-failed-verdict-pass" << "evidence" << "verdict is pass but a shape failed";
+    // compute-sanitizer (issue 19): every shape right, a tool saw the bug; and the forged pass.
+    QTest::newRow("compute-sanitizer found a race") << "sanitizer-finding" << "correctness"
+                                                    << "compute-sanitizer racecheck: shared-memory race";
+    QTest::newRow("a sanitizer finding under verdict pass") << "sanitizer-finding-verdict-pass" << "evidence"
+                                                            << "verdict is pass but compute-sanitizer reports";
+    QTest::newRow("a clean sanitizer section passes") << "sanitizer-clean" << "" << "";
     QTest::newRow("below the floor, verdict ok") << "below-floor-ok" << "evidence" << "below the roofline floor, yet the verdict is ok";
     QTest::newRow("re-check failed, verdict ok") << "recheck-failed-ok" << "evidence" << "failed its re-check";
     QTest::newRow("re-check result deleted") << "recheck-deleted" << "evidence" << "has no re-check result";
@@ -166,6 +175,30 @@ void TestGates::eachRefusalNamesItsGate()
     else if (m == "seed-repeated") shapeOfSet(c, "tests", 0)["trials"][1]["seed"] = "0x9f01";
     else if (m == "negative-control-deleted") shapeOfSet(c, "tests", 2).erase("negative_control");
     else if (m == "shape-failed-verdict-pass") shapeOfSet(c, "tests", 1)["passed"] = false;
+    else if (m.rfind("sanitizer-", 0) == 0) {
+        protocol::SanitizerSection san;
+        san.ran = true;
+        san.toolVersion = "2025.3.1.0";
+        for (const std::string& t : protocol::SanitizeSettings::allTools()) {
+            protocol::SanitizerToolRun run;
+            run.tool = t;
+            run.ran = true;
+            san.tools.push_back(run);
+        }
+        if (m != "sanitizer-clean") {
+            protocol::SanitizerFinding f;
+            f.tool = "racecheck";
+            f.kind = "shared_race";
+            f.severity = "warning";
+            f.where = {"write", "block_sum", "race.cu", 9, "0x200", std::nullopt, std::nullopt};
+            f.other = protocol::SanitizerAccess{"read", "block_sum", "race.cu", 12, "0x1e0", std::nullopt, std::nullopt};
+            san.findings.push_back(f);
+            san.tools[1].findings = 1;
+            if (m == "sanitizer-finding")
+                c["verdict"] = "fail";   // as the runner writes it
+        }
+        c["sanitizer"] = protocol::toJson(san);
+    }
     else if (m == "below-floor-ok") p["shapes"][0]["below_floor"] = true;
     else if (m == "recheck-failed-ok") p["shapes"][1]["recheck"]["passed"] = false;
     else if (m == "recheck-deleted") p["shapes"][0].erase("recheck");

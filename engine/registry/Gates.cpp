@@ -88,6 +88,9 @@ std::string verifyContradiction(const VerifyReport& r, const Task& task)
     }
     if (r.header.verdict == "pass" && anyFailed)
         return "the verdict is pass but a shape failed";
+    // compute-sanitizer's findings make the runner's verdict "fail" (docs/verification.md).
+    if (r.header.verdict == "pass" && r.sanitizer && r.sanitizer->ran && !r.sanitizer->clean())
+        return "the verdict is pass but compute-sanitizer reports: " + r.sanitizer->firstProblem();
     return {};
 }
 
@@ -296,6 +299,10 @@ GateVerdict evaluateGates(const GateInput& in)
         } else if (std::string other = failedOutsideHeldOut(*c); !other.empty()) {
             co.detail = counted + "; " + other + " failed";
             co.hint = "fix the kernel; the Runs panel and `kforge verify` show the failing elements";
+        } else if (c->sanitizer && c->sanitizer->ran && !c->sanitizer->clean()) {
+            // Every shape gave the right answer, but a tool saw the bug (a race, a read past the end).
+            co.detail = counted + "; " + c->sanitizer->firstProblem();
+            co.hint = "fix the kernel at that line; `kforge verify --sanitize` shows every finding";
         } else if (trials < kMinTrialsForPromotion) {
             co.detail = counted + " with " + std::to_string(trials) + " trial(s) per shape";
             co.hint = "promotion needs at least " + std::to_string(kMinTrialsForPromotion) + " trials (fresh seeds) per shape";
