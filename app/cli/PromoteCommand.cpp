@@ -121,6 +121,9 @@ int promote(const PromoteArgs& a)
         run.shapes = "tests";
         run.trials = kMinTrialsForPromotion;
         run.heldOut = 2;
+        // compute-sanitizer too, where the runner's host has it: the correctness gate refuses a
+        // kernel it finds a bug in (docs/verification.md).
+        run.sanitizeIfAvailable = true;
         int rc = runOnRunner(run, &reports);
         if (rc != kExitOk && rc != kExitFailed)
             return rc; // no GPU, no runner, interrupted: nothing to judge

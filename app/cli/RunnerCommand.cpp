@@ -217,6 +217,9 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
     if (auto failed = session.start())
         return *failed;
     RunSettings settings = settingsFor(a, seed);
+    if (!bench && !profile && a.sanitizeIfAvailable && settings.sanitizeTools.empty() && session.hello().sanitizer &&
+        session.hello().has("sanitize"))
+        settings.sanitizeTools = protocol::SanitizeSettings::allTools();
     if (profile) {
         settings.onlyShapes = {*profileShape};
         settings.setName = profileSet;

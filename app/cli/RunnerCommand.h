@@ -36,6 +36,8 @@ struct RunArgs {
     int repeat = 1;                         ///< >1: edit, recompile and re-verify with the warm runner, timing each
     int heldOut = 0;                        ///< held-out shapes derived from the task (verify)
     std::string sanitize;                   ///< verify: "all" or a comma-separated list of compute-sanitizer tools; empty: none
+    /// verify: every tool when the runner's host has compute-sanitizer (promotion asks for it)
+    bool sanitizeIfAvailable = false;
     int samples = 10;                       ///< mismatches listed per output (verify)
     std::string dumpDir;                    ///< save failing trials' tensors here (verify)
     std::int64_t dumpMaxMib = 2048;

@@ -908,6 +908,13 @@ def promote_case(kforge, case, task_dir, candidate, report_dir, name):
             c.ok(ids == [doc.get("id")], f"registry list shows {doc.get('id')} (got {ids})")
             note = f"{doc.get('id')}: " + "; ".join(g.get("detail", "") for k, g in gates.items()
                                                     if k in ("held_out", "geomean_speedup"))
+        elif case == "promote.sanitizer_refused":
+            failed = [k for k, g in gates.items() if not g.get("passed")]
+            c.ok(rc == 1 and doc.get("ok") is False, f"refused with exit 1 (got {rc})")
+            co = gates.get("correctness") or {}
+            c.ok(failed[:1] == ["correctness"] and "compute-sanitizer" in (co.get("detail") or ""),
+                 f"refused by the correctness gate for a compute-sanitizer finding: {co.get('detail')!r}")
+            note = co.get("detail") or ""
         else:
             failed = [k for k, g in gates.items() if not g.get("passed")]
             c.ok(rc == 1 and doc.get("ok") is False, f"refused with exit 1 (got {rc})")
@@ -1061,11 +1068,11 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the case names")
     a = ap.parse_args()
     if a.list:
-        print("\n".join(list(CASES) + ["tasks.compile", "promote.ok", "promote.refused", "faults.gpu_full"] + FAILING_CASE_TOOLS))
+        print("\n".join(list(CASES) + ["tasks.compile", "promote.ok", "promote.refused", "promote.sanitizer_refused", "faults.gpu_full"] + FAILING_CASE_TOOLS))
         return 0
     if a.case == "tasks.compile" and a.kforge:
         return compile_tasks(a.kforge)
-    if a.case in ("promote.ok", "promote.refused") and a.kforge and a.task:
+    if a.case in ("promote.ok", "promote.refused", "promote.sanitizer_refused") and a.kforge and a.task:
         return promote_case(a.kforge, a.case, a.task, a.candidate or "optimized.cu", a.report_dir, a.name or a.case)
     if a.case == "faults.gpu_full" and a.kforge:
         return gpu_full_case(a.kforge, a.report_dir, a.name or a.case)
