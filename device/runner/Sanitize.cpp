@@ -233,6 +233,7 @@ protocol::SanitizerSection runSanitizer(Channel& channel, const RunPlan& plan, c
     // Wait for all, killing a tool that overruns; the heartbeat thread keeps the client informed.
     const std::int64_t id = plan.id;
     int lastReport = -1;
+    auto lastSaid = std::chrono::steady_clock::now();
     while (true) {
         bool running = false;
         for (Child& c : children) {
@@ -259,8 +260,12 @@ protocol::SanitizerSection runSanitizer(Channel& channel, const RunPlan& plan, c
         int finished = 0;
         for (const Child& c : children)
             finished += c.done ? 1 : 0;
-        if (finished != lastReport) {
+        // Progress when a tool finishes, and every 2 s: progress is work to the supervisor, whose
+        // stuck-runner timeout would otherwise see a long tool as a hang.
+        const auto now = std::chrono::steady_clock::now();
+        if (finished != lastReport || now - lastSaid > std::chrono::seconds(2)) {
             lastReport = finished;
+            lastSaid = now;
             std::string names;
             for (const Child& c : children)
                 if (!c.done)
