@@ -3,6 +3,8 @@
 #include "device/CudaDriver.h"
 
 #include <cctype>
+#include <cstdlib>
+#include <unistd.h>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -37,6 +39,18 @@ std::string kernelModuleVersion()
         if (isVersionToken(w))
             return w;
     return {};
+}
+
+std::string hostName()
+{
+    char host[256] = {};
+    return ::gethostname(host, sizeof host - 1) == 0 ? std::string(host) : std::string();
+}
+
+std::string visibleDevices()
+{
+    const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+    return v ? std::string(v) : std::string();
 }
 
 std::string uuidText(const unsigned char (&bytes)[16])

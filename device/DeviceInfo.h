@@ -44,6 +44,11 @@ struct DeviceInfo {
 /// Queries everything above for `dev`. Requires cuInit to have succeeded.
 Result<DeviceInfo> queryDevice(CUdevice dev, int ordinal);
 
+/// This machine's host name, or "" (the hello, each report's placement, sentences).
+std::string hostName();
+/// $CUDA_VISIBLE_DEVICES as this process sees it, or "" when unset.
+std::string visibleDevices();
+
 /// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from the 16 bytes of a CUuuid.
 std::string uuidText(const unsigned char (&bytes)[16]);
 

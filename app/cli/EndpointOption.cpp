@@ -17,13 +17,19 @@ void addEndpointOptions(CLI::App* cmd, EndpointArgs* args)
     cmd->add_option("--runners", args->runnersFile, "the endpoints file (default: $KF_RUNNERS_FILE, else ~/.config/KernelForge/runners.json)");
 }
 
+Result<RunnersConfig> readRunnersOption(const std::string& file)
+{
+    const std::filesystem::path path = file.empty() ? runnersConfigPath() : std::filesystem::path(file);
+    if (!file.empty() && !std::filesystem::exists(path))
+        return Error{"read the runner endpoints", "the file does not exist", "pass an existing runners.json (docs/runners.md)",
+                     path.string(), {}};
+    return readRunnersConfig(path);
+}
+
 Result<std::optional<Endpoint>> resolveEndpoint(const EndpointArgs& args)
 {
     const std::filesystem::path file = args.runnersFile.empty() ? runnersConfigPath() : std::filesystem::path(args.runnersFile);
-    if (!args.runnersFile.empty() && !std::filesystem::exists(file))
-        return Error{"read the runner endpoints", "the file does not exist", "pass an existing runners.json (docs/runners.md)",
-                     file.string(), {}};
-    auto config = readRunnersConfig(file);
+    auto config = readRunnersOption(args.runnersFile);
     if (!config)
         return config.error();
     const std::string name = args.endpoint.empty() ? config->defaultEndpoint : args.endpoint;

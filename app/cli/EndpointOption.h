@@ -6,6 +6,7 @@
 
 #include "engine/core/Result.h"
 #include "engine/runner/Endpoint.h"
+#include "engine/runner/RunnersConfig.h"
 
 #include <optional>
 #include <string>
@@ -27,6 +28,9 @@ void addEndpointOptions(CLI::App* cmd, EndpointArgs* args);
 /// default is the built-in "local"). An Error names the file and what to change: a file that
 /// does not read, an endpoint that is not in it.
 Result<std::optional<Endpoint>> resolveEndpoint(const EndpointArgs& args);
+
+/// The endpoints file `--runners FILE` names (which must exist), else the user's runners.json.
+Result<RunnersConfig> readRunnersOption(const std::string& file);
 
 /// resolveEndpoint for a command: on failure prints the sentence and returns the usage exit code.
 std::optional<int> resolveEndpointOrExit(const EndpointArgs& args, std::optional<Endpoint>& out);

@@ -1,5 +1,6 @@
 #include "RunnersCommand.h"
 
+#include "EndpointOption.h"
 #include "ExitCodes.h"
 #include "Interrupt.h"
 #include "RunnerSession.h"
@@ -26,18 +27,9 @@ struct RunnersArgs {
     std::string runnerPath;
 };
 
-Result<RunnersConfig> load(const RunnersArgs& a)
-{
-    const std::filesystem::path file = a.file.empty() ? runnersConfigPath() : std::filesystem::path(a.file);
-    if (!a.file.empty() && !std::filesystem::exists(file))
-        return Error{"read the runner endpoints", "the file does not exist", "pass an existing runners.json (docs/runners.md)",
-                     file.string(), {}};
-    return readRunnersConfig(file);
-}
-
 int list(const RunnersArgs& a)
 {
-    auto config = load(a);
+    auto config = readRunnersOption(a.file);
     if (!config) {
         std::cerr << "kforge: " << config.error().message() << '\n';
         return kExitUsage;
@@ -69,7 +61,7 @@ int list(const RunnersArgs& a)
 
 int check(const RunnersArgs& a)
 {
-    auto config = load(a);
+    auto config = readRunnersOption(a.file);
     if (!config) {
         std::cerr << "kforge: " << config.error().message() << '\n';
         return kExitUsage;

@@ -23,13 +23,10 @@ nlohmann::json ReportHeader::placement() const
     protocol::Placement p;
     p.endpoint = m_request.endpoint;
     p.attempt = m_request.attempt;
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) == 0)
-        p.host = host;
+    p.host = hostName();
     p.gpuUuid = m_device.uuid;
     p.pciBusId = m_device.pciBusId;
-    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"))
-        p.visibleDevices = v;
+    p.visibleDevices = visibleDevices();
     return p.toJson();
 }
 

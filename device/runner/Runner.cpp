@@ -140,11 +140,8 @@ void Runner::start()
     hello.cudaDriverApi = m_driverApi;
     hello.driver = m_gpu ? m_gpu->info.driverVersion : kernelModuleVersion();
     // Where it runs (protocol 3): a pool tells GPUs apart by host and UUID, reports say where they ran.
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) == 0)
-        hello.host = host;
-    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"))
-        hello.visibleDevices = v;
+    hello.host = hostName();
+    hello.visibleDevices = visibleDevices();
     hello.runnerBuild = KF_VERSION;
     if (auto key = protocol::loadSigningKey(false))
         hello.signingKeyId = key->id;

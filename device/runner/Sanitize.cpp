@@ -1,5 +1,7 @@
 #include "device/runner/Sanitize.h"
 
+#include "device/DeviceInfo.h"
+
 #include "device/runner/SanitizerTool.h"
 #include "engine/core/Files.h"
 #include "engine/core/TempFolder.h"
@@ -160,10 +162,8 @@ protocol::SanitizerSection runSanitizer(Channel& channel, const RunPlan& plan, c
     const auto started = std::chrono::steady_clock::now();
     const protocol::SanitizeSettings& s = *plan.sanitize;
     const auto& tool = sanitizerTool();
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
     if (!tool) {
-        section.reason = std::string("compute-sanitizer was not found on ") + host +
+        section.reason = "compute-sanitizer was not found on " + hostName() +
                          " (set KF_COMPUTE_SANITIZER to its path, or install the CUDA toolkit's compute-sanitizer)";
         return section;
     }
