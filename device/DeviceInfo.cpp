@@ -53,6 +53,35 @@ std::string visibleDevices()
     return v ? std::string(v) : std::string();
 }
 
+std::vector<protocol::VisibleDevice> listVisibleDevices()
+{
+    std::vector<protocol::VisibleDevice> out;
+    int count = 0;
+    if (KF_CU(cuDeviceGetCount, &count) != CUDA_SUCCESS)
+        return out;
+    for (int i = 0; i < count; ++i) {
+        CUdevice dev = 0;
+        if (KF_CU(cuDeviceGet, &dev, i) != CUDA_SUCCESS)
+            continue;
+        protocol::VisibleDevice d;
+        d.ordinal = i;
+        char name[256] = {};
+        if (KF_CU(cuDeviceGetName, name, static_cast<int>(sizeof name - 1), dev) == CUDA_SUCCESS)
+            d.gpu = name;
+        if (cuda().cuDeviceGetUuid) {
+            CUuuid id{};
+            if (KF_CU(cuDeviceGetUuid, &id, dev) == CUDA_SUCCESS) {
+                unsigned char bytes[16];
+                for (int b = 0; b < 16; ++b)
+                    bytes[b] = static_cast<unsigned char>(id.bytes[b]);
+                d.uuid = uuidText(bytes);
+            }
+        }
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
 std::string uuidText(const unsigned char (&bytes)[16])
 {
     static const char* hex = "0123456789abcdef";

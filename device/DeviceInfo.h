@@ -41,6 +41,10 @@ struct DeviceInfo {
     protocol::DeviceSummary summary() const;
 };
 
+/// Every device CUDA shows this process (ordinal, name, UUID), for the hello's device list.
+/// Requires cuInit to have succeeded; a device that cannot be queried is left out.
+std::vector<protocol::VisibleDevice> listVisibleDevices();
+
 /// Queries everything above for `dev`. Requires cuInit to have succeeded.
 Result<DeviceInfo> queryDevice(CUdevice dev, int ordinal);
 

@@ -1,6 +1,7 @@
 // `kforge verify` and `kforge bench` where no GPU is needed: usage errors (exit 2) are found before
 // the runner starts, and a machine without a GPU gets one clear line and exit 3.
 #include "engine/core/Hash.h"
+#include "engine/protocol/Protocol.h"
 #include "engine/repro/Repro.h"
 #include "engine/runner/RunSettings.h"
 #include "engine/verify/CaseFiles.h"
@@ -63,8 +64,11 @@ private slots:
     void reproReachesTheRunnerAndLeavesTheBundle();
     void aBrokenCandidateDoesNotStopTheRun_data();
     void aBrokenCandidateDoesNotStopTheRun();
+    void poolRunsInTaskOrder_data();
+    void poolRunsInTaskOrder();
 
 private:
+    QString m_pool;          // runners.json with two endpoints of the fixture runner and a pool "two"
     QTemporaryDir m_dir;
     QString m_bundle;        // a valid repro bundle of broken_add/writes_nan.cu
     QString m_editedBundle;  // the same, with its copy of writes_nan.cu edited afterwards
@@ -97,6 +101,20 @@ void TestCliVerify::initTestCase()
     QFile fix(m_dir.filePath("fix.cu"));
     QVERIFY(fix.open(QIODevice::WriteOnly));
     fix.write("extern \"C\" __global__ void add_writes_nan(const float* a, const float* b, float* c, long long n) {}\n");
+
+    // Two endpoints of the pool fixture runner (tests/fixtures/endpoints/fake-pool-runner), one
+    // of them behind a command template, each on a GPU of its own.
+    m_pool = m_dir.filePath("pool.json");
+    QFile pool(m_pool);
+    QVERIFY(pool.open(QIODevice::WriteOnly));
+    const QString fixture = KF_SOURCE_DIR "/tests/fixtures/endpoints/fake-pool-runner";
+    pool.write(QString("{\"schema_version\": 1, \"endpoints\": ["
+                       "{\"name\": \"a\", \"kind\": \"local\", \"runner\": \"%1\", \"env\": {\"FAKE_GPU_UUID\": \"GPU-a\"}},"
+                       "{\"name\": \"b\", \"kind\": \"command\", \"runner\": \"%1\", \"shared_fs\": true,"
+                       " \"command\": [\"sh\", \"-c\", \"exec \\\"$0\\\"\", \"{runner}\"], \"env\": {\"FAKE_GPU_UUID\": \"GPU-b\"}}],"
+                       " \"pools\": {\"two\": [\"a\", \"b\"]}}")
+                   .arg(fixture)
+                   .toUtf8());
 }
 
 void TestCliVerify::noGpuIsOneLineAndExit3_data()
@@ -175,6 +193,17 @@ void TestCliVerify::usageErrorsExit2_data()
                                                  << "the bundle's copy of writes_nan.cu was edited";
     QTest::newRow("--candidate-source that does not exist")
         << QStringList{"verify", "--repro", m_bundle, "--candidate-source", m_dir.filePath("no-such-fix.cu")} << "no-such-fix.cu";
+
+    // --pool fans a task out; the options that need one runner are refused with it.
+    const QString pool = m_dir.filePath("pool.json");
+    QTest::newRow("--pool --repeat") << QStringList{"verify", kVectorAdd, "--pool", pool, "--repeat", "2"}
+                                     << "--pool runs each candidate once";
+    QTest::newRow("--pool --shrink") << QStringList{"verify", kBrokenAdd, "--pool", pool, "--shrink"} << "--repro and --shrink run one";
+    QTest::newRow("--pool --runner-endpoint") << QStringList{"verify", kVectorAdd, "--pool", pool, "--runner-endpoint", "a"}
+                                              << "give --pool or --runner-endpoint, not both";
+    QTest::newRow("--pool of no file") << QStringList{"bench", kVectorAdd, "--pool", m_dir.filePath("nope.json")} << "does not exist";
+    QTest::newRow("--pool of no such pool") << QStringList{"verify", kVectorAdd, "--pool", pool + ":three"}
+                                            << "no pool is named \"three\"";
 }
 
 void TestCliVerify::usageErrorsExit2()
@@ -242,24 +271,24 @@ void TestCliVerify::aBrokenCandidateDoesNotStopTheRun()
     QFile f(runner);
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write(QString(R"SH(#!/bin/sh
-echo '{"type":"hello","protocol_version":2,"device":{"gpu":"Fake GPU","arch":"sm_90","compute_capability":"9.0"},"device_error":"","versions":{}}'
+echo '{"type":"hello","protocol_version":%3,"device":{"gpu":"Fake GPU","arch":"sm_90","compute_capability":"9.0"},"device_error":"","versions":{}}'
 while read -r line; do
   case "$line" in *'"type":"shutdown"'*) exit 0;; esac
   if [ ! -e '%1/broken-once' ]; then
     touch '%1/broken-once'
-    echo '{"type":"launch_begin","label":"launch 1 (vector_add)","timeout_ms":300,"protocol_version":2}'
+    echo '{"type":"launch_begin","label":"launch 1 (vector_add)","timeout_ms":300,"protocol_version":%3}'
     %2
   fi
-  echo '{"type":"report","protocol_version":2,"report":{"schema_version":1,"kind":"correctness","verdict":"pass","summary":"fake","task":{"name":"vector_add"},"candidate":{"file":"optimized.cu"},"shapes":[]}}'
+  echo '{"type":"report","protocol_version":%3,"report":{"schema_version":1,"kind":"correctness","verdict":"pass","summary":"fake","task":{"name":"vector_add"},"candidate":{"file":"optimized.cu"},"shapes":[]}}'
 done
 )SH")
-                .arg(dir.path(), failure)
+                .arg(dir.path(), failure, QString::number(kf::protocol::kVersion))
                 .toUtf8());
     f.close();
     QVERIFY(f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
 
     Run r = kforge({"verify", kVectorAdd, "--runner", runner, "--json", "--report", dir.filePath("report.json")});
-    if (r.exitCode == 3)
+    if (r.exitCode == 3 && r.err.contains("NVRTC"))
         QSKIP(qPrintable("NVRTC unavailable: " + r.err));
     QCOMPARE(r.exitCode, 1);
     const QJsonObject all = QJsonDocument::fromJson(r.out.toUtf8()).object();
@@ -278,6 +307,57 @@ done
     QFile written(dir.filePath("report.json"));
     QVERIFY(written.open(QIODevice::ReadOnly));
     QCOMPARE(QString::fromUtf8(written.readAll()), r.out);
+}
+
+void TestCliVerify::poolRunsInTaskOrder_data()
+{
+    QTest::addColumn<QString>("command");
+    QTest::addColumn<QString>("pool");
+    QTest::newRow("verify, every endpoint") << "verify" << "";
+    QTest::newRow("bench, the pool named two") << "bench" << ":two";
+}
+
+// `kforge verify|bench --pool`: the reports in task order, each naming where it ran, and the pool
+// block beside them.
+void TestCliVerify::poolRunsInTaskOrder()
+{
+    QFETCH(QString, command);
+    QFETCH(QString, pool);
+    QStringList args{command, kVectorAdd, "--pool", m_pool + pool, "--json"};
+    if (command == "bench")
+        args << "--baseline" << "eager";
+    Run r = kforge(args);
+    if (r.err.contains("NVRTC"))
+        QSKIP(qPrintable("NVRTC unavailable: " + r.err));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    const QJsonObject all = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    const QJsonArray reports = all["reports"].toArray();
+    QCOMPARE(reports.size(), 2);
+    QCOMPARE(reports[0].toObject()["candidate"].toObject()["file"].toString(), QString("naive.cu"));
+    QCOMPARE(reports[1].toObject()["candidate"].toObject()["file"].toString(), QString("optimized.cu"));
+    const QJsonObject block = all["pool"].toObject();
+    const QJsonArray endpoints = block["endpoints"].toArray();
+    QCOMPARE(endpoints.size(), 2);
+    QStringList names;
+    int items = 0;
+    for (const auto& e : endpoints) {
+        names << e.toObject()["name"].toString();
+        items += e.toObject()["items"].toInt();
+        QCOMPARE(e.toObject()["lost"].toBool(), false);
+    }
+    QCOMPARE(names, (QStringList{"a", "b"}));
+    QCOMPARE(items, 2);
+    const QJsonArray list = block["items"].toArray();
+    QCOMPARE(list.size(), 2);
+    for (int i = 0; i < 2; ++i) {
+        const QString ranOn = list[i].toObject()["endpoint"].toString();
+        QVERIFY(ranOn == "a" || ranOn == "b");
+        QCOMPARE(reports[i].toObject()["placement"].toObject()["endpoint"].toString(), ranOn);
+    }
+    // The human form ends with the pool's summary.
+    Run text = kforge({command, kVectorAdd, "--pool", m_pool + pool});
+    QCOMPARE(text.exitCode, 0);
+    QVERIFY2(text.out.contains("pool: 2 candidates on 2 endpoints in "), qPrintable(text.out));
 }
 
 QTEST_GUILESS_MAIN(TestCliVerify)

@@ -794,6 +794,7 @@ void TestProtocol::helloRoundTrips()
     h.driver = "580.159.04";
     h.cudaDriverApi = 13000;
     h.nvrtc = "13.0";
+    h.devices = {{0, "NVIDIA H100 80GB HBM3", "GPU-ac7d9fee-f3cd-a5ae-df83-585fd377babc"}, {1, "NVIDIA H100 80GB HBM3", "GPU-1"}};
     const json j = h.toJson();
     QCOMPARE(qs(j.at("type").get<std::string>()), QString("hello"));
     QVERIFY2(!j.contains("protocol"), j.dump().c_str()); // protocol 2: the version is "protocol_version", stamped by toLine
@@ -827,6 +828,10 @@ void TestProtocol::helloRoundTrips()
     QCOMPARE(qs(back->driver), qs(h.driver));
     QCOMPARE(back->cudaDriverApi, h.cudaDriverApi);
     QCOMPARE(qs(back->nvrtc), qs(h.nvrtc));
+    // Every GPU the runner sees, for a "gpus": "all" endpoint.
+    QCOMPARE(int(back->devices.size()), 2);
+    QCOMPARE(back->devices[1].ordinal, 1);
+    QCOMPARE(qs(back->devices[0].uuid), QString("GPU-ac7d9fee-f3cd-a5ae-df83-585fd377babc"));
     QVERIFY2(back->toJson() == j, back->toJson().dump().c_str());
 }
 

@@ -124,6 +124,7 @@ void addBenchCommand(CLI::App& app, int& exitCode)
         ->allow_extra_args(false);
     cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
     addEndpointOptions(cmd, &args->endpoint);
+    addPoolOption(cmd, &args->endpoint);
     cmd->callback([args, &exitCode] { exitCode = runOnRunner(*args); });
 }
 

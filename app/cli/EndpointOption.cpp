@@ -1,5 +1,6 @@
 #include "EndpointOption.h"
 
+#include "engine/runner/RunPool.h"
 #include "engine/runner/RunnersConfig.h"
 
 #include "ExitCodes.h"
@@ -15,6 +16,48 @@ void addEndpointOptions(CLI::App* cmd, EndpointArgs* args)
     cmd->add_option("--runner-endpoint,--endpoint", args->endpoint,
                     "run on this endpoint of runners.json (local, ssh, srun or a command; `kforge runners list`)");
     cmd->add_option("--runners", args->runnersFile, "the endpoints file (default: $KF_RUNNERS_FILE, else ~/.config/KernelForge/runners.json)");
+}
+
+void addPoolOption(CLI::App* cmd, EndpointArgs* args)
+{
+    cmd->add_option("--pool", args->pool,
+                    "fan the candidates out over the endpoints of this runners.json (FILE, or FILE:POOL for one of its "
+                    "pools); reports come back in task order");
+}
+
+std::pair<std::string, std::string> splitPoolArgument(const std::string& text)
+{
+    std::error_code ec;
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string::npos || std::filesystem::exists(text, ec))
+        return {text, {}};
+    return {text.substr(0, colon), text.substr(colon + 1)};
+}
+
+std::optional<int> resolvePoolOrExit(const EndpointArgs& args, const std::string& runnerPath, std::vector<Endpoint>& out)
+{
+    const auto [file, poolName] = splitPoolArgument(args.pool);
+    if (!args.runnersFile.empty()) {
+        std::cerr << "kforge: --pool names its runners.json itself; leave --runners out\n";
+        return kExitUsage;
+    }
+    auto config = readRunnersOption(file);
+    if (!config) {
+        std::cerr << "kforge: --pool: " << config.error().message() << '\n';
+        return kExitUsage;
+    }
+    if (!poolName.empty() && !config->pools.count(poolName)) {
+        auto missing = config->poolEndpoints(poolName);
+        std::cerr << "kforge: --pool " << args.pool << ": " << (missing ? std::string("no such pool") : missing.error().message()) << '\n';
+        return kExitUsage;
+    }
+    auto endpoints = expandPoolEndpoints(config.value(), poolName, runnerPath);
+    if (!endpoints) {
+        std::cerr << "kforge: --pool " << args.pool << ": " << endpoints.error().message() << '\n';
+        return kExitEnvironment;
+    }
+    out = std::move(endpoints.value());
+    return std::nullopt;
 }
 
 Result<RunnersConfig> readRunnersOption(const std::string& file)

@@ -20,9 +20,12 @@ namespace kf::cli {
 struct EndpointArgs {
     std::string endpoint;     ///< --runner-endpoint
     std::string runnersFile;  ///< --runners; empty: $KF_RUNNERS_FILE, else the user's runners.json
+    std::string pool;         ///< --pool FILE[:POOL] (verify, bench)
 };
 
 void addEndpointOptions(CLI::App* cmd, EndpointArgs* args);
+/// `--pool FILE[:POOL]` (verify and bench).
+void addPoolOption(CLI::App* cmd, EndpointArgs* args);
 
 /// The endpoint to start, or nothing for the plain local runner (no configuration, or the
 /// default is the built-in "local"). An Error names the file and what to change: a file that
@@ -34,5 +37,14 @@ Result<RunnersConfig> readRunnersOption(const std::string& file);
 
 /// resolveEndpoint for a command: on failure prints the sentence and returns the usage exit code.
 std::optional<int> resolveEndpointOrExit(const EndpointArgs& args, std::optional<Endpoint>& out);
+
+/// `--pool FILE[:POOL]` split into the file and the pool's name: FILE when a file of that name
+/// exists (a path may hold ':'), else the part after the last ':' names the pool.
+std::pair<std::string, std::string> splitPoolArgument(const std::string& text);
+
+/// The pool's endpoints (RunnersConfig::poolEndpoints, "gpus": "all" expanded), or prints why
+/// and returns the exit code: usage (2) for a file or pool that does not read, 3 when a host
+/// could not be asked for its GPUs.
+std::optional<int> resolvePoolOrExit(const EndpointArgs& args, const std::string& runnerPath, std::vector<Endpoint>& out);
 
 } // namespace kf::cli

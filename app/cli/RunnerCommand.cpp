@@ -3,6 +3,7 @@
 #include "ExitCodes.h"
 #include "ProgressLine.h"
 #include "ReproCommand.h"
+#include "PoolRun.h"
 #include "RunnerSession.h"
 #include "engine/analysis/SourceScan.h"
 #include "engine/repro/Repro.h"
@@ -205,20 +206,47 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
             scans.emplace_back(c->file, scanSource(req->source));
     }
 
-    std::optional<Endpoint> endpoint;
-    if (auto rc = resolveEndpointOrExit(a.endpoint, endpoint))
-        return *rc;
-    if (bench && a.baseline == "compile" && endpoint && endpoint->remote()) {
-        std::cerr << "kforge: --baseline compile times torch.compile on this machine, but the runs go to "
-                  << endpoint->describe() << "; use --baseline both (recorded as not measured) or run kforge bench on that host\n";
+    const bool pooled = !a.endpoint.pool.empty();
+    if (pooled && (a.repeat > 1 || !a.exportRepro.empty())) {
+        std::cerr << "kforge: --pool runs each candidate once; it takes no --repeat or --export-repro\n";
         return kExitUsage;
     }
-    RunnerSession session(a.runnerPath, a.arch, endpoint);
-    if (auto failed = session.start())
-        return *failed;
+    if (pooled && !a.endpoint.endpoint.empty()) {
+        std::cerr << "kforge: give --pool or --runner-endpoint, not both\n";
+        return kExitUsage;
+    }
+    std::optional<Endpoint> endpoint;
+    std::vector<Endpoint> poolEndpoints;
+    if (pooled) {
+        if (auto rc = resolvePoolOrExit(a.endpoint, a.runnerPath, poolEndpoints))
+            return *rc;
+    } else if (auto rc = resolveEndpointOrExit(a.endpoint, endpoint)) {
+        return *rc;
+    }
+    auto remoteOne = [&]() -> const Endpoint* {
+        if (endpoint && endpoint->remote())
+            return &*endpoint;
+        for (const Endpoint& e : poolEndpoints)
+            if (e.remote())
+                return &e;
+        return nullptr;
+    };
+    if (bench && a.baseline == "compile" && remoteOne()) {
+        std::cerr << "kforge: --baseline compile times torch.compile on this machine, but the runs go to "
+                  << remoteOne()->describe() << "; use --baseline both (recorded as not measured) or run kforge bench on that host\n";
+        return kExitUsage;
+    }
+    std::optional<RunnerSession> session;
+    if (!pooled) {
+        session.emplace(a.runnerPath, a.arch, endpoint);
+        if (auto failed = session->start())
+            return *failed;
+    }
     RunSettings settings = settingsFor(a, seed);
-    if (!bench && !profile && a.sanitizeIfAvailable && settings.sanitizeTools.empty() && session.hello().sanitizer &&
-        session.hello().has("sanitize"))
+    // Promotion verifies under compute-sanitizer where the runner's host has it. A pool's
+    // endpoints are asked one by one: only where all of them have it (checked by the runner).
+    if (!bench && !profile && a.sanitizeIfAvailable && settings.sanitizeTools.empty() && session && session->hello().sanitizer &&
+        session->hello().has("sanitize"))
         settings.sanitizeTools = protocol::SanitizeSettings::allTools();
     if (profile) {
         settings.onlyShapes = {*profileShape};
@@ -233,50 +261,18 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
     bool noCounters = false;    // a profile without counters: the machine's limit, not the kernel's
     bool gpuFull = false;       // a run ended because the GPU had too little free memory
     bool compileMissing = false; // --baseline compile, and torch.compile could not be measured
-
-    const int repeats = std::max(1, a.repeat);
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      // --repeat N measures edit-to-verdict latency the way the workbench sees it: one process,
-      // a warm runner, and each round a real edit (so the compile cache misses), a compile and a
-      // full verification. Only the last round's report is printed; every round's times are kept.
-      std::vector<protocol::RoundTiming> latency;
-      std::optional<std::string> source;
-      for (int round = 0; round < repeats; ++round) {
-        const Candidate& c = *candidates[i];
-        if (round > 0) {
-            if (!source)
-                source = compileRequestFor(task, c, session.arch()).value().source;
-            *source += "\n// edited by kforge --repeat (round " + std::to_string(round) + ")\n";
-        }
-        const std::string label = task.name + "/" + c.file;
+    auto perCandidateSettings = [&](const Candidate& c) {
         RunSettings perCandidate = settings;
         if (!settings.dumpDir.empty() && candidates.size() > 1)
             perCandidate.dumpDir = (fs::path(settings.dumpDir) / fs::path(c.file).stem()).string();
-        auto outcome = session.run(a.kind, task, c.file, perCandidate, label, source);
-        if (!outcome || outcome->cancelled) {
-            if (session.cancelled()) {
-                std::cerr << "kforge: cancelled\n";
-                return kExitInterrupted;
-            }
-            std::cerr << "kforge: " << outcome.error().message() << '\n';
-            return kExitEnvironment;
-        }
-        if (outcome->failure && outcome->runnerRestarted && a.json)
-            std::cerr << "kforge: " << label << ": " << outcome->failure->message() << '\n';
-        protocol::RunReport report = std::move(outcome->report);
-        const std::string& verdict = report.header.verdict;
-        if (repeats > 1) {
-            latency.push_back({round, outcome->compileMs, outcome->runnerMs, outcome->compileMs + outcome->runnerMs, verdict});
-            std::cerr << label << ": round " << round + 1 << "/" << repeats << ": compile " << outcome->compileMs
-                      << " ms + runner " << outcome->runnerMs << " ms = " << outcome->compileMs + outcome->runnerMs << " ms ("
-                      << verdict << ")\n";
-            if (round + 1 < repeats)
-                continue;
-            report.amend([&](nlohmann::json& j) {
-                report.header.editToVerdict = latency;
-                report.header.writeTo(j);
-            });
-        }
+        return perCandidate;
+    };
+
+    // Everything after a report comes back, the same for one runner and for a pool: the
+    // torch.compile baseline, the verdict's share in the exit code, the printed block.
+    auto accept = [&](std::size_t i, protocol::RunReport report, const Endpoint* ranOn) {
+        const Candidate& c = *candidates[i];
+        const std::string label = task.name + "/" + c.file;
         if (bench && a.baseline != "eager") {
             if (!a.json)
                 std::cerr << label << ": timing against torch.compile (the first compile of a shape takes a while)\n";
@@ -287,9 +283,9 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
             report.amend([&](nlohmann::json& j) {
                 // torch.compile is timed by Python on this machine: beside a kernel timed on another
                 // host's GPU the ratio would compare two machines.
-                if (endpoint && endpoint->remote())
+                if (ranOn && ranOn->remote())
                     protocol::markCompileNotMeasured(j, "torch.compile is timed on this machine and the candidate ran on " +
-                                                            endpoint->describe() + "; run `kforge bench` on that host for this baseline");
+                                                            ranOn->describe() + "; run `kforge bench` on that host for this baseline");
                 else
                     cast::addCompileBaseline(j, task, taskFile, c, report.header.candidate.arch, opts);
             });
@@ -297,6 +293,7 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
             if (a.baseline == "compile" && !measured && report.header.verdict == "ok")
                 compileMissing = true;
         }
+        const std::string& verdict = report.header.verdict;
         if (verdict != (bench || profile ? "ok" : "pass"))
             allOk = false;
         // A GPU that other processes filled is the machine's state, not the kernel's fault.
@@ -307,7 +304,7 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
         else if (!settings.dumpDir.empty() && verdict == "fail" && !a.json)
             std::cerr << "failing tensors saved in " << report.header.dumpDir << '\n';
         if (!a.json) {
-            if (i > 0)
+            if (!reports.empty())
                 std::cout << '\n';
             if (profile)
                 printProfileReport(std::cout, report);
@@ -322,10 +319,70 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
             std::cout.flush();
         }
         reports.push_back(std::move(report));
+    };
+
+    nlohmann::json poolJson;
+    bool poolLost = false;
+    if (pooled) {
+        PoolRun run = runPool(a.kind, task, candidates, poolEndpoints, a.runnerPath, a.arch, perCandidateSettings, a.json,
+                              [&](std::size_t i, protocol::RunReport report, const Endpoint* ranOn) {
+                                  accept(i, std::move(report), ranOn);
+                              });
+        if (run.cancelled) {
+            std::cerr << "kforge: cancelled\n";
+            return kExitInterrupted;
+        }
+        if (run.missing > 0)
+            allOk = false;
+        poolLost = run.allLost;
+        poolJson = std::move(run.summary);
+    }
+
+    const int repeats = std::max(1, a.repeat);
+    for (std::size_t i = 0; !pooled && i < candidates.size(); ++i) {
+      // --repeat N measures edit-to-verdict latency the way the workbench sees it: one process,
+      // a warm runner, and each round a real edit (so the compile cache misses), a compile and a
+      // full verification. Only the last round's report is printed; every round's times are kept.
+      std::vector<protocol::RoundTiming> latency;
+      std::optional<std::string> source;
+      for (int round = 0; round < repeats; ++round) {
+        const Candidate& c = *candidates[i];
+        if (round > 0) {
+            if (!source)
+                source = compileRequestFor(task, c, session->arch()).value().source;
+            *source += "\n// edited by kforge --repeat (round " + std::to_string(round) + ")\n";
+        }
+        const std::string label = task.name + "/" + c.file;
+        auto outcome = session->run(a.kind, task, c.file, perCandidateSettings(c), label, source);
+        if (!outcome || outcome->cancelled) {
+            if (session->cancelled()) {
+                std::cerr << "kforge: cancelled\n";
+                return kExitInterrupted;
+            }
+            std::cerr << "kforge: " << outcome.error().message() << '\n';
+            return kExitEnvironment;
+        }
+        if (outcome->failure && outcome->runnerRestarted && a.json)
+            std::cerr << "kforge: " << label << ": " << outcome->failure->message() << '\n';
+        protocol::RunReport report = std::move(outcome->report);
+        if (repeats > 1) {
+            const std::string& verdict = report.header.verdict;
+            latency.push_back({round, outcome->compileMs, outcome->runnerMs, outcome->compileMs + outcome->runnerMs, verdict});
+            std::cerr << label << ": round " << round + 1 << "/" << repeats << ": compile " << outcome->compileMs
+                      << " ms + runner " << outcome->runnerMs << " ms = " << outcome->compileMs + outcome->runnerMs << " ms ("
+                      << verdict << ")\n";
+            if (round + 1 < repeats)
+                continue;
+            report.amend([&](nlohmann::json& j) {
+                report.header.editToVerdict = latency;
+                report.header.writeTo(j);
+            });
+        }
+        accept(i, std::move(report), endpoint ? &*endpoint : nullptr);
       }
     }
 
-    const int failedExit = noCounters || gpuFull || compileMissing ? kExitEnvironment : kExitFailed;
+    const int failedExit = noCounters || gpuFull || compileMissing || poolLost ? kExitEnvironment : kExitFailed;
     if (compileMissing)
         allOk = false;
     if (collect) {
@@ -337,6 +394,8 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
     for (const protocol::RunReport& r : reports)
         documents.push_back(r.json);
     nlohmann::json all = {{"schema_version", 1}, {"command", command}, {"ok", allOk}, {"reports", documents}};
+    if (pooled)   // outside the signed reports: where each ran is in each report's placement
+        all["pool"] = poolJson;
     if (!bench && !profile) {   // outside the signed reports: the scan is advice, not evidence
         nlohmann::json scanned = nlohmann::json::array();
         for (const auto& [file, findings] : scans) {

@@ -153,6 +153,7 @@ void addVerifyCommand(CLI::App& app, int& exitCode)
         ->check(CLI::Range(1, 86400000));
     cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
     addEndpointOptions(cmd, &args->endpoint);
+    addPoolOption(cmd, &args->endpoint);
     cmd->add_flag("--sanitize{all}", args->sanitize,
                   "also run the candidate under compute-sanitizer on the smallest test shapes: all tools, or a comma-separated "
                   "list of memcheck, racecheck, initcheck, synccheck (--sanitize=memcheck,racecheck)");
@@ -176,6 +177,12 @@ void addVerifyCommand(CLI::App& app, int& exitCode)
     cmd->add_flag("--shrink-any", args->shrinkAny, "with --shrink: accept any failure, not only one of the same kind");
     cmd->callback([args, &exitCode] {
         const RunArgs& a = *args;
+        if (!a.endpoint.pool.empty() && (!a.repro.empty() || a.shrink)) {
+            std::cerr << "kforge: --pool fans a task's candidates out; --repro and --shrink run one candidate on one endpoint "
+                         "(use --runner-endpoint)\n";
+            exitCode = kExitUsage;
+            return;
+        }
         if (!a.repro.empty()) {
             if (!a.path.empty() || a.shrink || !a.exportRepro.empty()) {
                 std::cerr << "kforge: --repro replays a bundle; give no task, --shrink or --export-repro with it\n";

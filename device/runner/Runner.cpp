@@ -81,6 +81,7 @@ void Runner::start()
             m_deviceError = r == CUDA_SUCCESS ? "no CUDA device" : "no CUDA device: " + cuFailure(r, "cuDeviceGetCount");
             return std::nullopt;
         }
+        m_devices = listVisibleDevices();
         // Device 0 of what CUDA_VISIBLE_DEVICES exposes: LibTorch's default device too.
         GpuContext gpu;
         if (const CUresult r = KF_CU(cuDeviceGet, &gpu.device, 0); r != CUDA_SUCCESS) {
@@ -146,6 +147,7 @@ void Runner::start()
     if (auto key = protocol::loadSigningKey(false))
         hello.signingKeyId = key->id;
     hello.sanitizer = sanitizerTool();
+    hello.devices = m_devices;
     m_channel.send(hello.toJson());
 }
 

@@ -40,6 +40,7 @@ private:
     std::optional<GpuContext> m_gpu;
     std::string m_deviceError;
     std::string m_deviceErrorKind;   ///< kGpuOutOfMemory when the GPU is there but full
+    std::vector<protocol::VisibleDevice> m_devices;   ///< every GPU CUDA shows (the hello lists them)
     std::string m_torchVersion;
     int m_driverApi = 0;
     bool m_testHooks = false;

@@ -129,6 +129,10 @@ nlohmann::json Hello::toJson() const
     j["visible_devices"] = visibleDevices;
     j["runner_build"] = runnerBuild;
     j["signing_key_id"] = signingKeyId;
+    nlohmann::json devs = nlohmann::json::array();
+    for (const VisibleDevice& d : devices)
+        devs.push_back({{"ordinal", d.ordinal}, {"gpu", d.gpu}, {"uuid", d.uuid}});
+    j["devices"] = devs;
     j["sanitizer"] = sanitizer ? nlohmann::json{{"path", sanitizer->path}, {"version", sanitizer->version}} : nlohmann::json(nullptr);
     return j;
 }
@@ -164,6 +168,11 @@ Result<Hello> Hello::fromJson(const nlohmann::json& j)
         h.visibleDevices = f.text("visible_devices");
         h.runnerBuild = f.text("runner_build");
         h.signingKeyId = f.text("signing_key_id");
+        f.forEach("devices", [&](const nlohmann::json& d, const std::string& ptr) {
+            const Fields df(d, ptr);
+            if (h.devices.size() < 1024)
+                h.devices.push_back({static_cast<int>(df.integer("ordinal")), df.text("gpu"), df.text("uuid")});
+        });
         if (f.find("sanitizer")) {
             const Fields sf = f.object("sanitizer");
             h.sanitizer = SanitizerTool{sf.text("path"), sf.text("version")};

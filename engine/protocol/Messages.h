@@ -44,6 +44,13 @@ struct SanitizerTool {
     std::string version;                ///< "2025.3.1.0"
 };
 
+/// One GPU the runner can see (protocol 3): a `"gpus": "all"` endpoint becomes one endpoint per entry.
+struct VisibleDevice {
+    int ordinal = 0;                    ///< CUDA's ordinal under the runner's CUDA_VISIBLE_DEVICES
+    std::string gpu;
+    std::string uuid;                   ///< "GPU-…", or "" when the driver does not say
+};
+
 struct Hello {
     std::optional<DeviceSummary> device;
     std::string deviceError;            ///< why there is no device
@@ -59,6 +66,7 @@ struct Hello {
     std::string runnerBuild;            ///< "0.9.0 (1e2b645)"
     std::string signingKeyId;           ///< the id of the key the runner signs with, never the key
     std::optional<SanitizerTool> sanitizer;
+    std::vector<VisibleDevice> devices; ///< every GPU the runner sees, not only the one it uses (device 0)
 
     /// "host/GPU-uuid" (or "host/pci bus id", "host/ordinal"): two endpoints with the same key share one GPU.
     std::string gpuKey() const;

@@ -137,6 +137,7 @@ Result<RunSession::Outcome> RunSession::runJob(RunKind kind, const Task& origina
         protocol::RunRequest request = buildRunRequest(kind, payload, *candidate, req.value(), r, m_nvrtc, s);
         if (m_options.endpoint)
             request.endpoint = m_options.endpoint->name;
+        request.attempt = s.attempt;
         if (std::string missing = request.missingFeature(m_hello.features); !missing.empty())
             return Error{"run " + candidateFile, "this kforge-runner is too old for the options given (it lacks \"" + missing + "\")",
                          "rebuild it with this KernelForge", {}, {}};

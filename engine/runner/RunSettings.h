@@ -36,6 +36,7 @@ struct RunSettings {
     bool dumpAllFailing = false;            ///< every failing trial, not only each shape's first
     std::string inputsDir;                  ///< inputs from <dir>/<name>.npy (needs one onlyShapes entry, 1 trial)
     int launchTimeoutMs = 10000;            ///< the runner's per-launch watchdog
+    int attempt = 1;                        ///< the how-manyth try of this item (a pool retries a lost endpoint's item); in the placement
     std::optional<double> rtol;             ///< tolerance override for every output (never evidence)
     std::optional<double> atol;
     protocol::BenchSettings bench;

@@ -294,6 +294,13 @@ Result<std::vector<Endpoint>> RunnersConfig::poolEndpoints(const std::string& po
     return out;
 }
 
+Endpoint builtinLocalEndpoint()
+{
+    Endpoint e;
+    e.pool = false;
+    return e;
+}
+
 fs::path runnersConfigPath()
 {
     if (const char* f = std::getenv("KF_RUNNERS_FILE"); f && *f)
@@ -352,7 +359,7 @@ Result<RunnersConfig> parseRunnersConfig(std::string_view text, const std::strin
             }
         }
         if (!localDefined)
-            out.endpoints.insert(out.endpoints.begin(), Endpoint{});
+            out.endpoints.insert(out.endpoints.begin(), builtinLocalEndpoint());
         if (const Json* pools = o.optional("pools")) {
             json::Object po(*pools, o.at("pools"));
             for (auto it = pools->begin(); it != pools->end(); ++it) {

@@ -31,6 +31,10 @@ struct RunnersConfig {
     std::string toJson() const;   ///< the file's form (gpus entries written back unexpanded)
 };
 
+/// The "local" endpoint a file without one gets: this machine's runner. It joins `--pool FILE`
+/// only when the file lists it (a pool of remote GPUs should not also load the laptop).
+Endpoint builtinLocalEndpoint();
+
 /// $KF_RUNNERS_FILE, else $XDG_CONFIG_HOME/KernelForge/runners.json (~/.config/... without it).
 std::filesystem::path runnersConfigPath();
 

@@ -98,7 +98,7 @@ std::string RunnersConfig::toJson() const
     for (size_t i = 0; i < endpoints.size(); ++i) {
         const Endpoint& e = endpoints[i];
         // The built-in "local" in first place is what the reader adds to a file without one.
-        if (i == 0 && e.name == "local" && entryJson(e, e.name, nullptr) == entryJson(Endpoint{}, "local", nullptr))
+        if (i == 0 && e.name == "local" && entryJson(e, e.name, nullptr) == entryJson(builtinLocalEndpoint(), "local", nullptr))
             continue;
         std::string entry;
         if (expandedGpu(e, entry) < 0) {
