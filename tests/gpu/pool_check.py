@@ -188,7 +188,7 @@ def main():
                             continue
                         if b"KF_POOL_VICTIM=1" in env and b"kforge-runner" in cmdline:
                             seen.setdefault(pid, time.monotonic())
-                            if time.monotonic() - seen[pid] > 8:
+                            if time.monotonic() - seen[pid] > 6:
                                 os.kill(int(pid), signal.SIGKILL)
                                 killed.append(pid)
                                 print(f"  (killed runner {pid} of endpoint victim)", flush=True)
