@@ -287,11 +287,21 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
                 e.kind = kConnectionLost;
                 return e;
             }
+            // SIGKILL, SIGTERM or SIGHUP that we did not send: killed from outside (a user, the OOM
+            // killer, a scheduler), not by the candidate.
+            const bool lost = !m_lastKilledByUs && WIFSIGNALED(st) &&
+                              (WTERMSIG(st) == SIGKILL || WTERMSIG(st) == SIGTERM || WTERMSIG(st) == SIGHUP);
+            if (lost && how.rfind("crashed", 0) == 0)
+                how = "was killed from outside" + how.substr(std::string("crashed").size());
             Error e = error("the runner" + (m_options.remote ? " on " + endpointText() : std::string()) + " " + how + " " + where +
                                 "; it was restarted.",
-                            withLastWords(seeded ? "run it again with the same seeds to reproduce it" : "", m_stderrTail));
-            if (!m_lastKilledByUs && WIFSIGNALED(st) && (WTERMSIG(st) == SIGKILL || WTERMSIG(st) == SIGTERM || WTERMSIG(st) == SIGHUP))
-                e.kind = kRunnerLost;   // killed from outside (a user, the OOM killer, a scheduler), not by the candidate
+                            withLastWords(lost ? "the candidate is not to blame; see who stopped the process (the OOM killer, a "
+                                                 "scheduler, a user)"
+                                          : seeded ? "run it again with the same seeds to reproduce it"
+                                                   : "",
+                                          m_stderrTail));
+            if (lost)
+                e.kind = kRunnerLost;
             return e;
         };
         auto malformed = [&](const std::string& why) {
