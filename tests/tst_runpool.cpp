@@ -237,7 +237,7 @@ void TestRunPool::timingsNeverShareAGpu()
     QFETCH(bool, bench);
     // Two endpoints on one GPU (the same host and UUID), as two local endpoints on one H100.
     PoolFixture fx;
-    const std::map<std::string, std::string> slow{{"FAKE_SLEEP_MS", "250"}};
+    const std::map<std::string, std::string> slow{{"FAKE_SLEEP_MS", "400"}};
     RunPool pool(fx.options({fx.endpoint("x", "GPU-same", slow), fx.endpoint("y", "GPU-same", slow)}));
     auto result = pool.run(bench ? RunKind::Bench : RunKind::Verify, kf::test::vectorAddTask(), items(8), nullptr);
     RUN_OR_SKIP(result);
