@@ -66,6 +66,7 @@ private slots:
     void aBrokenCandidateDoesNotStopTheRun();
     void poolRunsInTaskOrder_data();
     void poolRunsInTaskOrder();
+    void poolRunsSeveralTasks();
 
 private:
     QString m_pool;          // runners.json with two endpoints of the fixture runner and a pool "two"
@@ -204,6 +205,9 @@ void TestCliVerify::usageErrorsExit2_data()
     QTest::newRow("--pool of no file") << QStringList{"bench", kVectorAdd, "--pool", m_dir.filePath("nope.json")} << "does not exist";
     QTest::newRow("--pool of no such pool") << QStringList{"verify", kVectorAdd, "--pool", pool + ":three"}
                                             << "no pool is named \"three\"";
+    QTest::newRow("two tasks without --pool") << QStringList{"verify", kVectorAdd, kBrokenAdd} << "several with --pool FILE";
+    QTest::newRow("two tasks, --candidate") << QStringList{"verify", kVectorAdd, kBrokenAdd, "--pool", pool, "--candidate", "naive.cu"}
+                                            << "leave out --candidate";
 }
 
 void TestCliVerify::usageErrorsExit2()
@@ -358,6 +362,28 @@ void TestCliVerify::poolRunsInTaskOrder()
     Run text = kforge({command, kVectorAdd, "--pool", m_pool + pool});
     QCOMPARE(text.exitCode, 0);
     QVERIFY2(text.out.contains("pool: 2 candidates on 2 endpoints in "), qPrintable(text.out));
+}
+
+// `kforge verify TASK TASK --pool`: every candidate of both tasks, in task and candidate order.
+void TestCliVerify::poolRunsSeveralTasks()
+{
+    Run r = kforge({"verify", kVectorAdd, kBrokenAdd, "--pool", m_pool, "--json", "--seed", "0x10"});
+    if (r.err.contains("NVRTC"))
+        QSKIP(qPrintable("NVRTC unavailable: " + r.err));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    const QJsonObject all = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    const QJsonArray reports = all["reports"].toArray();
+    QStringList order;
+    for (const auto& rep : reports)
+        order << rep.toObject()["task"].toObject()["name"].toString() + "/" + rep.toObject()["candidate"].toObject()["file"].toString();
+    const QStringList expected{"vector_add/naive.cu", "vector_add/optimized.cu", "broken_add/correct.cu", "broken_add/oob_write.cu",
+                               "broken_add/unwritten_tail.cu", "broken_add/writes_nan.cu", "broken_add/modifies_input.cu",
+                               "broken_add/all_zeros.cu", "broken_add/stateful_global.cu"};
+    QCOMPARE(order, expected);
+    const QJsonArray items = all["pool"].toObject()["items"].toArray();
+    QCOMPARE(items.size(), expected.size());
+    QCOMPARE(items[2].toObject()["task"].toString(), QString("broken_add"));
+    QCOMPARE(all["static_scan"].toArray().size(), expected.size());
 }
 
 QTEST_GUILESS_MAIN(TestCliVerify)

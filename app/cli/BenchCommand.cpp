@@ -102,7 +102,7 @@ void addBenchCommand(CLI::App& app, int& exitCode)
     args->shapes = "benchmarks";
     args->baseline = "both";
     CLI::App* cmd = app.add_subcommand("bench", "Time candidates against the LibTorch baseline on the GPU, interleaved");
-    cmd->add_option("task", args->path, "task folder or task.json")->required();
+    cmd->add_option("task", args->taskPaths, "task folder or task.json (several with --pool)")->required();
     cmd->add_option("--candidate", args->candidates, "benchmark only this candidate (repeatable; default: all)")
         ->allow_extra_args(false); // one file per flag, so a task path after it stays the task
     cmd->add_flag("--json", args->json, "print the reports as JSON (docs/report-schema.md)");
@@ -125,7 +125,10 @@ void addBenchCommand(CLI::App& app, int& exitCode)
     cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
     addEndpointOptions(cmd, &args->endpoint);
     addPoolOption(cmd, &args->endpoint);
-    cmd->callback([args, &exitCode] { exitCode = runOnRunner(*args); });
+    cmd->callback([args, &exitCode] {
+        args->path = args->taskPaths.empty() ? std::string() : args->taskPaths.front();
+        exitCode = runOnRunner(*args);
+    });
 }
 
 } // namespace kf::cli

@@ -35,7 +35,7 @@ std::string endpointLine(const PoolEndpointSummary& e)
 
 } // namespace
 
-PoolRun runPool(RunKind kind, const Task& task, const std::vector<const Candidate*>& candidates, const std::vector<Endpoint>& endpoints,
+PoolRun runPool(RunKind kind, const std::vector<PoolCandidate>& candidates, const std::vector<Endpoint>& endpoints,
                 const std::string& runnerPath, const std::string& arch, const std::function<RunSettings(const Candidate&)>& settingsFor,
                 bool json, const std::function<void(std::size_t, protocol::RunReport, const Endpoint*)>& accept)
 {
@@ -52,8 +52,8 @@ PoolRun runPool(RunKind kind, const Task& task, const std::vector<const Candidat
         std::cerr << "kforge: " << endpoint << ": " << line << '\n';
     };
     std::vector<PoolItem> items;
-    for (const Candidate* c : candidates)
-        items.push_back({c->file, task.name + "/" + c->file, settingsFor(*c)});
+    for (const PoolCandidate& c : candidates)
+        items.push_back({c.task, c.candidate->file, c.task->name + "/" + c.candidate->file, settingsFor(*c.candidate)});
     if (!json)
         o.onStart = [&](std::size_t i, const std::string& endpoint, int attempt) {
             std::lock_guard<std::mutex> g(said);
@@ -67,7 +67,7 @@ PoolRun runPool(RunKind kind, const Task& task, const std::vector<const Candidat
         return nullptr;
     };
     RunPool pool(o);
-    auto ran = pool.run(kind, task, items, &cancel, [&](std::size_t i, const RunSession::Outcome& outcome, const std::string& where) {
+    auto ran = pool.run(kind, *candidates.front().task, items, &cancel, [&](std::size_t i, const RunSession::Outcome& outcome, const std::string& where) {
         if (outcome.failure && json) {
             std::lock_guard<std::mutex> g(said);
             std::cerr << "kforge: " << items[i].label << ": " << outcome.failure->message() << '\n';
@@ -94,7 +94,7 @@ PoolRun runPool(RunKind kind, const Task& task, const std::vector<const Candidat
     }
     nlohmann::json list = nlohmann::json::array();
     for (std::size_t i = 0; i < items.size(); ++i) {
-        nlohmann::json item = {{"candidate", items[i].candidateFile}, {"endpoint", p.endpointOf[i]}, {"attempt", p.attemptOf[i]},
+        nlohmann::json item = {{"task", candidates[i].task->name}, {"candidate", items[i].candidateFile}, {"endpoint", p.endpointOf[i]}, {"attempt", p.attemptOf[i]},
                                {"started_ms", p.intervalOf[i].first}, {"ended_ms", p.intervalOf[i].second}};
         if (!p.outcomes[i]) {
             ++out.missing;

@@ -26,9 +26,15 @@ struct PoolRun {
     nlohmann::json summary;         ///< the --json document's "pool" block
 };
 
+/// One candidate of one task.
+struct PoolCandidate {
+    const Task* task = nullptr;
+    const Candidate* candidate = nullptr;
+};
+
 /// Runs every candidate on the pool. `accept(i, report, endpoint)` gets candidate i's report, in
-/// candidate order, on the calling thread. Candidates that got no report are said on stderr.
-PoolRun runPool(RunKind kind, const Task& task, const std::vector<const Candidate*>& candidates, const std::vector<Endpoint>& endpoints,
+/// the order given, on the calling thread. Candidates that got no report are said on stderr.
+PoolRun runPool(RunKind kind, const std::vector<PoolCandidate>& candidates, const std::vector<Endpoint>& endpoints,
                 const std::string& runnerPath, const std::string& arch, const std::function<RunSettings(const Candidate&)>& settingsFor,
                 bool json, const std::function<void(std::size_t, protocol::RunReport, const Endpoint*)>& accept);
 

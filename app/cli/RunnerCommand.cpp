@@ -98,6 +98,13 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
     const bool bench = a.kind == RunKind::Bench;
     const bool profile = a.kind == RunKind::Profile;
     const char* command = bench ? "bench" : profile ? "profile" : "verify";
+    if (a.taskPaths.size() > 1) {
+        if (a.endpoint.pool.empty()) {
+            std::cerr << "kforge: " << command << " takes one task, or several with --pool FILE\n";
+            return kExitUsage;
+        }
+        return runPoolOverTasks(a);
+    }
 
     // Everything the command line and the task can get wrong is a usage error (2), found before
     // the runner starts.
@@ -324,7 +331,10 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
     nlohmann::json poolJson;
     bool poolLost = false;
     if (pooled) {
-        PoolRun run = runPool(a.kind, task, candidates, poolEndpoints, a.runnerPath, a.arch, perCandidateSettings, a.json,
+        std::vector<PoolCandidate> list;
+        for (const Candidate* c : candidates)
+            list.push_back({&task, c});
+        PoolRun run = runPool(a.kind, list, poolEndpoints, a.runnerPath, a.arch, perCandidateSettings, a.json,
                               [&](std::size_t i, protocol::RunReport report, const Endpoint* ranOn) {
                                   accept(i, std::move(report), ranOn);
                               });

@@ -22,6 +22,7 @@ using kf::RunKind;
 struct RunArgs {
     RunKind kind = RunKind::Verify;
     std::string path;                       ///< task folder or task.json
+    std::vector<std::string> taskPaths;     ///< every task argument (the first is `path`); several only with --pool
     std::vector<std::string> candidates;    ///< empty: all, in task order
     bool json = false;
     std::string reportFile;
@@ -73,6 +74,10 @@ std::optional<kf::Task> loadTaskArgument(const std::string& path, const std::vec
 /// With `collect`, the reports are appended there instead of being printed as a --json document
 /// (tables are still printed unless args.json): `kforge promote` gathers its evidence this way.
 int runOnRunner(const RunArgs& args, std::vector<protocol::RunReport>* collect = nullptr);
+
+/// `kforge verify|bench TASK TASK… --pool FILE`: every candidate of every task on the pool, the
+/// reports in task order and candidate order (PoolTasks.cpp).
+int runPoolOverTasks(const RunArgs& args);
 
 /// Human-readable blocks, one per report (VerifyCommand.cpp, BenchCommand.cpp, ProfileCommand.cpp).
 void printVerifyReport(std::ostream& out, const protocol::RunReport& report, bool withSet);

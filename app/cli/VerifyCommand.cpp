@@ -135,7 +135,7 @@ void addVerifyCommand(CLI::App& app, int& exitCode)
     args->kind = RunKind::Verify;
     args->shapes = "tests";
     CLI::App* cmd = app.add_subcommand("verify", "Check candidates against the task's LibTorch reference on the GPU");
-    cmd->add_option("task", args->path, "task folder or task.json (not with --repro)");
+    cmd->add_option("task", args->taskPaths, "task folder or task.json (not with --repro; several with --pool)");
     cmd->add_option("--candidate", args->candidates, "verify only this candidate (repeatable; default: all)")
         ->allow_extra_args(false); // one file per flag, so a task path after it stays the task
     cmd->add_flag("--json", args->json, "print the reports as JSON (docs/report-schema.md)");
@@ -176,6 +176,7 @@ void addVerifyCommand(CLI::App& app, int& exitCode)
         ->check(CLI::Range(1, 4096));
     cmd->add_flag("--shrink-any", args->shrinkAny, "with --shrink: accept any failure, not only one of the same kind");
     cmd->callback([args, &exitCode] {
+        args->path = args->taskPaths.empty() ? std::string() : args->taskPaths.front();
         const RunArgs& a = *args;
         if (!a.endpoint.pool.empty() && (!a.repro.empty() || a.shrink)) {
             std::cerr << "kforge: --pool fans a task's candidates out; --repro and --shrink run one candidate on one endpoint "

@@ -210,7 +210,8 @@ private:
         RunSettings settings = m_items[item].settings;
         settings.attempt = attempt;
         const auto begin = Clock::now();
-        auto outcome = session.run(m_kind, m_task, m_items[item].candidateFile, settings, {}, m_cancel);
+        const Task& task = m_items[item].task ? *m_items[item].task : m_task;
+        auto outcome = session.run(m_kind, task, m_items[item].candidateFile, settings, {}, m_cancel);
         const auto end = Clock::now();
 
         std::unique_lock<std::mutex> q(m_state.mutex);

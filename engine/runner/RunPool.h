@@ -32,6 +32,8 @@
 namespace kf {
 
 struct PoolItem {
+    /// The item's task; null: the task given to RunPool::run (a pool may span several tasks).
+    const Task* task = nullptr;
     std::string candidateFile;          ///< as listed in task.json
     std::string label;                  ///< "task/file.cu", for messages
     RunSettings settings;
@@ -88,7 +90,7 @@ public:
 
     explicit RunPool(Options options);
 
-    /// Runs every item of `items` (candidates of `task`, all of one kind) and returns when all are
+    /// Runs every item of `items` (candidates of `task` or of their own task, all of one kind) and returns when all are
     /// done, lost or cancelled. `onDone` is called on the calling thread, in item order, as soon
     /// as an item and all items before it are finished (so output streams in task order).
     /// An Error only when the pool could not be used at all (no endpoint).
