@@ -18,6 +18,7 @@
 #include <atomic>
 #include <map>
 #include <set>
+#include <thread>
 
 using namespace kf;
 using nlohmann::json;
@@ -32,6 +33,7 @@ struct LogLine {
     int attempt = 0;
     long long start = 0;
     long long end = 0;
+    std::string threads;            ///< the runner's OMP_NUM_THREADS ("-" when unset)
 };
 
 class PoolFixture {
@@ -71,7 +73,8 @@ public:
             const QList<QByteArray> w = line.split(' ');
             if (w.size() < 5)
                 continue;
-            out.push_back({w[0].toStdString(), w[1].toStdString(), w[2].toInt(), w[3].toLongLong(), w[4].toLongLong()});
+            out.push_back({w[0].toStdString(), w[1].toStdString(), w[2].toInt(), w[3].toLongLong(), w[4].toLongLong(),
+                           w.size() > 6 ? w[6].toStdString() : std::string()});
         }
         return out;
     }
@@ -144,6 +147,7 @@ private slots:
     void oldRunnerLeavesThePool();
     void cancelStopsTakingItems();
     void builtInLocalJoinsOnlyWhenListed();
+    void localRunnersShareTheCores();
 };
 
 void TestRunPool::fansOutAndMergesInOrder_data()
@@ -411,6 +415,23 @@ void TestRunPool::builtInLocalJoinsOnlyWhenListed()
     const json written = json::parse(without->toJson());
     QCOMPARE(int(written.at("endpoints").size()), 1);
     QVERIFY(written.at("endpoints")[0].at("name") == "box");
+}
+
+void TestRunPool::localRunnersShareTheCores()
+{
+    // Two local runners split the cores between their CPU thread pools; an endpoint that sets
+    // OMP_NUM_THREADS keeps its own; a template endpoint (maybe another host) is left alone.
+    PoolFixture fx;
+    RunPool pool(fx.options({fx.endpoint("a", "GPU-0"), fx.endpoint("b", "GPU-1", {{"OMP_NUM_THREADS", "3"}}),
+                             fx.endpoint("c", "GPU-2"), fx.endpoint("t", "GPU-3", {}, true)}));
+    auto result = pool.run(RunKind::Verify, kf::test::vectorAddTask(), items(12), nullptr);
+    RUN_OR_SKIP(result);
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::string share = std::to_string(std::max(1u, cores / 3));
+    for (const LogLine& l : fx.log()) {
+        const std::string want = l.endpoint == "b" ? "3" : l.endpoint == "t" ? "-" : share;
+        QVERIFY2(l.threads == want, (l.endpoint + ": " + l.threads + ", expected " + want).c_str());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestRunPool)

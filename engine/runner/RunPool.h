@@ -14,6 +14,8 @@
 //   endpoint's loss: it is that candidate's report, as in a run on one endpoint.
 // - Every seed is fixed by the settings the caller gives (RunSettings::seed), never by which
 //   endpoint ran an item, so a pool with --seed produces the reports one endpoint would.
+// - Local runners share this machine's cores: each gets OMP_NUM_THREADS = cores / local
+//   endpoints (LibTorch's CPU thread pool), unless its endpoint sets it.
 
 #include "engine/compile/CompileTypes.h"
 #include "engine/core/Result.h"
