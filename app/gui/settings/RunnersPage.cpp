@@ -235,7 +235,8 @@ RunnersPage::RunnersPage(const QString& file, QWidget* parent)
         if (m_loading || m_default->currentIndex() < 0)
             return;
         m_config.defaultEndpoint = m_default->currentText().toStdString();
-        refreshPickers();
+        // Not refreshPickers(): this combo is not refilled from inside its own signal.
+        m_workbench->setItemText(0, tr("the default endpoint (%1)").arg(qs(m_config.defaultEndpoint)));
         fill();
         edited();
     });
