@@ -93,6 +93,7 @@ private slots:
     void missingRunnerNamesThePath();
     void startFailures_data();
     void startFailures();
+    void aStartCanBeCancelled();
     void helloReportsNoDeviceWithAReason();
     void pingWorks();
     void verifyWithoutGpuIsNotFatal();
@@ -221,6 +222,35 @@ void TestSupervisor::startFailures()
     QVERIFY(!h.error().hint.empty());
     QCOMPARE(sup.pid(), -1); // nothing left running
     QVERIFY2(timer.elapsed() < 20000, "a failed start must not wait out the sleeping script");
+}
+
+// The workbench's endpoint check stops waiting for a runner that takes long to start (an srun job
+// in the queue): the token is seen within the 200 ms the wait is sliced into, and nothing is left running.
+void TestSupervisor::aStartCanBeCancelled()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString program = dir.filePath("slow-runner");
+    QFile f(program);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("#!/bin/sh\nsleep 60\n");
+    f.close();
+    QVERIFY(f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
+    CancelToken cancel;
+    RunnerSupervisor::Options o;
+    o.runnerPath = program.toStdString();
+    o.startTimeoutMs = 60000;
+    o.startCancel = &cancel;
+    RunnerSupervisor sup(o);
+    QElapsedTimer timer;
+    timer.start();
+    cancel.cancel(); // before the start: the process is started, then the first slice of the wait sees it
+    auto h = sup.hello();
+    QVERIFY(!h.ok());
+    QCOMPARE(h.error().kind, std::string(kRunnerStart));
+    QVERIFY2(qs(h.error().why).startsWith("cancelled before the runner said hello"), qPrintable(qs(h.error().message())));
+    QCOMPARE(sup.pid(), -1);
+    QVERIFY2(timer.elapsed() < 20000, "the cancel did not stop the wait for the hello");
 }
 
 void TestSupervisor::helloReportsNoDeviceWithAReason()

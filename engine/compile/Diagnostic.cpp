@@ -286,9 +286,12 @@ std::string formatDiagnostic(const Diagnostic& d)
 
 nlohmann::json toJson(const Diagnostic& d)
 {
-    return {{"file", d.file},   {"line", d.line},       {"column", d.column},
-            {"severity", std::string(severityName(d.severity))},
-            {"code", d.code},   {"message", d.message}, {"source_line", d.sourceLine}};
+    nlohmann::json j = {{"file", d.file},   {"line", d.line},       {"column", d.column},
+                        {"severity", std::string(severityName(d.severity))},
+                        {"code", d.code},   {"message", d.message}, {"source_line", d.sourceLine}};
+    if (!d.source.empty()) // the compiler's own diagnostics keep their documented form
+        j["source"] = d.source;
+    return j;
 }
 
 Diagnostic diagnosticFromJson(const nlohmann::json& j)
@@ -305,6 +308,7 @@ Diagnostic diagnosticFromJson(const nlohmann::json& j)
     d.code = j.value("code", "");
     d.message = j.value("message", "");
     d.sourceLine = j.value("source_line", "");
+    d.source = j.value("source", "");
     return d;
 }
 

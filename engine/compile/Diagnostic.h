@@ -19,6 +19,9 @@ struct Diagnostic {
     std::string message;
     std::string sourceLine;   ///< the echoed source line, when NVRTC printed one
     int ptxLine = 0;          ///< ptxas errors in the generated PTX (inline asm): its line there
+    /// Who reported it: empty for the compiler (NVRTC, ptxas); "compute-sanitizer memcheck" for a
+    /// finding of a verification's sanitizer step, which the workbench shows beside the compiler's.
+    std::string source;
 };
 
 std::string_view severityName(Diagnostic::Severity s);

@@ -45,6 +45,10 @@ public:
         /// The last line the starting process wrote on stderr ("srun: job 42 queued and waiting
         /// for resources"), each time it changes, until the hello arrives.
         std::function<void(const std::string&)> onStartLog;
+        /// Stops the wait for the hello when cancelled (checked every 200 ms): the process is
+        /// stopped and hello() returns an Error of kind kRunnerStart saying so. Not owned; must
+        /// outlive the supervisor. The workbench's endpoint check uses it (an srun may queue for minutes).
+        const CancelToken* startCancel = nullptr;
     };
 
     /// Options that start `endpoint` (RunnerSupervisor::defaultRunnerPath() or `runnerPath` as

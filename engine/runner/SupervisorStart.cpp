@@ -207,6 +207,10 @@ Result<void> RunnerSupervisor::start()
         }
         if (first || first.error().what != kQuiet || msUntil(deadline) <= 0)
             break;
+        if (m_options.startCancel && m_options.startCancel->cancelled()) {
+            kill(); // SIGTERM first for a remote endpoint: srun gives the queued job back
+            return fail("cancelled before the runner said hello", "start it again when you want it");
+        }
     }
     if (!first) {
         const Error& e = first.error();

@@ -35,6 +35,12 @@ QIcon severityIcon(kf::Diagnostic::Severity s)
     return QApplication::style()->standardIcon(QStyle::SP_MessageBoxInformation);
 }
 
+// The compiler's own diagnostics carry no source: NVRTC (or ptxas, which NVRTC runs) said them.
+QString sourceText(const kf::Diagnostic& d)
+{
+    return d.source.empty() ? QStringLiteral("NVRTC") : text(d.source);
+}
+
 // Rich text so the echoed source line and its caret line up in a fixed-width font.
 QString toolTip(const kf::Diagnostic& d)
 {
@@ -43,6 +49,8 @@ QString toolTip(const kf::Diagnostic& d)
         html += QStringLiteral(" #") + text(d.code).toHtmlEscaped();
     html += QStringLiteral(": ") + text(d.message).toHtmlEscaped().replace(u'\n', QStringLiteral("<br>"));
     html += QStringLiteral("</p>");
+    if (!d.source.empty())
+        html += QStringLiteral("<p>Reported by %1.</p>").arg(text(d.source).toHtmlEscaped());
     if (!d.sourceLine.empty()) {
         QString source = text(d.sourceLine);
         QString caret;
@@ -106,6 +114,7 @@ QVariant DiagnosticsModel::data(const QModelIndex& index, int role) const
     case Qt::DisplayRole:
         switch (column) {
         case Severity: return severityText(d.severity);
+        case Source: return sourceText(d);
         case File: return text(d.file);
         // 0 means "no position" (ptxas messages, no caret): show nothing rather than 0.
         case Line: return d.line > 0 ? QVariant(d.line) : QVariant(QString());
@@ -144,6 +153,7 @@ QVariant DiagnosticsModel::headerData(int section, Qt::Orientation orientation, 
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
     case Severity: return tr("Severity");
+    case Source: return tr("Source");
     case File: return tr("File");
     case Line: return tr("Line");
     case ColumnNumber: return tr("Column");

@@ -1,5 +1,6 @@
 #pragma once
-// Compiler diagnostics as a table: one row per kf::Diagnostic, in the order the compiler gave.
+// Diagnostics as a table: one row per kf::Diagnostic, in the order given: the compiler's (NVRTC,
+// ptxas) and, after a verification under compute-sanitizer, its findings (the Source column says which).
 
 #include "engine/compile/Diagnostic.h"
 
@@ -14,7 +15,7 @@ class DiagnosticsModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { Severity, File, Line, ColumnNumber, Code, Message, ColumnCount };
+    enum Column { Severity, Source, File, Line, ColumnNumber, Code, Message, ColumnCount };
     enum Role {
         /// Sort key: severity rank (error < warning < remark < note), line and column as
         /// numbers, text otherwise.

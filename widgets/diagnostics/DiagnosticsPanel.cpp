@@ -66,7 +66,7 @@ DiagnosticsPanel::DiagnosticsPanel(QWidget* parent)
     header->setHighlightSections(false);
     header->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
     header->setStretchLastSection(true);
-    for (int c : {DiagnosticsModel::Severity, DiagnosticsModel::File, DiagnosticsModel::Line,
+    for (int c : {DiagnosticsModel::Severity, DiagnosticsModel::Source, DiagnosticsModel::File, DiagnosticsModel::Line,
                   DiagnosticsModel::ColumnNumber, DiagnosticsModel::Code})
         header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     m_view->installEventFilter(this);

@@ -335,7 +335,8 @@ QString KernelEditor::describe(const kf::Diagnostic& d)
 {
     QString text = QString::fromUtf8(severityName(d.severity).data(),
                                      qsizetype(severityName(d.severity).size()));
-    if (!d.code.empty())
+    // A compiler code is worth its number; another tool's message names the tool and says its kind.
+    if (!d.code.empty() && d.source.empty())
         text += QStringLiteral(" #") + QString::fromStdString(d.code);
     return text + QStringLiteral(": ") + QString::fromStdString(d.message);
 }

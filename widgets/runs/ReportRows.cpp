@@ -3,6 +3,7 @@
 #include "engine/protocol/Report.h"
 
 #include <QDir>
+#include <QStringList>
 
 #include <cmath>
 
@@ -147,11 +148,13 @@ std::vector<ResultRow> fromReport(const protocol::RunReport& report)
     const protocol::Header& h = report.header;
     const QString sourceHash = qs(h.candidate.sourceHash);
     const ResultRow base = baseRow(h);
+    const ResultRow::Placement placement = placementOf(h);
     if (report.verify)
         for (const protocol::CorrectnessShape& s : report.verify->shapes) {
             ResultRow r = base;
             fillShape(r, s.id);
             fillCorrectness(r.correctness, s, sourceHash, qs(h.dumpDir));
+            r.correctness.placement = placement;
             rows.push_back(std::move(r));
         }
     if (report.bench)
@@ -159,6 +162,7 @@ std::vector<ResultRow> fromReport(const protocol::RunReport& report)
             ResultRow r = base;
             fillShape(r, s.id);
             fillPerformance(r.performance, s, sourceHash);
+            r.performance.placement = placement;
             rows.push_back(std::move(r));
         }
     if (h.isError()) {
@@ -168,9 +172,128 @@ std::vector<ResultRow> fromReport(const protocol::RunReport& report)
         r.errorSourceHash = sourceHash;
         r.errorSentence = qs(h.errorSentence());
         r.errorHint = qs(h.error ? h.error->hint : std::string());
+        r.errorPlacement = placement;
         rows.push_back(std::move(r));
     }
+    if (std::optional<ResultRow> r = sanitizerRow(report))
+        rows.push_back(std::move(*r));
     return rows;
+}
+
+ResultRow::Placement placementOf(const protocol::Header& h)
+{
+    const protocol::Placement& p = h.placement;
+    ResultRow::Placement out;
+    if (p.empty())
+        return out;
+    // The endpoint's name; a plain local runner has none.
+    QStringList parts{p.endpoint.empty() ? QStringLiteral("local") : qs(p.endpoint)};
+    if (!p.host.empty())
+        parts << qs(p.host);
+    if (!p.gpuUuid.empty())
+        parts << qs(p.gpuUuid).left(12);
+    else if (!p.visibleDevices.empty())
+        parts << QStringLiteral("GPU %1").arg(qs(p.visibleDevices));
+    if (p.attempt > 1)
+        parts << QStringLiteral("attempt %1").arg(p.attempt);
+    out.text = parts.join(QStringLiteral(" · "));
+    QStringList tip;
+    tip << QStringLiteral("Endpoint: %1").arg(p.endpoint.empty() ? QStringLiteral("the local runner") : qs(p.endpoint));
+    tip << QStringLiteral("Attempt: %1").arg(p.attempt);
+    if (!p.host.empty())
+        tip << QStringLiteral("Host: %1").arg(qs(p.host));
+    if (!h.environment.gpu.empty())
+        tip << QStringLiteral("GPU: %1").arg(qs(h.environment.gpu));
+    if (!p.gpuUuid.empty())
+        tip << QStringLiteral("GPU UUID: %1").arg(qs(p.gpuUuid));
+    if (!p.pciBusId.empty())
+        tip << QStringLiteral("PCI bus: %1").arg(qs(p.pciBusId));
+    tip << QStringLiteral("CUDA_VISIBLE_DEVICES: %1").arg(p.visibleDevices.empty() ? QStringLiteral("(not set)") : qs(p.visibleDevices));
+    out.toolTip = tip.join(QLatin1Char('\n'));
+    return out;
+}
+
+QString sanitizerSentence(const protocol::SanitizerSection& s)
+{
+    if (!s.ran)
+        return QStringLiteral("compute-sanitizer: not run: %1").arg(s.reason.empty() ? QStringLiteral("the runner gave no reason") : qs(s.reason));
+    const QString who = s.toolVersion.empty() ? QStringLiteral("compute-sanitizer") : QStringLiteral("compute-sanitizer %1").arg(qs(s.toolVersion));
+    const QString took = QStringLiteral("(%1 s)").arg(QString::number(double(s.durationMs) / 1000.0, 'f', 1));
+    // A problem's own sentence starts with "compute-sanitizer <tool>: "; the row says the first part once.
+    auto withoutPrefix = [](std::string text) {
+        const std::string prefix = "compute-sanitizer ";
+        return qs(text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : text);
+    };
+    if (!s.findings.empty()) {
+        const int n = int(s.findings.size());
+        return QStringLiteral("%1: %2 — %3%4 %5")
+            .arg(who, n == 1 ? QStringLiteral("1 finding") : QStringLiteral("%1 findings").arg(n),
+                 n == 1 ? QString() : QStringLiteral("first: "), withoutPrefix(s.findings.front().summary()), took);
+    }
+    int failed = 0;
+    for (const protocol::SanitizerToolRun& t : s.tools)
+        failed += t.error.empty() ? 0 : 1;
+    if (failed > 0)
+        return QStringLiteral("%1: %2 — %3 %4")
+            .arg(who, failed == 1 ? QStringLiteral("1 tool failed") : QStringLiteral("%1 tools failed").arg(failed),
+                 withoutPrefix(s.firstProblem()), took);
+    QStringList ran;
+    for (const protocol::SanitizerToolRun& t : s.tools)
+        if (t.ran)
+            ran << qs(t.tool);
+    const QString shapes = s.shapes.size() == 1 ? QStringLiteral("1 shape") : QStringLiteral("%1 shapes").arg(s.shapes.size());
+    if (!s.clean()) // ran, nothing found and nothing failed, yet not clean: a tool stopped at its print limit, or none ran
+        return QStringLiteral("%1: not clean — %2 on %3 %4").arg(who, ran.isEmpty() ? QStringLiteral("no tool ran") : ran.join(QStringLiteral(", ")), shapes, took);
+    return QStringLiteral("%1: clean — %2 on %3 %4").arg(who, ran.join(QStringLiteral(", ")), shapes, took);
+}
+
+std::optional<ResultRow> sanitizerRow(const protocol::RunReport& report)
+{
+    if (!report.verify || !report.verify->sanitizer)
+        return std::nullopt;
+    const protocol::SanitizerSection& s = *report.verify->sanitizer;
+    const protocol::Header& h = report.header;
+    ResultRow r = baseRow(h);
+    r.isSanitizerRow = true;
+    r.set = QStringLiteral("compute-sanitizer");
+    ResultRow::Sanitizer& out = r.sanitizer;
+    out.sentence = sanitizerSentence(s);
+    out.sourceHash = qs(h.candidate.sourceHash);
+    out.placement = placementOf(h);
+    out.findings = int(s.findings.size());
+    QStringList shapes;
+    for (const std::string& shape : s.shapes)
+        shapes << qs(shape);
+    out.shapes = shapes.join(QStringLiteral(" · "));
+    bool toolFailed = false;
+    for (const protocol::SanitizerToolRun& t : s.tools) {
+        toolFailed = toolFailed || !t.error.empty();
+        QString line = QStringLiteral("%1: ").arg(qs(t.tool));
+        if (!t.error.empty())
+            line += QStringLiteral("FAILED: ") + qs(t.error);
+        else if (!t.skipped.empty())
+            line += QStringLiteral("skipped: ") + qs(t.skipped);
+        else if (t.ran)
+            line += QStringLiteral("%1 finding(s) in %2 s").arg(t.findings).arg(QString::number(double(t.durationMs) / 1000.0, 'f', 1));
+        else
+            line += QStringLiteral("did not run");
+        if (t.truncated)
+            line += QStringLiteral(" (stopped at its print limit)");
+        if (t.ignored > 0)
+            line += QStringLiteral("; %1 record(s) outside the candidate ignored").arg(t.ignored);
+        out.lines << line;
+    }
+    for (const protocol::SanitizerFinding& f : s.findings)
+        out.lines << qs(f.summary()) + (f.count > 1 ? QStringLiteral(" (reported %1 times)").arg(f.count) : QString());
+    if (!s.ran)
+        out.state = ResultRow::Sanitizer::State::NotRun;
+    else if (!s.findings.empty())
+        out.state = ResultRow::Sanitizer::State::Findings;
+    else if (toolFailed || !s.clean())
+        out.state = ResultRow::Sanitizer::State::Failed;
+    else
+        out.state = ResultRow::Sanitizer::State::Clean;
+    return r;
 }
 
 } // namespace kf::ui::reportrows

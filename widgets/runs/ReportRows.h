@@ -8,6 +8,7 @@
 
 #include <QString>
 
+#include <optional>
 #include <vector>
 
 namespace kf::ui::reportrows {
@@ -15,6 +16,17 @@ namespace kf::ui::reportrows {
 /// Rows for every shape of `report`, plus one error row when its verdict is "error". The numbers
 /// come from CorrectnessShape::summary(), the same summary `kforge verify` prints.
 std::vector<ResultRow> fromReport(const kf::protocol::RunReport& report);
+
+/// The sanitizer row of a correctness report with a compute-sanitizer section (none without one).
+std::optional<ResultRow> sanitizerRow(const kf::protocol::RunReport& report);
+
+/// One sentence for a sanitizer section: "compute-sanitizer 2025.3.1.0: clean — memcheck, racecheck,
+/// initcheck, synccheck on 2 shapes (2.4 s)", "… 3 findings — first: memcheck: out-of-bounds read …",
+/// "… 1 tool failed — initcheck: …", "compute-sanitizer: not run: <reason>".
+QString sanitizerSentence(const kf::protocol::SanitizerSection& section);
+
+/// A report's placement for the Ran on column; empty when the report has no placement block.
+ResultRow::Placement placementOf(const kf::protocol::Header& header);
 
 /// `v` with `significant` digits, "nan"/"inf"/"-inf" as such (protocol::formatNumber).
 QString numberText(double v, int significant = 3);

@@ -28,8 +28,11 @@ QVariant sortable(const std::optional<double>& v)
 
 bool sameCell(const ResultRow& a, const ResultRow& b)
 {
-    return a.task == b.task && a.candidate == b.candidate && a.isErrorRow == b.isErrorRow &&
-           (a.isErrorRow ? a.errorKind == b.errorKind : a.shapeLabel == b.shapeLabel && a.dims == b.dims);
+    if (a.task != b.task || a.candidate != b.candidate || a.isErrorRow != b.isErrorRow || a.isSanitizerRow != b.isSanitizerRow)
+        return false;
+    if (a.isSanitizerRow)
+        return true;
+    return a.isErrorRow ? a.errorKind == b.errorKind : a.shapeLabel == b.shapeLabel && a.dims == b.dims;
 }
 
 // Hashes are compared only when both are known: a report without one cannot prove staleness.
@@ -51,6 +54,9 @@ void ResultsModel::addReport(const kf::protocol::RunReport& report)
     dropStale(task, candidate, QString::fromStdString(h.candidate.sourceHash));
     if (!h.isError())
         removeErrorRow(task, candidate, kind);
+    // The candidate's compute-sanitizer row speaks for its last verification only.
+    if (h.kind == kf::protocol::ReportKind::Correctness)
+        removeSanitizerRow(task, candidate);
 
     for (ResultRow& incoming : reportrows::fromReport(report)) {
         auto it = std::find_if(m_rows.begin(), m_rows.end(), [&](const ResultRow& r) { return sameCell(r, incoming); });
@@ -61,7 +67,7 @@ void ResultsModel::addReport(const kf::protocol::RunReport& report)
             endInsertRows();
             continue;
         }
-        if (incoming.isErrorRow) {
+        if (incoming.isErrorRow || incoming.isSanitizerRow) {
             *it = std::move(incoming);
         } else {
             if (incoming.correctness.present)
@@ -92,7 +98,9 @@ void ResultsModel::dropStale(const QString& task, const QString& candidate, cons
             r.performance = {};
             changed = true;
         }
-        const bool empty = r.isErrorRow ? stale(r.errorSourceHash, sourceHash) : !r.correctness.present && !r.performance.present;
+        const bool empty = r.isErrorRow       ? stale(r.errorSourceHash, sourceHash)
+                           : r.isSanitizerRow ? stale(r.sanitizer.sourceHash, sourceHash)
+                                              : !r.correctness.present && !r.performance.present;
         if (empty) {
             beginRemoveRows({}, row, row);
             m_rows.erase(m_rows.begin() + row);
@@ -115,6 +123,26 @@ void ResultsModel::removeErrorRow(const QString& task, const QString& candidate,
     }
 }
 
+void ResultsModel::removeSanitizerRow(const QString& task, const QString& candidate)
+{
+    for (int row = rowCount() - 1; row >= 0; --row) {
+        const ResultRow& r = m_rows[static_cast<size_t>(row)];
+        if (r.isSanitizerRow && r.task == task && r.candidate == candidate) {
+            beginRemoveRows({}, row, row);
+            m_rows.erase(m_rows.begin() + row);
+            endRemoveRows();
+        }
+    }
+}
+
+int ResultsModel::findSanitizerRow(const QString& candidate) const
+{
+    for (size_t i = 0; i < m_rows.size(); ++i)
+        if (m_rows[i].isSanitizerRow && m_rows[i].candidate == candidate)
+            return static_cast<int>(i);
+    return -1;
+}
+
 void ResultsModel::clear()
 {
     if (m_rows.empty())
@@ -129,6 +157,8 @@ int ResultsModel::findRow(const QString& candidate, const QString& shape) const
     for (size_t i = 0; i < m_rows.size(); ++i) {
         const ResultRow& r = m_rows[i];
         if (r.candidate != candidate)
+            continue;
+        if (r.isSanitizerRow)
             continue;
         if (shape.isEmpty() ? r.isErrorRow : !r.isErrorRow && (r.shapeLabel == shape || r.dims == shape))
             return static_cast<int>(i);
@@ -196,10 +226,19 @@ QVariant ResultsModel::display(const ResultRow& r, int column) const
     case CandidateColumn:
         return r.candidate;
     case ShapeColumn:
+        if (r.isSanitizerRow)
+            return r.sanitizer.shapes.isEmpty() ? QStringLiteral("—") : r.sanitizer.shapes;
         return r.isErrorRow ? QStringLiteral("—") : r.shapeText();
     case SetColumn:
         return r.set;
     case VerdictColumn:
+        if (r.isSanitizerRow)
+            switch (r.sanitizer.state) {
+            case ResultRow::Sanitizer::State::Clean: return QStringLiteral("clean");
+            case ResultRow::Sanitizer::State::Findings: return QStringLiteral("FAIL");
+            case ResultRow::Sanitizer::State::Failed: return QStringLiteral("error");
+            case ResultRow::Sanitizer::State::NotRun: return QStringLiteral("not run");
+            }
         switch (r.verdict()) {
         case ResultRow::Verdict::Pass:
             return c.present ? QStringLiteral("pass") : QStringLiteral("ok");
@@ -242,6 +281,8 @@ QVariant ResultsModel::display(const ResultRow& r, int column) const
         if (!p.achievedGbs)
             return QString();
         return std::isfinite(*p.achievedGbs) ? QString::number(*p.achievedGbs, 'f', 1) : reportrows::numberText(*p.achievedGbs);
+    case PlacementColumn:
+        return r.placementText();
     case DetailsColumn:
         return details(r);
     default:
@@ -253,6 +294,8 @@ QString ResultsModel::details(const ResultRow& r) const
 {
     if (r.isErrorRow)
         return r.errorSentence;
+    if (r.isSanitizerRow)
+        return r.sanitizer.sentence;
     QStringList parts;
     if (r.correctness.present && !r.correctness.passed)
         parts << r.correctness.failure;
@@ -306,8 +349,25 @@ QVariant ResultsModel::toolTip(const ResultRow& r, int column) const
             tip += QStringLiteral(" on ") + r.gpu;
         return tip;
     }
+    case PlacementColumn: {
+        QStringList parts;
+        if (r.isErrorRow)
+            parts << r.errorPlacement.toolTip;
+        else if (r.isSanitizerRow)
+            parts << r.sanitizer.placement.toolTip;
+        else {
+            if (c.present && !c.placement.toolTip.isEmpty())
+                parts << QStringLiteral("Verified on:\n") + c.placement.toolTip;
+            if (p.present && !p.placement.toolTip.isEmpty())
+                parts << QStringLiteral("Benchmarked on:\n") + p.placement.toolTip;
+        }
+        parts.removeAll(QString());
+        return parts.isEmpty() ? QVariant() : QVariant(parts.join(QStringLiteral("\n\n")));
+    }
     case VerdictColumn:
     case DetailsColumn: {
+        if (r.isSanitizerRow)
+            return (QStringList{r.sanitizer.sentence} + r.sanitizer.lines).join(QLatin1Char('\n'));
         if (r.isErrorRow)
             return r.errorSentence + (r.errorHint.isEmpty() ? QString() : QStringLiteral("\nWhat to do: ") + r.errorHint);
         QStringList lines;
@@ -394,7 +454,7 @@ QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int 
         return QAbstractTableModel::headerData(section, orientation, role);
     static const char* const titles[ColumnCount] = {
         "Candidate", "Shape", "Set", "Verdict", "Max abs error", "Max rel error", "Error vs LibTorch", "Mismatches",
-        "Candidate median (µs)", "Baseline median (µs)", "Speedup", "vs torch.compile", "GB/s", "Details"};
+        "Candidate median (µs)", "Baseline median (µs)", "Speedup", "vs torch.compile", "GB/s", "Ran on", "Details"};
     static const char* const tips[ColumnCount] = {
         "The candidate's source file",
         "Shape label and sizes",
@@ -409,7 +469,8 @@ QVariant ResultsModel::headerData(int section, Qt::Orientation orientation, int 
         "Baseline median divided by candidate median",
         "torch.compile's faster mode divided by the candidate, both timed in one process by the torch.compile harness",
         "Memory bandwidth the candidate achieved (task's byte count / median)",
-        "First failure, error sentence or timing flags"};
+        "Where the report was made: the runner endpoint, its host, the GPU's UUID, and the attempt when a pool retried",
+        "First failure, error sentence, compute-sanitizer's sentence or timing flags"};
     if (role == Qt::DisplayRole)
         return QString::fromUtf8(titles[section]);
     if (role == Qt::ToolTipRole)

@@ -20,6 +20,9 @@ namespace kf::ui {
 /// source hash differs from what a row's other half was measured on clears that half, and rows
 /// left with nothing are removed. A report with verdict "error" adds one row for the candidate
 /// whose Details column holds the error sentence; a later good report of the same kind removes it.
+/// A correctness report with a compute-sanitizer section adds one sanitizer row for the candidate
+/// (its sentence in Details); every correctness report of the candidate replaces or removes it. The
+/// Ran on column says where each report ran (endpoint, host, GPU, attempt; docs/runners.md).
 class ResultsModel : public QAbstractTableModel {
     Q_OBJECT
 
@@ -38,6 +41,7 @@ public:
         SpeedupColumn,
         CompileSpeedupColumn,
         BandwidthColumn,
+        PlacementColumn,
         DetailsColumn,
         ColumnCount
     };
@@ -56,6 +60,8 @@ public:
     /// The row of `candidate` at the shape with this label (or these dims, "B=7 D=4099"), -1 if none.
     /// An empty `shape` finds the candidate's error row.
     int findRow(const QString& candidate, const QString& shape) const;
+    /// The candidate's sanitizer row, -1 if none.
+    int findSanitizerRow(const QString& candidate) const;
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -66,6 +72,7 @@ private:
     int rowFor(const ResultRow& key);
     void dropStale(const QString& task, const QString& candidate, const QString& sourceHash);
     void removeErrorRow(const QString& task, const QString& candidate, const QString& kind);
+    void removeSanitizerRow(const QString& task, const QString& candidate);
     void rowChanged(int row);
 
     QVariant display(const ResultRow& r, int column) const;

@@ -1,6 +1,7 @@
 #include "widgets/runs/RunPanel.h"
 
 #include "widgets/common/ElidedLabel.h"
+#include "widgets/runs/ReportRows.h"
 #include "widgets/runs/ResultsModel.h"
 #include "widgets/runs/RunVerdict.h"
 
@@ -173,6 +174,13 @@ void RunPanel::addReport(const kf::protocol::RunReport& report)
     if (!h.summary.empty())
         line += QStringLiteral(" — ") + QString::fromStdString(h.summary);
     m_log->appendLine(level, line);
+    if (const std::optional<ResultRow> san = reportrows::sanitizerRow(report)) {
+        const auto state = san->sanitizer.state;
+        m_log->appendLine(state == ResultRow::Sanitizer::State::Clean    ? RunLogView::Level::Info
+                          : state == ResultRow::Sanitizer::State::NotRun ? RunLogView::Level::Warning
+                                                                          : RunLogView::Level::Error,
+                          who + QStringLiteral(": ") + san->sanitizer.sentence);
+    }
 }
 
 void RunPanel::finish(bool ok, const QString& sentence)

@@ -25,6 +25,8 @@ RunVerdict RunVerdict::fromReports(const std::vector<kf::protocol::RunReport>& r
     std::optional<protocol::CompileBaselineSummary> bestCompile;
     double bestGeomean = std::nan("");
     int performanceReports = 0;
+    int sanitizerProblems = 0;     // findings and failed tools of compute-sanitizer, over the correctness reports
+    QString firstSanitizerProblem;
     for (const auto& report : reports) {
         const kf::protocol::Header& h = report.header;
         if (h.isError()) {
@@ -38,6 +40,15 @@ RunVerdict RunVerdict::fromReports(const std::vector<kf::protocol::RunReport>& r
                 ++shapes;
                 if (!s.passed)
                     ++failedShapes;
+            }
+            // A finding fails the verification even where every shape passed (docs/verification.md).
+            if (const auto& san = report.verify->sanitizer; san && san->ran) {
+                int failedTools = 0;
+                for (const auto& t : san->tools)
+                    failedTools += t.error.empty() ? 0 : 1;
+                sanitizerProblems += int(san->findings.size()) + failedTools;
+                if (firstSanitizerProblem.isEmpty())
+                    firstSanitizerProblem = QString::fromStdString(san->firstProblem());
             }
         } else if (report.bench) {
             ++performanceReports;
@@ -61,9 +72,15 @@ RunVerdict RunVerdict::fromReports(const std::vector<kf::protocol::RunReport>& r
             firstError.chop(1); // the banner goes on with " · …"
         parts << QStringLiteral("ERROR · ") + firstError;
     } else if (correctnessReports > 0) {
-        v.tone = failedShapes > 0 ? Tone::Bad : Tone::Good;
-        parts << (failedShapes > 0 ? QStringLiteral("FAIL · %1 of %2 shapes failed").arg(failedShapes).arg(shapes)
-                                   : QStringLiteral("PASS · %1/%1 shapes").arg(shapes));
+        v.tone = failedShapes > 0 || sanitizerProblems > 0 ? Tone::Bad : Tone::Good;
+        if (failedShapes > 0)
+            parts << QStringLiteral("FAIL · %1 of %2 shapes failed").arg(failedShapes).arg(shapes);
+        else if (sanitizerProblems > 0)
+            parts << QStringLiteral("FAIL · %1/%1 shapes passed").arg(shapes);
+        else
+            parts << QStringLiteral("PASS · %1/%1 shapes").arg(shapes);
+        if (sanitizerProblems > 0)
+            parts << firstSanitizerProblem;
     } else if (performanceReports > 0) {
         v.tone = untrustworthy.isEmpty() ? Tone::Good : Tone::Bad;
         parts << (untrustworthy.isEmpty() ? QStringLiteral("OK · %1 shapes timed").arg(timedShapes) : QStringLiteral("FAIL"));

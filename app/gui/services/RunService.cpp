@@ -5,7 +5,10 @@
 #include "engine/verify/Shrink.h"
 
 #include <QMetaObject>
+#include <QStringList>
 #include <QPointer>
+
+#include <tuple>
 
 namespace kf::app {
 
@@ -13,7 +16,27 @@ namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
+bool sameEndpoint(const std::optional<Endpoint>& a, const std::optional<Endpoint>& b)
+{
+    if (!a || !b)
+        return !a && !b;
+    auto fields = [](const Endpoint& e) {
+        return std::tie(e.name, e.kind, e.runner, e.env, e.host, e.user, e.port, e.identityFile, e.sshOptions, e.srunArgs,
+                        e.command, e.sharedFs, e.startTimeoutS, e.idleTimeoutS, e.heartbeatTimeoutS, e.launchLatencyMs,
+                        e.sanitizer, e.pool);
+    };
+    return fields(*a) == fields(*b);
+}
+
+QString nameOf(const std::optional<Endpoint>& e) { return e ? qs(e->name) : QStringLiteral("local"); }
+
 } // namespace
+
+bool RunService::Options::operator==(const Options& o) const
+{
+    return runnerPath == o.runnerPath && extraEnv == o.extraEnv && cacheDir == o.cacheDir &&
+           extraNvrtcOptions == o.extraNvrtcOptions && sameEndpoint(endpoint, o.endpoint);
+}
 
 RunService::RunService(Options options, QObject* parent)
     : QObject(parent)
@@ -24,7 +47,68 @@ RunService::RunService(Options options, QObject* parent)
     qRegisterMetaType<kf::Error>();
     if (m_options.runnerPath.isEmpty()) // one search rule for the CLI and the workbench
         m_options.runnerPath = QString::fromStdString(RunnerSupervisor::defaultRunnerPath());
+    m_pendingOptions = m_options;
+    m_stateText = QStringLiteral("%1 · runner not started").arg(endpointName());
     m_worker = std::thread([this] { workerLoop(); });
+}
+
+QString RunService::endpointName() const { return nameOf(m_options.endpoint); }
+
+bool RunService::setOptions(Options options)
+{
+    if (options.runnerPath.isEmpty())
+        options.runnerPath = QString::fromStdString(RunnerSupervisor::defaultRunnerPath());
+    if (options == m_options)
+        return false;
+    m_options = options;
+    {
+        std::lock_guard lock(m_mutex);
+        m_pendingOptions = std::move(options);
+        ++m_optionsGeneration;
+    }
+    m_hello.reset();
+    m_arch.clear();
+    // The old runner stays up until the next job stops it; say now which one comes next.
+    if (!m_running) {
+        m_state = RunnerState::NotStarted;
+        m_stateText = QStringLiteral("%1 · runner not started (the next run starts it)").arg(endpointName());
+        m_stateDetail = m_options.endpoint ? qs(m_options.endpoint->describe()) : QStringLiteral("the local kforge-runner");
+        emit stateChanged(m_state, m_stateText);
+    }
+    return true;
+}
+
+void RunService::ensureSession()
+{
+    Options next;
+    quint64 generation = 0;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_session && m_optionsGeneration == m_sessionGeneration)
+            return;
+        next = m_pendingOptions;
+        generation = m_optionsGeneration;
+    }
+    m_session.reset(); // stops the old options' runner from the thread that spawned it
+    RunSession::Options o;
+    o.runnerPath = next.runnerPath.toStdString();
+    for (const QString& e : next.extraEnv)
+        o.extraEnv.push_back(e.toStdString());
+    if (!next.cacheDir.isEmpty())
+        o.cacheDir = next.cacheDir.toStdString();
+    for (const QString& n : next.extraNvrtcOptions)
+        o.extraNvrtcOptions.push_back(n.toStdString());
+    o.endpoint = next.endpoint;
+    const QString name = nameOf(next.endpoint);
+    if (next.endpoint && next.endpoint->remote())
+        // What a slow start waits for ("srun: job 42 queued and waiting for resources").
+        o.onStartLog = [this, name](const std::string& line) {
+            setState(RunnerState::Starting, QStringLiteral("%1: %2").arg(name, qs(line)));
+        };
+    m_session = std::make_unique<RunSession>(o);
+    m_sessionOptions = std::move(next);
+    m_sessionEndpoint = name;
+    m_sessionGeneration = generation;
 }
 
 RunService::~RunService()
@@ -51,15 +135,6 @@ void RunService::post(std::function<void()> job)
 
 void RunService::workerLoop()
 {
-    RunSession::Options o;
-    o.runnerPath = m_options.runnerPath.toStdString();
-    for (const QString& e : m_options.extraEnv)
-        o.extraEnv.push_back(e.toStdString());
-    if (!m_options.cacheDir.isEmpty())
-        o.cacheDir = m_options.cacheDir.toStdString();
-    for (const QString& n : m_options.extraNvrtcOptions)
-        o.extraNvrtcOptions.push_back(n.toStdString());
-    m_session = std::make_unique<RunSession>(o);
     for (;;) {
         std::function<void()> job;
         {
@@ -90,20 +165,39 @@ void RunService::setState(RunnerState state, const QString& text, const QString&
 
 void RunService::applyHello(const protocol::Hello& hello)
 {
+    // The tooltip: where the runner is and what it found, beyond what the status bar has room for.
+    QStringList detail;
+    detail << (m_sessionOptions.endpoint ? QStringLiteral("Endpoint: %1").arg(qs(m_sessionOptions.endpoint->describe()))
+                                         : QStringLiteral("Endpoint: local (the kforge-runner on this machine)"));
+    if (!hello.host.empty())
+        detail << QStringLiteral("Host: %1").arg(qs(hello.host));
+    QPointer<RunService> self(this);
+    QMetaObject::invokeMethod(this, [self, hello] { if (self) self->m_hello = hello; }, Qt::QueuedConnection);
     if (!hello.device) {
-        setState(RunnerState::NoGpu, QStringLiteral("no GPU: compile-only mode"),
-                 qs(hello.deviceError.empty() ? "the runner found no CUDA device" : hello.deviceError));
+        detail << qs(hello.deviceError.empty() ? "the runner found no CUDA device" : hello.deviceError);
+        setState(RunnerState::NoGpu, QStringLiteral("%1 · no GPU: compile-only mode").arg(m_sessionEndpoint), detail.join(QLatin1Char('\n')));
         return;
     }
+    const protocol::DeviceSummary& d = *hello.device;
     const QString arch = qs(hello.arch());
-    QString text = qs(hello.device->gpu);
+    QStringList parts{m_sessionEndpoint, qs(d.gpu)};
+    if (!d.uuid.empty())
+        parts << qs(d.uuid).left(12);   // "GPU-1a2b3c4d": enough to tell two GPUs apart
     if (!arch.isEmpty())
-        text += " · " + arch;
-    if (const std::string& driver = hello.device->driver.empty() ? hello.driver : hello.device->driver; !driver.empty())
-        text += " · driver " + qs(driver);
-    QPointer<RunService> self(this);
+        parts << arch;
+    detail << QStringLiteral("GPU: %1%2").arg(qs(d.gpu), d.uuid.empty() ? QString() : QStringLiteral(" (%1)").arg(qs(d.uuid)));
+    if (!d.pciBusId.empty())
+        detail << QStringLiteral("PCI bus: %1").arg(qs(d.pciBusId));
+    if (!hello.visibleDevices.empty())
+        detail << QStringLiteral("CUDA_VISIBLE_DEVICES: %1").arg(qs(hello.visibleDevices));
+    if (const std::string& driver = d.driver.empty() ? hello.driver : d.driver; !driver.empty())
+        detail << QStringLiteral("Driver: %1").arg(qs(driver));
+    detail << (hello.sanitizer ? QStringLiteral("compute-sanitizer %1").arg(qs(hello.sanitizer->version))
+                               : QStringLiteral("compute-sanitizer: not found on that host"));
+    if (!hello.runnerBuild.empty())
+        detail << QStringLiteral("Runner: %1").arg(qs(hello.runnerBuild));
     QMetaObject::invokeMethod(this, [self, arch] { if (self) self->m_arch = arch; }, Qt::QueuedConnection);
-    setState(RunnerState::Ready, text + " · runner ready");
+    setState(RunnerState::Ready, parts.join(QStringLiteral(" · ")), detail.join(QLatin1Char('\n')));
 }
 
 void RunService::applyStartError(const Error& error)
@@ -112,19 +206,29 @@ void RunService::applyStartError(const Error& error)
     if (const protocol::Hello& h = m_session->hello(); m_session->supervisor().pid() > 0 && !h.device)
         applyHello(h);
     else
-        setState(RunnerState::Unavailable, QStringLiteral("GPU runner unavailable"), qs(error.message()));
+        setState(RunnerState::Unavailable, QStringLiteral("%1: GPU runner unavailable").arg(m_sessionEndpoint), qs(error.message()));
+}
+
+void RunService::applyLost(const Error& error)
+{
+    const QString what = error.kind == kConnectionLost ? QStringLiteral("connection lost") : QStringLiteral("runner lost");
+    const QString sentence = qs(error.why.empty() ? error.message() : error.why);
+    setState(RunnerState::Unavailable, QStringLiteral("%1: %2 — %3").arg(m_sessionEndpoint, what, sentence), qs(error.message()));
 }
 
 void RunService::probe()
 {
     if (m_state == RunnerState::NotStarted || m_state == RunnerState::Unavailable)
         m_state = RunnerState::Starting;
-    emit stateChanged(m_state, m_state == RunnerState::Starting ? QStringLiteral("starting the GPU runner…") : m_stateText);
+    if (m_state == RunnerState::Starting)
+        m_stateText = QStringLiteral("%1 · starting the GPU runner…").arg(endpointName());
+    emit stateChanged(m_state, m_stateText);
     post([this] { probeOnWorker(); });
 }
 
 void RunService::probeOnWorker()
 {
+    ensureSession();
     auto hello = m_session->start();
     if (hello)
         applyHello(*hello);
@@ -241,11 +345,22 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
         finish(false, e.message());
     };
 
-    setState(RunnerState::Busy, QStringLiteral("running on the GPU…"));
+    ensureSession();
+    // The runner reads the task's files at this machine's paths; sending them is not built yet
+    // (docs/runners.md), so an endpoint that does not share them is refused before anything starts.
+    if (const auto& e = m_sessionOptions.endpoint; e && !e->sharedFs)
+        return fail(Error{"run on endpoint " + e->name,
+                          "endpoint " + e->describe() + " does not see this machine's files (shared_fs is false), and "
+                          "sending task files to a runner is not built yet",
+                          "mount the task folders there at the same paths and set \"shared_fs\": true in Settings ▸ Runners",
+                          {}, {}, {}});
+    setState(RunnerState::Busy, QStringLiteral("%1 · running on the GPU…").arg(m_sessionEndpoint));
     auto outcome = job ? m_session->runJob(kind, task, candidateFile, job, onEvent, cancel.get())
                        : m_session->run(kind, task, candidateFile, settings, onEvent, cancel.get());
     if (!outcome) {
-        if (m_session->hello().device)
+        if (outcome.error().kind == kConnectionLost || outcome.error().kind == kRunnerLost)
+            applyLost(outcome.error());
+        else if (m_session->hello().device)
             applyHello(m_session->hello());
         else
             applyStartError(outcome.error());
@@ -261,7 +376,7 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
             cast::CompileBaselineOptions opts;
             opts.sampling = settings.bench;
             opts.stop = [cancel] { return cancel && cancel->cancelled(); };
-            for (const QString& n : m_options.extraNvrtcOptions)
+            for (const QString& n : m_sessionOptions.extraNvrtcOptions)
                 opts.extraNvrtcOptions.push_back(n.toStdString());
             const std::string arch = o.report.header.candidate.arch;
             o.report.amend([&](nlohmann::json& j) {
@@ -287,8 +402,15 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
         // The supervisor killed the runner mid-run; start a fresh one now so the next run is warm.
         toUi([id, e = *o.failure](RunService& s) { emit s.failed(id, e); });
         finish(false, "cancelled; the runner was stopped and is restarting");
-        setState(RunnerState::Starting, QStringLiteral("restarting the GPU runner…"));
+        setState(RunnerState::Starting, QStringLiteral("%1 · restarting the GPU runner…").arg(m_sessionEndpoint));
         probeOnWorker();
+        return;
+    }
+    if (o.failure->kind == kConnectionLost || o.failure->kind == kRunnerLost) {
+        // Not the candidate's fault, and starting again now may hang on the same network: the
+        // status bar says what happened, and the next run starts a runner there again.
+        finish(false, o.failure->message());
+        applyLost(*o.failure);
         return;
     }
     if (!o.runnerRestarted) {
@@ -300,7 +422,7 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
     // Crash, watchdog timeout or sticky CUDA error: the supervisor put the runner down. Restart
     // it at once so the status bar shows the truth and the next run does not pay the start.
     toUi([](RunService& s) { ++s.m_restarts; });
-    setState(RunnerState::Starting, QStringLiteral("restarting the GPU runner…"));
+    setState(RunnerState::Starting, QStringLiteral("%1 · restarting the GPU runner…").arg(m_sessionEndpoint));
     probeOnWorker();
 }
 

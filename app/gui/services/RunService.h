@@ -7,6 +7,7 @@
 #include "engine/core/Result.h"
 #include "engine/protocol/Messages.h"
 #include "engine/protocol/RunReport.h"
+#include "engine/runner/Endpoint.h"
 #include "engine/runner/RunSession.h"
 #include "engine/task/Task.h"
 
@@ -20,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 Q_DECLARE_METATYPE(kf::protocol::RunReport)
@@ -43,11 +45,26 @@ public:
         QStringList extraEnv;            ///< "NAME=value" for the runner (tests use the test hooks)
         QString cacheDir;                ///< compile cache; empty: the user's default
         QStringList extraNvrtcOptions;   ///< appended to every build (Settings)
+        /// Where the runner runs (runners.json, docs/runners.md): ssh, srun, a command, a local GPU.
+        /// Unset: the local runner at `runnerPath`. A local endpoint without its own runner uses `runnerPath`.
+        std::optional<kf::Endpoint> endpoint;
+
+        bool operator==(const Options& o) const;
     };
 
     explicit RunService(Options options, QObject* parent = nullptr);
     /// Cancels the job in flight, stops the runner and joins the worker.
     ~RunService() override;
+
+    /// New options (Settings ▸ Runners chose another endpoint, the runner path or NVRTC options
+    /// changed). Nothing is stopped now: the next probe or run stops the runner of the old options
+    /// and starts one of these. Equal options change nothing (returns false). UI thread.
+    bool setOptions(Options options);
+    const Options& options() const { return m_options; }
+    /// The endpoint's name: "local" without one.
+    QString endpointName() const;
+    /// The last hello (after a probe or a run), or none.
+    const std::optional<kf::protocol::Hello>& hello() const { return m_hello; }
 
     /// Starts the runner (if needed) and reports what it found through stateChanged. UI thread.
     void probe();
@@ -65,7 +82,8 @@ public:
 
     bool isRunning() const { return m_running; }
     RunnerState state() const { return m_state; }
-    /// "NVIDIA H100 80GB HBM3 · sm_90 · driver 580.159.04", "no GPU: compile-only mode", ...
+    /// "local · NVIDIA H100 80GB HBM3 · GPU-1a2b3c4d · sm_90", "local · no GPU: compile-only mode",
+    /// "box: connection lost — <sentence>", ... (the status bar's runner text).
     QString stateText() const { return m_stateText; }
     QString stateDetail() const { return m_stateDetail; }
     QString architecture() const { return m_arch; }
@@ -91,6 +109,8 @@ signals:
 private:
     void post(std::function<void()> job);
     void workerLoop();
+    /// Worker: a session of the newest options (the old one's runner is stopped first).
+    void ensureSession();
     void probeOnWorker();
     quint64 startJob(kf::RunKind kind, const kf::Task& task, const QString& candidateFile, const kf::RunSettings& settings,
                      const QString& title, Job job);
@@ -99,10 +119,18 @@ private:
     void setState(RunnerState state, const QString& text, const QString& detail = {});
     void applyHello(const kf::protocol::Hello& hello);
     void applyStartError(const kf::Error& error);
+    /// Worker: the run ended because the connection or the runner went away (Error::kind
+    /// connection_lost, runner_lost): the status bar says so, and the next run starts a new one.
+    void applyLost(const kf::Error& error);
 
-    Options m_options;
+    Options m_options;                                     // UI side: the newest
     // Worker side.
     std::unique_ptr<kf::RunSession> m_session;             // worker thread only
+    Options m_sessionOptions;                              // worker thread only: what m_session was made with
+    QString m_sessionEndpoint;                             // worker thread only: its endpoint's name
+    Options m_pendingOptions;                              // guarded by m_mutex
+    quint64 m_optionsGeneration = 0;                       // guarded by m_mutex
+    quint64 m_sessionGeneration = ~quint64(0);             // worker thread only
     std::mutex m_mutex;
     std::condition_variable m_wake;
     std::deque<std::function<void()>> m_jobs;              // guarded by m_mutex
@@ -113,6 +141,7 @@ private:
     QString m_stateText = QStringLiteral("runner not started");
     QString m_stateDetail;
     QString m_arch;
+    std::optional<kf::protocol::Hello> m_hello;
     bool m_running = false;
     quint64 m_nextId = 1;
     int m_restarts = 0;

@@ -21,6 +21,7 @@ const QString kTrials = QStringLiteral("verify/trials");
 const QString kBenchCompile = QStringLiteral("bench/torch_compile");
 const QString kSkillDirs = QStringLiteral("agent/skill_dirs");
 const QString kRunner = QStringLiteral("runner/path");
+const QString kRunnerEndpoint = QStringLiteral("runner/endpoint");
 const QString kLaunchTimeout = QStringLiteral("runner/launch_timeout_ms");
 const QString kRecent = QStringLiteral("workspace/recent");
 const QString kTheme = QStringLiteral("ui/theme");
@@ -129,6 +130,16 @@ QString Settings::runnerPath() const
 void Settings::setRunnerPath(const QString& path)
 {
     write(kRunner, path.trimmed().isEmpty() ? QVariant() : QVariant(path.trimmed()));
+}
+
+QString Settings::runnerEndpoint() const
+{
+    return m_settings->value(kRunnerEndpoint).toString().trimmed();
+}
+
+void Settings::setRunnerEndpoint(const QString& name)
+{
+    write(kRunnerEndpoint, name.trimmed().isEmpty() ? QVariant() : QVariant(name.trimmed()));
 }
 
 int Settings::launchTimeoutMs() const

@@ -42,6 +42,10 @@ public:
     void setToleranceOverride(const ToleranceOverride& t);
     QString runnerPath() const;                         ///< empty: the runner installed beside the app
     void setRunnerPath(const QString& path);
+    /// The runner endpoint the workbench runs on (a name in runners.json, docs/runners.md); empty:
+    /// runners.json's "default" (the same as `kforge` without --runner-endpoint).
+    QString runnerEndpoint() const;
+    void setRunnerEndpoint(const QString& name);
     int launchTimeoutMs() const;                        ///< 10000; 100..600000
     void setLaunchTimeoutMs(int ms);
     int trials() const;                                 ///< 3; 1..1000

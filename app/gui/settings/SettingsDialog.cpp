@@ -1,6 +1,7 @@
 #include "app/gui/settings/SettingsDialog.h"
 
 #include "app/gui/settings/ModelsPage.h"
+#include "app/gui/settings/RunnersPage.h"
 #include "app/gui/settings/Settings.h"
 
 #include "engine/core/Architectures.h"
@@ -38,7 +39,7 @@ std::optional<double> parseTolerance(const QString& text, bool* ok)
 
 } // namespace
 
-SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent)
+SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent, const QString& runnersFile)
     : QDialog(parent)
     , m_settings(settings)
 {
@@ -131,6 +132,8 @@ SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent)
     tabs->addTab(general, tr("&General"));
     m_models = new ModelsPage({}, tabs);
     tabs->addTab(m_models, tr("&Models"));
+    m_runners = new RunnersPage(runnersFile, tabs);
+    tabs->addTab(m_runners, tr("R&unners"));
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(tabs);
     layout->addWidget(m_problem);
@@ -140,6 +143,9 @@ SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent)
     connect(m_buttons, &QDialogButtonBox::rejected, this, &SettingsDialog::reject);
     connect(browse, &QPushButton::clicked, this, &SettingsDialog::browseRunner);
     connect(m_models, &ModelsPage::changed, this, &SettingsDialog::validate);
+    connect(m_runners, &RunnersPage::changed, this, &SettingsDialog::validate);
+    // A check of a local endpoint starts the runner the General page names.
+    connect(m_runnerPath, &QLineEdit::textChanged, m_runners, &RunnersPage::setLocalRunner);
     for (QLineEdit* e : {m_nvrtcOptions, m_rtol, m_atol, m_runnerPath, m_skillDirs})
         connect(e, &QLineEdit::textChanged, this, &SettingsDialog::validate);
 
@@ -215,6 +221,8 @@ void SettingsDialog::load()
     m_rtol->setText(tol.rtol ? QString::number(*tol.rtol, 'g', 12) : QString());
     m_atol->setText(tol.atol ? QString::number(*tol.atol, 'g', 12) : QString());
     m_runnerPath->setText(m_settings->runnerPath());
+    m_runners->setLocalRunner(m_settings->runnerPath());
+    m_runners->setWorkbenchEndpoint(m_settings->runnerEndpoint());
     m_launchTimeout->setValue(m_settings->launchTimeoutMs());
     m_trials->setValue(m_settings->trials());
     m_benchCompile->setChecked(m_settings->benchAgainstCompile());
@@ -243,6 +251,8 @@ void SettingsDialog::validate()
                 return tr("The skill folder %1 does not exist.").arg(d.trimmed());
         if (const QString models = m_models->validationError(); !models.isEmpty())
             return tr("Models: %1").arg(models);
+        if (const QString runners = m_runners->validationError(); !runners.isEmpty())
+            return tr("Runners: %1").arg(runners);
         return {};
     };
     m_error = firstProblem();
@@ -271,6 +281,14 @@ void SettingsDialog::accept()
         m_problem->setVisible(true);
         return;
     }
+    QString runnersError;
+    if (!m_runners->save(&runnersError)) {
+        m_error = tr("Runners: %1").arg(runnersError);
+        m_problem->setText(m_error);
+        m_problem->setVisible(true);
+        return;
+    }
+    m_settings->setRunnerEndpoint(m_runners->workbenchEndpoint());
     QStringList options;
     parseNvrtcOptions(m_nvrtcOptions->text(), &options, nullptr);
     bool ok = false;

@@ -1,6 +1,7 @@
 #pragma once
-// Preferences dialog: edits a Settings object (General) and the language models of kernel
-// synthesis (Models, app/gui/settings/ModelsPage, stored in models.json); nothing is written
+// Preferences dialog: edits a Settings object (General), the language models of kernel
+// synthesis (Models, app/gui/settings/ModelsPage, stored in models.json) and the runner endpoints
+// (Runners, app/gui/settings/RunnersPage, stored in runners.json); nothing is written
 // until OK, and OK stays disabled while a field is invalid (the reason is shown under the form).
 
 #include <QDialog>
@@ -17,13 +18,15 @@ class QSpinBox;
 namespace kf::app {
 
 class ModelsPage;
+class RunnersPage;
 class Settings;
 
 /// GUI thread. `settings` must outlive the dialog.
 class SettingsDialog : public QDialog {
     Q_OBJECT
 public:
-    explicit SettingsDialog(Settings* settings, QWidget* parent = nullptr);
+    /// `runnersFile` empty: runnersConfigPath().
+    explicit SettingsDialog(Settings* settings, QWidget* parent = nullptr, const QString& runnersFile = {});
 
     /// Splits NVRTC options the way a shell would (quotes group, whitespace separates). Returns
     /// false with a sentence in `error` for an unclosed quote, a word that is not an option, or
@@ -36,6 +39,8 @@ public:
     QString validationError() const { return m_error; }
     /// The Models page (models.json at synth::modelsConfigPath()).
     ModelsPage* modelsPage() const { return m_models; }
+    /// The Runners page (runners.json at runnersConfigPath()).
+    RunnersPage* runnersPage() const { return m_runners; }
 
 public slots:
     /// Writes the form to the settings and closes (only when valid).
@@ -59,6 +64,7 @@ private:
     QLineEdit* m_skillDirs = nullptr;
     QComboBox* m_theme = nullptr;
     ModelsPage* m_models = nullptr;
+    RunnersPage* m_runners = nullptr;
     QLabel* m_problem = nullptr;
     QDialogButtonBox* m_buttons = nullptr;
     QString m_error;

@@ -2,6 +2,7 @@
 
 #include "engine/compile/CompileTypes.h"
 #include "engine/core/Files.h"
+#include "widgets/diagnostics/SanitizerDiagnostics.h"
 #include "widgets/editor/KernelEditor.h"
 
 #include <QFileInfo>
@@ -71,6 +72,19 @@ void CandidateTab::compileNow()
 {
     m_debounce.stop();
     emit compileDue(this);
+}
+
+void CandidateTab::setRunDiagnostics(std::vector<kf::Diagnostic> diagnostics, const QString& verifiedText)
+{
+    m_runDiagnostics = std::move(diagnostics);
+    m_verifiedText = verifiedText;
+}
+
+std::vector<kf::Diagnostic> CandidateTab::runDiagnostics() const
+{
+    if (m_runDiagnostics.empty())
+        return {};
+    return kf::ui::followEdits(m_runDiagnostics, m_filePath, m_verifiedText, text());
 }
 
 } // namespace kf::app

@@ -6,7 +6,10 @@
 #include <QTimer>
 #include <QWidget>
 
+#include "engine/compile/Diagnostic.h"
+
 #include <memory>
+#include <vector>
 
 namespace kf {
 struct CompileResult;
@@ -44,6 +47,15 @@ public:
     /// Asks for a compile now instead of after the debounce.
     void compileNow();
 
+    /// Diagnostics of this candidate's last verification (compute-sanitizer's findings), made for
+    /// `verifiedText`, the source the runner verified. They replace the previous verification's
+    /// and are shown beside the compiler's; runDiagnostics() keeps those still valid for the text.
+    void setRunDiagnostics(std::vector<kf::Diagnostic> diagnostics, const QString& verifiedText);
+    /// The last verification's diagnostics that still hold for the editor's text now, at their
+    /// lines there (kf::ui::followEdits).
+    std::vector<kf::Diagnostic> runDiagnostics() const;
+    bool hasRunDiagnostics() const { return !m_runDiagnostics.empty(); }
+
 signals:
     /// The user stopped typing for the debounce interval (or compileNow()).
     void compileDue(kf::app::CandidateTab* tab);
@@ -57,6 +69,8 @@ private:
     QTimer m_debounce;
     QTimer m_snapshot;
     std::shared_ptr<const kf::CompileResult> m_lastResult;
+    std::vector<kf::Diagnostic> m_runDiagnostics;
+    QString m_verifiedText;
 };
 
 } // namespace kf::app

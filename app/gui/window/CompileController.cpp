@@ -133,14 +133,43 @@ void CompileController::onFinished(const QString& tag, std::shared_ptr<const kf:
     if (!tab)
         return;
     tab->setLastResult(result);
-    std::vector<kf::Diagnostic> own;
-    for (const auto& d : result->diagnostics)
-        if (belongsTo(d, tab->filePath()))
-            own.push_back(d);
-    tab->editor()->setDiagnostics(own);
+    paintEditor(tab);
     if (tab == m_current)
         showInPanels(tab);
     emit resultShown(tab);
+}
+
+void CompileController::paintEditor(CandidateTab* tab)
+{
+    std::vector<kf::Diagnostic> own;
+    if (auto r = tab->lastResult())
+        for (const auto& d : r->diagnostics)
+            if (belongsTo(d, tab->filePath()))
+                own.push_back(d);
+    // The last verification's findings beside the compiler's, never instead of them.
+    for (kf::Diagnostic& d : tab->runDiagnostics())
+        if (belongsTo(d, tab->filePath()))
+            own.push_back(std::move(d));
+    tab->editor()->setDiagnostics(own);
+}
+
+void CompileController::refreshDiagnostics(CandidateTab* tab)
+{
+    if (!tab || !m_tabs.contains(tab))
+        return;
+    paintEditor(tab);
+    if (tab == m_current && m_panels.diagnostics)
+        m_panels.diagnostics->setDiagnostics(panelDiagnostics(tab));
+}
+
+std::vector<kf::Diagnostic> CompileController::panelDiagnostics(CandidateTab* tab) const
+{
+    std::vector<kf::Diagnostic> all;
+    if (auto r = tab->lastResult())
+        all = r->diagnostics;
+    for (kf::Diagnostic& d : tab->runDiagnostics())
+        all.push_back(std::move(d));
+    return all;
 }
 
 void CompileController::onFailed(const QString& tag, const QString& sentence)
@@ -165,7 +194,7 @@ void CompileController::showInPanels(CandidateTab* tab)
     if (!r)
         return;
     if (m_panels.diagnostics)
-        m_panels.diagnostics->setDiagnostics(r->diagnostics);
+        m_panels.diagnostics->setDiagnostics(panelDiagnostics(tab));
     if (m_panels.assembly) {
         if (r->success)
             m_panels.assembly->setCompileResult(*r, tab->filePath());

@@ -1,16 +1,19 @@
 #pragma once
 // Live diagnostics: turns a tab's "compile due" into a request to the compile service (the
 // editor's text, the task's options, the chosen architecture) and paints each delivered result
-// into the editor (squiggles, markers), the Problems panel, the assembly view, the resource and
+// into the editor (squiggles, markers; with the last verification's compute-sanitizer findings
+// beside the compiler's), the Problems panel, the assembly view, the resource and
 // occupancy panel and the status bar. Stale results never get here: the service drops them.
 #include <QObject>
 #include <QString>
 #include <QStringList>
 
 #include <memory>
+#include <vector>
 
 namespace kf {
 struct CompileResult;
+struct Diagnostic;
 }
 namespace kf::ui {
 class AssemblyView;
@@ -54,6 +57,11 @@ public:
 
     CompileService* service() const { return m_service.get(); }
 
+    /// Paints `tab`'s diagnostics again: the compiler's last ones and its run diagnostics (the last
+    /// verification's compute-sanitizer findings), in the editor and, for the current tab, in the
+    /// Problems panel. Called when a verification brings new findings; every compile result does it too.
+    void refreshDiagnostics(CandidateTab* tab);
+
 signals:
     /// A result for `tab` was painted (tests and benchmarks wait on this).
     void resultShown(kf::app::CandidateTab* tab);
@@ -63,6 +71,10 @@ private:
     void onFinished(const QString& tag, std::shared_ptr<const kf::CompileResult> result);
     void onFailed(const QString& tag, const QString& sentence);
     void showInPanels(CandidateTab* tab);
+    /// The editor's marks: the compiler's diagnostics of the tab's file and its run diagnostics.
+    void paintEditor(CandidateTab* tab);
+    /// The Problems panel's rows: every compiler diagnostic and the run diagnostics.
+    std::vector<kf::Diagnostic> panelDiagnostics(CandidateTab* tab) const;
     CandidateTab* tabFor(const QString& tag) const;
 
     Workspace* m_workspace = nullptr;

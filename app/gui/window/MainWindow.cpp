@@ -20,10 +20,13 @@
 #include "app/gui/workspace/Workspace.h"
 #include "app/gui/workspace/WorkspaceModel.h"
 #include "engine/core/Files.h"
+#include "engine/core/Hash.h"
 #include "engine/registry/Registry.h"
+#include "engine/runner/RunnersConfig.h"
 #include "widgets/assembly/AssemblyView.h"
 #include "widgets/assistant/AssistantDock.h"
 #include "widgets/diagnostics/DiagnosticsPanel.h"
+#include "widgets/diagnostics/SanitizerDiagnostics.h"
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/occupancy/OccupancyPanel.h"
 #include "widgets/inspect/TensorInspector.h"
@@ -51,6 +54,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <utility>
 
 namespace kf::app {
@@ -94,11 +98,8 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
         m_workspace, CompilePanels{m_diagnostics, m_assembly, m_occupancy, m_status}, m_options.cacheDir);
     m_compile->setArchitecture(m_settings->defaultArchitecture());
     m_occupancy->setArchitecture(m_settings->defaultArchitecture());
-    RunService::Options ro = m_options.runner;
-    if (ro.runnerPath.isEmpty())
-        ro.runnerPath = m_settings->runnerPath();
-    ro.cacheDir = m_options.cacheDir;
-    ro.extraNvrtcOptions = m_settings->nvrtcExtraOptions();
+    QString endpointWarning;
+    const RunService::Options ro = runnerOptions(&endpointWarning);
     m_run = std::make_unique<RunController>(ro, m_runPanel, m_status);
     m_run->setSaveHook([this](const QString& dir, QString* error) { return saveTaskFiles(dir, error); });
     m_promote = std::make_unique<PromoteController>(this);
@@ -224,8 +225,10 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
             m_promote->reevaluate(); // an edited task.json voids the evidence
         }
     });
+    connect(m_run.get(), &RunController::verified, this, &MainWindow::applyVerification);
     connect(m_run.get(), &RunController::runningChanged, this, [this](bool running) {
         m_verifyAction->setEnabled(!running);
+        m_verifySanitizedAction->setEnabled(!running);
         m_benchAction->setEnabled(!running);
         m_profileAction->setEnabled(!running);
         m_cancelAction->setEnabled(running);
@@ -263,6 +266,8 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
         root = userExampleWorkspace(&warning); // first start: the user's own copy of the examples
     if (!openWorkspace(root, &warning))
         openWorkspace(userExampleWorkspace(&warning), nullptr);
+    if (!endpointWarning.isEmpty())
+        warning += (warning.isEmpty() ? QString() : QStringLiteral(" · ")) + endpointWarning;
     if (!warning.isEmpty())
         m_status->showMessage(warning, 15000);
     if (m_options.probeRunner)
@@ -384,11 +389,23 @@ void MainWindow::buildMenus()
 
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     m_verifyAction = run->addAction(tr("&Verify"), QKeySequence(Qt::Key_F5), this, &MainWindow::verify);
+    m_verifySanitizedAction = run->addAction(tr("Verify under compute-&sanitizer"), QKeySequence(tr("Ctrl+F5")), this,
+                                             &MainWindow::verifySanitized);
+    m_verifySanitizedAction->setStatusTip(tr("Verify, then run memcheck, racecheck, initcheck and synccheck on the smallest "
+                                             "test shapes: findings appear at their lines and in Problems"));
     m_benchAction = run->addAction(tr("&Benchmark"), QKeySequence(Qt::Key_F6), this, &MainWindow::benchmark);
     m_profileAction = run->addAction(tr("&Profile"), QKeySequence(Qt::Key_F7), this, &MainWindow::profile);
     m_profileAction->setStatusTip(tr("Replay one launch under the hardware counters: achieved occupancy, throughput, "
                                      "roofline and hints, beside the LibTorch baseline"));
     m_cancelAction = run->addAction(tr("&Cancel Run"), QKeySequence(tr("Shift+F5")), this, [this] { m_run->cancel(); });
+    run->addAction(tr("Open &Report…"), this, [this] {
+           const QString file = QFileDialog::getOpenFileName(this, tr("Open Report"), QString(),
+                                                             tr("Reports (*.json);;All files (*)"));
+           if (!file.isEmpty())
+               openReport(file);
+       })
+        ->setStatusTip(tr("Show the reports of a kforge verify or bench --json file in the Runs panel, with "
+                          "compute-sanitizer's findings at their lines"));
     m_promoteAction = run->addAction(tr("&Promote…"), QKeySequence(tr("Ctrl+Shift+P")), m_promote.get(),
                                      &PromoteController::promote);
     m_promoteAction->setEnabled(false);
@@ -451,6 +468,116 @@ void MainWindow::verify()
     m_run->start(kf::RunKind::Verify, currentTab());
 }
 
+void MainWindow::verifySanitized()
+{
+    dock("runsDock")->raise();
+    m_run->start(kf::RunKind::Verify, currentTab(), true);
+}
+
+void MainWindow::applyVerification(const QString& candidatePath, const QString& verifiedText,
+                                   const kf::protocol::RunReport& report)
+{
+    // Every verification of the candidate replaces the findings of the one before: none when it
+    // ran no tools or they found nothing.
+    std::vector<kf::Diagnostic> findings;
+    if (report.verify && report.verify->sanitizer)
+        findings = kf::ui::sanitizerDiagnostics(*report.verify->sanitizer, candidatePath);
+    if (findings.empty())
+        m_runDiagnostics.remove(candidatePath);
+    else
+        m_runDiagnostics.insert(candidatePath, {findings, verifiedText});
+    for (CandidateTab* t : tabs())
+        if (t->filePath() == candidatePath) {
+            t->setRunDiagnostics(findings, verifiedText);
+            m_compile->refreshDiagnostics(t);
+        }
+}
+
+bool MainWindow::openReport(const QString& file)
+{
+    dock("runsDock")->raise();
+    const QString title = tr("Report %1 · opened from a file").arg(QFileInfo(file).fileName());
+    std::vector<kf::protocol::RunReport> reports;
+    QStringList notes;
+    QString sentence = tr("opened from %1").arg(QDir::toNativeSeparators(file));
+    if (auto bytes = kf::readFileBytes(file.toStdString()); !bytes) {
+        sentence = QString::fromStdString(bytes.error().message());
+    } else if (const auto j = nlohmann::json::parse(*bytes, nullptr, false); j.is_discarded()) {
+        sentence = tr("%1 is not JSON: open the --json output of kforge verify or kforge bench").arg(file);
+    } else {
+        std::vector<kf::Error> unreadable;
+        reports = kf::protocol::reportsOfDocument(j, &unreadable);
+        for (const kf::Error& e : unreadable)
+            notes << tr("a report in %1 does not read: %2").arg(file, QString::fromStdString(e.message()));
+        if (reports.empty())
+            sentence = tr("%1 holds no report that reads").arg(file);
+    }
+    for (const kf::protocol::RunReport& r : reports) {
+        if (r.kind() != kf::protocol::ReportKind::Correctness || r.isError())
+            continue;
+        // The workspace's candidate the report is about, if its file is still what was verified.
+        const QString name = QString::fromStdString(r.header.task.name);
+        const QString candidate = QString::fromStdString(r.header.candidate.file);
+        QString path;
+        for (int i = 0; i < m_workspace->taskCount() && path.isEmpty(); ++i) {
+            const TaskEntry& e = m_workspace->taskAt(i);
+            if (e.task && QString::fromStdString(e.task->name) == name && e.task->findCandidate(candidate.toStdString()))
+                path = QDir(e.dir).filePath(candidate);
+        }
+        const bool findings = r.verify && r.verify->sanitizer && !r.verify->sanitizer->findings.empty();
+        if (path.isEmpty()) {
+            if (findings)
+                notes << tr("%1/%2 is not in this workspace: its compute-sanitizer findings are listed here only").arg(name, candidate);
+            continue;
+        }
+        auto bytes = kf::readFileBytes(path.toStdString());
+        if (!bytes || kf::hashHex(*bytes) != r.header.candidate.sourceHash) {
+            if (findings)
+                notes << tr("%1 changed since this report was made (its source hash differs): its compute-sanitizer "
+                            "findings are not put at its lines")
+                             .arg(QDir::toNativeSeparators(path));
+            continue;
+        }
+        applyVerification(path, QString::fromStdString(*bytes), r);
+    }
+    return m_run->showReports(title, reports, notes, sentence);
+}
+
+QString MainWindow::runnersFile() const
+{
+    return m_options.runnersFile.isEmpty() ? QString::fromStdString(kf::runnersConfigPath().string()) : m_options.runnersFile;
+}
+
+RunService::Options MainWindow::runnerOptions(QString* warning) const
+{
+    RunService::Options ro = m_options.runner;
+    if (ro.runnerPath.isEmpty())
+        ro.runnerPath = m_settings->runnerPath();
+    ro.cacheDir = m_options.cacheDir;
+    ro.extraNvrtcOptions = m_settings->nvrtcExtraOptions();
+    if (m_options.runner.endpoint)
+        return ro; // chosen by the caller (tests)
+    const std::filesystem::path file = runnersFile().toStdString();
+    auto config = kf::readRunnersConfig(file);
+    if (!config) {
+        *warning = tr("The runner endpoints do not read, so runs use the local runner: %1")
+                       .arg(QString::fromStdString(config.error().message()));
+        return ro;
+    }
+    const QString chosen = m_settings->runnerEndpoint();
+    const kf::Endpoint* e = config->find((chosen.isEmpty() ? QString::fromStdString(config->defaultEndpoint) : chosen).toStdString());
+    if (!e) {
+        *warning = tr("The endpoint %1 chosen in Settings ▸ Runners is not in %2; runs use its default, %3.")
+                       .arg(chosen, QString::fromStdString(file.string()), QString::fromStdString(config->defaultEndpoint));
+        e = config->find(config->defaultEndpoint);
+    }
+    // The built-in local runner needs no endpoint: runs are exactly what they were before endpoints
+    // (kforge does the same).
+    if (e && !(e->kind == kf::Endpoint::Kind::Local && e->name == "local" && e->env.empty() && e->runner.empty()))
+        ro.endpoint = *e;
+    return ro;
+}
+
 void MainWindow::benchmark()
 {
     dock("runsDock")->raise();
@@ -469,7 +596,7 @@ void MainWindow::profile()
 
 void MainWindow::showSettings()
 {
-    SettingsDialog dialog(m_settings, this);
+    SettingsDialog dialog(m_settings, this, m_options.runnersFile);
     if (dialog.exec() == QDialog::Accepted)
         applySettings();
     m_assistant->reloadModels(); // Settings ▸ Models may have changed models.json
@@ -485,6 +612,16 @@ void MainWindow::applySettings()
     rs.rtol = m_settings->toleranceOverride().rtol;
     rs.atol = m_settings->toleranceOverride().atol;
     m_run->setSettings(rs);
+    // The runner, its NVRTC options and the endpoint: a change takes effect at the next run (the
+    // old runner stops then). A local runner is started at once so the status bar shows its GPU;
+    // a remote one waits for a run (an srun may queue for minutes).
+    QString warning;
+    const RunService::Options now = runnerOptions(&warning);
+    if (m_run->service()->setOptions(now) && m_options.probeRunner && !m_run->isRunning() &&
+        !(now.endpoint && now.endpoint->remote()))
+        m_run->probe();
+    if (!warning.isEmpty())
+        m_status->showMessage(warning, 15000);
     switch (m_settings->theme()) {
     case Settings::Theme::System: applyTheme(*qApp, ThemeChoice::System); break;
     case Settings::Theme::Light: applyTheme(*qApp, ThemeChoice::Light); break;

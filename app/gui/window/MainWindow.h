@@ -4,10 +4,15 @@
 // two controllers (CompileController, RunController) and keeps no engine work of its own.
 #include "app/gui/services/RunService.h"
 
+#include "engine/compile/Diagnostic.h"
+
+#include <QHash>
 #include <QMainWindow>
 #include <QPointer>
 
 #include <memory>
+#include <utility>
+#include <vector>
 
 class QDockWidget;
 class QMenu;
@@ -53,6 +58,7 @@ public:
         RunService::Options runner;    ///< runner path empty: Settings, then the default
         bool probeRunner = true;       ///< start the runner at once (status bar shows the GPU)
         bool askToRestore = true;      ///< false: tests call restoreRecovered() themselves
+        QString runnersFile;           ///< the runner endpoints; empty: runnersConfigPath() (docs/runners.md)
     };
     /// `settings` is borrowed and must outlive the window.
     MainWindow(Settings* settings, Options options, QWidget* parent = nullptr);
@@ -96,8 +102,21 @@ public:
     QAction* assistantAction() const { return m_assistantAction; }
     QDockWidget* dock(const QString& objectName) const;
 
+    /// Run ▸ Verify under compute-sanitizer.
+    QAction* verifySanitizedAction() const { return m_verifySanitizedAction; }
+    Settings* settings() const { return m_settings; }
+    /// The runner endpoints file the window reads (Options::runnersFile, else runnersConfigPath()).
+    QString runnersFile() const;
+
 public slots:
     void verify();
+    /// Verifies the current candidate and runs every compute-sanitizer tool on it (docs/verification.md).
+    void verifySanitized();
+    /// Run ▸ Open Report…: shows the reports of a `kforge verify|bench --json` file in the Runs
+    /// panel; a correctness report of a workspace candidate whose file is still the one it
+    /// verified (same source hash) puts its compute-sanitizer findings at their lines. False
+    /// (with the reason in the Runs panel) when the file holds no report or a run is in flight.
+    bool openReport(const QString& file);
     void benchmark();
     void profile();
     bool saveCurrent();
@@ -130,6 +149,13 @@ private:
     void openWorkspaceDialog();
     void showSettings();
     void applySettings();
+    /// The run service's options from the settings: the runner, the NVRTC options and the
+    /// endpoint (Settings ▸ Runners, else runners.json's default). A runners.json that does not
+    /// read leaves the local runner, with the reason in the status bar.
+    RunService::Options runnerOptions(QString* warning) const;
+    /// A verification of `candidatePath` ended: its compute-sanitizer findings become the tab's
+    /// run diagnostics (kept for the file if it is not open, and applied when it opens).
+    void applyVerification(const QString& candidatePath, const QString& verifiedText, const kf::protocol::RunReport& report);
     bool saveTaskFiles(const QString& taskDir, QString* error);
     void updateTitle();
     void updatePromoteTarget();
@@ -162,6 +188,9 @@ private:
     QAction* m_assistantAction = nullptr;
     QMenu* m_recentMenu = nullptr;
     QAction* m_verifyAction = nullptr;
+    QAction* m_verifySanitizedAction = nullptr;
+    /// A candidate's last verification findings while its tab is closed: path -> (diagnostics, verified text).
+    QHash<QString, std::pair<std::vector<kf::Diagnostic>, QString>> m_runDiagnostics;
     QAction* m_benchAction = nullptr;
     QAction* m_profileAction = nullptr;
     bool m_profiling = false;   ///< a Profile run is in flight: its ending goes to the Profile panel

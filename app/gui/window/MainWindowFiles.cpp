@@ -148,6 +148,9 @@ CandidateTab* MainWindow::openFile(const QString& path)
             m_assembly->highlightSourceLine(line + 1);
         }
     });
+    // The last verification's compute-sanitizer findings outlive the tab that showed them.
+    if (auto it = m_runDiagnostics.constFind(abs); it != m_runDiagnostics.constEnd())
+        tab->setRunDiagnostics(it->first, it->second);
     const int index = m_tabs->addTab(tab, tab->title());
     m_tabs->setTabToolTip(index, abs);
     m_compile->addTab(tab);

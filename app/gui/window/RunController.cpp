@@ -54,7 +54,14 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
             return;
         }
         m_panel->addReport(r);
+        if (m_runSanitize && r.verify && !r.verify->sanitizer)
+            // A runner from before compute-sanitizer ignores the request field it does not know.
+            m_panel->appendLog(kf::protocol::Event::Level::Warning,
+                               tr("compute-sanitizer did not run: this runner does not know the sanitize request "
+                                  "(build kforge-runner from this KernelForge)"));
         emit reportReceived(m_runTaskDir, r);
+        if (r.kind() == kf::protocol::ReportKind::Correctness && !m_runCandidatePath.isEmpty())
+            emit verified(m_runCandidatePath, m_runSource, r);
     });
     connect(m_service.get(), &RunService::runFinished, this, [this](quint64 id, bool ok, const QString& sentence) {
         if (id != m_runId)
@@ -73,14 +80,36 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
 
 RunController::~RunController() = default;
 
+bool RunController::showReports(const QString& title, const std::vector<kf::protocol::RunReport>& reports,
+                                const QStringList& notes, const QString& sentence)
+{
+    if (m_service->isRunning())
+        return false;
+    m_panel->begin(title);
+    bool ok = !reports.empty();
+    for (const kf::protocol::RunReport& r : reports) {
+        m_panel->addReport(r);
+        ok = ok && (r.header.verdict == "pass" || r.header.verdict == "ok");
+    }
+    for (const QString& n : notes)
+        m_panel->appendLog(kf::protocol::Event::Level::Warning, n);
+    if (reports.empty())
+        m_panel->fail(sentence);
+    else
+        m_panel->finish(ok, sentence);
+    return !reports.empty();
+}
+
 void RunController::probe() { m_service->probe(); }
 bool RunController::isRunning() const { return m_service->isRunning(); }
 void RunController::cancel() { m_service->cancel(); }
 
-bool RunController::start(kf::RunKind kind, CandidateTab* tab)
+bool RunController::start(kf::RunKind kind, CandidateTab* tab, bool sanitize)
 {
+    sanitize = sanitize && kind == kf::RunKind::Verify;
     const QString what = kind == kf::RunKind::Bench     ? tr("Benchmark")
                          : kind == kf::RunKind::Profile ? tr("Profile")
+                         : sanitize                     ? tr("Verify under compute-sanitizer")
                                                         : tr("Verify");
     if (m_service->isRunning())
         return false;
@@ -111,7 +140,12 @@ bool RunController::start(kf::RunKind kind, CandidateTab* tab)
         return false;
     }
     m_titleNote.clear();
-    return launch(kind, std::move(task.value()), tab->fileName(), tab->taskDir());
+    const QString source = tab->text(); // as just saved: what the runner reads
+    if (!launch(kind, std::move(task.value()), tab->fileName(), tab->taskDir(), sanitize))
+        return false;
+    m_runCandidatePath = tab->filePath();
+    m_runSource = source;
+    return true;
 }
 
 bool RunController::startTask(kf::RunKind kind, const kf::Task& task, const QString& candidateFile,
@@ -123,8 +157,12 @@ bool RunController::startTask(kf::RunKind kind, const kf::Task& task, const QStr
     return launch(kind, task, candidateFile, QString::fromStdString(task.directory.string()));
 }
 
-bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candidateFile, const QString& taskDir)
+bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candidateFile, const QString& taskDir,
+                           bool sanitize)
 {
+    m_runCandidatePath.clear();
+    m_runSource.clear();
+    m_runSanitize = false;
     // The policy (tolerance override, held-out shapes, the profile's shape) is resolved by the
     // engine's RunSession, as for `kforge`; only the workbench's choices are filled in here.
     kf::RunSettings s;
@@ -150,12 +188,28 @@ bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candi
         // Shapes nobody listed, drawn with a secret seed: the report then carries the held-out
         // evidence promotion asks for, so Verify + Benchmark is all a Promote needs.
         s.heldOutCount = m_settings.heldOutShapes;
+    if (sanitize) {
+        // The shapes the tools run on come from the task's test shapes (kforge verify --sanitize refuses the same).
+        if (kf::sanitizeShapes(task).empty()) {
+            m_panel->begin(tr("Verify under compute-sanitizer %1").arg(candidateFile));
+            m_panel->fail(tr("compute-sanitizer runs on the task's test shapes, and task %1 has none: add some under "
+                             "\"shapes\" in task.json.")
+                              .arg(QString::fromStdString(task.name)));
+            return false;
+        }
+        s.sanitizeTools = kf::protocol::SanitizeSettings::allTools();
+        QStringList tools;
+        for (const std::string& t : s.sanitizeTools)
+            tools << QString::fromStdString(t);
+        m_titleNote += tr(" · under compute-sanitizer (%1)").arg(tools.join(QStringLiteral(", ")));
+    }
     if (kind == kf::RunKind::Verify && m_saveTensors) {
         s.dumpDir = newDumpDir(task, candidateFile).toStdString();
         s.dumpMaxBytes = m_saveTensorsBytes;
     }
     m_gotReport = false;
     m_runTaskDir = taskDir;
+    m_runSanitize = sanitize;
     m_runId = m_service->run(kind, task, candidateFile, s);
     return m_runId != 0;
 }
@@ -233,6 +287,8 @@ bool RunController::rerunCase(const QString& caseDir)
                       .arg(kase.trial);
     m_gotReport = false;
     m_runTaskDir = taskDir;
+    m_runCandidatePath.clear();
+    m_runSanitize = false;
     m_runId = m_service->run(kf::RunKind::Verify, task, file, s);
     return m_runId != 0;
 }
@@ -248,6 +304,8 @@ bool RunController::shrinkCase(const QString& caseDir)
     m_titleNote.clear();
     m_gotReport = false;
     m_runTaskDir = taskDir;
+    m_runCandidatePath.clear();
+    m_runSanitize = false;
     m_runId = m_service->shrink(task, file, kase.shape, QString::fromStdString(std::string(kf::failureKindName(kf::failureKindOfCase(kase)))),
                                 kf::protocol::parseSeed(kase.seed).value_or(0), kase.trial, newDumpDir(task, file));
     return m_runId != 0;

@@ -1,5 +1,5 @@
 #pragma once
-// Verify (F5), Benchmark (F6) and Profile (F7): saves the task's edited files, loads the task as saved, and
+// Verify (F5), Verify under compute-sanitizer, Benchmark (F6) and Profile (F7): saves the task's edited files, loads the task as saved, and
 // hands the run to the run service; streams its progress, reports and ending into the Runs
 // panel, and keeps the status bar's runner state honest (GPU, no GPU, restarting).
 #include "app/gui/services/RunService.h"
@@ -8,10 +8,12 @@
 
 #include <QHash>
 #include <QObject>
+#include <QStringList>
 
 #include <functional>
 #include <optional>
 #include <memory>
+#include <vector>
 
 namespace kf::ui {
 class RunPanel;
@@ -49,8 +51,9 @@ public:
     void setSaveHook(std::function<bool(const QString& taskDir, QString* error)> hook) { m_save = std::move(hook); }
 
     /// Starts a verify or benchmark of `tab`'s candidate. Returns false when nothing started
-    /// (the sentence is in the Runs panel).
-    bool start(kf::RunKind kind, CandidateTab* tab);
+    /// (the sentence is in the Runs panel). `sanitize` (verify only): also run every
+    /// compute-sanitizer tool on the task's sanitize shapes (docs/verification.md).
+    bool start(kf::RunKind kind, CandidateTab* tab, bool sanitize = false);
     /// Verifies a kernel that is not open in a tab (a registry version, re-verified on this GPU):
     /// `task` is used as given (its folder must hold `candidateFile`). Same panel and signals.
     bool startTask(kf::RunKind kind, const kf::Task& task, const QString& candidateFile, const QString& titleNote);
@@ -68,6 +71,12 @@ public:
     /// The case open in the inspector: pruning old runs never deletes it.
     void setOpenCase(const QString& caseDir) { m_openCase = caseDir; }
 
+    /// Shows reports that did not come from a run of this session (a report file): a run of their
+    /// own in the Runs panel titled `title`, each `note` as a warning in its log, ended with
+    /// `sentence`. False while a run is in flight.
+    bool showReports(const QString& title, const std::vector<kf::protocol::RunReport>& reports, const QStringList& notes,
+                     const QString& sentence);
+
     void cancel();
     /// Starts the runner now so the first run does not pay for it.
     void probe();
@@ -81,9 +90,14 @@ signals:
     void reportReceived(const QString& taskDir, const kf::protocol::RunReport& report);
     /// A profile report (kind "profile") of the run in flight; not shown in the Runs table.
     void profileReceived(const QString& taskDir, const kf::protocol::RunReport& report);
+    /// A correctness report (any verdict, "error" too) of a candidate started from a tab:
+    /// `candidatePath` is its file, `verifiedText` the source the run read from it (saved just
+    /// before). The main window turns the report's compute-sanitizer findings into diagnostics.
+    void verified(const QString& candidatePath, const QString& verifiedText, const kf::protocol::RunReport& report);
 
 private:
-    bool launch(kf::RunKind kind, kf::Task task, const QString& candidateFile, const QString& taskDir);
+    bool launch(kf::RunKind kind, kf::Task task, const QString& candidateFile, const QString& taskDir,
+                bool sanitize = false);
     /// The case at `caseDir` and its task as saved now; false after showing why in the panel.
     bool loadCase(const QString& caseDir, const QString& what, kf::CaseInfo& kase, kf::Task& task, QString& taskDir);
     QString newDumpDir(const kf::Task& task, const QString& candidateFile) const;
@@ -96,6 +110,9 @@ private:
     std::function<bool(const QString&, QString*)> m_save;
     quint64 m_runId = 0;
     QString m_runTaskDir;
+    QString m_runCandidatePath;   ///< the tab's file of the run in flight; empty for other runs
+    QString m_runSource;          ///< that file's text as the run read it
+    bool m_runSanitize = false;   ///< the run in flight asked for compute-sanitizer
     QString m_titleNote;
     bool m_gotReport = false;
     bool m_saveTensors = true;

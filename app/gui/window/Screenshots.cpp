@@ -1,5 +1,7 @@
 #include "app/gui/window/Screenshots.h"
 
+#include "app/gui/settings/RunnersPage.h"
+#include "app/gui/settings/SettingsDialog.h"
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/CompileController.h"
 #include "app/gui/window/MainWindow.h"
@@ -18,12 +20,15 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QDockWidget>
+#include <QFile>
 #include <QComboBox>
 #include <QMessageBox>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTableView>
 #include <QPixmap>
 #include <QScrollArea>
+#include <QTemporaryDir>
 #include <QTimer>
 
 #include <cstdio>
@@ -312,7 +317,112 @@ private:
         });
     }
 
-    void finish() { inspectFailure(); }
+    void finish() { sanitizerFindings(); }
+
+    // Issue 19: a kernel that reads past the end of its input (the answer is still right, so every
+    // shape passes) and compute-sanitizer's finding at its line, in Problems and in the Runs panel.
+    // With real runs: Run ▸ Verify under compute-sanitizer on the GPU. Without: the same report
+    // shape opened from a fixture file (Run ▸ Open Report…), which the Runs panel's title names.
+    void sanitizerFindings()
+    {
+        const QString file = m_w.workspace()->root() + "/vector_add/naive.cu";
+        if (!QFileInfo::exists(file)) {
+            std::printf("sanitizer: %s not found; skipped\n", qPrintable(file));
+            runnersSettings();
+            return;
+        }
+        m_w.openFile(file);
+        KernelEditor* e = m_w.currentTab()->editor();
+        const QString right = "c[i] = a[i] + b[i];";
+        m_brokenLine = -1;
+        for (int i = 0; i < e->lines(); ++i)
+            if (const int col = e->text(i).indexOf(right); col >= 0) {
+                e->setSelection(i, col, i, col + int(right.size()));
+                e->replaceSelectedText("c[i] = a[i] + b[i] + 0.0f * a[i + 1]; // BUG: the last thread reads a[n]");
+                m_brokenLine = i + 1;
+                break;
+            }
+        m_w.saveCurrent();
+        waitForCompile([this] {
+            // Problems and Runs side by side for this one, instead of tabbed.
+            m_w.splitDockWidget(m_w.dock("problemsDock"), m_w.dock("runsDock"), Qt::Horizontal);
+            m_w.dock("problemsDock")->show();
+            m_w.dock("runsDock")->show();
+            m_w.resizeDocks({m_w.dock("problemsDock")}, {m_w.height() * 2 / 5}, Qt::Vertical);
+            m_w.resizeDocks({m_w.dock("problemsDock"), m_w.dock("runsDock")}, {m_w.width() * 2 / 5, m_w.width() * 3 / 5},
+                            Qt::Horizontal);
+            if (m_withRuns) {
+                m_w.verifySanitized();
+                waitForRun([this] { shootSanitizer(); });
+                return;
+            }
+            const QString report = QDir(QStringLiteral(KF_EXAMPLES_DIR)).filePath("../screenshots/vector_add-oob.fixture.json");
+            std::printf("sanitizer: no GPU here; opening the fixture report %s\n", qPrintable(QDir::cleanPath(report)));
+            m_w.openReport(report);
+            QTimer::singleShot(300, this, [this] { shootSanitizer(); });
+        });
+    }
+
+    void shootSanitizer()
+    {
+        CandidateTab* t = m_w.currentTab();
+        if (t && m_brokenLine > 0)
+            t->editor()->goTo(m_brokenLine, 1);
+        m_w.runPanel()->resultsView()->scrollToBottom();
+        QTimer::singleShot(150, this, [this, t] {
+            save("sanitizer-findings.png");
+            // Put the kernel and the layout back as they were.
+            if (t) {
+                t->editor()->undo();
+                m_w.saveCurrent();
+            }
+            m_w.tabifyDockWidget(m_w.dock("problemsDock"), m_w.dock("runsDock"));
+            m_w.tabifyDockWidget(m_w.dock("runsDock"), m_w.dock("inspectorDock"));
+            runnersSettings();
+        });
+    }
+
+    // Settings ▸ Runners on the endpoints of docs/runners.md's example (a file of the tour's own,
+    // never the user's runners.json), after Check has started the local runner for real.
+    void runnersSettings()
+    {
+        m_runnersDir = std::make_unique<QTemporaryDir>();
+        const QString path = m_runnersDir->filePath("runners.json");
+        {
+            QFile f(path);
+            if (f.open(QIODevice::WriteOnly))
+                f.write(R"json({"schema_version": 1, "default": "local",
+ "endpoints": [
+  {"name": "h100-1", "kind": "local", "env": {"CUDA_VISIBLE_DEVICES": "1"}},
+  {"name": "box", "kind": "ssh", "host": "gpu-box.lan", "user": "me", "port": 2222,
+   "runner": "/opt/kernelforge/bin/kforge-runner", "identity_file": "~/.ssh/id_kf", "shared_fs": true},
+  {"name": "cluster", "kind": "srun", "srun_args": ["--gres=gpu:1", "--time=10", "--partition=gpu"]},
+  {"name": "wrapped", "kind": "command", "command": ["docker", "exec", "-i", "kf-gpu", "{runner}"]}]}
+)json");
+        }
+        auto* dialog = new SettingsDialog(m_w.settings(), &m_w, path);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->resize(980, 600);
+        if (auto* tabs = dialog->findChild<QTabWidget*>("settingsTabs"))
+            tabs->setCurrentWidget(dialog->runnersPage());
+        dialog->show();
+        RunnersPage* page = dialog->runnersPage();
+        page->table()->setCurrentCell(0, 0);
+        connect(page, &RunnersPage::checkFinished, this, [this, dialog](const EndpointCheck& c) {
+            std::printf("runners: check of %s: %s\n", qPrintable(c.endpoint), qPrintable(c.text()));
+            QTimer::singleShot(150, this, [this, dialog] {
+                const QString out = m_dir + "/settings-runners.png";
+                std::printf("%s %s\n", dialog->grab().save(out) ? "saved" : "FAILED to save", qPrintable(out));
+                std::fflush(stdout);
+                dialog->close();
+                inspectFailure();
+            });
+        });
+        if (!page->check(0)) {
+            dialog->close();
+            inspectFailure();
+        }
+    }
 
     using KernelEditor = kf::ui::KernelEditor;
     MainWindow& m_w;
@@ -320,6 +430,8 @@ private:
     bool m_withRuns = false;
     bool m_started = false;
     int m_promotions = 0;
+    int m_brokenLine = -1;
+    std::unique_ptr<QTemporaryDir> m_runnersDir;
 };
 
 } // namespace

@@ -54,6 +54,11 @@ private slots:
     void modelTesterAcceptsEveryChange();
     void caseFoldersOfFailingTrials_data();
     void caseFoldersOfFailingTrials();
+    void sanitizerRow_data();
+    void sanitizerRow();
+    void nextVerificationReplacesTheSanitizerRow();
+    void ranOnColumnShowsThePlacement_data();
+    void ranOnColumnShowsThePlacement();
 };
 
 void TestResultsModel::compileColumnExplainsItself()
@@ -424,6 +429,148 @@ void TestResultsModel::modelTesterAcceptsEveryChange()
                 m.data(m.index(r, c), role);
     m.clear();
     QCOMPARE(m.rowCount(), 0);
+}
+
+void TestResultsModel::sanitizerRow_data()
+{
+    QTest::addColumn<int>("which");
+    QTest::addColumn<QString>("verdict");
+    QTest::addColumn<QString>("details");
+    QTest::newRow("clean") << 0 << "clean"
+                           << "compute-sanitizer 2025.3.1.0: clean — memcheck, racecheck, initcheck, synccheck on 2 shapes (2.4 s)";
+    QTest::newRow("three findings, the first one shown") << 1 << "FAIL"
+        << "compute-sanitizer 2025.3.1.0: 3 findings — first: memcheck: out-of-bounds read of 4 bytes in softmax_block at "
+           "optimized.cu:12, block (0,0,0) thread (96,0,0) (2.4 s)";
+    QTest::newRow("one finding") << 2 << "FAIL"
+        << "compute-sanitizer 2025.3.1.0: 1 finding — memcheck: out-of-bounds read of 4 bytes in softmax_block at "
+           "optimized.cu:30, block (0,0,0) thread (96,0,0) (2.4 s)";
+    QTest::newRow("a tool that failed") << 3 << "error"
+        << "compute-sanitizer 2025.3.1.0: 1 tool failed — initcheck: did not finish within 120 s (2.4 s)";
+    QTest::newRow("not run") << 4 << "not run" << "compute-sanitizer: not run: compute-sanitizer was not found on gpu-box";
+}
+
+void TestResultsModel::sanitizerRow()
+{
+    QFETCH(int, which);
+    QFETCH(QString, verdict);
+    QFETCH(QString, details);
+    json report = loadReport(QStringLiteral("verify_softmax_pass.json"));
+    switch (which) {
+    case 0: report["sanitizer"] = kf::test::sanitizerSectionJson({}); break;
+    case 1: report["sanitizer"] = kf::test::sanitizerSectionJson({12, 30, 41}); break;
+    case 2: report["sanitizer"] = kf::test::sanitizerSectionJson({30}); break;
+    case 3:
+        report["sanitizer"] = kf::test::sanitizerSectionJson({});
+        report["sanitizer"]["tools"][2]["ran"] = false;
+        report["sanitizer"]["tools"][2]["error"] = "did not finish within 120 s";
+        break;
+    default:
+        report["sanitizer"] = {{"ran", false}, {"reason", "compute-sanitizer was not found on gpu-box"}};
+        break;
+    }
+    ResultsModel m;
+    m.addReport(kf::test::report(report));
+    QCOMPARE(m.rowCount(), 4); // three shapes and the sanitizer's row
+    const int row = m.findSanitizerRow(QStringLiteral("optimized.cu"));
+    QVERIFY(row >= 0);
+    QVERIFY(m.rowAt(row).isSanitizerRow);
+    QCOMPARE(cell(m, row, ResultsModel::SetColumn), QStringLiteral("compute-sanitizer"));
+    QCOMPARE(cell(m, row, ResultsModel::ShapeColumn), which == 4 ? QStringLiteral("—") : QStringLiteral("B=3 D=97 · B=5 D=4099"));
+    QCOMPARE(cell(m, row, ResultsModel::VerdictColumn), verdict);
+    QCOMPARE(cell(m, row, ResultsModel::DetailsColumn), details);
+    QCOMPARE(cell(m, row, ResultsModel::MismatchesColumn), QString());
+    // The tooltip lists every tool and finding.
+    const QString tip = cell(m, row, ResultsModel::DetailsColumn, Qt::ToolTipRole);
+    QVERIFY2(tip.startsWith(details), qPrintable(tip));
+    if (which == 1) {
+        QVERIFY2(tip.contains("memcheck: 3 finding(s) in 2.0 s"), qPrintable(tip));
+        QVERIFY2(tip.contains("optimized.cu:41"), qPrintable(tip));
+    }
+    // Red for findings and failed tools, green when clean, plain when it did not run.
+    const QVariant colour = m.data(m.index(row, ResultsModel::VerdictColumn), Qt::ForegroundRole);
+    QCOMPARE(colour.isValid(), which != 4);
+    // findRow() is about shapes: it never answers with the sanitizer's row.
+    QCOMPARE(m.findRow(QStringLiteral("optimized.cu"), QString()), -1);
+}
+
+void TestResultsModel::nextVerificationReplacesTheSanitizerRow()
+{
+    ResultsModel m;
+    json findings = loadReport(QStringLiteral("verify_softmax_pass.json"));
+    findings["sanitizer"] = kf::test::sanitizerSectionJson({12, 30, 41});
+    m.addReport(kf::test::report(findings));
+    QCOMPARE(m.rowCount(), 4);
+    // A benchmark of the same source says nothing about the tools: the row stays.
+    json bench = loadReport(QStringLiteral("bench_softmax_ok.json"));
+    bench["candidate"]["source_hash"] = findings["candidate"]["source_hash"];
+    m.addReport(kf::test::report(bench));
+    QVERIFY(m.findSanitizerRow(QStringLiteral("optimized.cu")) >= 0);
+    // The next verification under the tools replaces it; one without them removes it.
+    json clean = loadReport(QStringLiteral("verify_softmax_pass.json"));
+    clean["sanitizer"] = kf::test::sanitizerSectionJson({});
+    m.addReport(kf::test::report(clean));
+    int row = m.findSanitizerRow(QStringLiteral("optimized.cu"));
+    QVERIFY(row >= 0);
+    QCOMPARE(cell(m, row, ResultsModel::VerdictColumn), QStringLiteral("clean"));
+    int sanitizerRows = 0;
+    for (int r = 0; r < m.rowCount(); ++r)
+        sanitizerRows += m.rowAt(r).isSanitizerRow ? 1 : 0;
+    QCOMPARE(sanitizerRows, 1);
+    m.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_pass.json"))));
+    QCOMPARE(m.findSanitizerRow(QStringLiteral("optimized.cu")), -1);
+    // Another candidate's row is its own; an edit of the source (another hash) drops it.
+    json other = findings;
+    other["candidate"]["file"] = "naive.cu";
+    m.addReport(kf::test::report(other));
+    QVERIFY(m.findSanitizerRow(QStringLiteral("naive.cu")) >= 0);
+    json edited = loadReport(QStringLiteral("bench_softmax_ok.json"));
+    edited["candidate"]["file"] = "naive.cu";
+    edited["candidate"]["source_hash"] = "0000000000000000000000000000beef";
+    m.addReport(kf::test::report(edited));
+    QCOMPARE(m.findSanitizerRow(QStringLiteral("naive.cu")), -1);
+}
+
+void TestResultsModel::ranOnColumnShowsThePlacement_data()
+{
+    QTest::addColumn<QString>("endpoint");
+    QTest::addColumn<int>("attempt");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("an endpoint of runners.json") << "box" << 1 << "box · gpu-box · GPU-ac7d9fee";
+    QTest::newRow("the plain local runner") << "" << 1 << "local · gpu-box · GPU-ac7d9fee";
+    QTest::newRow("a pool's second attempt") << "node/1" << 2 << "node/1 · gpu-box · GPU-ac7d9fee · attempt 2";
+}
+
+void TestResultsModel::ranOnColumnShowsThePlacement()
+{
+    QFETCH(QString, endpoint);
+    QFETCH(int, attempt);
+    QFETCH(QString, text);
+    const json placement = {{"endpoint", endpoint.toStdString()}, {"attempt", attempt}, {"host", "gpu-box"},
+                            {"gpu_uuid", "GPU-ac7d9fee-1c2d-4e5f-8a9b-0c1d2e3f4a5b"}, {"pci_bus_id", "0000:18:00.0"},
+                            {"visible_devices", "1"}};
+    json verify = loadReport(QStringLiteral("verify_softmax_benchmarks_pass.json"));
+    verify["placement"] = placement;
+    ResultsModel m;
+    m.addReport(kf::test::report(verify));
+    const int row = m.findRow(QStringLiteral("optimized.cu"), QStringLiteral("4k-rows-of-8k"));
+    QVERIFY(row >= 0);
+    QCOMPARE(m.headerData(ResultsModel::PlacementColumn, Qt::Horizontal).toString(), QStringLiteral("Ran on"));
+    QCOMPARE(cell(m, row, ResultsModel::PlacementColumn), text);
+    const QString tip = cell(m, row, ResultsModel::PlacementColumn, Qt::ToolTipRole);
+    QVERIFY2(tip.contains("GPU UUID: GPU-ac7d9fee-1c2d-4e5f-8a9b-0c1d2e3f4a5b"), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("Attempt: %1").arg(attempt)), qPrintable(tip));
+    QVERIFY2(tip.contains("PCI bus: 0000:18:00.0"), qPrintable(tip));
+    QVERIFY2(tip.contains("CUDA_VISIBLE_DEVICES: 1"), qPrintable(tip));
+    // A benchmark of the same shape elsewhere: the row says both.
+    json bench = loadReport(QStringLiteral("bench_softmax_ok.json"));
+    bench["candidate"]["source_hash"] = verify["candidate"]["source_hash"];
+    bench["placement"] = {{"endpoint", "local"}, {"attempt", 1}, {"host", "workstation"}};
+    m.addReport(kf::test::report(bench));
+    QCOMPARE(cell(m, row, ResultsModel::PlacementColumn), QStringLiteral("verify: %1 / bench: local · workstation").arg(text));
+    // A report without a placement block (an older runner) leaves the column empty.
+    ResultsModel old;
+    old.addReport(kf::test::report(loadReport(QStringLiteral("verify_softmax_pass.json"))));
+    QCOMPARE(cell(old, 0, ResultsModel::PlacementColumn), QString());
 }
 
 QTEST_MAIN(TestResultsModel)

@@ -30,6 +30,7 @@ using kf::ui::Tone;
 using nlohmann::json;
 
 Q_DECLARE_METATYPE(kf::ui::Tone)
+Q_DECLARE_METATYPE(kf::ui::RunLogView::Level)
 
 namespace {
 
@@ -78,6 +79,8 @@ private slots:
     void finishShowsTheVerdict_data();
     void finishShowsTheVerdict();
     void failShowsTheRunnerSentence();
+    void sanitizerFindingsFailTheRunAndAreLogged_data();
+    void sanitizerFindingsFailTheRunAndAreLogged();
     void logLinesFromEventsAndReports();
     void benchSampleCountsAreLoggedOnce();
     void logKeepsAtMostMaxLines();
@@ -236,6 +239,47 @@ void TestRunPanel::finishShowsTheVerdict()
     QVERIFY(!panel.cancelButton()->isEnabled());
     QCOMPARE(panel.log()->lastMessage(), banner);
     QCOMPARE(spy.count(), 0);
+}
+
+void TestRunPanel::sanitizerFindingsFailTheRunAndAreLogged_data()
+{
+    QTest::addColumn<QList<int>>("lines"); // lines of the findings; none: clean
+    QTest::addColumn<QString>("banner");
+    QTest::addColumn<Tone>("tone");
+    QTest::addColumn<QString>("logged");
+    QTest::addColumn<RunLogView::Level>("level");
+    QTest::newRow("clean: the verdict stands")
+        << QList<int>{} << "PASS · 3/3 shapes" << Tone::Good
+        << "softmax_fp32/optimized.cu: compute-sanitizer 2025.3.1.0: clean — memcheck, racecheck, initcheck, synccheck on 2 shapes (2.4 s)"
+        << RunLogView::Level::Info;
+    QTest::newRow("findings fail a run whose shapes all passed")
+        << QList<int>{12, 30} << "FAIL · 3/3 shapes passed · compute-sanitizer memcheck: out-of-bounds read of 4 bytes in softmax_block at optimized.cu:12, block (0,0,0) thread (96,0,0)"
+        << Tone::Bad
+        << "softmax_fp32/optimized.cu: compute-sanitizer 2025.3.1.0: 2 findings — first: memcheck: out-of-bounds read of 4 bytes in softmax_block at optimized.cu:12, block (0,0,0) thread (96,0,0) (2.4 s)"
+        << RunLogView::Level::Error;
+}
+
+void TestRunPanel::sanitizerFindingsFailTheRunAndAreLogged()
+{
+    QFETCH(QList<int>, lines);
+    QFETCH(QString, banner);
+    QFETCH(Tone, tone);
+    QFETCH(QString, logged);
+    QFETCH(RunLogView::Level, level);
+    json report = loadReport("verify_softmax_pass.json");
+    report["sanitizer"] = kf::test::sanitizerSectionJson(std::vector<int>(lines.begin(), lines.end()));
+    if (!lines.isEmpty())
+        report["verdict"] = "fail";
+    RunPanel panel;
+    panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu · under compute-sanitizer"));
+    panel.addReport(kf::test::report(report));
+    QCOMPARE(panel.log()->lastMessage(), logged);
+    QCOMPARE(panel.log()->lastLevel(), level);
+    QCOMPARE(panel.model()->rowCount(), 4);
+    QVERIFY(panel.model()->findSanitizerRow("optimized.cu") >= 0);
+    panel.finish(true, {});
+    QCOMPARE(panel.bannerText(), banner);
+    QCOMPARE(panel.bannerTone(), tone);
 }
 
 void TestRunPanel::failShowsTheRunnerSentence()

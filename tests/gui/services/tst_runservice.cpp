@@ -24,6 +24,21 @@ RunService::Options optionsFor(const FakeRunner& fake, const QTemporaryDir& cach
     return o;
 }
 
+// An endpoint of kind command that starts the scripted runner through sh: a remote endpoint as
+// far as the supervisor knows (a lost connection is told apart from a crash), on this machine.
+kf::Endpoint commandEndpoint(const std::string& name, const FakeRunner& fake)
+{
+    kf::Endpoint e;
+    e.name = name;
+    e.kind = kf::Endpoint::Kind::Command;
+    e.command = {"sh", "-c", "exec \"$0\"", "{runner}"};
+    e.runner = fake.path().toStdString();
+    e.sharedFs = true;
+    e.heartbeatTimeoutS = 1;
+    e.launchLatencyMs = 0;
+    return e;
+}
+
 // The run needs a cubin: on a machine without NVRTC the row says so and skips.
 #define SKIP_WITHOUT_NVRTC(finishedSpy)                                                                   \
     do {                                                                                                  \
@@ -43,6 +58,11 @@ private slots:
     void oneRunAtATime();
     void benchAlsoTimesTorchCompile_data();
     void benchAlsoTimesTorchCompile();
+    void statusNamesTheEndpointAndItsGpu_data();
+    void statusNamesTheEndpointAndItsGpu();
+    void newOptionsTakeEffectAtTheNextRun();
+    void aLostConnectionIsSaid();
+    void anEndpointWithoutSharedFilesIsRefused();
 };
 
 void TestRunService::probeNamesTheGpu()
@@ -53,8 +73,14 @@ void TestRunService::probeNamesTheGpu()
     QSignalSpy state(&service, &RunService::stateChanged);
     service.probe();
     QTRY_COMPARE(service.state(), RunService::RunnerState::Ready);
-    QCOMPARE(service.stateText(), QString("Fake GPU · sm_90 · driver 0.0 · runner ready"));
+    QCOMPARE(service.stateText(), QString("local · Fake GPU · GPU-1a2b3c4d · sm_90"));
     QCOMPARE(service.architecture(), QString("sm_90"));
+    // The tooltip has what the bar has no room for.
+    QVERIFY2(service.stateDetail().contains("Host: fake-host"), qPrintable(service.stateDetail()));
+    QVERIFY2(service.stateDetail().contains("compute-sanitizer 2025.3.1.0"), qPrintable(service.stateDetail()));
+    QVERIFY2(service.stateDetail().contains("GPU-1a2b3c4d-0000-4000-8000-00000000fa4e"), qPrintable(service.stateDetail()));
+    QVERIFY(service.hello());
+    QCOMPARE(qs(service.hello()->host), QString("fake-host"));
     QVERIFY(state.count() >= 2); // starting, then ready
 }
 
@@ -168,6 +194,102 @@ void TestRunService::benchAlsoTimesTorchCompile()
         QVERIFY(r.json.contains("compile_baseline"));
     }
     qunsetenv("KF_BASELINE_PYTHON");
+}
+
+void TestRunService::statusNamesTheEndpointAndItsGpu_data()
+{
+    QTest::addColumn<QString>("endpoint"); // empty: no endpoint (the plain local runner)
+    QTest::addColumn<QString>("text");
+    QTest::newRow("the local runner") << "" << "local · Fake GPU · GPU-1a2b3c4d · sm_90";
+    QTest::newRow("an endpoint of runners.json") << "box" << "box · Fake GPU · GPU-1a2b3c4d · sm_90";
+}
+
+void TestRunService::statusNamesTheEndpointAndItsGpu()
+{
+    QFETCH(QString, endpoint);
+    QFETCH(QString, text);
+    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    QTemporaryDir cache;
+    RunService::Options o = optionsFor(fake, cache);
+    if (!endpoint.isEmpty())
+        o.endpoint = commandEndpoint(endpoint.toStdString(), fake);
+    RunService service(o);
+    QCOMPARE(service.endpointName(), endpoint.isEmpty() ? QString("local") : endpoint);
+    service.probe();
+    QTRY_COMPARE(service.state(), RunService::RunnerState::Ready);
+    QCOMPARE(service.stateText(), text);
+}
+
+// Settings ▸ Runners chose another endpoint: nothing happens until the next job, which stops the
+// old runner and starts the new endpoint's.
+void TestRunService::newOptionsTakeEffectAtTheNextRun()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    QTemporaryDir cache;
+    RunService service(optionsFor(fake, cache));
+    service.probe();
+    QTRY_COMPARE(service.state(), RunService::RunnerState::Ready);
+    QVERIFY(service.stateText().startsWith("local · "));
+
+    QVERIFY(!service.setOptions(optionsFor(fake, cache))); // the same options change nothing
+    QCOMPARE(service.state(), RunService::RunnerState::Ready);
+
+    RunService::Options o = optionsFor(fake, cache);
+    o.endpoint = commandEndpoint("box", fake);
+    QSignalSpy state(&service, &RunService::stateChanged);
+    QVERIFY(service.setOptions(o));
+    QCOMPARE(service.state(), RunService::RunnerState::NotStarted);
+    QCOMPARE(service.stateText(), QString("box · runner not started (the next run starts it)"));
+    QVERIFY(!service.hello());
+
+    QSignalSpy finished(&service, &RunService::runFinished);
+    QVERIFY(service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{}) != 0);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    SKIP_WITHOUT_NVRTC(finished);
+    QVERIFY2(finished.first().at(1).toBool(), qPrintable(finished.first().at(2).toString()));
+    QTRY_COMPARE(service.stateText(), QString("box · Fake GPU · GPU-1a2b3c4d · sm_90"));
+    // The local runner was only started and stopped (a shutdown is not recorded): the one request
+    // is the verify the endpoint's runner got.
+    const QStringList requests = fake.requests();
+    QCOMPARE(requests.size(), 1);
+    QVERIFY(requests.first().contains("\"type\":\"verify\""));
+}
+
+void TestRunService::aLostConnectionIsSaid()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Freeze);
+    QTemporaryDir cache;
+    RunService::Options o = optionsFor(fake, cache);
+    o.endpoint = commandEndpoint("box", fake);
+    RunService service(o);
+    QSignalSpy failed(&service, &RunService::failed);
+    QSignalSpy finished(&service, &RunService::runFinished);
+    QVERIFY(service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{}) != 0);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    SKIP_WITHOUT_NVRTC(finished);
+    QVERIFY(!finished.first().at(1).toBool());
+    QTRY_COMPARE(service.state(), RunService::RunnerState::Unavailable);
+    QVERIFY2(service.stateText().startsWith("box: connection lost — no message from box"), qPrintable(service.stateText()));
+    QVERIFY2(service.stateText().contains("the connection is presumed lost"), qPrintable(service.stateText()));
+    QCOMPARE(failed.count(), 0); // the run has a report (verdict error), not a failure of the service
+}
+
+void TestRunService::anEndpointWithoutSharedFilesIsRefused()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    QTemporaryDir cache;
+    RunService::Options o = optionsFor(fake, cache);
+    o.endpoint = commandEndpoint("box", fake);
+    o.endpoint->sharedFs = false;
+    RunService service(o);
+    QSignalSpy failed(&service, &RunService::failed);
+    QSignalSpy finished(&service, &RunService::runFinished);
+    QVERIFY(service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{}) != 0);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    QCOMPARE(failed.count(), 1);
+    const QString sentence = finished.first().at(2).toString();
+    QVERIFY2(sentence.contains("does not see this machine's files (shared_fs is false)"), qPrintable(sentence));
+    QVERIFY(fake.requests().isEmpty()); // nothing was sent
 }
 
 QTEST_MAIN(TestRunService)

@@ -15,9 +15,13 @@
 #include "widgets/diagnostics/DiagnosticsPanel.h"
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/occupancy/OccupancyPanel.h"
+#include "widgets/runs/ResultsModel.h"
 #include "widgets/runs/RunPanel.h"
 
+#include <QAction>
 #include <QComboBox>
+#include <QFile>
+#include <QHash>
 #include <QDir>
 #include <QSettings>
 #include <QSignalSpy>
@@ -26,7 +30,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
+
+#include <nlohmann/json.hpp>
 #include <memory>
 
 using namespace kf::app;
@@ -40,9 +47,12 @@ class TestMainWindow : public QObject {
     std::unique_ptr<QSettings> m_qsettings;
     std::unique_ptr<Settings> m_settings;
 
-    std::unique_ptr<MainWindow> makeWindow(bool withRunner = false, const QString& runnerPath = KF_RUNNER_BIN)
+    std::unique_ptr<MainWindow> makeWindow(bool withRunner = false, const QString& runnerPath = KF_RUNNER_BIN,
+                                           const QString& runnersFile = {})
     {
         MainWindow::Options o;
+        // Never the user's own runners.json: a file that does not exist is the local runner alone.
+        o.runnersFile = runnersFile.isEmpty() ? m_tmp.path() + "/no-runners.json" : runnersFile;
         o.workspace = m_workspace;
         o.recoveryDir = m_tmp.path() + "/recovery";
         o.cacheDir = m_tmp.path() + "/cache";
@@ -62,6 +72,9 @@ private slots:
         m_workspace = m_tmp.path() + "/ws";
         QString error;
         QVERIFY2(copyFolder(KF_SOURCE_DIR "/resources/examples/softmax_fp32", m_workspace + "/softmax_fp32", &error),
+                 qPrintable(error));
+        // The task the scripted runner's reports are written for (tests/fakerunner.h).
+        QVERIFY2(copyFolder(KF_SOURCE_DIR "/resources/examples/vector_add", m_workspace + "/vector_add", &error),
                  qPrintable(error));
         m_qsettings = std::make_unique<QSettings>(m_tmp.path() + "/settings.ini", QSettings::IniFormat);
         m_settings = std::make_unique<Settings>(m_qsettings.get());
@@ -194,7 +207,7 @@ private slots:
     void noGpuIsCompileOnlyMode()
     {
         auto w = makeWindow(true);
-        QTRY_COMPARE_WITH_TIMEOUT(w->statusBarWidget()->runnerText(), QString("no GPU: compile-only mode"), 120000);
+        QTRY_COMPARE_WITH_TIMEOUT(w->statusBarWidget()->runnerText(), QString("local · no GPU: compile-only mode"), 120000);
         QSignalSpy finished(w->runController(), &RunController::finished);
         w->verify();
         QVERIFY(finished.wait(120000));
@@ -261,6 +274,165 @@ private slots:
         m_settings->setToleranceOverride({});
         QVERIFY2(w->runPanel()->title().contains("tolerance override (rtol 0.5, atol task's)"),
                  qPrintable(w->runPanel()->title()));
+    }
+
+    // Issue 19: Run ▸ Verify under compute-sanitizer, its findings at their lines beside NVRTC's
+    // diagnostics, and the Runs panel's sanitizer row and placement. The scripted runner answers
+    // with two made-up findings in vector_add/naive.cu: memcheck at line 9, a race at lines 9 and 7.
+    void sanitizerFindingsBecomeDiagnostics()
+    {
+        kf::test::FakeRunner fake(kf::test::FakeRunner::Behaviour::SanitizerFindings);
+        auto w = makeWindow(false, fake.path());
+        QAction* action = w->verifySanitizedAction();
+        QVERIFY(action);
+        QCOMPARE(action->shortcut(), QKeySequence(QStringLiteral("Ctrl+F5")));
+        CandidateTab* t = w->openFile(m_workspace + "/vector_add/naive.cu");
+        QVERIFY(t);
+        QTRY_VERIFY_WITH_TIMEOUT(t->lastResult() != nullptr, 60000);
+        if (!t->lastResult()->success)
+            QSKIP("the candidate does not compile here (no NVRTC?)");
+        KernelEditor* e = t->editor();
+        // An NVRTC warning after the kernel (lines 1-10 stay as the findings name them).
+        e->append("\n__device__ int kf_unused_helper() { int unused_value = 3; return 0; }\n");
+        QTRY_VERIFY_WITH_TIMEOUT(!t->lastResult()->diagnostics.empty(), 60000);
+        const int nvrtcRows = w->diagnosticsPanel()->model()->rowCount();
+        QVERIFY(nvrtcRows >= 1);
+
+        QSignalSpy finished(w->runController(), &RunController::finished);
+        action->trigger();
+        QVERIFY(finished.wait(60000));
+        QVERIFY2(w->runPanel()->title().contains("under compute-sanitizer (memcheck, racecheck, initcheck, synccheck)"),
+                 qPrintable(w->runPanel()->title()));
+        // The request asked for every tool.
+        const QStringList sent = fake.requests();
+        QCOMPARE(sent.size(), 1);
+        const auto request = nlohmann::json::parse(sent.first().toStdString());
+        QVERIFY2(request.contains("sanitize"), sent.first().left(400).toUtf8().constData());
+        QVERIFY(request["sanitize"]["tools"] == nlohmann::json({"memcheck", "racecheck", "initcheck", "synccheck"}));
+
+        // The editor: errors at line 9, the race's other access as a note at line 7.
+        auto bySource = [](const std::vector<kf::Diagnostic>& d, const char* source) {
+            return std::count_if(d.begin(), d.end(), [&](const kf::Diagnostic& x) { return x.source == source; });
+        };
+        QTRY_COMPARE(bySource(e->diagnosticsOnLine(9), "compute-sanitizer memcheck"), 1);
+        QCOMPARE(bySource(e->diagnosticsOnLine(9), "compute-sanitizer racecheck"), 1);
+        QCOMPARE(bySource(e->diagnosticsOnLine(7), "compute-sanitizer racecheck"), 1);
+        QCOMPARE(e->diagnosticsOnLine(7).front().severity, kf::Diagnostic::Severity::Note);
+        QCOMPARE(QString::fromStdString(e->diagnosticsOnLine(9).front().message),
+                 QString("compute-sanitizer memcheck: out-of-bounds read of 4 bytes in vector_add at naive.cu:9, "
+                         "block (16,0,0) thread (3,0,0) (reported 2 times)"));
+        QVERIFY(!e->diagnosticsAt(9, 9).empty()); // a squiggle over the line's code
+        // Problems: NVRTC's rows and the sanitizer's, side by side.
+        const kf::ui::DiagnosticsModel* problems = w->diagnosticsPanel()->model();
+        QCOMPARE(problems->rowCount(), nvrtcRows + 3);
+        QStringList sources;
+        for (int r = 0; r < problems->rowCount(); ++r)
+            sources << problems->index(r, kf::ui::DiagnosticsModel::Source).data().toString();
+        QCOMPARE(sources.count("NVRTC"), nvrtcRows);
+        QCOMPARE(sources.count("compute-sanitizer memcheck"), 1);
+        QCOMPARE(sources.count("compute-sanitizer racecheck"), 2);
+        QVERIFY2(w->diagnosticsPanel()->summary().contains("2 errors"), qPrintable(w->diagnosticsPanel()->summary()));
+
+        // The Runs panel: the sanitizer's row, where it ran, and a banner that fails the run.
+        const kf::ui::ResultsModel* rows = w->runPanel()->model();
+        const int row = rows->findSanitizerRow("naive.cu");
+        QVERIFY(row >= 0);
+        QVERIFY2(rows->index(row, kf::ui::ResultsModel::DetailsColumn).data().toString().startsWith(
+                     "compute-sanitizer 2025.3.1.0: 2 findings — first: memcheck: out-of-bounds read of 4 bytes in vector_add"),
+                 qPrintable(rows->index(row, kf::ui::ResultsModel::DetailsColumn).data().toString()));
+        QCOMPARE(rows->index(rows->findRow("naive.cu", "tail"), kf::ui::ResultsModel::PlacementColumn).data().toString(),
+                 QString("box · fake-host · GPU-1a2b3c4d"));
+        QVERIFY2(w->runPanel()->bannerText().startsWith("FAIL · 1/1 shapes passed · compute-sanitizer memcheck:"),
+                 qPrintable(w->runPanel()->bannerText()));
+
+        // Editing line 9 makes its findings stale (and the note that belongs to the race goes with
+        // them); NVRTC's warning stays. Undo brings the verified text, and the findings, back.
+        e->setSelection(8, 0, 8, e->text(8).length() - 1);
+        e->replaceSelectedText("        c[i] = a[i] - b[i];");
+        QTRY_COMPARE_WITH_TIMEOUT(bySource(e->diagnosticsOnLine(9), "compute-sanitizer memcheck"), 0, 60000);
+        QCOMPARE(bySource(e->diagnosticsOnLine(7), "compute-sanitizer racecheck"), 0);
+        QTRY_COMPARE(problems->rowCount(), nvrtcRows);
+        e->undo();
+        QTRY_COMPARE_WITH_TIMEOUT(bySource(e->diagnosticsOnLine(9), "compute-sanitizer memcheck"), 1, 60000);
+        QTRY_COMPARE(problems->rowCount(), nvrtcRows + 3);
+
+        // The next verification replaces them: one without the tools leaves none.
+        kf::test::FakeRunner passing(kf::test::FakeRunner::Behaviour::Pass);
+        RunService::Options o = w->runController()->service()->options();
+        o.runnerPath = passing.path();
+        QVERIFY(w->runController()->service()->setOptions(o));
+        finished.clear();
+        w->verify();
+        QVERIFY(finished.wait(60000));
+        QTRY_COMPARE(bySource(e->diagnosticsOnLine(9), "compute-sanitizer memcheck"), 0);
+        QCOMPARE(problems->rowCount(), nvrtcRows);
+        QCOMPARE(w->runPanel()->model()->findSanitizerRow("naive.cu"), -1);
+        // And the status bar names the runner the new options started.
+        QTRY_COMPARE(w->statusBarWidget()->runnerText(), QString("local · Fake GPU · GPU-1a2b3c4d · sm_90"));
+    }
+
+    // The endpoint of runners.json the workbench runs on, with its GPU, in the status bar; and
+    // what it says when the connection to it is lost.
+    void statusBarNamesTheEndpoint_data()
+    {
+        QTest::addColumn<int>("behaviour");
+        QTest::addColumn<bool>("run");
+        QTest::addColumn<QString>("text"); // the runner text, or its start when it ends in a sentence
+        using B = kf::test::FakeRunner::Behaviour;
+        QTest::newRow("after the hello") << int(B::Pass) << false << "box · Fake GPU · GPU-1a2b3c4d · sm_90";
+        QTest::newRow("connection lost during a run") << int(B::Freeze) << true << "box: connection lost — no message from box";
+    }
+    void statusBarNamesTheEndpoint()
+    {
+        QFETCH(int, behaviour);
+        QFETCH(bool, run);
+        QFETCH(QString, text);
+        kf::test::FakeRunner fake(static_cast<kf::test::FakeRunner::Behaviour>(behaviour));
+        const QString runners = m_tmp.path() + "/runners-box.json";
+        {
+            // An endpoint of kind command around the scripted runner: remote, as far as the
+            // supervisor knows, so a silent runner is a lost connection.
+            QFile f(runners);
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            const nlohmann::json j = {{"schema_version", 1}, {"default", "box"},
+                                      {"endpoints", {{{"name", "box"}, {"kind", "command"}, {"shared_fs", true},
+                                                      {"heartbeat_timeout_s", 1}, {"launch_latency_ms", 0},
+                                                      {"runner", fake.path().toStdString()},
+                                                      {"command", {"sh", "-c", "exec \"$0\"", "{runner}"}}}}}};
+            f.write(QByteArray::fromStdString(j.dump()));
+        }
+        auto w = makeWindow(!run, fake.path(), runners);
+        QCOMPARE(w->runController()->service()->endpointName(), QString("box"));
+        if (run) {
+            CandidateTab* t = w->openFile(m_workspace + "/vector_add/naive.cu");
+            QTRY_VERIFY_WITH_TIMEOUT(t->lastResult() != nullptr, 60000);
+            if (!t->lastResult()->success)
+                QSKIP("the candidate does not compile here (no NVRTC?)");
+            QSignalSpy finished(w->runController(), &RunController::finished);
+            w->verify();
+            QVERIFY(finished.wait(60000));
+        }
+        QTRY_VERIFY2_WITH_TIMEOUT(w->statusBarWidget()->runnerText().startsWith(text), qPrintable(w->statusBarWidget()->runnerText()),
+                                  60000);
+        if (run)
+            QVERIFY2(w->runPanel()->bannerText().contains("the connection is presumed lost"), qPrintable(w->runPanel()->bannerText()));
+    }
+
+    void everyShortcutIsUnique()
+    {
+        auto w = makeWindow();
+        QHash<QString, QString> seen;
+        // The window's own keys; a panel's key that works only while it has the focus may repeat one.
+        for (QAction* a : w->findChildren<QAction*>()) {
+            if (a->shortcutContext() == Qt::WidgetShortcut || a->shortcutContext() == Qt::WidgetWithChildrenShortcut)
+                continue;
+            for (const QKeySequence& k : a->shortcuts()) {
+                const QString key = k.toString();
+                QVERIFY2(!seen.contains(key), qPrintable(QString("%1 is both %2 and %3").arg(key, seen.value(key), a->text())));
+                seen.insert(key, a->text());
+            }
+        }
+        QCOMPARE(seen.value("Ctrl+F5"), QString("Verify under compute-&sanitizer"));
     }
 };
 
