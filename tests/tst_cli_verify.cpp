@@ -67,6 +67,7 @@ private slots:
     void aBrokenCandidateDoesNotStopTheRun();
     void sharedFsFalseEndpointReachesTheRunner();
     void stagedEndpointReceivesTheTaskFiles();
+    void runnersCheckSaysWhetherFilesCanBeSent();
 
 private:
     QTemporaryDir m_dir;
@@ -404,6 +405,37 @@ void TestCliVerify::stagedEndpointReceivesTheTaskFiles()
     QFile notes(dir.filePath("dumps/fixture-case/notes.txt"));
     QVERIFY2(notes.open(QIODevice::ReadOnly), "the streamed file did not arrive");
     QCOMPARE(notes.readAll(), QByteArray("streamed by the staging-runner fixture\n"));
+}
+
+// `kforge runners check` on an endpoint with shared_fs false: the real runner takes files; one
+// whose hello lacks "stage" is reported, and the check fails (exit 3).
+void TestCliVerify::runnersCheckSaysWhetherFilesCanBeSent()
+{
+    const QString runner = QFileInfo(KF_KFORGE_BIN).absolutePath() + "/kforge-runner";
+    if (!QFileInfo(runner).isExecutable())
+        QSKIP(qPrintable("kforge-runner is not built (" + runner + " does not exist; it needs LibTorch)"));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    Run r = kforge({"runners", "check", "staged", "--json", "--runners",
+                    writeStagedRunners(dir, runner, QJsonObject{{"KF_RUNNER_FORCE_CPU", "1"}})});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).array().at(0).toObject()["files"].toString(), QString("staged"));
+
+    const QString old = dir.filePath("old-runner");
+    QFile f(old);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QString("#!/bin/sh\necho '{\"type\":\"hello\",\"protocol_version\":%1,\"device\":null,\"features\":[\"dump\"],"
+                    "\"versions\":{}}'\nwhile read -r line; do\n  case \"$line\" in *'\"type\":\"shutdown\"'*) exit 0;; esac\n"
+                    "  echo '{\"type\":\"pong\",\"protocol_version\":%1}'\ndone\n")
+                .arg(kf::protocol::kVersion)
+                .toUtf8());
+    f.close();
+    QVERIFY(f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
+    r = kforge({"runners", "check", "staged", "--json", "--runners", writeStagedRunners(dir, old, QJsonObject{})});
+    QCOMPARE(r.exitCode, 3);
+    const QJsonObject row = QJsonDocument::fromJson(r.out.toUtf8()).array().at(0).toObject();
+    QCOMPARE(row["files"].toString(), QString("refused"));
+    QVERIFY2(row["error"].toString().startsWith("the runner there is too old to be sent the task's files"), qPrintable(r.out));
 }
 
 QTEST_GUILESS_MAIN(TestCliVerify)
