@@ -78,6 +78,7 @@ private slots:
     void cleanup();
     void taskFilesListsWhatTheRunnerReads();
     void chunksAndContentAddressing();
+    void stagesThroughSsh();
     void aVerifyReadsOnlyStagedFiles();
     void aBadHashIsKeptOut();
     void chunksInOrderOnly();
@@ -245,6 +246,31 @@ void TestFileStage::chunksAndContentAddressing()
     auto cancelled = stage(sup, *taskFilesFor(*loadTask(m_task)), &cancel, 4096);
     QVERIFY(!cancelled.ok());
     QVERIFY2(qs(cancelled.error().why).contains("cancelled"), qPrintable(qs(cancelled.error().why)));
+}
+
+// Over ssh (tests/fixtures/endpoints/fake-ssh runs the remote words through sh -c as sshd does):
+// the environment crosses inside the remote command, and 4 MiB chunks cross as single lines.
+void TestFileStage::stagesThroughSsh()
+{
+    REQUIRE_RUNNER();
+    Endpoint e = endpoint();
+    e.kind = Endpoint::Kind::Ssh;
+    e.host = "gpu-box";
+    e.command.clear();
+    RunnerSupervisor::Options o = RunnerSupervisor::forEndpoint(e, kRunner);
+    o.command.front() = KF_SOURCE_DIR "/tests/fixtures/endpoints/fake-ssh";
+    RunnerSupervisor sup(o);
+    KF_VERIFY_OK(sup.hello());
+    auto files = taskFilesFor(*loadTask(m_task));
+    KF_VERIFY_OK(files);
+    auto first = stage(sup, *files);
+    KF_VERIFY_OK(first);
+    QCOMPARE(first->chunksSent, 5);
+    for (const StageFile& f : *files)
+        QCOMPARE(sha256Of(m_blobs / f.sha256), qs(f.sha256));   // in the cache the ssh-side environment named
+    auto second = stage(sup, *files);
+    KF_VERIFY_OK(second);
+    QCOMPARE(second->bytesSent, std::int64_t(0));
 }
 
 void TestFileStage::aVerifyReadsOnlyStagedFiles()
