@@ -9,6 +9,7 @@
 #include "reprofixture.h"
 #include "testutil.h"
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -67,6 +68,9 @@ private slots:
     void poolRunsInTaskOrder_data();
     void poolRunsInTaskOrder();
     void poolRunsSeveralTasks();
+    void sharedFsFalseEndpointReachesTheRunner();
+    void stagedEndpointReceivesTheTaskFiles();
+    void runnersCheckSaysWhetherFilesCanBeSent();
 
 private:
     QString m_pool;          // runners.json with two endpoints of the fixture runner and a pool "two"
@@ -292,7 +296,7 @@ done
     QVERIFY(f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
 
     Run r = kforge({"verify", kVectorAdd, "--runner", runner, "--json", "--report", dir.filePath("report.json")});
-    if (r.exitCode == 3 && r.err.contains("NVRTC"))
+    if (r.exitCode == 3 && (r.err.contains("NVRTC") || r.err.contains("nvrtc")))
         QSKIP(qPrintable("NVRTC unavailable: " + r.err));
     QCOMPARE(r.exitCode, 1);
     const QJsonObject all = QJsonDocument::fromJson(r.out.toUtf8()).object();
@@ -384,6 +388,157 @@ void TestCliVerify::poolRunsSeveralTasks()
     QCOMPARE(items.size(), expected.size());
     QCOMPARE(items[2].toObject()["task"].toString(), QString("broken_add"));
     QCOMPARE(all["static_scan"].toArray().size(), expected.size());
+namespace {
+
+// A runners.json with one endpoint "staged" of kind command that does not share this machine's
+// files: `runner` started through `sh -c`, with `env`.
+QString writeStagedRunners(const QTemporaryDir& dir, const QString& runner, const QJsonObject& env)
+{
+    const QJsonObject endpoint{{"name", "staged"},
+                               {"kind", "command"},
+                               {"command", QJsonArray{"sh", "-c", "cd / && exec \"$0\"", "{runner}"}},
+                               {"runner", runner},
+                               {"env", env},
+                               {"shared_fs", false}};
+    const QJsonObject config{{"schema_version", 1}, {"default", "local"}, {"endpoints", QJsonArray{endpoint}}};
+    const QString file = dir.filePath("runners.json");
+    QFile f(file);
+    if (f.open(QIODevice::WriteOnly))
+        f.write(QJsonDocument(config).toJson());
+    return file;
+}
+
+QList<QJsonObject> logLines(const QString& file)
+{
+    QList<QJsonObject> out;
+    QFile f(file);
+    if (f.open(QIODevice::ReadOnly))
+        for (const QByteArray& line : f.readAll().split('\n'))
+            if (!line.trimmed().isEmpty())
+                out.push_back(QJsonDocument::fromJson(line).object());
+    return out;
+}
+
+} // namespace
+
+// An endpoint with shared_fs false was refused until staging existed; now kforge starts it and
+// goes as far as the machine allows: the real runner in CPU mode says it has no GPU.
+void TestCliVerify::sharedFsFalseEndpointReachesTheRunner()
+{
+    const QString runner = QFileInfo(KF_KFORGE_BIN).absolutePath() + "/kforge-runner";
+    if (!QFileInfo(runner).isExecutable())
+        QSKIP(qPrintable("kforge-runner is not built (" + runner + " does not exist; it needs LibTorch)"));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString runners = writeStagedRunners(dir, runner, QJsonObject{{"KF_RUNNER_FORCE_CPU", "1"}});
+    Run r = kforge({"verify", kVectorAdd, "--runner-endpoint", "staged", "--runners", runners});
+    QCOMPARE(r.exitCode, 3);
+    QVERIFY2(!r.err.contains("shared_fs"), qPrintable(r.err));
+    QVERIFY2(r.err.startsWith("kforge: no GPU: no CUDA device: CPU mode forced by KF_RUNNER_FORCE_CPU=1"), qPrintable(r.err));
+}
+
+// `kforge verify --runner-endpoint staged` with shared_fs false against a stand-in runner with a
+// GPU (tests/fixtures/endpoints/staging-runner): every file of the task reaches it by content, the
+// request names no task folder, a warm runner is sent nothing again, and a streamed dump lands
+// in the client's --dump folder.
+void TestCliVerify::stagedEndpointReceivesTheTaskFiles()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    namespace fs = std::filesystem;
+    const fs::path task = fs::path(dir.path().toStdString()) / "vector_add";
+    fs::copy(kVectorAdd.toStdString(), task, fs::copy_options::recursive);
+    const QString runnerDir = dir.filePath("runner-side");
+    QVERIFY(QDir().mkpath(runnerDir));
+    const QString runners = writeStagedRunners(dir, KF_SOURCE_DIR "/tests/fixtures/endpoints/staging-runner",
+                                               QJsonObject{{"STAGING_RUNNER_DIR", runnerDir}});
+    const QString log = runnerDir + "/log.jsonl";
+
+    Run r = kforge({"verify", qs(task.string()), "--runner-endpoint", "staged", "--runners", runners, "--json"});
+    if (r.exitCode == 3 && (r.err.contains("NVRTC") || r.err.contains("nvrtc")))
+        QSKIP(qPrintable("NVRTC unavailable: " + r.err));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    const QJsonArray reports = QJsonDocument::fromJson(r.out.toUtf8()).object()["reports"].toArray();
+    QCOMPARE(reports.size(), 2);   // naive.cu and optimized.cu, each its own request
+    for (const QJsonValue& rep : reports)
+        QVERIFY2(rep.toObject()["summary"].toString().startsWith("staging-runner fixture"), qPrintable(r.out));
+
+    // Every file the task folder holds but task.json reaches the runner, byte for byte.
+    const QList<QJsonObject> first = logLines(log);
+    int puts = 0, requests = 0;
+    for (const QJsonObject& e : first) {
+        if (e["type"] == "put_file")
+            ++puts;
+        if (e["type"] == "verify") {
+            ++requests;
+            QVERIFY2(!e.contains("task_dir"), "a staged request named a task folder");
+            const QJsonObject files = e["task_files"].toObject();
+            QVERIFY(files.contains("naive.cu") && files.contains("optimized.cu"));
+            for (auto it = files.begin(); it != files.end(); ++it) {
+                QFile mine(qs((task / it.key().toStdString()).string()));
+                QVERIFY(mine.open(QIODevice::ReadOnly));
+                const QByteArray bytes = mine.readAll();
+                QCOMPARE(QString(QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex()), it.value().toString());
+                QFile theirs(runnerDir + "/task/" + it.key());
+                QVERIFY2(theirs.open(QIODevice::ReadOnly), qPrintable(it.key()));
+                QVERIFY(theirs.readAll() == bytes);
+            }
+        }
+    }
+    QCOMPARE(requests, 2);
+    QVERIFY2(puts >= 2, "the files were not sent");
+
+    // A warm runner holds them all: the next run asks and sends nothing.
+    QFile::remove(log);
+    r = kforge({"verify", qs(task.string()), "--candidate", "naive.cu", "--runner-endpoint", "staged", "--runners", runners,
+                "--dump", dir.filePath("dumps")});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    const QList<QJsonObject> second = logLines(log);
+    QVERIFY(!second.isEmpty());
+    for (const QJsonObject& e : second)
+        QVERIFY2(e["type"] != "put_file", "a warm runner was sent a file again");
+    QCOMPARE(second.front()["type"].toString(), QString("have_files"));
+    // The dump came back into the client's folder, as the report says.
+    QJsonObject request;
+    for (const QJsonObject& e : second)
+        if (e["type"] == "verify")
+            request = e;
+    QCOMPARE(request["dump"].toObject()["stream"].toBool(), true);
+    QCOMPARE(request["dump"].toObject()["dir"].toString(), dir.filePath("dumps"));
+    QFile notes(dir.filePath("dumps/fixture-case/notes.txt"));
+    QVERIFY2(notes.open(QIODevice::ReadOnly), "the streamed file did not arrive");
+    QCOMPARE(notes.readAll(), QByteArray("streamed by the staging-runner fixture\n"));
+}
+
+// `kforge runners check` on an endpoint with shared_fs false: the real runner takes files; one
+// whose hello lacks "stage" is reported, and the check fails (exit 3).
+void TestCliVerify::runnersCheckSaysWhetherFilesCanBeSent()
+{
+    const QString runner = QFileInfo(KF_KFORGE_BIN).absolutePath() + "/kforge-runner";
+    if (!QFileInfo(runner).isExecutable())
+        QSKIP(qPrintable("kforge-runner is not built (" + runner + " does not exist; it needs LibTorch)"));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    Run r = kforge({"runners", "check", "staged", "--json", "--runners",
+                    writeStagedRunners(dir, runner, QJsonObject{{"KF_RUNNER_FORCE_CPU", "1"}})});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err + r.out));
+    QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).array().at(0).toObject()["files"].toString(), QString("staged"));
+
+    const QString old = dir.filePath("old-runner");
+    QFile f(old);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QString("#!/bin/sh\necho '{\"type\":\"hello\",\"protocol_version\":%1,\"device\":null,\"features\":[\"dump\"],"
+                    "\"versions\":{}}'\nwhile read -r line; do\n  case \"$line\" in *'\"type\":\"shutdown\"'*) exit 0;; esac\n"
+                    "  echo '{\"type\":\"pong\",\"protocol_version\":%1}'\ndone\n")
+                .arg(kf::protocol::kVersion)
+                .toUtf8());
+    f.close();
+    QVERIFY(f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
+    r = kforge({"runners", "check", "staged", "--json", "--runners", writeStagedRunners(dir, old, QJsonObject{})});
+    QCOMPARE(r.exitCode, 3);
+    const QJsonObject row = QJsonDocument::fromJson(r.out.toUtf8()).array().at(0).toObject();
+    QCOMPARE(row["files"].toString(), QString("refused"));
+    QVERIFY2(row["error"].toString().startsWith("the runner there is too old to be sent the task's files"), qPrintable(r.out));
 }
 
 QTEST_GUILESS_MAIN(TestCliVerify)

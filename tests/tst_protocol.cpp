@@ -3,6 +3,7 @@
 // JSON pointer of what is wrong, and every struct written reads back equal. No runner, no GPU.
 #include "testutil.h"
 
+#include "engine/protocol/FileTransfer.h"
 #include "engine/protocol/Messages.h"
 #include "engine/protocol/Protocol.h"
 #include "engine/protocol/RunReport.h"
@@ -137,6 +138,17 @@ RunRequest requestFor(const QString& which)
         r.firstTrial = 2;
         r.inputsDir = "/tmp/kf-case/inputs";
         r.dump = DumpSettings{"/tmp/kf-dump"};
+    } else if (which == "verify staged") {
+        // A runner elsewhere: the task's files and the repro inputs by content, the dump streamed.
+        r.kind = RunKind::Verify;
+        r.seeds = {0x1234};
+        r.trials = 1;
+        r.onlyShapes = {binding("repro", {{"N", 7}})};
+        r.setName = "repro";
+        r.taskDir.clear();
+        r.taskFiles = {{"naive.cu", std::string(64, 'a')}, {"include/util/vec.h", std::string(64, '0')}};
+        r.inputsFiles = {{"a.npy", std::string(64, 'b')}, {"b.npy", std::string(64, 'c')}};
+        r.dump = DumpSettings{"/home/me/kf-dump", std::int64_t(1) << 20, false, true};
     } else if (which == "bench") {
         r.kind = RunKind::Bench;
         r.seeds = {0x42};
@@ -436,6 +448,12 @@ private slots:
     void decodesAnErrorWithoutReason();
     void decodesHello();
     void decodesEventsAndFinals();
+    void pathProblem_data();
+    void pathProblem();
+    void fileMessagesRoundTrip();
+    void fileRequestsRefuse_data();
+    void fileRequestsRefuse();
+    void fileMapLimits();
     void helloRoundTrips();
     void helloWithoutDevice();
     void helloHas();
@@ -688,6 +706,28 @@ void TestProtocol::decodeRefuses_data()
     QTest::newRow("hello cuda_driver_api a string")
         << R"({"type": "hello", "versions": {"cuda_driver_api": "13.0"}})" << "/versions/cuda_driver_api"
         << "expected an integer";
+    // Staging's answer and a streamed dump's chunks (docs/runner-protocol.md, "Files").
+    QTest::newRow("files without missing") << R"({"type": "files", "id": 1})" << "/" << R"(missing required key "missing")";
+    QTest::newRow("files missing a string") << R"({"type": "files", "id": 1, "missing": "x"})" << "/missing" << "expected an array";
+    QTest::newRow("files missing a short hash") << R"({"type": "files", "id": 1, "missing": ["abc"]})" << "/missing/0"
+                                                << "64 lowercase hex digits";
+    auto chunk = [](const char* path, int offset, int size, const char* data, bool last) {
+        return qs(json{{"type", "file_chunk"}, {"id", 1}, {"path", path}, {"offset", offset}, {"size", size}, {"data", data}, {"last", last}}
+                      .dump());
+    };
+    QTest::newRow("file_chunk ../x") << chunk("../x", 0, 3, "AAEC", true) << "/path" << "would leave its folder";
+    QTest::newRow("file_chunk case/../../x") << chunk("case/../../x", 0, 3, "AAEC", true) << "/path" << "would leave its folder";
+    QTest::newRow("file_chunk absolute") << chunk("/etc/cron.d/x", 0, 3, "AAEC", true) << "/path" << "an absolute path";
+    QTest::newRow("file_chunk empty path") << chunk("", 0, 3, "AAEC", true) << "/path" << "the path is empty";
+    QTest::newRow("file_chunk offset past size") << chunk("a.npy", 5, 3, "", true) << "/offset" << "between 0 and size";
+    QTest::newRow("file_chunk negative offset") << chunk("a.npy", -1, 3, "AAEC", true) << "/offset" << "between 0 and size";
+    QTest::newRow("file_chunk data past size") << chunk("a.npy", 1, 3, "AAEC", true) << "/data" << "run past the file's size";
+    QTest::newRow("file_chunk last too early") << chunk("a.npy", 0, 4, "AAEC", true) << "/last" << "must end at the file's size";
+    QTest::newRow("file_chunk not last at the end") << chunk("a.npy", 0, 3, "AAEC", false) << "/last" << "must be the last";
+    QTest::newRow("file_chunk data not base64") << chunk("a.npy", 0, 3, "AA=C", true) << "/data" << "not valid base64";
+    QTest::newRow("file_chunk size a string")
+        << R"({"type": "file_chunk", "id": 1, "path": "a", "offset": 0, "size": "3", "data": "AAEC", "last": true})" << "/size"
+        << "expected an integer";
 }
 
 void TestProtocol::decodeRefuses()
@@ -783,6 +823,170 @@ void TestProtocol::decodesEventsAndFinals()
     KF_VERIFY_OK(pong);
     QCOMPARE(int(pong->type), int(RunnerMessage::Type::Pong));
     QCOMPARE(*pong->id, std::int64_t(3));
+
+    const std::string sha(64, 'e');
+    const auto files = RunnerMessage::decode(json{{"type", "files"}, {"id", 4}, {"missing", {sha}}});
+    KF_VERIFY_OK(files);
+    QCOMPARE(int(files->type), int(RunnerMessage::Type::Files));
+    QCOMPARE(int(files->missing.size()), 1);
+    QCOMPARE(qs(files->missing.front()), qs(sha));
+
+    const auto chunk = RunnerMessage::decode(json::parse(
+        R"({"type": "file_chunk", "id": 5, "path": "03-tail/inputs/a.npy", "offset": 4, "size": 9, "data": "AAECAwQ=", "last": true})"));
+    KF_VERIFY_OK(chunk);
+    QCOMPARE(int(chunk->type), int(RunnerMessage::Type::FileChunk));
+    QCOMPARE(*chunk->id, std::int64_t(5));
+    QCOMPARE(qs(chunk->chunk.path), QString("03-tail/inputs/a.npy"));
+    QCOMPARE(chunk->chunk.offset, std::int64_t(4));
+    QCOMPARE(chunk->chunk.size, std::int64_t(9));
+    QVERIFY(chunk->chunk.data == std::string("\0\1\2\3\4", 5));
+    QVERIFY(chunk->chunk.last);
+}
+
+void TestProtocol::pathProblem_data()
+{
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("problem");   // empty: the path is accepted
+    QTest::newRow("a file") << "naive.cu" << "";
+    QTest::newRow("a nested file") << "include/util/vec.h" << "";
+    QTest::newRow("dots inside a name") << "a..b/..c" << "";
+    QTest::newRow("a hidden file") << ".hidden" << "";
+    QTest::newRow("..") << ".." << "would leave its folder";
+    QTest::newRow("../x") << "../x" << "would leave its folder";
+    QTest::newRow("a/../../x") << "a/../../x" << "would leave its folder";
+    QTest::newRow("a/..") << "a/.." << "would leave its folder";
+    QTest::newRow("./x") << "./x" << R"(a "." component)";
+    QTest::newRow("absolute") << "/etc/passwd" << "an absolute path";
+    QTest::newRow("empty") << "" << "the path is empty";
+    QTest::newRow("a//b") << "a//b" << "empty component";
+    QTest::newRow("trailing slash") << "a/" << "empty component";
+    QTest::newRow("backslash") << "..\\x" << "backslash";
+    QTest::newRow("NUL") << QString::fromLatin1("a\0b", 3) << "control character";
+    QTest::newRow("newline") << "a\nb" << "control character";
+    QTest::newRow("1025 bytes") << QString(1025, 'x') << "longer than 1024 bytes";
+    QTest::newRow("1024 bytes") << QString(1024, 'x') << "";
+}
+
+void TestProtocol::pathProblem()
+{
+    QFETCH(QString, path);
+    QFETCH(QString, problem);
+    const QByteArray bytes = path.toUtf8();
+    const std::string why = kf::protocol::pathProblem(std::string_view(bytes.constData(), std::size_t(bytes.size())));
+    if (problem.isEmpty())
+        QVERIFY2(why.empty(), why.c_str());
+    else
+        QVERIFY2(qs(why).contains(problem), why.c_str());
+}
+
+void TestProtocol::fileMessagesRoundTrip()
+{
+    const std::string a(64, 'a'), b(64, '0');
+    HaveFiles have{{a, b}};
+    auto haveBack = HaveFiles::fromJson(*parseLine(toLine(have.toJson()), From::Client));
+    KF_VERIFY_OK(haveBack);
+    QVERIFY(haveBack->sha256 == have.sha256);
+
+    PutFile put;
+    put.sha256 = a;
+    put.size = 10;
+    put.offset = 7;
+    put.data = std::string("\0\xff\n", 3);
+    put.last = true;
+    auto putBack = PutFile::fromJson(*parseLine(toLine(put.toJson()), From::Client));
+    KF_VERIFY_OK(putBack);
+    QCOMPARE(qs(putBack->sha256), qs(a));
+    QCOMPARE(putBack->size, std::int64_t(10));
+    QCOMPARE(putBack->offset, std::int64_t(7));
+    QVERIFY(putBack->data == put.data);
+    QVERIFY(putBack->last);
+
+    // An empty file is one chunk, at offset 0, last.
+    PutFile empty;
+    empty.sha256 = b;
+    empty.last = true;
+    KF_VERIFY_OK(PutFile::fromJson(empty.toJson()));
+
+    FilesAnswer answer{{b}};
+    auto answerBack = FilesAnswer::fromJson(answer.toJson());
+    KF_VERIFY_OK(answerBack);
+    QVERIFY(answerBack->missing == answer.missing);
+
+    FileChunk c;
+    c.id = 9;
+    c.path = "01-one-N1-t0/case.json";
+    c.size = 3;
+    c.data = "{}\n";
+    c.last = true;
+    auto cBack = FileChunk::fromJson(*parseLine(toLine(c.toJson()), From::Runner));
+    KF_VERIFY_OK(cBack);
+    QCOMPARE(cBack->id, std::int64_t(9));
+    QCOMPARE(qs(cBack->path), qs(c.path));
+    QVERIFY(cBack->data == c.data);
+}
+
+void TestProtocol::fileRequestsRefuse_data()
+{
+    QTest::addColumn<QString>("message");
+    QTest::addColumn<QString>("pointer");
+    QTest::addColumn<QString>("says");
+    const std::string sha(64, 'a');
+    auto put = [&](json patch) {
+        json j = {{"type", "put_file"}, {"id", 1}, {"sha256", sha}, {"size", 3}, {"offset", 0}, {"data", "AAEC"}, {"last", true}};
+        j.merge_patch(patch);
+        return qs(j.dump());
+    };
+    QTest::newRow("have_files without sha256") << R"({"type": "have_files", "id": 1})" << "/" << R"(missing required key "sha256")";
+    QTest::newRow("have_files a bad hash") << R"({"type": "have_files", "id": 1, "sha256": ["xyz"]})" << "/sha256/0"
+                                           << "64 lowercase hex digits";
+    QTest::newRow("put_file a bad hash") << put({{"sha256", "ABC"}}) << "/sha256" << "64 lowercase hex digits";
+    QTest::newRow("put_file over 4 GiB") << put({{"size", (std::int64_t(4) << 30) + 1}, {"last", false}}) << "/size"
+                                         << "between 0 and 4 GiB";
+    QTest::newRow("put_file a negative size") << put({{"size", -1}}) << "/size" << "between 0 and 4 GiB";
+    QTest::newRow("put_file offset past size") << put({{"offset", 4}}) << "/offset" << "between 0 and size";
+    QTest::newRow("put_file data past size") << put({{"offset", 1}}) << "/data" << "run past the file's size";
+    QTest::newRow("put_file not base64") << put({{"data", "AA\nC"}}) << "/data" << "not valid base64";
+    QTest::newRow("put_file last too early") << put({{"size", 4}}) << "/last" << "must end at the file's size";
+    QTest::newRow("put_file over 4 MiB") << put({{"size", 5 << 20}, {"data", std::string(((4 << 20) / 3 + 2) * 4, 'A')}, {"last", false}})
+                                         << "/data" << "at most 4 MiB";
+}
+
+void TestProtocol::fileRequestsRefuse()
+{
+    QFETCH(QString, message);
+    QFETCH(QString, pointer);
+    QFETCH(QString, says);
+    const json j = parsed(message);
+    std::optional<Error> e;
+    if (j.at("type") == "have_files") {
+        if (auto r = HaveFiles::fromJson(j); !r)
+            e = r.error();
+    } else if (auto r = PutFile::fromJson(j); !r) {
+        e = r.error();
+    }
+    QVERIFY2(e.has_value(), qPrintable(message.left(200)));
+    QCOMPARE(qs(e->pointer), pointer);
+    QVERIFY2(qs(e->why).contains(says), qPrintable(qs(e->why)));
+}
+
+void TestProtocol::fileMapLimits()
+{
+    // 4096 files is the most a request may name; one more is refused before any is looked at.
+    json files = json::object();
+    for (int i = 0; i < int(kMaxStagedFiles); ++i)
+        files["include/h" + std::to_string(i) + ".h"] = std::string(64, 'a');
+    KF_VERIFY_OK(readFileMap(files, "/task_files"));
+    files["naive.cu"] = std::string(64, 'b');
+    const auto tooMany = readFileMap(files, "/task_files");
+    QVERIFY(!tooMany.ok());
+    QCOMPARE(qs(tooMany.error().pointer), QString("/task_files"));
+    QVERIFY2(qs(tooMany.error().why).contains("4097 files, more than the 4096"), qPrintable(qs(tooMany.error().why)));
+    // The same limit in a request.
+    json request = minimalRequest("verify");
+    request["task_files"] = files;
+    const auto r = RunRequest::fromJson(request);
+    QVERIFY(!r.ok());
+    QCOMPARE(qs(r.error().pointer), QString("/task_files"));
 }
 
 void TestProtocol::helloRoundTrips()
@@ -994,6 +1198,7 @@ void TestProtocol::requestRoundTrips_data()
     QTest::addColumn<QString>("which");
     QTest::newRow("verify") << "verify";
     QTest::newRow("verify repro") << "verify repro";
+    QTest::newRow("verify staged") << "verify staged";
     QTest::newRow("bench") << "bench";
     QTest::newRow("profile") << "profile";
 }
@@ -1036,8 +1241,13 @@ void TestProtocol::requestRoundTrips()
         QCOMPARE(qs(back->dump->dir), qs(r.dump->dir));
         QCOMPARE(back->dump->maxBytes, r.dump->maxBytes);
         QCOMPARE(back->dump->allFailing, r.dump->allFailing);
+        QCOMPARE(back->dump->stream, r.dump->stream);
     }
     QCOMPARE(qs(back->inputsDir), qs(r.inputsDir));
+    QVERIFY(back->taskFiles == r.taskFiles);
+    QVERIFY(back->inputsFiles == r.inputsFiles);
+    // A staged task names no folder the runner could misread as its own.
+    QCOMPARE(j.contains("task_dir"), r.taskFiles.empty());
     QCOMPARE(back->launchTimeoutMs, r.launchTimeoutMs);
     QCOMPARE(back->bench.timeCapMs, r.bench.timeCapMs);
     QCOMPARE(back->bench.minSamples, r.bench.minSamples);
@@ -1162,6 +1372,36 @@ void TestProtocol::requestRefuses_data()
                                                   << "/inputs_dir" << "inputs_dir needs exactly one shape";
     QTest::newRow("inputs_dir relative") << R"({"inputs_dir": "in", "trials": 1, "only_shapes": [{"N": 1}]})"
                                          << "/inputs_dir" << "give an absolute folder path";
+    const std::string sha(64, 'a');
+    auto staged = [&](const char* key, const std::string& value = std::string(64, 'a')) {
+        return qs(json{{"task_dir", nullptr}, {"task_files", {{key, value}}}}.dump());
+    };
+    QTest::newRow("task_files ../x") << staged("../x") << "/task_files/..~1x" << "would leave its folder";
+    QTest::newRow("task_files inner ..") << staged("include/../../x.h") << "/task_files/include~1..~1..~1x.h"
+                                         << "would leave its folder";
+    QTest::newRow("task_files absolute") << staged("/etc/passwd") << "/task_files/~1etc~1passwd" << "an absolute path";
+    QTest::newRow("task_files empty component") << staged("include//a.h") << "/task_files/include~1~1a.h" << "empty component";
+    QTest::newRow("task_files backslash") << staged("include\\a.h") << "/task_files/include\\a.h" << "backslash";
+    QTest::newRow("task_files a control character") << staged("a\nb.cu") << "/task_files/a\nb.cu" << "control character";
+    QTest::newRow("task_files dot") << staged("./naive.cu") << "/task_files/.~1naive.cu" << R"(a "." component)";
+    QTest::newRow("task_files sha upper case") << staged("naive.cu", std::string(64, 'A')) << "/task_files/naive.cu"
+                                               << "64 lowercase hex digits";
+    QTest::newRow("task_files sha short") << staged("naive.cu", "abc") << "/task_files/naive.cu" << "64 lowercase hex digits";
+    QTest::newRow("task_files sha a number") << R"({"task_dir": null, "task_files": {"naive.cu": 5}})" << "/task_files/naive.cu"
+                                             << "expected a string";
+    QTest::newRow("task_files an array") << R"({"task_dir": null, "task_files": ["naive.cu"]})" << "/task_files"
+                                         << "expected an object";
+    QTest::newRow("task_files and task_dir") << qs(json{{"task_dir", "/work/t"}, {"task_files", {{"naive.cu", sha}}}}.dump()) << "/task_files"
+                                             << "give task_dir or task_files, not both";
+    QTest::newRow("inputs_files without only_shapes") << qs(json{{"trials", 1}, {"inputs_files", {{"a.npy", sha}}}}.dump())
+                                                      << "/inputs_files" << "inputs_files needs exactly one shape";
+    QTest::newRow("inputs_files and inputs_dir")
+        << qs(json{{"trials", 1}, {"only_shapes", {{{"N", 1}}}}, {"inputs_dir", "/tmp/in"}, {"inputs_files", {{"a.npy", sha}}}}.dump())
+        << "/inputs_files" << "give inputs_dir or inputs_files, not both";
+    QTest::newRow("inputs_files ..") << qs(json{{"trials", 1}, {"only_shapes", {{{"N", 1}}}}, {"inputs_files", {{"..", sha}}}}.dump())
+                                     << "/inputs_files/.." << "would leave its folder";
+    QTest::newRow("dump.stream a string") << R"({"dump": {"dir": "/tmp/d", "stream": "yes"}})" << "/dump/stream"
+                                          << "expected true or false";
     QTest::newRow("launch_timeout_ms 0") << R"({"launch_timeout_ms": 0})" << "/launch_timeout_ms" << "must be positive";
     QTest::newRow("launch_timeout_ms a string") << R"({"launch_timeout_ms": "10s"})" << "/launch_timeout_ms"
                                                 << "expected an integer";
@@ -1247,6 +1487,11 @@ void TestProtocol::missingFeature_data()
                                                   << QStringList{"only_shapes"} << "inputs_dir";
     QTest::newRow("profile") << QStringList{"profile", "only_shapes"} << QStringList{"only_shapes"} << "profile";
     QTest::newRow("the first missing, in order") << QStringList{"dump", "samples"} << QStringList{} << "samples";
+    QTest::newRow("task_files") << QStringList{"task_files"} << all << "stage";
+    QTest::newRow("inputs_files") << QStringList{"only_shapes", "inputs_files"} << all << "stage";
+    QTest::newRow("task_files, listed") << QStringList{"task_files"} << QStringList{"stage"} << "";
+    QTest::newRow("a streamed dump") << QStringList{"dump", "dump_stream"} << (all + QStringList{"stage"}) << "dump_stream";
+    QTest::newRow("a streamed dump, listed") << QStringList{"dump", "dump_stream"} << (all + QStringList{"dump_stream"}) << "";
     QTest::newRow("everything, all listed") << all << all << "";
 }
 
@@ -1271,6 +1516,12 @@ void TestProtocol::missingFeature()
             r.inputsDir = "/tmp/kf-case/inputs";
         else if (u == "profile")
             r.kind = RunKind::Profile;
+        else if (u == "task_files")
+            r.taskFiles = {{"naive.cu", std::string(64, 'a')}};
+        else if (u == "inputs_files")
+            r.inputsFiles = {{"a.npy", std::string(64, 'a')}};
+        else if (u == "dump_stream")
+            r.dump->stream = true;
     }
     QCOMPARE(qs(r.missingFeature(strings(features))), missing);
 }

@@ -48,6 +48,7 @@ private slots:
     void malformedMessagesAreProtocolErrors_data();
     void malformedMessagesAreProtocolErrors();
     void otherProtocolVersionIsRefusedAtStart();
+    void aRunnerTooOldToBeSentFilesIsRefused();
     void aFrozenRunnerIsFoundInSeconds();
     void benchReportIsTyped();
 };
@@ -234,6 +235,38 @@ void TestRunSession::otherProtocolVersionIsRefusedAtStart()
     auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
     QVERIFY(!outcome);
     QVERIFY(fake.requests().isEmpty());
+}
+
+// An endpoint that does not share this machine's files needs a runner that takes them (hello
+// feature "stage"): one without it is refused at start, before anything is compiled or sent.
+void TestRunSession::aRunnerTooOldToBeSentFilesIsRefused()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Pass);   // its hello lists no "stage"
+    QTemporaryDir cache;
+    RunSession::Options o = optionsFor(fake, cache);
+    Endpoint e;
+    e.name = "box";
+    e.kind = Endpoint::Kind::Command;
+    e.command = {"sh", "-c", "exec \"$0\"", "{runner}"};
+    e.runner = fake.path().toStdString();
+    e.sharedFs = false;
+    o.endpoint = e;
+    RunSession session(o);
+    QVERIFY(session.stagesFiles());
+    auto s = session.start();
+    QVERIFY(!s);
+    QVERIFY2(qs(s.error().why).startsWith("the runner there is too old to be sent the task's files"), qPrintable(qs(s.error().why)));
+    QVERIFY2(qs(s.error().what).contains("box (command sh)"), qPrintable(qs(s.error().what)));
+    QVERIFY(qs(s.error().hint).contains("shared_fs"));
+    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
+    QVERIFY(!outcome);
+    QVERIFY(fake.requests().isEmpty());
+    // The same runner behind an endpoint that shares the files is used as before.
+    e.sharedFs = true;
+    o.endpoint = e;
+    RunSession shared(o);
+    QVERIFY(!shared.stagesFiles());
+    START_OR_SKIP(shared);
 }
 
 void TestRunSession::benchReportIsTyped()

@@ -97,16 +97,9 @@ std::optional<int> resolveEndpointOrExit(const EndpointArgs& args, std::optional
         std::cerr << "kforge: " << e.error().message() << '\n';
         return kExitUsage;
     }
-    // The runner reads the task folder (candidate files, headers, a TorchScript reference) at the
-    // client's paths. Sending those files to a host that does not share them is not built yet:
-    // say so rather than fail later with a missing file on the far side.
-    if (e.value() && !e.value()->sharedFs) {
-        std::cerr << "kforge: endpoint " << e.value()->describe()
-                  << " does not see this machine's files (shared_fs is false), and sending task files to a runner is "
-                     "not built yet; mount the task folders there at the same paths and set \"shared_fs\": true in "
-                     "runners.json (docs/runners.md)\n";
-        return kExitEnvironment;
-    }
+    // An endpoint with shared_fs false gets the task's files with each request (RunSession stages
+    // them), so every endpoint is usable here; a runner too old to take them is refused when it
+    // says hello.
     out = std::move(e.value());
     return std::nullopt;
 }

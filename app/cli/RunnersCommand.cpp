@@ -115,8 +115,11 @@ int check(const RunnersArgs& a)
         const double pingMs = msSince(t1);
         const protocol::Hello& h = hello.value();
         std::string key = h.signingKeyId.empty() ? "none" : h.signingKeyId == myKey ? "yours" : "another (" + h.signingKeyId + ")";
-        const bool ok = static_cast<bool>(pong);
+        // An endpoint that does not share this machine's files needs a runner that takes them.
+        const bool takesFiles = e.sharedFs || h.has("stage");
+        const bool ok = static_cast<bool>(pong) && takesFiles;
         allOk = allOk && ok;
+        row["files"] = e.sharedFs ? "shared" : takesFiles ? "staged" : "refused";
         row["ok"] = ok;
         row["host"] = h.host;
         row["gpu"] = h.device ? h.device->gpu : std::string();
@@ -129,6 +132,12 @@ int check(const RunnersArgs& a)
         row["signing_key"] = key;
         if (!pong)
             row["error"] = pong.error().message();
+        else if (!takesFiles)
+            row["error"] = "the runner there is too old to be sent the task's files (its hello does not list \"stage\"), and "
+                           "shared_fs is false for this endpoint: install this KernelForge's kforge-runner there, or share "
+                           "the task folders and set \"shared_fs\": true";
+        if (!takesFiles && !a.json)
+            std::cerr << "kforge: " << e.name << ": " << row["error"].get<std::string>() << '\n';
         out.push_back(row);
         char start[32], ping[32];
         std::snprintf(start, sizeof start, "%.1f s", startMs / 1000.0);

@@ -29,7 +29,19 @@ nlohmann::json CaseWriter::save(const CaseInfo& info, const std::vector<CaseTens
         removeTree(dir);
         return {{"case_skipped", "tensors not saved: " + r.error().why}};
     }
-    m_written += bytes;
+    // What the folder really holds (case.json included) counts against the budget, so a client
+    // receiving a streamed dump can hold the runner to max_bytes byte for byte.
+    std::int64_t onDisk = 0;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (std::error_code fileEc; it->is_regular_file(fileEc))
+            onDisk += static_cast<std::int64_t>(it->file_size(fileEc));
+    if (m_written + onDisk > m_settings.maxBytes) {
+        removeTree(dir);
+        return {{"case_skipped", "tensors not saved: this case takes " + std::to_string((onDisk + (1 << 20) - 1) >> 20) +
+                                     " MiB and the run's budget (max_bytes) has " +
+                                     std::to_string((m_settings.maxBytes - m_written) >> 20) + " MiB left"}};
+    }
+    m_written += onDisk;
     return {{"case", name}};
 }
 

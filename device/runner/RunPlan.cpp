@@ -86,7 +86,7 @@ Result<RunPlan> planRun(const nlohmann::json& j)
 
 const std::vector<std::string>& runnerFeatures()
 {
-    static const std::vector<std::string> f = {"dump", "inputs_dir", "only_shapes", "samples", "first_trial", "profile", "heartbeat", "placement", "sanitize"};
+    static const std::vector<std::string> f = {"dump", "inputs_dir", "only_shapes", "samples", "first_trial", "profile", "heartbeat", "placement", "sanitize", "stage", "dump_stream"};
     return f;
 }
 

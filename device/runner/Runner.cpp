@@ -11,9 +11,12 @@
 #include "device/runner/TorchBridge.h"
 #include "device/runner/Verifier.h"
 #include "engine/core/Files.h"
+#include "engine/core/TempFolder.h"
+#include "engine/protocol/FileTransfer.h"
 #include "engine/protocol/Protocol.h"
 #include "engine/protocol/Signature.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -191,10 +194,14 @@ std::optional<int> Runner::handle(const nlohmann::json& request)
         return 0;
     if (type == "verify" || type == "bench" || type == "profile")
         return handleRun(request, id);
+    if (type == "have_files" || type == "put_file") {
+        handleFiles(type, request, id);
+        return std::nullopt;
+    }
     if (m_testHooks && type.rfind("test_", 0) == 0)
         return handleTestHook(type, request, id);
     m_channel.error(id, Error{"handle a \"" + type + "\" request", "the runner does not know the request type \"" + type + "\"",
-                              "use verify, bench, profile, ping or shutdown", {}, {}},
+                              "use verify, bench, profile, have_files, put_file, ping or shutdown", {}, {}},
                     false);
     return std::nullopt;
 }
@@ -208,12 +215,43 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
                         false);
         return std::nullopt;
     }
-    auto request = planRun(json);
+    // Staged files first (a client that does not share this host's files): the request then
+    // reads like a local one, with folders of this runner's own.
+    std::vector<std::filesystem::path> folders;
+    struct RemoveFolders {
+        std::vector<std::filesystem::path>& folders;
+        ~RemoveFolders()
+        {
+            for (const auto& f : folders)
+                removeTree(f);
+        }
+    } removeFolders{folders};
+    auto local = localise(json, folders);
+    if (!local) {
+        m_channel.error(id, local.error(), false);
+        return std::nullopt;
+    }
+    auto request = planRun(local.value());
     if (!request) {
         m_channel.error(id, request.error(), false);
         return std::nullopt;
     }
     request->id = id;
+    // A streamed dump is written here first, then sent; the report names the client's folder.
+    std::string clientDumpDir;
+    std::filesystem::path streamDir;
+    if (request->dump && request->dump->stream) {
+        auto base = m_files.privateDir();
+        if (!base) {
+            m_channel.error(id, base.error(), false);
+            return std::nullopt;
+        }
+        streamDir = base.value() / ("dump-" + std::to_string(id));
+        removeTree(streamDir);
+        folders.push_back(streamDir);
+        clientDumpDir = request->dump->dir;
+        request->dump->dir = streamDir.string();
+    }
     const SoftwareVersions versions{m_torchVersion, request->nvrtcVersion};
     m_channel.beginRequest(id);
     struct EndBeats {
@@ -226,7 +264,7 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
             report = Verifier(m_channel, *m_gpu, request.value(), versions).run();
             // compute-sanitizer after a verification that ran (a lost context is handled below).
             if (report && request->sanitize && report->value("verdict", std::string()) != "error" && !stickyError())
-                addSanitizerSection(report.value(), runSanitizer(m_channel, request.value(), json));
+                addSanitizerSection(report.value(), runSanitizer(m_channel, request.value(), local.value()));
         }
         else if (type == "bench")
             report = Bencher(m_channel, *m_gpu, request.value(), versions).run();
@@ -248,6 +286,15 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
     if (!report) {
         m_channel.error(id, report.error(), false);
         return std::nullopt;
+    }
+    if (!streamDir.empty()) {
+        report.value()["dump_dir"] = clientDumpDir;
+        std::error_code ec;
+        if (std::filesystem::is_directory(streamDir, ec))
+            if (auto sent = streamFolder(m_channel, id, streamDir); !sent) {
+                m_channel.error(id, sent.error(), false);
+                return std::nullopt;
+            }
     }
     sign(report.value(), request->task.directory);
     m_channel.send({{"type", "report"}, {"id", id}, {"report", std::move(report.value())}});
@@ -309,8 +356,60 @@ std::optional<int> Runner::handleTestHook(const std::string& type, const nlohman
         m_channel.sendRaw("this line is not JSON {");
         return std::nullopt;
     }
+    if (type == "test_prepared_run") {
+        testPreparedRun(request, id);
+        return std::nullopt;
+    }
+    if (type == "test_dump_stream") {
+        // Files of the given sizes (byte j is j % 251) streamed as a dump is: the transport of
+        // streamed dumps, testable without a GPU.
+        auto base = m_files.privateDir();
+        if (!base) {
+            m_channel.error(id, base.error(), false);
+            return std::nullopt;
+        }
+        const std::filesystem::path dir = base.value() / ("dump-" + std::to_string(id));
+        struct Remove {
+            std::filesystem::path dir;
+            ~Remove() { removeTree(dir); }
+        } remove{dir};
+        if (auto files = request.find("files"); files != request.end() && files->is_object())
+            for (auto it = files->begin(); it != files->end(); ++it) {
+                if (!protocol::pathProblem(it.key()).empty() || !it.value().is_number_integer())
+                    continue;
+                std::string bytes(static_cast<std::size_t>(std::max<std::int64_t>(0, it.value().get<std::int64_t>())), '\0');
+                for (std::size_t j = 0; j < bytes.size(); ++j)
+                    bytes[j] = static_cast<char>(j % 251);
+                if (auto w = writeFileAtomic(dir / it.key(), bytes); !w) {
+                    m_channel.error(id, w.error(), false);
+                    return std::nullopt;
+                }
+            }
+        auto sent = streamFolder(m_channel, id, dir);
+        if (!sent) {
+            m_channel.error(id, sent.error(), false);
+            return std::nullopt;
+        }
+        m_channel.send({{"type", "report"}, {"id", id}, {"report", {{"bytes", sent.value()}}}});
+        return std::nullopt;
+    }
+    if (type == "test_send") {
+        // The given messages as they are (with this request's id), then an empty report: what a
+        // runner that misbehaves would send.
+        if (auto messages = request.find("messages"); messages != request.end() && messages->is_array())
+            for (nlohmann::json m : *messages) {
+                if (!m.is_object())
+                    continue;
+                m["id"] = id;
+                m_channel.send(m);
+            }
+        m_channel.send({{"type", "report"}, {"id", id}, {"report", nlohmann::json::object()}});
+        return std::nullopt;
+    }
     m_channel.error(id, Error{"handle a \"" + type + "\" request", "unknown test hook \"" + type + "\"",
-                              "test_crash, test_hang, test_stuck, test_fatal or test_garbage", {}, {}},
+                              "test_crash, test_hang, test_stuck, test_fatal, test_garbage, test_prepared_run, "
+                              "test_dump_stream or test_send",
+                              {}, {}},
                     false);
     return std::nullopt;
 }
@@ -318,6 +417,7 @@ std::optional<int> Runner::handleTestHook(const std::string& type, const nlohman
 void Runner::exitFatal(std::int64_t id, const Error& e)
 {
     m_channel.error(id, e, true);
+    m_files.removePrivateDir(); // _Exit runs no destructor
     std::fflush(stderr);
     // No destructors or atexit handlers: with a lost context they can hang or crash.
     std::_Exit(kExitFatal);

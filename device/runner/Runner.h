@@ -4,6 +4,7 @@
 // runs to its report or error before the next line is read.
 
 #include "device/runner/Channel.h"
+#include "device/runner/FileStore.h"
 #include "device/runner/GpuContext.h"
 
 #include <nlohmann/json.hpp>
@@ -32,11 +33,21 @@ private:
     std::optional<int> handle(const nlohmann::json& request);
     std::optional<int> handleRun(const nlohmann::json& request, std::int64_t id);
     std::optional<int> handleTestHook(const std::string& type, const nlohmann::json& request, std::int64_t id);
+    /// have_files and put_file (staging, docs/runner-protocol.md "Files").
+    void handleFiles(const std::string& type, const nlohmann::json& request, std::int64_t id);
+    /// A request whose files were staged, made local: task_files and inputs_files replaced by
+    /// task_dir and inputs_dir, folders of this runner built from its blobs. `folders` gets them,
+    /// to be removed when the request ends. An unstaged request comes back as it was.
+    Result<nlohmann::json> localise(const nlohmann::json& request, std::vector<std::filesystem::path>& folders);
+    /// Test hook test_prepared_run: a run request made local and planned as handleRun does, then
+    /// its reference evaluated on the CPU at its first shape; answers what the runner read.
+    void testPreparedRun(const nlohmann::json& request, std::int64_t id);
     [[noreturn]] void exitFatal(std::int64_t id, const Error& e);
     /// Signs `report` with the user's key, or records in it why it is unsigned.
     void sign(nlohmann::json& report, const std::filesystem::path& taskDirectory);
 
     Channel& m_channel;
+    FileStore m_files;
     std::optional<GpuContext> m_gpu;
     std::string m_deviceError;
     std::string m_deviceErrorKind;   ///< kGpuOutOfMemory when the GPU is there but full

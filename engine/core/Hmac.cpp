@@ -2,6 +2,9 @@
 
 #include "engine/core/DynamicLibrary.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <mutex>
 
 namespace kf {
@@ -15,13 +18,25 @@ using HmacFn = unsigned char* (*)(const void* md, const void* key, int keyLen, c
                                   std::size_t dataLen, unsigned char* out, unsigned int* outLen);
 using DigestFn = int (*)(const void* data, std::size_t count, unsigned char* md, unsigned int* size, const void* type,
                          void* engine);
+// The incremental digest (openssl/evp.h, OpenSSL 1.1 and 3.x).
+using CtxNewFn = void* (*)();
+using CtxFreeFn = void (*)(void* ctx);
+using DigestInitFn = int (*)(void* ctx, const void* type, void* engine);
+using DigestUpdateFn = int (*)(void* ctx, const void* data, std::size_t count);
+using DigestFinalFn = int (*)(void* ctx, unsigned char* md, unsigned int* size);
 
 struct Crypto {
     DynamicLibrary lib;
     EvpMdFn sha256 = nullptr;
     HmacFn hmac = nullptr;
     DigestFn digest = nullptr;
+    CtxNewFn ctxNew = nullptr;
+    CtxFreeFn ctxFree = nullptr;
+    DigestInitFn init = nullptr;
+    DigestUpdateFn update = nullptr;
+    DigestFinalFn final = nullptr;
     Error error;
+    Error incrementalError;
 };
 
 const Crypto& crypto()
@@ -42,6 +57,14 @@ const Crypto& crypto()
         if (!c.sha256 || !c.hmac || !c.digest)
             c.error = Error{"load OpenSSL's libcrypto", c.lib.path() + " lacks EVP_sha256, EVP_Digest or HMAC",
                             "install OpenSSL 1.1 or 3 (libssl3)", c.lib.path(), {}};
+        c.ctxNew = reinterpret_cast<CtxNewFn>(c.lib.symbol("EVP_MD_CTX_new"));
+        c.ctxFree = reinterpret_cast<CtxFreeFn>(c.lib.symbol("EVP_MD_CTX_free"));
+        c.init = reinterpret_cast<DigestInitFn>(c.lib.symbol("EVP_DigestInit_ex"));
+        c.update = reinterpret_cast<DigestUpdateFn>(c.lib.symbol("EVP_DigestUpdate"));
+        c.final = reinterpret_cast<DigestFinalFn>(c.lib.symbol("EVP_DigestFinal_ex"));
+        if (!c.ctxNew || !c.ctxFree || !c.init || !c.update || !c.final)
+            c.incrementalError = Error{"load OpenSSL's libcrypto", c.lib.path() + " lacks EVP_MD_CTX_new or EVP_DigestUpdate",
+                                       "install OpenSSL 1.1 or 3 (libssl3)", c.lib.path(), {}};
     });
     return c;
 }
@@ -74,6 +97,72 @@ Result<std::string> sha256Hex(std::string_view data)
     if (!c.digest(bytes, data.size(), md, &len, c.sha256(), nullptr) || len != 32)
         return Error{"compute SHA-256", "libcrypto's EVP_Digest failed", {}, {}, {}};
     return hexOf(md, len);
+}
+
+Sha256::Sha256()
+{
+    const Crypto& c = crypto();
+    if (!c.sha256 || !c.ctxNew)
+        return;
+    m_ctx = c.ctxNew();
+    if (m_ctx && !c.init(m_ctx, c.sha256(), nullptr))
+        m_failed = true;
+}
+
+Sha256::~Sha256()
+{
+    if (m_ctx)
+        crypto().ctxFree(m_ctx);
+}
+
+Result<void> Sha256::ready() const
+{
+    const Crypto& c = crypto();
+    if (!c.sha256)
+        return c.error;
+    if (!c.ctxNew)
+        return c.incrementalError;
+    if (!m_ctx || m_failed)
+        return Error{"compute SHA-256", "libcrypto's EVP_DigestInit_ex failed", {}, {}, {}};
+    return {};
+}
+
+void Sha256::update(std::string_view data)
+{
+    if (!m_ctx || m_failed || data.empty())
+        return;
+    if (!crypto().update(m_ctx, data.data(), data.size()))
+        m_failed = true;
+}
+
+Result<std::string> Sha256::hex()
+{
+    if (auto r = ready(); !r)
+        return r.error();
+    unsigned char md[64];
+    unsigned int len = 0;
+    m_failed = true; // a digest ends the hash
+    if (!crypto().final(m_ctx, md, &len) || len != 32)
+        return Error{"compute SHA-256", "libcrypto's EVP_DigestFinal_ex failed", {}, {}, {}};
+    return hexOf(md, len);
+}
+
+Result<std::string> sha256OfFile(const std::string& path)
+{
+    Sha256 h;
+    if (auto r = h.ready(); !r)
+        return r.error();
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return Error{"read a file", std::string("cannot open it: ") + std::strerror(errno), "", path, {}};
+    std::string buffer(std::size_t(1) << 20, '\0');
+    while (in) {
+        in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+        h.update(std::string_view(buffer.data(), static_cast<std::size_t>(in.gcount())));
+    }
+    if (in.bad())
+        return Error{"read a file", "a read failed", "", path, {}};
+    return h.hex();
 }
 
 std::string hexOf(const unsigned char* bytes, std::size_t n)

@@ -302,6 +302,18 @@ Result<RunnerMessage> RunnerMessage::decode(const nlohmann::json& j)
                 m.error.why = "the runner reported an error without a reason";
         } else if (type == "pong") {
             m.type = Type::Pong;
+        } else if (type == "files") {
+            m.type = Type::Files;
+            auto a = FilesAnswer::fromJson(j);
+            if (!a)
+                jr::fail(a.error().pointer, a.error().why);
+            m.missing = std::move(a->missing);
+        } else if (type == "file_chunk") {
+            m.type = Type::FileChunk;
+            auto c = FileChunk::fromJson(j);
+            if (!c)
+                jr::fail(c.error().pointer, c.error().why);
+            m.chunk = std::move(c.value());
         } else if (type == "heartbeat") {
             m.type = Type::Heartbeat; // the runner's process is alive (sent about once a second in a request)
         } else if (type == "progress" || type == "launch_begin" || type == "launch_end" || type == "log") {

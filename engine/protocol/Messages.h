@@ -3,6 +3,7 @@
 // events it sends while it works, and the decoding of any line it writes into one of them.
 
 #include "engine/core/Result.h"
+#include "engine/protocol/FileTransfer.h"
 #include "engine/protocol/Report.h"
 
 #include <nlohmann/json.hpp>
@@ -110,7 +111,9 @@ const char* levelName(Event::Level l);
 
 /// Any message a runner writes, decoded.
 struct RunnerMessage {
-    enum class Type { Hello, Event, Report, Error, Pong, Heartbeat };
+    /// Files: the answer to have_files and put_file (feature "stage"). FileChunk: a piece of a
+    /// streamed dump (feature "dump_stream"), an event like progress, handed to the request's file sink.
+    enum class Type { Hello, Event, Report, Error, Pong, Heartbeat, Files, FileChunk };
     Type type = Type::Event;
     std::optional<std::int64_t> id;     ///< the request it answers (absent in hello)
     Hello hello;                        ///< Type::Hello
@@ -118,6 +121,8 @@ struct RunnerMessage {
     nlohmann::json report;              ///< Type::Report: the report object (read with RunReport)
     Error error;                        ///< Type::Error
     bool fatal = false;                 ///< Type::Error: the CUDA context is lost
+    std::vector<std::string> missing;   ///< Type::Files: the blobs the runner still lacks
+    FileChunk chunk;                    ///< Type::FileChunk
 
     /// Decodes a parsed line (protocol::parseLine). Unknown types and fields of the wrong type
     /// are errors naming the JSON pointer.

@@ -8,6 +8,10 @@
 //   runner -> report                        (final, success: a report, docs/report-schema.md)
 //   runner -> error                         (final, failure: {what, why, hint}, fatal or not)
 //
+// For a runner that does not see the client's files (engine/protocol/FileTransfer.h, features
+// "stage" and "dump_stream"): caller -> have_files | put_file, runner -> files (final); a verify
+// with dump.stream gets its case folders back as file_chunk events before its report.
+//
 // A fatal error means the CUDA context is unusable (a sticky error); the runner exits after
 // sending it and the supervisor starts a new one. stderr is free-form log text.
 //

@@ -62,6 +62,14 @@ RunRequest readOrThrow(const nlohmann::json& j)
     if (!r.taskJson.is_object())
         jr::fail(o.at("task"), "expected the task as an object, found " + jr::describe(r.taskJson));
     r.taskDir = o.stringOr("task_dir", "");
+    if (const nlohmann::json* files = o.optional("task_files")) {
+        auto map = readFileMap(*files, o.at("task_files"));
+        if (!map)
+            jr::fail(map.error().pointer, map.error().why);
+        r.taskFiles = std::move(map.value());
+        if (!r.taskDir.empty())
+            jr::fail(o.at("task_files"), "give task_dir or task_files, not both");
+    }
     r.candidateFile = o.string("candidate");
     if (!base64Decode(o.string("cubin"), r.cubin) || r.cubin.empty())
         jr::fail(o.at("cubin"), "the cubin is not valid base64 (standard alphabet, '=' padding, no line breaks)");
@@ -125,6 +133,7 @@ RunRequest readOrThrow(const nlohmann::json& j)
         if (which != "first_failing" && which != "all_failing")
             jr::fail(dump.at("trials"), "expected \"first_failing\" or \"all_failing\"");
         s.allFailing = which == "all_failing";
+        s.stream = dump.booleanOr("stream", false);
         dump.finish();
         r.dump = s;
     }
@@ -133,6 +142,16 @@ RunRequest readOrThrow(const nlohmann::json& j)
         // Inputs from files replay one trial of one shape; anything else would reuse them silently.
         if (r.onlyShapes.size() != 1 || r.trials != 1)
             jr::fail(o.at("inputs_dir"), "inputs_dir needs exactly one shape in only_shapes and trials 1");
+    }
+    if (const nlohmann::json* files = o.optional("inputs_files")) {
+        auto map = readFileMap(*files, o.at("inputs_files"));
+        if (!map)
+            jr::fail(map.error().pointer, map.error().why);
+        r.inputsFiles = std::move(map.value());
+        if (!r.inputsDir.empty())
+            jr::fail(o.at("inputs_files"), "give inputs_dir or inputs_files, not both");
+        if (r.onlyShapes.size() != 1 || r.trials != 1)
+            jr::fail(o.at("inputs_files"), "inputs_files needs exactly one shape in only_shapes and trials 1");
     }
     if (const nlohmann::json* p = o.optional("sanitize")) {
         jr::Object so(*p, o.at("sanitize"));
@@ -218,7 +237,6 @@ nlohmann::json RunRequest::toJson() const
     nlohmann::json r = {{"type", runKindName(kind)},
                         {"id", id},
                         {"task", taskJson},
-                        {"task_dir", taskDir},
                         {"candidate", candidateFile},
                         {"cubin", base64Encode(cubin)},
                         {"lowered_names", loweredNames},
@@ -231,6 +249,11 @@ nlohmann::json RunRequest::toJson() const
                         {"trials", trials},
                         {"shapes", shapes},
                         {"launch_timeout_ms", launchTimeoutMs}};
+    // A staged task has no folder the runner could use: its files travel by hash instead.
+    if (!taskFiles.empty())
+        r["task_files"] = taskFiles;
+    else
+        r["task_dir"] = taskDir;
     if (!onlyShapes.empty()) {
         r["only_shapes"] = heldOutJson(onlyShapes);
         r["set_name"] = setName;
@@ -241,10 +264,15 @@ nlohmann::json RunRequest::toJson() const
         r["first_trial"] = firstTrial;
     if (samples != 10)
         r["samples"] = samples;
-    if (dump)
+    if (dump) {
         r["dump"] = {{"dir", dump->dir}, {"max_bytes", dump->maxBytes}, {"trials", dump->allFailing ? "all_failing" : "first_failing"}};
+        if (dump->stream)
+            r["dump"]["stream"] = true;
+    }
     if (!inputsDir.empty())
         r["inputs_dir"] = inputsDir;
+    if (!inputsFiles.empty())
+        r["inputs_files"] = inputsFiles;
     if (sanitize)
         r["sanitize"] = {{"tools", sanitize->tools}, {"shapes", heldOutJson(sanitize->shapes)}, {"timeout_ms", sanitize->timeoutMs}};
     if (!endpoint.empty() || attempt != 1)
@@ -288,7 +316,9 @@ std::string RunRequest::missingFeature(const std::vector<std::string>& features)
                                                   {dump.has_value(), "dump"},
                                                   {!inputsDir.empty(), "inputs_dir"},
                                                   {kind == RunKind::Profile, "profile"},
-                                                  {sanitize.has_value(), "sanitize"}};
+                                                  {sanitize.has_value(), "sanitize"},
+                                                  {!taskFiles.empty() || !inputsFiles.empty(), "stage"},
+                                                  {dump && dump->stream, "dump_stream"}};
     for (const auto& [needed, name] : needs)
         if (needed && std::find(features.begin(), features.end(), name) == features.end())
             return name;

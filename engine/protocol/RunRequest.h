@@ -4,6 +4,7 @@
 // resolves the task and shapes against it (device/runner/RunPlan.h). Defaults live here only.
 
 #include "engine/core/Result.h"
+#include "engine/protocol/FileTransfer.h"
 #include "engine/task/Task.h"
 
 #include <nlohmann/json.hpp>
@@ -34,6 +35,10 @@ struct DumpSettings {
     std::string dir;                        ///< absolute; one case folder per saved trial inside it
     std::int64_t maxBytes = 2ll << 30;      ///< the whole run's budget; a case that does not fit is skipped
     bool allFailing = false;                ///< false: only each shape's first failing trial
+    /// The runner writes the cases into a folder of its own and streams them back as file_chunk
+    /// events before the report (feature "dump_stream"): `dir` is then the client's folder, named
+    /// in the report but never touched by the runner.
+    bool stream = false;
 };
 
 struct ProfileSettings {
@@ -57,6 +62,9 @@ struct RunRequest {
     RunKind kind = RunKind::Verify;
     nlohmann::json taskJson;                ///< task.json as the client canonicalised it
     std::string taskDir;                    ///< where the task's headers and module files are
+    /// Instead of taskDir, for a runner that does not share the client's files (feature "stage"):
+    /// relative path -> sha256 of every file the task needs, each staged with put_file beforehand.
+    FileMap taskFiles;
     std::string candidateFile;              ///< the candidate's file name in the task
     std::string cubin;                      ///< ELF bytes (base64 on the wire)
     std::map<std::string, std::string> loweredNames;
@@ -75,6 +83,7 @@ struct RunRequest {
     int samples = 10;                       ///< mismatches and unwritten indices listed per output
     std::optional<DumpSettings> dump;
     std::string inputsDir;                  ///< inputs from <dir>/<name>.npy (one only_shapes entry, one trial)
+    FileMap inputsFiles;                    ///< instead of inputsDir, staged: "<name>.npy" -> sha256
     std::int64_t launchTimeoutMs = 10000;   ///< the per-launch watchdog
     BenchSettings bench;
     ProfileSettings profile;

@@ -4,6 +4,7 @@
 #include "engine/compile/Compiler.h"
 #include "engine/compile/TaskCompile.h"
 #include "engine/core/Clock.h"
+#include "engine/runner/DumpReceiver.h"
 #include "engine/task/TaskHash.h"
 
 #include <chrono>
@@ -33,6 +34,14 @@ Result<protocol::Hello> RunSession::start()
     if (!hello)
         return hello.error();
     m_hello = hello.value();
+    // An endpoint that does not share this machine's files needs a runner that takes them.
+    if (stagesFiles() && !m_hello.has("stage"))
+        return Error{"run on " + m_options.endpoint->describe(),
+                     "the runner there is too old to be sent the task's files (its hello does not list \"stage\"), and the "
+                     "endpoint does not share this machine's files (shared_fs is false)",
+                     "install the kforge-runner of this KernelForge on that host, or mount the task folders there at the "
+                     "same paths and set \"shared_fs\": true in runners.json (docs/runners.md)",
+                     {}, {}};
     if (!m_hello.device) {
         // A GPU that other processes filled is there, just full: not "no GPU".
         if (m_hello.deviceErrorKind == kGpuOutOfMemory) {
@@ -127,6 +136,7 @@ Result<RunSession::Outcome> RunSession::runJob(RunKind kind, const Task& origina
                                      req->fileName, {}});
 
     std::optional<Error> runFailure;
+    std::optional<std::vector<StageFile>> taskFiles;   // hashed once for every request of this job
     const Send send = [&](const RunSettings& given) -> Result<protocol::RunReport> {
         RunSettings s = given;
         Task resolved = task;
@@ -138,15 +148,56 @@ Result<RunSession::Outcome> RunSession::runJob(RunKind kind, const Task& origina
         if (m_options.endpoint)
             request.endpoint = m_options.endpoint->name;
         request.attempt = s.attempt;
+        // The runner elsewhere gets the task's files by content; before every request, since a
+        // runner restarted since the last one may have an empty cache (a warm one receives nothing).
+        const protocol::RunRequest unstaged = request;
+        auto stageFiles = [&]() -> Result<void> {
+            if (!stagesFiles())
+                return {};
+            if (!taskFiles) {
+                auto files = taskFilesFor(resolved);
+                if (!files)
+                    return files.error();
+                taskFiles = std::move(files.value());
+            }
+            request = unstaged;
+            auto staged = stageWith(request, *taskFiles, cancel);
+            if (!staged)
+                return staged.error();
+            return {};
+        };
+        if (auto staged = stageFiles(); !staged)
+            return staged.error();
         if (std::string missing = request.missingFeature(m_hello.features); !missing.empty())
             return Error{"run " + candidateFile, "this kforge-runner is too old for the options given (it lacks \"" + missing + "\")",
                          "rebuild it with this KernelForge", {}, {}};
-        auto report = m_runner->request(request, onEvent, cancel);
+        // A streamed dump is written here, with the checks a local dump has.
+        std::optional<DumpReceiver> receiver;
+        auto exchange = [&]() {
+            RunnerSupervisor::FileSink sink;
+            receiver.reset();
+            if (request.dump && request.dump->stream) {
+                receiver.emplace(request.dump->dir, request.dump->maxBytes);
+                sink = [&](const protocol::FileChunk& c) { return receiver->accept(c); };
+            }
+            return m_runner->request(request, onEvent, cancel, sink);
+        };
+        auto report = exchange();
+        if (!report && report.error().kind == protocol::kNotStaged && stagesFiles()) {
+            // The runner lost a file between staging and the request (a restart on another node,
+            // a cache cleared meanwhile): stage again, once.
+            if (auto staged = stageFiles(); !staged)
+                return staged.error();
+            report = exchange();
+        }
         if (!report) {
             runFailure = report.error();
             out.runnerRestarted = true; // every supervisor failure puts the runner down
             return report.error();
         }
+        if (receiver)
+            if (auto whole = receiver->finish(); !whole)
+                return whole.error();
         return protocol::RunReport::fromJson(report.value(), "the runner's report");
     };
     const auto runnerStart = std::chrono::steady_clock::now();
@@ -161,6 +212,41 @@ Result<RunSession::Outcome> RunSession::runJob(RunKind kind, const Task& origina
         return finishWithError(Error{"run " + candidateFile, "cancelled", "", {}, {}});
     }
     return finishWithError(result.error());
+}
+
+Result<StageStats> RunSession::stageRequest(protocol::RunRequest& request, const Task& task, const CancelToken* cancel)
+{
+    auto files = taskFilesFor(task);
+    if (!files)
+        return files.error();
+    return stageWith(request, files.value(), cancel);
+}
+
+Result<StageStats> RunSession::stageWith(protocol::RunRequest& request, const std::vector<StageFile>& taskFiles,
+                                         const CancelToken* cancel)
+{
+    std::vector<StageFile> all = taskFiles;
+    std::vector<StageFile> inputs;
+    if (!request.inputsDir.empty()) {
+        auto in = folderFilesFor(request.inputsDir);
+        if (!in)
+            return in.error();
+        inputs = std::move(in.value());
+        all.insert(all.end(), inputs.begin(), inputs.end());
+    }
+    auto stats = stage(*m_runner, all, cancel);
+    if (!stats)
+        return stats.error();
+    request.taskFiles = fileMap(taskFiles);
+    request.taskDir.clear();
+    if (!request.inputsDir.empty()) {
+        request.inputsFiles = fileMap(inputs);
+        request.inputsDir.clear();
+    }
+    if (request.dump)
+        request.dump->stream = true;
+    m_lastStage = stats.value();
+    return stats;
 }
 
 } // namespace kf

@@ -13,6 +13,7 @@
 #include "engine/protocol/RunReport.h"
 #include "engine/runner/RunSettings.h"
 #include "engine/runner/Endpoint.h"
+#include "engine/runner/FileStage.h"
 #include "engine/runner/Supervisor.h"
 #include "engine/task/Task.h"
 
@@ -86,6 +87,18 @@ public:
                            const EventFn& onEvent = {}, const CancelToken* cancel = nullptr,
                            const std::optional<std::string>& source = std::nullopt);
 
+    /// Whether requests carry their files: the endpoint does not see this machine's files
+    /// (shared_fs false, docs/runners.md). Each request is then preceded by stageRequest().
+    bool stagesFiles() const { return m_options.endpoint && !m_options.endpoint->sharedFs; }
+    /// Stages on the runner the files `request` needs, the task's (taskFilesFor) and the repro
+    /// inputs of its inputsDir, and rewrites it to name them by content (task_files and
+    /// inputs_files instead of task_dir and inputs_dir) and to stream its dump back (dump.stream;
+    /// dump.dir stays this machine's folder, where DumpReceiver writes). run() does this itself
+    /// before every request of such an endpoint: a warm runner answers at once that it has them all.
+    Result<StageStats> stageRequest(protocol::RunRequest& request, const Task& task, const CancelToken* cancel = nullptr);
+    /// What the last staging sent.
+    const StageStats& lastStage() const { return m_lastStage; }
+
     RunnerSupervisor& supervisor() { return *m_runner; }
     /// The endpoint's name ("local" without one).
     std::string endpointName() const { return m_options.endpoint ? m_options.endpoint->name : std::string("local"); }
@@ -96,8 +109,11 @@ private:
     std::unique_ptr<RunnerSupervisor> m_runner;
     std::unique_ptr<CompileCache> m_cache;
     protocol::Hello m_hello;
+    Result<StageStats> stageWith(protocol::RunRequest& request, const std::vector<StageFile>& taskFiles, const CancelToken* cancel);
+
     std::string m_arch;
     std::string m_nvrtc;
+    StageStats m_lastStage;
 };
 
 } // namespace kf

@@ -238,17 +238,18 @@ void RunnerSupervisor::stop()
     m_started = false;
 }
 
-Result<json> RunnerSupervisor::request(const protocol::RunRequest& req, const EventFn& onEvent, const CancelToken* cancel)
+Result<json> RunnerSupervisor::request(const protocol::RunRequest& req, const EventFn& onEvent, const CancelToken* cancel,
+                                       const FileSink& onFile)
 {
-    return exchange(req.toJson(), onEvent, cancel);
+    return exchange(req.toJson(), onEvent, cancel, onFile);
 }
 
-Result<json> RunnerSupervisor::control(json req, const EventFn& onEvent, const CancelToken* cancel)
+Result<json> RunnerSupervisor::control(json req, const EventFn& onEvent, const CancelToken* cancel, const FileSink& onFile)
 {
-    return exchange(std::move(req), onEvent, cancel);
+    return exchange(std::move(req), onEvent, cancel, onFile);
 }
 
-Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const CancelToken* cancel)
+Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const CancelToken* cancel, const FileSink& onFile)
 {
     const std::string type = req.is_object() && req.contains("type") && req["type"].is_string() ? req["type"].get<std::string>() : std::string();
     const std::string what = "run the " + (type.empty() ? std::string("runner") : type) + " request";
@@ -439,6 +440,29 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
                 return m.report;
             case Type::Pong:
                 return json{{"type", "pong"}}; // the answer to "ping": final, and it carries no report
+            case Type::Files:
+                return json{{"type", "files"}, {"missing", m.missing}}; // the answer to have_files and put_file
+            case Type::FileChunk: {
+                if (!onFile)
+                    return malformed("a file_chunk for a request that streams no files");
+                if (auto taken = onFile(m.chunk); !taken) {
+                    // The runner sent a file the client refuses to write (a path out of the dump
+                    // folder, a chunk out of order, past the budget): it is not to be trusted with
+                    // the rest of this request.
+                    kill();
+                    Error e = taken.error();
+                    e.what = what;
+                    e.file.clear();
+                    e.pointer.clear();
+                    if (!e.why.empty() && e.why.back() == '.')
+                        e.why.pop_back();
+                    e.why = "the runner sent a dump file the client refused (" + m.chunk.path + ": " + e.why + "); it was restarted.";
+                    if (e.hint.empty())
+                        e.hint = withLastWords(kRebuildHint, m_stderrTail);
+                    return e;
+                }
+                break;
+            }
             case Type::Error: {
                 Error e = m.error;
                 if (e.what.empty())

@@ -64,6 +64,10 @@ public:
     RunnerSupervisor& operator=(const RunnerSupervisor&) = delete;
 
     using EventFn = std::function<void(const protocol::Event&)>;
+    /// Takes the file_chunk events of a streamed dump (engine/runner/DumpReceiver.h). An Error
+    /// refuses the chunk: the request fails with it and the runner is restarted (it was sending
+    /// something the client will not write). A file_chunk with no sink is a protocol error.
+    using FileSink = std::function<Result<void>(const protocol::FileChunk&)>;
 
     /// Starts the runner if needed and returns its hello.
     Result<protocol::Hello> hello();
@@ -75,10 +79,12 @@ public:
     /// is restarted on the next call, so nothing the caller holds is lost.
     /// The report comes back as the runner wrote it (protocol::RunReport reads it).
     Result<nlohmann::json> request(const protocol::RunRequest& request, const EventFn& onEvent = {},
-                                   const CancelToken* cancel = nullptr);
-    /// A control message ("ping", and the runner's test hooks under KF_RUNNER_TEST_HOOKS=1),
-    /// with the same failure handling; "pong" answers {"type":"pong"}.
-    Result<nlohmann::json> control(nlohmann::json message, const EventFn& onEvent = {}, const CancelToken* cancel = nullptr);
+                                   const CancelToken* cancel = nullptr, const FileSink& onFile = {});
+    /// A control message ("ping", "have_files", "put_file", and the runner's test hooks under
+    /// KF_RUNNER_TEST_HOOKS=1), with the same failure handling; "pong" answers {"type":"pong"},
+    /// "files" answers {"type":"files","missing":[...]}.
+    Result<nlohmann::json> control(nlohmann::json message, const EventFn& onEvent = {}, const CancelToken* cancel = nullptr,
+                                   const FileSink& onFile = {});
 
     /// The warnings of the last start: what a remote shell printed before the runner's hello.
     const std::vector<std::string>& startWarnings() const { return m_startWarnings; }
@@ -93,7 +99,8 @@ public:
 
 private:
     Result<void> start();
-    Result<nlohmann::json> exchange(nlohmann::json request, const EventFn& onEvent, const CancelToken* cancel);
+    Result<nlohmann::json> exchange(nlohmann::json request, const EventFn& onEvent, const CancelToken* cancel,
+                                    const FileSink& onFile);
     Result<nlohmann::json> readMessage(int timeoutMs);
     std::string describeExit();
     /// Waits up to `graceMs` for the process to exit, draining its output meanwhile.

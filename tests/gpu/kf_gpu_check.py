@@ -25,6 +25,8 @@ Cases (CASE):
                                registers as the calculator predicts; launch bounds double it
   tasks.compile                every test task's candidates compile with no error and no
                                warning (`kforge compile`; no GPU needed)
+  endpoint.staged              verify through an endpoint with shared_fs false: the task's files
+                               are staged, a --dump streams back (docs/runners.md)
 `--list` prints them. Only the standard library is used.
 
 Environment: KF_GPU_VERIFY_ARGS / KF_GPU_BENCH_ARGS (extra kforge arguments, shell-split, e.g.
@@ -574,6 +576,82 @@ def gpu_full_case(kforge, report_dir, name):
                             "note": "; ".join(c.failed[:3])})
     return 0 if c.failures == 0 else 1
 
+def staged_case(kforge, report_dir, name):
+    """endpoint.staged (issue 19): `kforge verify` through a runner endpoint with shared_fs false
+    (docs/runners.md). The runner starts from / with a HOME, cache and TMPDIR of its own and, where
+    this machine allows it (root and `unshare -m`), in a mount namespace where an empty tmpfs
+    covers the client's copy of the tasks: the only task files it can read are those it was sent.
+    Every candidate of vector_add passes; a second run finds every file already on the runner; a
+    broken kernel's --dump comes back into the client's folder with the report naming it."""
+    import shutil
+    import tempfile
+    c = Check()
+    runner = os.environ.get("KF_RUNNER") or os.path.join(os.path.dirname(os.path.abspath(kforge)), "kforge-runner")
+    work = tempfile.mkdtemp(prefix="kf-staged-")
+    client = os.path.join(work, "client")
+    examples = os.path.join(HERE, "..", "..", "resources", "examples")
+    shutil.copytree(os.path.join(examples, "vector_add"), os.path.join(client, "vector_add"))
+    shutil.copytree(T("broken_add"), os.path.join(client, "broken_add"))
+    side = {k: os.path.join(work, "runner-" + k) for k in ("home", "tmp", "cache")}
+    for d in side.values():
+        os.makedirs(d)
+    start = 'cd / && exec "$0"'
+    hidden = False
+    if os.geteuid() == 0 and shutil.which("unshare") and shutil.which("mount"):
+        probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs kf-hidden {shlex.quote(client)} && ls -A {shlex.quote(client)}"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if probe.returncode == 0 and probe.stdout.strip() == "":
+            hidden = True
+            start = f"mount -t tmpfs kf-hidden {shlex.quote(client)} && cd / && exec \"$0\""
+    command = (["unshare", "-m"] if hidden else []) + ["sh", "-c", start, "{runner}"]
+    c.note("the client's task folders are " + ("hidden from the runner (a private mount namespace)" if hidden else
+                                                 "visible to the runner (no private mount namespace here)"))
+    runners = os.path.join(work, "runners.json")
+    with open(runners, "w") as f:
+        json.dump({"schema_version": 1, "default": "local", "endpoints": [
+            {"name": "staged", "kind": "command", "command": command, "runner": runner, "shared_fs": False,
+             "env": {"HOME": side["home"], "TMPDIR": side["tmp"], "XDG_CACHE_HOME": side["cache"]}}]}, f)
+    endpoint = ["--runner-endpoint", "staged", "--runners", runners, "--json"]
+    task = os.path.join(client, "vector_add")
+    rc, doc, err, secs = run_kforge(kforge, ["verify", task] + endpoint, "KF_GPU_VERIFY_ARGS", 600)
+    reports = reports_of(doc)
+    if rc == 3 and not reports:
+        why = (err.strip().splitlines() or ["(no message)"])[-1]
+        print(f"SKIP: kforge verify exited 3 without a report (no GPU?): {why}")
+        shutil.rmtree(work, ignore_errors=True)
+        return SKIP
+    c.ok(rc == 0, f"vector_add through the staged endpoint: exit 0 (got {rc})")
+    every_candidate(check_example_verify)(c, reports, task_json(task))
+    blobs = os.path.join(side["cache"], "kernelforge", "runner-files")
+    held = sorted(os.listdir(blobs)) if os.path.isdir(blobs) else []
+    c.ok(len(held) == 2, f"the runner holds the two candidates' sources by content ({len(held)} blobs)")
+    rc, doc, err, secs2 = run_kforge(kforge, ["verify", task, "--candidate", "naive.cu"] + endpoint, "KF_GPU_VERIFY_ARGS", 600)
+    c.ok(rc == 0, f"a second run passes (exit {rc}, {secs2:.1f} s; the first took {secs:.1f} s)")
+    c.ok(sorted(os.listdir(blobs)) == held if os.path.isdir(blobs) else False, "and the runner's cache did not change")
+
+    dumps = os.path.join(work, "dumps")
+    broken = os.path.join(client, "broken_add")
+    rc, doc, err, _ = run_kforge(kforge, ["verify", broken, "--candidate", "writes_nan.cu", "--dump", dumps] + endpoint,
+                                 "KF_GPU_VERIFY_ARGS", 600)
+    c.ok(rc == 1, f"writes_nan.cu fails (exit {rc})")
+    r = report_for(reports_of(doc), "writes_nan.cu")
+    if c.ok(r is not None, "a report for writes_nan.cu"):
+        c.ok(r.get("dump_dir") == dumps, f"the report's dump_dir is the client's folder ({r.get('dump_dir')!r})")
+        cases = [t.get("case") for _, t in trials(r) if t.get("case")]
+        if c.ok(bool(cases), f"failing trials name their case folders ({len(cases)})"):
+            for case in cases:
+                folder = os.path.join(dumps, case)
+                c.ok(os.path.isfile(os.path.join(folder, "case.json")), f"{case}/case.json arrived")
+                c.ok(os.path.isfile(os.path.join(folder, "inputs", "a.npy")), f"{case}/inputs/a.npy arrived")
+    left = [e for e in os.listdir(side["tmp"]) if e.startswith("kf-runner-")]
+    c.ok(not left, f"the runner removed its private folder when it ended ({left})")
+    status = "pass" if c.failures == 0 else "fail"
+    print(f"endpoint.staged: {status} ({c.failures} failed check(s))")
+    save(report_dir, name, {"case": "endpoint.staged", "status": status, "failed_checks": c.failures, "hidden": hidden,
+                            "note": "; ".join(c.failed[:3])})
+    shutil.rmtree(work, ignore_errors=True)
+    return 0 if c.failures == 0 else 1
+
 
 def multiple_of_block_extra(c, r, task):
     crashed = any(t.get("launch_error") for _, t in trials(r)) or r.get("verdict") == "error"
@@ -1068,7 +1146,7 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the case names")
     a = ap.parse_args()
     if a.list:
-        print("\n".join(list(CASES) + ["tasks.compile", "promote.ok", "promote.refused", "promote.sanitizer_refused", "faults.gpu_full"] + FAILING_CASE_TOOLS))
+        print("\n".join(list(CASES) + ["tasks.compile", "promote.ok", "promote.refused", "promote.sanitizer_refused", "faults.gpu_full", "endpoint.staged"] + FAILING_CASE_TOOLS))
         return 0
     if a.case == "tasks.compile" and a.kforge:
         return compile_tasks(a.kforge)
@@ -1076,6 +1154,8 @@ def main():
         return promote_case(a.kforge, a.case, a.task, a.candidate or "optimized.cu", a.report_dir, a.name or a.case)
     if a.case == "faults.gpu_full" and a.kforge:
         return gpu_full_case(a.kforge, a.report_dir, a.name or a.case)
+    if a.case == "endpoint.staged" and a.kforge:
+        return staged_case(a.kforge, a.report_dir, a.name or a.case)
     if a.case in FAILING_CASE_TOOLS and a.kforge:
         return failing_case_tools(a.kforge, a.case, a.report_dir, a.name or a.case)
     if a.case not in CASES or not a.kforge:
