@@ -70,6 +70,8 @@ RunSettings settingsFor(const RunArgs& a, const std::optional<std::uint64_t>& se
     settings.heldOutCount = a.kind == RunKind::Verify ? a.heldOut : 0;
     if (a.kind == RunKind::Verify && !a.sanitize.empty())
         settings.sanitizeTools = sanitizeToolList(a.sanitize);
+    // RunSession adds every tool when the runner's hello names compute-sanitizer.
+    settings.sanitizeIfAvailable = a.kind == RunKind::Verify && a.sanitizeIfAvailable;
     settings.samples = a.samples;
     settings.dumpDir = a.dumpDir;
     settings.dumpMaxBytes = a.dumpMaxMib << 20;
@@ -217,9 +219,6 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
     if (auto failed = session.start())
         return *failed;
     RunSettings settings = settingsFor(a, seed);
-    if (!bench && !profile && a.sanitizeIfAvailable && settings.sanitizeTools.empty() && session.hello().sanitizer &&
-        session.hello().has("sanitize"))
-        settings.sanitizeTools = protocol::SanitizeSettings::allTools();
     if (profile) {
         settings.onlyShapes = {*profileShape};
         settings.setName = profileSet;
