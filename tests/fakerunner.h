@@ -33,18 +33,23 @@ public:
         SanitizerFindings,
     };
 
-    explicit FakeRunner(Behaviour b) : m_dir(std::make_unique<QTemporaryDir>())
+    /// `withSanitizer`: the hello names a compute-sanitizer on the fake host (and the "sanitize"
+    /// feature), as a runner whose host has the tool does.
+    explicit FakeRunner(Behaviour b, bool withSanitizer = true) : m_dir(std::make_unique<QTemporaryDir>())
     {
         const QString v = QString::number(protocol::kVersion);
+        const QString sanitizer = withSanitizer ? QStringLiteral(R"(,"sanitize"],"sanitizer":{"path":"/fake/compute-sanitizer",)"
+                                                                 R"("version":"2025.3.1.0"})")
+                                                : QStringLiteral("]");
         const QString hello = b == Behaviour::OldProtocol
                                   ? QStringLiteral(R"({"type":"hello","protocol":1,"device":null})")
                                   : QStringLiteral(R"({"type":"hello","protocol_version":%1,"device":{"gpu":"Fake GPU","arch":"sm_90",)"
                                                    R"("compute_capability":"9.0","sm_count":132,"driver":"0.0",)"
                                                    R"("uuid":"GPU-1a2b3c4d-0000-4000-8000-00000000fa4e","pci_bus_id":"0000:18:00.0"},"device_error":"",)"
-                                                   R"("features":["dump","inputs_dir","only_shapes","samples","first_trial","profile","heartbeat","sanitize"],)"
-                                                   R"("versions":{"torch":"fake"},"host":"fake-host","visible_devices":"1",)"
-                                                   R"("sanitizer":{"path":"/fake/compute-sanitizer","version":"2025.3.1.0"}})")
-                                        .arg(v);
+                                                   R"("host":"fake-host","visible_devices":"1",)"
+                                                   R"("features":["dump","inputs_dir","only_shapes","samples","first_trial","profile","heartbeat")"
+                                                   R"(%2,"versions":{"torch":"fake"}})")
+                                        .arg(v, sanitizer);
         QString answer;
         const QString report =
             QStringLiteral(R"({"type":"report","protocol_version":%1,"report":{"schema_version":1,"kind":"correctness",)"

@@ -62,6 +62,22 @@ inline nlohmann::json reportHeader(const Task& task, const std::string& candidat
             {"duration_ms", 812.5}};
 }
 
+/// The compute-sanitizer section of a `kforge promote` verification on a host with the tool: the
+/// four tools ran on the task's sanitize shapes and found nothing.
+inline nlohmann::json cleanSanitizerSection(const Task& task)
+{
+    nlohmann::json shapes = nlohmann::json::array();
+    for (const ShapeBinding& b : sanitizeShapes(task))
+        shapes.push_back(b.describe());
+    nlohmann::json tools = nlohmann::json::array();
+    for (const char* t : {"memcheck", "racecheck", "initcheck", "synccheck"})
+        tools.push_back({{"tool", t}, {"ran", true}, {"skipped", ""}, {"error", ""}, {"exit_code", 0}, {"duration_ms", 2100},
+                         {"findings", 0}, {"truncated", false}, {"ignored", 0}});
+    return {{"ran", true}, {"requested", true}, {"reason", ""}, {"tool_version", "2025.3.1.0"},
+            {"tool_path", "/usr/local/cuda/bin/compute-sanitizer"}, {"shapes", shapes}, {"seed", "0x9f01"},
+            {"duration_ms", 2400}, {"tools", tools}, {"findings", nlohmann::json::array()}};
+}
+
 /// A passing correctness report: every test shape and `heldOut` held-out shapes, 3 trials each.
 inline nlohmann::json correctnessFor(const Task& task, const std::string& candidate, int heldOut = 2,
                                      const std::string& gpu = kFixtureGpu)
@@ -94,6 +110,7 @@ inline nlohmann::json correctnessFor(const Task& task, const std::string& candid
     for (const ShapeBinding& b : deriveHeldOutShapes(task, 42, heldOut))
         add(b, "held_out");
     r["shapes"] = shapes;
+    r["sanitizer"] = cleanSanitizerSection(task);
     return r;
 }
 

@@ -1,7 +1,7 @@
 // `kforge promote` and `kforge registry` as separate processes, the way CI pipelines and two
 // users on one machine use them: promotion from saved evidence, refusals with the failing gate,
 // several promoters at once, promoters killed at every step and at random moments, tampering
-// caught by `registry check`, and remove / deprecate / threshold.
+// caught by `registry check`, and remove / deprecate / threshold / set-sanitizer-policy.
 #include "registryfixture.h"
 #include "testutil.h"
 
@@ -64,6 +64,9 @@ private slots:
     void promotersKilledAtRandomMomentsLeaveAValidIndex();
     void checkCatchesTamperingAndExitsOne();
     void removeDeprecateAndThreshold();
+    void setSanitizerPolicy_data();
+    void setSanitizerPolicy();
+    void sanitizerNotRunIsShownAsNotRun();
     void allowUnsignedIsRecordedAndShown();
     void sameCauseSameExitCodeInEveryCommand();
     void readOnlyRegistryCanBeChecked();
@@ -120,7 +123,8 @@ void TestCliRegistry::promoteFromSavedEvidence()
     const Json j = Json::parse(r.out.toStdString());
     QVERIFY(j["ok"] == true);
     QCOMPARE(qs(j["id"].get<std::string>()), QString("cuda_softmax_h100_fp32_b8192-d4096_v2"));
-    QCOMPARE(j["gates"].size(), size_t(8));
+    QCOMPARE(j["gates"].size(), size_t(9));
+    QVERIFY(j["verdict"] == "all 9 gates passed");
     QVERIFY(fs::is_regular_file(fs::path(j["folder"].get<std::string>()) / "promotion.json"));
 
     r = kforge({"registry", "list", "--registry", qs(m_regDir.string())});
@@ -331,6 +335,93 @@ void TestCliRegistry::removeDeprecateAndThreshold()
     QCOMPARE(r.exitCode, 1);
     QVERIFY(r.err.contains("below the threshold 1.50×"));
     QCOMPARE(kforge({"registry", "check", "--registry", reg}).exitCode, 0);
+}
+
+void TestCliRegistry::setSanitizerPolicy_data()
+{
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("message");   // stdout on success, stderr on a usage error
+    QTest::newRow("required") << "required" << 0 << "sanitizer policy: required (clean under compute-sanitizer, always)";
+    QTest::newRow("if_available") << "if_available" << 0 << "sanitizer policy: if_available (clean under compute-sanitizer where";
+    QTest::newRow("off") << "off" << 0 << "sanitizer policy: off (compute-sanitizer not asked for; its findings still refuse";
+    QTest::newRow("a word it does not know") << "sometimes" << 2
+                                             << "\"sometimes\" is not a policy; use required, if_available or off";
+    QTest::newRow("upper case") << "REQUIRED" << 2 << "use required, if_available or off";
+    QTest::newRow("empty") << "" << 2 << "use required, if_available or off";
+}
+
+void TestCliRegistry::setSanitizerPolicy()
+{
+    QFETCH(QString, value);
+    QFETCH(int, exitCode);
+    QFETCH(QString, message);
+    const QString reg = qs(m_regDir.string());
+    Run r = kforge({"registry", "set-sanitizer-policy", value, "--registry", reg});
+    QCOMPARE(r.exitCode, exitCode);
+    QVERIFY2((exitCode == 0 ? r.out : r.err).contains(message), qPrintable(r.out + r.err));
+    const QString shown = exitCode == 0 ? value : "if_available";   // a refused value changes nothing
+    r = kforge({"registry", "list", "--registry", reg});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("sanitizer policy " + shown + ")"), qPrintable(r.out));
+    r = kforge({"registry", "list", "--registry", reg, "--json"});
+    QVERIFY(Json::parse(r.out.toStdString())["sanitizer_policy"] == shown.toStdString());
+    r = kforge({"registry", "threshold", "--registry", reg, "--json"});
+    QVERIFY(Json::parse(r.out.toStdString())["sanitizer_policy"] == shown.toStdString());
+    r = kforge({"registry", "threshold", "--registry", reg});
+    QVERIFY2(r.out.contains("sanitizer policy: " + shown + " ("), qPrintable(r.out));
+    if (exitCode == 0) {
+        r = kforge({"registry", "set-sanitizer-policy", value, "--registry", reg, "--json"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(Json::parse(r.out.toStdString())["sanitizer_policy"] == value.toStdString());
+    }
+}
+
+// Evidence verified on a host without compute-sanitizer: refused under "required" with what to
+// do; promoted under "if_available" with the gate shown as not run, never as passed.
+void TestCliRegistry::sanitizerNotRunIsShownAsNotRun()
+{
+    const QString reg = qs(m_regDir.string());
+    Json doc = Json::parse(readFileBytes(m_correctness).value());
+    Json& c = doc["reports"][0];
+    c.erase("signature");
+    c["sanitizer"] = {{"ran", false}, {"requested", true}, {"reason", "no compute-sanitizer on gpu-7"}, {"tool_version", ""},
+                      {"tool_path", ""}, {"shapes", Json::array()}, {"seed", ""}, {"duration_ms", 0},
+                      {"tools", Json::array()}, {"findings", Json::array()}};
+    c = test::signedAsByRunner(c);
+    writeJson(m_correctness, doc);
+
+    QCOMPARE(kforge({"registry", "set-sanitizer-policy", "required", "--registry", reg}).exitCode, 0);
+    Run r = kforge(promoteArgs());
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains("promotion refused: Clean under compute-sanitizer: not run: no compute-sanitizer on gpu-7"),
+             qPrintable(r.err));
+    QVERIFY2(r.err.contains("kforge registry set-sanitizer-policy if_available"), qPrintable(r.err));
+
+    QCOMPARE(kforge({"registry", "set-sanitizer-policy", "if_available", "--registry", reg}).exitCode, 0);
+    r = kforge(promoteArgs());
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("– Clean under compute-sanitizer (not run): no compute-sanitizer on gpu-7"), qPrintable(r.out));
+    QVERIFY(!r.out.contains("✓ Clean under compute-sanitizer"));
+    r = kforge(promoteArgs() << "--json");
+    QCOMPARE(r.exitCode, 0);
+    const Json j = Json::parse(r.out.toStdString());
+    QVERIFY(j["gates"][3]["gate"] == "sanitizer" && j["gates"][3]["passed"] == false && j["gates"][3]["not_run"] == true);
+    QVERIFY2(j["verdict"] == "8 gates passed; not run: Clean under compute-sanitizer (no compute-sanitizer on gpu-7)",
+             j["verdict"].dump().c_str());
+
+    r = kforge({"registry", "show", "cuda_softmax_h100_fp32_b8192-d4096_v1", "--registry", reg});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("sanitizer: not run: no compute-sanitizer on gpu-7 (policy if_available)"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("– Clean under compute-sanitizer (not run): no compute-sanitizer on gpu-7"), qPrintable(r.out));
+    r = kforge({"registry", "show", "cuda_softmax_h100_fp32_b8192-d4096_v1", "--registry", reg, "--json"});
+    const Json shown = Json::parse(r.out.toStdString());
+    QVERIFY(shown["promotion"]["sanitizer"]["outcome"] == "not_run");
+    QVERIFY(shown["promotion"]["sanitizer"]["policy"] == "if_available");
+    // Judged again as promoted, though the registry asks for more today.
+    QCOMPARE(kforge({"registry", "set-sanitizer-policy", "required", "--registry", reg}).exitCode, 0);
+    r = kforge({"registry", "check", "--registry", reg});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
 }
 
 void TestCliRegistry::allowUnsignedIsRecordedAndShown()

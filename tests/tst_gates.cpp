@@ -1,5 +1,6 @@
-// The promotion gates: a passing kernel passes all seven, and each way evidence can be missing,
-// stale, incomplete or unconvincing is refused by the gate that names it, with what to do.
+// The promotion gates: a passing kernel passes all nine, and each way evidence can be missing,
+// stale, incomplete or unconvincing is refused by the gate that names it, with what to do. The
+// sanitizer gate under each of the registry's policies has a table of its own.
 #include "registryfixture.h"
 #include "testutil.h"
 
@@ -46,6 +47,8 @@ private slots:
     void eachRefusalNamesItsGate_data();
     void eachRefusalNamesItsGate();
     void passingEvidenceNamesEveryGate();
+    void sanitizerGateUnderEachPolicy_data();
+    void sanitizerGateUnderEachPolicy();
     void allowUnsignedPassesTheGateAndSaysSo();
     void heldOutNotRequiredWhenTheTaskAdmitsNone();
     void evidenceIsCollectedFromReportsAndDocuments();
@@ -96,8 +99,9 @@ void TestGates::eachRefusalNamesItsGate_data()
     QTest::newRow("two trials share a seed") << "seed-repeated" << "evidence" << "repeats 0x9f01";
     QTest::newRow("negative control deleted") << "negative-control-deleted" << "evidence" << "no negative control";
     QTest::newRow("a failed shape under verdict pass") << "shape-failed-verdict-pass" << "evidence" << "verdict is pass but a shape failed";
-    // compute-sanitizer (issue 19): every shape right, a tool saw the bug; and the forged pass.
-    QTest::newRow("compute-sanitizer found a race") << "sanitizer-finding" << "correctness"
+    // compute-sanitizer (issue 19): every shape right, a tool saw the bug; and the forged pass,
+    // a report whose verdict contradicts its own findings (the loophole a pass-only check leaves).
+    QTest::newRow("compute-sanitizer found a race") << "sanitizer-finding" << "sanitizer"
                                                     << "compute-sanitizer racecheck: shared-memory race";
     QTest::newRow("a sanitizer finding under verdict pass") << "sanitizer-finding-verdict-pass" << "evidence"
                                                             << "verdict is pass but compute-sanitizer reports";
@@ -179,6 +183,8 @@ void TestGates::eachRefusalNamesItsGate()
         protocol::SanitizerSection san;
         san.ran = true;
         san.toolVersion = "2025.3.1.0";
+        san.shapes = {"B=1 D=1"};
+        san.durationMs = 2400;
         for (const std::string& t : protocol::SanitizeSettings::allTools()) {
             protocol::SanitizerToolRun run;
             run.tool = t;
@@ -267,7 +273,9 @@ void TestGates::eachRefusalNamesItsGate()
     if (gate.isEmpty()) {
         QVERIFY2(!f, f ? v.sentence().c_str() : "");
         QVERIFY(v.passed());
-        QCOMPARE(v.checks.size(), size_t(g.compileThreshold ? 9 : 8));
+        QCOMPARE(v.checks.size(), size_t(g.compileThreshold ? 10 : 9));
+        QVERIFY(!v.firstNotRun());
+        QCOMPARE(qs(v.sentence()), QString("all %1 gates passed").arg(v.checks.size()));
         QVERIFY(!v.unsignedAccepted);
         if (m == "compile-gate-pass" || m == "compile-slow-gate-off")   // recorded, gate or not
             QVERIFY2(std::abs(v.compileSpeedup - (m == "compile-gate-pass" ? 1.2 : 0.9)) < 1e-9,
@@ -295,15 +303,178 @@ void TestGates::passingEvidenceNamesEveryGate()
     QStringList keys;
     for (const GateCheck& c : v.checks)
         keys << qs(c.gate);
-    QCOMPARE(keys, QStringList({"evidence", "signed", "correctness", "held_out", "negative_control", "benchmarks",
+    QCOMPARE(keys, QStringList({"evidence", "signed", "correctness", "sanitizer", "held_out", "negative_control", "benchmarks",
                                 "per_shape_speedup", "geomean_speedup"}));
     QCOMPARE(qs(v.checks[1].detail), QString("both reports signed with key %1").arg(qs(key->id)));
     QCOMPARE(qs(v.checks[2].detail), QString("%1 of %1 test shapes passed, 3 trials each").arg(in.task.testShapes.size()));
-    QCOMPARE(qs(v.checks[3].detail), QString("2 of 2 held-out shapes passed"));
-    QCOMPARE(qs(v.checks[6].detail), QString("slowest shape 1.20× (B=8192 D=4096)"));
-    QCOMPARE(qs(v.checks[7].detail), QString("geometric mean 1.30× ≥ 1.10×")); // sqrt(1.2 * 1.4) = 1.296
-    QVERIFY(v.toJson().size() == size_t(8));
-    QCOMPARE(qs(v.sentence()), QString("all 8 gates passed"));
+    QCOMPARE(qs(v.checks[3].detail),
+             QString("memcheck, racecheck, initcheck, synccheck clean (compute-sanitizer 2025.3.1.0, %1 shape%2, 2.4 s)")
+                 .arg(in.correctness->verify->sanitizer->shapes.size())
+                 .arg(in.correctness->verify->sanitizer->shapes.size() == 1 ? "" : "s"));
+    QCOMPARE(qs(v.checks[4].detail), QString("2 of 2 held-out shapes passed"));
+    QCOMPARE(qs(v.checks[7].detail), QString("slowest shape 1.20× (B=8192 D=4096)"));
+    QCOMPARE(qs(v.checks[8].detail), QString("geometric mean 1.30× ≥ 1.10×")); // sqrt(1.2 * 1.4) = 1.296
+    const Json j = v.toJson();
+    QVERIFY(j.size() == size_t(9));
+    for (const Json& c : j)
+        QVERIFY(c["passed"] == true && c["not_run"] == false);
+    QCOMPARE(qs(v.sentence()), QString("all 9 gates passed"));
+    // What the record keeps of the sanitizer run.
+    QVERIFY(v.sanitizer && v.sanitizer->policy == SanitizerPolicy::IfAvailable);
+    QCOMPARE(qs(v.sanitizer->toolVersion), QString("2025.3.1.0"));
+    QCOMPARE(v.sanitizer->toolsRun, (std::vector<std::string>{"memcheck", "racecheck", "initcheck", "synccheck"}));
+}
+
+void TestGates::sanitizerGateUnderEachPolicy_data()
+{
+    QTest::addColumn<QString>("section");   // the correctness report's compute-sanitizer section
+    QTest::addColumn<QString>("policy");    // the registry's sanitizer_policy
+    QTest::addColumn<QString>("outcome");   // passed | failed | not_run
+    QTest::addColumn<QString>("inDetail");
+    QTest::addColumn<QString>("inHint");    // failed: what to do
+
+    const QString fix = "fix the kernel at that line; `kforge verify --sanitize` shows every finding";
+    for (const char* p : {"required", "if_available", "off"}) {
+        const QString policy = p;
+        // The tools ran: clean passes, a finding fails, whatever the policy (a known bug is never promoted).
+        QTest::addRow("clean, %s", p) << "clean" << policy << "passed" << "memcheck, racecheck, initcheck, synccheck clean" << "";
+        QTest::addRow("a finding, %s", p) << "finding" << policy << "failed" << "compute-sanitizer racecheck: shared-memory race" << fix;
+        // A section that says it did not run, yet lists a finding, is judged by the finding.
+        QTest::addRow("a finding in a section not run, %s", p) << "finding-not-ran" << policy << "failed"
+                                                               << "compute-sanitizer racecheck" << fix;
+    }
+    QTest::newRow("a tool error, required") << "tool-error" << "required" << "failed"
+                                            << "compute-sanitizer memcheck: did not finish within 120 s" << "verify with --sanitize again";
+    QTest::newRow("a tool error, if_available") << "tool-error" << "if_available" << "failed"
+                                                << "compute-sanitizer memcheck: did not finish within 120 s" << "verify with --sanitize again";
+    QTest::newRow("a tool error, off") << "tool-error" << "off" << "not_run"
+                                       << "the registry's sanitizer policy is off; compute-sanitizer memcheck: did not finish" << "";
+    // The host has the tool, but the verification did not ask for it (`kforge verify` without --sanitize).
+    const QString askIt = "verify with --sanitize (kforge promote does this itself)";
+    QTest::newRow("not requested, host has it, required") << "not-requested" << "required" << "failed"
+                                                          << "not run although the runner's host has compute-sanitizer 2025.3.1.0" << askIt;
+    QTest::newRow("not requested, host has it, if_available") << "not-requested" << "if_available" << "failed"
+                                                              << "the verification did not ask for it" << askIt;
+    QTest::newRow("not requested, host has it, off") << "not-requested" << "off" << "not_run"
+                                                     << "the registry's sanitizer policy is off" << "";
+    QTest::newRow("requested, host has it, could not start") << "could-not-start" << "if_available" << "failed"
+                                                             << "could not make a private temporary folder" << "verify with --sanitize again";
+    // The host has no compute-sanitizer.
+    const QString setPolicy = "kforge registry set-sanitizer-policy if_available";
+    QTest::newRow("no tool on the host, required") << "no-tool" << "required" << "failed"
+                                                   << "not run: no compute-sanitizer on gpu-7" << setPolicy;
+    QTest::newRow("no tool on the host, if_available") << "no-tool" << "if_available" << "not_run"
+                                                       << "no compute-sanitizer on gpu-7" << "";
+    QTest::newRow("no tool on the host, off") << "no-tool" << "off" << "not_run" << "the registry's sanitizer policy is off" << "";
+    QTest::newRow("asked for, no tool on the host, if_available") << "no-tool-requested" << "if_available" << "not_run"
+                                                                  << "compute-sanitizer was not found on gpu-7" << "";
+    QTest::newRow("asked for, no tool on the host, required") << "no-tool-requested" << "required" << "failed"
+                                                              << "not run: compute-sanitizer was not found on gpu-7" << setPolicy;
+    // A report from a runner that wrote the section only when asked: the host is not known.
+    QTest::newRow("old report without a section, required") << "absent" << "required" << "failed"
+                                                            << "no compute-sanitizer section" << setPolicy;
+    QTest::newRow("old report without a section, if_available") << "absent" << "if_available" << "not_run"
+                                                                << "whether its host has compute-sanitizer is not known" << "";
+    QTest::newRow("old report without a section, off") << "absent" << "off" << "not_run"
+                                                       << "the registry's sanitizer policy is off" << "";
+}
+
+void TestGates::sanitizerGateUnderEachPolicy()
+{
+    QFETCH(QString, section);
+    QFETCH(QString, policy);
+    QFETCH(QString, outcome);
+    QFETCH(QString, inDetail);
+    QFETCH(QString, inHint);
+
+    PromotionInput in = test::passingInput(m_taskDir, "optimized.cu");
+    Json c = in.correctness->json;
+    c.erase("signature");
+    Json& san = c["sanitizer"];   // the fixture's: the four tools ran clean
+    const std::string kind = section.toStdString();
+    const Json finding = protocol::toJson([] {
+        protocol::SanitizerFinding f;
+        f.tool = "racecheck";
+        f.kind = "shared_race";
+        f.severity = "warning";
+        f.where = {"write", "block_sum", "race.cu", 9, "0x200", std::nullopt, std::nullopt};
+        f.other = protocol::SanitizerAccess{"read", "block_sum", "race.cu", 12, "0x1e0", std::nullopt, std::nullopt};
+        return f;
+    }());
+    auto notRun = [&](bool requested, const char* reason, bool tool) {
+        san = {{"ran", false}, {"requested", requested}, {"reason", reason},
+               {"tool_version", tool ? "2025.3.1.0" : ""}, {"tool_path", tool ? "/usr/local/cuda/bin/compute-sanitizer" : ""},
+               {"shapes", Json::array()}, {"seed", ""}, {"duration_ms", 0}, {"tools", Json::array()}, {"findings", Json::array()}};
+    };
+    if (kind == "finding") {
+        san["findings"].push_back(finding);
+        san["tools"][1]["findings"] = 1;
+        c["verdict"] = "fail";   // as the runner writes it
+    } else if (kind == "finding-not-ran") {
+        notRun(true, "", true);
+        san["findings"].push_back(finding);
+        c["verdict"] = "fail";
+    } else if (kind == "tool-error") {
+        san["tools"][0]["ran"] = false;
+        san["tools"][0]["error"] = "did not finish within 120 s";
+        c["verdict"] = "fail";
+    } else if (kind == "not-requested") {
+        notRun(false, protocol::kSanitizerNotRequested, true);
+    } else if (kind == "could-not-start") {
+        notRun(true, "could not make a private temporary folder for the tools' output", true);
+    } else if (kind == "no-tool") {
+        notRun(false, "no compute-sanitizer on gpu-7", false);
+    } else if (kind == "no-tool-requested") {
+        notRun(true, "compute-sanitizer was not found on gpu-7 (set KF_COMPUTE_SANITIZER to its path, or install the CUDA "
+                     "toolkit's compute-sanitizer)", false);
+    } else if (kind == "absent") {
+        c.erase("sanitizer");
+    } else {
+        QCOMPARE(section, QString("clean"));
+    }
+    in.correctness = test::asReport(c);
+    QVERIFY(in.correctness);
+
+    auto source = readFileBytes(m_taskDir / "optimized.cu");
+    KF_VERIFY_OK(source);
+    auto key = protocol::loadSigningKey(false);
+    KF_VERIFY_OK(key);
+    GateInput g{&in.task, "optimized.cu", hashHex(source.value()), taskPayload(in.task).hash, &*in.correctness,
+                &*in.performance, kDefaultSpeedupThreshold, heldOutRequiredFor(in.task), &key.value()};
+    const auto parsed = parseSanitizerPolicy(policy.toStdString());
+    QVERIFY(parsed);
+    g.sanitizerPolicy = *parsed;
+    const GateVerdict v = evaluateGates(g);
+    QCOMPARE(v.checks.size(), size_t(9));
+    const GateCheck& gate = v.checks[3];
+    QCOMPARE(qs(gate.gate), QString("sanitizer"));
+    QCOMPARE(qs(gate.title), QString("Clean under compute-sanitizer"));
+    QVERIFY2(qs(gate.detail).contains(inDetail), gate.detail.c_str());
+    const Json j = v.toJson()[3];
+    QVERIFY(j["passed"] == gate.passed && j["not_run"] == gate.notRun);
+    QVERIFY(v.sanitizer && v.sanitizer->policy == *parsed);
+    if (outcome == "passed") {
+        QVERIFY(gate.passed && !gate.notRun);
+        QVERIFY2(v.passed(), v.sentence().c_str());
+        QCOMPARE(qs(v.sentence()), QString("all 9 gates passed"));
+        QCOMPARE(v.sanitizer->toolsRun.size(), size_t(4));
+    } else if (outcome == "not_run") {
+        // Does not block, is not a pass, and says why everywhere the verdict is shown.
+        QVERIFY(!gate.passed && gate.notRun && !gate.blocks());
+        QVERIFY2(v.passed(), v.sentence().c_str());
+        QCOMPARE(v.firstNotRun(), &gate);
+        QCOMPARE(v.passedCount(), 8);
+        QCOMPARE(qs(v.sentence()), QString("8 gates passed; not run: Clean under compute-sanitizer (%1)").arg(qs(gate.detail)));
+        // The record keeps the tools that did run (the others failed to, under "off").
+        QCOMPARE(v.sanitizer->toolsRun.size(), size_t(section == "tool-error" ? 3 : 0));
+    } else {
+        QCOMPARE(outcome, QString("failed"));
+        QVERIFY(gate.blocks());
+        QVERIFY(!v.passed());
+        QCOMPARE(v.firstFailure(), &gate);
+        QVERIFY2(qs(gate.hint).contains(inHint), gate.hint.c_str());
+        QVERIFY(qs(v.sentence()).startsWith("refused: Clean under compute-sanitizer: "));
+    }
 }
 
 void TestGates::allowUnsignedPassesTheGateAndSaysSo()

@@ -53,6 +53,7 @@ private slots:
     void removeDeletesEntryAndFolder();
     void deprecateKeepsTheEntryWithItsReason();
     void thresholdIsPerRegistry();
+    void sanitizerPolicyIsPerRegistryAndRecorded();
     void malformedIndexIsRefusedWithPointer_data();
     void malformedIndexIsRefusedWithPointer();
     void resolveDirectoryOrder();
@@ -179,8 +180,15 @@ void TestRegistry::promoteWritesTheVersionFolderAndIndex()
     const Json& pj = p->json;
     QCOMPARE(p->candidate.sourceHash, e.sourceHash);
     QCOMPARE(p->heldOutShapes.size(), size_t(2));
-    QCOMPARE(p->gates.size(), size_t(8));
+    QCOMPARE(p->gates.size(), size_t(9));
     QCOMPARE(p->threshold.value_or(0), 1.1);
+    // What compute-sanitizer ran, under which policy, and how the gate went.
+    QVERIFY(p->sanitizer.has_value());
+    QVERIFY(p->sanitizer->policy == SanitizerPolicy::IfAvailable);
+    QCOMPARE(qs(p->sanitizer->outcome), QString("passed"));
+    QCOMPARE(qs(p->sanitizer->toolVersion), QString("2025.3.1.0"));
+    QCOMPARE(p->sanitizer->tools, (std::vector<std::string>{"memcheck", "racecheck", "initcheck", "synccheck"}));
+    QVERIFY(!p->sanitizer->shapes.empty());
     auto back = PromotionRecord::fromJson(p->toJson(), "memory");
     KF_VERIFY_OK(back);
     Json unsignedPj = pj;
@@ -195,7 +203,11 @@ void TestRegistry::promoteWritesTheVersionFolderAndIndex()
     QCOMPARE(pj["held_out_shapes"].size(), size_t(2));
     QVERIFY(pj["tolerances"][0]["output"] == Json("y"));
     QVERIFY(pj["environment"]["torch"] == Json("2.11.0"));
-    QCOMPARE(pj["gates"].size(), size_t(8));
+    QCOMPARE(pj["gates"].size(), size_t(9));
+    QVERIFY(pj["gates"][3]["gate"] == Json("sanitizer"));
+    QVERIFY(pj["sanitizer"]["policy"] == Json("if_available"));
+    QVERIFY(pj["sanitizer"]["outcome"] == Json("passed"));
+    QVERIFY(pj["sanitizer"]["tool_version"] == Json("2025.3.1.0"));
     QVERIFY(pj["threshold"] == Json(1.1));
     QVERIFY(pj["promoted_by"] == Json("test@fixture"));
     QVERIFY(qs(pj["evidence_scope"].get<std::string>()).contains("op-level microbenchmark of softmax (fp32) on NVIDIA H100"));
@@ -460,6 +472,49 @@ void TestRegistry::thresholdIsPerRegistry()
     QVERIFY(drift->empty());
 }
 
+void TestRegistry::sanitizerPolicyIsPerRegistryAndRecorded()
+{
+    const Registry strict(m_regDir / "strict");
+    const Registry lenient(m_regDir / "lenient");
+    QVERIFY(strict.load()->sanitizerPolicy == SanitizerPolicy::IfAvailable);   // the default
+    KF_VERIFY_OK(strict.setSanitizerPolicy(SanitizerPolicy::Required));
+    KF_VERIFY_OK(lenient.setSanitizerPolicy(SanitizerPolicy::Off));
+    QVERIFY(strict.load()->sanitizerPolicy == SanitizerPolicy::Required);
+    QVERIFY(Json::parse(readText(m_regDir / "strict" / kRegistryIndexFile))["sanitizer_policy"] == Json("required"));
+    // Verified on a host without compute-sanitizer, as the runner writes it.
+    PromotionInput in = test::passingInput(m_taskDir, "optimized.cu");
+    Json c = in.correctness->json;
+    c.erase("signature");
+    c["sanitizer"] = {{"ran", false}, {"requested", true}, {"reason", "no compute-sanitizer on gpu-7"}, {"tool_version", ""},
+                      {"tool_path", ""}, {"shapes", Json::array()}, {"seed", ""}, {"duration_ms", 0},
+                      {"tools", Json::array()}, {"findings", Json::array()}};
+    in.correctness = test::asReport(c);
+    auto s = strict.promote(in);
+    KF_VERIFY_OK(s);
+    QVERIFY(!s->entry);
+    QCOMPARE(qs(s->gates.firstFailure()->gate), QString("sanitizer"));
+    QVERIFY2(qs(s->gates.firstFailure()->hint).contains("kforge registry set-sanitizer-policy if_available"),
+             s->gates.firstFailure()->hint.c_str());
+    auto l = lenient.promote(in);
+    KF_VERIFY_OK(l);
+    QVERIFY2(l->entry, l->gates.sentence().c_str());
+    auto p = lenient.promotion(l->entry->id);
+    KF_VERIFY_OK(p);
+    QVERIFY(p->sanitizer->policy == SanitizerPolicy::Off);
+    QCOMPARE(qs(p->sanitizer->outcome), QString("not_run"));
+    QVERIFY(p->sanitizer->tools.empty());
+    QVERIFY(p->json["gates"][3]["not_run"] == Json(true));
+    QVERIFY(p->json["gates"][3]["passed"] == Json(false));
+    // check() re-judges under the policy the kernel was promoted under, not today's.
+    KF_VERIFY_OK(lenient.setSanitizerPolicy(SanitizerPolicy::Required));
+    auto drift = lenient.check();
+    KF_VERIFY_OK(drift);
+    QVERIFY2(drift->empty(), drift->empty() ? "" : drift->front().problem.c_str());
+    // Back to the default: the key leaves the index, so an older KernelForge still reads it.
+    KF_VERIFY_OK(strict.setSanitizerPolicy(SanitizerPolicy::IfAvailable));
+    QVERIFY(!Json::parse(readText(m_regDir / "strict" / kRegistryIndexFile)).contains("sanitizer_policy"));
+}
+
 void TestRegistry::malformedIndexIsRefusedWithPointer_data()
 {
     QTest::addColumn<QString>("index");
@@ -471,6 +526,10 @@ void TestRegistry::malformedIndexIsRefusedWithPointer_data()
     QTest::newRow("unknown key") << R"({"schema_version": 1, "kernels": [], "extra": 1})" << "/extra" << "";
     QTest::newRow("kernels not an array") << R"({"schema_version": 1, "kernels": {}})" << "/kernels" << "";
     QTest::newRow("bad id") << R"({"schema_version": 1, "kernels": [{"id": "../evil_v1"}]})" << "/kernels/0/id" << "not a registry ID";
+    QTest::newRow("sanitizer policy not a string") << R"({"schema_version": 1, "sanitizer_policy": true, "kernels": []})"
+                                                   << "/sanitizer_policy" << "";
+    QTest::newRow("unknown sanitizer policy") << R"({"schema_version": 1, "sanitizer_policy": "sometimes", "kernels": []})"
+                                              << "/sanitizer_policy" << "required, if_available or off";
 }
 
 void TestRegistry::malformedIndexIsRefusedWithPointer()

@@ -120,6 +120,13 @@ void TestRunSession::policyReachesTheRequest_data()
     QTest::newRow("profile runs the largest benchmark shape") << "profile" << "/only_shapes/0/label" << R"("256M")";
     QTest::newRow("profile names the set it came from") << "profile" << "/set_name" << R"("benchmarks")";
     QTest::newRow("bench sends no verify-only field") << "bench" << "/held_out_shapes" << "absent";
+    // compute-sanitizer where the runner's host has it (its hello names the tool): what `kforge
+    // promote` and the workbench's F5 ask for, so the sanitizer gate gets a run.
+    QTest::newRow("sanitize if available: the host has it") << "sanitize-if-available" << "/sanitize/tools/0" << R"("memcheck")";
+    QTest::newRow("sanitize if available: every tool") << "sanitize-if-available" << "/sanitize/tools/3" << R"("synccheck")";
+    QTest::newRow("sanitize if available: the host has none") << "sanitize-if-available-no-tool" << "/sanitize" << "absent";
+    QTest::newRow("not asked, though the host has it") << "sanitize-not-asked" << "/sanitize" << "absent";
+    QTest::newRow("sanitize if available: never for bench") << "sanitize-if-available-bench" << "/sanitize" << "absent";
 }
 
 void TestRunSession::policyReachesTheRequest()
@@ -127,12 +134,16 @@ void TestRunSession::policyReachesTheRequest()
     QFETCH(QString, policy);
     QFETCH(QString, pointer);
     QFETCH(QString, expected);
-    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    const bool hostHasSanitizer = policy.startsWith("sanitize") && !policy.endsWith("no-tool");
+    FakeRunner fake(FakeRunner::Behaviour::Pass, hostHasSanitizer);
     QTemporaryDir cache;
     RunSession session(optionsFor(fake, cache));
     START_OR_SKIP(session);
     RunSettings s;
     RunKind kind = RunKind::Verify;
+    s.sanitizeIfAvailable = policy.startsWith("sanitize-if-available");
+    if (policy == "sanitize-if-available-bench")
+        kind = RunKind::Bench;
     if (policy == "held_out") {
         s.heldOutCount = 2;
     } else if (policy == "rtol") {

@@ -73,6 +73,7 @@ class TestSanitizerReport : public QObject {
 private slots:
     void roundTrip();
     void lenientAboutPresence();
+    void notRunSectionsSayWhetherTheHostHasTheTool();
     void typeErrors_data();
     void typeErrors();
     void summary_data();
@@ -119,11 +120,38 @@ void TestSanitizerReport::roundTrip()
     QVERIFY(toJson(*again) == j);
 }
 
+// Every verify report carries a section (docs/report-schema.md): one the run did not ask for
+// names the tool when the host has it, so the sanitizer gate can tell "not asked" from "not there".
+void TestSanitizerReport::notRunSectionsSayWhetherTheHostHasTheTool()
+{
+    SanitizerSection asked;
+    asked.requested = false;
+    asked.reason = kSanitizerNotRequested;
+    asked.toolVersion = "2025.3.1.0";
+    asked.toolPath = "/usr/local/cuda/bin/compute-sanitizer";
+    SanitizerSection absent;
+    absent.requested = false;
+    absent.reason = "no compute-sanitizer on gpu-7";
+    for (const SanitizerSection& s : {asked, absent}) {
+        const Json j = toJson(s);
+        QVERIFY(j["ran"] == false && j["requested"] == false);
+        const auto back = sanitizerSectionFromJson(j, "/sanitizer");
+        KF_VERIFY_OK(back);
+        QVERIFY(toJson(*back) == j);
+        QVERIFY(!back->requested);
+        QCOMPARE(back->toolFound(), !s.toolVersion.empty());
+        QVERIFY(!back->clean());
+        QCOMPARE(back->firstProblem(), std::string());
+    }
+}
+
 void TestSanitizerReport::lenientAboutPresence()
 {
     const auto empty = sanitizerSectionFromJson(Json::object(), "/sanitizer");
     KF_VERIFY_OK(empty);
     QVERIFY(!empty->ran);
+    QVERIFY(empty->requested);   // a section without the field is from a runner that wrote one only when asked
+    QVERIFY(!empty->toolFound());
     QVERIFY(empty->tools.empty());
     const auto sparse = sanitizerSectionFromJson(
         parsed("{\"ran\": true, \"newer_field\": [1, 2], \"tools\": [{\"tool\": \"memcheck\", \"ran\": true}],"
@@ -148,6 +176,7 @@ void TestSanitizerReport::typeErrors_data()
 
     QTest::newRow("not an object") << "[]" << "/sanitizer";
     QTest::newRow("ran") << "{\"ran\": \"yes\"}" << "/sanitizer/ran";
+    QTest::newRow("requested") << "{\"requested\": \"no\"}" << "/sanitizer/requested";
     QTest::newRow("shapes") << "{\"shapes\": [\"N=1\", 2]}" << "/sanitizer/shapes/1";
     QTest::newRow("duration") << "{\"duration_ms\": 1.5}" << "/sanitizer/duration_ms";
     QTest::newRow("tools not an array") << "{\"tools\": {}}" << "/sanitizer/tools";

@@ -48,7 +48,8 @@ std::string whoAmI()
 void printGates(std::ostream& out, const GateVerdict& v)
 {
     for (const GateCheck& c : v.checks)
-        out << "  " << (c.passed ? "✓ " : "✗ ") << c.title << ": " << c.detail << '\n';
+        out << "  " << (c.passed ? "✓ " : c.notRun ? "– " : "✗ ") << c.title << (c.notRun ? " (not run)" : "") << ": " << c.detail
+            << '\n';
 }
 
 int promote(const PromoteArgs& a)
@@ -121,8 +122,9 @@ int promote(const PromoteArgs& a)
         run.shapes = "tests";
         run.trials = kMinTrialsForPromotion;
         run.heldOut = 2;
-        // compute-sanitizer too, where the runner's host has it: the correctness gate refuses a
-        // kernel it finds a bug in (docs/verification.md).
+        // compute-sanitizer too, where the runner's host has it: the sanitizer gate refuses a
+        // kernel it finds a bug in, and a report it did not run on where the host has it
+        // (docs/registry.md, "The sanitizer policy").
         run.sanitizeIfAvailable = true;
         int rc = runOnRunner(run, &reports);
         if (rc != kExitOk && rc != kExitFailed)

@@ -1,5 +1,6 @@
-// `kforge registry list | show | check | remove | deprecate | threshold`: the registry of
-// verified kernels from a terminal or a CI pipeline. Every subcommand takes --registry and --json.
+// `kforge registry list | show | check | remove | deprecate | threshold | set-sanitizer-policy`: the
+// registry of verified kernels from a terminal or a CI pipeline. Every subcommand takes --registry
+// and --json.
 #include "ExitCodes.h"
 #include "PromoteCommand.h"
 #include "TextTable.h"
@@ -36,11 +37,27 @@ struct RegistryArgs {
     bool all = false;
     double threshold = 0;
     std::string compileThreshold;   ///< "off", or a factor of torch.compile
+    std::string sanitizerPolicy;    ///< required | if_available | off
 };
 
 std::string compileText(const std::optional<double>& v)
 {
     return v ? "≥ " + times(*v) + " torch.compile" : "off";
+}
+
+// "if_available (clean under compute-sanitizer where the runner's host has it)"
+std::string policyText(SanitizerPolicy p)
+{
+    const char* what = p == SanitizerPolicy::Required      ? "clean under compute-sanitizer, always"
+                       : p == SanitizerPolicy::IfAvailable ? "clean under compute-sanitizer where the runner's host has it"
+                                                           : "compute-sanitizer not asked for; its findings still refuse a kernel";
+    return std::string(sanitizerPolicyName(p)) + " (" + what + ")";
+}
+
+// The gate's mark: passed, not run (allowed by the policy), failed.
+const char* gateMark(const GateCheck& g)
+{
+    return g.passed ? "✓ " : g.notRun ? "– " : "✗ ";
 }
 
 
@@ -90,12 +107,14 @@ int list(const RegistryArgs& a, const Registry& r)
         json out = document("list", true, r);
         out["speedup_threshold"] = index->threshold;
         out["compile_speedup_threshold"] = index->compileThreshold ? json(*index->compileThreshold) : json();
+        out["sanitizer_policy"] = sanitizerPolicyName(index->sanitizerPolicy);
         out["kernels"] = registryIndexToJson(index.value())["kernels"];
         printJson(out);
         return kExitOk;
     }
     std::cout << "Registry " << r.directory().string() << " (promotion threshold " << times(index->threshold)
-              << (index->compileThreshold ? ", and " + compileText(index->compileThreshold) : std::string()) << ")\n";
+              << (index->compileThreshold ? ", and " + compileText(index->compileThreshold) : std::string())
+              << "; sanitizer policy " << sanitizerPolicyName(index->sanitizerPolicy) << ")\n";
     if (index->kernels.empty()) {
         std::cout << "  no verified kernels yet: `kforge promote <task-dir> --candidate file.cu`\n";
         return kExitOk;
@@ -162,10 +181,22 @@ int show(const RegistryArgs& a, const Registry& r)
               << '\n';
     if (p.unsignedEvidenceAccepted)
         std::cout << "  evidence:  ⚠ accepted without a valid signature (--allow-unsigned)\n";
+    if (p.sanitizer) {
+        std::string tools;
+        for (const std::string& t : p.sanitizer->tools)
+            tools += (tools.empty() ? "" : ", ") + t;
+        const std::string policy = std::string("policy ") + sanitizerPolicyName(p.sanitizer->policy);
+        if (p.sanitizer->outcome == "passed")
+            std::cout << "  sanitizer: " << tools << " clean (compute-sanitizer " << p.sanitizer->toolVersion << "; " << policy << ")\n";
+        else
+            std::cout << "  sanitizer: not run: " << p.sanitizer->detail << " (" << policy << ")\n";
+    }
     if (!p.gates.empty()) {
-        std::cout << "  gates (threshold " << (p.threshold ? times(*p.threshold) : std::string("?")) << "):\n";
+        std::cout << "  gates (threshold " << (p.threshold ? times(*p.threshold) : std::string("?"))
+                  << (p.sanitizer ? std::string(", sanitizer policy ") + sanitizerPolicyName(p.sanitizer->policy) : std::string())
+                  << "):\n";
         for (const GateCheck& g : p.gates)
-            std::cout << "    " << (g.passed ? "✓ " : "✗ ") << g.title << ": " << g.detail << '\n';
+            std::cout << "    " << gateMark(g) << g.title << (g.notRun ? " (not run)" : "") << ": " << g.detail << '\n';
     }
     if (!p.perShape.empty()) {
         TextTable t({{"shape"}, {"candidate ms", TextTable::Align::Right}, {"LibTorch ms", TextTable::Align::Right},
@@ -285,10 +316,31 @@ int threshold(const RegistryArgs& a, const Registry& r)
     if (a.json)
         printJson(with(document("threshold", true, r),
                        {{"speedup_threshold", index->threshold},
-                        {"compile_speedup_threshold", index->compileThreshold ? json(*index->compileThreshold) : json()}}));
+                        {"compile_speedup_threshold", index->compileThreshold ? json(*index->compileThreshold) : json()},
+                        {"sanitizer_policy", sanitizerPolicyName(index->sanitizerPolicy)}}));
     else
         std::cout << "promotion threshold: geometric-mean speedup ≥ " << times(index->threshold)
-                  << "; against torch.compile: " << compileText(index->compileThreshold) << '\n';
+                  << "; against torch.compile: " << compileText(index->compileThreshold)
+                  << "; sanitizer policy: " << policyText(index->sanitizerPolicy) << '\n';
+    return kExitOk;
+}
+
+int setSanitizerPolicy(const RegistryArgs& a, const Registry& r)
+{
+    const auto policy = parseSanitizerPolicy(a.sanitizerPolicy);
+    if (!policy) {
+        std::cerr << "kforge: registry set-sanitizer-policy: \"" << a.sanitizerPolicy << "\" is not a policy; use "
+                  << kSanitizerPolicyChoices << '\n';
+        return kExitUsage;
+    }
+    if (auto s = r.setSanitizerPolicy(*policy); !s) {
+        std::cerr << "kforge: " << s.error().message() << '\n';
+        return exitFor(s.error());
+    }
+    if (a.json)
+        printJson(with(document("set-sanitizer-policy", true, r), {{"sanitizer_policy", sanitizerPolicyName(*policy)}}));
+    else
+        std::cout << "sanitizer policy: " << policyText(*policy) << '\n';
     return kExitOk;
 }
 
@@ -336,8 +388,17 @@ void addRegistryCommand(CLI::App& app, int& exitCode)
     common(t);
     t->add_option("value", args->threshold, "new threshold (≥ 1.0; default 1.10)");
     t->add_option("--compile", args->compileThreshold,
-                  "the eighth gate: a factor of torch.compile every promotion must reach (e.g. 1.0), or off (the default)");
+                  "the last gate: a factor of torch.compile every promotion must reach (e.g. 1.0), or off (the default)");
     t->callback([args, &exitCode] { withRegistry(*args, exitCode, [&](const Registry& r) { return threshold(*args, r); }); });
+
+    CLI::App* sp = reg->add_subcommand("set-sanitizer-policy",
+                                       "Set what the sanitizer gate asks of compute-sanitizer: required, if_available (the default) or off");
+    common(sp);
+    sp->add_option("policy", args->sanitizerPolicy,
+                   "required (every promotion needs a clean run), if_available (needs one where the runner's host has "
+                   "compute-sanitizer) or off (findings still refuse a kernel)")
+        ->required();
+    sp->callback([args, &exitCode] { withRegistry(*args, exitCode, [&](const Registry& r) { return setSanitizerPolicy(*args, r); }); });
 }
 
 } // namespace kf::cli

@@ -71,6 +71,8 @@ RunSettings settingsFor(const RunArgs& a, const std::optional<std::uint64_t>& se
     settings.heldOutCount = a.kind == RunKind::Verify ? a.heldOut : 0;
     if (a.kind == RunKind::Verify && !a.sanitize.empty())
         settings.sanitizeTools = sanitizeToolList(a.sanitize);
+    // RunSession adds every tool when the runner's hello names compute-sanitizer.
+    settings.sanitizeIfAvailable = a.kind == RunKind::Verify && a.sanitizeIfAvailable;
     settings.samples = a.samples;
     settings.dumpDir = a.dumpDir;
     settings.dumpMaxBytes = a.dumpMaxMib << 20;
@@ -250,11 +252,6 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
             return *failed;
     }
     RunSettings settings = settingsFor(a, seed);
-    // Promotion verifies under compute-sanitizer where the runner's host has it. A pool's
-    // endpoints are asked one by one: only where all of them have it (checked by the runner).
-    if (!bench && !profile && a.sanitizeIfAvailable && settings.sanitizeTools.empty() && session && session->hello().sanitizer &&
-        session->hello().has("sanitize"))
-        settings.sanitizeTools = protocol::SanitizeSettings::allTools();
     if (profile) {
         settings.onlyShapes = {*profileShape};
         settings.setName = profileSet;

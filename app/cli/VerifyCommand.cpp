@@ -41,7 +41,9 @@ void printFirstFailure(std::ostream& out, const protocol::VerifyReport& report, 
 void printSanitizerSection(std::ostream& out, const protocol::SanitizerSection& s)
 {
     if (!s.ran) {
-        out << "  compute-sanitizer: not run (" << s.reason << ")\n";
+        // Every verify report has the section; one the user did not ask for says nothing new.
+        if (s.requested)
+            out << "  compute-sanitizer: not run (" << s.reason << ")\n";
         return;
     }
     std::string shapes;

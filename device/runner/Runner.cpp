@@ -263,8 +263,18 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
         if (type == "verify") {
             report = Verifier(m_channel, *m_gpu, request.value(), versions).run();
             // compute-sanitizer after a verification that ran (a lost context is handled below).
-            if (report && request->sanitize && report->value("verdict", std::string()) != "error" && !stickyError())
-                addSanitizerSection(report.value(), runSanitizer(m_channel, request.value(), local.value()));
+            // Every verify report says whether the tools ran and whether this host has them:
+            // the sanitizer gate tells "not asked for" from "not there" by it.
+            if (report) {
+                const bool ran = report->value("verdict", std::string()) != "error";
+                if (request->sanitize && ran && !stickyError())
+                    addSanitizerSection(report.value(), runSanitizer(m_channel, request.value(), local.value()));
+                else if (request->sanitize)
+                    addSanitizerSection(report.value(), sectionNotRun(true, ran ? "the verification lost its CUDA context"
+                                                                                : "the verification ended in an error"));
+                else
+                    addSanitizerSection(report.value(), sectionNotRun(false));
+            }
         }
         else if (type == "bench")
             report = Bencher(m_channel, *m_gpu, request.value(), versions).run();

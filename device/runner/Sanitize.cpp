@@ -345,6 +345,22 @@ protocol::SanitizerSection runSanitizer(Channel& channel, const RunPlan& plan, c
     return section;
 }
 
+protocol::SanitizerSection sectionNotRun(bool requested, const std::string& reason)
+{
+    protocol::SanitizerSection section;
+    section.requested = requested;
+    section.reason = reason;
+    if (const auto& tool = sanitizerTool()) {
+        section.toolVersion = tool->version;
+        section.toolPath = tool->path;
+        if (section.reason.empty())
+            section.reason = protocol::kSanitizerNotRequested;
+    } else if (section.reason.empty()) {
+        section.reason = "no compute-sanitizer on " + hostName();
+    }
+    return section;
+}
+
 void addSanitizerSection(json& report, const protocol::SanitizerSection& section)
 {
     report["sanitizer"] = protocol::toJson(section);

@@ -16,10 +16,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+
 namespace kf::device {
 
 /// Runs the tools of `plan.sanitize` for the request `requestJson` (as the client sent it).
 protocol::SanitizerSection runSanitizer(Channel& channel, const RunPlan& plan, const nlohmann::json& requestJson);
+
+/// The section of a verify report the tools did not run on: `ran: false`, with compute-sanitizer's
+/// version and path when this host has it, so the sanitizer gate can tell "not asked for" from "not
+/// there" (docs/registry.md). Not requested: reason "not requested", or "no compute-sanitizer on
+/// <host>" when the host has no tool.
+protocol::SanitizerSection sectionNotRun(bool requested, const std::string& reason = {});
 
 /// Adds `section` to a correctness report; findings, a tool that failed, or tools that did not
 /// run turn a "pass" into "fail" with the first problem as the summary.

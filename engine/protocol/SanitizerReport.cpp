@@ -99,6 +99,7 @@ SanitizerSection readSection(const Fields& f)
 {
     SanitizerSection s;
     s.ran = f.boolean("ran");
+    s.requested = f.boolean("requested", true);
     s.reason = f.text("reason");
     s.toolVersion = f.text("tool_version");
     s.toolPath = f.text("tool_path");
@@ -184,7 +185,8 @@ nlohmann::json toJson(const SanitizerSection& s)
     nlohmann::json findings = nlohmann::json::array();
     for (const SanitizerFinding& f : s.findings)
         findings.push_back(toJson(f));
-    return {{"ran", s.ran},       {"reason", s.reason}, {"tool_version", s.toolVersion}, {"tool_path", s.toolPath},
+    return {{"ran", s.ran},       {"requested", s.requested}, {"reason", s.reason},
+            {"tool_version", s.toolVersion}, {"tool_path", s.toolPath},
             {"shapes", s.shapes}, {"seed", s.seed},     {"duration_ms", s.durationMs},    {"tools", tools},
             {"findings", findings}};
 }

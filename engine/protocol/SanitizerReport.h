@@ -62,9 +62,17 @@ struct SanitizerToolRun {
     std::int64_t ignored = 0;              ///< records outside the candidate's kernels (LibTorch's, host copies)
 };
 
+/// The reason of a section whose run did not ask for the tools, on a host that has them.
+inline constexpr const char* kSanitizerNotRequested = "not requested";
+
 struct SanitizerSection {
-    bool ran = false;                      ///< false: not requested or no tool; `reason` says which
+    bool ran = false;                      ///< false: not requested, no tool, or it could not start; `reason` says which
+    /// The run asked for the tools (`verify --sanitize`, `kforge promote`). A runner writes a
+    /// section into every verify report, asked or not; a section without the field is from a
+    /// runner that wrote one only when asked.
+    bool requested = true;
     std::string reason;
+    /// The tool on the runner's host, written whether it ran or not: empty when the host has none.
     std::string toolVersion;               ///< "2025.3.1.0"
     std::string toolPath;
     std::vector<std::string> shapes;       ///< "N=1000" for each shape the tools ran on
@@ -77,6 +85,8 @@ struct SanitizerSection {
     bool clean() const;
     /// The first finding's summary, else the first tool error, else "".
     std::string firstProblem() const;
+    /// The runner's host has compute-sanitizer (the section names its version or path).
+    bool toolFound() const { return !toolVersion.empty() || !toolPath.empty(); }
 };
 
 nlohmann::json toJson(const SanitizerFinding& f);

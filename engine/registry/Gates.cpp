@@ -118,7 +118,140 @@ std::string benchContradiction(const BenchReport& r)
     return {};
 }
 
-GateCheck gate(const char* key, const char* title) { return {key, title, false, {}, {}}; }
+GateCheck gate(const char* key, const char* title) { return {key, title, false, {}, {}, false}; }
+
+std::string joined(const std::vector<std::string>& items, const char* sep = ", ")
+{
+    std::string out;
+    for (const std::string& i : items)
+        out += (out.empty() ? "" : sep) + i;
+    return out;
+}
+
+std::string secondsText(std::int64_t ms)
+{
+    return fixed(static_cast<double>(ms) / 1000.0, 1) + " s";
+}
+
+// "memcheck, racecheck, initcheck, synccheck clean (compute-sanitizer 2025.3.1.0, 2 shapes, 2.4 s)"
+std::string cleanDetail(const protocol::SanitizerSection& s)
+{
+    std::vector<std::string> ran, skipped;
+    for (const protocol::SanitizerToolRun& t : s.tools)
+        if (t.ran)
+            ran.push_back(t.tool);
+        else
+            skipped.push_back(t.tool + " skipped: " + t.skipped);
+    const size_t shapes = s.shapes.size();
+    std::string d = joined(ran) + " clean (compute-sanitizer " + (s.toolVersion.empty() ? std::string("?") : s.toolVersion) + ", " +
+                    std::to_string(shapes) + (shapes == 1 ? " shape, " : " shapes, ") + secondsText(s.durationMs) + ")";
+    if (!skipped.empty())
+        d += "; " + joined(skipped, "; ");
+    return d;
+}
+
+// Why a section that ran is not clean, when it names no finding and no tool error: a tool that
+// neither ran nor said why it was skipped, a tool stopped at its print limit, or no tools at all.
+std::string uncleanWhy(const protocol::SanitizerSection& s)
+{
+    if (std::string p = s.firstProblem(); !p.empty())
+        return p;
+    if (s.tools.empty())
+        return "the compute-sanitizer section lists no tools";
+    for (const protocol::SanitizerToolRun& t : s.tools) {
+        if (t.truncated)
+            return "compute-sanitizer " + t.tool + " stopped reporting at its print limit";
+        if (!t.ran && t.skipped.empty())
+            return "compute-sanitizer " + t.tool + " did not run and says no reason";
+        if (t.findings > 0)
+            return "compute-sanitizer " + t.tool + " counts " + std::to_string(t.findings) + " finding(s) the section does not list";
+    }
+    return "the compute-sanitizer section is not clean";
+}
+
+// The sanitizer gate (docs/registry.md, "The sanitizer policy"). Findings and tool errors fail
+// under every policy: a known bug is never promoted. A report the tools did not run on passes
+// nothing; the policy decides whether that blocks.
+GateCheck sanitizerGate(const VerifyReport& c, SanitizerPolicy policy, GateVerdict& v)
+{
+    GateCheck g = gate("sanitizer", "Clean under compute-sanitizer");
+    const protocol::SanitizerSection* s = c.sanitizer ? &*c.sanitizer : nullptr;
+    GateVerdict::Sanitizer record;
+    record.policy = policy;
+    if (s) {
+        record.toolVersion = s->ran ? s->toolVersion : std::string();
+        if (s->ran) {
+            for (const protocol::SanitizerToolRun& t : s->tools)
+                if (t.ran)
+                    record.toolsRun.push_back(t.tool);
+            record.shapes = s->shapes;
+        }
+    }
+    v.sanitizer = record;
+    const std::string fixHint = "fix the kernel at that line; `kforge verify --sanitize` shows every finding";
+    if (s && s->ran) {
+        if (s->clean()) {
+            g.passed = true;
+            g.detail = cleanDetail(*s);
+        } else if (policy == SanitizerPolicy::Off && s->findings.empty()) {
+            // No finding, a tool that did not finish: nothing known against the kernel.
+            g.notRun = true;
+            g.detail = "the registry's sanitizer policy is off; " + uncleanWhy(*s);
+        } else {
+            g.detail = uncleanWhy(*s);
+            g.hint = s->findings.empty() ? "verify with --sanitize again; `kforge verify --sanitize` shows the tool's error"
+                                         : fixHint;
+        }
+        return g;
+    }
+    if (s && !s->findings.empty()) {
+        // A section that says it did not run yet lists findings: judged as findings.
+        g.detail = s->findings.front().summary();
+        g.hint = fixHint;
+        return g;
+    }
+    if (policy == SanitizerPolicy::Off) {
+        g.notRun = true;
+        g.detail = "the registry's sanitizer policy is off";
+        return g;
+    }
+    const std::string setIfAvailable = "kforge registry set-sanitizer-policy if_available";
+    if (!s) {
+        // A report from a runner that wrote the section only when asked: whether its host had the
+        // tool is not known.
+        g.detail = "the correctness report has no compute-sanitizer section (a report from an older runner): "
+                   "whether its host has compute-sanitizer is not known";
+        if (policy == SanitizerPolicy::Required) {
+            g.detail = "not run: " + g.detail;
+            g.hint = "verify again with --sanitize on a host with compute-sanitizer (`kforge promote` does this itself), "
+                     "or `" + setIfAvailable + "`";
+        } else {
+            g.notRun = true;
+        }
+        return g;
+    }
+    if (s->toolFound()) {
+        // The host has the tool: a run that did not use it is not evidence enough, whatever the policy.
+        const std::string tool = "compute-sanitizer" + (s->toolVersion.empty() ? std::string() : " " + s->toolVersion);
+        if (!s->requested || s->reason == protocol::kSanitizerNotRequested) {
+            g.detail = "not run although the runner's host has " + tool + ": the verification did not ask for it";
+            g.hint = "verify with --sanitize (kforge promote does this itself)";
+        } else {
+            g.detail = "not run although the runner's host has " + tool + ": " + (s->reason.empty() ? "no reason given" : s->reason);
+            g.hint = "verify with --sanitize again (kforge promote does this itself)";
+        }
+        return g;
+    }
+    g.detail = s->reason.empty() ? std::string("the runner's host has no compute-sanitizer") : s->reason;
+    if (policy == SanitizerPolicy::Required) {
+        g.detail = "not run: " + g.detail;
+        g.hint = "verify on a host with compute-sanitizer (set KF_COMPUTE_SANITIZER to its path, or a runner endpoint's "
+                 "\"sanitizer\"), or `" + setIfAvailable + "`";
+    } else {
+        g.notRun = true;
+    }
+    return g;
+}
 
 // The hashes tie a report to the files being promoted: an edit after the run voids it.
 std::string evidenceProblem(const GateInput& in, const protocol::Header& r, const char* what)
@@ -145,12 +278,49 @@ std::string evidenceProblem(const GateInput& in, const protocol::Header& r, cons
 
 } // namespace
 
+const char* sanitizerPolicyName(SanitizerPolicy policy)
+{
+    switch (policy) {
+    case SanitizerPolicy::Required:
+        return "required";
+    case SanitizerPolicy::Off:
+        return "off";
+    case SanitizerPolicy::IfAvailable:
+        break;
+    }
+    return "if_available";
+}
+
+std::optional<SanitizerPolicy> parseSanitizerPolicy(std::string_view name)
+{
+    for (SanitizerPolicy p : {SanitizerPolicy::Required, SanitizerPolicy::IfAvailable, SanitizerPolicy::Off})
+        if (name == sanitizerPolicyName(p))
+            return p;
+    return std::nullopt;
+}
+
 bool GateVerdict::passed() const { return !checks.empty() && firstFailure() == nullptr; }
 
 const GateCheck* GateVerdict::firstFailure() const
 {
     for (const GateCheck& c : checks)
-        if (!c.passed)
+        if (c.blocks())
+            return &c;
+    return nullptr;
+}
+
+int GateVerdict::passedCount() const
+{
+    int n = 0;
+    for (const GateCheck& c : checks)
+        n += c.passed ? 1 : 0;
+    return n;
+}
+
+const GateCheck* GateVerdict::firstNotRun() const
+{
+    for (const GateCheck& c : checks)
+        if (c.notRun)
             return &c;
     return nullptr;
 }
@@ -159,14 +329,18 @@ std::string GateVerdict::sentence() const
 {
     if (const GateCheck* f = firstFailure())
         return "refused: " + f->title + ": " + f->detail + (f->hint.empty() ? "" : " (" + f->hint + ")");
-    return "all " + std::to_string(checks.size()) + " gates passed";
+    const int passedGates = passedCount();
+    if (const GateCheck* n = firstNotRun())
+        return std::to_string(passedGates) + " gates passed; not run: " + n->title + " (" + n->detail + ")";
+    return "all " + std::to_string(passedGates) + " gates passed";
 }
 
 Json GateVerdict::toJson() const
 {
     Json a = Json::array();
     for (const GateCheck& c : checks)
-        a.push_back({{"gate", c.gate}, {"title", c.title}, {"passed", c.passed}, {"detail", c.detail}, {"hint", c.hint}});
+        a.push_back({{"gate", c.gate}, {"title", c.title}, {"passed", c.passed}, {"not_run", c.notRun}, {"detail", c.detail},
+                     {"hint", c.hint}});
     return a;
 }
 
@@ -299,10 +473,6 @@ GateVerdict evaluateGates(const GateInput& in)
         } else if (std::string other = failedOutsideHeldOut(*c); !other.empty()) {
             co.detail = counted + "; " + other + " failed";
             co.hint = "fix the kernel; the Runs panel and `kforge verify` show the failing elements";
-        } else if (c->sanitizer && c->sanitizer->ran && !c->sanitizer->clean()) {
-            // Every shape gave the right answer, but a tool saw the bug (a race, a read past the end).
-            co.detail = counted + "; " + c->sanitizer->firstProblem();
-            co.hint = "fix the kernel at that line; `kforge verify --sanitize` shows every finding";
         } else if (trials < kMinTrialsForPromotion) {
             co.detail = counted + " with " + std::to_string(trials) + " trial(s) per shape";
             co.hint = "promotion needs at least " + std::to_string(kMinTrialsForPromotion) + " trials (fresh seeds) per shape";
@@ -312,6 +482,10 @@ GateVerdict evaluateGates(const GateInput& in)
         }
     }
     v.checks.push_back(co);
+
+    // 2b. Clean under compute-sanitizer: every shape may give the right answer while a tool sees
+    // the bug (a race, a read past the end). The policy says what a report without a run means.
+    v.checks.push_back(sanitizerGate(*c, in.sanitizerPolicy, v));
 
     // 3. Held-out shapes the author never listed.
     GateCheck ho = gate("held_out", "Correct on held-out shapes");

@@ -26,8 +26,20 @@ nlohmann::json PromotionRecord::toJson() const
     for (const protocol::ShapeId& s : heldOutShapes)
         held.push_back(s.dimsJson());
     nlohmann::json gateList = nlohmann::json::array();
-    for (const GateCheck& g : gates)
-        gateList.push_back({{"gate", g.gate}, {"title", g.title}, {"passed", g.passed}, {"detail", g.detail}, {"hint", g.hint}});
+    for (const GateCheck& g : gates) {
+        nlohmann::json one = {{"gate", g.gate}, {"title", g.title}, {"passed", g.passed}, {"detail", g.detail}, {"hint", g.hint}};
+        if (g.notRun)
+            one["not_run"] = true;
+        gateList.push_back(std::move(one));
+    }
+    nlohmann::json sanitizerJson = nullptr;
+    if (sanitizer)
+        sanitizerJson = {{"policy", sanitizerPolicyName(sanitizer->policy)},
+                         {"outcome", sanitizer->outcome},
+                         {"detail", sanitizer->detail},
+                         {"tool_version", sanitizer->toolVersion},
+                         {"tools", sanitizer->tools},
+                         {"shapes", sanitizer->shapes}};
     nlohmann::json shapes = nlohmann::json::array();
     for (const ShapeSpeedup& s : perShape)
         shapes.push_back({{"shape", s.shape.dimsJson()},
@@ -59,6 +71,7 @@ nlohmann::json PromotionRecord::toJson() const
             {"compile_threshold", optionalNumber(compileThreshold)},
             {"compile_speedup", optionalNumber(compileSpeedup)},
             {"gates", gateList},
+            {"sanitizer", sanitizerJson},
             {"speedup", {{"geomean", optionalNumber(geomeanSpeedup)}, {"min", optionalNumber(minSpeedup)}, {"per_shape", shapes}}},
             {"evidence_scope", evidenceScope},
             {"unsigned_evidence_accepted", unsignedEvidenceAccepted},
@@ -102,8 +115,24 @@ Result<PromotionRecord> PromotionRecord::fromJson(const nlohmann::json& j, const
         p.compileSpeedup = f.optionalNumber("compile_speedup");
         f.forEach("gates", [&](const nlohmann::json& v, const std::string& ptr) {
             const Fields g(v, ptr);
-            p.gates.push_back({g.text("gate"), g.text("title"), g.boolean("passed"), g.text("detail"), g.text("hint")});
+            p.gates.push_back({g.text("gate"), g.text("title"), g.boolean("passed"), g.text("detail"), g.text("hint"),
+                               g.boolean("not_run")});
         });
+        if (f.find("sanitizer")) {
+            const Fields san = f.object("sanitizer");
+            Sanitizer s;
+            const std::string policy = san.text("policy", sanitizerPolicyName(kDefaultSanitizerPolicy));
+            const auto parsed = parseSanitizerPolicy(policy);
+            if (!parsed)
+                kf::json::fail(san.at("policy"), "\"" + policy + "\" is not a sanitizer policy: use " + kSanitizerPolicyChoices);
+            s.policy = *parsed;
+            s.outcome = san.text("outcome");
+            s.detail = san.text("detail");
+            s.toolVersion = san.text("tool_version");
+            s.tools = san.texts("tools");
+            s.shapes = san.texts("shapes");
+            p.sanitizer = std::move(s);
+        }
         const Fields speed = f.object("speedup");
         p.geomeanSpeedup = speed.optionalNumber("geomean");
         p.minSpeedup = speed.optionalNumber("min");

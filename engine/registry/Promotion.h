@@ -32,6 +32,16 @@ struct PromotionRecord {
         double atol = 0;
         bool atolRelativeToRms = true;      ///< atol × the reference's RMS ("rms"), else absolute
     };
+    /// What the sanitizer gate judged (docs/registry.md, "promotion.json"): absent in records
+    /// written before the gate existed.
+    struct Sanitizer {
+        SanitizerPolicy policy = kDefaultSanitizerPolicy;   ///< the registry's policy at promotion
+        std::string outcome;                ///< passed | not_run (a failed gate promotes nothing)
+        std::string detail;                 ///< the gate's detail
+        std::string toolVersion;            ///< compute-sanitizer's version, empty when none ran
+        std::vector<std::string> tools;     ///< the tools that ran
+        std::vector<std::string> shapes;    ///< the shapes they ran on
+    };
     struct ShapeSpeedup {
         protocol::ShapeId shape;            ///< dims and label (set "benchmarks")
         std::optional<double> speedup;
@@ -56,6 +66,7 @@ struct PromotionRecord {
     std::optional<double> compileThreshold; ///< the registry's torch.compile threshold then (none: off)
     std::optional<double> compileSpeedup;   ///< geometric mean over torch.compile, when measured
     std::vector<GateCheck> gates;
+    std::optional<Sanitizer> sanitizer;
     std::optional<double> geomeanSpeedup;
     std::optional<double> minSpeedup;
     std::vector<ShapeSpeedup> perShape;

@@ -150,7 +150,7 @@ Result<CurrentFiles> currentFiles(const PromotionInput& in)
     return f;
 }
 
-GateVerdict judge(const PromotionInput& in, const CurrentFiles& f, double threshold, std::optional<double> compileThreshold,
+GateVerdict judge(const PromotionInput& in, const CurrentFiles& f, const GateSettings& settings,
                   const Result<protocol::SigningKey>& key)
 {
     GateInput g;
@@ -160,8 +160,9 @@ GateVerdict judge(const PromotionInput& in, const CurrentFiles& f, double thresh
     g.taskHash = f.taskHash;
     g.correctness = in.correctness ? &*in.correctness : nullptr;
     g.performance = in.performance ? &*in.performance : nullptr;
-    g.threshold = threshold;
-    g.compileThreshold = compileThreshold;
+    g.threshold = settings.threshold;
+    g.compileThreshold = settings.compileThreshold;
+    g.sanitizerPolicy = settings.sanitizerPolicy;
     g.heldOutRequired = heldOutRequiredFor(in.task);
     if (key)
         g.signingKey = &key.value();
@@ -325,7 +326,7 @@ Result<GateVerdict> Registry::gates(const PromotionInput& in) const
     auto index = load();
     if (!index)
         return index.error();
-    return judge(in, files.value(), index->threshold, index->compileThreshold, protocol::loadSigningKey(false));
+    return judge(in, files.value(), gateSettings(index.value()), protocol::loadSigningKey(false));
 }
 
 Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
@@ -347,7 +348,7 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     // One key for judging the reports and signing the record (made now if the user has none).
     const auto key = protocol::loadSigningKey(true);
     PromotionOutcome outcome;
-    outcome.gates = judge(in, files.value(), index.threshold, index.compileThreshold, key);
+    outcome.gates = judge(in, files.value(), gateSettings(index), key);
     if (!outcome.gates.passed())
         return outcome;
 
@@ -431,6 +432,12 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     if (std::isfinite(outcome.gates.compileSpeedup))
         p.compileSpeedup = outcome.gates.compileSpeedup;
     p.gates = outcome.gates.checks;
+    for (const GateCheck& g : outcome.gates.checks)
+        if (g.gate == "sanitizer" && outcome.gates.sanitizer) {
+            const GateVerdict::Sanitizer& s = *outcome.gates.sanitizer;
+            p.sanitizer = PromotionRecord::Sanitizer{s.policy, g.passed ? "passed" : "not_run", g.detail, s.toolVersion,
+                                                     s.toolsRun, s.shapes};
+        }
     p.geomeanSpeedup = e.geomeanSpeedup;
     p.minSpeedup = e.minSpeedup;
     // The benchmark shapes' timings: the gates judged these shapes.
@@ -557,6 +564,15 @@ Result<void> Registry::setCompileThreshold(std::optional<double> threshold) cons
     if (!locked)
         return locked.error();
     locked->index.compileThreshold = threshold;
+    return writeIndex(locked->index);
+}
+
+Result<void> Registry::setSanitizerPolicy(SanitizerPolicy policy) const
+{
+    auto locked = lockIndex(m_dir);
+    if (!locked)
+        return locked.error();
+    locked->index.sanitizerPolicy = policy;
     return writeIndex(locked->index);
 }
 

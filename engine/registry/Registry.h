@@ -66,8 +66,9 @@ struct RegistryEntry {
 };
 
 struct RegistryIndex {
-    double threshold = kDefaultSpeedupThreshold;   ///< per registry (gate 7)
-    std::optional<double> compileThreshold;        ///< per registry, off when empty (gate 8)
+    double threshold = kDefaultSpeedupThreshold;   ///< per registry (the geomean_speedup gate)
+    std::optional<double> compileThreshold;        ///< per registry, off when empty (the last gate)
+    SanitizerPolicy sanitizerPolicy = kDefaultSanitizerPolicy;   ///< per registry (the sanitizer gate)
     std::vector<RegistryEntry> kernels;            ///< in promotion order
     std::vector<std::string> removed;              ///< IDs removed so far: never given out again
     const RegistryEntry* find(std::string_view id) const;
@@ -124,7 +125,8 @@ public:
     /// re-verification runs.
     Result<Task> entryTask(const std::string& id) const;
 
-    /// The gates for `in` against its files as they are now and this registry's threshold.
+    /// The gates for `in` against its files as they are now and this registry's thresholds and
+    /// sanitizer policy.
     Result<GateVerdict> gates(const PromotionInput& in) const;
     /// Judges the gates again under the lock and, when they pass, writes the new version.
     /// A refusal is an outcome (entry empty), not an error; errors are I/O and a damaged index.
@@ -137,6 +139,8 @@ public:
     Result<void> setThreshold(double threshold) const;
     /// The factor of torch.compile a kernel must reach (> 0), or nullopt to turn the gate off.
     Result<void> setCompileThreshold(std::optional<double> threshold) const;
+    /// What the sanitizer gate asks of compute-sanitizer (Gates.h, SanitizerPolicy).
+    Result<void> setSanitizerPolicy(SanitizerPolicy policy) const;
     /// Verifies the index against the folders and hashes; with `prune`, also deletes folders
     /// that no index entry names (left by an interrupted promote or remove).
     Result<std::vector<RegistryDrift>> check(bool prune = false) const;

@@ -203,7 +203,11 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
             problem(e.kernelFile, current.error().message(), "remove the entry and promote the kernel again");
             continue;
         }
-        const GateVerdict v = judge(in, current.value(), pj.threshold.value_or(index->threshold), pj.compileThreshold, key);
+        // Judged as at promotion: the record's threshold and policy (a record from before the
+        // sanitizer gate, the default policy: its reports were judged without one).
+        const GateSettings asPromoted{pj.threshold.value_or(index->threshold), pj.compileThreshold,
+                                      pj.sanitizer ? pj.sanitizer->policy : kDefaultSanitizerPolicy};
+        const GateVerdict v = judge(in, current.value(), asPromoted, key);
         if (!v.passed())
             problem({}, "the stored evidence does not support the promotion: " + v.sentence(),
                     "remove the entry; promote again with fresh evidence");

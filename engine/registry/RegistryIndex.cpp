@@ -134,6 +134,13 @@ Result<RegistryIndex> parseRegistryIndex(const Json& j, const std::string& origi
             if (!(*index.compileThreshold > 0) || !std::isfinite(*index.compileThreshold))
                 jr::fail(o.at("compile_speedup_threshold"), "the torch.compile threshold must be a number > 0, or null for none");
         }
+        if (const Json* sp = o.optional("sanitizer_policy")) {
+            const std::string name = jr::asString(*sp, o.at("sanitizer_policy"));
+            const auto policy = parseSanitizerPolicy(name);
+            if (!policy)
+                jr::fail(o.at("sanitizer_policy"), "\"" + name + "\" is not a sanitizer policy: use " + kSanitizerPolicyChoices);
+            index.sanitizerPolicy = *policy;
+        }
         const Json& kernels = jr::asArray(o.required("kernels"), o.at("kernels"));
         std::set<std::string> seen;
         for (size_t i = 0; i < kernels.size(); ++i) {
@@ -167,6 +174,9 @@ Json registryIndexToJson(const RegistryIndex& index)
         j["removed"] = index.removed;
     if (index.compileThreshold)
         j["compile_speedup_threshold"] = *index.compileThreshold;
+    // Written when not the default, so a KernelForge from before the policy still reads the index.
+    if (index.sanitizerPolicy != kDefaultSanitizerPolicy)
+        j["sanitizer_policy"] = sanitizerPolicyName(index.sanitizerPolicy);
     return j;
 }
 

@@ -38,10 +38,20 @@ struct CurrentFiles {
     std::string taskHash;
 };
 Result<CurrentFiles> currentFiles(const PromotionInput& in);
-/// The gates for `in` against `files` and `threshold`; `key` is the user's signing key (or why
+/// What a registry asks of a promotion: its index's settings, or those a record was promoted under.
+struct GateSettings {
+    double threshold = kDefaultSpeedupThreshold;
+    std::optional<double> compileThreshold;
+    SanitizerPolicy sanitizerPolicy = kDefaultSanitizerPolicy;
+};
+inline GateSettings gateSettings(const RegistryIndex& index)
+{
+    return {index.threshold, index.compileThreshold, index.sanitizerPolicy};
+}
+/// The gates for `in` against `files` and `settings`; `key` is the user's signing key (or why
 /// there is none), loaded once by the caller.
-GateVerdict judge(const PromotionInput& in, const CurrentFiles& files, double threshold,
-                  std::optional<double> compileThreshold, const Result<protocol::SigningKey>& key);
+GateVerdict judge(const PromotionInput& in, const CurrentFiles& files, const GateSettings& settings,
+                  const Result<protocol::SigningKey>& key);
 /// A version folder's task.json (the whole task as promoted), rooted at `dir`; candidate files
 /// other than the promoted one are not looked for.
 Result<Task> readEntryTask(const std::filesystem::path& dir);

@@ -139,6 +139,10 @@ Result<RunSession::Outcome> RunSession::runJob(RunKind kind, const Task& origina
     std::optional<std::vector<StageFile>> taskFiles;   // hashed once for every request of this job
     const Send send = [&](const RunSettings& given) -> Result<protocol::RunReport> {
         RunSettings s = given;
+        // compute-sanitizer where the runner's host has it (its hello names the tool).
+        if (kind == RunKind::Verify && s.sanitizeIfAvailable && s.sanitizeTools.empty() && m_hello.sanitizer &&
+            m_hello.has("sanitize"))
+            s.sanitizeTools = protocol::SanitizeSettings::allTools();
         Task resolved = task;
         if (auto ok = resolveSettings(kind, resolved, s); !ok)
             return ok.error();

@@ -49,6 +49,9 @@ struct RunSettings {
     /// from the task when empty (docs/verification.md, "compute-sanitizer").
     std::vector<std::string> sanitizeTools;
     std::vector<ShapeBinding> sanitizeShapes;
+    /// verify: every tool when sanitizeTools is empty and the runner's hello lists compute-sanitizer
+    /// (RunSession decides after the hello): what promotion's sanitizer gate asks for.
+    bool sanitizeIfAvailable = false;
 };
 
 /// The shapes compute-sanitizer runs on: the smallest test shape (by elements), and the smallest
