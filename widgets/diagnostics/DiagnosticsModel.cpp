@@ -1,6 +1,7 @@
 #include "widgets/diagnostics/DiagnosticsModel.h"
 
 #include <QApplication>
+#include <QFileInfo>
 #include <QIcon>
 #include <QStyle>
 
@@ -115,7 +116,8 @@ QVariant DiagnosticsModel::data(const QModelIndex& index, int role) const
         switch (column) {
         case Severity: return severityText(d.severity);
         case Source: return sourceText(d);
-        case File: return text(d.file);
+        // The name; the folder is in the tooltip (a task's full path would push the message out of view).
+        case File: return QFileInfo(text(d.file)).fileName();
         // 0 means "no position" (ptxas messages, no caret): show nothing rather than 0.
         case Line: return d.line > 0 ? QVariant(d.line) : QVariant(QString());
         case ColumnNumber: return d.column > 0 ? QVariant(d.column) : QVariant(QString());
@@ -126,7 +128,7 @@ QVariant DiagnosticsModel::data(const QModelIndex& index, int role) const
     case Qt::DecorationRole:
         return column == Severity ? QVariant(severityIcon(d.severity)) : QVariant();
     case Qt::ToolTipRole:
-        return toolTip(d);
+        return column == File ? QVariant(text(d.file)) : QVariant(toolTip(d));
     case Qt::TextAlignmentRole:
         if (column == Line || column == ColumnNumber)
             return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);

@@ -81,6 +81,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent)
     });
 
     m_log = new RunLogView(this);
+    updateColumns();
 
     auto* splitter = new QSplitter(Qt::Vertical, this);
     splitter->addWidget(m_table);
@@ -153,10 +154,33 @@ void RunPanel::appendLog(kf::protocol::Event::Level level, const QString& text)
         m_log->appendLine(level == kf::protocol::Event::Level::Warning ? RunLogView::Level::Warning : RunLogView::Level::Info, text);
 }
 
+void RunPanel::updateColumns()
+{
+    // Only the columns some row has a value in: a verification has no timings, a benchmark no
+    // errors, and a report without a placement block nothing to say where it ran.
+    bool correctness = false, performance = false, compile = false, placement = false;
+    for (int r = 0; r < m_model->rowCount(); ++r) {
+        const ResultRow& row = m_model->rowAt(r);
+        correctness = correctness || row.correctness.present;
+        performance = performance || row.performance.present;
+        compile = compile || row.performance.compileSpeedup || !row.performance.compileNote.isEmpty();
+        placement = placement || !row.placementText().isEmpty();
+    }
+    for (int c : {ResultsModel::MaxAbsErrorColumn, ResultsModel::MaxRelErrorColumn, ResultsModel::ErrorRatioColumn,
+                  ResultsModel::MismatchesColumn})
+        m_table->setColumnHidden(c, !correctness);
+    for (int c : {ResultsModel::CandidateMedianColumn, ResultsModel::BaselineMedianColumn, ResultsModel::SpeedupColumn,
+                  ResultsModel::BandwidthColumn})
+        m_table->setColumnHidden(c, !performance);
+    m_table->setColumnHidden(ResultsModel::CompileSpeedupColumn, !compile);
+    m_table->setColumnHidden(ResultsModel::PlacementColumn, !placement);
+}
+
 void RunPanel::addReport(const kf::protocol::RunReport& report)
 {
     m_model->addReport(report);
     m_runReports.push_back(report);
+    updateColumns();
     m_table->resizeColumnsToContents();
     // Details can be a whole sentence: keep it from pushing the numbers off screen (tooltip has it all).
     const int detailsMax = m_table->fontMetrics().averageCharWidth() * 48;

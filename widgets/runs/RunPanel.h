@@ -92,6 +92,8 @@ protected:
 
 private:
     void setBanner(Tone tone, const QString& text);
+    /// Hides the columns no row has a value in (timings of a verification, errors of a benchmark).
+    void updateColumns();
     void updateStage();
     void onCancelClicked();
     void onRowDoubleClicked(const QModelIndex& viewIndex);

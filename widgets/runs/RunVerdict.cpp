@@ -1,5 +1,7 @@
 #include "widgets/runs/RunVerdict.h"
 
+#include "widgets/runs/ReportRows.h"
+
 
 #include <cmath>
 
@@ -26,7 +28,7 @@ RunVerdict RunVerdict::fromReports(const std::vector<kf::protocol::RunReport>& r
     double bestGeomean = std::nan("");
     int performanceReports = 0;
     int sanitizerProblems = 0;     // findings and failed tools of compute-sanitizer, over the correctness reports
-    QString firstSanitizerProblem;
+    QString sanitizerPart;         // the sentence of the first section with a problem, else of the first section
     for (const auto& report : reports) {
         const kf::protocol::Header& h = report.header;
         if (h.isError()) {
@@ -42,13 +44,14 @@ RunVerdict RunVerdict::fromReports(const std::vector<kf::protocol::RunReport>& r
                     ++failedShapes;
             }
             // A finding fails the verification even where every shape passed (docs/verification.md).
-            if (const auto& san = report.verify->sanitizer; san && san->ran) {
+            if (const auto& san = report.verify->sanitizer) {
                 int failedTools = 0;
                 for (const auto& t : san->tools)
                     failedTools += t.error.empty() ? 0 : 1;
-                sanitizerProblems += int(san->findings.size()) + failedTools;
-                if (firstSanitizerProblem.isEmpty())
-                    firstSanitizerProblem = QString::fromStdString(san->firstProblem());
+                const int problems = san->ran ? int(san->findings.size()) + failedTools : 0;
+                if (sanitizerPart.isEmpty() || (problems > 0 && sanitizerProblems == 0))
+                    sanitizerPart = reportrows::sanitizerSentence(*san);
+                sanitizerProblems += problems;
             }
         } else if (report.bench) {
             ++performanceReports;
@@ -79,8 +82,8 @@ RunVerdict RunVerdict::fromReports(const std::vector<kf::protocol::RunReport>& r
             parts << QStringLiteral("FAIL · %1/%1 shapes passed").arg(shapes);
         else
             parts << QStringLiteral("PASS · %1/%1 shapes").arg(shapes);
-        if (sanitizerProblems > 0)
-            parts << firstSanitizerProblem;
+        if (!sanitizerPart.isEmpty())
+            parts << sanitizerPart;
     } else if (performanceReports > 0) {
         v.tone = untrustworthy.isEmpty() ? Tone::Good : Tone::Bad;
         parts << (untrustworthy.isEmpty() ? QStringLiteral("OK · %1 shapes timed").arg(timedShapes) : QStringLiteral("FAIL"));

@@ -499,7 +499,7 @@ bool MainWindow::openReport(const QString& file)
     const QString title = tr("Report %1 · opened from a file").arg(QFileInfo(file).fileName());
     std::vector<kf::protocol::RunReport> reports;
     QStringList notes;
-    QString sentence = tr("opened from %1").arg(QDir::toNativeSeparators(file));
+    QString sentence = tr("opened from %1").arg(QFileInfo(file).fileName());
     if (auto bytes = kf::readFileBytes(file.toStdString()); !bytes) {
         sentence = QString::fromStdString(bytes.error().message());
     } else if (const auto j = nlohmann::json::parse(*bytes, nullptr, false); j.is_discarded()) {

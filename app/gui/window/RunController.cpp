@@ -93,6 +93,8 @@ bool RunController::showReports(const QString& title, const std::vector<kf::prot
     }
     for (const QString& n : notes)
         m_panel->appendLog(kf::protocol::Event::Level::Warning, n);
+    if (!reports.empty())
+        m_panel->setProgress(1000, sentence); // nothing is under way: the whole file is read
     if (reports.empty())
         m_panel->fail(sentence);
     else

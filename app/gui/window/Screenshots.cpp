@@ -14,6 +14,7 @@
 #include "widgets/profile/ProfilePanel.h"
 #include "widgets/registry/RegistryBrowser.h"
 #include "widgets/runs/ResultsModel.h"
+#include "widgets/runs/RunLogView.h"
 #include "widgets/runs/RunPanel.h"
 
 #include <QApplication>
@@ -29,6 +30,7 @@
 #include <QPixmap>
 #include <QScrollArea>
 #include <QTemporaryDir>
+#include <QScrollBar>
 #include <QTimer>
 
 #include <cstdio>
@@ -344,13 +346,20 @@ private:
             }
         m_w.saveCurrent();
         waitForCompile([this] {
-            // Problems and Runs side by side for this one, instead of tabbed.
-            m_w.splitDockWidget(m_w.dock("problemsDock"), m_w.dock("runsDock"), Qt::Horizontal);
-            m_w.dock("problemsDock")->show();
-            m_w.dock("runsDock")->show();
-            m_w.resizeDocks({m_w.dock("problemsDock")}, {m_w.height() * 2 / 5}, Qt::Vertical);
-            m_w.resizeDocks({m_w.dock("problemsDock"), m_w.dock("runsDock")}, {m_w.width() * 2 / 5, m_w.width() * 3 / 5},
-                            Qt::Horizontal);
+            // Problems and Runs side by side for this one, instead of tabbed, under the whole width.
+            // (A dock split from a tabbed one joins its tabs, so the bottom docks come out first.)
+            QDockWidget* problems = m_w.dock("problemsDock");
+            QDockWidget* runs = m_w.dock("runsDock");
+            m_w.setCorner(Qt::BottomRightCorner, Qt::BottomDockWidgetArea);
+            for (const char* name : {"problemsDock", "runsDock", "inspectorDock", "profileDock"})
+                m_w.removeDockWidget(m_w.dock(name));
+            m_w.addDockWidget(Qt::BottomDockWidgetArea, problems);
+            m_w.splitDockWidget(problems, runs, Qt::Vertical);
+            problems->show();
+            runs->show();
+            raise("assemblyDock");
+            m_w.resizeDocks({m_w.dock("workspaceDock"), m_w.dock("assemblyDock")}, {200, m_w.width() * 33 / 100}, Qt::Horizontal);
+            m_w.resizeDocks({problems, runs}, {m_w.height() * 3 / 20, m_w.height() * 9 / 20}, Qt::Vertical);
             if (m_withRuns) {
                 m_w.verifySanitized();
                 waitForRun([this] { shootSanitizer(); });
@@ -369,6 +378,9 @@ private:
         if (t && m_brokenLine > 0)
             t->editor()->goTo(m_brokenLine, 1);
         m_w.runPanel()->resultsView()->scrollToBottom();
+        // The log's newest lines (this report's), from their start.
+        m_w.runPanel()->log()->verticalScrollBar()->setValue(m_w.runPanel()->log()->verticalScrollBar()->maximum());
+        m_w.runPanel()->log()->horizontalScrollBar()->setValue(0);
         QTimer::singleShot(150, this, [this, t] {
             save("sanitizer-findings.png");
             // Put the kernel and the layout back as they were.
@@ -376,8 +388,14 @@ private:
                 t->editor()->undo();
                 m_w.saveCurrent();
             }
+            m_w.setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
             m_w.tabifyDockWidget(m_w.dock("problemsDock"), m_w.dock("runsDock"));
-            m_w.tabifyDockWidget(m_w.dock("runsDock"), m_w.dock("inspectorDock"));
+            for (const char* name : {"inspectorDock", "profileDock"}) {
+                m_w.addDockWidget(Qt::BottomDockWidgetArea, m_w.dock(name));
+                m_w.tabifyDockWidget(m_w.dock("runsDock"), m_w.dock(name));
+                m_w.dock(name)->show();
+            }
+            m_w.dock("problemsDock")->raise();
             runnersSettings();
         });
     }

@@ -149,6 +149,9 @@ void TestSanitizerDiagnostics::theProblemsTableNamesTheSource()
     QCOMPARE(model.index(0, DiagnosticsModel::Source).data().toString(), QString("NVRTC"));
     QCOMPARE(model.index(1, DiagnosticsModel::Source).data().toString(), QString("compute-sanitizer memcheck"));
     QCOMPARE(model.index(1, DiagnosticsModel::Line).data().toInt(), 8);
+    // The file's name in its column, its path in the tooltip.
+    QCOMPARE(model.index(1, DiagnosticsModel::File).data().toString(), QString("oob_read.cu"));
+    QCOMPARE(model.index(1, DiagnosticsModel::File).data(Qt::ToolTipRole).toString(), kCandidate);
     QCOMPARE(model.index(1, DiagnosticsModel::Code).data().toString(), QString("oob_read"));
     QVERIFY(model.index(1, DiagnosticsModel::Message).data().toString().startsWith("compute-sanitizer memcheck: out-of-bounds read"));
     QVERIFY(model.index(1, DiagnosticsModel::Message).data(Qt::ToolTipRole).toString().contains("Reported by compute-sanitizer memcheck."));

@@ -81,6 +81,7 @@ private slots:
     void failShowsTheRunnerSentence();
     void sanitizerFindingsFailTheRunAndAreLogged_data();
     void sanitizerFindingsFailTheRunAndAreLogged();
+    void columnsWithoutValuesAreHidden();
     void logLinesFromEventsAndReports();
     void benchSampleCountsAreLoggedOnce();
     void logKeepsAtMostMaxLines();
@@ -249,11 +250,14 @@ void TestRunPanel::sanitizerFindingsFailTheRunAndAreLogged_data()
     QTest::addColumn<QString>("logged");
     QTest::addColumn<RunLogView::Level>("level");
     QTest::newRow("clean: the verdict stands")
-        << QList<int>{} << "PASS · 3/3 shapes" << Tone::Good
+        << QList<int>{}
+        << "PASS · 3/3 shapes · compute-sanitizer 2025.3.1.0: clean — memcheck, racecheck, initcheck, synccheck on 2 shapes (2.4 s)"
+        << Tone::Good
         << "softmax_fp32/optimized.cu: compute-sanitizer 2025.3.1.0: clean — memcheck, racecheck, initcheck, synccheck on 2 shapes (2.4 s)"
         << RunLogView::Level::Info;
     QTest::newRow("findings fail a run whose shapes all passed")
-        << QList<int>{12, 30} << "FAIL · 3/3 shapes passed · compute-sanitizer memcheck: out-of-bounds read of 4 bytes in softmax_block at optimized.cu:12, block (0,0,0) thread (96,0,0)"
+        << QList<int>{12, 30}
+        << "FAIL · 3/3 shapes passed · compute-sanitizer 2025.3.1.0: 2 findings — first: memcheck: out-of-bounds read of 4 bytes in softmax_block at optimized.cu:12, block (0,0,0) thread (96,0,0) (2.4 s)"
         << Tone::Bad
         << "softmax_fp32/optimized.cu: compute-sanitizer 2025.3.1.0: 2 findings — first: memcheck: out-of-bounds read of 4 bytes in softmax_block at optimized.cu:12, block (0,0,0) thread (96,0,0) (2.4 s)"
         << RunLogView::Level::Error;
@@ -277,9 +281,37 @@ void TestRunPanel::sanitizerFindingsFailTheRunAndAreLogged()
     QCOMPARE(panel.log()->lastLevel(), level);
     QCOMPARE(panel.model()->rowCount(), 4);
     QVERIFY(panel.model()->findSanitizerRow("optimized.cu") >= 0);
+    // A verification has no timings and this report no placement: those columns are hidden.
+    QVERIFY(!panel.resultsView()->isColumnHidden(ResultsModel::MaxAbsErrorColumn));
+    QVERIFY(!panel.resultsView()->isColumnHidden(ResultsModel::DetailsColumn));
+    QVERIFY(panel.resultsView()->isColumnHidden(ResultsModel::SpeedupColumn));
+    QVERIFY(panel.resultsView()->isColumnHidden(ResultsModel::PlacementColumn));
     panel.finish(true, {});
     QCOMPARE(panel.bannerText(), banner);
     QCOMPARE(panel.bannerTone(), tone);
+}
+
+void TestRunPanel::columnsWithoutValuesAreHidden()
+{
+    RunPanel panel;
+    const QTableView* view = panel.resultsView();
+    auto hidden = [&](int c) { return view->isColumnHidden(c); };
+    QVERIFY(hidden(ResultsModel::MaxAbsErrorColumn) && hidden(ResultsModel::SpeedupColumn) && hidden(ResultsModel::PlacementColumn));
+    QVERIFY(!hidden(ResultsModel::VerdictColumn) && !hidden(ResultsModel::DetailsColumn));
+    panel.begin(QStringLiteral("Verify softmax_fp32/optimized.cu"));
+    panel.addReport(kf::test::report(loadReport("verify_softmax_benchmarks_pass.json")));
+    QVERIFY(!hidden(ResultsModel::MaxAbsErrorColumn) && !hidden(ResultsModel::MismatchesColumn));
+    QVERIFY(hidden(ResultsModel::CandidateMedianColumn) && hidden(ResultsModel::SpeedupColumn) && hidden(ResultsModel::BandwidthColumn));
+    panel.addReport(kf::test::report(loadReport("bench_softmax_ok.json")));
+    QVERIFY(!hidden(ResultsModel::CandidateMedianColumn) && !hidden(ResultsModel::SpeedupColumn) && !hidden(ResultsModel::BandwidthColumn));
+    QVERIFY(hidden(ResultsModel::CompileSpeedupColumn)); // not compared with torch.compile
+    panel.addReport(kf::test::report(loadReport("bench_softmax_compile.json")));
+    QVERIFY(!hidden(ResultsModel::CompileSpeedupColumn));
+    QVERIFY(hidden(ResultsModel::PlacementColumn));
+    json placed = loadReport("verify_softmax_pass.json");
+    placed["placement"] = {{"endpoint", "box"}, {"attempt", 1}, {"host", "gpu-box"}};
+    panel.addReport(kf::test::report(placed));
+    QVERIFY(!hidden(ResultsModel::PlacementColumn));
 }
 
 void TestRunPanel::failShowsTheRunnerSentence()

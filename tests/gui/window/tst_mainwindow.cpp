@@ -342,7 +342,8 @@ private slots:
                  qPrintable(rows->index(row, kf::ui::ResultsModel::DetailsColumn).data().toString()));
         QCOMPARE(rows->index(rows->findRow("naive.cu", "tail"), kf::ui::ResultsModel::PlacementColumn).data().toString(),
                  QString("box · fake-host · GPU-1a2b3c4d"));
-        QVERIFY2(w->runPanel()->bannerText().startsWith("FAIL · 1/1 shapes passed · compute-sanitizer memcheck:"),
+        QVERIFY2(w->runPanel()->bannerText().startsWith("FAIL · 1/1 shapes passed · compute-sanitizer 2025.3.1.0: 2 findings — "
+                                                        "first: memcheck: out-of-bounds read"),
                  qPrintable(w->runPanel()->bannerText()));
 
         // Editing line 9 makes its findings stale (and the note that belongs to the race goes with
