@@ -388,6 +388,8 @@ void TestCliVerify::poolRunsSeveralTasks()
     QCOMPARE(items.size(), expected.size());
     QCOMPARE(items[2].toObject()["task"].toString(), QString("broken_add"));
     QCOMPARE(all["static_scan"].toArray().size(), expected.size());
+}
+
 namespace {
 
 // A runners.json with one endpoint "staged" of kind command that does not share this machine's
