@@ -191,14 +191,28 @@ QString gatesSection(const RegistryDetails& d, const Colors& c)
     QString html = heading(QObject::tr("Promotion gates"));
     if (gates.empty())
         return html + QStringLiteral("<p>%1</p>").arg(esc(QObject::tr("promotion.json lists no gates.")));
+    // The policy the sanitizer gate was judged under, and what compute-sanitizer ran.
+    if (const auto& san = d.promotion->sanitizer) {
+        QString line = QObject::tr("Sanitizer policy at promotion: %1").arg(qs(kf::sanitizerPolicyName(san->policy)));
+        if (san->outcome == "passed") {
+            QStringList tools;
+            for (const std::string& t : san->tools)
+                tools << qs(t);
+            line += QStringLiteral(" · ") + QObject::tr("compute-sanitizer %1 ran %2").arg(qs(san->toolVersion), tools.join(QStringLiteral(", ")));
+        }
+        html += QStringLiteral("<p>%1</p>").arg(esc(line));
+    }
     html += QStringLiteral("<table cellpadding='3'>");
     for (const kf::GateCheck& g : gates) {
         QString detail = esc(qs(g.detail));
         if (!g.passed && !g.hint.empty())
             detail += QStringLiteral("<br><i>%1</i>").arg(esc(qs(g.hint)));
+        // A gate the policy let go without a run is neither a pass nor a failure.
+        const QString mark = g.passed ? QStringLiteral("✓") : g.notRun ? QStringLiteral("–") : QStringLiteral("✗");
+        const QString title = g.notRun ? QObject::tr("%1 (not run)").arg(qs(g.title)) : qs(g.title);
         html += QStringLiteral("<tr><td valign='top' style='color:%1'><b>%2</b></td><td valign='top'><b>%3</b></td>"
                                "<td valign='top'>%4</td></tr>")
-                    .arg(g.passed ? c.good : c.bad, g.passed ? QStringLiteral("✓") : QStringLiteral("✗"), esc(qs(g.title)), detail);
+                    .arg(g.passed ? c.good : g.notRun ? c.warn : c.bad, mark, esc(title), detail);
     }
     return html + QStringLiteral("</table>");
 }

@@ -171,9 +171,16 @@ void PromoteController::reevaluate()
                             (f->hint.empty() ? QString() : tr("\nWhat to do: %1").arg(qs(f->hint))));
         return;
     }
+    if (const kf::GateCheck* n = m_verdict->firstNotRun()) {
+        setState(true, tr("Promote %1 into the registry %2: it passed %3 gates; not run: %4 (%5)")
+                           .arg(m_candidate, m_registryDir)
+                           .arg(m_verdict->passedCount())
+                           .arg(qs(n->title), qs(n->detail)));
+        return;
+    }
     setState(true, tr("Promote %1 into the registry %2: it passed all %3 gates")
                        .arg(m_candidate, m_registryDir)
-                       .arg(m_verdict->checks.size()));
+                       .arg(m_verdict->passedCount()));
 }
 
 void PromoteController::setState(bool can, const QString& text)
@@ -194,9 +201,10 @@ QString PromoteController::summaryHtml() const
     const kf::protocol::Environment& env = e.correctness->header.environment;
     QString gates;
     for (const kf::GateCheck& c : m_verdict->checks)
-        gates += QStringLiteral("<li>✓ %1: %2</li>").arg(qs(c.title).toHtmlEscaped(), qs(c.detail).toHtmlEscaped());
+        gates += c.notRun ? tr("<li>– %1 (not run): %2</li>").arg(qs(c.title).toHtmlEscaped(), qs(c.detail).toHtmlEscaped())
+                          : QStringLiteral("<li>✓ %1: %2</li>").arg(qs(c.title).toHtmlEscaped(), qs(c.detail).toHtmlEscaped());
     const QString scope = qs(kf::evidenceScope(*m_task, *e.performance->bench));
-    return tr("<p><b>%1 / %2</b> passed every promotion gate on <b>%3</b> (%4, driver %5, NVRTC %6, LibTorch %7).</p>"
+    return tr("<p><b>%1 / %2</b> passed every promotion gate that ran on <b>%3</b> (%4, driver %5, NVRTC %6, LibTorch %7).</p>"
               "<ul>%8</ul>"
               "<p>Registry: <code>%9</code></p>"
               "<p><i>Evidence scope: %10.</i></p>")

@@ -186,10 +186,13 @@ bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candi
     s.trials = m_settings.trials;
     s.launchTimeoutMs = m_settings.launchTimeoutMs;
     s.compileBaseline = kind == kf::RunKind::Bench && m_settings.compileBaseline;
-    if (kind == kf::RunKind::Verify)
-        // Shapes nobody listed, drawn with a secret seed: the report then carries the held-out
-        // evidence promotion asks for, so Verify + Benchmark is all a Promote needs.
+    if (kind == kf::RunKind::Verify) {
+        // Shapes nobody listed, drawn with a secret seed, and compute-sanitizer where the runner's
+        // host has it: the report then carries the held-out and sanitizer evidence promotion asks
+        // for, so Verify + Benchmark is all a Promote needs.
         s.heldOutCount = m_settings.heldOutShapes;
+        s.sanitizeIfAvailable = m_settings.sanitizeIfAvailable;
+    }
     if (sanitize) {
         // The shapes the tools run on come from the task's test shapes (kforge verify --sanitize refuses the same).
         if (kf::sanitizeShapes(task).empty()) {

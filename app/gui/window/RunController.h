@@ -37,6 +37,9 @@ public:
         std::optional<double> atol;
         /// Verify also runs this many held-out shapes derived from the task (promotion needs them).
         int heldOutShapes = 2;
+        /// Verify also runs compute-sanitizer where the runner's host has it (promotion's
+        /// sanitizer gate asks for it; docs/registry.md).
+        bool sanitizeIfAvailable = true;
         /// Profile also replays the LibTorch baseline's kernels under the counters.
         bool profileBaseline = true;
         /// Benchmark also times the reference under torch.compile (docs/benchmarks.md).

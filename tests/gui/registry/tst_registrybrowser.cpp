@@ -51,6 +51,7 @@ private slots:
     void placeholderWhenTheFilterHidesEverything();
     void detailsFillEveryTab();
     void detailsForAnotherEntryAreIgnored();
+    void sanitizerGateNotRunIsShownAsNotRun();
     void chartHasOneBarPerShape_data();
     void chartHasOneBarPerShape();
     void secondBaselineShowsBesideTheFirst();
@@ -198,14 +199,16 @@ void TestRegistryBrowser::detailsFillEveryTab()
     QVERIFY2(evidence.contains(QStringLiteral("op-level microbenchmark of softmax (fp32) on NVIDIA H100 80GB HBM3")), qPrintable(evidence));
     QVERIFY(evidence.contains(QStringLiteral("not an end-to-end model speedup")));
     QVERIFY(d.promotion);
-    QCOMPARE(d.promotion->gates.size(), size_t(8));
+    QCOMPARE(d.promotion->gates.size(), size_t(9));
     for (const kf::GateCheck& g : d.promotion->gates) {
         QVERIFY2(evidence.contains(QString::fromStdString(g.title)), g.title.c_str());
         QVERIFY2(evidence.contains(QString::fromStdString(g.detail)), g.detail.c_str());
     }
     QCOMPARE(evidence.count(QStringLiteral("✓")), int(d.promotion->gates.size()));
     QVERIFY(!evidence.contains(QStringLiteral("✗")));
-    for (const char* fact : {"580.159.04", "13.0", "2.11.0", "0x9f01, 0x9f02, 0x9f03", "threshold at promotion 1.10×"})
+    for (const char* fact : {"580.159.04", "13.0", "2.11.0", "0x9f01, 0x9f02, 0x9f03", "threshold at promotion 1.10×",
+                             "Sanitizer policy at promotion: if_available · compute-sanitizer 2025.3.1.0 ran memcheck, racecheck, "
+                             "initcheck, synccheck"})
         QVERIFY2(evidence.contains(QString::fromUtf8(fact)), fact);
 
     QCOMPARE(b.sourceView()->text(), d.source);
@@ -214,6 +217,33 @@ void TestRegistryBrowser::detailsFillEveryTab()
     // Both reports in the table: test, held-out and benchmark shapes.
     QVERIFY(b.reportsModel()->rowCount() >= 4);
     QCOMPARE(b.chart()->barCount(), 2);
+}
+
+// A kernel promoted where the runner's host had no compute-sanitizer (the default policy lets it
+// through): its gate is marked as not run, never with the pass mark.
+void TestRegistryBrowser::sanitizerGateNotRunIsShownAsNotRun()
+{
+    RegistryBrowser b;
+    load(b);
+    QVERIFY(b.selectId(m_sample.softmaxV2));
+    kf::ui::RegistryDetails d = kf::test::readDetails(m_sample.directory, m_sample.softmaxV2);
+    QVERIFY(d.error.isEmpty() && d.promotion);
+    kf::GateCheck& g = d.promotion->gates.at(3);
+    QCOMPARE(QString::fromStdString(g.gate), QStringLiteral("sanitizer"));
+    g.passed = false;
+    g.notRun = true;
+    g.detail = "no compute-sanitizer on gpu-7";
+    d.promotion->sanitizer->outcome = "not_run";
+    d.promotion->sanitizer->tools.clear();
+    b.setDetails(d);
+    const QString evidence = b.evidenceView()->toPlainText();
+    QVERIFY2(evidence.contains(QStringLiteral("Clean under compute-sanitizer (not run)")), qPrintable(evidence));
+    QVERIFY(evidence.contains(QStringLiteral("no compute-sanitizer on gpu-7")));
+    QCOMPARE(evidence.count(QStringLiteral("✓")), int(d.promotion->gates.size()) - 1);
+    QCOMPARE(evidence.count(QStringLiteral("–")), 1);
+    QVERIFY(!evidence.contains(QStringLiteral("✗")));
+    QVERIFY(evidence.contains(QStringLiteral("Sanitizer policy at promotion: if_available")));
+    QVERIFY(!evidence.contains(QStringLiteral("ran memcheck")));
 }
 
 void TestRegistryBrowser::detailsForAnotherEntryAreIgnored()

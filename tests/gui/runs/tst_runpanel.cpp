@@ -449,7 +449,7 @@ void TestRunPanel::promoteButtonFollowsTheGates_data()
     QTest::addColumn<QString>("tooltip");
     QTest::addColumn<int>("emitted");
     QTest::newRow("blocked") << false << "Blocked by the gate \"Geometric-mean speedup\"" << 0;
-    QTest::newRow("gates pass") << true << "Promote optimized.cu: it passed all 8 gates" << 1;
+    QTest::newRow("gates pass") << true << "Promote optimized.cu: it passed all 9 gates" << 1;
 }
 
 void TestRunPanel::promoteButtonFollowsTheGates()

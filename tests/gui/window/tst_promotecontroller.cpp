@@ -48,10 +48,16 @@ void TestPromoteController::stateFollowsTheEvidence_data()
     QTest::addColumn<QString>("tooltip");
     QTest::newRow("no evidence") << "none" << false << "No evidence for optimized.cu yet";
     QTest::newRow("verified, not benchmarked") << "verify-only" << false << "there is no performance report";
-    QTest::newRow("verified and benchmarked") << "both" << true << "it passed all 8 gates";
+    QTest::newRow("verified and benchmarked") << "both" << true << "it passed all 9 gates";
     QTest::newRow("unsaved edits") << "modified" << false << "has unsaved edits";
     QTest::newRow("edited and saved after the runs") << "edited-on-disk" << false << "another version of optimized.cu";
     QTest::newRow("slower on one shape") << "slow" << false << "Blocked by the gate \"At least 1.00× on every benchmark shape\"";
+    // The sanitizer gate (docs/registry.md): under the default policy a host without the tool
+    // lets the kernel through, said as "not run"; a host with it that was not asked blocks.
+    QTest::newRow("no compute-sanitizer on the runner's host") << "no-sanitizer" << true
+        << "it passed 8 gates; not run: Clean under compute-sanitizer (no compute-sanitizer on gpu-7)";
+    QTest::newRow("verified without the sanitizer the host has") << "sanitizer-not-asked" << false
+        << "Blocked by the gate \"Clean under compute-sanitizer\": not run although the runner's host has compute-sanitizer";
     QTest::newRow("evidence of another candidate") << "naive-evidence" << false << "No evidence for optimized.cu yet";
     QTest::newRow("task.json opened, not a kernel") << "task-json" << false << "Open a candidate kernel";
 }
@@ -70,6 +76,15 @@ void TestPromoteController::stateFollowsTheEvidence()
     if (situation == "naive-evidence") {
         c.addReport(taskDir, *kf::test::asReport(kf::test::correctnessFor(in.task, "naive.cu")));
         c.addReport(taskDir, *kf::test::asReport(kf::test::performanceFor(in.task, "naive.cu")));
+    } else if (situation == "no-sanitizer" || situation == "sanitizer-not-asked") {
+        Json corr = in.correctness->json;
+        corr.erase("signature");
+        const bool tool = situation == "sanitizer-not-asked";
+        corr["sanitizer"] = {{"ran", false}, {"requested", false}, {"reason", tool ? "not requested" : "no compute-sanitizer on gpu-7"},
+                             {"tool_version", tool ? "2025.3.1.0" : ""}, {"tool_path", tool ? "/usr/bin/compute-sanitizer" : ""},
+                             {"tools", Json::array()}, {"findings", Json::array()}};
+        c.addReport(taskDir, *kf::test::asReport(corr));
+        c.addReport(taskDir, *in.performance);
     } else if (situation != "none") {
         c.addReport(taskDir, *in.correctness);
         if (situation != "verify-only")
@@ -142,7 +157,7 @@ void TestPromoteController::evidenceSurvivesARestart_data()
     QTest::addColumn<QString>("between");   // what happens between the two sessions
     QTest::addColumn<bool>("enabled");
     QTest::addColumn<QString>("tooltip");
-    QTest::newRow("nothing") << "nothing" << true << "it passed all 8 gates";
+    QTest::newRow("nothing") << "nothing" << true << "it passed all 9 gates";
     QTest::newRow("kernel edited in another editor") << "edit" << false << "another version of optimized.cu";
     QTest::newRow("evidence file damaged") << "damage" << false << "No evidence for optimized.cu yet";
 }

@@ -33,8 +33,14 @@ void TestRunController::verifyFillsThePanelAndSendsThePolicy_data()
     QTest::addColumn<int>("heldOut");
     QTest::addColumn<double>("rtol");       // 0: no override
     QTest::addColumn<QString>("titleNote");
-    QTest::newRow("promotion policy: two held-out shapes") << 2 << 0.0 << "";
-    QTest::newRow("tolerance override is named in the title") << 0 << 0.5 << "tolerance override (rtol 0.5";
+    QTest::addColumn<bool>("hostHasSanitizer");   // the runner's hello names compute-sanitizer
+    QTest::addColumn<bool>("sanitize");           // Settings: compute-sanitizer where the host has it
+    QTest::addColumn<int>("tools");               // compute-sanitizer tools the request asks for
+    QTest::newRow("promotion policy: two held-out shapes") << 2 << 0.0 << "" << false << true << 0;
+    QTest::newRow("tolerance override is named in the title") << 0 << 0.5 << "tolerance override (rtol 0.5" << false << true << 0;
+    // The sanitizer gate asks for a run where the host has the tool: F5 does one.
+    QTest::newRow("promotion policy: compute-sanitizer where the host has it") << 2 << 0.0 << "" << true << true << 4;
+    QTest::newRow("compute-sanitizer turned off in the settings") << 2 << 0.0 << "" << true << false << 0;
 }
 
 void TestRunController::verifyFillsThePanelAndSendsThePolicy()
@@ -42,7 +48,10 @@ void TestRunController::verifyFillsThePanelAndSendsThePolicy()
     QFETCH(int, heldOut);
     QFETCH(double, rtol);
     QFETCH(QString, titleNote);
-    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    QFETCH(bool, hostHasSanitizer);
+    QFETCH(bool, sanitize);
+    QFETCH(int, tools);
+    FakeRunner fake(FakeRunner::Behaviour::Pass, hostHasSanitizer);
     QTemporaryDir cache;
     kf::ui::RunPanel panel;
     kf::app::StatusBar status;
@@ -52,6 +61,7 @@ void TestRunController::verifyFillsThePanelAndSendsThePolicy()
     RunController controller(o, &panel, &status);
     RunController::Settings s;
     s.heldOutShapes = heldOut;
+    s.sanitizeIfAvailable = sanitize;
     if (rtol > 0)
         s.rtol = rtol;
     controller.setSettings(s);
@@ -78,6 +88,7 @@ void TestRunController::verifyFillsThePanelAndSendsThePolicy()
     QCOMPARE(sent.size(), 1);
     const json req = json::parse(sent[0].toStdString());
     QCOMPARE(req.contains("held_out_shapes") ? int(req["held_out_shapes"].size()) : 0, heldOut);
+    QCOMPARE(req.contains("sanitize") ? int(req["sanitize"]["tools"].size()) : 0, tools);
     const json::json_pointer rtolAt("/task/outputs/0/tolerance/rtol");
     if (rtol > 0) {
         QVERIFY2(req.contains(rtolAt), req["task"].dump().c_str());
