@@ -7,7 +7,6 @@
 #include "RunnerSession.h"
 #include "engine/analysis/SourceScan.h"
 #include "engine/compile/TaskCompile.h"
-#include "engine/core/Files.h"
 #include "engine/protocol/Signature.h"
 
 #include <filesystem>
@@ -74,7 +73,6 @@ int runPoolOverTasks(const RunArgs& a)
     bool allOk = true;
     bool gpuFull = false;
     std::vector<protocol::RunReport> reports;
-    std::vector<std::size_t> indexOf;   // list entry of each report
     auto settingsOf = [&](const Candidate& c) {
         RunSettings s = settings;
         // Dumps of several tasks: one folder per task and candidate.
@@ -101,7 +99,6 @@ int runPoolOverTasks(const RunArgs& a)
                                   std::cout.flush();
                               }
                               reports.push_back(std::move(report));
-                              indexOf.push_back(i);
                           });
     if (run.cancelled) {
         std::cerr << "kforge: cancelled\n";
@@ -117,24 +114,12 @@ int runPoolOverTasks(const RunArgs& a)
     nlohmann::json all = {{"schema_version", 1}, {"command", command}, {"ok", allOk}, {"reports", documents}, {"pool", run.summary}};
     if (!bench) {   // outside the signed reports: the scan is advice, not evidence
         nlohmann::json scanned = nlohmann::json::array();
-        for (std::size_t i = 0; i < list.size(); ++i) {
-            nlohmann::json findings = nlohmann::json::array();
-            for (const ScanFinding& f : scans[i].second)
-                findings.push_back({{"line", f.line}, {"column", f.column}, {"rule", f.rule}, {"message", f.message}});
-            scanned.push_back({{"task", list[i].task->name}, {"candidate", list[i].candidate->file}, {"findings", findings}});
-        }
+        for (std::size_t i = 0; i < list.size(); ++i)
+            scanned.push_back({{"task", list[i].task->name}, {"candidate", list[i].candidate->file},
+                               {"findings", scanFindingsJson(scans[i].second)}});
         all["static_scan"] = scanned;
     }
-    const std::string text = all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    if (a.json)
-        std::cout << text;
-    if (!a.reportFile.empty()) {
-        if (auto w = writeFileAtomic(a.reportFile, text); !w) {
-            std::cerr << "kforge: " << w.error().message() << '\n';
-            return kExitEnvironment;
-        }
-    }
-    return allOk ? kExitOk : failedExit;
+    return emitRunDocument(a, all, allOk ? kExitOk : failedExit);
 }
 
 } // namespace kf::cli

@@ -405,15 +405,24 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
         all["pool"] = poolJson;
     if (!bench && !profile) {   // outside the signed reports: the scan is advice, not evidence
         nlohmann::json scanned = nlohmann::json::array();
-        for (const auto& [file, findings] : scans) {
-            nlohmann::json list = nlohmann::json::array();
-            for (const ScanFinding& f : findings)
-                list.push_back({{"line", f.line}, {"column", f.column}, {"rule", f.rule}, {"message", f.message}});
-            scanned.push_back({{"candidate", file}, {"findings", list}});
-        }
+        for (const auto& [file, findings] : scans)
+            scanned.push_back({{"candidate", file}, {"findings", scanFindingsJson(findings)}});
         all["static_scan"] = scanned;
     }
-    const std::string text = all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return emitRunDocument(a, all, allOk ? kExitOk : failedExit);
+}
+
+nlohmann::json scanFindingsJson(const std::vector<ScanFinding>& findings)
+{
+    nlohmann::json list = nlohmann::json::array();
+    for (const ScanFinding& f : findings)
+        list.push_back({{"line", f.line}, {"column", f.column}, {"rule", f.rule}, {"message", f.message}});
+    return list;
+}
+
+int emitRunDocument(const RunArgs& a, const nlohmann::json& document, int exitCode)
+{
+    const std::string text = document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (a.json)
         std::cout << text;
     if (!a.reportFile.empty()) {
@@ -422,7 +431,7 @@ int runOnRunner(const RunArgs& a, std::vector<protocol::RunReport>* collect)
             return kExitEnvironment;
         }
     }
-    return allOk ? kExitOk : failedExit;
+    return exitCode;
 }
 
 } // namespace kf::cli

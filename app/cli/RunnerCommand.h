@@ -5,6 +5,7 @@
 // request fields and in how a report is printed.
 
 #include "EndpointOption.h"
+#include "engine/analysis/SourceScan.h"
 #include "engine/protocol/RunReport.h"
 #include "engine/runner/RunSettings.h"
 #include "engine/task/Task.h"
@@ -74,6 +75,13 @@ std::optional<kf::Task> loadTaskArgument(const std::string& path, const std::vec
 /// With `collect`, the reports are appended there instead of being printed as a --json document
 /// (tables are still printed unless args.json): `kforge promote` gathers its evidence this way.
 int runOnRunner(const RunArgs& args, std::vector<protocol::RunReport>* collect = nullptr);
+
+/// The static scan's findings of one source as the --json document lists them.
+nlohmann::json scanFindingsJson(const std::vector<ScanFinding>& findings);
+
+/// Prints `document` (with --json) and writes it to --report; returns `exitCode`, or the
+/// environment exit code when --report cannot be written.
+int emitRunDocument(const RunArgs& args, const nlohmann::json& document, int exitCode);
 
 /// `kforge verify|bench TASK TASK… --pool FILE`: every candidate of every task on the pool, the
 /// reports in task order and candidate order (PoolTasks.cpp).
