@@ -1,6 +1,7 @@
 #include "widgets/diagnostics/DiagnosticsModel.h"
 
 #include <QApplication>
+#include <QDir>
 #include <QFileInfo>
 #include <QIcon>
 #include <QStyle>
@@ -82,6 +83,24 @@ void DiagnosticsModel::setDiagnostics(const std::vector<kf::Diagnostic>& diagnos
     endResetModel();
 }
 
+void DiagnosticsModel::setBaseDirectory(const QString& dir)
+{
+    beginResetModel();
+    m_base = dir.isEmpty() ? QString() : QDir::cleanPath(QFileInfo(dir).absoluteFilePath());
+    endResetModel();
+}
+
+QString DiagnosticsModel::displayPath(const QString& path) const
+{
+    if (path.isEmpty() || m_base.isEmpty() || QFileInfo(path).isRelative())
+        return QFileInfo(path).fileName().isEmpty() ? path : QFileInfo(path).fileName();
+    const QString relative = QDir(m_base).relativeFilePath(QDir::cleanPath(path));
+    // Outside the workspace (a CUDA header, an include elsewhere): the name; the tooltip has the rest.
+    if (relative.startsWith(QStringLiteral("../")) || relative == QStringLiteral(".."))
+        return QFileInfo(path).fileName();
+    return relative;
+}
+
 const kf::Diagnostic& DiagnosticsModel::diagnosticAt(int row) const
 {
     return m_diagnostics.at(static_cast<size_t>(row));
@@ -116,19 +135,20 @@ QVariant DiagnosticsModel::data(const QModelIndex& index, int role) const
         switch (column) {
         case Severity: return severityText(d.severity);
         case Source: return sourceText(d);
-        // The name; the folder is in the tooltip (a task's full path would push the message out of view).
-        case File: return QFileInfo(text(d.file)).fileName();
+        // Relative to the workspace; the full path is in the tooltip (it would push the message out of view).
+        case File: return displayPath(text(d.file));
         // 0 means "no position" (ptxas messages, no caret): show nothing rather than 0.
         case Line: return d.line > 0 ? QVariant(d.line) : QVariant(QString());
         case ColumnNumber: return d.column > 0 ? QVariant(d.column) : QVariant(QString());
         case Code: return text(d.code);
-        case Message: return text(d.message).section(u'\n', 0, 0);
+        // All of it: the panel wraps the column, so a long message never needs a sideways scroll.
+        case Message: return text(d.message);
         default: return {};
         }
     case Qt::DecorationRole:
         return column == Severity ? QVariant(severityIcon(d.severity)) : QVariant();
     case Qt::ToolTipRole:
-        return column == File ? QVariant(text(d.file)) : QVariant(toolTip(d));
+        return column == File ? QVariant(QDir::toNativeSeparators(text(d.file))) : QVariant(toolTip(d));
     case Qt::TextAlignmentRole:
         if (column == Line || column == ColumnNumber)
             return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
@@ -157,8 +177,8 @@ QVariant DiagnosticsModel::headerData(int section, Qt::Orientation orientation, 
     case Severity: return tr("Severity");
     case Source: return tr("Source");
     case File: return tr("File");
-    case Line: return tr("Line");
-    case ColumnNumber: return tr("Column");
+    case Line: return tr("Ln");
+    case ColumnNumber: return tr("Col");
     case Code: return tr("Code");
     case Message: return tr("Message");
     default: return {};

@@ -27,6 +27,12 @@ public:
     explicit DiagnosticsModel(QObject* parent = nullptr);
 
     void setDiagnostics(const std::vector<kf::Diagnostic>& diagnostics);
+    /// The folder File is shown relative to (the workspace): "vector_add/optimized.cu". A file
+    /// outside it shows its name; the tooltip always has the full path. Empty: names only.
+    void setBaseDirectory(const QString& dir);
+    QString baseDirectory() const { return m_base; }
+    /// What the File column shows for `path`.
+    QString displayPath(const QString& path) const;
     const std::vector<kf::Diagnostic>& diagnostics() const { return m_diagnostics; }
     /// `row` must be in [0, rowCount()).
     const kf::Diagnostic& diagnosticAt(int row) const;
@@ -42,6 +48,7 @@ public:
 
 private:
     std::vector<kf::Diagnostic> m_diagnostics;
+    QString m_base;
 };
 
 } // namespace kf::ui

@@ -13,6 +13,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace kf::ui {
 
 namespace {
@@ -58,18 +60,26 @@ DiagnosticsPanel::DiagnosticsPanel(QWidget* parent)
     m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_view->setAlternatingRowColors(true);
     m_view->setShowGrid(false);
-    m_view->setWordWrap(false);
-    m_view->setTextElideMode(Qt::ElideRight);
+    // The message wraps within the panel's width: never a sideways scroll to read an error.
+    m_view->setWordWrap(true);
+    m_view->setTextElideMode(Qt::ElideMiddle);
+    m_view->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_view->verticalHeader()->hide();
     m_view->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     auto* header = m_view->horizontalHeader();
     header->setHighlightSections(false);
     header->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
     header->setStretchLastSection(true);
-    for (int c : {DiagnosticsModel::Severity, DiagnosticsModel::Source, DiagnosticsModel::File, DiagnosticsModel::Line,
-                  DiagnosticsModel::ColumnNumber, DiagnosticsModel::Code})
+    for (int c : {DiagnosticsModel::Severity, DiagnosticsModel::Line, DiagnosticsModel::ColumnNumber, DiagnosticsModel::Code})
         header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    // The file and the source get what they need within a budget (fitFileColumn); the message
+    // takes the rest and wraps.
+    header->setSectionResizeMode(DiagnosticsModel::File, QHeaderView::Fixed);
+    header->setSectionResizeMode(DiagnosticsModel::Source, QHeaderView::Fixed);
+    header->setSectionResizeMode(DiagnosticsModel::Message, QHeaderView::Stretch);
+    header->setMinimumSectionSize(24);
     m_view->installEventFilter(this);
+    m_view->viewport()->installEventFilter(this);
     connect(m_view, &QTableView::clicked, this, &DiagnosticsPanel::activate);
 
     m_errors = filterButton(this, QStyle::SP_MessageBoxCritical, tr("Show errors"));
@@ -91,12 +101,18 @@ DiagnosticsPanel::DiagnosticsPanel(QWidget* parent)
     layout->addWidget(m_view, 1);
 
     connect(m_model, &QAbstractItemModel::modelReset, this, &DiagnosticsPanel::updateSummary);
+    connect(m_model, &QAbstractItemModel::modelReset, this, &DiagnosticsPanel::fitFileColumn);
     updateSummary();
 }
 
 void DiagnosticsPanel::setDiagnostics(const std::vector<kf::Diagnostic>& diagnostics)
 {
     m_model->setDiagnostics(diagnostics);
+}
+
+void DiagnosticsPanel::setBaseDirectory(const QString& dir)
+{
+    m_model->setBaseDirectory(dir);
 }
 
 QString DiagnosticsPanel::summary() const
@@ -159,8 +175,36 @@ void DiagnosticsPanel::activate(const QModelIndex& proxyIndex)
     emit diagnosticActivated(QString::fromStdString(d.file), d.line, d.column);
 }
 
+void DiagnosticsPanel::fitFileColumn()
+{
+    // The message keeps at least 40 % of the width; the file and the source share what the short
+    // columns leave, elided in the middle when they need more.
+    QHeaderView* header = m_view->horizontalHeader();
+    const QFontMetrics metrics = m_view->fontMetrics();
+    auto wanted = [&](int column) {
+        int w = header->sectionSizeHint(column);
+        for (int row = 0; row < m_model->rowCount(); ++row)
+            w = std::max(w, metrics.horizontalAdvance(m_model->index(row, column).data().toString()) + 16);
+        return w;
+    };
+    const int width = m_view->viewport()->width();
+    int fixed = 0;
+    for (int c : {DiagnosticsModel::Severity, DiagnosticsModel::Line, DiagnosticsModel::ColumnNumber, DiagnosticsModel::Code})
+        fixed += header->sectionSize(c);
+    const int budget = std::max(0, width - width * 4 / 10 - fixed);
+    int file = wanted(DiagnosticsModel::File), source = wanted(DiagnosticsModel::Source);
+    if (file + source > budget) {
+        source = std::min(source, std::max(48, budget * 3 / 10));
+        file = std::max(60, budget - source);
+    }
+    header->resizeSection(DiagnosticsModel::Source, source);
+    header->resizeSection(DiagnosticsModel::File, file);
+}
+
 bool DiagnosticsPanel::eventFilter(QObject* watched, QEvent* event)
 {
+    if (watched == m_view->viewport() && event->type() == QEvent::Resize)
+        fitFileColumn();
     if (watched == m_view && event->type() == QEvent::KeyPress) {
         const auto key = static_cast<QKeyEvent*>(event)->key();
         if (key == Qt::Key_Return || key == Qt::Key_Enter) {

@@ -26,6 +26,8 @@ public:
     explicit DiagnosticsPanel(QWidget* parent = nullptr);
 
     void setDiagnostics(const std::vector<kf::Diagnostic>& diagnostics);
+    /// Files are shown relative to `dir` (the workspace); DiagnosticsModel::setBaseDirectory.
+    void setBaseDirectory(const QString& dir);
 
     DiagnosticsModel* model() const { return m_model; }
     QSortFilterProxyModel* proxy() const { return m_proxy; }
@@ -47,6 +49,8 @@ private:
     void activate(const QModelIndex& proxyIndex);
     void updateSummary();
     void updateFilter();
+    /// The File and Source columns' widths: their contents, within what leaves the message 40 %.
+    void fitFileColumn();
 
     DiagnosticsModel* m_model = nullptr;
     QSortFilterProxyModel* m_proxy = nullptr;

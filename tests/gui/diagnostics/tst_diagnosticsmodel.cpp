@@ -8,6 +8,7 @@
 #include <QAbstractItemModelTester>
 #include <QDir>
 #include <QHeaderView>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -59,6 +60,9 @@ private slots:
     void displaysEachField();
     void tooltipCarriesMessageAndSource();
     void positionlessDiagnosticsShowBlankLineAndColumn();
+    void fileIsRelativeToTheWorkspace_data();
+    void fileIsRelativeToTheWorkspace();
+    void longMessageWrapsWithoutSidewaysScroll();
     void sortByLineIsNumeric();
     void sortBySeverityRanksErrorsFirst();
     void summaryCountsSeverities_data();
@@ -102,7 +106,7 @@ void TestDiagnosticsModel::displaysEachField()
     QCOMPARE(cell(0, DiagnosticsModel::Code), QString("177-D"));
     QCOMPARE(cell(0, DiagnosticsModel::Message), QString("variable \"a\" was declared but never referenced"));
     QVERIFY(!model.data(model.index(0, DiagnosticsModel::Severity), Qt::DecorationRole).value<QIcon>().isNull());
-    QCOMPARE(model.headerData(DiagnosticsModel::ColumnNumber, Qt::Horizontal).toString(), QString("Column"));
+    QCOMPARE(model.headerData(DiagnosticsModel::ColumnNumber, Qt::Horizontal).toString(), QString("Col"));
     QCOMPARE(model.diagnosticAt(1).message, std::string("identifier \"b\" is undefined"));
 }
 
@@ -112,14 +116,72 @@ void TestDiagnosticsModel::tooltipCarriesMessageAndSource()
     d.sourceLine = "\t\tout[0] = \tbogus < 1;";
     DiagnosticsModel model;
     model.setDiagnostics({d});
-    // The table shows the first line; the tooltip has all of it and the echoed source.
+    // The table shows all of it (the panel wraps it); the tooltip too, with the echoed source.
     QCOMPARE(model.data(model.index(0, DiagnosticsModel::Message)).toString(),
-             QString("identifier \"bogus\" is undefined"));
+             QString("identifier \"bogus\" is undefined\nwith a second line"));
     const QString tip = model.data(model.index(0, DiagnosticsModel::Code), Qt::ToolTipRole).toString();
     QVERIFY2(tip.contains("identifier &quot;bogus&quot; is undefined"), qPrintable(tip));
     QVERIFY2(tip.contains("with a second line"), qPrintable(tip));
     QVERIFY2(tip.contains("\t\tout[0] = \tbogus &lt; 1;"), qPrintable(tip));
     QVERIFY2(tip.contains("\t\t         \t^"), qPrintable(tip));
+}
+
+void TestDiagnosticsModel::fileIsRelativeToTheWorkspace_data()
+{
+    QTest::addColumn<QString>("base");
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("shown");
+    QTest::newRow("in a task") << "/home/u/ws" << "/home/u/ws/vector_add/optimized.cu" << "vector_add/optimized.cu";
+    QTest::newRow("base with a slash") << "/home/u/ws/" << "/home/u/ws/t/k.cu" << "t/k.cu";
+    QTest::newRow("unclean path") << "/home/u/ws" << "/home/u/ws/t/../t/k.cu" << "t/k.cu";
+    QTest::newRow("outside: name only") << "/home/u/ws" << "/usr/local/cuda/include/cuda_fp16.h" << "cuda_fp16.h";
+    QTest::newRow("sibling prefix is outside") << "/home/u/ws" << "/home/u/ws2/k.cu" << "k.cu";
+    QTest::newRow("no workspace: name") << "" << "/home/u/ws/t/k.cu" << "k.cu";
+    QTest::newRow("relative stays a name") << "/home/u/ws" << "kernel.cu" << "kernel.cu";
+    QTest::newRow("ptxas") << "/home/u/ws" << "ptxas" << "ptxas";
+}
+
+void TestDiagnosticsModel::fileIsRelativeToTheWorkspace()
+{
+    QFETCH(QString, base);
+    QFETCH(QString, file);
+    QFETCH(QString, shown);
+    DiagnosticsModel model;
+    model.setBaseDirectory(base);
+    Diagnostic d = diag(Severity::Error, 3, 1, "expected a \";\"");
+    d.file = file.toStdString();
+    model.setDiagnostics({d});
+    QCOMPARE(model.data(model.index(0, DiagnosticsModel::File)).toString(), shown);
+    // The full path is one hover away.
+    QCOMPARE(model.data(model.index(0, DiagnosticsModel::File), Qt::ToolTipRole).toString(), QDir::toNativeSeparators(file));
+}
+
+void TestDiagnosticsModel::longMessageWrapsWithoutSidewaysScroll()
+{
+    DiagnosticsPanel panel;
+    panel.resize(620, 300); // narrower than the bottom panels of a first start on 1280×800
+    panel.setBaseDirectory("/home/u/ws");
+    Diagnostic d = diag(Severity::Error, 12, 9,
+                        "no instance of overloaded function \"atomicAdd\" matches the argument list; argument types "
+                        "are: (const float *, float); the first argument must point to writable global or shared memory");
+    d.file = "/home/u/ws/softmax_fp32/optimized.cu";
+    panel.setDiagnostics({d, diag(Severity::Warning, 2, 1, "short")});
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QTableView* view = panel.view();
+    // The message column ends inside the viewport: nothing to scroll sideways for.
+    const int messageRight = view->horizontalHeader()->sectionViewportPosition(DiagnosticsModel::Message) +
+                             view->horizontalHeader()->sectionSize(DiagnosticsModel::Message);
+    QString sizes;
+    for (int c = 0; c < DiagnosticsModel::ColumnCount; ++c)
+        sizes += QString::number(view->horizontalHeader()->sectionSize(c)) + " ";
+    QVERIFY2(messageRight <= view->viewport()->width() + 1,
+             qPrintable(QString("message ends at %1 of %2; sections %3").arg(messageRight).arg(view->viewport()->width()).arg(sizes)));
+    QVERIFY(!view->horizontalScrollBar()->isVisible());
+    // The long row is taller than the short one: it wrapped rather than being cut off.
+    const int shortRow = 0, longRow = 1; // sorted by line: 2, then 12
+    QTRY_VERIFY2(view->rowHeight(longRow) > view->rowHeight(shortRow) * 3 / 2,
+                 qPrintable(QString("%1 vs %2").arg(view->rowHeight(longRow)).arg(view->rowHeight(shortRow))));
 }
 
 void TestDiagnosticsModel::positionlessDiagnosticsShowBlankLineAndColumn()
