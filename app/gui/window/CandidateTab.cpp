@@ -34,6 +34,7 @@ CandidateTab::CandidateTab(const QString& filePath, const QString& text, int deb
     connect(&m_debounce, &QTimer::timeout, this, [this] { emit compileDue(this); });
     connect(&m_snapshot, &QTimer::timeout, this, [this] { emit snapshotDue(this); });
     connect(m_editor, &QsciScintilla::textChanged, this, [this] {
+        ++m_textRevision;
         m_debounce.start(); // restart: compile once the user pauses
         if (!m_snapshot.isActive())
             m_snapshot.start(); // do not restart: a long burst of typing still gets snapshots

@@ -41,9 +41,18 @@ public:
     /// Replaces the buffer (e.g. the file changed on disk) without marking it modified.
     void reloadText(const QString& text);
 
-    /// The last build delivered for this tab's current text, or null.
+    /// The last build delivered for this tab (of its text at `resultRevision()`), or null.
     std::shared_ptr<const kf::CompileResult> lastResult() const { return m_lastResult; }
-    void setLastResult(std::shared_ptr<const kf::CompileResult> r) { m_lastResult = std::move(r); }
+    /// `revision`: the textRevision() the build was requested for.
+    void setLastResult(std::shared_ptr<const kf::CompileResult> r, quint64 revision)
+    {
+        m_lastResult = std::move(r);
+        m_resultRevision = revision;
+    }
+    /// Counts the buffer's edits: a build is of the text now when its revision equals this.
+    quint64 textRevision() const { return m_textRevision; }
+    /// The last build is of the text in the editor now (no edit since it was requested).
+    bool resultIsCurrent() const { return m_lastResult && m_resultRevision == m_textRevision; }
     /// Asks for a compile now instead of after the debounce.
     void compileNow();
 
@@ -69,6 +78,8 @@ private:
     QTimer m_debounce;
     QTimer m_snapshot;
     std::shared_ptr<const kf::CompileResult> m_lastResult;
+    quint64 m_resultRevision = 0;
+    quint64 m_textRevision = 1;
     std::vector<kf::Diagnostic> m_runDiagnostics;
     QString m_verifiedText;
 };

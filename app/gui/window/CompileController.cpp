@@ -116,6 +116,7 @@ void CompileController::requestCompile(CandidateTab* tab)
     req.wantSass = true;
     for (const QString& o : m_extraOptions)
         req.options.extraOptions.push_back(o.toStdString());
+    m_requestedRevision.insert(tab->filePath(), tab->textRevision());
     m_service->request(tab->filePath(), std::move(req));
 }
 
@@ -132,7 +133,8 @@ void CompileController::onFinished(const QString& tag, std::shared_ptr<const kf:
     CandidateTab* tab = tabFor(tag);
     if (!tab)
         return;
-    tab->setLastResult(result);
+    // Results of older requests never arrive (CompileService drops them): this is the latest's.
+    tab->setLastResult(result, m_requestedRevision.value(tag));
     paintEditor(tab);
     if (tab == m_current)
         showInPanels(tab);

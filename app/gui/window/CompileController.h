@@ -4,6 +4,7 @@
 // into the editor (squiggles, markers; with the last verification's compute-sanitizer findings
 // beside the compiler's), the Problems panel, the assembly view, the resource and
 // occupancy panel and the status bar. Stale results never get here: the service drops them.
+#include <QHash>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -84,6 +85,7 @@ private:
     CandidateTab* m_current = nullptr;
     QString m_arch = QStringLiteral("sm_90");
     QStringList m_extraOptions;
+    QHash<QString, quint64> m_requestedRevision; ///< tag -> the text revision of its latest request
 };
 
 } // namespace kf::app

@@ -1,0 +1,135 @@
+// The run actions (F5, Ctrl+F5, F6, F7) and the gate before them: a source that does not compile
+// never reaches the runner (MainWindow.h, docs/workbench.md).
+#include "app/gui/window/MainWindow.h"
+
+#include "app/gui/window/CandidateTab.h"
+#include "app/gui/window/CompileController.h"
+#include "app/gui/window/RunController.h"
+#include "app/gui/window/StatusBar.h"
+#include "engine/compile/CompileTypes.h"
+#include "widgets/editor/KernelEditor.h"
+#include "widgets/profile/ProfilePanel.h"
+#include "widgets/runs/RunPanel.h"
+
+#include <QDir>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QTabWidget>
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+namespace kf::app {
+
+namespace {
+
+QString runTitle(kf::RunKind kind, bool sanitize)
+{
+    switch (kind) {
+    case kf::RunKind::Bench: return MainWindow::tr("Benchmark");
+    case kf::RunKind::Profile: return MainWindow::tr("Profile");
+    case kf::RunKind::Verify: break;
+    }
+    return sanitize ? MainWindow::tr("Verify under compute-sanitizer") : MainWindow::tr("Verify");
+}
+
+bool sameFile(const std::string& diagnosticFile, const QString& path)
+{
+    if (diagnosticFile.empty())
+        return true; // NVRTC names the program, which is the candidate
+    const QString f = QString::fromStdString(diagnosticFile);
+    return QDir::cleanPath(f) == QDir::cleanPath(path) || (QFileInfo(f).isRelative() && QFileInfo(f).fileName() == QFileInfo(path).fileName());
+}
+
+} // namespace
+
+void MainWindow::verify() { requestRun(kf::RunKind::Verify, false); }
+void MainWindow::verifySanitized() { requestRun(kf::RunKind::Verify, true); }
+void MainWindow::benchmark() { requestRun(kf::RunKind::Bench, false); }
+void MainWindow::profile() { requestRun(kf::RunKind::Profile, false); }
+
+void MainWindow::requestRun(kf::RunKind kind, bool sanitize)
+{
+    CandidateTab* tab = currentTab();
+    if (tab && !m_run->isRunning()) {
+        if (!tab->resultIsCurrent()) {
+            // The last build is of older text (or there is none yet): build what the user sees,
+            // then decide. The debounce would have done it anyway; this only does it now.
+            m_pendingRun = PendingRun{tab, kind, sanitize};
+            m_status->showMessage(tr("Compiling %1 before the run…").arg(tab->fileName()), 10000);
+            tab->compileNow();
+            return;
+        }
+        if (refuseUncompilable(tab, kind, sanitize))
+            return;
+    }
+    launchRun(kind, sanitize);
+}
+
+void MainWindow::onBuildShown(CandidateTab* tab)
+{
+    if (!m_pendingRun || m_pendingRun->tab != tab)
+        return;
+    const PendingRun pending = *std::exchange(m_pendingRun, std::nullopt);
+    if (m_run->isRunning() || currentTab() != tab)
+        return; // another run started, or the user moved on: nothing to do
+    // A build that could not run (no NVRTC) decides nothing: the runner compiles and says why.
+    if (tab->resultIsCurrent() && refuseUncompilable(tab, pending.kind, pending.sanitize))
+        return;
+    launchRun(pending.kind, pending.sanitize);
+}
+
+bool MainWindow::refuseUncompilable(CandidateTab* tab, kf::RunKind kind, bool sanitize)
+{
+    const auto result = tab->lastResult();
+    const int errors = result ? result->errorCount() : 0;
+    if (errors == 0)
+        return false;
+    // The first error in reading order, the candidate's own before an include's.
+    const kf::Diagnostic* first = nullptr;
+    auto key = [&](const kf::Diagnostic& d) {
+        return std::tuple(!sameFile(d.file, tab->filePath()), d.line <= 0, d.line, d.column);
+    };
+    for (const kf::Diagnostic& d : result->diagnostics)
+        if (d.severity == kf::Diagnostic::Severity::Error && (!first || key(d) < key(*first)))
+            first = &d;
+    const QString sentence = (errors == 1 ? tr("1 compile error") : tr("%1 compile errors").arg(errors)) +
+                             tr(" — fix them first");
+    m_runPanel->begin(runTitle(kind, sanitize) + QLatin1Char(' ') + tab->fileName());
+    m_runPanel->fail(first ? sentence + QStringLiteral(" (line %1: %2)")
+                                           .arg(first->line)
+                                           .arg(QString::fromStdString(first->message).section(u'\n', 0, 0))
+                           : sentence);
+    if (kind == kf::RunKind::Profile)
+        m_profilePanel->setError(tr("Nothing was profiled: %1.").arg(sentence));
+    dock("runsDock")->raise();
+    m_status->showMessage(sentence, 10000);
+    if (first) {
+        CandidateTab* target = tab;
+        if (!sameFile(first->file, tab->filePath()))
+            if (CandidateTab* other = openFile(QString::fromStdString(first->file)))
+                target = other;
+        m_tabs->setCurrentWidget(target);
+        target->editor()->goTo(std::max(first->line, 1), std::max(first->column, 1));
+        target->editor()->setFocus();
+    }
+    return true;
+}
+
+void MainWindow::launchRun(kf::RunKind kind, bool sanitize)
+{
+    if (kind != kf::RunKind::Profile) {
+        dock("runsDock")->raise();
+        m_run->start(kind, currentTab(), sanitize);
+        return;
+    }
+    // The Runs panel shows the progress; the Profile panel the result.
+    dock("profileDock")->raise();
+    m_profilePanel->setBusy(tr("Profiling %1 under the hardware counters…").arg(currentTab() ? currentTab()->fileName() : QString()));
+    m_profiling = m_run->start(kf::RunKind::Profile, currentTab());
+    if (!m_profiling)
+        m_profilePanel->setError(tr("Nothing was profiled: see the Runs panel for why."));
+}
+
+} // namespace kf::app
