@@ -25,6 +25,11 @@ tar -C "$work" -xJf "$bundle"
 # shellcheck source=/dev/null
 . "$work/gui-bundle/env.sh"
 export KF_RUNNER="$runner"
+# A 1920×1080 screen rather than the offscreen platform's 800×600: the window takes its first-start
+# place (90 % of the screen), which is what the README's screenshots show.
+printf '{"screens":[{"name":"kf","x":0,"y":0,"width":%d,"height":%d,"logicalDpi":96,"logicalBaseDpi":96,"dpr":1}]}\n' \
+  "${KF_SCREEN_W:-1920}" "${KF_SCREEN_H:-1080}" >"$work/screen.json"
+export QT_QPA_PLATFORM="offscreen:configfile=$work/screen.json"
 export XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" XDG_CACHE_HOME="$work/cache" XDG_RUNTIME_DIR="$work/run"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 examples="$work/examples"  # a copy: the tour edits kernels and F5 saves before it runs

@@ -42,6 +42,8 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
+#include <QScreen>
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QMenuBar>
@@ -68,10 +70,6 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
 {
     setWindowTitle(tr("KernelForge"));
     setDockNestingEnabled(true);
-    // The right-hand panels (assembly, occupancy charts, task form) need height more than the
-    // bottom ones (problems, runs) need width.
-    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
-    setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
     m_workspaceModel = new WorkspaceModel(m_workspace, this);
     m_tabs = new QTabWidget(this);
     m_tabs->setTabsClosable(true);
@@ -85,6 +83,7 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
     m_compile = std::make_unique<CompileController>(
         m_workspace, CompilePanels{m_diagnostics, m_assembly, m_occupancy, m_status}, m_options.cacheDir);
     m_compile->setArchitecture(m_settings->defaultArchitecture());
+    connect(m_compile.get(), &CompileController::resultShown, this, &MainWindow::onBuildShown);
     m_occupancy->setArchitecture(m_settings->defaultArchitecture());
     QString endpointWarning;
     const RunService::Options ro = runnerOptions(&endpointWarning);
@@ -235,11 +234,14 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
             m_profilePanel->setError(sentence);
     });
 
-    if (!m_settings->windowGeometry().isEmpty())
-        restoreGeometry(m_settings->windowGeometry());
-    else
-        resize(1500, 920);
-    m_restoredState = !m_settings->windowState().isEmpty() && restoreState(m_settings->windowState());
+    // The layout buildDocks() made, before a saved one replaces it: View ▸ Reset Layout returns to it.
+    m_defaultState = saveState(kLayoutVersion);
+    if (m_settings->windowGeometry().isEmpty() || !restoreGeometry(m_settings->windowGeometry())) {
+        const QScreen* s = screen() ? screen() : QGuiApplication::primaryScreen();
+        setGeometry(defaultGeometry(s ? s->availableGeometry() : QRect(0, 0, 1600, 1000)));
+    }
+    // A state saved by a version with another layout is not restored (its docks would land elsewhere).
+    m_restoredState = !m_settings->windowState().isEmpty() && restoreState(m_settings->windowState(), kLayoutVersion);
 
     QString root = m_options.workspace;
     if (root.isEmpty()) {
@@ -449,7 +451,6 @@ void MainWindow::showEvent(QShowEvent* event)
     m_firstShow = false;
     if (!m_restoredState)
         applyDefaultSizes(); // dock sizes only take once the window has its real size
-    m_defaultState = saveState();
     if (!m_options.askToRestore)
         return;
     QTimer::singleShot(0, this, [this] {
@@ -492,7 +493,7 @@ void MainWindow::closeEvent(QCloseEvent* event)
             m_recovery->remove(t->filePath());
     }
     m_settings->setWindowGeometry(saveGeometry());
-    m_settings->setWindowState(saveState());
+    m_settings->setWindowState(saveState(kLayoutVersion));
     m_settings->setDefaultArchitecture(m_compile->architecture());
     m_settings->sync();
     event->accept();

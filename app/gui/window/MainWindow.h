@@ -11,6 +11,7 @@
 #include <QPointer>
 
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -101,6 +102,12 @@ public:
     /// View ▸ Assistant: shows and raises the Assistant panel, focus in its request box.
     QAction* assistantAction() const { return m_assistantAction; }
     QDockWidget* dock(const QString& objectName) const;
+    /// View ▸ Reset Layout: the docks where a first start puts them, at their default sizes.
+    void resetLayout();
+    /// Where a first start puts the window on a screen whose available area is `available`.
+    static QRect defaultGeometry(const QRect& available);
+    /// The version of the dock layout in saved window states; a state of another version is not restored.
+    static constexpr int kLayoutVersion = 2;
 
     /// Run ▸ Verify under compute-sanitizer.
     QAction* verifySanitizedAction() const { return m_verifySanitizedAction; }
@@ -157,6 +164,15 @@ private:
     /// run diagnostics (kept for the file if it is not open, and applied when it opens).
     void applyVerification(const QString& candidatePath, const QString& verifiedText, const kf::protocol::RunReport& report);
     bool saveTaskFiles(const QString& taskDir, QString* error);
+    /// F5, Ctrl+F5, F6 and F7: a source whose last build is older than its text is built first;
+    /// one that does not compile is refused (the Runs panel says so, the cursor goes to the first
+    /// error) and the runner is not started. MainWindowRunGate.cpp.
+    void requestRun(kf::RunKind kind, bool sanitize);
+    void launchRun(kf::RunKind kind, bool sanitize);
+    /// True, with the refusal shown, when `tab`'s build of its current text has errors.
+    bool refuseUncompilable(CandidateTab* tab, kf::RunKind kind, bool sanitize);
+    /// A run asked for while its candidate was being built: decided when the build arrives.
+    void onBuildShown(CandidateTab* tab);
     void updateTitle();
     void updatePromoteTarget();
 
@@ -193,6 +209,12 @@ private:
     QHash<QString, std::pair<std::vector<kf::Diagnostic>, QString>> m_runDiagnostics;
     QAction* m_benchAction = nullptr;
     QAction* m_profileAction = nullptr;
+    struct PendingRun {
+        QPointer<CandidateTab> tab;
+        kf::RunKind kind = kf::RunKind::Verify;
+        bool sanitize = false;
+    };
+    std::optional<PendingRun> m_pendingRun;
     bool m_profiling = false;   ///< a Profile run is in flight: its ending goes to the Profile panel
     QAction* m_cancelAction = nullptr;
     QAction* m_promoteAction = nullptr;

@@ -84,6 +84,7 @@ bool MainWindow::openWorkspace(const QString& root, QString* error)
         return false;
     }
     m_settings->addRecentWorkspace(m_workspace->root());
+    m_diagnostics->setBaseDirectory(m_workspace->root());
     // The registry: $KF_REGISTRY, the workspace's kernelforge-workspace.json, or the user's default.
     if (auto reg = kf::Registry::resolveDirectory({}, m_workspace->root().toStdString())) {
         m_promote->setRegistryDirectory(QString::fromStdString(reg->string()));

@@ -15,6 +15,7 @@
 #include <QFileDialog>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QTabWidget>
 
 namespace kf::app {
@@ -107,10 +108,9 @@ void MainWindow::buildMenus()
     m_assistantAction->setStatusTip(tr("Ask a language model for a kernel: it proposes, KernelForge verifies and "
                                        "benchmarks every kernel it sends"));
     view->addSeparator();
-    view->addAction(tr("Reset &Layout"), this, [this] {
-        restoreState(m_defaultState);
-        applyDefaultSizes();
-    });
+    view->addAction(tr("Reset &Layout"), this, &MainWindow::resetLayout)
+        ->setStatusTip(tr("The editor in the middle, the Workspace on the left, assembly, resources, task and registry "
+                          "on the right, problems and runs below"));
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About KernelForge"), this, [this] {
@@ -127,34 +127,6 @@ void MainWindow::rebuildRecentMenu()
     for (const QString& path : recent)
         m_recentMenu->addAction(path, this, [this, path] { openWorkspace(path); });
     m_recentMenu->setEnabled(!recent.isEmpty());
-}
-
-void MainWindow::verify()
-{
-    dock("runsDock")->raise();
-    m_run->start(kf::RunKind::Verify, currentTab());
-}
-
-void MainWindow::verifySanitized()
-{
-    dock("runsDock")->raise();
-    m_run->start(kf::RunKind::Verify, currentTab(), true);
-}
-
-void MainWindow::benchmark()
-{
-    dock("runsDock")->raise();
-    m_run->start(kf::RunKind::Bench, currentTab());
-}
-
-void MainWindow::profile()
-{
-    // The Runs panel shows the progress; the Profile panel the result.
-    dock("profileDock")->raise();
-    m_profilePanel->setBusy(tr("Profiling %1 under the hardware counters…").arg(currentTab() ? currentTab()->fileName() : QString()));
-    m_profiling = m_run->start(kf::RunKind::Profile, currentTab());
-    if (!m_profiling)
-        m_profilePanel->setError(tr("Nothing was profiled: see the Runs panel for why."));
 }
 
 } // namespace kf::app

@@ -23,6 +23,8 @@
 #include <QFile>
 #include <QHash>
 #include <QDir>
+#include <QDockWidget>
+#include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
@@ -417,6 +419,129 @@ private slots:
                                   60000);
         if (run)
             QVERIFY2(w->runPanel()->bannerText().contains("the connection is presumed lost"), qPrintable(w->runPanel()->bannerText()));
+    }
+
+    // Issue 20: F5, Ctrl+F5, F6 and F7 on a source that does not compile say so and go to the
+    // first error; the runner is never started.
+    void uncompilableSourceIsNotRun_data()
+    {
+        QTest::addColumn<int>("action"); // 0 verify, 1 under compute-sanitizer, 2 benchmark, 3 profile
+        QTest::addColumn<QString>("edit");
+        QTest::addColumn<QString>("sentence");
+        QTest::addColumn<int>("line");
+        const QString oneError = "    float oops = ;\n";
+        const QString twoErrors = "    float oops = ;\n    undefined_thing(1);\n";
+        QTest::newRow("F5, one error") << 0 << oneError << "1 compile error — fix them first" << 8;
+        QTest::newRow("Ctrl+F5, one error") << 1 << oneError << "1 compile error — fix them first" << 8;
+        QTest::newRow("F6, two errors") << 2 << twoErrors << "2 compile errors — fix them first" << 8;
+        QTest::newRow("F7, two errors") << 3 << twoErrors << "2 compile errors — fix them first" << 8;
+    }
+    void uncompilableSourceIsNotRun()
+    {
+        QFETCH(int, action);
+        QFETCH(QString, edit);
+        QFETCH(QString, sentence);
+        QFETCH(int, line);
+        kf::test::FakeRunner fake(kf::test::FakeRunner::Behaviour::Pass);
+        auto w = makeWindow(false, fake.path());
+        CandidateTab* t = w->openFile(m_workspace + "/vector_add/naive.cu");
+        QVERIFY(t);
+        QTRY_VERIFY_WITH_TIMEOUT(t->lastResult() != nullptr, 60000);
+        if (!t->lastResult()->success)
+            QSKIP("the candidate does not compile here (no NVRTC?)");
+        const QString original = t->text();
+        // Broken below the opening lines, and F5 at once: before the debounce built the new text.
+        QStringList lines = original.split('\n');
+        lines.insert(line - 1, edit.chopped(1));
+        t->editor()->setText(lines.join('\n'));
+        t->editor()->setCursorPosition(0, 0);
+        QVERIFY(!t->resultIsCurrent());
+        QSignalSpy running(w->runController(), &RunController::runningChanged);
+        switch (action) {
+        case 0: w->verify(); break;
+        case 1: w->verifySanitized(); break;
+        case 2: w->benchmark(); break;
+        default: w->profile(); break;
+        }
+        QTRY_VERIFY2_WITH_TIMEOUT(w->runPanel()->bannerText().contains(sentence), qPrintable(w->runPanel()->bannerText()), 60000);
+        QCOMPARE(running.count(), 0);
+        QVERIFY(!w->runController()->service()->hello().has_value()); // the runner never started
+        int cursorLine = -1, cursorColumn = -1;
+        t->editor()->getCursorPosition(&cursorLine, &cursorColumn);
+        QCOMPARE(cursorLine + 1, line);
+        // Nothing was saved: the file on disk is still the one that compiles.
+        QFile onDisk(t->filePath());
+        QVERIFY(onDisk.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(onDisk.readAll()), original);
+        // Fixed, the same key runs.
+        t->editor()->setText(original);
+        QSignalSpy finished(w->runController(), &RunController::finished);
+        w->verify();
+        QVERIFY(finished.wait(60000));
+        QVERIFY(running.count() > 0);
+    }
+
+    // Issue 20: the editor gets more than half the window at every size; the Workspace, the
+    // right-hand panels and the bottom panels take about 15 %, 30 % and 25 %.
+    void layoutGivesTheEditorHalfTheWindow_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("1280x800") << QSize(1280, 800);
+        QTest::newRow("1920x1080") << QSize(1920, 1080);
+        QTest::newRow("2560x1440") << QSize(2560, 1440);
+    }
+    void layoutGivesTheEditorHalfTheWindow()
+    {
+        QFETCH(QSize, size);
+        auto w = makeWindow();
+        // Where a previous test left the docks does not matter: Reset Layout puts them back.
+        w->removeDockWidget(w->dock("assistantDock"));
+        w->addDockWidget(Qt::RightDockWidgetArea, w->dock("assistantDock"));
+        w->dock("workspaceDock")->hide();
+        w->resize(size);
+        QTRY_COMPARE(w->size(), size);
+        w->resetLayout();
+        QVERIFY(w->dock("workspaceDock")->isVisible());
+        QCOMPARE(w->dockWidgetArea(w->dock("assistantDock")), Qt::BottomDockWidgetArea);
+        QCOMPARE(w->dockWidgetArea(w->dock("registryDock")), Qt::RightDockWidgetArea);
+        const auto widthShare = [&](const QString& name) { return double(w->dock(name)->width()) / w->width(); };
+        QTRY_VERIFY2(std::abs(widthShare("workspaceDock") - 0.15) < 0.04, qPrintable(QString::number(widthShare("workspaceDock"))));
+        QTRY_VERIFY2(std::abs(widthShare("assemblyDock") - 0.30) < 0.05, qPrintable(QString::number(widthShare("assemblyDock"))));
+        const double bottom = double(w->dock("problemsDock")->height()) / w->height();
+        QVERIFY2(std::abs(bottom - 0.25) < 0.05, qPrintable(QString::number(bottom)));
+        const QWidget* editor = w->centralWidget();
+        QVERIFY2(editor->width() * 2 >= w->width(), qPrintable(QString("%1 of %2").arg(editor->width()).arg(w->width())));
+        QVERIFY2(editor->height() * 10 >= w->height() * 6, qPrintable(QString("%1 of %2").arg(editor->height()).arg(w->height())));
+        // The bottom panels sit under the editor only: the Workspace runs the full height.
+        QVERIFY(w->dock("problemsDock")->geometry().left() >= editor->geometry().left() - 8);
+    }
+
+    void firstStartFillsMostOfTheScreen_data()
+    {
+        QTest::addColumn<QRect>("available");
+        QTest::addColumn<QRect>("window");
+        QTest::newRow("1280x800") << QRect(0, 0, 1280, 800) << QRect(64, 40, 1152, 720);
+        QTest::newRow("1920x1080 below a panel") << QRect(0, 32, 1920, 1048) << QRect(96, 85, 1728, 943);
+        QTest::newRow("second screen") << QRect(2560, 0, 2560, 1440) << QRect(2688, 72, 2304, 1296);
+    }
+    void firstStartFillsMostOfTheScreen()
+    {
+        QFETCH(QRect, available);
+        QFETCH(QRect, window);
+        QCOMPARE(MainWindow::defaultGeometry(available), window);
+        // A first start (no saved geometry) uses it on the window's screen.
+        QSettings fresh(m_tmp.path() + "/fresh-" + QTest::currentDataTag() + ".ini", QSettings::IniFormat);
+        Settings settings(&fresh);
+        MainWindow::Options o;
+        o.runnersFile = m_tmp.path() + "/no-runners.json";
+        o.workspace = m_workspace;
+        o.recoveryDir = m_tmp.path() + "/recovery";
+        o.cacheDir = m_tmp.path() + "/cache";
+        o.probeRunner = false;
+        o.askToRestore = false;
+        MainWindow w(&settings, o);
+        // (never below the window's minimum: a test screen may be smaller than any real one)
+        QCOMPARE(w.size(), MainWindow::defaultGeometry(w.screen()->availableGeometry()).size().expandedTo(w.minimumSizeHint()));
     }
 
     void everyShortcutIsUnique()
