@@ -111,9 +111,11 @@ std::optional<int> matchScore(const QString& text, const QString& query)
         return score(5, 0);
     if (t.startsWith(q))
         return score(4, 0);
+    // Lower-casing can change a text's length (rare letters): then camelCase is not told apart.
+    const QString& cased = t.size() == text.size() ? text : t;
     int substring = -1;
     for (int p = int(t.indexOf(q)); p >= 0; p = int(t.indexOf(q, p + 1))) {
-        if (isWordStart(text, p))
+        if (isWordStart(cased, p))
             return score(3, p);
         if (substring < 0)
             substring = p;
