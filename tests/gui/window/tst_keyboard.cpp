@@ -15,6 +15,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -47,6 +48,12 @@ int lineOf(KernelEditor* e, const QString& needle)
         if (e->text(i).contains(needle))
             return i;
     return -1;
+}
+
+QString fileText(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
 }
 
 int cursorLine(KernelEditor* e)
@@ -190,8 +197,7 @@ private slots:
         text->setFocus();
         QTRY_VERIFY(text->hasFocus());
         QTest::keyClick(text, Qt::Key_S, Qt::ControlModifier);
-        QFile f(json);
-        QTRY_VERIFY(f.open(QIODevice::ReadOnly) && QString::fromUtf8(f.readAll()).contains("saved with Ctrl+S"));
+        QTRY_VERIFY2(fileText(json).contains("saved with Ctrl+S"), qPrintable(w->statusBar()->currentMessage()));
     }
 
     void shortcutsPageListsTheMenus()
