@@ -25,6 +25,8 @@ class AssistantDock;
 class ProfilePanel;
 class AssemblyView;
 class DiagnosticsPanel;
+class FindInWorkspacePanel;
+class LocatorPopup;
 class OccupancyPanel;
 class RegistryBrowser;
 class TensorInspector;
@@ -221,6 +223,15 @@ private:
     QByteArray m_defaultState;
     bool m_firstShow = true;
     bool m_restoredState = false;
+
+    // Keyboard navigation (MainWindowNavigation.cpp): Edit ▸ Locate (Ctrl+K), Find in Workspace
+    // (Ctrl+Shift+F) with its Search Results panel, Follow Symbol (F2), Help ▸ Keyboard Shortcuts.
+    void buildNavigation(QMenu* edit, QMenu* help);
+    void showLocator();
+    void findInWorkspace();
+    void followSymbolUnderCursor();
+    kf::ui::LocatorPopup* m_locator = nullptr;
+    kf::ui::FindInWorkspacePanel* m_findPanel = nullptr;
 };
 
 } // namespace kf::app

@@ -118,6 +118,7 @@ void MainWindow::buildMenus()
                            tr("<b>KernelForge %1</b><p>Write CUDA kernels that are proven correct and proven fast.</p>")
                                .arg(QStringLiteral(KF_VERSION)));
     });
+    buildNavigation(edit, help);
 }
 
 void MainWindow::rebuildRecentMenu()

@@ -11,13 +11,17 @@
 #include "app/gui/workspace/Workspace.h"
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/inspect/TensorInspector.h"
+#include "widgets/navigation/FindInWorkspacePanel.h"
+#include "widgets/navigation/LocatorPopup.h"
 #include "widgets/profile/ProfilePanel.h"
 #include "widgets/registry/RegistryBrowser.h"
 #include "widgets/runs/ResultsModel.h"
 #include "widgets/runs/RunLogView.h"
 #include "widgets/runs/RunPanel.h"
 
+#include <QAction>
 #include <QApplication>
+#include <QLineEdit>
 #include <QDir>
 #include <QFileInfo>
 #include <QDockWidget>
@@ -117,10 +121,53 @@ private:
                 raise("taskDock");
                 QTimer::singleShot(150, this, [this] {
                     save("task-editor.png");
-                    breakKernel();
+                    showNavigation([this] { breakKernel(); });
                 });
             });
         });
+    }
+
+    QAction* actionWithKey(const QKeySequence& key) const
+    {
+        for (QAction* a : m_w.findChildren<QAction*>())
+            if (a->shortcuts().contains(key))
+                return a;
+        return nullptr;
+    }
+
+    // Ctrl+K and Ctrl+Shift+F as a user presses them (their menu actions), over the open kernel.
+    void showNavigation(std::function<void()> next)
+    {
+        auto* locator = m_w.findChild<kf::ui::LocatorPopup*>();
+        auto* find = m_w.findChild<kf::ui::FindInWorkspacePanel*>();
+        QAction* locate = actionWithKey(QKeySequence(QStringLiteral("Ctrl+K")));
+        QAction* search = actionWithKey(QKeySequence(QStringLiteral("Ctrl+Shift+F")));
+        if (!locator || !find || !locate || !search) {
+            next();
+            return;
+        }
+        auto scanned = std::make_shared<QMetaObject::Connection>();
+        *scanned = connect(locator, &kf::ui::LocatorPopup::scanFinished, this, [=, this] {
+            disconnect(*scanned);
+            locator->lineEdit()->setText(QStringLiteral("soft"));
+            QTimer::singleShot(150, this, [=, this] {
+                save("locator.png");
+                locator->hide();
+                search->trigger();
+                find->queryEdit()->setText(QStringLiteral("__syncthreads"));
+                auto found = std::make_shared<QMetaObject::Connection>();
+                *found = connect(find, &kf::ui::FindInWorkspacePanel::searchFinished, this, [=, this] {
+                    disconnect(*found);
+                    QTimer::singleShot(150, this, [=, this] {
+                        save("find-in-workspace.png");
+                        raise("problemsDock");
+                        next();
+                    });
+                });
+                find->search();
+            });
+        });
+        locate->trigger();
     }
 
     void breakKernel()
