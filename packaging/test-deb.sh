@@ -138,8 +138,8 @@ quietly apt-x in_root apt-get -q install -y --no-install-recommends xvfb xauth f
 quietly screenshot in_root timeout 600 xvfb-run -a -s "-screen 0 1600x1000x24" \
   kernelforge --no-runner --screenshot /tmp/kf-shots || fail "kernelforge --screenshot under xvfb-run"
 [ -s "$root/tmp/kf-shots/workbench.png" ] || fail "the tour saved no workbench.png: $(tail -n 5 "$logs/screenshot.log")"
-[ -d "$root/root/.local/share/KernelForge/examples/vector_add" ] ||
-  fail "the workbench did not copy the installed examples to ~/.local/share/KernelForge/examples"
+[ -f "$root/root/.local/share/KernelForge/KernelForge/examples/vector_add/task.json" ] ||
+  fail "the workbench did not copy the installed examples to ~/.local/share/KernelForge/KernelForge/examples"
 mkdir -p "$KF_ROOT/docs/screenshots"
 cp "$root/tmp/kf-shots/workbench.png" "$KF_ROOT/docs/screenshots/installed-deb.png"
 pass "kernelforge --screenshot under xvfb-run: $(ls "$root/tmp/kf-shots" | wc -l) pictures, workbench.png kept as docs/screenshots/installed-deb.png"
