@@ -24,8 +24,8 @@ foreach(program kforge-runner kforge-cast)
   endif()
   set_target_properties(${program} PROPERTIES INSTALL_RPATH "" INSTALL_RPATH_USE_LINK_PATH FALSE)
   install(TARGETS ${program} RUNTIME DESTINATION ${KF_LIBEXEC})
-  install(CODE "file(RENAME \"\$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}/${KF_LIBEXEC}/${program}\"
-                            \"\$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}/${KF_LIBEXEC}/${program}.bin\")")
+  install(CODE "file(RENAME \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${KF_LIBEXEC}/${program}\"
+                            \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${KF_LIBEXEC}/${program}.bin\")")
   install(PROGRAMS ${PROJECT_SOURCE_DIR}/packaging/deb/libtorch-launcher.sh DESTINATION ${KF_LIBEXEC} RENAME ${program})
 endforeach()
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/packaging/deb/kernelforge-setup-libtorch DESTINATION ${CMAKE_INSTALL_SBINDIR})
@@ -73,12 +73,17 @@ endif()
 if(NOT KF_PACKAGE)
   return()
 endif()
-foreach(target kernelforge kforge-runner kforge-cast)
+foreach(target kernelforge kforge-runner kforge-cast kf_cast)
   if(NOT TARGET ${target})
     message(FATAL_ERROR "KF_PACKAGE: the package needs ${target}; it is not built here "
                         "(kernelforge needs Qt 6 and QScintilla, the others LibTorch: run packaging/setup.sh)")
   endif()
 endforeach()
+
+# libkf_cast.so as packaged finds LibTorch the way the launchers do (LD_LIBRARY_PATH), never
+# through the build machine's venv (device/cast/cpp/CMakeLists.txt sets that RPATH for a
+# developer's own install).
+set_target_properties(kf_cast PROPERTIES INSTALL_RPATH "" INSTALL_RPATH_USE_LINK_PATH FALSE)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME kernelforge)
