@@ -32,10 +32,16 @@ if [ ! -f "$dir/libtorch.so" ]; then
   exit 3
 fi
 
-# LibTorch's CUDA libraries come from its wheel's nvidia/* folders (its own RUNPATH) or from a
-# CUDA toolkit; the toolkit's folder goes last so a wheel's copy wins.
+# The CUDA libraries LibTorch and the program need (libcudart, cuBLAS, cuDNN, ...) come from the
+# wheel's nvidia/*/lib folders beside torch/ when pip installed them, else from a CUDA toolkit,
+# whose folder goes last so a wheel's copy wins. The program itself links libcudart, and the
+# loader looks for a program's libraries on its own path, not on LibTorch's RUNPATH.
+path=$dir
+for wheel in "$dir"/../../nvidia/*/lib; do
+  [ -d "$wheel" ] && path="$path:$(cd "$wheel" && pwd)"
+done
 cuda=${CUDA_HOME:-/usr/local/cuda}/lib64
-LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-[ -d "$cuda" ] && LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$cuda"
+[ -d "$cuda" ] && path="$path:$cuda"
+LD_LIBRARY_PATH="$path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LD_LIBRARY_PATH
 exec "$here/$name.bin" "$@"
