@@ -15,6 +15,7 @@
 #include <QFileDialog>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QTabWidget>
 
 namespace kf::app {
