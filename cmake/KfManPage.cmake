@@ -6,9 +6,9 @@ execute_process(COMMAND ${KFORGE} --help OUTPUT_VARIABLE top RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${KFORGE} --help failed (${rc})")
 endif()
-# CLI11 lists them under "SUBCOMMANDS:" as "  name   description".
-string(REGEX MATCH "SUBCOMMANDS:\n(.*)" _ "${top}")
-string(REGEX MATCHALL "\n  [a-z][a-z0-9-]*" names "\n${CMAKE_MATCH_1}")
+# CLI11 lists them under "Subcommands:" (upper case in other versions) as "    name   description".
+string(REGEX MATCH "(SUBCOMMANDS|Subcommands):\n(.*)" _ "${top}")
+string(REGEX MATCHALL "\n +[a-z][a-z0-9-]* " names "\n${CMAKE_MATCH_2}")
 if(NOT names)
   message(FATAL_ERROR "no subcommands found in `${KFORGE} --help`:\n${top}")
 endif()
@@ -28,12 +28,18 @@ endforeach()
 get_filename_component(dir ${OUT} DIRECTORY)
 file(MAKE_DIRECTORY ${dir})
 file(WRITE ${OUT}.h2m "${text}")
-execute_process(COMMAND ${HELP2MAN} --no-info --no-discard-stderr --section 1
+execute_process(COMMAND ${CMAKE_COMMAND} -E env LC_ALL=C.UTF-8 ${HELP2MAN} --no-info --no-discard-stderr --section 1 --locale C.UTF-8
                         --name "compile, verify, benchmark and promote CUDA kernels against LibTorch"
                         --include ${OUT}.h2m --output ${OUT} ${KFORGE} RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "help2man failed (${rc}) on ${KFORGE}")
 endif()
+# CLI11 prints the program's path as typed (the build tree's) in each usage line, and help2man
+# copies the em dash as UTF-8, which a page rendered in the C locale shows as "???".
+file(READ ${OUT} page)
+string(REPLACE "${KFORGE}" "kforge" page "${page}")
+string(REPLACE "—" "\\(em" page "${page}")
+file(WRITE ${OUT} "${page}")
 # Debian installs pages compressed; -n keeps the name and time out, so the package is reproducible.
 file(REMOVE ${OUT}.gz)
 execute_process(COMMAND gzip -9n ${OUT} RESULT_VARIABLE rc)

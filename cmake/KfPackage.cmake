@@ -38,11 +38,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/examples ${PROJECT_SOURCE_DIR}
 install(FILES ${PROJECT_SOURCE_DIR}/resources/screenshots/vector_add-oob.fixture.json DESTINATION ${KF_DATA}/screenshots)
 # The Python harnesses kforge and the workbench start (torch.compile baseline, .cast runtime,
 # problem importer), one folder each for PYTHONPATH; the pins kernelforge-setup-libtorch installs.
-foreach(pair "cast/python/kernelforge_cast\;cast" "baseline/python/kernelforge_baseline\;baseline"
-             "agent/python/kernelforge_import\;agent")
-  list(GET pair 0 from)
-  list(GET pair 1 to)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/device/${from} DESTINATION ${KF_DATA}/python/${to}
+foreach(harness cast:kernelforge_cast baseline:kernelforge_baseline agent:kernelforge_import)
+  string(REPLACE ":" ";" harness "${harness}")
+  list(GET harness 0 folder)
+  list(GET harness 1 module)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/device/${folder}/python/${module} DESTINATION ${KF_DATA}/python/${folder}
           PATTERN "__pycache__" EXCLUDE)
 endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/python-requirements.txt DESTINATION ${KF_DATA})
