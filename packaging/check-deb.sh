@@ -18,7 +18,7 @@ field() { dpkg-deb -f "$deb" "$1"; }
 [ "$(field Package)" = kernelforge ] || kf_die "$me" "Package is $(field Package), not kernelforge"
 [ "$(field Section)" = devel ] || kf_die "$me" "Section is $(field Section), not devel"
 depends=$(field Depends)
-for lib in libqt6widgets6 libqt6charts6 libqt6concurrent6 libqscintilla2-qt6 libzip4 libcurl4 libyaml-cpp0.7 \
+for lib in libqt6widgets6 libqt6charts6 libqscintilla2-qt6 libzip4 libcurl4 libyaml-cpp0.7 \
            libpugixml1v5 libstdc++6 libc6; do
   grep -q "\b$lib\b" <<<"$depends" || kf_die "$me" "Depends lacks $lib (the programs link it): $depends"
 done
