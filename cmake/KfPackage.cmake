@@ -91,16 +91,12 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_VENDOR "KernelForge")
 set(CPACK_PACKAGE_CONTACT "KernelForge maintainers <maintainers@kernelforge.dev>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "workbench for CUDA kernels proven correct and proven fast")
+# The body only: CPack puts the summary on the Description line, indents every line and turns
+# an empty line into " .".
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-  "workbench for CUDA kernels proven correct and proven fast
- KernelForge edits, compiles (NVRTC), verifies against LibTorch, benchmarks and
- profiles CUDA kernels. It ships the Qt workbench (kernelforge), the command
- line (kforge) and the GPU runner.
- .
- LibTorch is not part of this package: run kernelforge-setup-libtorch as root
- to install the pinned PyTorch wheel, or name a LibTorch folder in
- /etc/kernelforge/libtorch or $KF_LIBTORCH_DIR. The CUDA driver, NVRTC and
- CUPTI are loaded at run time when present.")
+  "KernelForge edits, compiles (NVRTC), verifies against LibTorch, benchmarks and profiles CUDA kernels. It ships the Qt workbench (kernelforge), the command line (kforge) and the GPU runner.
+
+LibTorch is not part of this package: run kernelforge-setup-libtorch as root to install the pinned PyTorch wheel, or name a LibTorch folder in /etc/kernelforge/libtorch or $KF_LIBTORCH_DIR. The CUDA driver, NVRTC and CUPTI are loaded at run time when present.")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://kernelforge.dev")

@@ -123,6 +123,10 @@ pass "missing LibTorch: one sentence from the runner and kforge-cast launchers; 
 # --- 4. with a CUDA toolkit: kforge compile and the workbench ----------------------------------
 if [ -f "$cuda/lib64/libnvrtc.so" ] || ls "$cuda"/lib64/libnvrtc.so.* >/dev/null 2>&1; then
   mount_in --bind -o ro "$(readlink -f "$cuda")" /usr/local/cuda
+  # What the toolkit's installer does (/etc/ld.so.conf.d/*cuda*.conf): NVRTC opens its builtins
+  # library by name.
+  echo /usr/local/cuda/lib64 >"$root/etc/ld.so.conf.d/zz-kf-test-cuda.conf"
+  in_root ldconfig
   out=$(in_root kforge compile /usr/share/kernelforge/examples/vector_add --arch sm_90 2>&1) ||
     fail "kforge compile of the installed vector_add: $out"
   printf '%s\n' "$out" >"$logs/compile.txt"
@@ -143,7 +147,12 @@ quietly screenshot in_root timeout 600 xvfb-run -a -s "-screen 0 1600x1000x24" \
 mkdir -p "$KF_ROOT/docs/screenshots"
 cp "$root/tmp/kf-shots/workbench.png" "$KF_ROOT/docs/screenshots/installed-deb.png"
 pass "kernelforge --screenshot under xvfb-run: $(ls "$root/tmp/kf-shots" | wc -l) pictures, workbench.png kept as docs/screenshots/installed-deb.png"
-[ "${mounts[-1]}" = "$root/usr/local/cuda" ] && { umount "$root/usr/local/cuda"; unset 'mounts[-1]'; }
+if [ "${mounts[-1]}" = "$root/usr/local/cuda" ]; then
+  umount "$root/usr/local/cuda"
+  unset 'mounts[-1]'
+  rm -f "$root/etc/ld.so.conf.d/zz-kf-test-cuda.conf"
+  in_root ldconfig
+fi
 
 # --- 5. purge --------------------------------------------------------------------------------
 quietly purge in_root apt-get -q purge -y kernelforge || fail "apt purge kernelforge"

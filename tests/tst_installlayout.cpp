@@ -30,7 +30,7 @@ private slots:
             QVERIFY(QDir().mkpath(at(d)));
     }
 
-    void installedPath_data()
+    void resolves_data()
     {
         QTest::addColumn<QString>("exeDir");
         QTest::addColumn<kf::InstallDir>("dir");
@@ -63,7 +63,7 @@ private slots:
             << "" << InstallDir::Data << "examples" << src << src;
     }
 
-    void installedPath()
+    void resolves()
     {
         QFETCH(QString, exeDir);
         QFETCH(kf::InstallDir, dir);
