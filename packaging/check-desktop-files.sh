@@ -22,7 +22,7 @@ done
 
 desktop-file-validate "$dir/$id.desktop" || kf_die "$me" "resources/desktop/$id.desktop is not a valid desktop entry (above)"
 grep -qx "Icon=$id" "$dir/$id.desktop" || kf_die "$me" "$id.desktop: Icon= must be $id, the icon's installed name"
-grep -qx "Exec=kernelforge %F" "$dir/$id.desktop" || kf_die "$me" "$id.desktop: Exec= must start the installed kernelforge"
+grep -qx "Exec=kernelforge" "$dir/$id.desktop" || kf_die "$me" "$id.desktop: Exec= must start the installed kernelforge"
 
 appstreamcli validate --no-net "$dir/$id.metainfo.xml" >/dev/null ||
   { appstreamcli validate --no-net "$dir/$id.metainfo.xml" >&2 || true;
