@@ -48,6 +48,8 @@ apt_packages=(
   libgl-dev
   xvfb xauth fonts-dejavu-core   # headless GUI runs and screenshots
   clang-14 libclang-rt-14-dev llvm-14   # tests only: libFuzzer, ASan + UBSan and the symbolizer (tests/fuzz)
+  help2man dpkg-dev       # the package: kforge.1 from kforge --help; dpkg-shlibdeps for its Depends
+  desktop-file-utils appstream libxml2-utils librsvg2-bin   # tests only: the desktop files (label package)
 )
 python=${KF_PYTHON:-python3}
 vpy="$KF_VENV/bin/python"

@@ -10,6 +10,7 @@
 #include "engine/cast/ModelRuns.h"
 #include "engine/cast/CastPackage.h"
 #include "engine/core/Files.h"
+#include "engine/core/InstallLayout.h"
 #include "engine/registry/Registry.h"
 
 #include <sys/wait.h>
@@ -309,15 +310,18 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
 /// `kforge cast run` of a package's model: the Python runtime runs torch.export programs
 /// ($KF_CAST_PYTHON, else python3, with kernelforge_cast importable). With --record, its evidence
 /// is then stored in the package.
-/// kforge-cast: $KF_CAST_TOOL, else beside kforge, else "" (then PATH).
+/// kforge-cast: $KF_CAST_TOOL, else an installed one (<prefix>/libexec/kernelforge), else beside
+/// kforge, else "" (then PATH).
 fs::path castTool()
 {
     if (const char* env = std::getenv("KF_CAST_TOOL"); env && *env)
         return env;
+    const fs::path self = executableDir();
+    if (fs::path installed = installedPath(InstallDir::Libexec, "kforge-cast", "", self); !installed.empty())
+        return installed;
     std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec && fs::exists(self.parent_path() / "kforge-cast"))
-        return self.parent_path() / "kforge-cast";
+    if (!self.empty() && fs::exists(self / "kforge-cast", ec))
+        return self / "kforge-cast";
     return {};
 }
 
@@ -367,10 +371,11 @@ int runModelCommand(const CastArgs& a, const cast::Package& pkg)
     cargv.push_back(nullptr);
     std::cout.flush();
 #ifdef KF_CAST_PYTHONPATH
-    // A build tree's runtime, for a kforge run from it; an installed one is found by Python.
-    if (fs::exists(KF_CAST_PYTHONPATH)) {
+    // The runtime of this KernelForge (installed, or the build tree's); one installed with pip is
+    // found by Python when neither exists.
+    if (const fs::path runtime = installedPath(InstallDir::Data, "python/cast", KF_CAST_PYTHONPATH); fs::exists(runtime)) {
         const char* old = std::getenv("PYTHONPATH");
-        const std::string path = std::string(KF_CAST_PYTHONPATH) + (old && *old ? ":" + std::string(old) : "");
+        const std::string path = runtime.string() + (old && *old ? ":" + std::string(old) : "");
         ::setenv("PYTHONPATH", path.c_str(), 1);
     }
 #endif

@@ -3,6 +3,7 @@
 #include "engine/agent/Import.h"
 
 #include "engine/core/Files.h"
+#include "engine/core/InstallLayout.h"
 #include "engine/core/TempFolder.h"
 #include "engine/core/JsonReader.h"
 #include "engine/core/Process.h"
@@ -44,8 +45,8 @@ Result<ImportResult> runHelper(std::vector<std::string> args, const fs::path& pr
     std::vector<std::string> env = {"PYTHONSAFEPATH=1", "PYTHONDONTWRITEBYTECODE=1"};
     std::string path;
 #ifdef KF_IMPORT_PYTHONPATH
-    if (fs::exists(KF_IMPORT_PYTHONPATH, ec))
-        path = KF_IMPORT_PYTHONPATH;
+    if (const fs::path helper = installedPath(InstallDir::Data, "python/agent", KF_IMPORT_PYTHONPATH); fs::exists(helper, ec))
+        path = helper.string();
 #endif
     if (const char* old = std::getenv("PYTHONPATH"); old && *old)
         path += (path.empty() ? "" : ":") + std::string(old);

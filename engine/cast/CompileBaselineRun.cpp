@@ -4,6 +4,7 @@
 #include "engine/compile/Compiler.h"
 #include "engine/compile/TaskCompile.h"
 #include "engine/core/Files.h"
+#include "engine/core/InstallLayout.h"
 #include "engine/core/TempFolder.h"
 #include "engine/core/Process.h"
 #include "engine/protocol/CompileBaseline.h"
@@ -108,9 +109,10 @@ void runHarness(Json& report, const Task& original, const fs::path& taskFile, co
     std::vector<std::string> pythonPath = options.pythonPath;
 #if defined(KF_BASELINE_PYTHONPATH) && defined(KF_CAST_PYTHONPATH)
     if (pythonPath.empty())
-        for (const char* p : {KF_BASELINE_PYTHONPATH, KF_CAST_PYTHONPATH})
-            if (fs::exists(p, ec))
-                pythonPath.push_back(p);
+        for (const auto& [installed, built] : {std::pair{"python/baseline", KF_BASELINE_PYTHONPATH},
+                                               std::pair{"python/cast", KF_CAST_PYTHONPATH}})
+            if (const fs::path p = installedPath(InstallDir::Data, installed, built); fs::exists(p, ec))
+                pythonPath.push_back(p.string());
 #endif
     if (!pythonPath.empty()) {
         std::string path;

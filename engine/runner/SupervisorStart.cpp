@@ -1,6 +1,7 @@
 #include "engine/runner/Supervisor.h"
 
 #include "engine/runner/ChildIo.h"
+#include "engine/core/InstallLayout.h"
 #include "engine/runner/SupervisorInternal.h"
 #include "engine/protocol/Messages.h"
 #include "engine/protocol/Protocol.h"
@@ -33,13 +34,14 @@ std::string RunnerSupervisor::defaultRunnerPath()
 {
     if (const char* env = std::getenv("KF_RUNNER"); env && *env)
         return env;
-    std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        // Beside this program (kforge, an installed workbench), or where a build tree puts it
-        // when this program is the workbench (build/<preset>/app/gui next to app/cli).
-        for (const fs::path& dir : {exe.parent_path(), exe.parent_path() / ".." / "cli",
-                                    exe.parent_path() / ".." / ".." / "app" / "cli"}) {
+    if (const fs::path exeDir = executableDir(); !exeDir.empty()) {
+        // Installed: <prefix>/libexec/kernelforge (its launcher, docs/packaging.md). Else beside
+        // this program (kforge), or where a build tree puts it when this program is the workbench
+        // (build/<preset>/app/gui next to app/cli).
+        const fs::path installed = installedPath(InstallDir::Libexec, kRunnerName, "", exeDir);
+        if (!installed.empty())
+            return installed.string(); // start() says so when it is missing: no other build's runner
+        for (const fs::path& dir : {exeDir, exeDir / ".." / "cli", exeDir / ".." / ".." / "app" / "cli"}) {
             const fs::path candidate = dir / kRunnerName;
             if (::access(candidate.c_str(), X_OK) == 0)
                 return candidate.lexically_normal().string();

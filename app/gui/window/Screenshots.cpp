@@ -9,6 +9,7 @@
 #include "app/gui/window/InspectController.h"
 #include "app/gui/window/RunController.h"
 #include "app/gui/workspace/Workspace.h"
+#include "engine/core/InstallLayout.h"
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/inspect/TensorInspector.h"
 #include "widgets/navigation/FindInWorkspacePanel.h"
@@ -412,7 +413,9 @@ private:
                 waitForRun([this] { shootSanitizer(); });
                 return;
             }
-            const QString report = QDir(QStringLiteral(KF_EXAMPLES_DIR)).filePath("../screenshots/vector_add-oob.fixture.json");
+            const QString report = QString::fromStdString(
+                installedPath(InstallDir::Data, "screenshots/vector_add-oob.fixture.json",
+                              KF_EXAMPLES_DIR "/../screenshots/vector_add-oob.fixture.json").string());
             std::printf("sanitizer: no GPU here; opening the fixture report %s\n", qPrintable(QDir::cleanPath(report)));
             m_w.openReport(report);
             QTimer::singleShot(300, this, [this] { shootSanitizer(); });

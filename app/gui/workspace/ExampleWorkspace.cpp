@@ -1,5 +1,7 @@
 #include "app/gui/workspace/ExampleWorkspace.h"
 
+#include "engine/core/InstallLayout.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -40,7 +42,7 @@ bool copyFolder(const QString& from, const QString& to, QString* error)
 
 QString userExampleWorkspace(QString* warning)
 {
-    const QString bundled = QStringLiteral(KF_EXAMPLES_DIR);
+    const QString bundled = QString::fromStdString(installedPath(InstallDir::Data, "examples", KF_EXAMPLES_DIR).string());
     const QString base = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
     if (base.isEmpty())
         return bundled;

@@ -1,10 +1,10 @@
 #include "app/gui/workspace/Templates.h"
 
 #include "engine/core/Files.h"
+#include "engine/core/InstallLayout.h"
 #include "engine/task/Task.h"
 #include "engine/task/TaskEdit.h"
 
-#include <QCoreApplication>
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
@@ -125,11 +125,7 @@ QString skeletonSource(const QString& templ, const Task& task, const Candidate& 
 
 QString templatesDir()
 {
-    const QString built = QStringLiteral(KF_TEMPLATES_DIR);
-    if (QFileInfo(built).isDir())
-        return built;
-    return QDir(QCoreApplication::applicationDirPath())
-        .absoluteFilePath(QStringLiteral("../share/kernelforge/templates"));
+    return QString::fromStdString(installedPath(InstallDir::Data, "templates", KF_TEMPLATES_DIR).string());
 }
 
 bool isValidTaskName(const QString& name)
