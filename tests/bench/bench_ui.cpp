@@ -67,6 +67,7 @@ public:
     }
     void stop() { m_timer.stop(); }
     void setPhase(const QString& p) { m_phase = p; }
+    const QString* phase() const { return &m_phase; }
     Stall worst() const { return m_worst; }
     double percentile(double p) const
     {
@@ -88,6 +89,44 @@ private:
     QString m_phase = "idle";
 };
 
+// Every outermost event that took longer than 15 ms, by receiver and event type: what a stall
+// was made of (the heartbeat only says when it happened).
+class TimedApplication : public QApplication {
+public:
+    using QApplication::QApplication;
+    bool notify(QObject* receiver, QEvent* event) override
+    {
+        if (!m_recording)
+            return QApplication::notify(receiver, event);
+        const int depth = m_depth++;
+        QElapsedTimer t;
+        t.start();
+        const int type = event->type(); // the event may be gone after delivery
+        const QString who = QString::fromLatin1(receiver->metaObject()->className()) +
+                            (receiver->objectName().isEmpty() ? QString() : "(" + receiver->objectName() + ")");
+        const bool r = QApplication::notify(receiver, event);
+        --m_depth;
+        if (const double ms = t.nsecsElapsed() / 1e6; ms > (depth == 0 ? 15 : 4) && (depth == 0 || m_detail))
+            m_slow.push_back({ms, QString("%1 event %2 on %3 (depth %4)").arg(*m_phase).arg(type).arg(who).arg(depth)});
+        return r;
+    }
+    void record(const QString* phase) { m_phase = phase; m_recording = phase != nullptr; }
+    std::vector<Stall> slowest(size_t n) const
+    {
+        auto v = m_slow;
+        std::sort(v.begin(), v.end(), [](const Stall& a, const Stall& b) { return a.ms > b.ms; });
+        v.resize(std::min(n, v.size()));
+        return v;
+    }
+
+private:
+    int m_depth = 0;
+    bool m_recording = false;
+    bool m_detail = qEnvironmentVariableIsSet("KF_BENCH_UI_DETAIL"); // nested events too (diagnosis)
+    const QString* m_phase = nullptr;
+    std::vector<Stall> m_slow;
+};
+
 bool waitForResult(MainWindow& w, int timeoutMs = 120000)
 {
     QSignalSpy shown(w.compileController(), &CompileController::resultShown);
@@ -104,7 +143,7 @@ double median(std::vector<double> v)
 
 int main(int argc, char** argv)
 {
-    QApplication app(argc, argv);
+    TimedApplication app(argc, argv);
     QCommandLineParser cli;
     cli.addHelpOption();
     QCommandLineOption runs("runs", "Startup launches to time.", "N", "7");
@@ -168,6 +207,7 @@ int main(int argc, char** argv)
 
     Heartbeat beat(2);
     beat.start();
+    app.record(beat.phase());
     QStringList files;
     for (QDirIterator it(ws, {"*.cu"}, QDir::Files, QDirIterator::Subdirectories); it.hasNext();)
         files << it.next();
@@ -213,10 +253,13 @@ int main(int argc, char** argv)
         finished.wait(600000);
     }
     beat.stop();
+    app.record(nullptr);
     const Stall worst = beat.worst();
     std::printf("event loop while compiling %d builds of %lld files and one verify (%.1f s, %zu heartbeats of 2 ms):\n"
                 "  longest stall %.1f ms (during %s); p99 %.2f ms; p50 %.2f ms — target < 50 ms\n",
                 compiles, static_cast<long long>(files.size()), total.elapsed() / 1000.0, beat.ticks(), worst.ms,
                 qPrintable(worst.during), beat.percentile(0.99), beat.percentile(0.5));
+    for (const Stall& s : app.slowest(qEnvironmentVariableIsSet("KF_BENCH_UI_DETAIL") ? 40 : 5))
+        std::printf("  slow event: %.1f ms, %s\n", s.ms, qPrintable(s.during));
     return 0;
 }
