@@ -212,10 +212,10 @@ void TestAssistantDock::existingTaskToCandidate()
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
 
-    // View ▸ Assistant brings the panel, docked right, forward.
+    // View ▸ Assistant brings the panel, tabbed under the editor (issue 20's layout), forward.
     QDockWidget* dockWidget = w.dock("assistantDock");
     QVERIFY(dockWidget);
-    QCOMPARE(w.dockWidgetArea(dockWidget), Qt::RightDockWidgetArea);
+    QCOMPARE(w.dockWidgetArea(dockWidget), Qt::BottomDockWidgetArea);
     QCOMPARE(w.assistantAction()->shortcut(), QKeySequence(QStringLiteral("Ctrl+Shift+A")));
     w.assistantAction()->trigger();
     QVERIFY(dockWidget->isVisible());
