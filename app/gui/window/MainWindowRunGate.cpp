@@ -24,16 +24,6 @@ namespace kf::app {
 
 namespace {
 
-QString runTitle(kf::RunKind kind, bool sanitize)
-{
-    switch (kind) {
-    case kf::RunKind::Bench: return MainWindow::tr("Benchmark");
-    case kf::RunKind::Profile: return MainWindow::tr("Profile");
-    case kf::RunKind::Verify: break;
-    }
-    return sanitize ? MainWindow::tr("Verify under compute-sanitizer") : MainWindow::tr("Verify");
-}
-
 bool sameFile(const std::string& diagnosticFile, const QString& path)
 {
     if (diagnosticFile.empty())
@@ -96,7 +86,7 @@ bool MainWindow::refuseUncompilable(CandidateTab* tab, kf::RunKind kind, bool sa
             first = &d;
     const QString sentence = (errors == 1 ? tr("1 compile error") : tr("%1 compile errors").arg(errors)) +
                              tr(" — fix them first");
-    m_runPanel->begin(runTitle(kind, sanitize) + QLatin1Char(' ') + tab->fileName());
+    m_runPanel->begin(RunController::runTitle(kind, sanitize) + QLatin1Char(' ') + tab->fileName());
     m_runPanel->fail(first ? sentence + QStringLiteral(" (line %1: %2)")
                                            .arg(first->line)
                                            .arg(QString::fromStdString(first->message).section(u'\n', 0, 0))

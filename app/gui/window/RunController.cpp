@@ -106,13 +106,18 @@ void RunController::probe() { m_service->probe(); }
 bool RunController::isRunning() const { return m_service->isRunning(); }
 void RunController::cancel() { m_service->cancel(); }
 
+QString RunController::runTitle(kf::RunKind kind, bool sanitize)
+{
+    return kind == kf::RunKind::Bench     ? tr("Benchmark")
+           : kind == kf::RunKind::Profile ? tr("Profile")
+           : sanitize                     ? tr("Verify under compute-sanitizer")
+                                          : tr("Verify");
+}
+
 bool RunController::start(kf::RunKind kind, CandidateTab* tab, bool sanitize)
 {
     sanitize = sanitize && kind == kf::RunKind::Verify;
-    const QString what = kind == kf::RunKind::Bench     ? tr("Benchmark")
-                         : kind == kf::RunKind::Profile ? tr("Profile")
-                         : sanitize                     ? tr("Verify under compute-sanitizer")
-                                                        : tr("Verify");
+    const QString what = runTitle(kind, sanitize);
     if (m_service->isRunning())
         return false;
     if (!tab) {

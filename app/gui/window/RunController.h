@@ -57,6 +57,8 @@ public:
     /// (the sentence is in the Runs panel). `sanitize` (verify only): also run every
     /// compute-sanitizer tool on the task's sanitize shapes (docs/verification.md).
     bool start(kf::RunKind kind, CandidateTab* tab, bool sanitize = false);
+    /// "Verify", "Verify under compute-sanitizer", "Benchmark" or "Profile": a run's title in the Runs panel.
+    static QString runTitle(kf::RunKind kind, bool sanitize);
     /// Verifies a kernel that is not open in a tab (a registry version, re-verified on this GPU):
     /// `task` is used as given (its folder must hold `candidateFile`). Same panel and signals.
     bool startTask(kf::RunKind kind, const kf::Task& task, const QString& candidateFile, const QString& titleNote);
