@@ -188,16 +188,7 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
             openFile(path);
     });
     connect(m_diagnostics, &kf::ui::DiagnosticsPanel::diagnosticActivated, this,
-            [this](const QString& file, int line, int column) {
-                CandidateTab* target = currentTab();
-                for (CandidateTab* t : tabs())
-                    if (t->filePath() == file || t->fileName() == QFileInfo(file).fileName())
-                        target = t;
-                if (!target)
-                    return;
-                m_tabs->setCurrentWidget(target);
-                target->editor()->goTo(line, std::max(column, 1));
-            });
+            [this](const QString& file, int line, int column) { goToDiagnostic(file, line, column); });
     connect(m_assembly, &kf::ui::AssemblyView::sourceLinesSelected, this, [this](const QList<int>& lines) {
         if (CandidateTab* t = currentTab())
             t->editor()->setHighlightedLines(lines);

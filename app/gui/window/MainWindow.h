@@ -70,6 +70,14 @@ public:
     bool openWorkspace(const QString& root, QString* error = nullptr);
     /// Opens `path` in a tab (or focuses its tab); task.json goes to the Task panel.
     CandidateTab* openFile(const QString& path);
+    /// Puts the cursor on `line`:`column` of the file a compile diagnostic names: `from` (default
+    /// the current tab) when the name is empty or its own, else an open tab of that file, else
+    /// the file opened (an include). The Problems panel and the run gate both go through here.
+    /// Returns the tab, or nullptr when the file is not open and cannot be opened.
+    CandidateTab* goToDiagnostic(const QString& file, int line, int column, CandidateTab* from = nullptr);
+    /// True when a diagnostic naming `diagnosticFile` is about the file at `path` (NVRTC names
+    /// the candidate by its file name or not at all).
+    static bool diagnosticIsIn(const QString& diagnosticFile, const QString& path);
     CandidateTab* currentTab() const;
     QList<CandidateTab*> tabs() const;
 

@@ -115,6 +115,33 @@ void MainWindow::openDefaultFile()
     }
 }
 
+bool MainWindow::diagnosticIsIn(const QString& diagnosticFile, const QString& path)
+{
+    if (diagnosticFile.isEmpty())
+        return true;   // NVRTC names the program, which is the candidate
+    return QDir::cleanPath(diagnosticFile) == QDir::cleanPath(path) ||
+           (QFileInfo(diagnosticFile).isRelative() && QFileInfo(diagnosticFile).fileName() == QFileInfo(path).fileName());
+}
+
+CandidateTab* MainWindow::goToDiagnostic(const QString& file, int line, int column, CandidateTab* from)
+{
+    CandidateTab* target = from ? from : currentTab();
+    if (!target || !diagnosticIsIn(file, target->filePath())) {
+        target = nullptr;
+        for (CandidateTab* t : tabs())
+            if (!target && diagnosticIsIn(file, t->filePath()))
+                target = t;
+    }
+    if (!target && QFileInfo(file).isAbsolute() && QFileInfo(file).isFile())
+        target = openFile(file);   // an included header
+    if (!target)
+        return nullptr;
+    m_tabs->setCurrentWidget(target);
+    target->editor()->goTo(std::max(line, 1), std::max(column, 1));
+    target->editor()->setFocus();
+    return target;
+}
+
 CandidateTab* MainWindow::openFile(const QString& path)
 {
     const QString abs = QFileInfo(path).absoluteFilePath();

@@ -22,18 +22,6 @@
 
 namespace kf::app {
 
-namespace {
-
-bool sameFile(const std::string& diagnosticFile, const QString& path)
-{
-    if (diagnosticFile.empty())
-        return true; // NVRTC names the program, which is the candidate
-    const QString f = QString::fromStdString(diagnosticFile);
-    return QDir::cleanPath(f) == QDir::cleanPath(path) || (QFileInfo(f).isRelative() && QFileInfo(f).fileName() == QFileInfo(path).fileName());
-}
-
-} // namespace
-
 void MainWindow::verify() { requestRun(kf::RunKind::Verify, false); }
 void MainWindow::verifySanitized() { requestRun(kf::RunKind::Verify, true); }
 void MainWindow::benchmark() { requestRun(kf::RunKind::Bench, false); }
@@ -79,7 +67,7 @@ bool MainWindow::refuseUncompilable(CandidateTab* tab, kf::RunKind kind, bool sa
     // The first error in reading order, the candidate's own before an include's.
     const kf::Diagnostic* first = nullptr;
     auto key = [&](const kf::Diagnostic& d) {
-        return std::tuple(!sameFile(d.file, tab->filePath()), d.line <= 0, d.line, d.column);
+        return std::tuple(!diagnosticIsIn(QString::fromStdString(d.file), tab->filePath()), d.line <= 0, d.line, d.column);
     };
     for (const kf::Diagnostic& d : result->diagnostics)
         if (d.severity == kf::Diagnostic::Severity::Error && (!first || key(d) < key(*first)))
@@ -95,15 +83,8 @@ bool MainWindow::refuseUncompilable(CandidateTab* tab, kf::RunKind kind, bool sa
         m_profilePanel->setError(tr("Nothing was profiled: %1.").arg(sentence));
     dock("runsDock")->raise();
     m_status->showMessage(sentence, 10000);
-    if (first) {
-        CandidateTab* target = tab;
-        if (!sameFile(first->file, tab->filePath()))
-            if (CandidateTab* other = openFile(QString::fromStdString(first->file)))
-                target = other;
-        m_tabs->setCurrentWidget(target);
-        target->editor()->goTo(std::max(first->line, 1), std::max(first->column, 1));
-        target->editor()->setFocus();
-    }
+    if (first)
+        goToDiagnostic(QString::fromStdString(first->file), first->line, first->column, tab);
     return true;
 }
 

@@ -481,6 +481,51 @@ private slots:
         QVERIFY(running.count() > 0);
     }
 
+    // A click in Problems and the run gate's jump share MainWindow::goToDiagnostic: the
+    // candidate's own errors stay in its tab, another file's go to its tab or open it.
+    void problemGoesToItsFile_data()
+    {
+        QTest::addColumn<QString>("file");   // as the diagnostic names it; $WS is the workspace
+        QTest::addColumn<QString>("expectTab");   // file name of the tab that must be current; empty: none found
+        QTest::addColumn<int>("tabsAdded");
+        QTest::newRow("own, by file name") << "naive.cu" << "naive.cu" << 0;
+        QTest::newRow("own, unnamed (NVRTC's program)") << "" << "naive.cu" << 0;
+        QTest::newRow("another open tab, by path") << "$WS/vector_add/optimized.cu" << "optimized.cu" << 0;
+        QTest::newRow("a header not open yet") << "$WS/vector_add/helper.cuh" << "helper.cuh" << 1;
+        QTest::newRow("a file that is not there") << "$WS/vector_add/missing.cuh" << "" << 0;
+    }
+    void problemGoesToItsFile()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, expectTab);
+        QFETCH(int, tabsAdded);
+        QFile header(m_workspace + "/vector_add/helper.cuh");
+        QVERIFY(header.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        header.write("#pragma once\n\n\n__device__ inline float twice(float x) { return 2 * x; }\n");
+        header.close();
+        auto w = makeWindow();
+        QVERIFY(w->openFile(m_workspace + "/vector_add/optimized.cu"));
+        CandidateTab* naive = w->openFile(m_workspace + "/vector_add/naive.cu");
+        QVERIFY(naive);
+        naive->editor()->setCursorPosition(0, 0);
+        const int tabsBefore = int(w->tabs().size());
+        file.replace("$WS", m_workspace);
+        // Through the Problems panel's own signal, as a click sends it.
+        emit w->diagnosticsPanel()->diagnosticActivated(file, 4, 3);
+        QCOMPARE(int(w->tabs().size()), tabsBefore + tabsAdded);
+        int line = -1, column = -1;
+        w->currentTab()->editor()->getCursorPosition(&line, &column);
+        if (expectTab.isEmpty()) {
+            QCOMPARE(w->currentTab(), naive);   // nothing moved
+            QCOMPARE(line, 0);
+            QVERIFY(!w->goToDiagnostic(file, 4, 3));
+            return;
+        }
+        QCOMPARE(w->currentTab()->fileName(), expectTab);
+        QCOMPARE(line + 1, 4);
+        QCOMPARE(column + 1, 3);
+    }
+
     // Issue 20: the editor gets more than half the window at every size; the Workspace, the
     // right-hand panels and the bottom panels take about 15 %, 30 % and 25 %.
     void layoutGivesTheEditorHalfTheWindow_data()
