@@ -117,7 +117,7 @@ if(KF_WITH_CUPTI)
 endif()
 
 if(KF_BUILD_GUI)
-  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Concurrent Charts Test)
+  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Concurrent Charts Test DBus)
   find_package(QScintilla REQUIRED)
   # dtl (header-only) diffs two kernel versions in the registry browser.
   find_path(KF_DTL_INCLUDE dtl/dtl.hpp HINTS ${KF_THIRD_PARTY_DIR} ${KF_THIRD_PARTY_DIR}/include)

@@ -47,6 +47,7 @@ apt_packages=(
   python3-numpy           # tests only: NumPy reads the .npy tensor files we write, and we read its
   libgl-dev
   xvfb xauth fonts-dejavu-core   # headless GUI runs and screenshots
+  dbus-daemon                    # a private bus for tst_theme's scripted desktop portal
   clang-14 libclang-rt-14-dev llvm-14   # tests only: libFuzzer, ASan + UBSan and the symbolizer (tests/fuzz)
   help2man dpkg-dev       # the package: kforge.1 from kforge --help; dpkg-shlibdeps for its Depends
   desktop-file-utils appstream libxml2-utils librsvg2-bin   # tests only: the desktop files (label package)

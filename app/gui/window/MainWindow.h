@@ -47,6 +47,7 @@ class RegistryController;
 class RecoveryStore;
 class RunController;
 class Settings;
+class SystemColorScheme;
 class StatusBar;
 class Workspace;
 class WorkspaceModel;
@@ -187,6 +188,7 @@ private:
     void updatePromoteTarget();
 
     Settings* m_settings = nullptr;
+    SystemColorScheme* m_colorScheme = nullptr;   ///< the desktop's light/dark preference
     Options m_options;
     std::unique_ptr<RecoveryStore> m_recovery;
     Workspace* m_workspace = nullptr;
