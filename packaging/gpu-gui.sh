@@ -10,12 +10,14 @@
 #   2. runs bench_ui --gpu: launch-to-interactive and the longest event-loop stall while
 #      compiling the examples and verifying on the GPU.
 # Output goes to $OUT/gui (default build/gpu-server/gpu-run/gui): the PNGs and gui.log.
+# KF_THEME=dark (or light) runs the tour in that theme, into $OUT/gui-dark; KF_SKIP_BENCH_UI=1
+# leaves out step 2.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 me=gpu-gui
 bundle=${1:-$KF_ROOT/.carry/gui-bundle.tar.xz}
 runner=${KF_RUNNER:-$KF_ROOT/build/gpu-server/app/cli/kforge-runner}
-out=${OUT:-$KF_ROOT/build/gpu-server/gpu-run}/gui
+out=${OUT:-$KF_ROOT/build/gpu-server/gpu-run}/gui${KF_THEME:+-$KF_THEME}
 [ -f "$bundle" ] || kf_die "$me" "$bundle missing: run packaging/gui-bundle.sh on a development machine and carry it here"
 [ -x "$runner" ] || kf_die "$me" "$runner missing: build kforge-runner first (packaging/gpu-server.sh does)"
 mkdir -p "$out"
@@ -32,6 +34,10 @@ printf '{"screens":[{"name":"kf","x":0,"y":0,"width":%d,"height":%d,"logicalDpi"
 export QT_QPA_PLATFORM="offscreen:configfile=$work/screen.json"
 export XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" XDG_CACHE_HOME="$work/cache" XDG_RUNTIME_DIR="$work/run"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+if [ -n "${KF_THEME:-}" ]; then
+  mkdir -p "$XDG_CONFIG_HOME/KernelForge"
+  printf '[ui]\ntheme=%s\n' "$KF_THEME" >"$XDG_CONFIG_HOME/KernelForge/KernelForge.conf"
+fi
 examples="$work/examples"  # a copy: the tour edits kernels and F5 saves before it runs
 cp -r "$KF_ROOT/resources/examples" "$examples"
 log="$out/gui.log"
@@ -45,7 +51,9 @@ if [ -x "$kforge_bin" ]; then
   { "$kforge_bin" registry list --registry "$XDG_DATA_HOME/KernelForge/registry"
     "$kforge_bin" registry check --registry "$XDG_DATA_HOME/KernelForge/registry"; echo "registry check exit $?"; } 2>&1 | tee -a "$log" || true
 fi
-kf_log "$me" "bench_ui --gpu"
-timeout 240 bench_ui --gpu --runs 5 --kernelforge "$(command -v kernelforge)" --runner "$runner" --workspace "$examples" 2>&1 \
-  | grep -v propagateSizeHints | tee -a "$log" || true
+if [ "${KF_SKIP_BENCH_UI:-0}" != 1 ]; then
+  kf_log "$me" "bench_ui --gpu"
+  timeout 240 bench_ui --gpu --runs 5 --kernelforge "$(command -v kernelforge)" --runner "$runner" --workspace "$examples" 2>&1 \
+    | grep -v propagateSizeHints | tee -a "$log" || true
+fi
 ls -la "$out" | tee -a "$log"
