@@ -80,12 +80,21 @@ std::vector<ScanToken> scanTokens(std::string_view s)
         lineHasCode = true;
         const int tl = line, tc = col(i);
         if (c == '"' || c == '\'') {
+            // A literal ends at its closing quote, or, unterminated, at the end of its line (the
+            // newline is left for the loop to count); a backslash-newline inside continues it.
             size_t j = i + 1;
-            while (j < s.size() && s[j] != c && s[j] != '\n')
-                j += s[j] == '\\' ? 2 : 1;
-            j = std::min(j, s.size());
-            push(ScanToken::String, std::string(s.substr(i, j - i + 1)), tl, tc);
-            i = j + 1;
+            while (j < s.size() && s[j] != c && s[j] != '\n') {
+                if (s[j] == '\\' && j + 1 < s.size()) {
+                    if (s[j + 1] == '\n')
+                        newline(j + 1);
+                    j += 2;
+                } else {
+                    ++j;
+                }
+            }
+            const bool closed = j < s.size() && s[j] == c;
+            push(ScanToken::String, std::string(s.substr(i, j - i + (closed ? 1 : 0))), tl, tc);
+            i = closed ? j + 1 : j;
             continue;
         }
         if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {

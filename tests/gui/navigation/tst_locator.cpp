@@ -132,6 +132,14 @@ private slots:
             << QStringList{"real@4:17"};
         QTest::newRow("strings make no kernel")
             << "const char* s = \"__global__ void fake(\";\n__global__ void real() {}" << QStringList{"real@2:17"};
+        // Found by fuzz_locator: an unterminated literal swallowed its newline, so every kernel
+        // after it was reported one line early.
+        QTest::newRow("an unterminated string ends with its line")
+            << "const char* s = \"open;\n__global__ void real() {}" << QStringList{"real@2:17"};
+        QTest::newRow("an unterminated char ends with its line")
+            << "char c = 'x;\n\n__global__ void real() {}" << QStringList{"real@3:17"};
+        QTest::newRow("a backslash-newline inside a string")
+            << "const char* s = \"a\\\nb\";\n__global__ void real() {}" << QStringList{"real@3:17"};
         QTest::newRow("a macro makes no kernel") << "#define K __global__ void fake(\n__global__ void real() {}"
                                                  << QStringList{"real@2:17"};
         QTest::newRow("device functions are not kernels")
