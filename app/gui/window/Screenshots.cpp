@@ -11,6 +11,7 @@
 #include "app/gui/workspace/Workspace.h"
 #include "engine/core/InstallLayout.h"
 #include "widgets/editor/KernelEditor.h"
+#include "widgets/inspect/TensorCanvas.h"
 #include "widgets/inspect/TensorInspector.h"
 #include "widgets/navigation/FindInWorkspacePanel.h"
 #include "widgets/navigation/LocatorPopup.h"
@@ -82,6 +83,25 @@ private:
             disconnect(*conn);
             QTimer::singleShot(150, this, next);
         });
+    }
+    // Calls `next` once `ready` holds (checked every 100 ms), or after `timeoutMs` regardless,
+    // saying so: a screenshot of half-rendered tiles is worse than a slow tour.
+    void waitUntil(std::function<bool()> ready, int timeoutMs, const char* what, std::function<void()> next)
+    {
+        auto timer = new QTimer(this);
+        auto waited = std::make_shared<int>(0);
+        connect(timer, &QTimer::timeout, this, [timer, waited, ready, timeoutMs, what, next] {
+            *waited += 100;
+            const bool ok = ready();
+            if (!ok && *waited < timeoutMs)
+                return;
+            if (!ok)
+                std::printf("%s: not ready after %d ms; saving anyway\n", what, timeoutMs);
+            timer->deleteLater();
+            timer->stop();
+            next();
+        });
+        timer->start(100);
     }
     void save(const QString& name)
     {
@@ -326,9 +346,15 @@ private:
                     return;
                 }
                 m_w.resizeDocks({m_w.dock("inspectorDock")}, {m_w.height() * 3 / 5}, Qt::Vertical);
-                QTimer::singleShot(1500, this, [this] {
+                using Pane = kf::ui::TensorInspector::Pane;
+                auto rendered = [this] {
+                    const kf::ui::TensorInspector* in = m_w.inspector();
+                    return in->isAnalysed() && in->pane(Pane::Reference)->isComplete() &&
+                           in->pane(Pane::Candidate)->isComplete() && in->pane(Pane::Difference)->isComplete();
+                };
+                waitUntil(rendered, 15000, "inspector", [this, rendered] {
                     m_w.inspector()->next();
-                    QTimer::singleShot(800, this, [this] {
+                    waitUntil(rendered, 15000, "inspector at the first mismatch", [this] {
                         save("inspector.png");
                         const QString path = m_dir + "/inspector-detail.png";
                         std::printf("%s %s\n", m_w.inspector()->grab().save(path) ? "saved" : "FAILED to save",
@@ -438,13 +464,10 @@ private:
                 t->editor()->undo();
                 m_w.saveCurrent();
             }
+            // View ▸ Reset Layout: every bottom panel tabbed under the editor again (putting back
+            // only the four moved left Assistant and Search Results split off beside them).
             m_w.setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
-            m_w.tabifyDockWidget(m_w.dock("problemsDock"), m_w.dock("runsDock"));
-            for (const char* name : {"inspectorDock", "profileDock"}) {
-                m_w.addDockWidget(Qt::BottomDockWidgetArea, m_w.dock(name));
-                m_w.tabifyDockWidget(m_w.dock("runsDock"), m_w.dock(name));
-                m_w.dock(name)->show();
-            }
+            m_w.resetLayout();
             m_w.dock("problemsDock")->raise();
             runnersSettings();
         });
