@@ -109,7 +109,40 @@ LegendSpec LegendSpec::absError(double lo, double hi)
 
 ColorLegend::ColorLegend(QWidget* parent) : QWidget(parent)
 {
-    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    QSizePolicy policy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    policy.setHeightForWidth(true);
+    setSizePolicy(policy);
+}
+
+ColorLegend::Layout ColorLegend::layoutFor(int width) const
+{
+    const QFontMetrics fm = fontMetrics();
+    const int h = fm.height();
+    Layout l;
+    const int y = h + 3;   // under the title
+    // The bar, with room for half a label at each end; ticks (and the break's label) under it.
+    const int margin = fm.horizontalAdvance(QStringLiteral("1e-88")) / 2 + 4;
+    l.bar = QRect(margin, y, std::max(40, width / 2 - margin), 12);
+    int bottom = l.bar.bottom() + 4 + h + (m_spec.breakAt >= 0 && !m_spec.breakLabel.isEmpty() ? h : 0);
+    // Swatches to the right of the bar, in as many columns as fit.
+    l.swatchX = l.bar.right() + 24;
+    l.swatchY = y - 2;
+    int widest = 0;
+    for (const auto& s : m_spec.swatches)
+        widest = std::max(widest, fm.horizontalAdvance(s.label));
+    l.column = widest + 14 + 6 + 18;
+    l.columns = std::max(1, (width - l.swatchX) / l.column);
+    const int rows = (int(m_spec.swatches.size()) + l.columns - 1) / l.columns;
+    if (rows > 0)
+        bottom = std::max(bottom, l.swatchY + (rows - 1) * (h + 4) + std::max(14, h));
+    l.noteTop = bottom + 4;
+    l.height = m_spec.note.isEmpty() ? bottom + 2 : l.noteTop + h + 2;
+    return l;
+}
+
+int ColorLegend::heightForWidth(int width) const
+{
+    return layoutFor(width).height;
 }
 
 void ColorLegend::setSpec(const LegendSpec& spec)
@@ -121,13 +154,12 @@ void ColorLegend::setSpec(const LegendSpec& spec)
 
 QSize ColorLegend::sizeHint() const
 {
-    const int h = fontMetrics().height();
-    return {420, 4 * h + 26};
+    return {420, heightForWidth(420)};
 }
 
 QSize ColorLegend::minimumSizeHint() const
 {
-    return {240, sizeHint().height()};
+    return {240, heightForWidth(240)};
 }
 
 void ColorLegend::paintEvent(QPaintEvent*)
@@ -138,18 +170,15 @@ void ColorLegend::paintEvent(QPaintEvent*)
     const int h = fm.height();
     const QColor text = palette().color(QPalette::WindowText);
     const QColor dim = palette().color(QPalette::PlaceholderText);
-    int y = 0;
     QFont bold = font();
     bold.setBold(true);
     p.setFont(bold);
     p.setPen(text);
-    p.drawText(QRect(4, y, width() - 8, h), Qt::AlignLeft | Qt::AlignVCenter, m_spec.title);
+    p.drawText(QRect(4, 0, width() - 8, h), Qt::AlignLeft | Qt::AlignVCenter, m_spec.title);
     p.setFont(font());
-    y += h + 3;
 
-    // The bar, with room for half a label at each end.
-    const int margin = fm.horizontalAdvance(QStringLiteral("1e-88")) / 2 + 4;
-    const QRect bar(margin, y, std::max(40, width() / 2 - margin), 12);
+    const Layout l = layoutFor(width());
+    const QRect bar = l.bar;
     QLinearGradient g(bar.topLeft(), bar.topRight());
     g.setStops(m_spec.stops);
     p.fillRect(bar, g);
@@ -178,12 +207,7 @@ void ColorLegend::paintEvent(QPaintEvent*)
     }
 
     // Swatches to the right of the bar, in as many columns as fit.
-    const int sx = bar.right() + 24, sy = y - 2;
-    int widest = 0;
-    for (const auto& s : m_spec.swatches)
-        widest = std::max(widest, fm.horizontalAdvance(s.label));
-    const int col = widest + 14 + 6 + 18;
-    const int columns = std::max(1, (width() - sx) / col);
+    const int sx = l.swatchX, sy = l.swatchY, col = l.column, columns = l.columns;
     int i = 0;
     for (const auto& s : m_spec.swatches) {
         const QRect box(sx + (i % columns) * col, sy + (i / columns) * (h + 4), 14, 14);
@@ -217,7 +241,7 @@ void ColorLegend::paintEvent(QPaintEvent*)
     }
     if (!m_spec.note.isEmpty()) {
         p.setPen(dim);
-        p.drawText(QRect(4, height() - h - 2, width() - 8, h), Qt::AlignLeft | Qt::AlignVCenter,
+        p.drawText(QRect(4, l.noteTop, width() - 8, h), Qt::AlignLeft | Qt::AlignVCenter,
                    fm.elidedText(m_spec.note, Qt::ElideRight, width() - 8));
     }
 }

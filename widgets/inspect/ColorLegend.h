@@ -43,11 +43,22 @@ public:
     const LegendSpec& spec() const { return m_spec; }
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
+    /// Tall enough at `width` for the bar, every swatch row and the note below both.
+    bool hasHeightForWidth() const override { return true; }
+    int heightForWidth(int width) const override;
 
 protected:
     void paintEvent(QPaintEvent* event) override;
 
 private:
+    /// Where the parts go at a given width (paintEvent and heightForWidth share it).
+    struct Layout {
+        QRect bar;
+        int swatchX = 0, swatchY = 0, column = 0, columns = 1;
+        int noteTop = 0, height = 0;
+    };
+    Layout layoutFor(int width) const;
+
     LegendSpec m_spec;
 };
 

@@ -67,6 +67,8 @@ private slots:
     void wheelAndDragMoveAllPanes();
     void wrapWidthOfAVectorIsEditable();
     void modeSwitchChangesTheLegend();
+    void legendNoteClearsTheSwatches_data();
+    void legendNoteClearsTheSwatches();
     void stripsShowRowAndColumnMaxima();
     void nextAndPreviousVisitMismatchesInOrder_data();
     void nextAndPreviousVisitMismatchesInOrder();
@@ -577,6 +579,34 @@ void TestTensorInspector::brokenCasesGiveAMessage()
     QVERIFY(w.openCase(m_plain));
     QTRY_VERIFY(w.isAnalysed());
     QVERIFY(w.errorString().isEmpty());
+}
+
+// The value legend's four swatches stack in one column when the legend is narrow: it grows so its
+// note ("Zoomed out, …") sits under the last of them instead of across it (issue 20's screenshots).
+void TestTensorInspector::legendNoteClearsTheSwatches_data()
+{
+    QTest::addColumn<int>("width");
+    QTest::addColumn<int>("rows");   // swatch rows at that width
+    QTest::newRow("narrow: one column") << 360 << 4;
+    QTest::newRow("wide: one row") << 1600 << 1;
+}
+
+void TestTensorInspector::legendNoteClearsTheSwatches()
+{
+    QFETCH(int, width);
+    QFETCH(int, rows);
+    kf::ui::ColorLegend legend;
+    legend.setSpec(kf::ui::LegendSpec::values(0.0, 1.0, true));
+    QCOMPARE(legend.spec().swatches.size(), 4);
+    QVERIFY(!legend.spec().note.isEmpty());
+    const int h = legend.fontMetrics().height();
+    // Title, the swatch rows (h + 4 apart, 14 px boxes), then the note's line.
+    const int needed = (h + 1) + (rows - 1) * (h + 4) + std::max(14, h) + 4 + h;
+    QVERIFY2(legend.heightForWidth(width) >= needed,
+             qPrintable(QStringLiteral("%1 < %2").arg(legend.heightForWidth(width)).arg(needed)));
+    QVERIFY(legend.heightForWidth(360) > legend.heightForWidth(1600));   // it grows only when it must
+    legend.resize(width, legend.heightForWidth(width));
+    QVERIFY(!legend.grab().isNull());
 }
 
 QTEST_MAIN(TestTensorInspector)
