@@ -6,6 +6,7 @@
 #include "app/gui/window/MainWindow.h"
 #include "app/gui/workspace/ExampleWorkspace.h"
 #include "testutil.h"
+#include "windowfixture.h"
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/navigation/FindInWorkspacePanel.h"
 #include "widgets/navigation/LocatorPopup.h"
@@ -82,23 +83,14 @@ bool overlap(const Binding& a, const Binding& b)
 
 class TestKeyboard : public QObject {
     Q_OBJECT
-    QTemporaryDir m_tmp;
+    kf::test::WindowFixture m_fx;
     QString m_workspace;
-    std::unique_ptr<QSettings> m_qsettings;
-    std::unique_ptr<Settings> m_settings;
 
     std::unique_ptr<MainWindow> makeWindow()
     {
-        MainWindow::Options o;
-        o.runnersFile = m_tmp.path() + "/no-runners.json";
-        o.workspace = m_workspace;
-        o.recoveryDir = m_tmp.path() + "/recovery";
-        o.cacheDir = m_tmp.path() + "/cache";
-        o.probeRunner = false;
-        o.askToRestore = false;
-        o.runner.runnerPath = m_tmp.path() + "/no-runner";   // nothing here runs a kernel
-        auto w = std::make_unique<MainWindow>(m_settings.get(), o);
-        w->show();
+        MainWindow::Options o = m_fx.options();
+        o.runner.runnerPath = m_fx.scratch() + "/no-runner";   // nothing here runs a kernel
+        auto w = m_fx.make(o);
         QApplication::setActiveWindow(w.get());
         if (!QTest::qWaitForWindowActive(w.get()))
             qWarning("the window did not become active");
@@ -116,15 +108,10 @@ class TestKeyboard : public QObject {
 private slots:
     void initTestCase()
     {
-        QVERIFY(m_tmp.isValid());
-        m_workspace = QDir::cleanPath(m_tmp.path() + "/ws");
         QString error;
-        for (const char* task : {"softmax_fp32", "vector_add"})
-            QVERIFY2(copyFolder(QStringLiteral(KF_SOURCE_DIR "/resources/examples/") + task, m_workspace + "/" + task, &error),
-                     qPrintable(error));
-        m_qsettings = std::make_unique<QSettings>(m_tmp.path() + "/settings.ini", QSettings::IniFormat);
-        m_settings = std::make_unique<Settings>(m_qsettings.get());
-        m_settings->setCompileDebounceMs(60000);   // no builds needed here
+        QVERIFY2(m_fx.setUp({"softmax_fp32", "vector_add"}, &error), qPrintable(error));
+        m_workspace = m_fx.workspace();
+        m_fx.settings()->setCompileDebounceMs(60000);   // no builds needed here
     }
 
     void qtCreatorKeys_data()

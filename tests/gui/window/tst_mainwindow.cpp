@@ -11,6 +11,7 @@
 #include "engine/compile/CompileTypes.h"
 #include "fakerunner.h"
 #include "testutil.h"
+#include "windowfixture.h"
 #include "widgets/diagnostics/DiagnosticsModel.h"
 #include "widgets/diagnostics/DiagnosticsPanel.h"
 #include "widgets/editor/KernelEditor.h"
@@ -44,42 +45,29 @@ using kf::ui::KernelEditor;
 
 class TestMainWindow : public QObject {
     Q_OBJECT
-    QTemporaryDir m_tmp;
+    kf::test::WindowFixture m_fx;
     QString m_workspace;
-    std::unique_ptr<QSettings> m_qsettings;
-    std::unique_ptr<Settings> m_settings;
+    Settings* m_settings = nullptr;
 
     std::unique_ptr<MainWindow> makeWindow(bool withRunner = false, const QString& runnerPath = KF_RUNNER_BIN,
                                            const QString& runnersFile = {})
     {
-        MainWindow::Options o;
-        // Never the user's own runners.json: a file that does not exist is the local runner alone.
-        o.runnersFile = runnersFile.isEmpty() ? m_tmp.path() + "/no-runners.json" : runnersFile;
-        o.workspace = m_workspace;
-        o.recoveryDir = m_tmp.path() + "/recovery";
-        o.cacheDir = m_tmp.path() + "/cache";
+        MainWindow::Options o = m_fx.options();
+        if (!runnersFile.isEmpty())
+            o.runnersFile = runnersFile;
         o.probeRunner = withRunner;
-        o.askToRestore = false;
         o.runner.runnerPath = runnerPath;
-        o.runner.extraEnv = {"KF_RUNNER_FORCE_CPU=1"}; // CI has no GPU; make that true everywhere
-        auto w = std::make_unique<MainWindow>(m_settings.get(), o);
-        w->show();
-        return w;
+        return m_fx.make(o);
     }
 
 private slots:
     void initTestCase()
     {
-        QVERIFY(m_tmp.isValid());
-        m_workspace = m_tmp.path() + "/ws";
         QString error;
-        QVERIFY2(copyFolder(KF_SOURCE_DIR "/resources/examples/softmax_fp32", m_workspace + "/softmax_fp32", &error),
-                 qPrintable(error));
-        // The task the scripted runner's reports are written for (tests/fakerunner.h).
-        QVERIFY2(copyFolder(KF_SOURCE_DIR "/resources/examples/vector_add", m_workspace + "/vector_add", &error),
-                 qPrintable(error));
-        m_qsettings = std::make_unique<QSettings>(m_tmp.path() + "/settings.ini", QSettings::IniFormat);
-        m_settings = std::make_unique<Settings>(m_qsettings.get());
+        // softmax_fp32, and vector_add: the task the scripted runner's reports are written for (tests/fakerunner.h).
+        QVERIFY2(m_fx.setUp({"softmax_fp32", "vector_add"}, &error), qPrintable(error));
+        m_workspace = m_fx.workspace();
+        m_settings = m_fx.settings();
         m_settings->setCompileDebounceMs(50);
     }
 
@@ -391,7 +379,7 @@ private slots:
         QFETCH(bool, run);
         QFETCH(QString, text);
         kf::test::FakeRunner fake(static_cast<kf::test::FakeRunner::Behaviour>(behaviour));
-        const QString runners = m_tmp.path() + "/runners-box.json";
+        const QString runners = m_fx.scratch() + "/runners-box.json";
         {
             // An endpoint of kind command around the scripted runner: remote, as far as the
             // supervisor knows, so a silent runner is a lost connection.
@@ -575,16 +563,9 @@ private slots:
         QFETCH(QRect, window);
         QCOMPARE(MainWindow::defaultGeometry(available), window);
         // A first start (no saved geometry) uses it on the window's screen.
-        QSettings fresh(m_tmp.path() + "/fresh-" + QTest::currentDataTag() + ".ini", QSettings::IniFormat);
+        QSettings fresh(m_fx.scratch() + "/fresh-" + QTest::currentDataTag() + ".ini", QSettings::IniFormat);
         Settings settings(&fresh);
-        MainWindow::Options o;
-        o.runnersFile = m_tmp.path() + "/no-runners.json";
-        o.workspace = m_workspace;
-        o.recoveryDir = m_tmp.path() + "/recovery";
-        o.cacheDir = m_tmp.path() + "/cache";
-        o.probeRunner = false;
-        o.askToRestore = false;
-        MainWindow w(&settings, o);
+        MainWindow w(&settings, m_fx.options());
         QCOMPARE(w.size(), MainWindow::defaultGeometry(w.screen()->availableGeometry()).size());
     }
 
