@@ -1,7 +1,8 @@
 #pragma once
 // A workbench window for the GUI tests (tests/gui/window): example tasks copied into a scratch
 // workspace, settings in a scratch INI file, and runners.json, recovery and compile cache in the
-// same scratch folder — never the user's. The runner is forced to CPU mode (CI has no GPU).
+// same scratch folder — never the user's. The runner is forced to CPU mode (CI has no GPU), and
+// Theme ▸ System does not follow the desktop, so a developer's dark desktop changes nothing.
 
 #include "app/gui/settings/Settings.h"
 #include "app/gui/window/MainWindow.h"
@@ -47,6 +48,7 @@ public:
         o.cacheDir = m_tmp.path() + "/cache";
         o.probeRunner = false;
         o.askToRestore = false;
+        o.followDesktopScheme = false;   // the same palette on a dark desktop as on CI
         o.runner.extraEnv = {"KF_RUNNER_FORCE_CPU=1"};
         return o;
     }

@@ -140,11 +140,13 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
                                               QStringLiteral("/evidence")
                                         : QDir::cleanPath(m_options.recoveryDir + QStringLiteral("/../evidence")));
     // Theme ▸ System follows the desktop, also when it switches while the workbench is open.
-    m_colorScheme = new SystemColorScheme(QDBusConnection::sessionBus(), this);
-    connect(m_colorScheme, &SystemColorScheme::changed, this, [this] {
-        if (m_settings->theme() == Settings::Theme::System)
-            applyTheme(*qApp, ThemeChoice::System, m_colorScheme->scheme());
-    });
+    if (m_options.followDesktopScheme) {
+        m_colorScheme = new SystemColorScheme(QDBusConnection::sessionBus(), this);
+        connect(m_colorScheme, &SystemColorScheme::changed, this, [this] {
+            if (m_settings->theme() == Settings::Theme::System)
+                applyTheme(*qApp, ThemeChoice::System, m_colorScheme->scheme());
+        });
+    }
     applySettings();
     buildMenus();
     connect(m_run.get(), &RunController::reportReceived, m_promote.get(), &PromoteController::addReport);
@@ -409,7 +411,9 @@ void MainWindow::applySettings()
     if (!warning.isEmpty())
         m_status->showMessage(warning, 15000);
     switch (m_settings->theme()) {
-    case Settings::Theme::System: applyTheme(*qApp, ThemeChoice::System, m_colorScheme->scheme()); break;
+    case Settings::Theme::System:
+        applyTheme(*qApp, ThemeChoice::System, m_colorScheme ? m_colorScheme->scheme() : ColorScheme::NoPreference);
+        break;
     case Settings::Theme::Light: applyTheme(*qApp, ThemeChoice::Light); break;
     case Settings::Theme::Dark: applyTheme(*qApp, ThemeChoice::Dark); break;
     }

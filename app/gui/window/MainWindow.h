@@ -62,6 +62,9 @@ public:
         RunService::Options runner;    ///< runner path empty: Settings, then the default
         bool probeRunner = true;       ///< start the runner at once (status bar shows the GPU)
         bool askToRestore = true;      ///< false: tests call restoreRecovered() themselves
+        /// Theme ▸ System follows the desktop's dark preference (SystemColorScheme.h: the portal,
+        /// GTK_THEME); false: the platform's palette alone (tests look the same on any desktop).
+        bool followDesktopScheme = true;
         QString runnersFile;           ///< the runner endpoints; empty: runnersConfigPath() (docs/runners.md)
     };
     /// `settings` is borrowed and must outlive the window.
@@ -188,7 +191,7 @@ private:
     void updatePromoteTarget();
 
     Settings* m_settings = nullptr;
-    SystemColorScheme* m_colorScheme = nullptr;   ///< the desktop's light/dark preference
+    SystemColorScheme* m_colorScheme = nullptr;   ///< the desktop's light/dark preference; null when not followed
     Options m_options;
     std::unique_ptr<RecoveryStore> m_recovery;
     Workspace* m_workspace = nullptr;

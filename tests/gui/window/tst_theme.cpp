@@ -4,6 +4,7 @@
 // starts, so the real D-Bus calls and signals run; without dbus-daemon those rows skip, saying so.
 #include "app/gui/window/SystemColorScheme.h"
 #include "app/gui/window/Theme.h"
+#include "windowfixture.h"
 
 #include <QApplication>
 #include <QDBusConnection>
@@ -76,6 +77,8 @@ private slots:
     void followsThePortal_data();
     void followsThePortal();
     void portalSwitchIsFollowedLive();
+    void windowFollowsTheDesktopWhenAsked_data();
+    void windowFollowsTheDesktopWhenAsked();
 
 private:
     bool startBus();
@@ -261,6 +264,34 @@ void TestTheme::portalSwitchIsFollowedLive()
     fixture.announce(0);
     QTRY_COMPARE(watcher.scheme(), ColorScheme::NoPreference);
     QCOMPARE(watcher.source(), QString());
+}
+
+// The window wires it up: Theme ▸ System on a desktop that prefers dark (GTK_THEME here, no
+// portal on this bus) gives the dark palette, unless the window was told not to follow.
+void TestTheme::windowFollowsTheDesktopWhenAsked_data()
+{
+    QTest::addColumn<bool>("follow");
+    QTest::addColumn<bool>("dark");
+    QTest::newRow("following the desktop") << true << true;
+    QTest::newRow("not following (tests, WindowFixture)") << false << false;
+}
+
+void TestTheme::windowFollowsTheDesktopWhenAsked()
+{
+    QFETCH(bool, follow);
+    QFETCH(bool, dark);
+    kf::test::WindowFixture fx;
+    QString error;
+    QVERIFY2(fx.setUp({}, &error), qPrintable(error));
+    QCOMPARE(fx.settings()->theme(), kf::app::Settings::Theme::System);
+    applyTheme(*qApp, dark ? ThemeChoice::Light : ThemeChoice::Dark);   // from the other side
+    qputenv("GTK_THEME", "Adwaita:dark");
+    kf::app::MainWindow::Options o = fx.options();
+    o.followDesktopScheme = follow;
+    o.runner.runnerPath = fx.scratch() + "/no-runner";
+    auto w = fx.make(o);
+    qunsetenv("GTK_THEME");
+    QCOMPARE(isDarkPalette(), dark);
 }
 
 QTEST_MAIN(TestTheme)
