@@ -204,6 +204,7 @@ void TestAssistantDock::existingTaskToCandidate()
     const QString task = copyVectorAdd(ws + "/vector_add");
     MainWindow::Options o;
     o.runnersFile = m_tmp.filePath("no-runners.json");   // never the user's runners.json
+    o.followDesktopScheme = false;                        // the same palette on any desktop
     o.workspace = ws;
     o.recoveryDir = m_tmp.filePath("recovery");
     o.cacheDir = m_tmp.filePath("cache");
