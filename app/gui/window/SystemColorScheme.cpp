@@ -38,18 +38,17 @@ ColorScheme colorSchemeFromGtkTheme(const QString& gtkTheme)
                                                                                      : ColorScheme::NoPreference;
 }
 
-SystemColorScheme::SystemColorScheme(const QDBusConnection& bus, QObject* parent)
-    : QObject(parent), m_bus(bus)
+SystemColorScheme::SystemColorScheme(QDBusConnection bus, QObject* parent) : QObject(parent)
 {
     if (colorSchemeFromGtkTheme(qEnvironmentVariable("GTK_THEME")) == ColorScheme::Dark)
         set(ColorScheme::Dark, QStringLiteral("GTK_THEME"));
-    if (!m_bus.isConnected())
+    if (!bus.isConnected())
         return;
-    m_bus.connect(kService, kPath, kInterface, QStringLiteral("SettingChanged"), this,
+    bus.connect(kService, kPath, kInterface, QStringLiteral("SettingChanged"), this,
                   SLOT(onSettingChanged(QString, QString, QDBusVariant)));
     QDBusMessage read = QDBusMessage::createMethodCall(kService, kPath, kInterface, QStringLiteral("Read"));
     read << kGroup << kKey;
-    auto* watcher = new QDBusPendingCallWatcher(m_bus.asyncCall(read, 2000), this);
+    auto* watcher = new QDBusPendingCallWatcher(bus.asyncCall(read, 2000), this);
     connect(watcher, &QDBusPendingCallWatcher::finished, this, [this](QDBusPendingCallWatcher* w) {
         w->deleteLater();
         const QDBusPendingReply<QDBusVariant> reply = *w;

@@ -33,7 +33,7 @@ public:
     /// Asks the portal on `bus` (the session bus in the app; a private bus in tests) without
     /// blocking; `changed` fires when the answer differs from the GTK_THEME guess and whenever
     /// the desktop switches later.
-    explicit SystemColorScheme(const QDBusConnection& bus, QObject* parent = nullptr);
+    explicit SystemColorScheme(QDBusConnection bus, QObject* parent = nullptr);
 
     ColorScheme scheme() const { return m_scheme; }
     /// Where scheme() came from, for Settings: "the desktop portal", "GTK_THEME" or empty (none).
@@ -50,7 +50,6 @@ private slots:
 private:
     void set(ColorScheme scheme, const QString& source);
 
-    QDBusConnection m_bus;
     ColorScheme m_scheme = ColorScheme::NoPreference;
     QString m_source;
 };
