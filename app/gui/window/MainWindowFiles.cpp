@@ -54,6 +54,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace kf::app {
@@ -127,10 +128,10 @@ CandidateTab* MainWindow::goToDiagnostic(const QString& file, int line, int colu
 {
     CandidateTab* target = from ? from : currentTab();
     if (!target || !diagnosticIsIn(file, target->filePath())) {
-        target = nullptr;
-        for (CandidateTab* t : tabs())
-            if (!target && diagnosticIsIn(file, t->filePath()))
-                target = t;
+        const QList<CandidateTab*> open = tabs();
+        const auto it = std::find_if(open.begin(), open.end(),
+                                     [&](CandidateTab* t) { return diagnosticIsIn(file, t->filePath()); });
+        target = it == open.end() ? nullptr : *it;
     }
     if (!target && QFileInfo(file).isAbsolute() && QFileInfo(file).isFile())
         target = openFile(file);   // an included header
