@@ -8,6 +8,7 @@
 #include "fakerunner.h"
 #include "testutil.h"
 
+#include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
@@ -79,6 +80,19 @@ public:
         return out;
     }
 
+    /// Makes every endpoint hold its first item until all of them hold one (or, `atHello`, hold
+    /// its hello until all have started), so each takes a share however slowly the machine starts
+    /// them. Timings on one GPU need `atHello`: the others wait for the GPU before they take an item.
+    std::vector<Endpoint> together(std::vector<Endpoint> endpoints, bool atHello = false) const
+    {
+        const QString dir = m_dir.filePath("barrier-" + QString::number(++m_barriers));
+        if (!QDir().mkpath(dir))
+            qFatal("cannot create %s", qPrintable(dir));
+        for (Endpoint& e : endpoints)
+            e.env[atHello ? "FAKE_HELLO_BARRIER" : "FAKE_BARRIER"] = dir.toStdString() + ":" + std::to_string(endpoints.size());
+        return endpoints;
+    }
+
     RunPool::Options options(std::vector<Endpoint> endpoints) const
     {
         RunPool::Options o;
@@ -89,6 +103,7 @@ public:
 
 private:
     QTemporaryDir m_dir;
+    mutable int m_barriers = 0;
 };
 
 std::vector<PoolItem> items(int count, std::optional<std::uint64_t> seed = std::nullopt)
@@ -141,6 +156,7 @@ private slots:
     void timingsNeverShareAGpu();
     void lostEndpointRestartsOnce_data();
     void lostEndpointRestartsOnce();
+    void endpointLostTwiceLeavesThePool_data();
     void endpointLostTwiceLeavesThePool();
     void everyEndpointLost();
     void candidateFailureIsNotALoss();
@@ -156,10 +172,12 @@ void TestRunPool::fansOutAndMergesInOrder_data()
     QTest::addColumn<int>("count");
     QTest::addColumn<bool>("wrapped");
     QTest::addColumn<bool>("bench");
-    QTest::newRow("1 endpoint, verify") << 1 << 6 << false << false;
-    QTest::newRow("3 endpoints, verify") << 3 << 32 << false << false;
-    QTest::newRow("3 template endpoints, verify") << 3 << 12 << true << false;
-    QTest::newRow("3 GPUs, bench") << 3 << 12 << false << true;
+    QTest::addColumn<int>("lastStartMs");   ///< how long the last endpoint's runner takes to start
+    QTest::newRow("1 endpoint, verify") << 1 << 6 << false << false << 0;
+    QTest::newRow("3 endpoints, verify") << 3 << 32 << false << false << 0;
+    QTest::newRow("3 endpoints, one slow to start") << 3 << 12 << false << false << 800;
+    QTest::newRow("3 template endpoints, verify") << 3 << 12 << true << false << 0;
+    QTest::newRow("3 GPUs, bench") << 3 << 12 << false << true << 0;
 }
 
 void TestRunPool::fansOutAndMergesInOrder()
@@ -168,11 +186,13 @@ void TestRunPool::fansOutAndMergesInOrder()
     QFETCH(int, count);
     QFETCH(bool, wrapped);
     QFETCH(bool, bench);
+    QFETCH(int, lastStartMs);
     PoolFixture fx;
     std::vector<Endpoint> eps;
     for (int i = 0; i < endpoints; ++i)   // one GPU each
-        eps.push_back(fx.endpoint("ep" + std::to_string(i), "GPU-" + std::to_string(i), {}, wrapped));
-    RunPool pool(fx.options(eps));
+        eps.push_back(fx.endpoint("ep" + std::to_string(i), "GPU-" + std::to_string(i),
+                                  {{"FAKE_START_MS", i + 1 == endpoints ? std::to_string(lastStartMs) : "0"}}, wrapped));
+    RunPool pool(fx.options(fx.together(eps)));
     const auto list = items(count);
     std::vector<std::size_t> order;
     auto result = pool.run(bench ? RunKind::Bench : RunKind::Verify, kf::test::vectorAddTask(), list, nullptr,
@@ -215,7 +235,7 @@ void TestRunPool::poolMatchesOneEndpoint()
     const Task task = kf::test::vectorAddTask();
     auto a = RunPool(one.options({one.endpoint("solo", "GPU-0")})).run(RunKind::Verify, task, list, nullptr);
     RUN_OR_SKIP(a);
-    auto b = RunPool(three.options({three.endpoint("a", "GPU-0"), three.endpoint("b", "GPU-1"), three.endpoint("c", "GPU-2")}))
+    auto b = RunPool(three.options(three.together({three.endpoint("a", "GPU-0"), three.endpoint("b", "GPU-1"), three.endpoint("c", "GPU-2")})))
                  .run(RunKind::Verify, task, list, nullptr);
     RUN_OR_SKIP(b);
     std::set<std::string> used;
@@ -242,7 +262,7 @@ void TestRunPool::timingsNeverShareAGpu()
     // Two endpoints on one GPU (the same host and UUID), as two local endpoints on one H100.
     PoolFixture fx;
     const std::map<std::string, std::string> slow{{"FAKE_SLEEP_MS", "400"}};
-    RunPool pool(fx.options({fx.endpoint("x", "GPU-same", slow), fx.endpoint("y", "GPU-same", slow)}));
+    RunPool pool(fx.options(fx.together({fx.endpoint("x", "GPU-same", slow), fx.endpoint("y", "GPU-same", slow)}, bench)));
     auto result = pool.run(bench ? RunKind::Bench : RunKind::Verify, kf::test::vectorAddTask(), items(8), nullptr);
     RUN_OR_SKIP(result);
     const auto log = fx.log();
@@ -265,18 +285,24 @@ void TestRunPool::timingsNeverShareAGpu()
 void TestRunPool::lostEndpointRestartsOnce_data()
 {
     QTest::addColumn<bool>("wrapped");
-    QTest::newRow("local endpoint killed") << false;
-    QTest::newRow("template endpoint killed") << true;
+    QTest::addColumn<int>("startMs");
+    QTest::newRow("local endpoint killed") << false << 0;
+    QTest::newRow("template endpoint killed") << true << 0;
+    QTest::newRow("local endpoint killed, slow starts") << false << 600;
 }
 
 void TestRunPool::lostEndpointRestartsOnce()
 {
     QFETCH(bool, wrapped);
-    // "flaky" dies (SIGKILL, as if its machine vanished) on its second request, once.
+    QFETCH(int, startMs);
+    // "flaky" dies (SIGKILL, as if its machine vanished) on its second request, once. "steady"
+    // holds its first item until then, so flaky gets its two requests however slowly it starts.
     PoolFixture fx;
     const std::string marker = fx.path("died-once");
-    RunPool pool(fx.options({fx.endpoint("flaky", "GPU-0", {{"FAKE_DIE_AFTER", "2"}, {"FAKE_DIE_ONCE", marker}}, wrapped),
-                             fx.endpoint("steady", "GPU-1", {}, wrapped)}));
+    const std::string start = std::to_string(startMs);
+    RunPool pool(fx.options(
+        {fx.endpoint("flaky", "GPU-0", {{"FAKE_DIE_AFTER", "2"}, {"FAKE_DIE_ONCE", marker}, {"FAKE_START_MS", start}}, wrapped),
+         fx.endpoint("steady", "GPU-1", {{"FAKE_AWAIT", marker}}, wrapped)}));
     std::vector<std::string> logLines;
     const auto list = items(10);
     auto result = pool.run(RunKind::Verify, kf::test::vectorAddTask(), list, nullptr);
@@ -300,10 +326,23 @@ void TestRunPool::lostEndpointRestartsOnce()
     QCOMPARE(retried, 1);
 }
 
+void TestRunPool::endpointLostTwiceLeavesThePool_data()
+{
+    QTest::addColumn<int>("startMs");
+    QTest::newRow("quick starts") << 0;
+    QTest::newRow("slow starts") << 600;   // slower than steady's six items
+}
+
 void TestRunPool::endpointLostTwiceLeavesThePool()
 {
+    QFETCH(int, startMs);
+    // "doomed" dies on every first request; "steady" holds its first item until doomed died
+    // twice, so doomed's restart finds work to take (and lose) however slowly it starts.
     PoolFixture fx;
-    RunPool pool(fx.options({fx.endpoint("doomed", "GPU-0", {{"FAKE_DIE_AFTER", "1"}}), fx.endpoint("steady", "GPU-1")}));
+    const std::string deaths = fx.path("deaths");
+    RunPool pool(fx.options({fx.endpoint("doomed", "GPU-0",
+                                         {{"FAKE_DIE_AFTER", "1"}, {"FAKE_DEATHS", deaths}, {"FAKE_START_MS", std::to_string(startMs)}}),
+                             fx.endpoint("steady", "GPU-1", {{"FAKE_AWAIT", deaths + ":2"}})}));
     const auto list = items(6);
     auto result = pool.run(RunKind::Verify, kf::test::vectorAddTask(), list, nullptr);
     RUN_OR_SKIP(result);

@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <thread>
 
 namespace kf {
@@ -36,21 +35,49 @@ std::string joinNames(const std::vector<std::string>& names)
     return out;
 }
 
-/// One lock per GPU (Hello::gpuKey), shared by every endpoint that reaches that GPU.
-class GpuLocks {
+/// Turns at one GPU, first come first served: a runner that just finished a timing queues
+/// behind the ones already waiting, however the threads are scheduled. (A plain mutex let one
+/// endpoint take every turn on a loaded machine while the other on the same GPU sat idle.)
+class GpuTurn {
 public:
-    std::shared_mutex& forKey(const std::string& key)
+    void lock()
+    {
+        std::unique_lock<std::mutex> g(m_mutex);
+        const unsigned long long ticket = m_next++;
+        m_changed.wait(g, [&] { return m_serving == ticket; });
+    }
+
+    void unlock()
+    {
+        {
+            std::lock_guard<std::mutex> g(m_mutex);
+            ++m_serving;
+        }
+        m_changed.notify_all();
+    }
+
+private:
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    unsigned long long m_next = 0;
+    unsigned long long m_serving = 0;
+};
+
+/// One turn queue per GPU (Hello::gpuKey), shared by every endpoint that reaches that GPU.
+class GpuTurns {
+public:
+    GpuTurn& forKey(const std::string& key)
     {
         std::lock_guard<std::mutex> g(m_mutex);
-        auto& slot = m_locks[key];
+        auto& slot = m_turns[key];
         if (!slot)
-            slot = std::make_unique<std::shared_mutex>();
+            slot = std::make_unique<GpuTurn>();
         return *slot;
     }
 
 private:
     std::mutex m_mutex;
-    std::map<std::string, std::unique_ptr<std::shared_mutex>> m_locks;
+    std::map<std::string, std::unique_ptr<GpuTurn>> m_turns;
 };
 
 /// The queue and the results, under one mutex.
@@ -85,7 +112,7 @@ struct PoolState {
 class Worker {
 public:
     Worker(const RunPool::Options& options, std::size_t index, RunKind kind, const Task& task, const std::vector<PoolItem>& items,
-           const CancelToken* cancel, PoolState& state, GpuLocks& gpus)
+           const CancelToken* cancel, PoolState& state, GpuTurns& gpus)
         : m_options(options), m_index(index), m_endpoint(options.endpoints[index]), m_kind(kind), m_task(task), m_items(items),
           m_cancel(cancel), m_state(state), m_gpus(gpus)
     {
@@ -169,8 +196,10 @@ private:
 
     void takeItems(RunSession& session)
     {
-        std::shared_mutex& gpu = m_gpus.forKey(summary().gpuKey);
-        const bool exclusive = m_kind != RunKind::Verify;   // timings never share a GPU
+        GpuTurn& gpu = m_gpus.forKey(summary().gpuKey);
+        // Timings never share a GPU; verifications do (every item of a run is of one kind, so
+        // a verification never waits for a timing here).
+        const bool exclusive = m_kind != RunKind::Verify;
         while (true) {
             {
                 std::unique_lock<std::mutex> q(m_state.mutex);
@@ -179,12 +208,9 @@ private:
                 if (cancelled() || m_state.finished())
                     return;
             }
-            std::unique_lock<std::shared_mutex> alone(gpu, std::defer_lock);
-            std::shared_lock<std::shared_mutex> shared(gpu, std::defer_lock);
+            std::unique_lock<GpuTurn> alone(gpu, std::defer_lock);
             if (exclusive)
                 alone.lock();
-            else
-                shared.lock();
             std::size_t item = 0;
             int attempt = 1;
             {
@@ -274,7 +300,7 @@ private:
     const std::vector<PoolItem>& m_items;
     const CancelToken* m_cancel;
     PoolState& m_state;
-    GpuLocks& m_gpus;
+    GpuTurns& m_gpus;
     int m_losses = 0;
 };
 
@@ -327,7 +353,7 @@ Result<PoolOutcome> RunPool::run(RunKind kind, const Task& task, const std::vect
             if (e.kind == Endpoint::Kind::Local && !e.env.count("OMP_NUM_THREADS"))
                 e.env["OMP_NUM_THREADS"] = share;
     }
-    GpuLocks gpus;
+    GpuTurns gpus;
     std::vector<std::thread> threads;
     threads.reserve(m_options.endpoints.size());
     for (std::size_t w = 0; w < m_options.endpoints.size(); ++w)
