@@ -7,6 +7,7 @@
 # tests/fuzz/corpus/<target>/ for the time given (default $KF_FUZZ_SECONDS, else 20 s; inputs up
 # to 64 KiB). A crash, leak, timeout (10 s per input) or sanitizer report fails the run; the
 # crashing input is left in build/fuzz/crashes/<target>/ with the command that replays it.
+# Targets run side by side, as many at once as build jobs (KF_JOBS, default: the cores).
 # Prints executions per target at the end (docs/reliability.md records them).
 # Environment: KF_FUZZ_SECONDS, KF_JOBS, CCACHE_DIR.
 set -euo pipefail
@@ -38,37 +39,61 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 symbolizer=$(command -v llvm-symbolizer-14 || command -v llvm-symbolizer || true)
 [ -n "$symbolizer" ] && export ASAN_SYMBOLIZER_PATH="$symbolizer"
 
-status=0
-summary=()
-while read -r target; do
-  [ -n "$target" ] || continue
-  exe="$bdir/tests/fuzz/$target"
-  seeds="$KF_ROOT/tests/fuzz/corpus/$target"
-  kept="$KF_ROOT/tests/fuzz/regressions/$target"
-  work="$bdir/corpus/$target"
-  crashes="$bdir/crashes/$target"
+# One target: replay its kept crashers, then fuzz it. Writes its summary line to
+# $bdir/<target>.summary ("ok ..." or "FAIL ...").
+fuzz_one() {
+  local target=$1
+  local exe="$bdir/tests/fuzz/$target"
+  local seeds="$KF_ROOT/tests/fuzz/corpus/$target"
+  local kept="$KF_ROOT/tests/fuzz/regressions/$target"
+  local work="$bdir/corpus/$target"
+  local crashes="$bdir/crashes/$target"
+  local out="$bdir/$target.summary"
   mkdir -p "$work" "$crashes"
   [ -d "$seeds" ] && cp -n "$seeds"/* "$work"/ 2>/dev/null || true
   if [ -d "$kept" ] && [ -n "$(ls -A "$kept" 2>/dev/null)" ]; then
     if ! "$exe" "$kept"/* >"$bdir/$target.regressions.log" 2>&1; then
       kf_log "$me" "$target: a kept crasher fails again (see $bdir/$target.regressions.log)"
       tail -n 30 "$bdir/$target.regressions.log" >&2
-      status=1
-      continue
+      printf '%-18s FAIL  a kept crasher fails again: %s\n' "$target" "$bdir/$target.regressions.log" >"$out"
+      return
     fi
   fi
-  log="$bdir/$target.log"
+  local log="$bdir/$target.log"
   if "$exe" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$crashes/" "$work" >"$log" 2>&1; then
+    local runs
     runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo '?')
-    summary+=("$(printf '%-18s ok    %10s executions in %s s' "$target" "$runs" "$seconds")")
+    printf '%-18s ok    %10s executions in %s s\n' "$target" "$runs" "$seconds" >"$out"
   else
-    status=1
-    summary+=("$(printf '%-18s FAIL  see %s' "$target" "$log")")
+    printf '%-18s FAIL  see %s\n' "$target" "$log" >"$out"
     kf_log "$me" "$target failed; the input is in $crashes (replay: $exe <file>)"
     grep -E 'ERROR|SUMMARY|runtime error|==[0-9]+==' "$log" | head -n 20 >&2 || true
   fi
-done < "$bdir/fuzz-targets.txt"
+}
+
+# libFuzzer uses one core per target: run as many targets at once as there are build jobs.
+jobs=${KF_JOBS:-$(nproc)}
+mapfile -t targets < <(grep -v '^$' "$bdir/fuzz-targets.txt")
+rm -f "$bdir"/*.summary
+running=0
+for target in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$target" &
+  running=$((running + 1))
+done
+wait
+
+status=0
+summary=()
+for target in "${targets[@]}"; do
+  line=$(cat "$bdir/$target.summary" 2>/dev/null || printf '%-18s FAIL  it stopped before reporting' "$target")
+  summary+=("$line")
+  case "$line" in *" ok "*) ;; *) status=1 ;; esac
+done
 kf_log "$me" "results:"
 printf '  %s\n' "${summary[@]}"
 kf_log "$me" "exit $status"
