@@ -83,7 +83,7 @@ public:
     /// Makes every endpoint hold its first item until all of them hold one (or, `atHello`, hold
     /// its hello until all have started), so each takes a share however slowly the machine starts
     /// them. Timings on one GPU need `atHello`: the others wait for the GPU before they take an item.
-    std::vector<Endpoint> together(std::vector<Endpoint> endpoints, bool atHello = false) const
+    std::vector<Endpoint> together(std::vector<Endpoint> endpoints, bool atHello = false)
     {
         const QString dir = m_dir.filePath("barrier-" + QString::number(++m_barriers));
         if (!QDir().mkpath(dir))
@@ -103,7 +103,7 @@ public:
 
 private:
     QTemporaryDir m_dir;
-    mutable int m_barriers = 0;
+    int m_barriers = 0;
 };
 
 std::vector<PoolItem> items(int count, std::optional<std::uint64_t> seed = std::nullopt)
@@ -303,7 +303,6 @@ void TestRunPool::lostEndpointRestartsOnce()
     RunPool pool(fx.options(
         {fx.endpoint("flaky", "GPU-0", {{"FAKE_DIE_AFTER", "2"}, {"FAKE_DIE_ONCE", marker}, {"FAKE_START_MS", start}}, wrapped),
          fx.endpoint("steady", "GPU-1", {{"FAKE_AWAIT", marker}}, wrapped)}));
-    std::vector<std::string> logLines;
     const auto list = items(10);
     auto result = pool.run(RunKind::Verify, kf::test::vectorAddTask(), list, nullptr);
     RUN_OR_SKIP(result);
