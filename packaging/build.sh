@@ -9,7 +9,7 @@
 # folder is new or those arguments changed (Ninja re-runs CMake itself when a CMakeLists.txt
 # changes), so an up-to-date tree is a quick no-op.
 # Environment: KF_THIRD_PARTY_DIR, KF_JOBS (parallel jobs, default nproc), CCACHE_DIR
-# (default build/.ccache).
+# (default ~/.cache/kernelforge/ccache, shared by every clone; packaging/common.sh).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 

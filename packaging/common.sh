@@ -30,5 +30,10 @@ kf_load_env() {
   . "$KF_ENV_FILE"
 }
 
-# Compiler cache under the repo's build/ unless the user chose one.
-export CCACHE_DIR="${CCACHE_DIR:-$KF_ROOT/build/.ccache}"
+# The compiler cache lives outside the clone, so a fresh clone on a machine that has built the
+# project before compiles from the cache: paths are hashed relative to the clone (base_dir) and
+# the build folder's own path is left out of the hash (hash_dir), so clones in different folders
+# share entries. Each variable is the user's to override.
+export CCACHE_DIR="${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kernelforge/ccache}"
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$KF_ROOT}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"

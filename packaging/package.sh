@@ -6,7 +6,7 @@
 # stripped programs, Depends computed from what they link, cmake/KfPackage.cmake), checks the
 # package (packaging/check-deb.sh) and prints its path. Quick when nothing changed: ninja has no
 # work and the .deb is newer than everything that goes into it.
-# Environment: KF_JOBS (parallel jobs, default nproc), CCACHE_DIR (default build/.ccache).
+# Environment: KF_JOBS (parallel jobs, default nproc), CCACHE_DIR (default ~/.cache/kernelforge/ccache).
 # Install it with `sudo apt install ./build/package/kernelforge_*.deb`; test it on a clean
 # Debian 12 root with packaging/test-deb.sh (docs/packaging.md).
 set -euo pipefail

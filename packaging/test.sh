@@ -9,7 +9,7 @@
 # This is what CI runs (.ci/run): 2 cores, no GPU, no stdin.
 # Then packaging/fuzz.sh runs every fuzz target for KF_FUZZ_SECONDS (20) under ASan + UBSan
 # (skipped with KF_SKIP_FUZZ=1 or when ctest arguments are given).
-# Environment: CCACHE_DIR (default build/.ccache), KF_JOBS (build jobs), KF_FUZZ_SECONDS, KF_SKIP_FUZZ.
+# Environment: CCACHE_DIR (default ~/.cache/kernelforge/ccache), KF_JOBS (build jobs), KF_FUZZ_SECONDS, KF_SKIP_FUZZ.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
