@@ -67,12 +67,12 @@ std::string gib(std::uint64_t bytes)
 
 // An ending that is not one of the helper's own (0, 2, 3, or 1 with "internal error"): a signal,
 // or a status the problem's code chose (os._exit). Whose fault it is follows the last phase.
-Error helperEnded(const ProcessOutput& ran, const HelperSaid& said, const fs::path& problem, const ConfinedOptions& c)
+Error helperEnded(const ConfinedOutput& ran, const HelperSaid& said, const fs::path& problem)
 {
     std::string how = ran.signal ? signalName(ran.signal) : "exit " + std::to_string(ran.exitCode);
     if (ran.signal == SIGKILL || ran.signal == SIGXCPU)
-        how += ran.signal == SIGXCPU ? ": it used more than " + std::to_string(c.cpuSeconds) + " s of CPU time"
-                                     : ": killed, most likely for memory (the limit is " + gib(c.dataBytes) + ")";
+        how += ran.signal == SIGXCPU ? ": it used more than " + std::to_string(ran.cpuSeconds) + " s of CPU time"
+                                     : ": killed, most likely for memory (the limit is " + gib(ran.dataBytes) + ")";
     if (!said.problemPhase) {
         const std::string when = said.phase.empty() ? "before it ran the problem's code" : "while " + said.phase;
         return Error{"import the problem",
@@ -111,33 +111,21 @@ Result<void> checkTarget(const ImportOptions& o)
     return {};
 }
 
-// Runs `python -m kernelforge_import <args> --out <tmp>/out` confined (engine/core/Sandbox.h:
-// the problem's code must not read the user's signing key) and reads what it proposes.
-Result<ImportResult> runHelper(std::vector<std::string> args, const fs::path& problem, const std::vector<fs::path>& sources,
-                               const ImportOptions& o, const TempFolder& tmp)
+// How the helper runs (engine/core/Sandbox.h): the problem's code must not read the user's
+// signing key. PYTHONSAFEPATH and a private working folder: `python -m` must import our helper,
+// not one planted beside the problem; the problem's code itself does run: importing means running it.
+ConfinedOptions helperConfinement(const ImportOptions& o, const fs::path& workDir, const std::vector<fs::path>& sources)
 {
-    if (tmp.path().empty())
-        return Error{"import the problem", "cannot create a private temporary folder", "check $TMPDIR", {}, {}};
-    if (auto target = checkTarget(o); !target)
-        return target.error();
-    const fs::path out = tmp.path() / "out";
-    std::error_code ec;
-    fs::create_directories(out, ec);
-    const std::string python = importPython(o.python);
-    std::vector<std::string> argv = {python, "-m", "kernelforge_import"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    argv.insert(argv.end(), {"--out", out.string(), "--arch", o.arch});
     ConfinedOptions c;
-    c.workDir = tmp.path();
+    c.workDir = workDir;
     c.readable = sources;
     c.sandbox = o.sandbox;
     c.timeoutMs = o.timeoutMs;
     c.stop = o.stop;
     c.hidden = {protocol::signingKeyPath()};
-    // PYTHONSAFEPATH and a private working folder: `python -m` must import our helper, not one
-    // planted beside the problem. The problem's code itself does run: importing means running it.
     c.env = {"PYTHONSAFEPATH=1", "PYTHONDONTWRITEBYTECODE=1"};
     std::string path;
+    std::error_code ec;
 #ifdef KF_IMPORT_PYTHONPATH
     if (const fs::path helper = installedPath(InstallDir::Data, "python/agent", KF_IMPORT_PYTHONPATH); fs::exists(helper, ec))
         path = helper.string();
@@ -152,7 +140,13 @@ Result<ImportResult> runHelper(std::vector<std::string> args, const fs::path& pr
             rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
         }
     }
-    auto ran = runConfined(argv, c);
+    return c;
+}
+
+// The helper's ending as a sentence, or nothing when it wrote its proposal (exit 0).
+Result<void> helperOutcome(const Result<ConfinedOutput>& ran, const std::string& python, const fs::path& problem,
+                           const ImportOptions& o)
+{
     if (!ran) {
         if (o.stop && o.stop())
             return Error{"import the problem", "cancelled", {}, problem.string(), {}};
@@ -167,8 +161,6 @@ Result<ImportResult> runHelper(std::vector<std::string> args, const fs::path& pr
         }
         return e;
     }
-    c.dataBytes = ran->dataBytes;
-    c.cpuSeconds = ran->cpuSeconds;
     const HelperSaid said = readHelperStderr(ran->err);
     const std::string& line = said.last;
     if (ran->exitCode == 3 || (ran->exitCode == 1 && line.find("No module named 'kernelforge_import'") != std::string::npos))
@@ -181,12 +173,18 @@ Result<ImportResult> runHelper(std::vector<std::string> args, const fs::path& pr
                      "the importer failed (exit 1): " + (said.internalError ? line.substr(16) : line).substr(0, 400),
                      "this is the importer's fault; please report it with the problem", problem.string(), {}};
     if (ran->exitCode != 0)
-        return helperEnded(*ran, said, problem, c);
+        return helperEnded(*ran, said, problem);
+    return {};
+}
+
+// The proposal the helper wrote into `out`, read strictly, as a task folder.
+Result<ImportResult> writeProposal(const fs::path& out, const ImportOptions& o, bool sandboxed)
+{
     // One read: the bytes checked are the bytes used (the reader's JSON sorts keys; the task keeps
     // the helper's order from the same bytes).
     const fs::path file = out / "proposal.json";
-    std::error_code sizeEc;
-    if (fs::file_size(file, sizeEc) > (64u << 20))
+    std::error_code ec;
+    if (fs::file_size(file, ec) > (64u << 20))
         return Error{"read the import proposal", "proposal.json is larger than 64 MiB", {}, file.string(), {}};
     auto bytes = readFileBytes(file);
     if (!bytes)
@@ -205,7 +203,7 @@ Result<ImportResult> runHelper(std::vector<std::string> args, const fs::path& pr
     ImportResult r;
     r.name = proposal->task.value("name", std::string());
     r.notes = proposal->notes;
-    if (!ran->sandboxed)
+    if (!sandboxed)
         r.notes.insert(r.notes.begin(), importSandboxNote(o));
     r.testShapes = int(proposal->task["shapes"].value("tests", nlohmann::ordered_json::array()).size());
     r.benchmarkShapes = int(proposal->task["shapes"].value("benchmarks", nlohmann::ordered_json::array()).size());
@@ -215,6 +213,27 @@ Result<ImportResult> runHelper(std::vector<std::string> args, const fs::path& pr
         return written.error();
     r.taskDir = *written;
     return r;
+}
+
+// Runs `python -m kernelforge_import <args> --out <tmp>/out` confined and reads what it proposes.
+Result<ImportResult> runHelper(std::vector<std::string> args, const fs::path& problem, const std::vector<fs::path>& sources,
+                               const ImportOptions& o, const TempFolder& tmp)
+{
+    if (tmp.path().empty())
+        return Error{"import the problem", "cannot create a private temporary folder", "check $TMPDIR", {}, {}};
+    if (auto target = checkTarget(o); !target)
+        return target.error();
+    const fs::path out = tmp.path() / "out";
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    const std::string python = importPython(o.python);
+    std::vector<std::string> argv = {python, "-m", "kernelforge_import"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--out", out.string(), "--arch", o.arch});
+    const auto ran = runConfined(argv, helperConfinement(o, tmp.path(), sources));
+    if (auto outcome = helperOutcome(ran, python, problem, o); !outcome)
+        return outcome.error();
+    return writeProposal(out, o, ran->sandboxed);
 }
 
 } // namespace
@@ -239,7 +258,7 @@ std::string importSandboxNote(const ImportOptions& o)
     if (o.sandbox && s.available)
         return {};
     return "no sandbox: " + (o.sandbox ? s.why : std::string("it was turned off")) +
-           "; the problem's code ran with a private home and a scrubbed environment, but can read your files";
+           "; the problem's code runs with a private home and a scrubbed environment, but can read your files";
 }
 
 Result<ImportResult> importKernelBench(const fs::path& problem, const ImportOptions& o)

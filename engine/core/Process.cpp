@@ -146,23 +146,9 @@ bool hasExited(pid_t pid)
     return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
 }
 
-} // namespace
-
-Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs, const std::vector<std::string>& env,
-                                 const std::function<bool()>& stop, const std::string& cwd)
+// Starts argv[0] as execChild sets it up; `fds` receive the read ends of its stdout and stderr.
+Result<pid_t> spawnChild(const std::vector<std::string>& argv, const ProcessOptions& o, int (&fds)[2])
 {
-    ProcessOptions o;
-    o.timeoutMs = timeoutMs;
-    o.env = env;
-    o.stop = stop;
-    o.cwd = cwd;
-    return runProcess(argv, o);
-}
-
-Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, const ProcessOptions& o)
-{
-    if (argv.empty())
-        return Error{"run a process", "no program given", "", {}, {}};
     int out[2] = {-1, -1}, err[2] = {-1, -1}, fail[2] = {-1, -1};
     auto closeAll = [&] {
         for (int* p : {out, err, fail})
@@ -183,30 +169,53 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, const Pro
     const pid_t pid = ::fork();
     if (pid == 0)
         execChild(setup);
+    const int forkErrno = errno;
     closeFd(out[1]);
     closeFd(err[1]);
     closeFd(fail[1]);
-    if (pid < 0) {
-        const int e = errno;
-        closeAll();
-        return Error{"run " + argv[0], std::strerror(e), "", {}, {}};
-    }
     int execErrno = 0;
-    ssize_t got;
-    while ((got = ::read(fail[0], &execErrno, sizeof execErrno)) < 0 && errno == EINTR) {
+    ssize_t got = -1;
+    while (pid > 0 && (got = ::read(fail[0], &execErrno, sizeof execErrno)) < 0 && errno == EINTR) {
     }
-    closeFd(fail[0]);
-    if (got == sizeof execErrno) {
+    if (pid < 0 || got == sizeof execErrno) {
+        const int e = pid < 0 ? forkErrno : execErrno;
         int status = 0;
-        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
         closeAll();
-        return Error{"run " + argv[0], std::strerror(execErrno), "check that the program exists and is executable", {}, {}};
+        return Error{"run " + argv[0], std::strerror(e), "check that the program exists and is executable", {}, {}};
     }
-    ProcessOutput result;
-    int fds[2] = {out[0], err[0]};
+    closeFd(fail[0]);
+    fds[0] = out[0];
+    fds[1] = err[0];
     for (int fd : fds)
         ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    return pid;
+}
+
+} // namespace
+
+Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs, const std::vector<std::string>& env,
+                                 const std::function<bool()>& stop, const std::string& cwd)
+{
+    ProcessOptions o;
+    o.timeoutMs = timeoutMs;
+    o.env = env;
+    o.stop = stop;
+    o.cwd = cwd;
+    return runProcess(argv, o);
+}
+
+Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, const ProcessOptions& o)
+{
+    if (argv.empty())
+        return Error{"run a process", "no program given", "", {}, {}};
+    int fds[2] = {-1, -1};
+    auto spawned = spawnChild(argv, o, fds);
+    if (!spawned)
+        return spawned.error();
+    const pid_t pid = *spawned;
+    ProcessOutput result;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.timeoutMs);
     bool timedOut = false, stopped = false;
     for (;;) {
@@ -233,7 +242,6 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, const Pro
     }
     closeFd(fds[0]);
     closeFd(fds[1]);
-    out[0] = err[0] = -1;
     for (std::string* s : {&result.out, &result.err})
         if (o.keepBytes && s->size() > o.keepBytes)
             s->erase(0, s->size() - o.keepBytes);
