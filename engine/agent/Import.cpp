@@ -184,7 +184,11 @@ Result<ImportResult> writeProposal(const fs::path& out, const ImportOptions& o, 
     // the helper's order from the same bytes).
     const fs::path file = out / "proposal.json";
     std::error_code ec;
-    if (fs::file_size(file, ec) > (64u << 20))
+    const auto size = fs::file_size(file, ec);
+    if (ec)
+        return Error{"read the import proposal", "the importer ended without writing proposal.json (" + ec.message() + ")",
+                     "this is the importer's fault; please report it with the problem", file.string(), {}};
+    if (size > (64u << 20))
         return Error{"read the import proposal", "proposal.json is larger than 64 MiB", {}, file.string(), {}};
     auto bytes = readFileBytes(file);
     if (!bytes)
