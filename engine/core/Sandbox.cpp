@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <random>
 #include <cstdlib>
 #include <thread>
 
@@ -132,6 +135,34 @@ std::uint64_t halfTheMemory()
     return pages > 0 && size > 0 ? std::uint64_t(pages) * std::uint64_t(size) / 2 : 0;
 }
 
+// Outside the sandbox a child that left the program's process group (setsid, a daemon) would
+// survive the group's kill; it still carries the run's marker in its environment (it is in
+// /proc/<pid>/environ, readable for this user's processes only), so it is found and killed.
+void killMarked(const std::string& marker)
+{
+    for (int round = 0, found = 1; round < 5 && found > 0; ++round) {
+        found = 0;
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator("/proc", ec)) {
+            const std::string pid = e.path().filename().string();
+            if (pid.find_first_not_of("0123456789") != std::string::npos)
+                continue;
+            std::ifstream in(e.path() / "environ", std::ios::binary);
+            const std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            if (env.find(marker + '\0') != std::string::npos && ::kill(std::stoi(pid), SIGKILL) == 0)
+                ++found;
+        }
+    }
+}
+
+std::string runMarker()
+{
+    std::random_device random;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%08x%08x", random(), random());
+    return std::string("KF_CONFINED_RUN=") + hex;
+}
+
 } // namespace
 
 const SandboxSupport& sandboxSupport()
@@ -212,7 +243,12 @@ Result<ConfinedOutput> runConfined(const std::vector<std::string>& argv, const C
         command = bwrapArguments(s, o, readable);
         command.insert(command.end(), argv.begin(), argv.end());
     }
+    const std::string marker = runMarker();
+    if (!sandboxed)
+        p.env.push_back(marker);
     auto ran = runProcess(command, p);
+    if (!sandboxed)
+        killMarked(marker);
     if (!ran)
         return ran.error();
     ConfinedOutput out;

@@ -4,7 +4,8 @@
 // theirs we can keep from it:
 //  - always: an environment built from an allow-list (no KF_*, no XDG_* pointing at the user's
 //    folders), a private home and working folder, memory and CPU limits, and the whole process
-//    group killed at the end (engine/core/Process.h);
+//    group killed at the end (engine/core/Process.h), and outside the sandbox every process
+//    that still carries the run's marker variable (a daemon that left the group with setsid);
 //  - where bubblewrap (`bwrap`) works: no network, its own PID namespace (nothing it starts
 //    outlives it), a read-only view of the machine with the user's home, configuration, data
 //    and temporary folders replaced by empty ones, the key file by an empty file, and only the

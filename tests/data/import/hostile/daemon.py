@@ -1,5 +1,6 @@
-"""A problem that forks a child which sleeps for 300 s holding the importer's stdout and stderr;
-otherwise row_sum.py. The import must end when the importer does, and take the child with it."""
+"""A problem that forks a daemon (a child in a session of its own) which sleeps for 300 s holding
+the importer's stdout and stderr; otherwise row_sum.py. The import must end when the importer
+does, and take the daemon with it."""
 import os
 import time
 
@@ -7,6 +8,7 @@ import torch
 import torch.nn as nn
 
 if os.fork() == 0:
+    os.setsid()
     time.sleep(300)
     os._exit(0)
 
