@@ -60,11 +60,6 @@ HelperSaid readHelperStderr(const std::string& err)
     return said;
 }
 
-std::string gib(std::uint64_t bytes)
-{
-    return std::to_string((bytes + (std::uint64_t(1) << 29)) >> 30) + " GiB";
-}
-
 // An ending that is not one of the helper's own (0, 2, 3, or 1 with "internal error"): a signal,
 // or a status the problem's code chose (os._exit). Whose fault it is follows the last phase.
 Error helperEnded(const ConfinedOutput& ran, const HelperSaid& said, const fs::path& problem)
@@ -72,7 +67,8 @@ Error helperEnded(const ConfinedOutput& ran, const HelperSaid& said, const fs::p
     std::string how = ran.signal ? signalName(ran.signal) : "exit " + std::to_string(ran.exitCode);
     if (ran.signal == SIGKILL || ran.signal == SIGXCPU)
         how += ran.signal == SIGXCPU ? ": it used more than " + std::to_string(ran.cpuSeconds) + " s of CPU time"
-                                     : ": killed, most likely for memory (the limit is " + gib(ran.dataBytes) + ")";
+                                     : ": the system ran out of memory, or it went past " + std::to_string(ran.cpuSeconds) +
+                                           " s of CPU time";
     if (!said.problemPhase) {
         const std::string when = said.phase.empty() ? "before it ran the problem's code" : "while " + said.phase;
         return Error{"import the problem",
