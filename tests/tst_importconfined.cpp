@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -223,6 +224,13 @@ void TestImportConfined::daemonDoesNotHoldTheImport()
     KF_VERIFY_OK(r);
     QVERIFY2(clock.elapsed() < 60000, qPrintable(QString("the import took %1 ms").arg(clock.elapsed())));
     QVERIFY(fs::is_regular_file(r->taskDir / "task.json"));
+    // Without the sandbox the import says so, once, as its first note.
+    const auto unconfined = std::count_if(r->notes.begin(), r->notes.end(),
+                                          [](const std::string& n) { return n.rfind("no sandbox: ", 0) == 0; });
+    QCOMPARE(int(unconfined), sandbox ? 0 : 1);
+    if (!sandbox)
+        QCOMPARE(qs(r->notes.front()), qs("no sandbox: it was turned off; the problem's code runs with a private home and a "
+                                          "scrubbed environment, but can read your files"));
     // The forked child went with the importer (its command line names the problem's path).
     QTRY_VERIFY2_WITH_TIMEOUT(processesNaming(problem.string()).isEmpty(), qPrintable(processesNaming(problem.string()).join(' ')),
                               10000);

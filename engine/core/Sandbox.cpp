@@ -53,7 +53,9 @@ std::vector<fs::path> privateFolders()
             out.push_back(canon);
     };
     add(envOr("HOME"));
-    if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir)
+    passwd entry{}, *pw = nullptr;
+    char buffer[4096];
+    if (::getpwuid_r(::getuid(), &entry, buffer, sizeof buffer, &pw) == 0 && pw && pw->pw_dir)
         add(pw->pw_dir);
     for (const char* x : {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"})
         add(envOr(x));
