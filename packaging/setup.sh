@@ -44,6 +44,7 @@ apt_packages=(
   libcurl4-openssl-dev    # HTTP(S) to language models: kernel synthesis (engine/synth)
   libyaml-cpp-dev         # YAML: skill front matter and GPU MODE task.yml (engine/agent)
   libpugixml-dev          # XML: compute-sanitizer's reports (engine/sanitize)
+  bubblewrap              # bwrap: `kforge import` runs a problem's Python without network or your files (engine/core/Sandbox)
   python3-numpy           # tests only: NumPy reads the .npy tensor files we write, and we read its
   libgl-dev
   xvfb xauth fonts-dejavu-core   # headless GUI runs and screenshots

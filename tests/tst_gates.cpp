@@ -89,6 +89,8 @@ void TestGates::eachRefusalNamesItsGate_data()
     QTest::newRow("signed with another key") << "other-key" << "signed" << "not this user's key";
     QTest::newRow("signature not hex") << "malformed-signature" << "signed" << "not one KernelForge writes";
     QTest::newRow("no key to check with") << "no-key" << "signed" << "no key here to check it with";
+    // The user's key inside the task folder: a candidate's author can read it and sign a forgery.
+    QTest::newRow("key inside the task folder") << "key-inside-task" << "signed" << "lies inside the task folder";
     QTest::newRow("a test shape failed") << "test-shape-failed" << "correctness" << "failed";
     QTest::newRow("a test shape was not verified") << "test-shape-missing" << "correctness" << "was not verified";
     QTest::newRow("too few trials") << "two-trials" << "correctness" << "2 trial(s)";
@@ -268,6 +270,10 @@ void TestGates::eachRefusalNamesItsGate()
     auto key = protocol::loadSigningKey(false);
     KF_VERIFY_OK(key);
     g.signingKey = m == "no-key" ? nullptr : &key.value();
+    protocol::SigningKey inside = key.value();
+    inside.file = in.task.directory / "report-key";
+    if (m == "key-inside-task")
+        g.signingKey = &inside;
     const GateVerdict v = evaluateGates(g);
     const GateCheck* f = v.firstFailure();
     if (gate.isEmpty()) {

@@ -18,6 +18,7 @@ namespace {
 
 struct ImportArgs {
     std::string format, source, out, dtype, python, arch = "sm_90";
+    int timeoutSeconds = 600;
     bool json = false;
 };
 
@@ -28,10 +29,15 @@ int runImport(const ImportArgs& a)
     o.dtype = a.dtype;
     o.python = a.python;
     o.arch = a.arch;
+    o.timeoutMs = a.timeoutSeconds * 1000;
     // Ctrl-C or SIGTERM stops the importer's process group (it runs the problem's code) and lets
     // the private temporary folder go, instead of leaving the helper running on its own.
     InterruptGuard guard;
     o.stop = [] { return InterruptGuard::interrupted(); };
+    // Said once, before the problem's code runs: where there is no sandbox it can read the user's files.
+    const std::string unconfined = agent::importSandboxNote(o);
+    if (!unconfined.empty())
+        std::cerr << "kforge: " << unconfined << '\n';
     if (!a.json)
         std::cerr << "kforge: importing " << a.source << " with " << agent::importPython(a.python)
                   << " (this runs the problem's Python code)\n";
@@ -49,7 +55,8 @@ int runImport(const ImportArgs& a)
     if (a.json) {
         std::cout << nlohmann::json{{"imported", true},          {"task", r->name},
                                     {"folder", r->taskDir.string()}, {"test_shapes", r->testShapes},
-                                    {"benchmark_shapes", r->benchmarkShapes}, {"notes", r->notes}}
+                                    {"benchmark_shapes", r->benchmarkShapes}, {"sandboxed", unconfined.empty()},
+                                    {"notes", r->notes}}
                          .dump(2)
                   << '\n';
         return kExitOk;
@@ -58,7 +65,8 @@ int runImport(const ImportArgs& a)
               << r->benchmarkShapes << " benchmark shape(s); the reference is " << (r->taskDir / "reference.pt").string()
               << '\n';
     for (const std::string& n : r->notes)
-        std::cout << "  note: " << n << '\n';
+        if (n != unconfined)   // already said above
+            std::cout << "  note: " << n << '\n';
     std::cout << "  next: kforge prompt " << r->taskDir.string() << " -o prompt.md   (or kforge generate, or write a kernel "
               << "and kforge candidate add)\n";
     return kExitOk;
@@ -83,6 +91,8 @@ void addImportCommand(CLI::App& app, int& exitCode)
                 ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
         cmd->add_option("--python", args->python, "a Python with torch (default: $KF_IMPORT_PYTHON, the build's, python3)");
         cmd->add_option("--arch", args->arch, "the task's architecture (default sm_90)");
+        cmd->add_option("--timeout", args->timeoutSeconds, "stop the problem's code after this many seconds (default 600)")
+            ->check(CLI::Range(1, 86400));
         cmd->add_flag("--json", args->json, "print the result as JSON");
         cmd->callback([args, &exitCode] { exitCode = runImport(*args); });
     }

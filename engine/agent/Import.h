@@ -29,7 +29,14 @@ struct ImportOptions {
     std::filesystem::path parent;       ///< where `out` goes when it is empty; empty: the current folder
     int timeoutMs = 600000;
     std::function<bool()> stop;         ///< polled while the helper runs
+    /// The problem's code runs confined (engine/core/Sandbox.h): bwrap where it works, else a
+    /// private home and a scrubbed environment. false: the latter even where bwrap works.
+    bool sandbox = true;
 };
+
+/// The sentence to show once before an import whose problem code runs without bwrap
+/// ("no sandbox: bwrap is not installed; …"), or empty when it runs in the sandbox.
+std::string importSandboxNote(const ImportOptions& options);
 
 /// --python, else $KF_IMPORT_PYTHON, else the Python with torch found at configure time, else python3.
 std::string importPython(const std::string& given);
@@ -68,7 +75,7 @@ Result<GpuModeSpec> readGpuModeTaskYml(std::string_view text, const std::string&
 struct ImportResult {
     std::filesystem::path taskDir;
     std::string name;
-    std::vector<std::string> notes;
+    std::vector<std::string> notes;     ///< the first is importSandboxNote() when there was no sandbox
     int testShapes = 0, benchmarkShapes = 0;
 };
 

@@ -8,7 +8,9 @@
 #include <cstring>
 #include <filesystem>
 #include <poll.h>
-#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include <algorithm>
 #include <string_view>
@@ -22,38 +24,84 @@ extern char** environ;
 #endif
 
 namespace kf {
+namespace {
 
-Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs, const std::vector<std::string>& env,
-                                 const std::function<bool()>& stop, const std::string& cwd)
+void closeFd(int& fd)
 {
-    if (argv.empty())
-        return Error{"run a process", "no program given", "", {}, {}};
-    int outPipe[2], errPipe[2];
-    if (::pipe2(outPipe, O_CLOEXEC) != 0)
-        return Error{"run " + argv[0], std::strerror(errno), "", {}, {}};
-    if (::pipe2(errPipe, O_CLOEXEC) != 0) {
-        ::close(outPipe[0]);
-        ::close(outPipe[1]);
-        return Error{"run " + argv[0], std::strerror(errno), "", {}, {}};
+    if (fd >= 0)
+        ::close(fd);
+    fd = -1;
+}
+
+// `fd` as the child's descriptor `target` (kept open across exec).
+void placeFd(int fd, int target)
+{
+    if (fd == target)
+        ::fcntl(fd, F_SETFD, 0);
+    else
+        ::dup2(fd, target);
+}
+
+struct ChildSetup {
+    const char* file;
+    char* const* argv;
+    char* const* envp;
+    const char* cwd;          // null: stay
+    int out, err, fail;       // write ends: stdout, stderr, and where an exec failure's errno goes
+    std::uint64_t dataBytes, cpuSeconds;
+    pid_t parent;
+};
+
+// Between fork and exec, in a copy of a process that may have had other threads: only
+// async-signal-safe calls, nothing that allocates.
+[[noreturn]] void execChild(const ChildSetup& c)
+{
+    ::setsid();   // a session and group of its own: the group is killed whole at the end
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; ++s)
+        if (s != SIGKILL && s != SIGSTOP)
+            ::sigaction(s, &dfl, nullptr);
+    if (c.dataBytes) {
+        const rlimit r{c.dataBytes, c.dataBytes};
+        ::setrlimit(RLIMIT_DATA, &r);
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, outPipe[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, errPipe[1], 2);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (!cwd.empty())
-        posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    std::vector<char*> args;
-    for (const auto& a : argv)
-        args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    // This process's environment with `env`'s NAME=value entries in place of (or beside) its own.
+    if (c.cpuSeconds) {
+        const rlimit r{c.cpuSeconds, c.cpuSeconds + 5};   // SIGXCPU first, SIGKILL 5 s later
+        ::setrlimit(RLIMIT_CPU, &r);
+    }
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);   // kforge killed: the program goes too
+    if (::getppid() != c.parent)
+        ::_exit(127);
+    const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    placeFd(devnull, 0);
+    placeFd(c.out, 1);
+    placeFd(c.err, 2);
+    int e = 0;
+    if (c.cwd && ::chdir(c.cwd) != 0) {
+        e = errno;
+    } else {
+#ifdef SYS_close_range
+        // Descriptors the caller left inheritable (another thread's files) stay here.
+        if (c.fail > 3)
+            ::syscall(SYS_close_range, 3u, unsigned(c.fail - 1), 0u);
+        ::syscall(SYS_close_range, unsigned(c.fail + 1), ~0u, 0u);
+#endif
+        ::execvpe(c.file, c.argv, c.envp);
+        e = errno;
+    }
+    [[maybe_unused]] auto w = ::write(c.fail, &e, sizeof e);
+    ::_exit(127);
+}
+
+// This process's environment with `env`'s NAME=value entries in place of (or beside) its own.
+std::vector<char*> environmentFor(const std::vector<std::string>& env, bool only)
+{
     std::vector<char*> envp;
-    for (char** e = environ; e && *e; ++e) {
+    for (char** e = environ; !only && e && *e; ++e) {
         const std::string_view entry(*e);
         const bool replaced = std::any_of(env.begin(), env.end(), [&](const std::string& x) {
             const auto eq = x.find('=');
@@ -65,65 +113,151 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeo
     for (const auto& x : env)
         envp.push_back(const_cast<char*>(x.c_str()));
     envp.push_back(nullptr);
-    pid_t pid = 0;
-    int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa, &attr, args.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    ::close(outPipe[1]);
-    ::close(errPipe[1]);
-    if (rc != 0) {
-        ::close(outPipe[0]);
-        ::close(errPipe[0]);
-        return Error{"run " + argv[0], std::strerror(rc), "check that the program exists and is executable", {}, {}};
-    }
-    ProcessOutput result;
-    pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
-    int open = 2;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
-    bool timedOut = false, stopped = false;
+    return envp;
+}
+
+// Reads what is there now from each open pipe (non-blocking), at most `rounds` times 64 KiB each:
+// a grandchild that writes on and on cannot keep the caller here.
+void drain(int (&fds)[2], ProcessOutput& result, int rounds, std::size_t keep)
+{
     char buf[65536];
-    while (open > 0) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    for (int i = 0; i < 2; ++i) {
+        std::string& to = i == 0 ? result.out : result.err;
+        for (int n = 0; fds[i] >= 0 && n < rounds; ++n) {
+            const ssize_t r = ::read(fds[i], buf, sizeof buf);
+            if (r > 0) {
+                to.append(buf, static_cast<size_t>(r));
+                if (keep && to.size() > 2 * keep)
+                    to.erase(0, to.size() - keep);
+                continue;
+            }
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r == 0 || errno != EAGAIN)
+                closeFd(fds[i]);
+            break;
+        }
+    }
+}
+
+bool hasExited(pid_t pid)
+{
+    siginfo_t info{};
+    return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+}
+
+// Starts argv[0] as execChild sets it up; `fds` receive the read ends of its stdout and stderr.
+Result<pid_t> spawnChild(const std::vector<std::string>& argv, const ProcessOptions& o, int (&fds)[2])
+{
+    int out[2] = {-1, -1}, err[2] = {-1, -1}, fail[2] = {-1, -1};
+    auto closeAll = [&] {
+        for (int* p : {out, err, fail})
+            closeFd(p[0]), closeFd(p[1]);
+    };
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(fail, O_CLOEXEC) != 0) {
+        const int e = errno;
+        closeAll();
+        return Error{"run " + argv[0], std::strerror(e), "", {}, {}};
+    }
+    std::vector<char*> args;
+    for (const auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const std::vector<char*> envp = environmentFor(o.env, o.onlyEnv);
+    const ChildSetup setup{argv[0].c_str(), args.data(), envp.data(), o.cwd.empty() ? nullptr : o.cwd.c_str(),
+                           out[1], err[1], fail[1], o.dataBytes, o.cpuSeconds, ::getpid()};
+    const pid_t pid = ::fork();
+    if (pid == 0)
+        execChild(setup);
+    const int forkErrno = errno;
+    closeFd(out[1]);
+    closeFd(err[1]);
+    closeFd(fail[1]);
+    int execErrno = 0;
+    ssize_t got = -1;
+    while (pid > 0 && (got = ::read(fail[0], &execErrno, sizeof execErrno)) < 0 && errno == EINTR) {
+    }
+    if (pid < 0 || got == sizeof execErrno) {
+        const int e = pid < 0 ? forkErrno : execErrno;
+        int status = 0;
+        while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        closeAll();
+        return Error{"run " + argv[0], std::strerror(e), "check that the program exists and is executable", {}, {}};
+    }
+    closeFd(fail[0]);
+    fds[0] = out[0];
+    fds[1] = err[0];
+    for (int fd : fds)
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    return pid;
+}
+
+} // namespace
+
+Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs, const std::vector<std::string>& env,
+                                 const std::function<bool()>& stop, const std::string& cwd)
+{
+    ProcessOptions o;
+    o.timeoutMs = timeoutMs;
+    o.env = env;
+    o.stop = stop;
+    o.cwd = cwd;
+    return runProcess(argv, o);
+}
+
+Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, const ProcessOptions& o)
+{
+    if (argv.empty())
+        return Error{"run a process", "no program given", "", {}, {}};
+    int fds[2] = {-1, -1};
+    auto spawned = spawnChild(argv, o, fds);
+    if (!spawned)
+        return spawned.error();
+    const pid_t pid = *spawned;
+    ProcessOutput result;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.timeoutMs);
+    bool timedOut = false, stopped = false;
+    for (;;) {
+        if (hasExited(pid)) {   // not reaped yet: its group cannot be reused before it is killed below
+            drain(fds, result, 16, o.keepBytes);
+            break;
+        }
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
         if (left <= 0) {
             timedOut = true;
             break;
         }
-        if (stop && stop()) {
+        if (o.stop && o.stop()) {
             stopped = true;
             break;
         }
-        int n = ::poll(fds, 2, static_cast<int>(stop ? std::min<long long>(left, 200) : left));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            continue;
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            ssize_t r = ::read(fds[i].fd, buf, sizeof buf);
-            if (r > 0) {
-                (i == 0 ? result.out : result.err).append(buf, static_cast<size_t>(r));
-            } else if (r == 0 || errno != EINTR) {
-                ::close(fds[i].fd);
-                fds[i].fd = -1;
-                --open;
-            }
-        }
+        pollfd p[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
+        if (::poll(p, 2, static_cast<int>(std::min<long long>(left, 100))) > 0)
+            drain(fds, result, 1, o.keepBytes);
     }
-    for (auto& f : fds)
-        if (f.fd >= 0)
-            ::close(f.fd);
-    if (timedOut || stopped)
-        ::kill(-pid, SIGKILL);   // the whole group: workers the program started go with it
+    ::kill(-pid, SIGKILL);   // the whole group: workers and daemons the program started go with it
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    closeFd(fds[0]);
+    closeFd(fds[1]);
+    for (std::string* s : {&result.out, &result.err})
+        if (o.keepBytes && s->size() > o.keepBytes)
+            s->erase(0, s->size() - o.keepBytes);
     if (stopped)
         return Error{"run " + argv[0], "it was stopped (cancelled)", "", {}, {}};
     if (timedOut)
-        return Error{"run " + argv[0], "it did not finish within " + std::to_string(timeoutMs / 1000) + " s and was stopped", "", {}, {}};
+        return Error{"run " + argv[0], "it did not finish within " + std::to_string(o.timeoutMs / 1000) + " s and was stopped", "", {}, {}};
     result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     return result;
+}
+
+std::string signalName(int signal)
+{
+    const char* abbrev = ::sigabbrev_np(signal);
+    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
 }
 
 std::string findTool(const std::string& name, const std::string& envVar)

@@ -1,5 +1,6 @@
 #include "engine/registry/Gates.h"
 
+#include "engine/core/Files.h"
 #include "engine/protocol/CompileBaseline.h"
 #include "engine/task/HeldOut.h"
 
@@ -421,7 +422,15 @@ GateVerdict evaluateGates(const GateInput& in)
     // 1b. Signed: the runner wrote these reports and nobody changed them since.
     GateCheck sg = gate("signed", "Evidence signed by this user's runner");
     {
-        std::string problem;
+        std::string problem, hint = "use the reports exactly as kforge wrote them, or verify and benchmark again; "
+                                    "`--allow-unsigned` accepts them at your own risk";
+        // A key inside the task folder is readable by whoever writes the task's candidates: what
+        // it signs proves nothing (the runner refuses to sign with it, device/runner/Runner.cpp).
+        if (in.signingKey && !in.task->directory.empty() && isInsideFolder(in.signingKey->file, in.task->directory)) {
+            problem = "the reports are checked with the key " + in.signingKey->file.string() +
+                      ", which lies inside the task folder, where a candidate's author can read it and sign anything";
+            hint = "move the key out of the task folder and point KF_REPORT_KEY at it, then verify and benchmark again";
+        }
         for (const auto& [what, report] : {std::pair{"correctness", in.correctness}, std::pair{"performance", in.performance}}) {
             const protocol::SignatureCheck s = protocol::checkSignature(report->json, in.signingKey, in.signingKeyProblem);
             if (s.valid() || !problem.empty())
@@ -440,8 +449,7 @@ GateVerdict evaluateGates(const GateInput& in)
             v.unsignedAccepted = true;
         } else {
             sg.detail = problem;
-            sg.hint = "use the reports exactly as kforge wrote them, or verify and benchmark again; "
-                      "`--allow-unsigned` accepts them at your own risk";
+            sg.hint = hint;
         }
     }
     v.checks.push_back(sg);

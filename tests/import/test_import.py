@@ -12,6 +12,7 @@ line itself (PYTHONSAFEPATH, one stderr line, exit status 3) runs as a subproces
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,7 @@ import torch  # noqa: E402
 
 from kernelforge_import import _npy  # noqa: E402
 
+HOSTILE = os.path.join(S.DATA, "hostile")
 KB_TOL = {"rtol": 1e-4, "atol": 1e-4, "atol_mode": "absolute"}
 
 
@@ -447,10 +449,20 @@ class CommandLine(unittest.TestCase):
         return subprocess.run([sys.executable, "-m", "kernelforge_import"] + args, cwd=tempfile.mkdtemp(dir=Imported.root),
                               env=env, capture_output=True, text=True, timeout=120)
 
+    @staticmethod
+    def phases(stderr):
+        """The phase lines (_phase.py) and the other lines of stderr, apart."""
+        lines = stderr.splitlines(keepends=True)
+        phase = [x for x in lines if x.startswith("kernelforge_import: phase: ")]
+        return phase, "".join(x for x in lines if x not in phase)
+
     def test_imports_a_problem(self):
         out = tempfile.mkdtemp(dir=Imported.root)
         r = self.run_cli(["kernelbench", os.path.join(KB, "ew_gelu_bias.py"), "--out", out, "--arch", "sm_80"])
-        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        phases, rest = self.phases(r.stderr)
+        self.assertEqual((r.returncode, rest), (0, ""))
+        self.assertEqual(phases[0], "kernelforge_import: phase: problem: running the problem file's top-level code\n")
+        self.assertEqual(phases[-1], "kernelforge_import: phase: importer: writing the proposal\n")
         with open(os.path.join(out, "proposal.json")) as f:
             self.assertEqual(json.load(f)["task"]["architectures"], ["sm_80"])
 
@@ -458,9 +470,24 @@ class CommandLine(unittest.TestCase):
         out = tempfile.mkdtemp(dir=Imported.root)
         r = self.run_cli(["kernelbench", os.path.join(KB, "rand_in_forward.py"), "--out", out])
         self.assertEqual(r.returncode, 2)
-        self.assertEqual(r.stderr, "kernelforge_import: rand_in_forward.py:8: forward calls torch.randn (a random op): "
-                                   "KernelForge needs a deterministic reference\n")
+        self.assertEqual(self.phases(r.stderr)[1], "kernelforge_import: rand_in_forward.py:8: forward calls torch.randn "
+                                                   "(a random op): KernelForge needs a deterministic reference\n")
         self.assertFalse(os.path.exists(os.path.join(out, "proposal.json")))
+
+    def test_a_crash_in_the_problem_follows_its_phase(self):
+        r = self.run_cli(["kernelbench", os.path.join(HOSTILE, "segfault.py"), "--out", tempfile.mkdtemp(dir=Imported.root)])
+        self.assertEqual(r.returncode, -signal.SIGSEGV, r.stderr)
+        self.assertEqual(self.phases(r.stderr)[0][-1], "kernelforge_import: phase: problem: calling get_inputs()\n")
+
+    def test_sys_exit_in_the_problem_is_a_refusal(self):
+        problem = os.path.join(tempfile.mkdtemp(dir=Imported.root), "exits.py")
+        with open(problem, "w") as f:
+            f.write("import sys\nimport torch\n\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                    "        return x\n\n\ndef get_inputs():\n    sys.exit(5)\n")
+        r = self.run_cli(["kernelbench", problem, "--out", tempfile.mkdtemp(dir=Imported.root)])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(self.phases(r.stderr)[1],
+                         "kernelforge_import: exits.py: the problem's code called sys.exit(5) while calling get_inputs()\n")
 
     def test_no_torch_is_status_3(self):
         fake = tempfile.mkdtemp(dir=Imported.root)

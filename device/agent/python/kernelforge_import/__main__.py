@@ -3,8 +3,10 @@ python -m kernelforge_import gpumode FOLDER --spec SPEC.json --out DIR [--arch s
 
 Exit status: 0 the proposal is in DIR; 2 the problem cannot be mapped (one line on stderr:
 "kernelforge_import: <file>[:<line>]: <what>"); 3 torch cannot be imported; 1 an internal error
-(a traceback). While it works, whatever the problem's code prints goes to stdout, so stderr holds
-only that line.
+(a traceback, then "kernelforge_import: internal error: <its last line>"). While it works,
+whatever the problem's code prints goes to stdout, so stderr holds only that line and the phase
+lines of _phase.py. Any other ending (a signal, another status, no last line of ours) is the
+problem's code ending this process.
 """
 
 import argparse
@@ -47,7 +49,8 @@ def main(argv=None):
         print("%s: torch cannot be imported (%s)" % (PROG, " ".join(str(e).split()) or type(e).__name__),
               file=sys.stderr)
         return 3
-    from ._errors import Refusal
+    from . import _phase
+    from ._errors import Refusal, last_line
     import kernelforge_import as kf
     stderr = sys.stderr
     try:
@@ -65,11 +68,22 @@ def main(argv=None):
     except Refusal as e:
         print("%s: %s" % (PROG, e), file=stderr)
         return 2
-    except Exception:  # noqa: BLE001
+    except SystemExit as e:  # sys.exit() in the problem's code (ours never calls it)
+        where = os.path.basename(a.problem if a.format == "kernelbench" else os.path.join(a.folder, "reference.py"))
+        print("%s: %s: the problem's code called sys.exit(%r) while %s" % (PROG, where, e.code, _phase.current()),
+              file=stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001
         traceback.print_exc(file=stderr)
+        print("%s: internal error: %s" % (PROG, last_line(e)), file=stderr)
         return 1
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Not sys.exit: the problem's atexit handlers and the threads it left running would run, or
+    # hold the interpreter, after the proposal was written.
+    os._exit(status)

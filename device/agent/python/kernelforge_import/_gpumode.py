@@ -9,7 +9,7 @@ import warnings
 
 import torch
 
-from . import _devices, _task, _writer
+from . import _devices, _phase, _task, _writer
 from . import _gpumode_data as gd
 from . import _gpumode_files as gf
 from ._check import all_close, clones, flat_outputs, identical
@@ -190,6 +190,7 @@ class _Import:
         return tols
 
     def eager(self, module, xs):
+        _phase.problem("running ref_kernel")
         with torch.no_grad(), _devices.on("cpu"):
             return flat_outputs(module(*clones(xs)), self.path, self.line, "ref_kernel")
 

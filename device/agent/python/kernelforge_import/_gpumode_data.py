@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from . import _devices
+from . import _devices, _phase
 from ._check import a_type, clones, flat_outputs
 from ._errors import Refusal, refuse_exception
 
@@ -62,6 +62,7 @@ def parts(data, path, line, entry):
 
 def generate(ref, entry, device, path, line):
     torch.manual_seed(0)
+    _phase.problem("calling generate_input(%s)" % kwargs_text(entry))
     try:
         with _devices.on(device):
             data = ref.generate_input(**entry)
@@ -77,6 +78,7 @@ def pack(xs, kind):
 def call(ref, xs, kind, device, path, line):
     """ref_kernel on ``xs`` themselves (not copies): its outputs as a list of tensors. On the CPU
     an exception is refused; on meta it propagates (the caller falls back)."""
+    _phase.problem("calling ref_kernel")
     try:
         with torch.no_grad(), _devices.on(device):
             out = ref.ref_kernel(pack(xs, kind))

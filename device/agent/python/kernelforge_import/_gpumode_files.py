@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 
-from . import _utils_shim
+from . import _phase, _utils_shim
 from ._errors import Refusal, refuse_exception
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-5, 1e-8
@@ -78,6 +78,7 @@ def load_reference(path):
     spec = importlib.util.spec_from_file_location("reference", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules["reference"] = module
+    _phase.problem("running reference.py's top-level code")
     try:
         spec.loader.exec_module(module)
     except SyntaxError as e:

@@ -9,7 +9,7 @@ import sys
 
 import torch
 
-from . import _devices
+from . import _devices, _phase
 from ._check import a_type
 from ._errors import Refusal, refuse_exception
 
@@ -42,6 +42,7 @@ class Problem:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         try:
+            _phase.problem("running the problem file's top-level code")
             with _devices.on("cpu"):
                 spec.loader.exec_module(module)
         except SyntaxError as e:
@@ -94,6 +95,7 @@ class Problem:
         self.module.__dict__.update(self._saved)
 
     def _call(self, what, fn, device):
+        _phase.problem("calling " + what)
         try:
             with _devices.on(device):
                 return fn()

@@ -8,7 +8,7 @@ import warnings
 
 import torch
 
-from . import _devices, _kbparams, _task
+from . import _devices, _kbparams, _phase, _task
 from ._check import all_close, clones, flat_outputs, identical
 from ._errors import Refusal, last_line, refuse_exception
 from ._graph import find_random, unpin_devices
@@ -58,6 +58,7 @@ class Runner:
         return {n: s.value for n, s in self.syms.items()}
 
     def eager(self, inputs):
+        _phase.problem("running Model.forward")
         with torch.no_grad(), _devices.on("cpu"):
             out = self.model(*clones(inputs))
         return flat_outputs(out, self.problem.path, self.line)
@@ -68,6 +69,7 @@ class Runner:
         try:
             try:
                 xs = self.problem.inputs("cpu")
+                _phase.problem("running Model.forward")
                 with torch.no_grad(), _devices.on("cpu"):
                     out = self.model(*clones(xs))
             except Exception as e:  # noqa: BLE001 - get_inputs or forward failing at this shape
@@ -87,6 +89,7 @@ class Runner:
             self.problem.restore()
 
     def _trace(self, base):
+        _phase.problem("tracing Model.forward with torch.jit.trace")
         try:
             with _devices.on("cpu"):
                 return _kbparams.trace(self.model, self.states, base.inputs, self.names)

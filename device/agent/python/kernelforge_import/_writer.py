@@ -10,7 +10,7 @@ import warnings
 
 import torch
 
-from . import _npy
+from . import _npy, _phase
 from ._check import all_close, clones, flat_outputs
 from ._errors import Refusal, last_line
 from ._graph import is_device_error
@@ -84,6 +84,7 @@ def _write_samples(out, samples):
 def write(out, fmt, task, traced, originals, samples, notes, problem, meta_inputs=None, meta_only=True):
     """``originals``: [(source path, flat name)]; ``samples``: [{label, shape, inputs: [(name,
     tensor)], expected: [(name, tensor)]}]; ``notes`` may grow while the reference is checked."""
+    _phase.importer("writing the proposal")
     pt = os.path.join(out, task["reference"]["torchscript"])
     torch.jit.save(traced, pt)
     tols = [o.get("tolerance") for o in task["outputs"]]
