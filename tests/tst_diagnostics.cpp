@@ -82,6 +82,13 @@ void TestDiagnostics::brokenKernels_data()
         "  asm volatile(\"bogus.instruction %0;\" : : \"f\"(y[0]));\n"
         "}\n",
         2, 3, "error", "", "Unknown modifier '.instruction' (PTX line");
+    // Issue 41: a PTX syntax error is a ptxas "fatal" line, which was dropped (only "Ptx
+    // assembly aborted due to errors" was left, with no line).
+    row("inline PTX with a syntax error",
+        "extern \"C\" __global__ void k(float* y) {\n"
+        "  asm volatile(\"mov.f32 %0, ;\" : \"=f\"(y[0]));\n"
+        "}\n",
+        2, 3, "error", "", "Parsing error near ';': syntax error (PTX line");
 }
 
 void TestDiagnostics::brokenKernels()
@@ -140,6 +147,10 @@ void TestDiagnostics::parsesLog_data()
         << "k.cu(1): warning #177-D: variable \"u\" was declared but never referenced\n  int u;\n      ^\n\n"
            "Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n"
         << 1 << 1 << 5 << "variable \"u\" was declared but never referenced";
+    QTest::newRow("ptxas parsing error keeps its PTX line")
+        << "ptxas application ptx input, line 28; fatal   : Parsing error near ';': syntax error\n"
+           "ptxas fatal   : Ptx assembly aborted due to errors\n"
+        << 2 << 0 << 0 << "Parsing error near ';': syntax error (PTX line 28)";
     QTest::newRow("no echo, no column")
         << "k.cu(9): catastrophic error: out of memory\n" << 1 << 9 << 0 << "out of memory";
 }

@@ -47,6 +47,11 @@ void TestExpr::evaluates_data()
     QTest::newRow("abs") << "abs(3 - N)" << true << 997.0;
     QTest::newRow("short-circuit avoids division by zero") << "0 && (1 / 0)" << true << 0.0;
     QTest::newRow("large product stays exact") << "N * N * N * N * 1000" << true << 1e15;
+    // The nesting limit is 200 of what a reader counts (d7527b5 refused 100 parentheses).
+    QTest::newRow("200 nested parentheses") << QString(200, QLatin1Char('(')) + "N" + QString(200, QLatin1Char(')')) << true
+                                            << 1000.0;
+    QTest::newRow("200 nested calls") << QString("abs(").repeated(200) + "N" + QString(200, QLatin1Char(')')) << true << 1000.0;
+    QTest::newRow("200 unary operators") << QString(200, QLatin1Char('-')) + "N" << true << 1000.0;
 }
 
 void TestExpr::evaluates()
@@ -86,10 +91,17 @@ void TestExpr::errors_data()
     QTest::newRow("arity") << "ceil_div(N)" << "column 1: ceil_div takes 2 arguments, got 1";
     QTest::newRow("non-positive divisor") << "ceil_div(N, 0)" << "column 1: ceil_div: the divisor must be positive, got 0";
     // Hostile input (issue 23): limits instead of a stack overflow.
+    // The limit counts what a reader counts: the 201st parenthesis, call or unary operator (each
+    // parenthesis tripped it twice on d7527b5: 100 of them said "200 levels").
+    const QString tooDeep = "the expression nests deeper than 200 levels (parentheses, calls and unary operators)";
     QTest::newRow("1000 nested parentheses") << QString(1000, QLatin1Char('(')) + "N" + QString(1000, QLatin1Char(')'))
-                                             << "column 101: the expression nests deeper than 200 levels";
+                                             << "column 201: " + tooDeep;
+    QTest::newRow("201 nested parentheses") << QString(201, QLatin1Char('(')) + "N" + QString(201, QLatin1Char(')'))
+                                            << "column 201: " + tooDeep;
+    QTest::newRow("201 nested calls") << QString("abs(").repeated(201) + "N" + QString(201, QLatin1Char(')'))
+                                      << "column 804: " + tooDeep;
     QTest::newRow("50000 unary minus") << QString(50000, '-') + "N" << "column 4097: the expression is longer than 4096 characters";
-    QTest::newRow("2000 unary minus") << QString(2000, '-') + "N" << "column 201: the expression nests deeper than 200 levels";
+    QTest::newRow("2000 unary minus") << QString(2000, '-') + "N" << "column 201: " + tooDeep;
     QTest::newRow("a chain of 3000 additions") << QString("N") + QString("+1").repeated(3000)
                                                << "column 4097: the expression is longer than 4096 characters";
 }

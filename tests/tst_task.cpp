@@ -226,6 +226,24 @@ void TestTask::hostileInputIsRefusedWithASentence_data()
     QTest::newRow("bytes after the closing brace") << qs(valid + " {}") << "invalid JSON";
     QTest::newRow("a key given twice") << qs(valid.substr(0, valid.size() - 1) + R"(,"name":"other"})")
                                        << "the key \"name\" appears twice in one object";
+    // Issue 41: what d7527b5 accepted or echoed in full.
+    QTest::newRow("NUL bytes after the closing brace") << qs(valid + std::string(3, '\0'))
+                                                       << "invalid JSON: a NUL byte follows the end of the JSON value";
+    QTest::newRow("a NUL, then more JSON") << qs(valid + std::string(1, '\0') + "{\"name\":\"other\"}")
+                                           << "invalid JSON: a NUL byte follows the end of the JSON value";
+    auto withShapes = [&](std::size_t count) {
+        json j = baseTask();
+        j["shapes"]["tests"] = json::array();
+        for (std::size_t i = 0; i < count; ++i)
+            j["shapes"]["tests"].push_back({{"B", 1 + i % 65536}, {"D", 1 + i % 4096}});
+        return qs(j.dump());
+    };
+    QTest::newRow("100 001 test shapes") << withShapes(100001) // one more than the cap in docs/task-schema.md
+                                         << "the task lists 100001 test shapes; a task may list at most 100000";
+    json symbol = baseTask();
+    symbol["symbols"][std::string(1000000, 's') + "-"] = {{"min", 1}};
+    QTest::newRow("a 1 000 000-character symbol name")
+        << qs(symbol.dump()) << "symbol name \"" + QString(79, 's') + "…\" (1 000 001 characters) is not an identifier";
 }
 
 void TestTask::hostileInputIsRefusedWithASentence()
@@ -236,8 +254,11 @@ void TestTask::hostileInputIsRefusedWithASentence()
     std::ofstream(fs::path(dir.path().toStdString()) / "task.json") << text.toStdString();
     auto t = loadTask(dir.path().toStdString());
     QVERIFY(!t);
-    QVERIFY2(qs(t.error().why).contains(inWhy), t.error().message().c_str());
-    QVERIFY2(qs(t.error().file).endsWith("task.json"), t.error().message().c_str());
+    const std::string sentence = t.error().message();
+    QVERIFY2(qs(t.error().why).contains(inWhy), sentence.substr(0, 2000).c_str());
+    QVERIFY2(qs(t.error().file).endsWith("task.json"), sentence.substr(0, 2000).c_str());
+    // One sentence, not a copy of the input (a megabyte name was repeated in full).
+    QVERIFY2(sentence.size() < 1000, sentence.substr(0, 2000).c_str());
 }
 
 void TestTask::syntaxErrorNamesLineAndColumn()

@@ -125,8 +125,9 @@ bool parseHeader(std::string_view line, Diagnostic& d)
     return false;
 }
 
-/// `ptxas application ptx input, line 29; error   : Unknown modifier '.instruction'`: ptxas on
-/// the PTX NVRTC made (bad inline asm). The PTX line is kept; Compiler maps it to the source.
+/// `ptxas application ptx input, line 29; error   : Unknown modifier '.instruction'` (or
+/// `; fatal   : Parsing error near ';': syntax error`): ptxas on the PTX NVRTC made (bad inline
+/// asm). The PTX line is kept; Compiler maps it to the source.
 bool parsePtxInputLine(std::string_view line, Diagnostic& d)
 {
     static constexpr std::string_view lead = "ptxas application ptx input, line ";
@@ -141,8 +142,9 @@ bool parsePtxInputLine(std::string_view line, Diagnostic& d)
         return false;
     rest.remove_prefix(i + 1);
     rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(" \t")));
+    // "fatal" is what ptxas says of a syntax error ("Parsing error near ';'"): an error too.
     const bool warning = startsWith(rest, "warning");
-    if (!warning && !startsWith(rest, "error"))
+    if (!warning && !startsWith(rest, "error") && !startsWith(rest, "fatal"))
         return false;
     const size_t colon = rest.find(':');
     if (colon == std::string_view::npos)

@@ -51,12 +51,16 @@ public:
     }
 
 private:
-    // One more level of nesting (a parenthesis, a call, a unary operator) while it lives.
+    // One more level of nesting while it lives: an opening parenthesis, a call's or a unary
+    // operator's, counted once each, so the limit is what a reader counts in the text (each of
+    // them is a few parser frames deep). `column` is the one the message names.
     struct Nest {
-        explicit Nest(Parser& p) : parser(p)
+        Nest(Parser& p, int column) : parser(p)
         {
             if (++parser.m_depth > kMaxDepth)
-                parser.error("the expression nests deeper than " + std::to_string(kMaxDepth) + " levels");
+                parser.error("the expression nests deeper than " + std::to_string(kMaxDepth) +
+                                 " levels (parentheses, calls and unary operators)",
+                             column);
         }
         ~Nest() { --parser.m_depth; }
         Parser& parser;
@@ -125,11 +129,11 @@ private:
 
     NodePtr parseUnary()
     {
-        const Nest nest(*this);
         skipSpace();
         int col = static_cast<int>(m_pos) + 1;
         for (std::string_view op : {"-", "+", "!"}) {
             if (accept(op)) {
+                const Nest nest(*this, col);
                 auto n = std::make_shared<Node>();
                 n->kind = Node::Kind::Unary;
                 n->name = std::string(op);
@@ -150,7 +154,7 @@ private:
         char c = m_text[m_pos];
         if (c == '(') {
             ++m_pos;
-            const Nest nest(*this);
+            const Nest nest(*this, col);
             NodePtr inner = parseOr();
             if (!accept(")"))
                 error("expected ')' to close the '(' at column " + std::to_string(col));
@@ -196,6 +200,7 @@ private:
             n->name = name;
             n->column = col;
             if (accept("(")) {
+                const Nest nest(*this, static_cast<int>(m_pos));
                 n->kind = Node::Kind::Call;
                 if (!accept(")")) {
                     do {

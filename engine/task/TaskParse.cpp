@@ -91,6 +91,16 @@ using namespace taskparse;
 
 namespace {
 
+/// /shapes/tests or /shapes/benchmarks: an array of at most kMaxShapesPerList bindings.
+const Json& shapeList(const Json& v, const std::string& ptr, const std::string& kind)
+{
+    const Json& list = jr::asArray(v, ptr);
+    if (list.size() > kMaxShapesPerList)
+        fail(ptr, "the task lists " + std::to_string(list.size()) + " " + kind + " shapes; a task may list at most " +
+                      std::to_string(kMaxShapesPerList) + " (keep the awkward sizes and a spread of the rest)");
+    return list;
+}
+
 TensorSpec parseTensor(const Json& v, const std::string& ptr, bool isInput, const Ctx& ctx)
 {
     Object o(v, ptr);
@@ -389,13 +399,13 @@ Task parseTaskOrThrow(const Json& j, const fs::path& dir)
 
     {
         Object so(o.required("shapes"), o.at("shapes"));
-        const Json& tests = jr::asArray(so.required("tests"), so.at("tests"));
+        const Json& tests = shapeList(so.required("tests"), so.at("tests"), "test");
         if (tests.empty())
             fail(so.at("tests"), "give at least one test shape (include awkward sizes: 1, primes, tails)");
         for (size_t i = 0; i < tests.size(); ++i)
             t.testShapes.push_back(parseBinding(tests[i], jr::child(so.at("tests"), i), t));
         if (const Json* b = so.optional("benchmarks")) {
-            const Json& bench = jr::asArray(*b, so.at("benchmarks"));
+            const Json& bench = shapeList(*b, so.at("benchmarks"), "benchmark");
             for (size_t i = 0; i < bench.size(); ++i)
                 t.benchmarkShapes.push_back(parseBinding(bench[i], jr::child(so.at("benchmarks"), i), t));
         }

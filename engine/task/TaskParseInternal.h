@@ -16,6 +16,11 @@ namespace kf::taskparse {
 /// The longest task, tensor, symbol or parameter name (a name is a C identifier in generated code).
 inline constexpr std::size_t kMaxNameLength = 200;
 
+/// The most bindings one of /shapes/tests and /shapes/benchmarks may list. Every test shape is
+/// a run with its own inputs and reference; a list longer than this is a generated file gone
+/// wrong, and refusing it keeps validation to about a second (docs/task-schema.md).
+inline constexpr std::size_t kMaxShapesPerList = 100000;
+
 /// Parsing context: what names are in scope so references can be checked as they are read.
 struct Ctx {
     const std::filesystem::path* dir = nullptr;

@@ -1,6 +1,6 @@
-// task.json: the JSON text a user (or an agent) wrote, parsed and validated as loadTask does,
-// then written back and read again (the writer must accept everything the reader accepts). An
-// op or tape reference then goes through the candidate generator (docs/generate.md), which must
+// task.json: the JSON text a user (or an agent) wrote, parsed (and compared with what nlohmann's
+// own parser reads) and validated as loadTask does, then written back and read again (the writer
+// must accept everything the reader accepts). An op or tape reference then goes through the candidate generator (docs/generate.md), which must
 // generate or refuse with a sentence, never crash.
 #include "engine/core/JsonReader.h"
 #include "engine/generate/Generate.h"
@@ -12,9 +12,15 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
-    auto j = kf::json::parseText(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz task.json");
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    auto j = kf::json::parseText(text, "fuzz task.json");
     if (!j)
         return 0;
+    // The reader builds values itself from nlohmann's SAX events (engine/core/JsonReader.cpp);
+    // what it accepts, nlohmann's own parser must accept and read as the same value.
+    const auto plain = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    if (plain.is_discarded() || plain != j.value())
+        __builtin_trap();
     auto task = kf::parseTask(j.value(), "fuzz task.json");
     if (!task)
         return 0;
