@@ -109,8 +109,9 @@ void CompileController::requestCompile(CandidateTab* tab)
         if (built)
             req = std::move(built.value());
     }
-    // The editor's text, not the file: diagnostics follow what the user sees.
-    req.source = tab->text().toStdString();
+    // The editor's text, not the file: diagnostics follow what the user sees (a file that is not
+    // UTF-8 compiles as its bytes until it is converted, so Problems names its encoding).
+    req.source = tab->compileSource();
     req.fileName = tab->filePath().toStdString();
     req.options.arch = m_arch.toStdString();
     req.wantSass = true;

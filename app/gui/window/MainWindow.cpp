@@ -440,7 +440,7 @@ void MainWindow::restoreRecovered(bool restore)
             if (!t)
                 continue;
         }
-        t->editor()->setText(e.text); // an undoable edit on top of the file: modified, not saved
+        t->restoreBuffer(e.text); // an undoable edit on top of the file: modified, not saved
     }
 }
 

@@ -185,6 +185,9 @@ private:
     void launchRun(kf::RunKind kind, bool sanitize);
     /// True, with the refusal shown, when `tab`'s build of its current text has errors.
     bool refuseUncompilable(CandidateTab* tab, kf::RunKind kind, bool sanitize);
+    /// Shows why a run of `tab` does not start: `sentence` in the Runs panel, `brief` (default
+    /// `sentence`) in the status bar and, for a profile, the Profile panel. Starts nothing.
+    void refuseRun(CandidateTab* tab, kf::RunKind kind, bool sanitize, const QString& sentence, QString brief = {});
     /// A run asked for while its candidate was being built: decided when the build arrives.
     void onBuildShown(CandidateTab* tab);
     void updateTitle();
