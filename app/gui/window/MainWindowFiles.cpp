@@ -35,6 +35,7 @@
 #include "engine/protocol/ProfileReport.h"
 #include "widgets/registry/RegistryBrowser.h"
 #include "widgets/runs/RunPanel.h"
+#include "widgets/task/JsonTextPane.h"
 #include "widgets/task/TaskEditor.h"
 
 #include <QApplication>
@@ -128,6 +129,17 @@ bool MainWindow::diagnosticIsIn(const QString& diagnosticFile, const QString& pa
 
 CandidateTab* MainWindow::goToDiagnostic(const QString& file, int line, int column, CandidateTab* from)
 {
+    // A task that does not load (TaskDiagnostics.h): its task.json in the Task panel's JSON tab,
+    // whose text is the file's, at the place.
+    if (const QFileInfo json(file); json.isAbsolute() && json.fileName() == QLatin1String("task.json")) {
+        showTaskFor(json.absolutePath());
+        if (QDir::cleanPath(m_taskEditor->filePath()) == QDir::cleanPath(json.absoluteFilePath())) {
+            dock("taskDock")->show();
+            dock("taskDock")->raise();
+            m_taskEditor->goToText(std::max(line, 1), std::max(column, 1));
+        }
+        return nullptr;
+    }
     CandidateTab* target = from ? from : currentTab();
     if (!target || !diagnosticIsIn(file, target->filePath())) {
         const QList<CandidateTab*> open = tabs();
@@ -224,16 +236,19 @@ void MainWindow::showTaskFor(const QString& taskDir)
     const std::optional<QByteArray> bytes = readBytes(jsonPath, nullptr);
     if (!bytes)
         return;
-    nlohmann::json doc = nlohmann::json::parse(bytes->toStdString(), nullptr, false);
-    if (doc.is_discarded())
-        doc = nlohmann::json::object(); // the JSON tab and its message say what is wrong
-    m_taskEditor->setDocument(doc, jsonPath, taskDir);
+    // The file's own text, so that the JSON tab's lines are the file's (a problem in Problems
+    // opens at its line) and a syntax error shows the text that has it, not an empty task.
+    m_taskEditor->setText(QString::fromUtf8(*bytes), jsonPath, taskDir);
 }
 
 void MainWindow::onTaskEditorSave()
 {
     m_taskEditor->flushPendingEdits();
-    const std::string text = m_taskEditor->document().dump(2) + "\n";
+    // Text that does not parse is saved as typed (the form is read-only then): never the last
+    // document that parsed, which would drop what the user typed since.
+    const QString typed = m_taskEditor->jsonPane()->text();
+    const std::string text = m_taskEditor->jsonPane()->syntaxError().isEmpty() ? m_taskEditor->document().dump(2) + "\n"
+                                                                                : typed.toStdString();
     // task.json in another encoding was shown as a UTF-8 reader sees it: writing that back would
     // replace the file's text with the damage.
     if (auto disk = kf::readFileBytes(m_taskEditor->filePath().toStdString())) {
