@@ -18,6 +18,7 @@ EncodingBanner::EncodingBanner(QWidget* parent)
     setObjectName(QStringLiteral("encodingBanner"));
     m_text->setObjectName(QStringLiteral("encodingBannerText"));
     m_text->setWordWrap(true);
+    m_text->setTextFormat(Qt::PlainText);   // a file name is not markup
     m_text->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_action->setObjectName(QStringLiteral("encodingAction"));
     auto* layout = new QHBoxLayout(this);

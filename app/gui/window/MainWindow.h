@@ -77,6 +77,7 @@ public:
     /// Puts the cursor on `line`:`column` of the file a compile diagnostic names: `from` (default
     /// the current tab) when the name is empty or its own, else an open tab of that file, else
     /// the file opened (an include). The Problems panel and the run gate both go through here.
+    /// A task.json opens in the Task panel's JSON tab at the place (and nullptr is returned).
     /// Returns the tab, or nullptr when the file is not open and cannot be opened.
     CandidateTab* goToDiagnostic(const QString& file, int line, int column, CandidateTab* from = nullptr);
     /// True when a diagnostic naming `diagnosticFile` is about the file at `path` (NVRTC names

@@ -3,7 +3,7 @@
 // the file in the Task panel's JSON tab at that place, with the file's own text; fixed there and
 // saved with Ctrl+S, the row goes. Also locateJsonPointer, which places a schema error.
 #include "app/gui/window/MainWindow.h"
-#include "app/gui/workspace/TaskDiagnostics.h"
+#include "app/gui/workspace/JsonPointerPlace.h"
 #include "app/gui/workspace/Workspace.h"
 #include "windowfixture.h"
 #include "widgets/diagnostics/DiagnosticsModel.h"
