@@ -30,14 +30,14 @@ void MainWindow::profile() { requestRun(kf::RunKind::Profile, false); }
 void MainWindow::requestRun(kf::RunKind kind, bool sanitize)
 {
     CandidateTab* tab = currentTab();
-    // Before anything else: the run saves the task's files first, and this one cannot be saved.
-    if (tab && tab->isEncodingLocked()) {
-        refuseRun(tab, kind, sanitize,
-                  tab->encodingProblem() + (tab->canConvert() ? tr(": convert it with the bar above the editor before running it.")
-                                                              : tr(": a kernel source must be UTF-8 text, so it is not run.")));
-        return;
-    }
     if (tab && !m_run->isRunning()) {
+        // Before anything else: a run saves the task's files first, and this one must not be saved.
+        if (tab->isEncodingLocked()) {
+            refuseRun(tab, kind, sanitize,
+                      tab->encodingProblem() + (tab->canConvert() ? tr(": convert it with the bar above the editor before running it.")
+                                                                  : tr(": a kernel source must be UTF-8 text, so it is not run.")));
+            return;
+        }
         if (!tab->resultIsCurrent()) {
             // The last build is of older text (or there is none yet): build what the user sees,
             // then decide. The debounce would have done it anyway; this only does it now.
