@@ -5,6 +5,7 @@
 #include "engine/compile/SourceEncoding.h"
 #include "testutil.h"
 
+#include <QStringEncoder>
 #include <QTest>
 
 #include <string>
