@@ -145,7 +145,7 @@ bool enter(std::string_view t, std::size_t& i, const std::string& token)
                 break;
             ++i;
             skipSpace(t, i);
-            if (key == token)
+            if (key == token && i < t.size())
                 last = i;
         } else if (n == index) {
             return true;
@@ -184,7 +184,7 @@ std::pair<int, int> locateJsonPointer(std::string_view text, std::string_view po
             else
                 token.push_back(pointer[k]);
         }
-        if (pointer.front() != '/' || (text[i] != '{' && text[i] != '[') || !enter(text, i, token))
+        if (pointer.front() != '/' || i >= text.size() || (text[i] != '{' && text[i] != '[') || !enter(text, i, token))
             break;
         found = i;
         start = end + 1;

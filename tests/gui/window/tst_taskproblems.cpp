@@ -186,6 +186,8 @@ private slots:
         QTest::newRow("index past the end: the array") << doc << "/a/b/7" << 2 << 14;
         QTest::newRow("not JSON") << "" << "/a" << 0 << 0;
         QTest::newRow("a million brackets") << QString(1000000, '[') << "/0/0" << 1 << 3;
+        // fuzz_json_pointer's first find: the key's value was read past the end of the text.
+        QTest::newRow("a key at the end of the text") << "{\"a\": " << "/a/b" << 1 << 1;
     }
     void locatesAPointer()
     {
