@@ -2,6 +2,7 @@
 
 #include "engine/compile/IncludeScope.h"
 #include "engine/compile/NvrtcLibrary.h"
+#include "engine/compile/SourceEncoding.h"
 #include "engine/core/Architectures.h"
 #include "engine/core/Files.h"
 #include "engine/core/Process.h"
@@ -343,10 +344,14 @@ std::optional<Diagnostic> sourceProblem(std::string_view source, const std::stri
     if (source.size() > kMaxSourceBytes)
         return at(0, "the source is " + std::to_string(source.size() >> 20) + " MiB; a kernel source may have at most " +
                          std::to_string(kMaxSourceBytes >> 20) + " MiB");
-    if (source.size() >= 2 && ((source[0] == '\xff' && source[1] == '\xfe') || (source[0] == '\xfe' && source[1] == '\xff')))
-        return at(0, "the file is saved as UTF-16; save it as UTF-8 (NVRTC reads UTF-8 or ASCII)");
-    if (const std::size_t nul = source.find('\0'); nul != std::string_view::npos)
-        return at(nul, "the source holds a NUL byte here (a binary file, or saved as UTF-16?); NVRTC would stop reading at it");
+    // The workbench's editor asks the same question when it opens a file (SourceEncoding.h), so
+    // the editor's banner, its run gate and `kforge compile` name the same fault. Bytes that are
+    // merely not UTF-8 (Latin-1 in a comment) NVRTC reads as they are: sourceWarning says so.
+    if (const EncodingCheck encoding = checkSourceEncoding(source);
+        !encoding.isUtf8() && encoding.encoding != SourceEncoding::InvalidUtf8)
+        return at(encoding.offset, "the file " + encodingProblem(encoding) +
+                                       (encoding.encoding == SourceEncoding::NulByte ? "; NVRTC would stop reading there"
+                                                                                     : "; save it as UTF-8, the only encoding NVRTC reads"));
     std::size_t run = 0;
     for (std::size_t i = 0; i < source.size(); ++i) {
         const unsigned char c = static_cast<unsigned char>(source[i]);
@@ -356,6 +361,21 @@ std::optional<Diagnostic> sourceProblem(std::string_view source, const std::stri
                                        " characters; NVRTC cannot compile names that long");
     }
     return std::nullopt;
+}
+
+std::optional<Diagnostic> sourceWarning(std::string_view source, const std::string& fileName)
+{
+    const EncodingCheck encoding = checkSourceEncoding(source);
+    if (encoding.encoding != SourceEncoding::InvalidUtf8)
+        return std::nullopt;
+    Diagnostic d;
+    d.file = fileName;
+    d.severity = Diagnostic::Severity::Warning;
+    d.line = encoding.line;
+    d.column = encoding.column;
+    d.message = "the file " + encodingProblem(encoding) +
+                "; NVRTC reads those bytes as they are, but save it as UTF-8 before editing it anywhere";
+    return d;
 }
 
 Result<CompileResult> compile(const CompileRequest& request, const CompileCache* cache, const CancelToken* cancel)
@@ -412,6 +432,8 @@ Result<CompileResult> compile(const CompileRequest& request, const CompileCache*
             hit->fromCache = true;
             hit->cacheKey = key;
             hit->compileMs = elapsedMs();
+            if (auto warning = sourceWarning(request.source, request.fileName))
+                hit->diagnostics.insert(hit->diagnostics.begin(), std::move(*warning));
             return std::move(*hit);
         }
     }
@@ -422,6 +444,8 @@ Result<CompileResult> compile(const CompileRequest& request, const CompileCache*
     res->cacheKey = key;
     if (cache) // a failed store only costs a rebuild next time, never the result in hand
         (void)cache->store(key, res.value());
+    if (auto warning = sourceWarning(request.source, request.fileName))
+        res->diagnostics.insert(res->diagnostics.begin(), std::move(*warning));
     res->compileMs = elapsedMs();
     return res;
 }

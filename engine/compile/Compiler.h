@@ -27,8 +27,12 @@ Result<std::string> nvrtcVersion();
 /// diagnostic at its line and column, not a crash of the editor's compiler).
 inline constexpr std::size_t kMaxSourceBytes = std::size_t(4) << 20;
 inline constexpr std::size_t kMaxIdentifierLength = 4096;
-/// Why `source` must not be handed to NVRTC (UTF-16, a NUL byte, a giant identifier or file), or nothing.
+/// Why `source` must not be handed to NVRTC (not UTF-8: checkSourceEncoding in SourceEncoding.h;
+/// a giant identifier or file), or nothing.
 std::optional<Diagnostic> sourceProblem(std::string_view source, const std::string& fileName);
+/// A source NVRTC can read that is still not UTF-8 (Latin-1 bytes in a comment, say): a warning
+/// at the first such byte that compile() puts first among the build's diagnostics, or nothing.
+std::optional<Diagnostic> sourceWarning(std::string_view source, const std::string& fileName);
 
 /// Where the CUDA toolkit headers were found (for cuda_fp16.h etc.), or empty.
 std::string toolkitIncludeDir();

@@ -11,6 +11,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace kf::ui {
 
 namespace {
@@ -73,6 +75,29 @@ void JsonTextPane::showDocument(const nlohmann::json& doc)
     m_loading = false;
     m_editor->setCursorPosition(std::min(line, m_editor->lines() - 1), column);
     m_editor->setFirstVisibleLine(firstLine);
+}
+
+void JsonTextPane::showText(const QString& text)
+{
+    m_debounce->stop();
+    if (text != m_editor->text()) {
+        m_loading = true;
+        m_editor->setText(text);
+        m_loading = false;
+    }
+    parse();
+}
+
+void JsonTextPane::goTo(int line, int column)
+{
+    const int l = std::clamp(line, 1, std::max(1, m_editor->lines())) - 1;
+    // Scintilla positions are bytes of the UTF-8 text, as the engine's columns are.
+    const long lineStart = m_editor->SendScintilla(QsciScintilla::SCI_POSITIONFROMLINE, l);
+    const long lineEnd = m_editor->SendScintilla(QsciScintilla::SCI_GETLINEENDPOSITION, l);
+    const long pos = std::min(lineStart + std::max(column, 1) - 1, lineEnd);
+    m_editor->SendScintilla(QsciScintilla::SCI_GOTOPOS, pos);
+    m_editor->ensureLineVisible(l);
+    m_editor->setFocus();
 }
 
 void JsonTextPane::flush()

@@ -24,8 +24,14 @@ public:
     /// Replaces the text with `doc` pretty-printed, keeping the scroll position, and clears
     /// any syntax error. Does not emit textParsed().
     void showDocument(const nlohmann::json& doc);
+    /// Replaces the text with `text` exactly as given (a file's own layout, a syntax error and
+    /// all) and parses it at once: textParsed() when it parses, else the syntax error is shown.
+    void showText(const QString& text);
     /// Parses pending typing now instead of after the pause (before a save, say).
     void flush();
+    /// Shows the text at 1-based `line` and `column` (bytes of the UTF-8 line, as the engine's
+    /// errors count them), with the cursor there and the keyboard focus. Clamped to the text.
+    void goTo(int line, int column);
 
     QString text() const;
     QsciScintilla* editor() const { return m_editor; }

@@ -65,6 +65,27 @@ void TaskEditor::setDocument(const nlohmann::json& doc, const QString& filePath,
     setModified(false);
 }
 
+void TaskEditor::setText(const QString& text, const QString& filePath, const QString& taskDir)
+{
+    m_filePath = filePath;
+    m_taskDir = taskDir;
+    m_loading = true;
+    // Text that does not parse leaves an empty task behind it: the form shows nothing to edit
+    // (it is read-only until the text parses) and the text keeps what the file has.
+    m_doc->reset(nlohmann::json::object(), TaskDocument::Source::Text);
+    m_json->showText(text);   // a document that parses arrives through textParsed(), as typing does
+    m_loading = false;
+    m_form->setEnabled(m_json->syntaxError().isEmpty());
+    validate();
+    setModified(false);
+}
+
+void TaskEditor::goToText(int line, int column)
+{
+    m_tabs->setCurrentWidget(m_json);
+    m_json->goTo(line, column);
+}
+
 nlohmann::json TaskEditor::document() const
 {
     return m_doc->json();

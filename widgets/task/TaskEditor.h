@@ -27,6 +27,12 @@ public:
     /// Loads a document. `filePath` names it in messages; `taskDir` is where candidate files
     /// and include folders are looked up (empty: those checks are skipped). Clears isModified().
     void setDocument(const nlohmann::json& doc, const QString& filePath, const QString& taskDir);
+    /// Loads a file's text as it is: the JSON tab shows it unchanged (its lines are the file's),
+    /// the form shows the document when it parses; a syntax error is shown like typed text's.
+    /// Clears isModified().
+    void setText(const QString& text, const QString& filePath, const QString& taskDir);
+    /// Shows the JSON tab at 1-based `line` and `column` of its text (a problem's place).
+    void goToText(int line, int column);
     /// The last document that parsed as JSON (typing still waiting for the pause included
     /// only after flushPendingEdits()).
     nlohmann::json document() const;

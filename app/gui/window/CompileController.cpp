@@ -13,6 +13,8 @@
 
 #include <QFileInfo>
 
+#include <utility>
+
 namespace kf::app {
 
 namespace {
@@ -83,7 +85,7 @@ void CompileController::setCurrentTab(CandidateTab* tab)
     m_current = tab;
     if (!tab) {
         if (m_panels.diagnostics)
-            m_panels.diagnostics->setDiagnostics({});
+            m_panels.diagnostics->setDiagnostics(m_workspaceDiagnostics);
         if (m_panels.assembly)
             m_panels.assembly->clear(tr("No kernel open."));
         if (m_panels.occupancy)
@@ -109,8 +111,9 @@ void CompileController::requestCompile(CandidateTab* tab)
         if (built)
             req = std::move(built.value());
     }
-    // The editor's text, not the file: diagnostics follow what the user sees.
-    req.source = tab->text().toStdString();
+    // The editor's text, not the file: diagnostics follow what the user sees (a file that is not
+    // UTF-8 compiles as its bytes until it is converted, so Problems names its encoding).
+    req.source = tab->compileSource();
     req.fileName = tab->filePath().toStdString();
     req.options.arch = m_arch.toStdString();
     req.wantSass = true;
@@ -171,7 +174,20 @@ std::vector<kf::Diagnostic> CompileController::panelDiagnostics(CandidateTab* ta
         all = r->diagnostics;
     for (kf::Diagnostic& d : tab->runDiagnostics())
         all.push_back(std::move(d));
+    all.insert(all.end(), m_workspaceDiagnostics.begin(), m_workspaceDiagnostics.end());
     return all;
+}
+
+void CompileController::setWorkspaceDiagnostics(std::vector<kf::Diagnostic> diagnostics)
+{
+    m_workspaceDiagnostics = std::move(diagnostics);
+    if (!m_panels.diagnostics)
+        return;
+    if (!m_current)
+        m_panels.diagnostics->setDiagnostics(m_workspaceDiagnostics);
+    else if (m_current->lastResult())
+        m_panels.diagnostics->setDiagnostics(panelDiagnostics(m_current));
+    // else: the current tab's first build shows them with its own
 }
 
 void CompileController::onFailed(const QString& tag, const QString& sentence)

@@ -4,6 +4,8 @@
 // into the editor (squiggles, markers; with the last verification's compute-sanitizer findings
 // beside the compiler's), the Problems panel, the assembly view, the resource and
 // occupancy panel and the status bar. Stale results never get here: the service drops them.
+#include "engine/compile/Diagnostic.h"
+
 #include <QHash>
 #include <QObject>
 #include <QString>
@@ -63,6 +65,10 @@ public:
     /// Problems panel. Called when a verification brings new findings; every compile result does it too.
     void refreshDiagnostics(CandidateTab* tab);
 
+    /// Problems of the workspace itself (a task.json that does not load), listed in the Problems
+    /// panel after the current tab's, or alone when no tab is open. Replaces the previous ones.
+    void setWorkspaceDiagnostics(std::vector<kf::Diagnostic> diagnostics);
+
 signals:
     /// A result for `tab` was painted (tests and benchmarks wait on this).
     void resultShown(kf::app::CandidateTab* tab);
@@ -86,6 +92,7 @@ private:
     QString m_arch = QStringLiteral("sm_90");
     QStringList m_extraOptions;
     QHash<QString, quint64> m_requestedRevision; ///< tag -> the text revision of its latest request
+    std::vector<kf::Diagnostic> m_workspaceDiagnostics;
 };
 
 } // namespace kf::app

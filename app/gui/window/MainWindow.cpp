@@ -16,6 +16,7 @@
 #include "app/gui/window/StatusBar.h"
 #include "app/gui/window/Theme.h"
 #include "app/gui/workspace/ExampleWorkspace.h"
+#include "app/gui/workspace/TaskDiagnostics.h"
 #include "app/gui/workspace/Templates.h"
 #include "app/gui/workspace/Workspace.h"
 #include "app/gui/workspace/WorkspaceModel.h"
@@ -211,6 +212,12 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
             m_promote->reevaluate(); // an edited task.json voids the evidence
         }
     });
+    // A task.json that does not load is a row in Problems at its place, until it loads again.
+    const auto showTaskProblems = [this] { m_compile->setWorkspaceDiagnostics(taskDiagnostics(*m_workspace)); };
+    connect(m_workspace, &Workspace::opened, this, showTaskProblems);
+    connect(m_workspace, &Workspace::taskReloaded, this, showTaskProblems);
+    connect(m_workspace, &Workspace::taskAdded, this, showTaskProblems);
+    connect(m_workspace, &Workspace::taskRemoved, this, showTaskProblems);
     connect(m_run.get(), &RunController::verified, this, &MainWindow::applyVerification);
     connect(m_run.get(), &RunController::runningChanged, this, [this](bool running) {
         m_verifyAction->setEnabled(!running);
@@ -440,7 +447,7 @@ void MainWindow::restoreRecovered(bool restore)
             if (!t)
                 continue;
         }
-        t->editor()->setText(e.text); // an undoable edit on top of the file: modified, not saved
+        t->restoreBuffer(e.text); // an undoable edit on top of the file: modified, not saved
     }
 }
 

@@ -77,6 +77,7 @@ public:
     /// Puts the cursor on `line`:`column` of the file a compile diagnostic names: `from` (default
     /// the current tab) when the name is empty or its own, else an open tab of that file, else
     /// the file opened (an include). The Problems panel and the run gate both go through here.
+    /// A task.json opens in the Task panel's JSON tab at the place (and nullptr is returned).
     /// Returns the tab, or nullptr when the file is not open and cannot be opened.
     CandidateTab* goToDiagnostic(const QString& file, int line, int column, CandidateTab* from = nullptr);
     /// True when a diagnostic naming `diagnosticFile` is about the file at `path` (NVRTC names
@@ -185,6 +186,9 @@ private:
     void launchRun(kf::RunKind kind, bool sanitize);
     /// True, with the refusal shown, when `tab`'s build of its current text has errors.
     bool refuseUncompilable(CandidateTab* tab, kf::RunKind kind, bool sanitize);
+    /// Shows why a run of `tab` does not start: `sentence` in the Runs panel, `brief` (default
+    /// `sentence`) in the status bar and, for a profile, the Profile panel. Starts nothing.
+    void refuseRun(CandidateTab* tab, kf::RunKind kind, bool sanitize, const QString& sentence, QString brief = {});
     /// A run asked for while its candidate was being built: decided when the build arrives.
     void onBuildShown(CandidateTab* tab);
     void updateTitle();

@@ -23,6 +23,7 @@
 #include "app/gui/workspace/Templates.h"
 #include "app/gui/workspace/Workspace.h"
 #include "app/gui/workspace/WorkspaceModel.h"
+#include "engine/compile/SourceEncoding.h"
 #include "engine/core/Files.h"
 #include "engine/registry/Registry.h"
 #include "widgets/assembly/AssemblyView.h"
@@ -34,6 +35,7 @@
 #include "engine/protocol/ProfileReport.h"
 #include "widgets/registry/RegistryBrowser.h"
 #include "widgets/runs/RunPanel.h"
+#include "widgets/task/JsonTextPane.h"
 #include "widgets/task/TaskEditor.h"
 
 #include <QApplication>
@@ -55,6 +57,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace kf::app {
@@ -62,15 +65,15 @@ namespace kf::app {
 namespace {
 
 // The engine's reader, so a failure names the file and the reason the same way everywhere.
-QString readText(const QString& path, QString* error)
+std::optional<QByteArray> readBytes(const QString& path, QString* error)
 {
     auto bytes = kf::readFileBytes(path.toStdString());
     if (!bytes) {
         if (error)
             *error = QString::fromStdString(bytes.error().message());
-        return {};
+        return std::nullopt;
     }
-    return QString::fromUtf8(bytes->data(), static_cast<qsizetype>(bytes->size()));
+    return QByteArray::fromStdString(*bytes);
 }
 
 } // namespace
@@ -126,6 +129,17 @@ bool MainWindow::diagnosticIsIn(const QString& diagnosticFile, const QString& pa
 
 CandidateTab* MainWindow::goToDiagnostic(const QString& file, int line, int column, CandidateTab* from)
 {
+    // A task that does not load (TaskDiagnostics.h): its task.json in the Task panel's JSON tab,
+    // whose text is the file's, at the place.
+    if (const QFileInfo json(file); json.isAbsolute() && json.fileName() == QLatin1String("task.json")) {
+        showTaskFor(json.absolutePath());
+        if (QDir::cleanPath(m_taskEditor->filePath()) == QDir::cleanPath(json.absoluteFilePath())) {
+            dock("taskDock")->show();
+            dock("taskDock")->raise();
+            m_taskEditor->goToText(std::max(line, 1), std::max(column, 1));
+        }
+        return nullptr;
+    }
     CandidateTab* target = from ? from : currentTab();
     if (!target || !diagnosticIsIn(file, target->filePath())) {
         const QList<CandidateTab*> open = tabs();
@@ -156,12 +170,13 @@ CandidateTab* MainWindow::openFile(const QString& path)
             return t;
         }
     QString error;
-    const QString text = readText(abs, &error);
-    if (!error.isEmpty()) {
+    const std::optional<QByteArray> bytes = readBytes(abs, &error);
+    if (!bytes) {
         m_status->showMessage(error, 8000);
         return nullptr;
     }
-    auto* tab = new CandidateTab(abs, text, m_settings->compileDebounceMs(), m_tabs);
+    // A file that is not UTF-8 opens read-only under its banner (CandidateTab.h).
+    auto* tab = new CandidateTab(abs, *bytes, m_settings->compileDebounceMs(), m_tabs);
     connect(tab, &CandidateTab::titleChanged, this, [this](CandidateTab* t) {
         m_tabs->setTabText(m_tabs->indexOf(t), t->title());
         if (t == currentTab())
@@ -218,20 +233,33 @@ void MainWindow::showTaskFor(const QString& taskDir)
     const QString jsonPath = taskDir + "/task.json";
     if (m_taskEditor->filePath() == jsonPath && m_taskEditor->isModified())
         return; // keep the user's unsaved task edits
-    QString error;
-    const QString text = readText(jsonPath, &error);
-    if (!error.isEmpty())
+    const std::optional<QByteArray> bytes = readBytes(jsonPath, nullptr);
+    if (!bytes)
         return;
-    nlohmann::json doc = nlohmann::json::parse(text.toStdString(), nullptr, false);
-    if (doc.is_discarded())
-        doc = nlohmann::json::object(); // the JSON tab and its message say what is wrong
-    m_taskEditor->setDocument(doc, jsonPath, taskDir);
+    // The file's own text, so that the JSON tab's lines are the file's (a problem in Problems
+    // opens at its line) and a syntax error shows the text that has it, not an empty task.
+    m_taskEditor->setText(QString::fromUtf8(*bytes), jsonPath, taskDir);
 }
 
 void MainWindow::onTaskEditorSave()
 {
     m_taskEditor->flushPendingEdits();
-    const std::string text = m_taskEditor->document().dump(2) + "\n";
+    // Text that does not parse is saved as typed (the form is read-only then): never the last
+    // document that parsed, which would drop what the user typed since.
+    const QString typed = m_taskEditor->jsonPane()->text();
+    const std::string text = m_taskEditor->jsonPane()->syntaxError().isEmpty() ? m_taskEditor->document().dump(2) + "\n"
+                                                                                : typed.toStdString();
+    // task.json in another encoding was shown as a UTF-8 reader sees it: writing that back would
+    // replace the file's text with the damage.
+    if (auto disk = kf::readFileBytes(m_taskEditor->filePath().toStdString())) {
+        if (const kf::EncodingCheck check = kf::checkSourceEncoding(*disk); !check.isUtf8()) {
+            m_status->showMessage(tr("task.json %1: not saved, so as not to replace it; save it as UTF-8 in the editor "
+                                     "that wrote it.")
+                                      .arg(QString::fromStdString(kf::encodingProblem(check))),
+                                  15000);
+            return;
+        }
+    }
     auto written = kf::writeFileAtomic(m_taskEditor->filePath().toStdString(), text);
     if (!written) {
         QMessageBox::warning(this, tr("Save task"), QString::fromStdString(written.error().message()));
@@ -253,7 +281,10 @@ bool MainWindow::saveCurrent()
         return true;
     QString error;
     if (!t->save(&error)) {
-        QMessageBox::warning(this, tr("Save"), error);
+        if (t->isEncodingLocked()) // the banner already says why: the status bar repeats it, no dialog
+            m_status->showMessage(error, 15000);
+        else
+            QMessageBox::warning(this, tr("Save"), error);
         return false;
     }
     m_recovery->remove(t->filePath());

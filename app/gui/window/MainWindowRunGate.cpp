@@ -31,6 +31,13 @@ void MainWindow::requestRun(kf::RunKind kind, bool sanitize)
 {
     CandidateTab* tab = currentTab();
     if (tab && !m_run->isRunning()) {
+        // Before anything else: a run saves the task's files first, and this one must not be saved.
+        if (tab->isEncodingLocked()) {
+            refuseRun(tab, kind, sanitize,
+                      tab->encodingProblem() + (tab->canConvert() ? tr(": convert it with the bar above the editor before running it.")
+                                                                  : tr(": a kernel source must be UTF-8 text, so it is not run.")));
+            return;
+        }
         if (!tab->resultIsCurrent()) {
             // The last build is of older text (or there is none yet): build what the user sees,
             // then decide. The debounce would have done it anyway; this only does it now.
@@ -74,18 +81,27 @@ bool MainWindow::refuseUncompilable(CandidateTab* tab, kf::RunKind kind, bool sa
             first = &d;
     const QString sentence = (errors == 1 ? tr("1 compile error") : tr("%1 compile errors").arg(errors)) +
                              tr(" — fix them first");
-    m_runPanel->begin(RunController::runTitle(kind, sanitize) + QLatin1Char(' ') + tab->fileName());
-    m_runPanel->fail(first ? sentence + QStringLiteral(" (line %1: %2)")
-                                           .arg(first->line)
-                                           .arg(QString::fromStdString(first->message).section(u'\n', 0, 0))
-                           : sentence);
-    if (kind == kf::RunKind::Profile)
-        m_profilePanel->setError(tr("Nothing was profiled: %1.").arg(sentence));
-    dock("runsDock")->raise();
-    m_status->showMessage(sentence, 10000);
+    refuseRun(tab, kind, sanitize,
+              first ? sentence + QStringLiteral(" (line %1: %2)")
+                                     .arg(first->line)
+                                     .arg(QString::fromStdString(first->message).section(u'\n', 0, 0))
+                    : sentence,
+              sentence);
     if (first)
         goToDiagnostic(QString::fromStdString(first->file), first->line, first->column, tab);
     return true;
+}
+
+void MainWindow::refuseRun(CandidateTab* tab, kf::RunKind kind, bool sanitize, const QString& sentence, QString brief)
+{
+    if (brief.isEmpty())
+        brief = sentence;
+    m_runPanel->begin(RunController::runTitle(kind, sanitize) + QLatin1Char(' ') + tab->fileName());
+    m_runPanel->fail(sentence);
+    if (kind == kf::RunKind::Profile)
+        m_profilePanel->setError(tr("Nothing was profiled: %1").arg(brief.endsWith(u'.') ? brief : brief + u'.'));
+    dock("runsDock")->raise();
+    m_status->showMessage(brief, 10000);
 }
 
 void MainWindow::launchRun(kf::RunKind kind, bool sanitize)

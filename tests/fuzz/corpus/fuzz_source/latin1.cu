@@ -1,0 +1,2 @@
+// café
+__global__ void k() {}
