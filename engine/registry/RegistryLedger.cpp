@@ -20,7 +20,7 @@ namespace {
 
 constexpr int kLedgerSchemaVersion = 1;
 
-Ledger parseLedger(const Json& j, const std::string& origin)
+Ledger readLedgerJson(const Json& j, const std::string& origin)
 {
     jr::Object o(j, "");
     if (o.integer("schema_version") != kLedgerSchemaVersion)
@@ -62,13 +62,39 @@ Result<std::optional<Ledger>> readLedger(const fs::path& dir)
     auto j = jr::readFile(file);
     if (!j)
         return j.error();
+    auto ledger = parseLedger(j.value(), file.string());
+    if (!ledger)
+        return ledger.error();
+    return std::optional<Ledger>(std::move(ledger.value()));
+}
+
+Result<Ledger> parseLedger(const Json& j, const std::string& origin)
+{
     try {
-        return std::optional<Ledger>(parseLedger(j.value(), file.string()));
+        return readLedgerJson(j, origin);
     } catch (const jr::SchemaError& e) {
         return Error{"read the registry's ledger", e.message,
                      "it is rewritten from the index at the next change; without an index, fix or delete it and reindex",
-                     file.string(), e.pointer};
+                     origin, e.pointer};
     }
+}
+
+Json ledgerToJson(const Ledger& l)
+{
+    Json highest = Json::object();
+    for (const auto& [prefix, v] : l.highest)
+        highest[prefix] = v;
+    Json deprecated = Json::object();
+    for (const auto& [id, d] : l.deprecated)
+        deprecated[id] = {{"at", d.at}, {"reason", d.reason}};
+    RegistryIndex settings = l.settings;
+    settings.kernels.clear();
+    return {{"schema_version", kLedgerSchemaVersion},
+            {"about", "what `kforge registry check --reindex` restores if verified_kernels.json is lost; "
+                      "written with every change of the index"},
+            {"index", registryIndexToJson(settings)},
+            {"highest_version", highest},
+            {"deprecated", deprecated}};
 }
 
 int ledgerHighest(const Ledger& ledger, const std::string& prefix)
@@ -99,22 +125,10 @@ Result<void> writeLedger(const fs::path& dir, const RegistryIndex& index)
         if (e.deprecated())
             l.deprecated[e.id] = {e.deprecatedAt, e.deprecationReason};
     }
-    RegistryIndex settings = index;
-    settings.kernels.clear();
-    settings.removed = std::move(removedInOrder);
-    Json highest = Json::object();
-    for (const auto& [prefix, v] : l.highest)
-        highest[prefix] = v;
-    Json deprecated = Json::object();
-    for (const auto& [id, d] : l.deprecated)
-        deprecated[id] = {{"at", d.at}, {"reason", d.reason}};
-    const Json j = {{"schema_version", kLedgerSchemaVersion},
-                    {"about", "what `kforge registry check --reindex` restores if verified_kernels.json is lost; "
-                              "written with every change of the index"},
-                    {"index", registryIndexToJson(settings)},
-                    {"highest_version", highest},
-                    {"deprecated", deprecated}};
-    return writeFileAtomic(dir / kLedgerFile, j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+    l.settings = index;
+    l.settings.kernels.clear();
+    l.settings.removed = std::move(removedInOrder);
+    return writeFileAtomic(dir / kLedgerFile, ledgerToJson(l).dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 } // namespace kf::registry_internal

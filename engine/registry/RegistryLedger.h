@@ -31,6 +31,9 @@ struct Ledger {
     std::map<std::string, Deprecation> deprecated;  ///< ID -> when and why
 };
 
+/// Parses a ledger document (`origin` names it in errors) and writes one.
+Result<Ledger> parseLedger(const nlohmann::json& j, const std::string& origin);
+nlohmann::json ledgerToJson(const Ledger& ledger);
 /// The ledger of registry `dir`; nullopt when there is none (a registry from before it, or lost).
 Result<std::optional<Ledger>> readLedger(const std::filesystem::path& dir);
 /// Writes the ledger for `index`, merged with the one on disk (removed IDs and highest versions
