@@ -299,7 +299,7 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
     std::cout << "  (op-level evidence, read from each op's signed promotion.json and checked now: each kernel's\n"
                  "   microbenchmark against LibTorch eager on the shapes of its task, and against torch.compile's faster\n"
                  "   mode where the registry measured it; \"-\" where it did not; \"unverified\" where the record's\n"
-                 "   signature does not hold under this user's key)\n";
+                 "   signature does not hold under this user's key, a file it names differs, or its reports were unsigned)\n";
     printEvidenceProblems(p, evidence);
     for (const cast::PackageModel& mo : p.models) {
         const json& e = mo.json;
