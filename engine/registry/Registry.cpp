@@ -323,24 +323,6 @@ Result<void> Registry::writeIndex(const RegistryIndex& index) const
     return writeFileAtomic(indexFile(), pretty(registryIndexToJson(index)));
 }
 
-Result<RegistryIndex> Registry::listing() const
-{
-    auto index = load();
-    if (!index)
-        return index;
-    auto key = protocol::loadSigningKey(false);
-    const std::string keyProblem = key ? std::string() : key.error().message();
-    for (RegistryEntry& e : index->kernels) {
-        auto j = jr::readFile(entryDirectory(e.id) / "promotion.json");
-        if (!j)
-            continue;
-        e.recordSignature = protocol::checkSignature(j.value(), key ? &key.value() : nullptr, keyProblem).state;
-        if (const auto it = j->find("unsigned_evidence_accepted"); it != j->end() && it->is_boolean())
-            e.unsignedEvidence = it->get<bool>();
-    }
-    return index;
-}
-
 Result<GateVerdict> Registry::gates(const PromotionInput& in) const
 {
     auto files = currentFiles(in);
