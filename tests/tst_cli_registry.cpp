@@ -32,6 +32,7 @@ QProcessEnvironment cleanEnvironment()
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.remove("KF_REGISTRY");
     env.remove("KF_REGISTRY_KILL_AT");
+    env.remove("KF_REGISTRY_FAIL_AT");
     return env;
 }
 
@@ -70,6 +71,9 @@ private slots:
     void allowUnsignedIsRecordedAndShown();
     void sameCauseSameExitCodeInEveryCommand();
     void readOnlyRegistryCanBeChecked();
+    void repairThatCannotDeleteSaysSoAndExitsThree_data();
+    void repairThatCannotDeleteSaysSoAndExitsThree();
+    void reindexRestoresWhatTheLedgerKept();
 
 private:
     QStringList promoteArgs() const;
@@ -439,6 +443,15 @@ void TestCliRegistry::allowUnsignedIsRecordedAndShown()
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.contains("evidence:  ⚠ accepted without a valid signature (--allow-unsigned)"), qPrintable(r.out));
     QVERIFY2(r.out.contains("record:    promotion.json signed with key"), qPrintable(r.out));
+    // `list` says it too, read from the signed record, in text and JSON.
+    r = kforge({"registry", "list", "--registry", reg});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("active, ⚠ unsigned evidence"), qPrintable(r.out));
+    r = kforge({"registry", "list", "--json", "--registry", reg});
+    QCOMPARE(r.exitCode, 0);
+    const Json listed = Json::parse(r.out.toStdString());
+    QVERIFY2(listed["kernels"][0]["unsigned_evidence"] == Json(true), qPrintable(r.out));
+    QVERIFY2(listed["kernels"][0]["record_signature"] == Json("signed"), qPrintable(r.out));
     // The (signed) record says the user accepted it: check agrees, and says nothing else.
     r = kforge({"registry", "check", "--registry", reg});
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
@@ -483,6 +496,97 @@ void TestCliRegistry::readOnlyRegistryCanBeChecked()
     fs::permissions(m_regDir, fs::perms::owner_write, fs::perm_options::add);
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("checked without its lock"), qPrintable(r.out));
+}
+
+void TestCliRegistry::repairThatCannotDeleteSaysSoAndExitsThree_data()
+{
+    QTest::addColumn<QString>("step");
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("says");
+    const QString orphan = "cuda_softmax_h100_fp32_b8192-d4096_v7";
+    QTest::newRow("check --prune, an orphan folder") << "prune" << QStringList{"registry", "check", "--prune"}
+                                                     << "could not delete " + orphan + ": Read-only file system";
+    QTest::newRow("remove, the version folder") << "remove"
+                                                << QStringList{"registry", "remove", "cuda_softmax_h100_fp32_b8192-d4096_v1"}
+                                                << "its folder could not be deleted: Read-only file system";
+}
+
+// A deletion that fails (a read-only file system, injected through the registry's test hook
+// since root deletes anything else) is reported with its cause and exit 3, and what was to go
+// is still there for a later repair. As an unprivileged user, a read-only folder is tried too.
+void TestCliRegistry::repairThatCannotDeleteSaysSoAndExitsThree()
+{
+    QFETCH(QString, step);
+    QFETCH(QStringList, args);
+    QFETCH(QString, says);
+    const QString reg = qs(m_regDir.string());
+    QCOMPARE(kforge(promoteArgs()).exitCode, 0);
+    const fs::path orphan = m_regDir / "cuda_softmax_h100_fp32_b8192-d4096_v7";
+    fs::create_directories(orphan);
+    std::ofstream(orphan / "optimized.cu") << "// left by an interrupted promote\n";
+    QProcessEnvironment env = cleanEnvironment();
+    env.insert("KF_REGISTRY_TEST_HOOKS", "1");
+    env.insert("KF_REGISTRY_FAIL_AT", step);
+    const Run failed = kforge(QStringList(args) << "--registry" << reg, env);
+    QVERIFY2(failed.exitCode == 3, qPrintable(QString::number(failed.exitCode) + "\n" + failed.out + failed.err));
+    QVERIFY2((failed.out + failed.err).contains(says), qPrintable(failed.out + failed.err));
+    if (step == "prune") {
+        QVERIFY(fs::exists(orphan / "optimized.cu"));
+        const Run json = kforge({"registry", "check", "--prune", "--json", "--registry", reg}, env);
+        QCOMPARE(json.exitCode, 3);
+        const Json j = Json::parse(json.out.toStdString());
+        QVERIFY(j["ok"] == false);
+        QVERIFY2(j["drift"][0]["not_written"] == true, qPrintable(json.out));
+        if (::geteuid() != 0) {   // the real thing: a registry folder its user may not write
+            fs::permissions(m_regDir, fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+                            fs::perm_options::remove);
+            const Run ro = kforge({"registry", "check", "--prune", "--registry", reg});
+            fs::permissions(m_regDir, fs::perms::owner_write, fs::perm_options::add);
+            QVERIFY2(ro.exitCode == 3 && ro.out.contains("Permission denied"), qPrintable(ro.out + ro.err));
+        }
+    }
+    // Once the registry can be written, the repair finishes and the registry is clean.
+    QCOMPARE(kforge({"registry", "check", "--prune", "--registry", reg}).exitCode, 0);
+    QVERIFY(!fs::exists(orphan));
+    expectValidIndex("after the repair");
+}
+
+// The index lost: `check --reindex` brings back the threshold, the removed IDs and the
+// deprecations from the ledger, so no removed ID is handed out again; without the ledger it says
+// what it could not restore.
+void TestCliRegistry::reindexRestoresWhatTheLedgerKept()
+{
+    const QString reg = qs(m_regDir.string());
+    const QString v = "cuda_softmax_h100_fp32_b8192-d4096_v";
+    for (int i = 0; i < 3; ++i)
+        QCOMPARE(kforge(promoteArgs()).exitCode, 0);
+    QCOMPARE(kforge({"registry", "remove", v + "3", "--registry", reg}).exitCode, 0);
+    QCOMPARE(kforge({"registry", "deprecate", v + "1", "--reason", "slow on B=1", "--registry", reg}).exitCode, 0);
+    QCOMPARE(kforge({"registry", "threshold", "1.3", "--registry", reg}).exitCode, 0);
+    fs::remove(m_regDir / kRegistryIndexFile);
+
+    Run r = kforge({"registry", "check", "--reindex", "--registry", reg});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.err.contains("threshold 1.30×") && r.err.contains("1 removed ID(s)") && r.err.contains("1 deprecation(s)"),
+             qPrintable(r.err));
+    auto index = Registry(m_regDir).load();
+    KF_VERIFY_OK(index);
+    QCOMPARE(index->threshold, 1.3);
+    QCOMPARE(index->removed, std::vector<std::string>{(v + "3").toStdString()});
+    QVERIFY(index->kernels.size() == 2 && index->kernels[0].deprecated() && index->kernels[0].deprecationReason == "slow on B=1");
+    r = kforge(promoteArgs() << "--json");
+    QCOMPARE(r.exitCode, 0);
+    QCOMPARE(qs(Json::parse(r.out.toStdString())["id"].get<std::string>()), v + "4");
+
+    // The ledger lost as well: what comes back, and what does not, is said.
+    fs::remove(m_regDir / kRegistryIndexFile);
+    fs::remove(m_regDir / ".ledger.json");
+    r = kforge({"registry", "check", "--reindex", "--registry", reg});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.err.contains("settings taken from the newest record (" + v + "4") && r.err.contains("threshold 1.30×") &&
+                 r.err.contains("`kforge registry threshold"),
+             qPrintable(r.err));
+    QVERIFY2(r.err.contains("removed IDs and deprecation states could not be restored"), qPrintable(r.err));
 }
 
 QTEST_GUILESS_MAIN(TestCliRegistry)

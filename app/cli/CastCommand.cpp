@@ -9,8 +9,10 @@
 #include "engine/cast/CastModel.h"
 #include "engine/cast/ModelRuns.h"
 #include "engine/cast/CastPackage.h"
+#include "engine/cast/CastPackageEvidence.h"
 #include "engine/core/Files.h"
 #include "engine/core/InstallLayout.h"
+#include "engine/protocol/Signature.h"
 #include "engine/registry/Registry.h"
 
 #include <sys/wait.h>
@@ -206,6 +208,45 @@ int openFailureCode(const Error& e)
     return kExitFailed;
 }
 
+// Each op's evidence as the signed record in the package says it, checked now (never the
+// manifest's summary, which no hash covers).
+std::vector<cast::OpEvidence> opEvidence(const cast::Package& p)
+{
+    auto key = protocol::loadSigningKey(false);
+    std::vector<cast::OpEvidence> out;
+    for (const cast::PackageOp& op : p.ops)
+        out.push_back(cast::readOpEvidence(p, op, key ? &key.value() : nullptr, key ? std::string() : key.error().message()));
+    return out;
+}
+
+// One op's row: numbers from the record, each marked "unverified" unless the record holds.
+std::vector<std::string> opRow(const cast::PackageOp& op, const cast::OpEvidence& ev)
+{
+    const std::string mark = ev.verified() ? "" : " unverified";
+    auto num = [&](const std::optional<double>& v) { return v ? fixed(json(*v), "×") + mark : std::string("–"); };
+    const PromotionRecord* r = ev.record ? &*ev.record : nullptr;
+    return {"cast::" + op.name, op.schema, op.registryId,
+            r ? r->environment.gpu + " (" + r->candidate.arch + ")" : std::string("–"),
+            num(r ? r->geomeanSpeedup : std::nullopt), num(r ? r->minSpeedup : std::nullopt),
+            num(r ? r->compileSpeedup : std::nullopt), ev.trustText()};
+}
+
+void printEvidenceProblems(const cast::Package& p, const std::vector<cast::OpEvidence>& evidence)
+{
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+        const cast::OpEvidence& ev = evidence[i];
+        for (const std::string& problem : ev.problems)
+            std::cout << "  ⚠ cast::" << p.ops[i].name << ": " << problem << "\n";
+        if (!ev.summaryEdited.empty()) {
+            std::string keys;
+            for (const std::string& k : ev.summaryEdited)
+                keys += (keys.empty() ? "" : ", ") + k;
+            std::cout << "  ⚠ cast::" << p.ops[i].name << ": the manifest's evidence summary differs from the signed record ("
+                      << keys << "): edited after export, so ignored; the numbers above are the record's\n";
+        }
+    }
+}
+
 int inspectCommand(const CastArgs& a, bool checkOnly)
 {
     const char* name = checkOnly ? "check" : "inspect";
@@ -216,8 +257,13 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
     if (a.json) {
         json j = {{"schema_version", 1}, {"command", std::string("cast ") + name}, {"ok", true}, {"file", a.file},
                   {"package", {{"name", p.name}, {"version", p.version}}}, {"files", p.files.size()}, {"ops", json::array()}};
-        for (const auto& op : p.ops)
+        const std::vector<cast::OpEvidence> evidence = checkOnly ? std::vector<cast::OpEvidence>() : opEvidence(p);
+        for (std::size_t i = 0; i < p.ops.size(); ++i) {
+            const auto& op = p.ops[i];
             j["ops"].push_back({{"name", op.name}, {"registry_id", op.registryId}, {"schema", op.schema}, {"images", op.images}});
+            if (!checkOnly)
+                j["ops"].back()["evidence"] = evidence[i].toJson();
+        }
         j["models"] = json::array();
         for (const auto& mo : p.models)
             j["models"].push_back({{"name", mo.name}, {"format", mo.format}, {"uses", mo.uses}, {"runs", mo.runs.size()}});
@@ -245,18 +291,16 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
     std::cout << "targets  cubin " << archs << "; PTX " << (m["ptx"].is_string() ? m["ptx"].get<std::string>() : "none")
               << "\n\nops\n";
     TextTable ops({{"op"}, {"signature"}, {"registry ID"}, {"measured on"}, {"geomean", TextTable::Align::Right},
-                   {"min", TextTable::Align::Right}, {"vs torch.compile", TextTable::Align::Right}, {"signature check"}});
-    for (const auto& op : m["ops"]) {
-        const json& ev = op["evidence"];
-        ops.addRow({"cast::" + op["name"].get<std::string>(), op["schema"].get<std::string>(),
-                    op["registry_id"].get<std::string>(),
-                    ev.value("gpu", "") + " (" + ev.value("arch", "") + ")", fixed(ev.value("geomean_speedup", json()), "×"),
-                    fixed(ev.value("min_speedup", json()), "×"), fixed(ev.value("compile_speedup", json()), "×"),
-                    ev.value("registry_signature", "")});
-    }
+                   {"min", TextTable::Align::Right}, {"vs torch.compile", TextTable::Align::Right}, {"promotion record"}});
+    const std::vector<cast::OpEvidence> evidence = opEvidence(p);
+    for (std::size_t i = 0; i < p.ops.size(); ++i)
+        ops.addRow(opRow(p.ops[i], evidence[i]));
     ops.print(std::cout);
-    std::cout << "  (op-level evidence: each kernel's microbenchmark against LibTorch eager on the shapes of its task, and\n"
-                 "   against torch.compile's faster mode where the registry measured it; \"-\" where it did not)\n";
+    std::cout << "  (op-level evidence, read from each op's signed promotion.json and checked now: each kernel's\n"
+                 "   microbenchmark against LibTorch eager on the shapes of its task, and against torch.compile's faster\n"
+                 "   mode where the registry measured it; \"-\" where it did not; \"unverified\" where the record's\n"
+                 "   signature does not hold under this user's key, a file it names differs, or its reports were unsigned)\n";
+    printEvidenceProblems(p, evidence);
     for (const cast::PackageModel& mo : p.models) {
         const json& e = mo.json;
         std::string uses, ins;
@@ -277,7 +321,7 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
             continue;
         }
         TextTable runs({{"model run (model-level, end to end)"}, {"GPU"}, {"torch"}, {"with", TextTable::Align::Right},
-                        {"without", TextTable::Align::Right}, {"speedup", TextTable::Align::Right}, {"substituted"},
+                        {"without", TextTable::Align::Right}, {"speedup (unsigned, unverified)", TextTable::Align::Right}, {"substituted"},
                         {"fallbacks", TextTable::Align::Right}});
         for (const std::string& path : mo.runs) {
             auto r = json::parse(p.file(path)->bytes, nullptr, false);

@@ -96,9 +96,20 @@ void withRegistry(const RegistryArgs& a, int& exitCode, Body body)
     exitCode = body(Registry(dir.value()));
 }
 
+// The status column: the index's state, then what the signed record says of the evidence.
+std::string statusText(const RegistryEntry& e)
+{
+    std::string s = e.status;
+    if (e.unsignedEvidence)
+        s += ", ⚠ " + std::string(kUnsignedEvidenceMarker);
+    if (e.recordSignature && signatureBroken(*e.recordSignature))
+        s += ", ⚠ record: " + std::string(signatureTrustText(*e.recordSignature));
+    return s;
+}
+
 int list(const RegistryArgs& a, const Registry& r)
 {
-    auto index = r.load();
+    auto index = r.listing();
     if (!index) {
         std::cerr << "kforge: " << index.error().message() << '\n';
         return kExitEnvironment;
@@ -108,7 +119,12 @@ int list(const RegistryArgs& a, const Registry& r)
         out["speedup_threshold"] = index->threshold;
         out["compile_speedup_threshold"] = index->compileThreshold ? json(*index->compileThreshold) : json();
         out["sanitizer_policy"] = sanitizerPolicyName(index->sanitizerPolicy);
-        out["kernels"] = registryIndexToJson(index.value())["kernels"];
+        json kernels = json::array();
+        for (const RegistryEntry& e : index->kernels)
+            kernels.push_back(with(registryEntryToJson(e),
+                                   {{"unsigned_evidence", e.unsignedEvidence},
+                                    {"record_signature", e.recordSignature ? json(protocol::signatureStateName(*e.recordSignature)) : json()}}));
+        out["kernels"] = kernels;
         printJson(out);
         return kExitOk;
     }
@@ -128,7 +144,7 @@ int list(const RegistryArgs& a, const Registry& r)
             continue;
         }
         t.addRow({e.id, e.op, e.dtype, e.gpu, TextTable::truncate(e.shapesText(), 40), times(e.geomeanSpeedup),
-                  e.compileSpeedup ? times(*e.compileSpeedup) : "-", e.promotedAt, e.status});
+                  e.compileSpeedup ? times(*e.compileSpeedup) : "-", e.promotedAt, statusText(e)});
     }
     t.print(std::cout);
     if (hidden)
@@ -211,17 +227,21 @@ int show(const RegistryArgs& a, const Registry& r)
 
 int check(const RegistryArgs& a, const Registry& r)
 {
+    json reindexed;
     if (a.reindex) {
-        auto skipped = r.reindex();
-        if (!skipped) {
-            std::cerr << "kforge: " << skipped.error().message() << '\n';
+        auto report = r.reindex();
+        if (!report) {
+            std::cerr << "kforge: " << report.error().message() << '\n';
             return kExitEnvironment;
         }
         auto rebuilt = r.load();
         std::cerr << "rebuilt " << kRegistryIndexFile << " with " << (rebuilt ? rebuilt->kernels.size() : 0)
-                  << " complete kernel version(s); every version is listed as active\n";
-        for (const std::string& s : skipped.value())
+                  << " complete kernel version(s)\n";
+        for (const std::string& n : report->notes)
+            std::cerr << "  " << n << '\n';
+        for (const std::string& s : report->skipped)
             std::cerr << "  not listed (left as it is): " << s << '\n';
+        reindexed = {{"notes", report->notes}, {"skipped", report->skipped}};
     }
     auto drift = r.check(a.prune);
     if (!drift) {
@@ -231,16 +251,25 @@ int check(const RegistryArgs& a, const Registry& r)
     auto index = r.load();
     const size_t count = index ? index->kernels.size() : 0;
     int errors = 0;
-    for (const RegistryDrift& d : drift.value())
+    bool notWritten = false;
+    for (const RegistryDrift& d : drift.value()) {
         errors += d.severity == RegistryDrift::Severity::Error;
+        notWritten = notWritten || d.notWritten;
+    }
     if (a.json) {
         json list = json::array();
-        for (const RegistryDrift& d : drift.value())
-            list.push_back({{"severity", d.severity == RegistryDrift::Severity::Error ? "error" : "warning"},
-                            {"id", d.id}, {"file", d.file}, {"problem", d.problem}, {"hint", d.hint}});
+        for (const RegistryDrift& d : drift.value()) {
+            json one = {{"severity", d.severity == RegistryDrift::Severity::Error ? "error" : "warning"},
+                        {"id", d.id}, {"file", d.file}, {"problem", d.problem}, {"hint", d.hint}};
+            if (d.notWritten)
+                one["not_written"] = true;
+            list.push_back(std::move(one));
+        }
         json out = document("check", errors == 0, r);
         out["kernels"] = count;
         out["drift"] = list;
+        if (!reindexed.is_null())
+            out["reindex"] = reindexed;
         printJson(out);
     } else {
         for (const RegistryDrift& d : drift.value())
@@ -253,7 +282,8 @@ int check(const RegistryArgs& a, const Registry& r)
             std::cout << r.directory().string() << ": " << errors << " error(s), " << drift->size() - size_t(errors)
                       << " warning(s) in " << count << " kernel(s)\n";
     }
-    return errors ? kExitFailed : kExitOk;
+    // A repair that could not write is the environment's (3), before drift found (1).
+    return notWritten ? kExitEnvironment : errors ? kExitFailed : kExitOk;
 }
 
 int removeEntry(const RegistryArgs& a, const Registry& r)

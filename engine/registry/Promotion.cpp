@@ -163,4 +163,24 @@ Result<PromotionRecord> PromotionRecord::fromJson(const nlohmann::json& j, const
     return r;
 }
 
+const char* signatureTrustText(protocol::SignatureState state)
+{
+    using S = protocol::SignatureState;
+    switch (state) {
+    case S::Valid:
+        return "signature holds (this user's key)";
+    case S::OtherKey:
+        return "signed with another key: cannot be checked here";
+    case S::Altered:
+        return "signature does NOT hold: edited after signing";
+    case S::Malformed:
+        return "signature does NOT hold: not what a signer writes";
+    case S::Unsigned:
+        return "unsigned";
+    case S::NoKey:
+        return "cannot be checked here: this user has no signing key";
+    }
+    return "unknown";
+}
+
 } // namespace kf

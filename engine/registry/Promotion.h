@@ -7,6 +7,7 @@
 
 #include "engine/core/Result.h"
 #include "engine/protocol/Report.h"
+#include "engine/protocol/Signature.h"
 #include "engine/registry/Gates.h"
 
 #include <nlohmann/json.hpp>
@@ -81,5 +82,18 @@ struct PromotionRecord {
     /// and the JSON pointer.
     static Result<PromotionRecord> fromJson(const nlohmann::json& j, const std::string& source);
 };
+
+/// How a signed document's signature is shown wherever its numbers are (`registry list|show`,
+/// `cast inspect`, the workbench): "signature holds (this user's key)", "signed with another key:
+/// cannot be checked here", "signature does NOT hold: edited after signing", "unsigned", ...
+const char* signatureTrustText(protocol::SignatureState state);
+/// A signed record whose signature no longer holds: edited, its signature removed or forged.
+inline bool signatureBroken(protocol::SignatureState s)
+{
+    return s == protocol::SignatureState::Altered || s == protocol::SignatureState::Malformed ||
+           s == protocol::SignatureState::Unsigned;
+}
+/// The marker for a version promoted with `--allow-unsigned` (its reports' signatures did not hold).
+inline constexpr const char* kUnsignedEvidenceMarker = "unsigned evidence";
 
 } // namespace kf

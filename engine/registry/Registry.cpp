@@ -11,6 +11,7 @@
 #include "engine/registry/KernelId.h"
 #include "engine/registry/RegistryHooks.h"
 #include "engine/registry/RegistryInternal.h"
+#include "engine/registry/RegistryLedger.h"
 #include "engine/task/TaskHash.h"
 
 #include <algorithm>
@@ -85,11 +86,12 @@ bool isSafeRelativePath(const std::string& path)
 
 namespace {
 
-// The versions already used for `prefix`: in the index and as folders on disk (an orphan left
-// by a killed promote keeps its number, so no two promotions ever share a folder name).
-int nextVersion(const fs::path& dir, const RegistryIndex& index, const std::string& prefix)
+// The versions already used for `prefix`: in the index, in the ledger (removed and given out,
+// even when the index was rebuilt since) and as folders on disk (an orphan left by a killed
+// promote keeps its number, so no two promotions ever share a folder name).
+int nextVersion(const fs::path& dir, const RegistryIndex& index, const std::optional<Ledger>& ledger, const std::string& prefix)
 {
-    int highest = 0;
+    int highest = ledger ? ledgerHighest(*ledger, prefix) : 0;
     for (const RegistryEntry& e : index.kernels)
         if (auto s = splitKernelId(e.id); s && s->first == prefix)
             highest = std::max(highest, s->second);
@@ -313,8 +315,11 @@ Result<Task> Registry::entryTask(const std::string& id) const
     return task;
 }
 
+// The ledger first: an index never names a removal or a setting that a lost index could forget.
 Result<void> Registry::writeIndex(const RegistryIndex& index) const
 {
+    if (auto l = writeLedger(m_dir, index); !l)
+        return l.error();
     return writeFileAtomic(indexFile(), pretty(registryIndexToJson(index)));
 }
 
@@ -357,7 +362,9 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     const protocol::BenchReport& performance = *in.performance->bench;
     const protocol::Environment& env = correctness.header.environment;
     const std::string prefix = kernelIdPrefix(in.task, env.gpu);
-    const int version = nextVersion(m_dir, index, prefix);
+    // An unreadable ledger is rewritten from the index below; the folders still guard the IDs.
+    auto ledger = readLedger(m_dir);
+    const int version = nextVersion(m_dir, index, ledger ? ledger.value() : std::nullopt, prefix);
     RegistryEntry e;
     e.id = kernelId(prefix, version);
     e.version = version;
@@ -515,7 +522,15 @@ Result<void> Registry::remove(const std::string& id) const
     const fs::path trash = m_dir / kTrashDir / (id + "." + std::to_string(::getpid()));
     fs::create_directories(trash.parent_path(), ec);
     fs::rename(entryDirectory(id), trash, ec);
-    fs::remove_all(ec ? entryDirectory(id) : trash, ec);
+    const fs::path left = ec ? entryDirectory(id) : trash;
+    ec = registryFault("remove");
+    if (!ec)
+        fs::remove_all(left, ec);
+    if (ec)
+        return registryError(m_dir, "remove " + id,
+                             "it is out of the index, but its folder could not be deleted: " + ec.message() + " (" +
+                                 left.string() + ")",
+                             "make the registry writable, then `kforge registry check --prune` deletes it");
     return {};
 }
 

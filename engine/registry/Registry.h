@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,10 @@ struct RegistryEntry {
     std::string deprecatedAt;
     std::string deprecationReason;
     std::vector<RegistryFile> files;
+    /// Not stored in the index: read from the version's signed promotion.json by
+    /// Registry::listing(), so `registry list` and the workbench show what the record says.
+    bool unsignedEvidence = false;                            ///< promoted with --allow-unsigned
+    std::optional<protocol::SignatureState> recordSignature;  ///< the record's signature, checked live
 
     bool deprecated() const { return status == "deprecated"; }
     /// "B=8192 D=4096; B=4096 D=8192"
@@ -82,6 +87,15 @@ struct RegistryDrift {
     std::string file;        ///< path relative to the registry folder, if one is involved
     std::string problem;     ///< one sentence
     std::string hint;        ///< what to do
+    /// A repair (`check --prune`) could not write the registry; `problem` gives the cause. The
+    /// CLI exits 3 for it (docs/cli.md: a registry that cannot be written).
+    bool notWritten = false;
+};
+
+/// What `check --reindex` rebuilt and what it could not bring back.
+struct ReindexReport {
+    std::vector<std::string> skipped;   ///< "<id>: why", version folders left out of the index
+    std::vector<std::string> notes;     ///< one sentence each: what was restored from where, what was reset
 };
 
 struct PromotionInput {
@@ -146,12 +160,17 @@ public:
     Result<std::vector<RegistryDrift>> check(bool prune = false) const;
     /// Rebuilds a missing or unreadable index from the version folders' records. Only complete
     /// versions (every recorded file present with its hash) are listed; the others are named in
-    /// the result and left untouched. Refuses when the index reads fine. Deprecation states are
-    /// not in the records, so every version comes back active.
-    Result<std::vector<std::string>> reindex() const;
+    /// the result and left untouched. Refuses when the index reads fine. The settings, removed
+    /// IDs and deprecation states come back from the ledger (RegistryLedger.h); what it cannot
+    /// restore is said in the report's notes.
+    Result<ReindexReport> reindex() const;
+    /// The index with each entry's unsignedEvidence and recordSignature read from its
+    /// promotion.json (an unreadable record leaves them unset: `check` names it).
+    Result<RegistryIndex> listing() const;
 
 private:
     Result<void> writeIndex(const RegistryIndex& index) const;
+    void pruneOrReport(bool prune, const std::set<std::string>& named, std::vector<RegistryDrift>& drift) const;
 
     std::filesystem::path m_dir;
 };

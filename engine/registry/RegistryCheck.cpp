@@ -7,7 +7,9 @@
 #include "engine/protocol/Signature.h"
 #include "engine/registry/KernelId.h"
 #include "engine/registry/Registry.h"
+#include "engine/registry/RegistryHooks.h"
 #include "engine/registry/RegistryInternal.h"
+#include "engine/registry/RegistryLedger.h"
 
 #include <algorithm>
 #include <cmath>
@@ -219,13 +221,34 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
                     "the ones the stored performance report gives (" + protocol::formatFixed(v.geomeanSpeedup, 2) + "×)",
                     "remove the entry; promote again with fresh evidence");
     }
-    // Folders the index does not name: interrupted promotes (or removes), and staging leftovers.
+    pruneOrReport(prune, named, drift);
+    return drift;
+}
+
+// Folders the index does not name: interrupted promotes (or removes), and staging leftovers. A
+// deletion that fails is an error naming its cause (`notWritten`), never a clean report.
+void Registry::pruneOrReport(bool prune, const std::set<std::string>& named, std::vector<RegistryDrift>& drift) const
+{
+    using Sev = RegistryDrift::Severity;
+    std::error_code ec;
+    auto erase = [&](const fs::directory_entry& d, const std::string& name, bool tree) {
+        std::error_code failed = registryFault("prune");
+        if (!failed)
+            tree ? static_cast<void>(fs::remove_all(d.path(), failed)) : static_cast<void>(fs::remove(d.path(), failed));
+        if (!failed)
+            return;
+        RegistryDrift left{Sev::Error, {}, name, "could not delete " + name + ": " + failed.message(),
+                           "make the registry folder writable (or run as its owner), then `kforge registry check --prune` again"};
+        left.notWritten = true;
+        drift.push_back(std::move(left));
+    };
     for (const auto& d : fs::directory_iterator(m_dir, ec)) {
         const std::string name = d.path().filename().string();
-        // An index temp file of a writer killed before its rename (the index itself is intact).
-        if (d.is_regular_file() && name.rfind(std::string(kRegistryIndexFile) + ".tmp.", 0) == 0) {
+        // A temp file of a writer killed before its rename (the index or ledger itself is intact).
+        if (d.is_regular_file() && (name.rfind(std::string(kRegistryIndexFile) + ".tmp.", 0) == 0 ||
+                                    name.rfind(std::string(kLedgerFile) + ".tmp.", 0) == 0)) {
             if (prune)
-                fs::remove(d.path(), ec);
+                erase(d, name, false);
             else
                 drift.push_back({Sev::Warning, {}, name, "a temporary copy of the index left by an interrupted write",
                                  "`kforge registry check --prune` deletes it"});
@@ -238,7 +261,7 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
         if (hidden && fs::is_empty(d.path(), ec))
             continue;
         if (prune) {
-            fs::remove_all(d.path(), ec);
+            erase(d, name, true);
             continue;
         }
         drift.push_back({Sev::Warning, hidden ? std::string() : name, name,
@@ -246,7 +269,6 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
                                 : "a version folder that the index does not name (an interrupted promote or remove)",
                          "`kforge registry check --prune` deletes it"});
     }
-    return drift;
 }
 
 } // namespace kf

@@ -1,8 +1,10 @@
 // The registry's index and entries as JSON (docs/registry.md): the reader, with every field's
-// pointer in its errors, and the writer. Registry.cpp does the file work.
+// pointer in its errors, and the writer; and Registry::listing(), the index with what each signed
+// record says of its evidence. Registry.cpp does the file work.
 #include "engine/registry/Registry.h"
 
 #include "engine/core/JsonReader.h"
+#include "engine/protocol/Signature.h"
 #include "engine/registry/KernelId.h"
 #include "engine/registry/RegistryInternal.h"
 
@@ -178,6 +180,25 @@ Json registryIndexToJson(const RegistryIndex& index)
     if (index.sanitizerPolicy != kDefaultSanitizerPolicy)
         j["sanitizer_policy"] = sanitizerPolicyName(index.sanitizerPolicy);
     return j;
+}
+
+// What `registry list` and the workbench show beside the index: each signed record's word.
+Result<RegistryIndex> Registry::listing() const
+{
+    auto index = load();
+    if (!index)
+        return index;
+    auto key = protocol::loadSigningKey(false);
+    const std::string keyProblem = key ? std::string() : key.error().message();
+    for (RegistryEntry& e : index->kernels) {
+        auto j = jr::readFile(entryDirectory(e.id) / "promotion.json");
+        if (!j)
+            continue;
+        e.recordSignature = protocol::checkSignature(j.value(), key ? &key.value() : nullptr, keyProblem).state;
+        if (const auto it = j->find("unsigned_evidence_accepted"); it != j->end() && it->is_boolean())
+            e.unsignedEvidence = it->get<bool>();
+    }
+    return index;
 }
 
 } // namespace kf

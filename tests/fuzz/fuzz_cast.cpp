@@ -5,9 +5,12 @@
 // evidence (checkModelRun); 'I' a model's input description (checkInputSpec); anything else
 // the rest is manifest.json, put first in an archive whose other entries are the files it lists,
 // with their sizes and hashes made to match, so the fuzzer reaches the op checks instead of
-// stopping at the first hash.
+// stopping at the first hash (a "promotion_json" member of the corpus becomes the bytes of every
+// promotion.json). A package that opens has its ops' evidence read as `cast inspect` reads it
+// (readOpEvidence, with and without a key).
 #include "engine/cast/CastModel.h"
 #include "engine/cast/CastPackage.h"
+#include "engine/cast/CastPackageEvidence.h"
 #include "engine/core/JsonReader.h"
 #include "engine/core/Hmac.h"
 
@@ -16,6 +19,21 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+namespace {
+
+void readEvidence(const kf::Result<kf::cast::Package>& pkg)
+{
+    if (!pkg)
+        return;
+    kf::protocol::SigningKey key{std::string(32, 'k'), "0123456789abcdef", {}};
+    for (const kf::cast::PackageOp& op : pkg->ops) {
+        (void)kf::cast::readOpEvidence(pkg.value(), op, nullptr, "no key").toJson();
+        (void)kf::cast::readOpEvidence(pkg.value(), op, &key, {}).trustText();
+    }
+}
+
+} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
@@ -26,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         kf::cast::ArchiveLimits limits;
         limits.maxTotalBytes = std::uint64_t(64) << 20;   // keep a run's memory bounded
         limits.maxEntryBytes = std::uint64_t(16) << 20;
-        (void)kf::cast::openPackageBytes(rest, "fuzz.cast", limits);
+        readEvidence(kf::cast::openPackageBytes(rest, "fuzz.cast", limits));
         return 0;
     }
     if (data[0] == 'T') {
@@ -64,7 +82,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (!f.is_object() || !f.contains("path") || !f["path"].is_string())
                 continue;
             // task.json entries get a real task when the corpus provides one under "task_json".
-            std::string bytes = manifest.contains("task_json") ? manifest["task_json"].dump() : std::string("x");
+            const std::string path = f["path"].get<std::string>();
+            const bool record = path.size() >= 14 && path.compare(path.size() - 14, 14, "promotion.json") == 0;
+            std::string bytes = record && manifest.contains("promotion_json") ? manifest["promotion_json"].dump()
+                                : manifest.contains("task_json")             ? manifest["task_json"].dump()
+                                                                             : std::string("x");
             auto sha = kf::sha256Hex(bytes);
             if (!sha)
                 return 0;
@@ -73,8 +95,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             archive.entries.push_back({f["path"].get<std::string>(), bytes});
         }
         manifest.erase("task_json");
+        manifest.erase("promotion_json");
         archive.entries.front().bytes = manifest.dump();
     }
-    (void)kf::cast::checkPackage(std::move(archive), "fuzz.cast");
+    readEvidence(kf::cast::checkPackage(std::move(archive), "fuzz.cast"));
     return 0;
 }

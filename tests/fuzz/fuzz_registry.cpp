@@ -1,7 +1,9 @@
-// The registry's files: the index (verified_kernels.json) and a version's promotion.json.
+// The registry's files: the index (verified_kernels.json), its ledger (.ledger.json) and a
+// version's promotion.json.
 #include "engine/core/JsonReader.h"
 #include "engine/registry/Promotion.h"
 #include "engine/registry/Registry.h"
+#include "engine/registry/RegistryLedger.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     if (auto index = kf::parseRegistryIndex(j.value(), "fuzz index"))
         if (!kf::parseRegistryIndex(kf::registryIndexToJson(index.value()), "fuzz index (written back)"))
+            __builtin_trap();
+    if (auto ledger = kf::registry_internal::parseLedger(j.value(), "fuzz ledger"))
+        if (!kf::registry_internal::parseLedger(kf::registry_internal::ledgerToJson(ledger.value()), "fuzz ledger (written back)"))
             __builtin_trap();
     if (auto p = kf::PromotionRecord::fromJson(j.value(), "fuzz promotion.json"))
         if (!kf::PromotionRecord::fromJson(p->toJson(), "fuzz promotion.json (written back)"))

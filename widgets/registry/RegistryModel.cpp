@@ -35,7 +35,8 @@ bool sameShown(const kf::RegistryEntry& a, const kf::RegistryEntry& b)
     return a.op == b.op && a.taskName == b.taskName && a.dtype == b.dtype && a.gpu == b.gpu && a.arch == b.arch &&
            a.benchmarkShapes == b.benchmarkShapes && same(a.geomeanSpeedup, b.geomeanSpeedup) &&
            same(a.minSpeedup, b.minSpeedup) && a.promotedAt == b.promotedAt && a.status == b.status &&
-           a.deprecatedAt == b.deprecatedAt && a.deprecationReason == b.deprecationReason;
+           a.deprecatedAt == b.deprecatedAt && a.deprecationReason == b.deprecationReason &&
+           a.unsignedEvidence == b.unsignedEvidence && a.recordSignature == b.recordSignature;
 }
 
 // NaN is the worst speedup: sorting descending puts it last.
@@ -182,7 +183,8 @@ QVariant RegistryModel::display(const kf::RegistryEntry& e, int column) const
     case DateColumn:
         return localDateText(e.promotedAt);
     case StatusColumn:
-        return qs(e.status);
+        return qs(e.status) + (e.unsignedEvidence ? QStringLiteral(" · ") + qs(kf::kUnsignedEvidenceMarker) : QString()) +
+               (e.recordSignature && kf::signatureBroken(*e.recordSignature) ? tr(" · record edited after signing") : QString());
     default:
         return {};
     }
@@ -234,6 +236,13 @@ QVariant RegistryModel::toolTip(const kf::RegistryEntry& e, int column) const
         break;
     case DateColumn:
         tip = tr("Promoted %1 (UTC)").arg(qs(e.promotedAt));
+        break;
+    case StatusColumn:
+        if (e.recordSignature)
+            tip = tr("promotion.json: %1").arg(qs(kf::signatureTrustText(*e.recordSignature)));
+        if (e.unsignedEvidence)
+            tip += (tip.isEmpty() ? QString() : QStringLiteral("\n")) +
+                   tr("Promoted with --allow-unsigned: its reports' signatures did not hold");
         break;
     default:
         break;

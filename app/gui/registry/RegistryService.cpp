@@ -172,7 +172,8 @@ void RegistryService::refresh()
     const QString directory = m_directory;
     run<IndexResult>(
         [directory] {
-            auto index = kf::Registry(path(directory)).load();
+            // The list's status column shows what each signed record says (unsigned evidence).
+            auto index = kf::Registry(path(directory)).listing();
             if (!index)
                 return IndexResult{false, {}, QObject::tr("The registry index could not be read: %1")
                                                   .arg(sentence(index.error(), QObject::tr("run `kforge registry check` for details")))};

@@ -91,6 +91,7 @@ private slots:
     void columnsShowTheIndexEntry_data();
     void columnsShowTheIndexEntry();
     void deprecatedRowsAreGreyedWithTheReason();
+    void statusSaysWhatTheSignedRecordSays();
     void sortingBySpeedupIsNumeric_data();
     void sortingBySpeedupIsNumeric();
     void sortingByDateIsChronological();
@@ -148,6 +149,27 @@ void TestRegistryModel::deprecatedRowsAreGreyedWithTheReason()
                  qPrintable(cell(m, 3, c, Qt::ToolTipRole)));
         QVERIFY(!m.index(1, c).data(Qt::ForegroundRole).isValid());
     }
+}
+
+// What Registry::listing() read from each promotion.json shows in the Status column.
+void TestRegistryModel::statusSaysWhatTheSignedRecordSays()
+{
+    std::vector<RegistryEntry> entries = sample();
+    entries[1].unsignedEvidence = true;
+    entries[1].recordSignature = kf::protocol::SignatureState::Valid;
+    entries[2].recordSignature = kf::protocol::SignatureState::Altered;
+    RegistryModel m;
+    m.setEntries(entries);
+    QCOMPARE(cell(m, 1, RegistryModel::StatusColumn), QStringLiteral("active · unsigned evidence"));
+    QVERIFY(cell(m, 1, RegistryModel::StatusColumn, Qt::ToolTipRole).contains(QStringLiteral("--allow-unsigned")));
+    QCOMPARE(cell(m, 2, RegistryModel::StatusColumn), QStringLiteral("active · record edited after signing"));
+    QVERIFY(cell(m, 2, RegistryModel::StatusColumn, Qt::ToolTipRole).contains(QStringLiteral("signature does NOT hold")));
+    QCOMPARE(cell(m, 0, RegistryModel::StatusColumn), QStringLiteral("active"));
+    // A record read again that now says so repaints the row.
+    QSignalSpy changed(&m, &QAbstractItemModel::dataChanged);
+    entries[0].unsignedEvidence = true;
+    m.setEntries(entries);
+    QCOMPARE(changed.count(), 1);
 }
 
 void TestRegistryModel::sortingBySpeedupIsNumeric_data()
