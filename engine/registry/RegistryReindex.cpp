@@ -9,6 +9,7 @@
 #include "engine/core/JsonReader.h"
 #include "engine/registry/KernelId.h"
 #include "engine/registry/RegistryInternal.h"
+#include "engine/task/TaskFiles.h"
 
 #include <algorithm>
 
@@ -58,7 +59,7 @@ Result<std::vector<std::string>> Registry::reindex() const
         // Complete means every file the record names is there with its hash.
         bool complete = true;
         for (const RegistryFile& f : record->files) {
-            auto bytes = isSafeRelativePath(f.path) ? readFileBytes(dir / f.path) : Result<std::string>(Error{});
+            auto bytes = isSafeRelativePath(f.path) ? readFileBytes(dir / f.path, kMaxTaskFileBytes) : Result<std::string>(Error{});
             if (!bytes || hashHex(bytes.value()) != f.hash) {
                 skip(f.path + " is missing or differs from its recorded hash");
                 complete = false;
