@@ -101,7 +101,8 @@ Result<std::string> readFileBytes(const fs::path& file, std::size_t maxBytes)
     if (!opened)
         return opened.error();
     auto tooLarge = [&] {
-        return readError(file, "the file is larger than " + byteCountText(maxBytes) + ", the most read from a file like this",
+        return readError(file,
+                         "the file is larger than " + byteCountText(maxBytes) + ", the most KernelForge reads from a file of this kind",
                          "check that it is the right file");
     };
     if (opened->size() > maxBytes)

@@ -5,8 +5,8 @@
 #include "engine/core/Result.h"
 
 #include <cstddef>
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,7 +16,7 @@ namespace kf {
 /// What readFileBytes reads unless told otherwise: more than any text file of ours.
 inline constexpr std::size_t kMaxReadBytes = std::size_t(64) << 20;
 
-/// A read-only descriptor of a regular file; closed with the object.
+/// A read-only descriptor of a regular file (openRegularFile); closed with the object.
 class RegularFile {
 public:
     RegularFile() = default;
