@@ -11,6 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+
 namespace {
 struct Run {
     int exitCode = -1;
@@ -25,6 +28,26 @@ Run kforge(const QStringList& args, const QProcessEnvironment& env = QProcessEnv
     p.start(KF_KFORGE_BIN, args);
     if (!p.waitForFinished(180000))
         p.kill();
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+// kforge with 4 GiB of address space and `seconds` to finish: an unbounded read of /dev/zero
+// fails instead of filling the machine, a read that blocks is killed (exit -1).
+Run kforgeBounded(const QStringList& args, int seconds)
+{
+    QProcess p;
+    p.setChildProcessModifier([] {
+        const rlimit limit{rlim_t(4) << 30, rlim_t(4) << 30};
+        ::setrlimit(RLIMIT_AS, &limit);
+    });
+    p.start(KF_KFORGE_BIN, args);
+    if (!p.waitForFinished(seconds * 1000)) {
+        p.kill();
+        p.waitForFinished();
+        return {-1, QString::fromUtf8(p.readAllStandardOutput()), "killed after " + QString::number(seconds) + " s: " +
+                                                                      QString::fromUtf8(p.readAllStandardError())};
+    }
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
             QString::fromUtf8(p.readAllStandardError())};
 }
@@ -46,6 +69,8 @@ private slots:
     void usageErrors();
     void faultsAreNamedWhereTheyAre_data();
     void faultsAreNamedWhereTheyAre();
+    void specialFilesAndLinksAreRefused_data();
+    void specialFilesAndLinksAreRefused();
     void generate_data();
     void generate();
     void agentVerbs_data();
@@ -255,6 +280,81 @@ void TestCli::faultsAreNamedWhereTheyAre()
     QVERIFY2((r.out + r.err).contains(needle), qPrintable(r.err + r.out.left(2000)));
     if (!absent.isEmpty())
         QVERIFY2(!(r.out + r.err).contains(absent), qPrintable(r.err + r.out.left(2000)));
+}
+
+void TestCli::specialFilesAndLinksAreRefused_data()
+{
+    QTest::addColumn<QString>("setup");
+    QTest::addColumn<QStringList>("args");   // TASK: the prepared task folder, TMP: the folder around it
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("needle");     // in stdout + stderr
+    QTest::newRow("a candidate linking to /dev/zero") << "zero" << QStringList{"compile", "TASK", "--candidate", "naive.cu"} << 2
+                                                      << "naive.cu is a symbolic link to /dev/zero, outside the task folder";
+    QTest::newRow("a FIFO candidate") << "fifo" << QStringList{"compile", "TASK", "--candidate", "naive.cu"} << 2
+                                      << "naive.cu: it is not a regular file but a named pipe (FIFO)";
+    QTest::newRow("a candidate linking to a secret") << "secret" << QStringList{"compile", "TASK"} << 2
+                                                     << "at /candidates/0/file: naive.cu is a symbolic link to";
+    QTest::newRow("a candidate linking to a .cu outside") << "other" << QStringList{"compile", "TASK"} << 2
+                                                          << "at /candidates/1/file: optimized.cu is a symbolic link to";
+    QTest::newRow("a candidate linking inside the task") << "inside" << QStringList{"compile", "TASK", "--arch", "sm_90"} << 0
+                                                         << "naive.cu [sm_90]: compiled in";
+    QTest::newRow("a 5 MiB candidate") << "large" << QStringList{"compile", "TASK", "--candidate", "naive.cu"} << 2
+                                       << "larger than 4 MiB";
+    QTest::newRow("reference.torchscript linking to a secret") << "script" << QStringList{"validate", "TASK"} << 2
+                                                               << "at /reference/torchscript: scale_softmax.pt is a symbolic link to";
+    QTest::newRow("compile /dev/zero") << "" << QStringList{"compile", "/dev/zero"} << 2
+                                       << "/dev/zero: it is not a regular file but a character device";
+    QTest::newRow("compile a FIFO") << "" << QStringList{"compile", "TMP/pipe.cu"} << 2 << "not a regular file but a named pipe (FIFO)";
+}
+
+void TestCli::specialFilesAndLinksAreRefused()
+{
+    QFETCH(QString, setup);
+    QFETCH(QStringList, args);
+    QFETCH(int, exitCode);
+    QFETCH(QString, needle);
+    QTemporaryDir tmp;
+    const QString secret = "kf-secret-first-line: never printed";
+    QFile s(tmp.filePath("secret.txt"));
+    QVERIFY(s.open(QIODevice::WriteOnly));
+    s.write((secret + "\nmore\n").toUtf8());
+    s.close();
+    QCOMPARE(::mkfifo(QFile::encodeName(tmp.filePath("pipe.cu")).constData(), 0600), 0);
+    const QString example = setup == "script" ? KF_SOURCE_DIR "/tests/data/generate/gen_script_scale_softmax_fp32"
+                                              : kExamples + "/vector_add";
+    const QString task = tmp.filePath("task");
+    QVERIFY(QDir().mkpath(task + "/src"));
+    for (const QString& f : QDir(example).entryList(QDir::Files))
+        QVERIFY(QFile::copy(example + "/" + f, task + "/" + f));
+    const QString naive = task + "/naive.cu";
+    if (setup == "zero") {
+        QVERIFY(QFile::remove(naive) && QFile::link("/dev/zero", naive));
+    } else if (setup == "fifo") {
+        QVERIFY(QFile::remove(naive));
+        QCOMPARE(::mkfifo(QFile::encodeName(naive).constData(), 0600), 0);
+    } else if (setup == "secret") {
+        QVERIFY(QFile::remove(naive) && QFile::link(tmp.filePath("secret.txt"), naive));
+    } else if (setup == "other") {
+        QVERIFY(QFile::rename(task + "/optimized.cu", tmp.filePath("optimized.cu")));
+        QVERIFY(QFile::link(tmp.filePath("optimized.cu"), task + "/optimized.cu"));
+    } else if (setup == "inside") {
+        QVERIFY(QFile::rename(naive, task + "/src/naive.cu") && QFile::link("src/naive.cu", naive));
+    } else if (setup == "large") {
+        QFile big(naive);
+        QVERIFY(big.open(QIODevice::Append));
+        big.write(QByteArray(5 << 20, ' '));
+    } else if (setup == "script") {
+        QVERIFY(QFile::remove(task + "/scale_softmax.pt") && QFile::link(tmp.filePath("secret.txt"), task + "/scale_softmax.pt"));
+    }
+    for (QString& a : args)
+        a.replace("TASK", task).replace("TMP", tmp.path());
+    const Run r = kforgeBounded(args, 60);
+    if (exitCode == 0 && r.exitCode == 3)
+        QSKIP("NVRTC unavailable");
+    const QString all = r.out + r.err;
+    QVERIFY2(r.exitCode == exitCode, qPrintable(QString::number(r.exitCode) + ": " + all.left(2000)));
+    QVERIFY2(all.contains(needle), qPrintable(all.left(2000)));
+    QVERIFY2(!all.contains(secret), "the secret file's first line was printed");
 }
 
 void TestCli::generate_data()

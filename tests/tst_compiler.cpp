@@ -10,8 +10,14 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <chrono>
+#include <fcntl.h>
 #include <fstream>
+#include <future>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace kf;
 
@@ -46,6 +52,8 @@ private slots:
     void includesStayInsideTheTask_data();
     void includesStayInsideTheTask();
     void taskCompileRefusesAnOutsideInclude();
+    void taskCompileReadsOnlyTheTasksOwnSource_data();
+    void taskCompileReadsOnlyTheTasksOwnSource();
     void initTestCase();
     void loweredNames();
     void architectures_data();
@@ -361,6 +369,75 @@ void TestCompiler::taskCompileRefusesAnOutsideInclude()
     QVERIFY2(qs(r->diagnostics.front().message).contains("reads /etc/passwd"), r->diagnostics.front().message.c_str());
     QVERIFY(r->log.find("root:") == std::string::npos); // nothing of the file reached a diagnostic
     QVERIFY(r->ptx.empty());
+}
+
+void TestCompiler::taskCompileReadsOnlyTheTasksOwnSource_data()
+{
+    QTest::addColumn<QString>("setup");   // what k.cu is
+    QTest::addColumn<QString>("says");    // empty: the request holds the kernel
+    QTest::newRow("a link to /dev/zero") << "zero" << "k.cu is a symbolic link to /dev/zero, outside the task folder";
+    QTest::newRow("a FIFO") << "fifo" << "not a regular file but a named pipe (FIFO)";
+    QTest::newRow("a link to a secret outside the task") << "secret" << "k.cu is a symbolic link to ";
+    QTest::newRow("a link to a .cu outside the task") << "other" << "outside the task folder";
+    QTest::newRow("a link inside the task") << "inside" << "";
+    QTest::newRow("a 5 MiB source") << "large" << "larger than 4 MiB";
+}
+
+void TestCompiler::taskCompileReadsOnlyTheTasksOwnSource()
+{
+    // The candidate itself follows the rule its #includes follow: the task's own regular file,
+    // read with a cap, or one sentence naming it; never a byte of the refused file.
+    QFETCH(QString, setup);
+    QFETCH(QString, says);
+    QTemporaryDir tmp;
+    const std::filesystem::path root = tmp.path().toStdString(), task = root / "t";
+    std::filesystem::create_directories(task);
+    const std::string kernel = "__global__ void k(float* y) { y[0] = 1.0f; }\n";
+    const char* secret = "kf-secret-first-line: never in a message";
+    std::ofstream(root / "secret.txt") << secret << "\n";
+    std::ofstream(root / "other.cu") << kernel;
+    std::ofstream(task / "real.cu") << kernel;
+    const std::filesystem::path k = task / "k.cu";
+    if (setup == "zero")
+        std::filesystem::create_symlink("/dev/zero", k);
+    else if (setup == "fifo")
+        QCOMPARE(::mkfifo(k.c_str(), 0600), 0);
+    else if (setup == "secret")
+        std::filesystem::create_symlink(root / "secret.txt", k);
+    else if (setup == "other")
+        std::filesystem::create_symlink(root / "other.cu", k);
+    else if (setup == "inside")
+        std::filesystem::create_symlink("real.cu", k);
+    else
+        std::ofstream(k) << std::string(5 << 20, ' ') << kernel;
+    Task t;
+    t.directory = task;
+    Candidate c;
+    c.file = "k.cu";
+    rusage before{}, after{};
+    ::getrusage(RUSAGE_SELF, &before);
+    auto pending = std::async(std::launch::async, [&] { return compileRequestFor(t, c, "sm_90"); });
+    if (pending.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+        // The old reader waited for a writer forever: release it, then fail.
+        if (const int fd = ::open(k.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC); fd >= 0)
+            ::close(fd);
+        pending.wait();
+        QFAIL("reading the candidate blocked for 10 s");
+    }
+    auto req = pending.get();
+    ::getrusage(RUSAGE_SELF, &after);
+    QVERIFY2(after.ru_maxrss - before.ru_maxrss < 64 * 1024, "reading the candidate took more than 64 MiB");
+    if (says.isEmpty()) {
+        KF_VERIFY_OK(req);
+        QCOMPARE(qs(req->source), qs(kernel));
+        QCOMPARE(qs(req->fileName), qs(k.string()));
+        return;
+    }
+    QVERIFY2(!req.ok(), req ? req->source.substr(0, 200).c_str() : "");
+    const QString message = qs(req.error().message());
+    QVERIFY2(message.contains(says), qPrintable(message));
+    QVERIFY2(!message.contains(secret), qPrintable(message));
+    QCOMPARE(qs(req.error().file), qs(k.string()));
 }
 
 QTEST_GUILESS_MAIN(TestCompiler)

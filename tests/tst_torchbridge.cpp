@@ -8,14 +8,17 @@
 #include "engine/verify/Compare.h"
 #include "testutil.h"
 
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
+#include <sys/stat.h>
 
 using namespace kf;
 using namespace kf::device;
@@ -826,6 +829,25 @@ void TestTorchBridge::torchScriptErrors()
     QVERIFY(!r);
     QCOMPARE(qs(r.error().message()), QStringLiteral("reference TorchScript module returned 2 tensor(s) but the task has 1 "
                                                      "output(s); they map to the outputs in order"));
+
+    // The module is the task's own regular file (engine/task/TaskFiles.h): a link out of the task
+    // folder is refused even when it names a valid module, and a FIFO is refused unread.
+    QTemporaryDir tmp;
+    const std::filesystem::path root = tmp.path().toStdString();
+    std::filesystem::create_directories(root / "task");
+    std::filesystem::copy_file(std::filesystem::path(KF_TEST_DATA_DIR) / "torchbridge_ref.pt", root / "outside.pt");
+    std::filesystem::create_symlink(root / "outside.pt", root / "task" / "linked.pt");
+    QCOMPARE(::mkfifo((root / "task" / "pipe.pt").c_str(), 0600), 0);
+    for (const auto& [file, says] : {std::pair<std::string, std::string>{"linked.pt", "linked.pt is a symbolic link to " +
+                                                                                        (root / "outside.pt").string() +
+                                                                                        ", outside the task folder"},
+                                     {"pipe.pt", "pipe.pt: it is not a regular file but a named pipe (FIFO)"}}) {
+        Task t = scriptTask(file, 2);
+        t.directory = root / "task";
+        auto refused = TorchBridge::prepareReference(t, raws(in));
+        QVERIFY2(!refused, file.c_str());
+        QVERIFY2(qs(refused.error().message()).contains(qs(says)), refused.error().message().c_str());
+    }
 
     std::map<std::string, HostTensor> bad{{"x", HostTensor(DType::F32, {2, 3})}, {"w", HostTensor(DType::F32, {2})}};
     auto ref2 = TorchBridge::prepareReference(scriptTask("torchbridge_ref.pt", 2), raws(bad));

@@ -136,7 +136,8 @@ int run(const CompileArgs& a)
             }
         }
     } else {
-        auto source = readFileBytes(path);
+        // A regular file of at most what NVRTC is given: /dev/zero or a FIFO is refused, not read.
+        auto source = readFileBytes(path, kMaxSourceBytes);
         if (!source) {
             std::cerr << "kforge: " << source.error().message() << '\n';
             return kExitUsage;

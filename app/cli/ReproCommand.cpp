@@ -2,6 +2,7 @@
 
 #include "ExitCodes.h"
 #include "RunnerSession.h"
+#include "engine/compile/Compiler.h"
 #include "engine/core/Files.h"
 #include "engine/repro/Repro.h"
 
@@ -68,7 +69,7 @@ int runRepro(const RunArgs& a)
     const Candidate* candidate = b.task.findCandidate(b.kase.candidateFile);
     std::optional<std::string> source;
     if (!a.candidateSource.empty()) {
-        auto bytes = readFileBytes(a.candidateSource);
+        auto bytes = readFileBytes(a.candidateSource, kMaxSourceBytes);
         if (!bytes) {
             std::cerr << "kforge: " << bytes.error().message() << '\n';
             return kExitUsage;

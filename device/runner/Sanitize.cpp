@@ -127,7 +127,7 @@ std::string lastLines(const fs::path& file, std::size_t bytes = 600)
 // The child's final message: a report (its verdict) or an error (why it could not run).
 std::string childOutcome(const fs::path& out)
 {
-    auto text = readFileBytes(out);
+    auto text = readFileBytes(out, protocol::kMaxLineBytes);   // one report
     if (!text)
         return "no output";
     std::string outcome = "no report";
@@ -299,9 +299,10 @@ protocol::SanitizerSection runSanitizer(Channel& channel, const RunPlan& plan, c
             section.tools.push_back(run);
             continue;
         }
-        auto text = readFileBytes(c.xml);
+        auto text = readFileBytes(c.xml);   // 64 MiB, what parseSanitizerXml reads
         if (!text) {
-            run.error = "compute-sanitizer wrote no XML (exit code " + std::to_string(run.exitCode) + "): " + lastLines(c.err);
+            run.error = "compute-sanitizer wrote no XML that could be read (" + text.error().why + "; exit code " +
+                        std::to_string(run.exitCode) + "): " + lastLines(c.err);
             section.tools.push_back(run);
             continue;
         }

@@ -2,6 +2,8 @@
 // task inputs in the order the task names them. Its own unit because <torch/script.h> is the
 // slowest header of LibTorch to compile.
 #include "device/runner/TorchBridgeInternal.h"
+#include "engine/core/Files.h"
+#include "engine/task/TaskFiles.h"
 
 #include <torch/script.h>
 
@@ -83,14 +85,25 @@ private:
 Result<std::unique_ptr<TorchBridge::Reference>> makeScriptReference(const Task& task, std::vector<at::Tensor> scriptInputs,
                                                                     bool golden)
 {
-    const std::filesystem::path file = task.directory / task.reference.torchscript;
+    const std::filesystem::path spelled = task.directory / task.reference.torchscript;
     const std::string what = "load the TorchScript reference"; // the file goes in Error::file
     std::error_code ec;
     if (task.reference.torchscript.empty())
         return bridgeError(what, "the task names no TorchScript file");
-    if (!std::filesystem::is_regular_file(file, ec))
+    if (!std::filesystem::exists(spelled, ec))
         return Error{what, "the TorchScript file does not exist",
-                     "save the module with torch.jit.save into the task folder", file.string(), {}};
+                     "save the module with torch.jit.save into the task folder", spelled.string(), {}};
+    // Inside the task folder once links are followed, and a regular file (a FIFO would block the
+    // load): engine/task/TaskFiles.h. The module is loaded from the resolved path.
+    auto resolved = resolveTaskFile(task.directory, task.reference.torchscript);
+    if (!resolved)
+        return resolved.error();
+    if (auto regular = openRegularFile(*resolved); !regular) {
+        Error e = regular.error();
+        e.file = spelled.string();
+        return e;
+    }
+    const std::filesystem::path file = *resolved;
     try {
         // Parameters and buffers go where the inputs are (CUDA device 0 in CUDA mode).
         std::optional<c10::Device> device;
@@ -104,7 +117,7 @@ Result<std::unique_ptr<TorchBridge::Reference>> makeScriptReference(const Task& 
             std::make_unique<ScriptReference>(std::move(module), std::move(scriptInputs), task, golden));
     } catch (const c10::Error& e) {
         Error err = torchError(what, e);
-        err.file = file.string();
+        err.file = spelled.string();
         return err;
     }
 }

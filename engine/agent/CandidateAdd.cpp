@@ -3,6 +3,7 @@
 #include "engine/compile/Compiler.h"
 #include "engine/compile/TaskCompile.h"
 #include "engine/core/Files.h"
+#include "engine/core/JsonReader.h"
 #include "engine/core/Text.h"
 #include "engine/task/Task.h"
 #include "engine/task/TaskEdit.h"
@@ -184,7 +185,7 @@ Result<AddedCandidate> addCandidate(const AddCandidateRequest& r)
         return fail("no such file", sourceName, "give the .cu file the agent wrote");
     if (fs::file_size(r.source, ec) > kMaxSourceBytes)
         return fail("the file is larger than " + std::to_string(kMaxSourceBytes >> 20) + " MiB", sourceName);
-    auto source = readFileBytes(r.source);
+    auto source = readFileBytes(r.source, kMaxSourceBytes);
     if (!source)
         return source.error();
     if (auto problem = sourceProblem(*source, sourceName))
@@ -207,7 +208,7 @@ Result<AddedCandidate> addCandidate(const AddCandidateRequest& r)
                                                     "source's first comment");
         if (fs::file_size(r.planFile, ec) > kMaxPlanBytes)
             return fail("the plan is larger than 1 MiB", planOrigin);
-        auto text = readFileBytes(r.planFile);
+        auto text = readFileBytes(r.planFile, kMaxPlanBytes);
         if (!text)
             return text.error();
         plan = parsePlanJson(*text, planOrigin);
@@ -248,7 +249,7 @@ Result<AddedCandidate> addCandidate(const AddCandidateRequest& r)
         named["description"] = r.description.empty() ? std::string("added by kforge candidate add") : r.description;
     else if (!r.description.empty())
         named["description"] = r.description;
-    auto taskJson = readFileBytes(jsonPath);
+    auto taskJson = readFileBytes(jsonPath, json::kMaxJsonFileBytes);
     if (!taskJson)
         return taskJson.error();
     nlohmann::ordered_json whole = nlohmann::ordered_json::parse(*taskJson, nullptr, false);

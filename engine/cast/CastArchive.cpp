@@ -1,5 +1,7 @@
 #include "engine/cast/CastArchive.h"
 
+#include "engine/core/Files.h"
+
 #include <zip.h>
 
 #include <sys/stat.h>
@@ -223,11 +225,25 @@ Result<Archive> readArchive(const fs::path& file, const ArchiveLimits& limits)
     if (fs::is_symlink(status) ? !fs::is_regular_file(fs::status(file, ec)) : !fs::is_regular_file(status))
         return Error{"read package " + file.string(), "it is not a regular file", "pass a .cast file", file.string(), {},
                      kCastNoSuchFile};
+    // Through a descriptor checked to be a regular file (engine/core/Files.h): a FIFO or a device
+    // put in the file's place after the checks above is refused, not opened blocking.
+    auto openZip = [&](int flags, int* err) -> ZipPtr {
+        auto opened = openRegularFile(file);
+        if (!opened) {
+            *err = ZIP_ER_OPEN;
+            return nullptr;
+        }
+        ZipPtr za(zip_fdopen(opened->fd(), flags, err));
+        if (za)
+            opened->release(); // libzip closes it now
+        return za;
+    };
     int err = 0;
-    ZipPtr za(zip_open(file.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &err));
+    ZipPtr za = openZip(ZIP_CHECKCONS, &err);
     if (!za && err == ZIP_ER_EXISTS) {
         // Two entries share a name: open without the consistency checks so pass 1 names them.
-        ZipPtr loose(zip_open(file.c_str(), ZIP_RDONLY, nullptr));
+        int looseErr = 0;
+        ZipPtr loose = openZip(0, &looseErr);
         if (loose) {
             auto named = readOpen(loose.get(), file.string(), limits);
             if (!named)

@@ -304,7 +304,7 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
             return badArgument("\"" + mf.name + "\" cannot name a model", "use letters, digits and _: --model NAME=FILE");
         if (!modelNames.insert(mf.name).second)
             return badArgument("two models are named " + mf.name, "name them: --model NAME=FILE");
-        auto bytes = readFileBytes(m.file);
+        auto bytes = readFileBytes(m.file, ArchiveLimits{}.maxEntryBytes);
         if (!bytes)
             return Error{bytes.error().what, bytes.error().why, bytes.error().hint, bytes.error().file, {}, kCastBadArgument};
         mf.modelBytes = std::move(bytes.value());
@@ -323,7 +323,7 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
                                    "give its inputs with --inputs shapes.json or --inputs example.pt");
             mf.inputsKind = "program";
         } else {
-            auto in = readFileBytes(m.inputs);
+            auto in = readFileBytes(m.inputs, ArchiveLimits{}.maxEntryBytes);
             if (!in)
                 return Error{in.error().what, in.error().why, in.error().hint, in.error().file, {}, kCastBadArgument};
             mf.inputsBytes = std::move(in.value());
@@ -423,7 +423,7 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
         std::sort(regFiles.begin(), regFiles.end());
         Json sources = Json::array();
         for (const std::string& rel : regFiles) {
-            auto bytes = readFileBytes(folder / rel);
+            auto bytes = readFileBytes(folder / rel, ArchiveLimits{}.maxEntryBytes);
             if (!bytes)
                 return bytes.error();
             if (auto r = add(reg + rel, std::move(bytes.value())); !r)

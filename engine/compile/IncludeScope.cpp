@@ -110,11 +110,18 @@ struct Scanner {
                                                    " deep cannot be checked against the task's files; flatten the includes"));
                 continue;
             }
+            // A header that is a FIFO or a device would hang NVRTC or never end: it is refused
+            // here, by the bounded reader, and so is one that cannot be read (its includes
+            // could not be checked).
             auto bytes = readFileBytes(real);
+            if (!bytes) {
+                problems.push_back(at(file, d, std::string("#include ") + open + d.name + close + " cannot be checked: " +
+                                                   bytes.error().why));
+                continue;
+            }
             // Nested quoted includes resolve from the folder the header was opened through (a
             // symbolic link's folder, not its target's), as the compiler resolves them.
-            if (bytes)
-                scan(bytes.value(), found.string(), found.parent_path(), depth + 1);
+            scan(bytes.value(), found.string(), found.parent_path(), depth + 1);
         }
     }
 };

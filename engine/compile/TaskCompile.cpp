@@ -1,7 +1,7 @@
 #include "engine/compile/TaskCompile.h"
 
 #include "engine/compile/Compiler.h"
-#include "engine/core/Files.h"
+#include "engine/task/TaskFiles.h"
 
 #include <algorithm>
 #include <iterator>
@@ -12,7 +12,8 @@ namespace kf {
 
 Result<CompileRequest> compileRequestFor(const Task& task, const Candidate& candidate, const std::string& arch)
 {
-    auto source = readFileBytes(task.directory / candidate.file);
+    // Inside the task folder, a regular file, at most what NVRTC is given (engine/task/TaskFiles.h).
+    auto source = readTaskFile(task.directory, candidate.file, kMaxSourceBytes);
     if (!source)
         return source.error();
     return compileRequestFor(task, candidate, arch, std::move(source.value()));

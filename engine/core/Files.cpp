@@ -1,27 +1,134 @@
 #include "engine/core/Files.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
 #include <random>
-#include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace fs = std::filesystem;
 
 namespace kf {
 
-Result<std::string> readFileBytes(const fs::path& file)
+namespace {
+
+// What a file that is not a regular one is, for the sentence that refuses it.
+const char* typeName(mode_t mode)
 {
-    std::ifstream in(file, std::ios::binary);
-    if (!in)
-        return Error{"read " + file.string(), std::string("cannot open the file: ") + std::strerror(errno),
-                     "check that it exists and is readable", file.string(), {}};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    switch (mode & S_IFMT) {
+    case S_IFDIR: return "a folder";
+    case S_IFIFO: return "a named pipe (FIFO)";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFSOCK: return "a socket";
+    default: return "not a regular file";
+    }
+}
+
+Error readError(const fs::path& file, std::string why, std::string hint = "check that it exists and is readable")
+{
+    return Error{"read " + file.string(), std::move(why), std::move(hint), file.string(), {}};
+}
+
+Error notRegular(const fs::path& file, mode_t mode)
+{
+    return readError(file, std::string("it is not a regular file but ") + typeName(mode) +
+                               "; KernelForge reads only regular files",
+                     "give the path of a regular file");
+}
+
+} // namespace
+
+RegularFile::RegularFile(RegularFile&& o) noexcept : m_fd(std::exchange(o.m_fd, -1)), m_size(o.m_size) {}
+
+RegularFile& RegularFile::operator=(RegularFile&& o) noexcept
+{
+    if (this != &o) {
+        RegularFile old(std::move(*this));
+        m_fd = std::exchange(o.m_fd, -1);
+        m_size = o.m_size;
+    }
+    return *this;
+}
+
+RegularFile::~RegularFile()
+{
+    if (m_fd >= 0)
+        ::close(m_fd);
+}
+
+int RegularFile::release()
+{
+    return std::exchange(m_fd, -1);
+}
+
+Result<RegularFile> openRegularFile(const fs::path& file)
+{
+    // By type first: opening a device can have effects of its own (a tape rewinds, a watchdog arms).
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0)
+        return readError(file, std::string("cannot open the file: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return notRegular(file, st.st_mode);
+    // Then on the descriptor: a FIFO swapped in after the stat opens without blocking and is refused here.
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return readError(file, std::string("cannot open the file: ") + std::strerror(errno));
+    RegularFile opened(fd, 0);
+    if (::fstat(fd, &st) != 0)
+        return readError(file, std::string("cannot stat the file: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return notRegular(file, st.st_mode);
+    return RegularFile(opened.release(), static_cast<std::uint64_t>(st.st_size));
+}
+
+std::string byteCountText(std::uint64_t bytes)
+{
+    if (bytes >= (std::uint64_t(1) << 20) && bytes % (std::uint64_t(1) << 20) == 0)
+        return std::to_string(bytes >> 20) + " MiB";
+    if (bytes >= 1024 && bytes % 1024 == 0)
+        return std::to_string(bytes >> 10) + " KiB";
+    return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+}
+
+Result<std::string> readFileBytes(const fs::path& file, std::size_t maxBytes)
+{
+    auto opened = openRegularFile(file);
+    if (!opened)
+        return opened.error();
+    auto tooLarge = [&] {
+        return readError(file,
+                         "the file is larger than " + byteCountText(maxBytes) + ", the most KernelForge reads from a file of this kind",
+                         "check that it is the right file");
+    };
+    if (opened->size() > maxBytes)
+        return tooLarge();
+    // At most maxBytes + 1 bytes: a file that grew past the limit is refused without reading the rest.
+    std::string bytes(static_cast<std::size_t>(opened->size()) + 1, '\0');
+    std::size_t got = 0;
+    for (;;) {
+        if (got == bytes.size()) {
+            if (bytes.size() > maxBytes)
+                return tooLarge();
+            bytes.resize(std::min<std::size_t>(maxBytes, std::max<std::size_t>(2 * bytes.size(), 64 << 10)) + 1);
+        }
+        const ssize_t n = ::read(opened->fd(), bytes.data() + got, bytes.size() - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return readError(file, std::string("a read failed: ") + std::strerror(errno));
+        if (n == 0)
+            break;
+        got += static_cast<std::size_t>(n);
+    }
+    if (got > maxBytes)
+        return tooLarge();
+    bytes.resize(got);
+    return bytes;
 }
 
 Result<void> writeFileAtomic(const fs::path& file, std::string_view bytes)

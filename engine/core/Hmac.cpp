@@ -1,11 +1,12 @@
 #include "engine/core/Hmac.h"
 
 #include "engine/core/DynamicLibrary.h"
+#include "engine/core/Files.h"
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <mutex>
+#include <unistd.h>
 
 namespace kf {
 
@@ -152,16 +153,21 @@ Result<std::string> sha256OfFile(const std::string& path)
     Sha256 h;
     if (auto r = h.ready(); !r)
         return r.error();
-    std::ifstream in(path, std::ios::binary);
+    // A regular file only (engine/core/Files.h): a FIFO would block, /dev/zero never end.
+    auto in = openRegularFile(path);
     if (!in)
-        return Error{"read a file", std::string("cannot open it: ") + std::strerror(errno), "", path, {}};
+        return in.error();
     std::string buffer(std::size_t(1) << 20, '\0');
-    while (in) {
-        in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-        h.update(std::string_view(buffer.data(), static_cast<std::size_t>(in.gcount())));
+    for (;;) {
+        const ssize_t n = ::read(in->fd(), buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return Error{"read a file", std::string("a read failed: ") + std::strerror(errno), "", path, {}};
+        if (n == 0)
+            break;
+        h.update(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
     }
-    if (in.bad())
-        return Error{"read a file", "a read failed", "", path, {}};
     return h.hex();
 }
 

@@ -1,11 +1,11 @@
 #include "engine/core/JsonReader.h"
 
 #include "engine/core/Echo.h"
+#include "engine/core/Files.h"
 #include "engine/core/JsonCost.h"
 
 #include <algorithm>
 #include <cstddef>
-#include <fstream>
 #include <iterator>
 #include <optional>
 #include <sstream>
@@ -427,24 +427,16 @@ Result<Json> parseText(std::string_view text, const std::string& origin)
 
 Result<Json> readFile(const std::filesystem::path& file)
 {
-    // A FIFO or a device would block or never end; a huge file is not one of ours.
-    std::error_code ec;
-    const auto status = std::filesystem::status(file, ec);
-    if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-        return Error{"read " + file.string(), "it is not a regular file (a folder, a pipe or a device)",
-                     "give the path of a JSON file", file.string(), {}};
-    if (const auto size = std::filesystem::file_size(file, ec); !ec && size > kMaxJsonFileBytes)
-        return Error{"read " + file.string(),
-                     "the file is " + std::to_string(size >> 20) + " MiB, more than the " + std::to_string(kMaxJsonFileBytes >> 20) +
-                         " MiB a JSON file of ours may have",
-                     "check that it is the right file", file.string(), {}};
-    std::ifstream in(file, std::ios::binary);
-    if (!in)
-        return Error{"read " + file.string(), "cannot open the file", "check that it exists and is readable",
-                     file.string(), {}};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return parseText(ss.str(), file.string());
+    // A FIFO or a device would block or never end; a huge file is not one of ours. The one
+    // bounded reader (engine/core/Files.h) refuses both before reading more than the cap.
+    auto bytes = readFileBytes(file, kMaxJsonFileBytes);
+    if (!bytes) {
+        Error e = bytes.error();
+        if (e.why.rfind("it is not a regular file", 0) == 0)
+            e.hint = "give the path of a JSON file";
+        return e;
+    }
+    return parseText(*bytes, file.string());
 }
 
 } // namespace kf::json

@@ -1,11 +1,10 @@
 #include "engine/core/MappedFile.h"
 
+#include "engine/core/Files.h"
+
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <utility>
 
 namespace kf {
@@ -37,26 +36,23 @@ Result<MappedFile> MappedFile::open(const std::filesystem::path& file)
         return Error{"map " + file.string(), std::string(step) + ": " + std::strerror(errno),
                      "check that the file exists and is readable", file.string(), {}};
     };
-    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return fail("cannot open the file");
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        ::close(fd);
-        return fail("cannot stat the file");
+    // A regular file only (engine/core/Files.h): a FIFO would block the open, a device map forever.
+    auto opened = openRegularFile(file);
+    if (!opened) {
+        Error e = opened.error();
+        e.what = "map " + file.string();
+        return e;
     }
     MappedFile m;
-    m.m_size = static_cast<std::size_t>(st.st_size);
+    m.m_size = static_cast<std::size_t>(opened->size());
     if (m.m_size > 0) {
-        void* p = ::mmap(nullptr, m.m_size, PROT_READ, MAP_SHARED, fd, 0);
+        void* p = ::mmap(nullptr, m.m_size, PROT_READ, MAP_SHARED, opened->fd(), 0);
         if (p == MAP_FAILED) {
             m.m_size = 0;
-            ::close(fd);
             return fail("mmap failed");
         }
         m.m_data = static_cast<const unsigned char*>(p);
     }
-    ::close(fd);
     return m;
 }
 

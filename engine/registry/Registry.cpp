@@ -2,6 +2,7 @@
 
 #include "engine/protocol/ReportJson.h"
 
+#include "engine/compile/Compiler.h"
 #include "engine/core/Clock.h"
 #include "engine/core/FileLock.h"
 #include "engine/core/Files.h"
@@ -12,6 +13,7 @@
 #include "engine/registry/RegistryHooks.h"
 #include "engine/registry/RegistryInternal.h"
 #include "engine/registry/RegistryLedger.h"
+#include "engine/task/TaskFiles.h"
 #include "engine/task/TaskHash.h"
 
 #include <algorithm>
@@ -123,11 +125,11 @@ Result<std::vector<Staged>> includeFiles(const Task& task)
              it.increment(ec)) {
             if (!it->is_regular_file())
                 continue;
-            auto bytes = readFileBytes(it->path());
+            const std::string name = (fs::path(inc) / fs::relative(it->path(), root)).lexically_normal().string();
+            auto bytes = readTaskFile(task.directory, name);   // a link out of the task is refused
             if (!bytes)
                 return bytes.error();
-            out.push_back({(fs::path(inc) / fs::relative(it->path(), root)).lexically_normal().string(),
-                           std::move(bytes.value())});
+            out.push_back({name, std::move(bytes.value())});
         }
     }
     return out;
@@ -142,7 +144,7 @@ Result<CurrentFiles> currentFiles(const PromotionInput& in)
     if (!in.task.findCandidate(in.candidateFile))
         return Error{"promote " + in.candidateFile, in.candidateFile + " is not a candidate of task " + in.task.name,
                      "list it with its launch plan under \"candidates\" in task.json", (in.task.directory / "task.json").string(), "/candidates"};
-    auto source = readFileBytes(in.task.directory / in.candidateFile);
+    auto source = readTaskFile(in.task.directory, in.candidateFile, kMaxSourceBytes);
     if (!source)
         return source.error();
     CurrentFiles f;
@@ -405,7 +407,7 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     for (Staged& s : includes.value())
         staged.push_back(std::move(s));
     if (in.task.reference.kind == Reference::Kind::TorchScript) {
-        auto script = readFileBytes(in.task.directory / in.task.reference.torchscript);
+        auto script = readTaskFile(in.task.directory, in.task.reference.torchscript);
         if (!script)
             return script.error();
         staged.push_back({in.task.reference.torchscript.lexically_normal().string(), std::move(script.value())});

@@ -10,6 +10,7 @@
 #include "engine/registry/RegistryHooks.h"
 #include "engine/registry/RegistryInternal.h"
 #include "engine/registry/RegistryLedger.h"
+#include "engine/task/TaskFiles.h"
 
 #include <algorithm>
 #include <cmath>
@@ -80,7 +81,7 @@ Result<std::vector<RegistryDrift>> Registry::check(bool prune) const
         bool hasPromotion = false;
         for (const RegistryFile& f : e.files) {
             hasPromotion = hasPromotion || f.path == "promotion.json";
-            auto bytes = readFileBytes(dir / f.path);
+            auto bytes = readFileBytes(dir / f.path, kMaxTaskFileBytes);
             if (!bytes) {
                 problem(f.path, "the file is missing", "restore it from a backup, or remove the entry");
                 intact = false;

@@ -12,6 +12,7 @@
 #include "engine/registry/KernelId.h"
 #include "engine/registry/RegistryInternal.h"
 #include "engine/registry/RegistryLedger.h"
+#include "engine/task/TaskFiles.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -137,7 +138,7 @@ Result<ReindexReport> Registry::reindex() const
         // Complete means every file the record names is there with its hash.
         bool complete = true;
         for (const RegistryFile& f : record->files) {
-            auto bytes = isSafeRelativePath(f.path) ? readFileBytes(dir / f.path) : Result<std::string>(Error{});
+            auto bytes = isSafeRelativePath(f.path) ? readFileBytes(dir / f.path, kMaxTaskFileBytes) : Result<std::string>(Error{});
             if (!bytes || hashHex(bytes.value()) != f.hash) {
                 skip(f.path + " is missing or differs from its recorded hash");
                 complete = false;

@@ -1,11 +1,13 @@
 #include "engine/repro/Repro.h"
 
+#include "engine/compile/Compiler.h"
 #include "engine/core/Clock.h"
 #include "engine/core/Files.h"
 #include "engine/core/Hash.h"
 #include "engine/core/JsonReader.h"
 #include "engine/protocol/ReportJson.h"
 #include "engine/protocol/VerifyReport.h"
+#include "engine/task/TaskFiles.h"
 #include "engine/task/TaskHash.h"
 #include "engine/verify/Compare.h"
 #include "engine/verify/Npy.h"
@@ -42,29 +44,44 @@ Result<void> copyInto(const fs::path& from, const fs::path& to)
 }
 
 // Everything the task hash covers, and every candidate (task.json names them all, and a task
-// whose candidate files are missing does not load).
+// whose candidate files are missing does not load). Each is read as a task file
+// (engine/task/TaskFiles.h): a link out of the task folder is refused, never copied into a bundle
+// that is made to be shared.
 Result<void> copyTask(const Task& task, const fs::path& to)
 {
-    std::vector<fs::path> items = {"task.json"};
+    auto taskJson = readFileBytes(task.directory / "task.json", json::kMaxJsonFileBytes);
+    if (!taskJson)
+        return taskJson.error();
+    if (auto w = writeFileAtomic(to / "task.json", *taskJson); !w)
+        return w;
+    std::vector<fs::path> items;
     for (const Candidate& c : task.candidates)
         items.emplace_back(c.file);
-    for (const std::string& inc : task.compile.includeDirs)
-        items.emplace_back(inc);
+    for (const std::string& inc : task.compile.includeDirs) {
+        std::error_code ec;
+        for (auto it = fs::recursive_directory_iterator(task.directory / inc, ec); !ec && it != fs::recursive_directory_iterator();
+             it.increment(ec))
+            if (it->is_regular_file() || it->is_symlink())
+                items.push_back(fs::path(inc) / it->path().lexically_relative(task.directory / inc));
+    }
     if (task.reference.kind == Reference::Kind::TorchScript)
         items.push_back(task.reference.torchscript);
     for (const fs::path& item : items) {
         std::error_code ec;
-        if (!fs::exists(task.directory / item, ec))
+        if (!fs::exists(task.directory / item, ec) || fs::is_directory(task.directory / item, ec))
             continue;
-        if (auto r = copyInto(task.directory / item, to / item); !r)
-            return r;
+        auto bytes = readTaskFile(task.directory, item);
+        if (!bytes)
+            return bytes.error();
+        if (auto w = writeFileAtomic(to / item, *bytes); !w)
+            return w;
     }
     return {};
 }
 
 std::string sourceHashOf(const Task& task, const std::string& file)
 {
-    auto bytes = readFileBytes(task.directory / file);
+    auto bytes = readTaskFile(task.directory, file, kMaxSourceBytes);
     return bytes ? hashHex(bytes.value()) : std::string();
 }
 

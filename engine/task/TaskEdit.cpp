@@ -1,6 +1,7 @@
 #include "engine/task/TaskEdit.h"
 
 #include "engine/core/Files.h"
+#include "engine/core/JsonReader.h"
 #include "engine/task/Task.h"
 
 #include <system_error>
@@ -36,7 +37,7 @@ Result<fs::path> append(const fs::path& taskDir, const std::string& file, const 
         return Error{what, file + " already exists in the task folder", renameHint, target.string(), {}};
     if (!source && !fs::is_regular_file(target, ec))
         return Error{what, file + " is not a file in the task folder", {}, target.string(), {}};
-    auto bytes = readFileBytes(jsonPath);
+    auto bytes = readFileBytes(jsonPath, json::kMaxJsonFileBytes);
     if (!bytes)
         return bytes.error();
     nlohmann::ordered_json json = nlohmann::ordered_json::parse(*bytes, nullptr, false);

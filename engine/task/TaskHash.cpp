@@ -1,7 +1,7 @@
 #include "engine/task/TaskHash.h"
 
-#include "engine/core/Files.h"
 #include "engine/core/Hash.h"
+#include "engine/task/TaskFiles.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -16,21 +16,21 @@ std::string taskHash(const Task& task)
     // headers in the include folders and a TorchScript reference. Editing one voids the evidence.
     Hasher h;
     h.add(taskToJson(task).dump());
-    std::vector<std::pair<std::string, std::filesystem::path>> files;
+    std::vector<std::string> files;   // relative to the task folder
     for (const std::string& inc : task.compile.includeDirs) {
         const std::filesystem::path root = task.directory / inc;
         std::error_code ec;
         for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
              !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
             if (it->is_regular_file())
-                files.emplace_back((std::filesystem::path(inc) / std::filesystem::relative(it->path(), root)).generic_string(),
-                                   it->path());
+                files.push_back((std::filesystem::path(inc) / std::filesystem::relative(it->path(), root)).generic_string());
     }
     if (task.reference.kind == Reference::Kind::TorchScript)
-        files.emplace_back(task.reference.torchscript.generic_string(), task.directory / task.reference.torchscript);
+        files.push_back(task.reference.torchscript.generic_string());
     std::sort(files.begin(), files.end());
-    for (const auto& [name, path] : files) {
-        auto bytes = readFileBytes(path);
+    for (const std::string& name : files) {
+        // A link out of the task folder is hashed as unreadable, never as the file it names.
+        auto bytes = readTaskFile(task.directory, name);
         h.add(name).add(bytes ? bytes.value() : std::string("<unreadable>"));
     }
     return h.hex();

@@ -8,6 +8,7 @@
 #include "engine/core/JsonReader.h"
 #include "engine/task/CompileOptions.h"
 #include "engine/task/OpCatalog.h"
+#include "engine/task/TaskFiles.h"
 #include "engine/task/TaskParseInternal.h"
 
 #include <algorithm>
@@ -415,6 +416,9 @@ Task parseTaskOrThrow(const Json& j, const fs::path& dir)
     t.reference = parseReference(o.required("reference"), o.at("reference"), t);
     if (t.reference.kind == Reference::Kind::TorchScript && !dir.empty() && !fs::exists(dir / t.reference.torchscript))
         fail(jr::child(o.at("reference"), "torchscript"), "file \"" + t.reference.torchscript.string() + "\" does not exist in " + dir.string());
+    if (t.reference.kind == Reference::Kind::TorchScript && !dir.empty())
+        if (auto inside = resolveTaskFile(dir, t.reference.torchscript); !inside)
+            fail(jr::child(o.at("reference"), "torchscript"), inside.error().why + "; " + inside.error().hint);
 
     if (const Json* c = o.optional("compile")) {
         Object co(*c, o.at("compile"));

@@ -5,6 +5,7 @@
 
 #include "engine/core/Architectures.h"
 #include "engine/task/OpCatalog.h"
+#include "engine/task/TaskFiles.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -187,6 +188,10 @@ Candidate parseCandidate(const Json& v, const std::string& ptr, const Ctx& ctx)
         fail(o.at("file"), "a candidate is a .cu file");
     if (ctx.dir && !ctx.dir->empty() && !fs::exists(*ctx.dir / c.file))
         fail(o.at("file"), "file \"" + c.file + "\" does not exist in the task folder " + ctx.dir->string());
+    // A link out of the folder would compile, hash and promote another file (engine/task/TaskFiles.h).
+    if (ctx.dir && !ctx.dir->empty())
+        if (auto inside = resolveTaskFile(*ctx.dir, c.file); !inside)
+            fail(o.at("file"), inside.error().why + "; " + inside.error().hint);
     c.description = o.stringOr("description", "");
     if (const Json* d = o.optional("defines"))
         parseDefines(*d, o.at("defines"), c.defines);

@@ -20,6 +20,7 @@ import zipfile
 import torch
 
 import kernelforge_cast
+import kernelforge_cast._archive
 from kernelforge_cast import PackageError, choose_image
 from kernelforge_cast._expr import ExprError, evaluate
 
@@ -273,6 +274,71 @@ class HostileArchives(unittest.TestCase):
         with self.assertRaises(PackageError) as ctx:
             kernelforge_cast.load(path)
         self.assertIn("not a readable zip archive", str(ctx.exception))
+
+
+# Loads PATH in a child with 512 MiB more address space than it starts with: an unbounded read of
+# /dev/zero fails there (MemoryError) instead of filling the machine.
+_BOUNDED_LOAD = """
+import resource, sys
+import kernelforge_cast
+with open("/proc/self/status") as f:
+    vm = next(int(l.split()[1]) for l in f if l.startswith("VmSize:")) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.getrlimit(resource.RLIMIT_AS)[1]))
+try:
+    kernelforge_cast.load(sys.argv[1])
+except kernelforge_cast.PackageError as e:
+    print("refused:", e)
+    sys.exit(0)
+print("loaded")
+"""
+
+
+class SpecialFiles(unittest.TestCase):
+    """A package path that is no regular file is refused by name before a byte is read: no hang on
+    a FIFO, no endless read of /dev/zero, no read of a file larger than a package may be."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        os.mkfifo(os.path.join(self.dir, "pipe.cast"))
+        os.symlink("/dev/zero", os.path.join(self.dir, "zero.cast"))
+        os.symlink("pipe.cast", os.path.join(self.dir, "pipe-link.cast"))
+        with open(os.path.join(self.dir, "huge.cast"), "wb") as f:
+            f.truncate(kernelforge_cast._archive.MAX_PACKAGE_BYTES + 1)   # sparse: no disk used
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_each_is_refused_naming_the_path(self):
+        rows = [
+            ("/dev/zero", "/dev/zero", "not a regular file but a character device"),
+            ("a link to /dev/zero", os.path.join(self.dir, "zero.cast"), "not a regular file but a character device"),
+            ("a FIFO", os.path.join(self.dir, "pipe.cast"), "not a regular file but a named pipe (FIFO)"),
+            ("a link to a FIFO", os.path.join(self.dir, "pipe-link.cast"), "named pipe (FIFO)"),
+            ("a folder", self.dir, "not a regular file but a folder"),
+            ("larger than a package may be", os.path.join(self.dir, "huge.cast"), "a package may have at most"),
+        ]
+        for label, path, message in rows:
+            with self.subTest(label):
+                try:
+                    r = subprocess.run([sys.executable, "-c", _BOUNDED_LOAD, path], capture_output=True, text=True,
+                                       timeout=60)
+                except subprocess.TimeoutExpired:
+                    self.fail("%s: the load did not finish in 60 s" % label)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr[-2000:])
+                self.assertIn("refused: " + path + ": it ", r.stdout)
+                self.assertIn(message, r.stdout)
+
+    def test_in_this_process_a_value_error(self):
+        # (a folder: a regression on /dev/zero or a FIFO must not take this test process with it)
+        with self.assertRaises(ValueError) as ctx:
+            kernelforge_cast.load(self.dir)
+        self.assertIn(self.dir + ": it is not a regular file but a folder", str(ctx.exception))
+
+    @unittest.skipUnless(FIXTURE and os.path.exists(FIXTURE), "needs the package tst_cast exports (KF_CAST_FIXTURE)")
+    def test_a_link_to_a_package_still_loads(self):
+        link = os.path.join(self.dir, "linked.cast")
+        os.symlink(FIXTURE, link)
+        self.assertIn("vector_add", kernelforge_cast.load(link).names)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ names the entry and the problem. The limits are those of KernelForge's own reade
 """
 
 import json
+import os
 import stat
 import zipfile
 import zlib
@@ -24,6 +25,9 @@ MAX_RATIO = 200.0
 RATIO_FLOOR_BYTES = 1 << 20
 MAX_NAME_BYTES = 255
 MAX_MANIFEST_BYTES = 16 << 20
+# The package file itself: its entries unpack to at most MAX_TOTAL_BYTES, and stored or deflated
+# they take about as much; the zip's own records add little.
+MAX_PACKAGE_BYTES = MAX_TOTAL_BYTES + (64 << 20)
 
 
 class PackageError(ValueError):
@@ -83,14 +87,62 @@ def strict_json(data, origin):
         raise PackageError("%s: it is not JSON: %s" % (origin, e)) from None
 
 
-def read_archive(path, origin=None):
-    """{name: bytes} of every entry, in archive order, after the directory checks. ``path`` is a
-    file name or a binary file object (a model inside a package); ``origin`` names it in errors."""
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _not_regular(origin, mode):
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return PackageError("%s: it is not a regular file but %s; a package is a regular .cast file" % (origin, kind))
+
+
+def open_regular_file(path, limit, origin=None):
+    """A binary file object of ``path`` if it is a regular file of at most ``limit`` bytes; else
+    PackageError (a ValueError) naming it. The type is checked before opening (opening a device
+    can have effects of its own), the open does not block (a FIFO would wait for a writer
+    forever) and the type and size are checked again on the opened descriptor, so a FIFO or a
+    device (/dev/zero never ends) swapped in meanwhile is refused before a byte is read."""
     origin = str(path) if origin is None else origin
     try:
-        zf = zipfile.ZipFile(path)
+        st = os.stat(path)
     except FileNotFoundError:
         raise PackageError("%s: the file does not exist" % origin) from None
+    except OSError as e:
+        raise PackageError("%s: it cannot be opened: %s" % (origin, e.strerror)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_regular(origin, st.st_mode)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError as e:
+        raise PackageError("%s: it cannot be opened: %s" % (origin, e.strerror)) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(origin, st.st_mode)
+        if st.st_size > limit:
+            raise PackageError("%s: it is %d bytes; a package may have at most %d" % (origin, st.st_size, limit))
+        os.set_blocking(fd, True)
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    return f
+
+
+def read_archive(path, origin=None):
+    """{name: bytes} of every entry, in archive order, after the directory checks. ``path`` is a
+    file name (a regular file, open_regular_file) or a binary file object (a model inside a
+    package); ``origin`` names it in errors. Reads never exceed the declared, checked sizes."""
+    origin = str(path) if origin is None else origin
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return _read_zip(path, origin)
+    with open_regular_file(path, MAX_PACKAGE_BYTES, origin) as f:
+        return _read_zip(f, origin)
+
+
+def _read_zip(source, origin):
+    try:
+        zf = zipfile.ZipFile(source)
     except (zipfile.BadZipFile, OSError) as e:
         raise PackageError("%s: it is not a readable zip archive: %s" % (origin, e)) from None
     with zf:
