@@ -280,10 +280,12 @@ void TestModelClient::statusErrors_data()
         << Provider::OpenAI
         << QByteArray::fromStdString(json::array({{{"status", 400}, {"body", R"({"error":{"message":"max_tokens is too large"}})"}}}).dump())
         << QString(kModelServer) << "(400): max_tokens is too large" << 1;
-    QTest::newRow("422 quotes the first 300 bytes")
+    // The reply is quoted up to 300 bytes; the error's sentence then cuts any one word of it
+    // past 200 characters, as it does every echo of outside input (engine/core/Echo.h).
+    QTest::newRow("422 quotes the first 300 bytes, a long word clipped")
         << Provider::Anthropic
         << QByteArray::fromStdString(json::array({{{"status", 422}, {"body", "plain words " + std::string(400, 'w')}, {"content_type", "text/plain"}}}).dump())
-        << QString(kModelServer) << "(422): plain words " + QString(288, 'w') + " (check" << 1;
+        << QString(kModelServer) << "(422): plain words " + QString(199, 'w') + QString::fromUtf8("… (288 characters) (check") << 1;
 }
 
 void TestModelClient::statusErrors()
