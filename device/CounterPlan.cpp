@@ -41,8 +41,7 @@ Result<CounterHost> CounterHost::create(const std::string& chip, const std::vect
         list += (list.empty() ? "" : ", ") + c;
     }
     if (!known)
-        return Error{"plan hardware counters", "CUPTI does not know the chip \"" + chip + "\"",
-                     "chips this CUPTI knows: " + list + "; a newer CUDA toolkit may know more", {}, {}};
+        return Error::failed("plan hardware counters", "CUPTI does not know the chip \"" + chip + "\"", "chips this CUPTI knows: " + list + "; a newer CUDA toolkit may know more");
     CUpti_Profiler_Host_Initialize_Params p{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
     p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     p.pChipName = chip.c_str();
@@ -101,8 +100,7 @@ Result<CounterPlan> CounterHost::plan()
             plan.unsupported.emplace_back(m.key);
     }
     if (!missingRequired.empty())
-        return Error{"plan hardware counters", "the chip " + m_chip + " lacks the metrics " + missingRequired,
-                     "profiling needs a Volta or newer GPU with CUPTI's range profiler", {}, {}};
+        return Error::failed("plan hardware counters", "the chip " + m_chip + " lacks the metrics " + missingRequired, "profiling needs a Volta or newer GPU with CUPTI's range profiler");
     auto names = plan.cuptiNames();
     CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
     add.pHostObject = m_host;

@@ -107,8 +107,7 @@ Result<const CudaDriver*> load()
     // The GPU's UUID names where a report ran (placement); a driver without it names the index only.
     sym(t.cuDeviceGetUuid, KF_CU_SYMBOL(cuDeviceGetUuid), nullptr, false);
     if (!missing.empty())
-        return Error{"load libcuda", t.path + " lacks " + missing,
-                     "update the NVIDIA driver to one that supports CUDA 12.4 or newer", {}, {}};
+        return Error::failed("load libcuda", t.path + " lacks " + missing, "update the NVIDIA driver to one that supports CUDA 12.4 or newer");
     return &t;
 }
 

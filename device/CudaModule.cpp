@@ -33,8 +33,7 @@ void CudaModule::unload()
 Result<CudaModule> CudaModule::load(std::string_view cubin, const std::string& deviceArch)
 {
     if (cubin.size() < 4 || cubin.substr(0, 4) != "\x7f" "ELF")
-        return Error{"load the candidate's cubin", "the cubin is not an ELF image (" + std::to_string(cubin.size()) + " bytes)",
-                     "compile for a real architecture (sm_XX), not a virtual one (compute_XX)", {}, {}};
+        return Error::failed("load the candidate's cubin", "the cubin is not an ELF image (" + std::to_string(cubin.size()) + " bytes)", "compile for a real architecture (sm_XX), not a virtual one (compute_XX)");
     CudaModule m;
     const CUresult r = KF_CU(cuModuleLoadData, &m.m_module, cubin.data());
     if (r != CUDA_SUCCESS) {

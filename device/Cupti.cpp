@@ -73,10 +73,8 @@ Result<const Cupti*> load()
     KF_CUPTI_LOAD(cuptiProfilerHostEvaluateToGpuValues);
 #undef KF_CUPTI_LOAD
     if (!missing.empty())
-        return Error{"load libcupti", t.path + " lacks " + missing,
-                     "the Range Profiler and Profiler Host APIs need CUPTI from CUDA 12.6 or newer; set KF_CUPTI_LIBRARY to "
-                     "a newer libcupti.so",
-                     {}, {}};
+        return Error::failed("load libcupti", t.path + " lacks " + missing, "the Range Profiler and Profiler Host APIs need CUPTI from CUDA 12.6 or newer; set KF_CUPTI_LIBRARY to "
+                     "a newer libcupti.so");
     return &t;
 }
 
@@ -114,7 +112,7 @@ std::string howToEnableCounters()
 
 Error cuptiError(CUptiResult r, const char* call)
 {
-    Error e{"profile with CUPTI", std::string(call) + " failed with " + cuptiResultName(r), {}, {}, {}};
+    Error e = Error::failed("profile with CUPTI", std::string(call) + " failed with " + cuptiResultName(r));
     switch (r) {
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:

@@ -59,7 +59,7 @@ Result<void> fillDevicePattern(CUdeviceptr dst, size_t count, const std::vector<
         return {};
     }
     default:
-        return Error{"fill a device buffer", "element size " + std::to_string(element.size()) + " is not 1, 2, 4 or 8", "", {}, {}};
+        return Error::failed("fill a device buffer", "element size " + std::to_string(element.size()) + " is not 1, 2, 4 or 8");
     }
 }
 
@@ -160,7 +160,7 @@ Result<void> GuardedBuffer::download(void* host, CUstream stream) const
 Result<void> GuardedBuffer::fillPattern(const std::vector<unsigned char>& element, CUstream stream) const
 {
     if (element.empty() || m_bytes % element.size() != 0)
-        return Error{"fill " + m_name, "the buffer size is not a multiple of the element size", "", {}, {}};
+        return Error::failed("fill " + m_name, "the buffer size is not a multiple of the element size");
     if (auto r = fillDevicePattern(ptr(), m_bytes / element.size(), element, stream); !r)
         return r;
     KF_CU_CHECK(cuStreamSynchronize, stream);

@@ -39,13 +39,12 @@ Result<std::array<unsigned char, 8>> packScalar(const LaunchArg& a, const Value&
     std::int64_t i = v.i;
     if (!v.isInt) {
         if (!std::isfinite(v.d) || v.d != std::trunc(v.d) || std::fabs(v.d) > 9.2e18)
-            return Error{"pack " + label, "the value " + std::to_string(v.d) + " is not an integer but the type is " + t,
-                         "use int(...) in the expression or a floating scalar type", {}, {}};
+            return Error::failed("pack " + label, "the value " + std::to_string(v.d) + " is not an integer but the type is " + t, "use int(...) in the expression or a floating scalar type");
         i = static_cast<std::int64_t>(v.d);
     }
     auto range = [&](std::int64_t lo, std::int64_t hi) -> Result<void> {
         if (i < lo || i > hi)
-            return Error{"pack " + label, "the value " + std::to_string(i) + " does not fit in " + t, "", {}, {}};
+            return Error::failed("pack " + label, "the value " + std::to_string(i) + " does not fit in " + t);
         return {};
     };
     if (t == "int32") {
@@ -65,7 +64,7 @@ Result<std::array<unsigned char, 8>> packScalar(const LaunchArg& a, const Value&
             return r.error();
         return slot(static_cast<std::uint64_t>(i));
     }
-    return Error{"pack " + label, "unknown scalar type \"" + t + "\"", "use int32, int64, uint32, uint64, fp32 or fp64", {}, {}};
+    return Error::failed("pack " + label, "unknown scalar type \"" + t + "\"", "use int32, int64, uint32, uint64, fp32 or fp64");
 }
 
 // How many parameters the kernel takes, with their sizes; empty optional when the driver cannot say.
@@ -120,18 +119,14 @@ Result<LaunchPlan> LaunchPlan::resolve(const Candidate& candidate, const CudaMod
         }
         if (auto sizes = kernelParameterSizes(f.value())) {
             if (sizes->size() != l.args.size())
-                return Error{"resolve " + what,
-                             "the kernel takes " + std::to_string(sizes->size()) + " parameters but the plan passes " +
-                                 std::to_string(l.args.size()),
-                             "make the launch's \"args\" match the kernel's signature", {}, {}};
+                return Error::failed("resolve " + what, "the kernel takes " + std::to_string(sizes->size()) + " parameters but the plan passes " +
+                                 std::to_string(l.args.size()), "make the launch's \"args\" match the kernel's signature");
             for (size_t ai = 0; ai < l.args.size(); ++ai) {
                 const int bytes = argumentBytes(l.args[ai]);
                 if (static_cast<size_t>(bytes) != (*sizes)[ai])
-                    return Error{"resolve " + what,
-                                 argLabel(l.args[ai], ai) + " is passed as " + std::to_string(bytes) +
+                    return Error::failed("resolve " + what, argLabel(l.args[ai], ai) + " is passed as " + std::to_string(bytes) +
                                      " bytes but the kernel's parameter " + std::to_string(ai) + " takes " +
-                                     std::to_string((*sizes)[ai]),
-                                 "give the scalar the kernel's type (\"type\": int32, int64, fp32 ...)", {}, {}};
+                                     std::to_string((*sizes)[ai]), "give the scalar the kernel's type (\"type\": int32, int64, fp32 ...)");
             }
         }
         p.m_functions.push_back(f.value());
@@ -157,7 +152,7 @@ Result<std::vector<BoundLaunch>> LaunchPlan::bind(const Task& task, const ShapeB
         const std::string what = b.describe() + " at " + shape.describe();
         auto geometry = evaluateLaunch(task, l, shape);
         if (!geometry)
-            return Error{"configure " + what, geometry.error().why, "", {}, {}};
+            return Error::failed("configure " + what, geometry.error().why);
         for (int d = 0; d < 3; ++d) {
             b.grid[d] = static_cast<unsigned>(geometry->grid[d]);
             b.block[d] = static_cast<unsigned>(geometry->block[d]);
@@ -169,21 +164,16 @@ Result<std::vector<BoundLaunch>> LaunchPlan::bind(const Task& task, const ShapeB
         const int maxThreads = limits.maxThreadsPerBlock;
         if (threads > maxThreads) {
             const int regs = limits.registers;
-            return Error{"configure " + what,
-                         "the block has " + std::to_string(threads) + " threads but " + l.kernel + " allows at most " +
+            return Error::failed("configure " + what, "the block has " + std::to_string(threads) + " threads but " + l.kernel + " allows at most " +
                              std::to_string(maxThreads) + " per block (its __launch_bounds__" +
-                             (regs > 0 ? ", or its " + std::to_string(regs) + " registers per thread" : std::string()) + ")",
-                         "launch it with at most " + std::to_string(maxThreads) +
-                             " threads per block (the launch plan's \"block\"), or raise __launch_bounds__ in the kernel",
-                         {}, {}};
+                             (regs > 0 ? ", or its " + std::to_string(regs) + " registers per thread" : std::string()) + ")", "launch it with at most " + std::to_string(maxThreads) +
+                             " threads per block (the launch plan's \"block\"), or raise __launch_bounds__ in the kernel");
         }
         b.localBytes = limits.localBytes;
         const std::int64_t shared = geometry->sharedBytes;
         if (shared < 0 || shared > device.maxSharedPerBlockOptin)
-            return Error{"configure " + what,
-                         "it asks for " + std::to_string(shared) + " bytes of dynamic shared memory; this GPU allows at most " +
-                             std::to_string(device.maxSharedPerBlockOptin) + " per block",
-                         "reduce shared_bytes", {}, {}};
+            return Error::failed("configure " + what, "it asks for " + std::to_string(shared) + " bytes of dynamic shared memory; this GPU allows at most " +
+                             std::to_string(device.maxSharedPerBlockOptin) + " per block", "reduce shared_bytes");
         b.sharedBytes = static_cast<unsigned>(shared);
         const int staticShared = CudaModule::staticSharedBytes(b.function);
         if (shared > 0 && shared + staticShared > kDefaultDynamicShared) {
@@ -202,13 +192,13 @@ Result<std::vector<BoundLaunch>> LaunchPlan::bind(const Task& task, const ShapeB
             if (a.kind == LaunchArg::Kind::Tensor) {
                 auto it = pointers.find(a.tensor);
                 if (it == pointers.end())
-                    return Error{"configure " + what, argLabel(a, ai) + " names no buffer of this task", "", {}, {}};
+                    return Error::failed("configure " + what, argLabel(a, ai) + " names no buffer of this task");
                 b.args.push_back(slot(static_cast<unsigned long long>(it->second)));
                 continue;
             }
             auto v = a.scalar.eval(env);
             if (!v)
-                return Error{"configure " + what, argLabel(a, ai) + ": " + v.error().why, "", {}, {}};
+                return Error::failed("configure " + what, argLabel(a, ai) + ": " + v.error().why);
             auto packed = packScalar(a, v.value(), argLabel(a, ai) + " of " + what);
             if (!packed)
                 return packed.error();

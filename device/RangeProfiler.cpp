@@ -120,7 +120,7 @@ Result<CounterAccess> openCounters(CUdevice device, int deviceIndex, CUcontext c
     support.api = CUPTI_PROFILER_RANGE_PROFILING;
     KF_CUPTI_CHECK(cuptiProfilerDeviceSupported, &support);
     if (support.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
-        return Error{"profile with CUPTI", supportProblem(support), "verification and timing still work on this GPU", {}, {}};
+        return Error::failed("profile with CUPTI", supportProblem(support), "verification and timing still work on this GPU");
 
     CounterAccess access;
     CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
@@ -223,8 +223,7 @@ Result<std::vector<ProfiledRange>> RangeProfiler::run(const std::function<Result
         allSubmitted = stop.isAllPassSubmitted != 0;
     }
     if (!allSubmitted)
-        return Error{"profile with CUPTI", "the range profiler still wanted passes after " + std::to_string(plan.passes + 2) + " rounds",
-                     "report this as a KernelForge bug with the GPU and driver version", {}, {}};
+        return Error::failed("profile with CUPTI", "the range profiler still wanted passes after " + std::to_string(plan.passes + 2) + " rounds", "report this as a KernelForge bug with the GPU and driver version");
 
     CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
     decode.pRangeProfilerObject = m_object;

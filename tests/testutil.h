@@ -1,6 +1,7 @@
 #pragma once
 // Small helpers shared by the Qt tests.
 #include "engine/core/Result.h"
+#include "engine/protocol/Verdict.h"
 
 #include <QString>
 #include <QTest>
@@ -14,3 +15,5 @@
     } while (0)
 
 inline QString qs(const std::string& s) { return QString::fromStdString(s); }
+/// A verdict as the word reports carry ("pass"), for comparisons in tests.
+inline QString qs(kf::protocol::Verdict v) { return QString::fromLatin1(kf::protocol::verdictName(v)); }

@@ -7,6 +7,9 @@
 #include "testutil.h"
 
 #include "engine/cast/CompileBaselineRun.h"
+#include "engine/compile/Compiler.h"
+#include "engine/compile/TaskCompile.h"
+#include "engine/protocol/RunReport.h"
 #include "engine/protocol/BenchReport.h"
 #include "engine/protocol/CompileBaseline.h"
 #include "engine/task/Task.h"
@@ -199,15 +202,16 @@ private Q_SLOTS:
         QFETCH(bool, measured);
         QFETCH(QString, reason);
         qputenv("KF_SCRIPTED_HARNESS", behaviour.toUtf8());
-        json report = runnerReport();
+        const auto report = protocol::RunReport::fromJson(runnerReport());
+        KF_VERIFY_OK(report);
         cast::CompileBaselineOptions opts;
         opts.python = python.toStdString();
         opts.pythonPath = {KF_SOURCE_DIR "/device/baseline/python"};
         const Candidate* c = m_task.findCandidate("optimized.cu");
         QVERIFY(c);
-        cast::addCompileBaseline(report, m_task, m_task.directory / "task.json", *c, "sm_90", opts);
-        auto back = protocol::BenchReport::fromJson(report);
-        QVERIFY2(back, back ? "" : back.error().message().c_str());
+        const protocol::RunReport merged = compared(*report, *c, opts);
+        const auto& back = merged.bench();
+        QVERIFY(back);
         QVERIFY(back->compileBaseline);
         QVERIFY2(back->compileBaseline->measured == measured, back->compileBaseline->reason.c_str());
         QVERIFY2(QString::fromStdString(back->compileBaseline->reason).contains(reason), back->compileBaseline->reason.c_str());
@@ -224,11 +228,27 @@ private Q_SLOTS:
 
     void notMeasuredWhenTheBenchmarkFailed()
     {
-        json report = runnerReport();
-        report["verdict"] = "fail";
-        cast::addCompileBaseline(report, m_task, m_task.directory / "task.json", *m_task.findCandidate("optimized.cu"), "sm_90", {});
-        QCOMPARE(report["compile_baseline"]["measured"], json(false));
-        QVERIFY(report["compile_baseline"]["reason"].get<std::string>().find("did not finish (verdict fail)") != std::string::npos);
+        json failed = runnerReport();
+        failed["verdict"] = "fail";
+        const auto report = protocol::RunReport::fromJson(failed);
+        KF_VERIFY_OK(report);
+        const protocol::RunReport merged = compared(*report, *m_task.findCandidate("optimized.cu"), {});
+        const json& j = merged.document();
+        QCOMPARE(j["compile_baseline"]["measured"], json(false));
+        QVERIFY(j["compile_baseline"]["reason"].get<std::string>().find("did not finish (verdict fail)") != std::string::npos);
+    }
+
+private:
+    /// What the pipeline does after a benchmark (engine/pipeline/RunPipeline.cpp): the cubin the
+    /// runner timed goes to the harness, and the report gains the comparison or its reason.
+    protocol::RunReport compared(const protocol::RunReport& report, const Candidate& c, const cast::CompileBaselineOptions& opts)
+    {
+        CompileResult built;
+        if (auto req = compileRequestFor(m_task, c, "sm_90"))
+            if (auto r = compile(req.value()))
+                built = r.value();
+        auto measured = cast::measureCompileBaseline(report, m_task, m_task.directory / "task.json", c, built, opts);
+        return measured ? report.withCompileBaseline(measured.value()) : report.withCompileNotMeasured(measured.error().why);
     }
 };
 

@@ -155,8 +155,8 @@ void TestGates::eachRefusalNamesItsGate()
     g.heldOutRequired = heldOutRequiredFor(in.task);
     // The reports as JSON, edited the way a forger or a stale file would, then read as the
     // gates read evidence.
-    Json c = in.correctness->json;
-    Json p = in.performance->json;
+    Json c = in.correctness->document();
+    Json p = in.performance->document();
 
     const std::string m = mutation.toStdString();
     if (m == "drop-correctness") c = Json();
@@ -257,14 +257,14 @@ void TestGates::eachRefusalNamesItsGate()
     in.correctness = test::asReport(c);
     in.performance = test::asReport(p);
     // After signing: what a forger can do without the key.
-    if (m == "edit-after-signing") in.performance->json["duration_ms"] = 1.0;
-    else if (m == "unsigned") in.correctness->json.erase("signature");
+    if (m == "edit-after-signing") in.performance->document()["duration_ms"] = 1.0;
+    else if (m == "unsigned") in.correctness->document().erase("signature");
     else if (m == "unsigned-with-reason") {
-        in.correctness->json.erase("signature");
-        in.correctness->json["unsigned_reason"] = "no libcrypto";
+        in.correctness->document().erase("signature");
+        in.correctness->document()["unsigned_reason"] = "no libcrypto";
     }
-    else if (m == "other-key") in.performance->json["signature"]["key_id"] = "0123456789abcdef";
-    else if (m == "malformed-signature") in.correctness->json["signature"]["value"] = "forged";
+    else if (m == "other-key") in.performance->document()["signature"]["key_id"] = "0123456789abcdef";
+    else if (m == "malformed-signature") in.correctness->document()["signature"]["value"] = "forged";
     g.correctness = in.correctness ? &*in.correctness : nullptr;
     g.performance = in.performance ? &*in.performance : nullptr;
     auto key = protocol::loadSigningKey(false);
@@ -315,8 +315,8 @@ void TestGates::passingEvidenceNamesEveryGate()
     QCOMPARE(qs(v.checks[2].detail), QString("%1 of %1 test shapes passed, 3 trials each").arg(in.task.testShapes.size()));
     QCOMPARE(qs(v.checks[3].detail),
              QString("memcheck, racecheck, initcheck, synccheck clean (compute-sanitizer 2025.3.1.0, %1 shape%2, 2.4 s)")
-                 .arg(in.correctness->verify->sanitizer->shapes.size())
-                 .arg(in.correctness->verify->sanitizer->shapes.size() == 1 ? "" : "s"));
+                 .arg(in.correctness->verify()->sanitizer->shapes.size())
+                 .arg(in.correctness->verify()->sanitizer->shapes.size() == 1 ? "" : "s"));
     QCOMPARE(qs(v.checks[4].detail), QString("2 of 2 held-out shapes passed"));
     QCOMPARE(qs(v.checks[7].detail), QString("slowest shape 1.20× (B=8192 D=4096)"));
     QCOMPARE(qs(v.checks[8].detail), QString("geometric mean 1.30× ≥ 1.10×")); // sqrt(1.2 * 1.4) = 1.296
@@ -394,7 +394,7 @@ void TestGates::sanitizerGateUnderEachPolicy()
     QFETCH(QString, inHint);
 
     PromotionInput in = test::passingInput(m_taskDir, "optimized.cu");
-    Json c = in.correctness->json;
+    Json c = in.correctness->document();
     c.erase("signature");
     Json& san = c["sanitizer"];   // the fixture's: the four tools ran clean
     const std::string kind = section.toStdString();
@@ -486,7 +486,7 @@ void TestGates::sanitizerGateUnderEachPolicy()
 void TestGates::allowUnsignedPassesTheGateAndSaysSo()
 {
     PromotionInput in = test::passingInput(m_taskDir, "optimized.cu", {1.2, 1.4});
-    in.performance->json.erase("signature");
+    in.performance->document().erase("signature");
     auto source = readFileBytes(m_taskDir / "optimized.cu");
     KF_VERIFY_OK(source);
     auto key = protocol::loadSigningKey(false);
@@ -530,13 +530,13 @@ void TestGates::evidenceIsCollectedFromReportsAndDocuments()
     Json naive = test::correctnessFor(in.task, "naive.cu");
     naive["verdict"] = "fail";
     // A `kforge verify --json` document holding two candidates, and a bare bench report.
-    const Json verifyDoc = {{"schema_version", 1}, {"command", "verify"}, {"reports", {naive, in.correctness->json}}};
-    Evidence e = collectEvidence({verifyDoc, in.performance->json}, "optimized.cu");
-    QVERIFY(e.correctness && e.correctness->json == in.correctness->json);
-    QVERIFY(e.performance && e.performance->json == in.performance->json);
+    const Json verifyDoc = {{"schema_version", 1}, {"command", "verify"}, {"reports", {naive, in.correctness->document()}}};
+    Evidence e = collectEvidence({verifyDoc, in.performance->document()}, "optimized.cu");
+    QVERIFY(e.correctness && e.correctness->document() == in.correctness->document());
+    QVERIFY(e.performance && e.performance->document() == in.performance->document());
     QVERIFY(e.unreadable.empty());
     e = collectEvidence({verifyDoc}, "naive.cu");
-    QVERIFY(e.correctness && e.correctness->header.verdict == "fail");
+    QVERIFY(e.correctness && e.correctness->header().verdict == kf::protocol::Verdict::Fail);
     QVERIFY(!e.performance);
     e = collectEvidence({Json::array(), Json("garbage")}, "optimized.cu");
     QVERIFY(!e.correctness && !e.performance);
@@ -560,9 +560,9 @@ void TestGates::malformedEvidenceIsRefusedWithItsPointer()
     QFETCH(QString, path);
     QFETCH(QString, value);
     PromotionInput in = test::passingInput(m_taskDir, "optimized.cu");
-    Json forged = in.correctness->json;
+    Json forged = in.correctness->document();
     forged[Json::json_pointer(path.toStdString())] = Json::parse(value.toStdString());
-    const Evidence e = collectEvidence({forged, in.performance->json}, "optimized.cu");
+    const Evidence e = collectEvidence({forged, in.performance->document()}, "optimized.cu");
     QVERIFY(!e.correctness);
     QCOMPARE(e.unreadable.size(), size_t(1));
     QCOMPARE(qs(e.unreadable.front().pointer), path);

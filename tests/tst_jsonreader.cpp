@@ -136,7 +136,7 @@ void TestJsonReader::echoesAreCapped()
     QCOMPARE(qs(clipEchoes(sentence.toStdString())), shown);
     // Error::message applies it to what it repeats of the input; json::fail to every schema
     // message; parseText to its own.
-    Error e{"read", sentence.toStdString(), {}, "f.json", {}};
+    Error e = Error::inFile("f.json", {}, "read", sentence.toStdString());
     QCOMPARE(qs(e.message()), "f.json: " + shown);
     try {
         json::fail("/x", sentence.toStdString());

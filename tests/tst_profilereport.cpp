@@ -423,8 +423,8 @@ void TestProfileReport::recordedReportsAgreeWithTheCalculator()
     QFETCH(QString, file);
     auto r = ProfileReport::fromJson(readJson(file), file.toStdString());
     KF_VERIFY_OK(r);
-    QVERIFY(r->verdict == "ok" || r->verdict == "no_counters");
-    QCOMPARE(r->counters.available, r->verdict == "ok");
+    QVERIFY(r->verdict == kf::protocol::Verdict::Ok || r->verdict == kf::protocol::Verdict::NoCounters);
+    QCOMPARE(r->counters.available, r->verdict == kf::protocol::Verdict::Ok);
     QCOMPARE(r->candidate->totals.hasCounters, r->counters.available);
     QCOMPARE(qs(r->gpu()), QString("NVIDIA H100 80GB HBM3"));
     const ArchInfo* arch = findArchitecture(r->arch());

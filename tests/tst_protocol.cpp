@@ -210,7 +210,7 @@ Header headerOf(ReportKind kind, const std::string& verdict)
 {
     Header h;
     h.kind = kind;
-    h.verdict = verdict;
+    h.verdict = *parseVerdict(verdict);
     h.summary = "1 of 1 shapes failed";
     h.task = {"vector_add", "7d793037a0760186574b0282f2f435e7"};
     h.candidate.file = "naive.cu";
@@ -236,7 +236,7 @@ Header headerOf(ReportKind kind, const std::string& verdict)
     h.inputs = "seeded";
     h.dumpDir = "/tmp/kf-dump";
     h.seeds = {"0x9f3a", "0x9f3b"};
-    h.editToVerdict = {RoundTiming{1, 120.5, 690.25, 812.5, "fail"}};
+    h.editToVerdict = {RoundTiming{1, 120.5, 690.25, 812.5, Verdict::Fail}};
     return h;
 }
 
@@ -756,7 +756,7 @@ void TestProtocol::decodesAnError()
     QCOMPARE(qs(m->error.hint), QString("check the indexing"));
 
     // What errorMessage() writes decodes to the same Error.
-    const Error e{"run verify", "no GPU: no CUDA device", "use a machine with a GPU", {}, {}};
+    const Error e = Error::failed("run verify", "no GPU: no CUDA device", "use a machine with a GPU");
     const auto back = RunnerMessage::decode(errorMessage(9, e, false));
     KF_VERIFY_OK(back);
     QCOMPARE(*back->id, std::int64_t(9));
@@ -1657,7 +1657,7 @@ void TestProtocol::errorReportRoundTrips()
     VerifyReport r;
     r.header = headerOf(ReportKind::Correctness, "error");
     r.header.summary = "the run could not be done";
-    r.header.error = Error{"run verify", "no GPU: no CUDA device", "run verify on a machine with an NVIDIA GPU", {}, {}};
+    r.header.error = Error::failed("run verify", "no GPU: no CUDA device", "run verify on a machine with an NVIDIA GPU");
     const auto back = VerifyReport::fromJson(overTheWire(r.toJson()));
     KF_VERIFY_OK(back);
     QVERIFY(back->header.isError());
@@ -1839,13 +1839,13 @@ void TestProtocol::reportIgnoresUnknownKeys()
 
 void TestProtocol::reportFieldsDefault()
 {
-    // Missing fields (and nulls) take their defaults; only the kind must be there.
-    const auto r = VerifyReport::fromJson(json::parse(R"({"kind": "correctness", "trials_per_shape": null,
+    // Missing fields (and nulls) take their defaults; only the kind and the verdict must be there.
+    const auto r = VerifyReport::fromJson(json::parse(R"({"kind": "correctness", "verdict": "fail", "trials_per_shape": null,
         "shapes": [{"shape": {"N": 1}, "trials": [{"trial": 3, "outputs": [{"output": "y"}]}],
                     "negative_control": [{"output": "y"}]}]})"));
     KF_VERIFY_OK(r);
     QCOMPARE(r->header.schemaVersion, kReportSchemaVersion);
-    QCOMPARE(qs(r->header.verdict), QString());
+    QCOMPARE(qs(r->header.verdict), QString("fail"));
     QCOMPARE(r->trialsPerShape, std::int64_t(0));
     QVERIFY(!r->discriminates.has_value());
     QVERIFY(r->phaseMs.empty());
@@ -2176,20 +2176,20 @@ void TestProtocol::runReportPicksKind()
     const auto r = RunReport::fromJson(j, "the runner");
     KF_VERIFY_OK(r);
     QCOMPARE(int(r->kind()), kind);
-    QCOMPARE(r->verify.has_value(), kind == int(ReportKind::Correctness));
-    QCOMPARE(r->bench.has_value(), kind == int(ReportKind::Performance));
-    QCOMPARE(r->profile.has_value(), kind == int(ReportKind::Profile));
-    QVERIFY(r->json == j);
-    QCOMPARE(qs(r->header.task.name), QString("vector_add"));
-    QCOMPARE(qs(r->header.candidate.file), QString("naive.cu"));
-    if (r->verify)
-        QCOMPARE(r->verify->shapes.size(), std::size_t(1));
-    if (r->bench)
-        QCOMPARE(r->bench->shapes.size(), std::size_t(2));
-    if (r->profile) {
+    QCOMPARE(r->verify().has_value(), kind == int(ReportKind::Correctness));
+    QCOMPARE(r->bench().has_value(), kind == int(ReportKind::Performance));
+    QCOMPARE(r->profile().has_value(), kind == int(ReportKind::Profile));
+    QVERIFY(r->document() == j);
+    QCOMPARE(qs(r->header().task.name), QString("vector_add"));
+    QCOMPARE(qs(r->header().candidate.file), QString("naive.cu"));
+    if (r->verify())
+        QCOMPARE(r->verify()->shapes.size(), std::size_t(1));
+    if (r->bench())
+        QCOMPARE(r->bench()->shapes.size(), std::size_t(2));
+    if (r->profile()) {
         QVERIFY(r->isError());
-        QCOMPARE(qs(r->profile->verdict), QString("error"));
-        QCOMPARE(qs(r->header.errorSentence()), QString("no GPU: no CUDA device"));
+        QCOMPARE(qs(r->profile()->verdict), QString("error"));
+        QCOMPARE(qs(r->header().errorSentence()), QString("no GPU: no CUDA device"));
     }
 }
 

@@ -483,7 +483,7 @@ void TestRegistry::sanitizerPolicyIsPerRegistryAndRecorded()
     QVERIFY(Json::parse(readText(m_regDir / "strict" / kRegistryIndexFile))["sanitizer_policy"] == Json("required"));
     // Verified on a host without compute-sanitizer, as the runner writes it.
     PromotionInput in = test::passingInput(m_taskDir, "optimized.cu");
-    Json c = in.correctness->json;
+    Json c = in.correctness->document();
     c.erase("signature");
     c["sanitizer"] = {{"ran", false}, {"requested", true}, {"reason", "no compute-sanitizer on gpu-7"}, {"tool_version", ""},
                       {"tool_path", ""}, {"shapes", Json::array()}, {"seed", ""}, {"duration_ms", 0},

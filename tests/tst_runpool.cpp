@@ -3,7 +3,7 @@
 // echoes each request's candidate, seeds and placement into its report and logs when it ran), so
 // the pool's scheduling is checked on a machine without a GPU. The candidates are compiled with
 // the real NVRTC; rows skip, saying so, where there is none.
-#include "engine/runner/RunPool.h"
+#include "engine/pipeline/RunPool.h"
 #include "engine/runner/RunnersConfig.h"
 #include "fakerunner.h"
 #include "testutil.h"

@@ -63,8 +63,7 @@ void TestRunSession::passingRunGivesTypedEventsAndReport()
     QCOMPARE(qs(session.hello().device->gpu), QString("Fake GPU"));
 
     std::vector<protocol::Event> events;
-    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{},
-                               [&](const protocol::Event& e) { events.push_back(e); });
+    auto outcome = session.run(kf::test::vectorAddTask(), RunSession::Plan{RunKind::Verify, "naive.cu", RunSettings{}, std::nullopt, {}}, [&](const protocol::Event& e) { events.push_back(e); });
     KF_VERIFY_OK(outcome);
     QVERIFY2(!outcome->failure, outcome->failure ? outcome->failure->message().c_str() : "");
     QVERIFY(outcome->compiled.success);
@@ -84,9 +83,9 @@ void TestRunSession::passingRunGivesTypedEventsAndReport()
     const protocol::RunReport& r = outcome->report;
     QCOMPARE(r.kind(), protocol::ReportKind::Correctness);
     QVERIFY(r.verify);
-    QCOMPARE(qs(r.header.verdict), QString("pass"));
-    QCOMPARE(r.verify->shapes.size(), size_t(1));
-    const protocol::ShapeSummary sum = r.verify->shapes[0].summary();
+    QCOMPARE(qs(r.header().verdict), QString("pass"));
+    QCOMPARE(r.verify()->shapes.size(), size_t(1));
+    const protocol::ShapeSummary sum = r.verify()->shapes[0].summary();
     QVERIFY(sum.passed);
     QCOMPARE(sum.elements, std::int64_t(4099));
     QVERIFY(sum.errorRatio && std::abs(*sum.errorRatio - 0.5) < 1e-12);
@@ -104,7 +103,7 @@ void TestRunSession::passingRunGivesTypedEventsAndReport()
     QCOMPARE(back->trials, 3);
 
     // The runner stays warm for the next run.
-    auto again = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
+    auto again = session.run(kf::test::vectorAddTask(), RunSession::Plan{RunKind::Verify, "naive.cu", RunSettings{}, std::nullopt, {}});
     KF_VERIFY_OK(again);
     QCOMPARE(session.restarts(), 0);
     QCOMPARE(fake.requests().size(), 2);
@@ -154,7 +153,7 @@ void TestRunSession::policyReachesTheRequest()
         kind = RunKind::Bench;
         s.heldOutCount = 2;
     }
-    auto outcome = session.run(kind, kf::test::vectorAddTask(), "naive.cu", s);
+    auto outcome = session.run(kf::test::vectorAddTask(), RunSession::Plan{kind, "naive.cu", s, std::nullopt, {}});
     KF_VERIFY_OK(outcome);
     const QStringList sent = fake.requests();
     QCOMPARE(sent.size(), 1);
@@ -175,18 +174,17 @@ void TestRunSession::compileErrorIsAnErrorReportWithoutARequest()
     QTemporaryDir cache;
     RunSession session(optionsFor(fake, cache));
     START_OR_SKIP(session);
-    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{}, {}, nullptr,
-                               std::string("__global__ void vector_add( { this is not C++ }\n"));
+    auto outcome = session.run(kf::test::vectorAddTask(), RunSession::Plan{RunKind::Verify, "naive.cu", RunSettings{}, std::string("__global__ void vector_add( { this is not C++ }\n"), {}}, {}, nullptr);
     KF_VERIFY_OK(outcome);
     QVERIFY(outcome->failure);
     QVERIFY(!outcome->runnerRestarted);
     QVERIFY(!outcome->compiled.success);
     QVERIFY(!outcome->compiled.diagnostics.empty());
     QVERIFY(outcome->report.isError());
-    QVERIFY2(qs(outcome->report.header.errorSentence()).startsWith("the candidate does not compile: "),
-             outcome->report.header.errorSentence().c_str());
-    QCOMPARE(qs(outcome->report.header.candidate.file), QString("naive.cu"));
-    QCOMPARE(qs(outcome->report.header.environment.gpu), QString("Fake GPU"));
+    QVERIFY2(qs(outcome->report.header().errorSentence()).startsWith("the candidate does not compile: "),
+             outcome->report.header().errorSentence().c_str());
+    QCOMPARE(qs(outcome->report.header().candidate.file), QString("naive.cu"));
+    QCOMPARE(qs(outcome->report.header().environment.gpu), QString("Fake GPU"));
     QVERIFY(fake.requests().isEmpty());
 }
 
@@ -196,16 +194,16 @@ void TestRunSession::crashIsAnErrorReportAndTheRunnerRestarts()
     QTemporaryDir cache;
     RunSession session(optionsFor(fake, cache));
     START_OR_SKIP(session);
-    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
+    auto outcome = session.run(kf::test::vectorAddTask(), RunSession::Plan{RunKind::Verify, "naive.cu", RunSettings{}, std::nullopt, {}});
     KF_VERIFY_OK(outcome);
     QVERIFY(outcome->failure);
     QVERIFY(outcome->runnerRestarted);
     const QString why = qs(outcome->failure->why);
     QVERIFY2(why.contains("SIGSEGV") && why.contains("launch 1 (vector_add)"), qPrintable(why));
     QVERIFY(outcome->report.isError());
-    QCOMPARE(qs(outcome->report.header.errorSentence()), why);
+    QCOMPARE(qs(outcome->report.header().errorSentence()), why);
     // The next run starts a fresh runner (which crashes again, but it was started).
-    auto again = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
+    auto again = session.run(kf::test::vectorAddTask(), RunSession::Plan{RunKind::Verify, "naive.cu", RunSettings{}, std::nullopt, {}});
     KF_VERIFY_OK(again);
     QCOMPARE(fake.requests().size(), 2);
 }
@@ -227,7 +225,7 @@ void TestRunSession::malformedMessagesAreProtocolErrors()
     QTemporaryDir cache;
     RunSession session(optionsFor(fake, cache));
     START_OR_SKIP(session);
-    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
+    auto outcome = session.run(kf::test::vectorAddTask(), RunSession::Plan{RunKind::Verify, "naive.cu", RunSettings{}, std::nullopt, {}});
     KF_VERIFY_OK(outcome);
     QVERIFY(outcome->failure);
     QVERIFY(outcome->runnerRestarted);
@@ -243,7 +241,7 @@ void TestRunSession::otherProtocolVersionIsRefusedAtStart()
     auto s = session.start();
     QVERIFY(!s);
     QCOMPARE(qs(s.error().why), QString("the runner speaks protocol 1 and this KernelForge speaks protocol 3"));
-    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
+    auto outcome = session.run(kf::test::vectorAddTask(), RunSession::Plan{RunKind::Verify, "naive.cu", RunSettings{}, std::nullopt, {}});
     QVERIFY(!outcome);
     QVERIFY(fake.requests().isEmpty());
 }
@@ -269,7 +267,7 @@ void TestRunSession::aRunnerTooOldToBeSentFilesIsRefused()
     QVERIFY2(qs(s.error().why).startsWith("the runner there is too old to be sent the task's files"), qPrintable(qs(s.error().why)));
     QVERIFY2(qs(s.error().what).contains("box (command sh)"), qPrintable(qs(s.error().what)));
     QVERIFY(qs(s.error().hint).contains("shared_fs"));
-    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
+    auto outcome = session.run(kf::test::vectorAddTask(), RunSession::Plan{RunKind::Verify, "naive.cu", RunSettings{}, std::nullopt, {}});
     QVERIFY(!outcome);
     QVERIFY(fake.requests().isEmpty());
     // The same runner behind an endpoint that shares the files is used as before.
@@ -286,13 +284,13 @@ void TestRunSession::benchReportIsTyped()
     QTemporaryDir cache;
     RunSession session(optionsFor(fake, cache));
     START_OR_SKIP(session);
-    auto outcome = session.run(RunKind::Bench, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
+    auto outcome = session.run(kf::test::vectorAddTask(), RunSession::Plan{RunKind::Bench, "naive.cu", RunSettings{}, std::nullopt, {}});
     KF_VERIFY_OK(outcome);
     QVERIFY(!outcome->failure);
-    QVERIFY(outcome->report.bench);
-    QCOMPARE(outcome->report.bench->geomeanSpeedup.value_or(0), 1.25);
-    QCOMPARE(outcome->report.bench->shapes.at(0).candidate.samples, std::int64_t(40));
-    QVERIFY(outcome->report.bench->shapes.at(0).trustworthy());
+    QVERIFY(outcome->report.bench());
+    QCOMPARE(outcome->report.bench()->geomeanSpeedup.value_or(0), 1.25);
+    QCOMPARE(outcome->report.bench()->shapes.at(0).candidate.samples, std::int64_t(40));
+    QVERIFY(outcome->report.bench()->shapes.at(0).trustworthy());
     const json req = json::parse(fake.requests().at(0).toStdString());
     QCOMPARE(qs(req["type"].get<std::string>()), QString("bench"));
     QCOMPARE(req["trials"].get<int>(), 1);
@@ -308,7 +306,7 @@ void TestRunSession::aFrozenRunnerIsFoundInSeconds()
     START_OR_SKIP(session);
     QElapsedTimer timer;
     timer.start();
-    auto outcome = session.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
+    auto outcome = session.run(kf::test::vectorAddTask(), RunSession::Plan{RunKind::Verify, "naive.cu", RunSettings{}, std::nullopt, {}});
     KF_VERIFY_OK(outcome);
     QVERIFY(outcome->failure);
     QVERIFY(outcome->runnerRestarted);

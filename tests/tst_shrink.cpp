@@ -107,7 +107,7 @@ struct FakeProbe {
     {
         return [this](const std::vector<ShapeBinding>& batch) -> Result<std::vector<ProbeOutcome>> {
             if (++calls == failOnCall)
-                return Error{"run the probe", "the runner crashed", {}, {}, {}};
+                return Error::failed("run the probe", "the runner crashed");
             std::vector<ProbeOutcome> out;
             for (const ShapeBinding& b : batch) {
                 ++shapes;

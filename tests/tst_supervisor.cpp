@@ -149,7 +149,7 @@ void TestSupervisor::toLineIsOneLine()
 
 void TestSupervisor::errorMessageRoundTrips()
 {
-    Error e{"launch softmax", "an illegal memory access was encountered", "check the indexing", {}, {}};
+    Error e = Error::failed("launch softmax", "an illegal memory access was encountered", "check the indexing");
     json m = protocol::errorMessage(9, e, true);
     QCOMPARE(m["fatal"].get<bool>(), true);
     Error back = protocol::errorFromMessage(m);

@@ -106,7 +106,7 @@ struct ScriptedRunner {
             const std::string dir = KF_TEST_DATA_DIR "/reports/";
             if (kind == RunKind::Verify) {
                 if (settings.shapes != "all" || settings.heldOutCount < 1)
-                    return Error{"run", "synthesis must verify every shape set with held-out shapes", {}, {}, {}, {}};
+                    return Error::failed("run", "synthesis must verify every shape set with held-out shapes");
                 sources.push_back(source);
                 const std::string v = verifies < int(verdicts.size()) ? verdicts[size_t(verifies)] : "pass";
                 ++verifies;

@@ -21,10 +21,10 @@ std::string numberText(const std::optional<double>& v, int significant, const ch
 
 void printBenchReport(std::ostream& out, const protocol::RunReport& run, bool withSet)
 {
-    const protocol::Header& h = run.header;
+    const protocol::Header& h = run.header();
     out << h.title() << '\n';
     static const protocol::BenchReport none;
-    const protocol::BenchReport& report = run.bench ? *run.bench : none;
+    const protocol::BenchReport& report = run.bench ? *run.bench() : none;
     if (!report.shapes.empty()) {
         using A = TextTable::Align;
         std::vector<TextTable::Column> columns({{"shape", A::Left},
@@ -87,9 +87,9 @@ void printBenchReport(std::ostream& out, const protocol::RunReport& run, bool wi
             }
         }
     }
-    if (h.verdict == "ok")
+    if (h.verdict == protocol::Verdict::Ok)
         out << "  OK\n";
-    else if (h.verdict == "fail")
+    else if (h.verdict == protocol::Verdict::Fail)
         out << "  FAIL: " << (h.summary.empty() ? "the measurement is not trustworthy" : h.summary) << '\n';
     else
         out << "  " << h.errorLine() << '\n';

@@ -114,7 +114,7 @@ int exportCommand(const CastArgs& a)
     for (const std::string& n : a.names) {
         const auto eq = n.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == n.size())
-            return reportError(Error{"read --name", "\"" + n + "\" is not ID=NAME", "e.g. --name cuda_add_h100_fp32_n64_v1=my_add", {}, {}},
+            return reportError(Error::failed("read --name", "\"" + n + "\" is not ID=NAME", "e.g. --name cuda_add_h100_fp32_n64_v1=my_add"),
                                a.json, "export", kExitUsage);
         o.opNames[n.substr(0, eq)] = n.substr(eq + 1);
     }
@@ -137,14 +137,12 @@ int exportCommand(const CastArgs& a)
                 return (me.name.empty() ? cast::defaultOpName(me.file.stem().string()) : me.name) == name;
             });
             if (it == o.models.end())
-                return reportError(Error{"read --inputs", "no --model is named \"" + name + "\"",
-                                         "name the model: --model " + name + "=FILE", {}, {}}, a.json, "export", kExitUsage);
+                return reportError(Error::failed("read --inputs", "no --model is named \"" + name + "\"", "name the model: --model " + name + "=FILE"), a.json, "export", kExitUsage);
             it->inputs = file;
         } else if (i < o.models.size()) {
             o.models[i].inputs = file;
         } else {
-            return reportError(Error{"read --inputs", "there are more --inputs than --model files",
-                                     "give one --inputs per --model, or NAME=FILE", {}, {}}, a.json, "export", kExitUsage);
+            return reportError(Error::failed("read --inputs", "there are more --inputs than --model files", "give one --inputs per --model, or NAME=FILE"), a.json, "export", kExitUsage);
         }
     }
     auto dir = Registry::resolveDirectory(a.registry, fs::current_path());
@@ -390,7 +388,7 @@ int runModelCommand(const CastArgs& a, const cast::Package& pkg)
         // A private folder: a predictable name in /tmp could be a link planted by someone else.
         std::string tmpl = (fs::temp_directory_path() / "kforge-model-run-XXXXXX").string();
         if (!::mkdtemp(tmpl.data()))
-            return reportError(Error{"run the model", "cannot make a temporary folder for the run's evidence", {}, {}, {}},
+            return reportError(Error::failed("run the model", "cannot make a temporary folder for the run's evidence"),
                                a.json, "run", kExitEnvironment);
         evidenceDir = tmpl;
         evidence = evidenceDir + "/run.json";
@@ -436,7 +434,7 @@ int runModelCommand(const CastArgs& a, const cast::Package& pkg)
     }
     int status = 0;
     if (pid < 0 || ::waitpid(pid, &status, 0) < 0)
-        return reportError(Error{"run the model", "cannot start a process", {}, {}, {}}, a.json, "run", kExitEnvironment);
+        return reportError(Error::failed("run the model", "cannot start a process"), a.json, "run", kExitEnvironment);
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitEnvironment;
     auto bytes = evidence.empty() ? Result<std::string>(std::string()) : readFileBytes(evidence);
     if (!evidenceDir.empty()) {
@@ -449,7 +447,7 @@ int runModelCommand(const CastArgs& a, const cast::Package& pkg)
         return reportError(bytes.error(), false, "run", kExitFailed);
     const json run = json::parse(bytes.value(), nullptr, false);
     if (run.is_discarded())
-        return reportError(Error{"record the model run", "the runtime's evidence is not JSON", {}, evidence, {}}, false, "run",
+        return reportError(Error::inFile(evidence, {}, "record the model run", "the runtime's evidence is not JSON"), false, "run",
                            kExitFailed);
     auto stored = cast::recordModelRun(a.file, modelName, run);
     if (!stored)
@@ -484,14 +482,12 @@ int runCommand(const CastArgs& a)
         if (!pkg->models.empty() && a.op.empty()) {
             if (!a.model.empty() && std::none_of(pkg->models.begin(), pkg->models.end(),
                                                  [&](const cast::PackageModel& m) { return m.name == a.model; }))
-                return reportError(Error{"run the model", "the package has no model \"" + a.model + "\"",
-                                         "`kforge cast inspect` lists its models", a.file, {}}, a.json, "run", kExitUsage);
+                return reportError(Error::inFile(a.file, {}, "run the model", "the package has no model \"" + a.model + "\"", "`kforge cast inspect` lists its models"), a.json, "run", kExitUsage);
             return runModelCommand(a, pkg.value());
         }
         if (!a.model.empty() || a.record || a.check || a.allowFallback)
-            return reportError(Error{"run the package", "--model, --record, --check and --allow-fallback are for a package's model, "
-                                     "and this run is of its ops", "drop them, or export a model into the package (--model)",
-                                     a.file, {}}, a.json, "run", kExitUsage);
+            return reportError(Error::inFile(a.file, {}, "run the package", "--model, --record, --check and --allow-fallback are for a package's model, "
+                                     "and this run is of its ops", "drop them, or export a model into the package (--model)"), a.json, "run", kExitUsage);
     }
     const fs::path tool = castTool();
     std::vector<std::string> argv = {tool.empty() ? "kforge-cast" : tool.string(), "run", a.file, "--runs", std::to_string(a.runs)};

@@ -1,6 +1,6 @@
 #include "EndpointOption.h"
 
-#include "engine/runner/RunPool.h"
+#include "engine/pipeline/RunPool.h"
 #include "engine/runner/RunnersConfig.h"
 
 #include "ExitCodes.h"
@@ -64,8 +64,7 @@ Result<RunnersConfig> readRunnersOption(const std::string& file)
 {
     const std::filesystem::path path = file.empty() ? runnersConfigPath() : std::filesystem::path(file);
     if (!file.empty() && !std::filesystem::exists(path))
-        return Error{"read the runner endpoints", "the file does not exist", "pass an existing runners.json (docs/runners.md)",
-                     path.string(), {}};
+        return Error::inFile(path.string(), {}, "read the runner endpoints", "the file does not exist", "pass an existing runners.json (docs/runners.md)");
     return readRunnersConfig(path);
 }
 
@@ -81,8 +80,7 @@ Result<std::optional<Endpoint>> resolveEndpoint(const EndpointArgs& args)
         std::string names;
         for (const Endpoint& x : config->endpoints)
             names += (names.empty() ? "" : ", ") + x.name;
-        return Error{"choose a runner endpoint", "there is no endpoint \"" + name + "\" (there are: " + names + ")",
-                     "name one of them, or add it to runners.json (kforge runners list)", file.string(), {}};
+        return Error::inFile(file.string(), {}, "choose a runner endpoint", "there is no endpoint \"" + name + "\" (there are: " + names + ")", "name one of them, or add it to runners.json (kforge runners list)");
     }
     // The built-in local runner needs no endpoint: the run is exactly what it was before endpoints.
     if (e->kind == Endpoint::Kind::Local && e->name == "local" && e->env.empty() && e->runner.empty())

@@ -1,7 +1,7 @@
 #include "PoolRun.h"
 
 #include "Interrupt.h"
-#include "engine/runner/RunPool.h"
+#include "engine/pipeline/RunPool.h"
 
 #include <cstdio>
 #include <iostream>
@@ -67,7 +67,7 @@ PoolRun runPool(RunKind kind, const std::vector<PoolCandidate>& candidates, cons
         return nullptr;
     };
     RunPool pool(o);
-    auto ran = pool.run(kind, *candidates.front().task, items, &cancel, [&](std::size_t i, const RunSession::Outcome& outcome, const std::string& where) {
+    auto ran = pool.run(kind, *candidates.front().task, items, &cancel, [&](std::size_t i, const RunOutcome& outcome, const std::string& where) {
         if (outcome.failure && json) {
             std::lock_guard<std::mutex> g(said);
             std::cerr << "kforge: " << items[i].label << ": " << outcome.failure->message() << '\n';

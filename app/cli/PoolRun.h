@@ -1,6 +1,6 @@
 #pragma once
 // `kforge verify|bench --pool FILE[:POOL]`: the task's candidates fan out over the pool's
-// endpoints (engine/runner/RunPool.h) and come back to the command in task order, so the printed
+// endpoints (engine/pipeline/RunPool.h) and come back to the command in task order, so the printed
 // blocks and the --json reports read as a run on one endpoint would. What each endpoint did
 // (host, GPU, items, restarts, losses) becomes the --json document's "pool" block, outside the
 // signed reports, and a summary line after the tables.

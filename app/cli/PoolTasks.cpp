@@ -83,10 +83,9 @@ int runPoolOverTasks(const RunArgs& a)
     };
     PoolRun run = runPool(a.kind, list, endpoints, a.runnerPath, a.arch, settingsOf, a.json,
                           [&](std::size_t i, protocol::RunReport report, const Endpoint*) {
-                              const std::string& verdict = report.header.verdict;
-                              if (verdict != (bench ? "ok" : "pass"))
+                              if (!report.passed())
                                   allOk = false;
-                              gpuFull = gpuFull || (report.header.error && report.header.error->kind == kGpuOutOfMemory);
+                              gpuFull = gpuFull || (report.header().error && report.header().error->kind == kGpuOutOfMemory);
                               if (!a.json) {
                                   if (!reports.empty())
                                       std::cout << '\n';
@@ -110,7 +109,7 @@ int runPoolOverTasks(const RunArgs& a)
 
     nlohmann::json documents = nlohmann::json::array();
     for (const protocol::RunReport& r : reports)
-        documents.push_back(r.json);
+        documents.push_back(r.document());
     nlohmann::json all = {{"schema_version", 1}, {"command", command}, {"ok", allOk}, {"reports", documents}, {"pool", run.summary}};
     if (!bench) {   // outside the signed reports: the scan is advice, not evidence
         nlohmann::json scanned = nlohmann::json::array();

@@ -1,4 +1,5 @@
 #include "ProfileCommand.h"
+#include "engine/protocol/Verdict.h"
 
 #include "RunnerCommand.h"
 #include "TextTable.h"
@@ -135,12 +136,12 @@ void printKernels(std::ostream& out, const ProfileReport& r)
 
 void printProfileReport(std::ostream& out, const protocol::RunReport& report)
 {
-    out << report.header.title() << '\n';
-    if (report.isError() || !report.profile) {
-        out << "  " << report.header.errorLine() << '\n';
+    out << report.header().title() << '\n';
+    if (report.isError() || !report.profile()) {
+        out << "  " << report.header().errorLine() << '\n';
         return;
     }
-    const ProfileReport& r = *report.profile;
+    const ProfileReport& r = *report.profile();
     std::string shape;
     for (const auto& [k, v] : r.shape)
         shape += (shape.empty() ? "" : ", ") + k + "=" + std::to_string(v);
@@ -173,7 +174,7 @@ void printProfileReport(std::ostream& out, const protocol::RunReport& report)
         if (!h.suggestion.empty())
             out << "      → " << h.suggestion << '\n';
     }
-    if (r.verdict == "ok")
+    if (r.verdict == protocol::Verdict::Ok)
         out << "  OK: " << r.summary << '\n';
 }
 

@@ -140,7 +140,7 @@ int promote(const PromoteArgs& a)
             return rc;
         Json fresh = Json::array();
         for (const protocol::RunReport& r : reports)
-            fresh.push_back(r.json);
+            fresh.push_back(r.document());
         documents.push_back(Json{{"reports", fresh}});
         if (!a.json)
             std::cout << '\n';
@@ -175,7 +175,7 @@ int promote(const PromoteArgs& a)
         printGates(std::cout, outcome->gates);
         if (ok) {
             std::cout << "promoted " << outcome->entry->id << "\n  folder: " << registry.entryDirectory(outcome->entry->id).string()
-                      << "\n  scope: " << evidenceScope(in.task, *in.performance->bench) << '\n';
+                      << "\n  scope: " << evidenceScope(in.task, *in.performance->bench()) << '\n';
         } else {
             const GateCheck* f = outcome->gates.firstFailure();
             std::cerr << "kforge: promotion refused: " << f->title << ": " << f->detail

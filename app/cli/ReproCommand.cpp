@@ -1,4 +1,5 @@
 #include "ReproCommand.h"
+#include "engine/protocol/Verdict.h"
 
 #include "ExitCodes.h"
 #include "RunnerSession.h"
@@ -18,10 +19,10 @@ namespace {
 // The first failing trial of a report that has its tensors saved, with its case folder.
 const protocol::Trial* firstSavedCase(const protocol::RunReport& report, fs::path& caseDir, std::string& skipped)
 {
-    if (!report.verify)
+    if (!report.verify())
         return nullptr;
-    const std::string& dumpDir = report.header.dumpDir;
-    for (const protocol::CorrectnessShape& s : report.verify->shapes)
+    const std::string& dumpDir = report.header().dumpDir;
+    for (const protocol::CorrectnessShape& s : report.verify()->shapes)
         for (const protocol::Trial& t : s.trials) {
             if (t.passed)
                 continue;
@@ -42,7 +43,7 @@ bool exportFirstCase(const protocol::RunReport& report, const Task& task, const 
     fs::path caseDir;
     std::string skipped;
     if (!firstSavedCase(report, caseDir, skipped)) {
-        if (report.header.verdict == "pass")
+        if (report.header().passed())
             std::cerr << "kforge: nothing to export: every shape passed\n";
         else
             std::cerr << "kforge: no repro bundle: " << (skipped.empty() ? "no failing trial was saved" : skipped) << '\n';
@@ -107,26 +108,26 @@ int runRepro(const RunArgs& a)
     }
     protocol::RunReport& r = report.value();
     const protocol::Trial* trial = nullptr;
-    if (r.verify)
-        for (const protocol::CorrectnessShape& sh : r.verify->shapes)
+    if (r.verify())
+        for (const protocol::CorrectnessShape& sh : r.verify()->shapes)
             for (const protocol::Trial& t : sh.trials)
                 trial = trial ? trial : &t;
     if (!trial) {
         if (!a.json)
             printVerifyReport(std::cout, r, true);
         else
-            std::cout << r.json.dump(2) << '\n';
+            std::cout << r.document().dump(2) << '\n';
         return r.isError() ? kExitEnvironment : kExitFailed;
     }
     fs::path rerunCase;
     if (!trial->caseDir.empty())
-        rerunCase = fs::path(r.header.dumpDir) / trial->caseDir;
+        rerunCase = fs::path(r.header().dumpDir) / trial->caseDir;
     auto cmp = compareReproduction(b, *trial, rerunCase);
     if (!cmp) {
         std::cerr << "kforge: " << cmp.error().message() << '\n';
         return kExitEnvironment;
     }
-    nlohmann::json out = r.json;
+    nlohmann::json out = r.document();
     out["repro"] = toJson(cmp.value());
     out["repro"]["bundle"] = fs::absolute(b.dir, ec).string();
     if (a.json) {
@@ -137,7 +138,7 @@ int runRepro(const RunArgs& a)
         if (!rerunCase.empty())
             std::cout << "  tensors of the re-run: " << rerunCase.string() << '\n';
     }
-    return r.header.verdict == "pass" ? kExitOk : kExitFailed;
+    return r.header().passed() ? kExitOk : kExitFailed;
 }
 
 } // namespace kf::cli

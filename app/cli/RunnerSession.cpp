@@ -11,10 +11,10 @@ namespace kf::cli {
 
 namespace {
 
-RunSession::Options sessionOptions(const std::string& runnerPath, const std::string& archOverride,
+RunPipeline::Options sessionOptions(const std::string& runnerPath, const std::string& archOverride,
                                    const std::optional<Endpoint>& endpoint)
 {
-    RunSession::Options o;
+    RunPipeline::Options o;
     o.runnerPath = runnerPath;
     o.archOverride = archOverride;
     o.endpoint = endpoint;
@@ -52,7 +52,7 @@ std::optional<int> RunnerSession::start()
         std::cerr << "kforge: cancelled\n";
         return kExitInterrupted;
     }
-    for (const std::string& w : m_session.supervisor().startWarnings())
+    for (const std::string& w : m_session.session().supervisor().startWarnings())
         std::cerr << "kforge: warning: " << w << '\n';
     if (!hello) {
         std::cerr << "kforge: " << hello.error().message() << '\n';
@@ -61,9 +61,7 @@ std::optional<int> RunnerSession::start()
     return std::nullopt;
 }
 
-Result<RunSession::Outcome> RunnerSession::run(RunKind kind, const Task& task, const std::string& candidateFile,
-                                               const RunSettings& settings, const std::string& label,
-                                               const std::optional<std::string>& source)
+Result<RunOutcome> RunnerSession::run(const Task& task, const RunPlan& plan, const std::string& label)
 {
     std::string stage = "starting";
     std::string launch;
@@ -86,7 +84,7 @@ Result<RunSession::Outcome> RunnerSession::run(RunKind kind, const Task& task, c
         m_progress.show(label + ": " + pct + " " + stage + (launch.empty() ? "" : " · " + launch));
     };
     m_progress.show(label + ": starting", true);
-    auto outcome = m_session.run(kind, task, candidateFile, settings, onEvent, m_cancel.get(), source);
+    auto outcome = m_session.run(task, plan, onEvent, m_cancel.get());
     m_progress.clear();
     if (outcome && outcome->failure && !outcome->compiled.success)
         for (const auto& d : outcome->compiled.diagnostics)
@@ -97,7 +95,7 @@ Result<RunSession::Outcome> RunnerSession::run(RunKind kind, const Task& task, c
 Result<protocol::RunReport> RunnerSession::verify(const Task& task, const Candidate& candidate, const RunSettings& settings,
                                                   const std::string& label, const std::optional<std::string>& source)
 {
-    auto outcome = run(RunKind::Verify, task, candidate.file, settings, label, source);
+    auto outcome = run(task, RunPlan{RunKind::Verify, candidate.file, settings, source, {}}, label);
     if (!outcome)
         return outcome.error();
     if (outcome->failure)

@@ -25,9 +25,9 @@ struct Start {
 // The first failing trial of a report: where the shrink starts, and with which seed.
 std::optional<Start> firstFailure(const protocol::RunReport& report)
 {
-    if (!report.verify)
+    if (!report.verify())
         return std::nullopt;
-    for (const protocol::CorrectnessShape& s : report.verify->shapes)
+    for (const protocol::CorrectnessShape& s : report.verify()->shapes)
         if (const protocol::Trial* t = s.firstFailingTrial()) {
             Start st;
             for (const auto& [k, v] : s.id.dims)
@@ -155,7 +155,7 @@ int runShrink(const RunArgs& a)
     auto confirmed = session.verify(task, *candidate, confirm, label + " (confirming " + r.smallest.describe() + ")");
     nlohmann::json out = {{"shrink", toJson(r)}};
     if (confirmed)
-        out["confirmation"] = confirmed->json;
+        out["confirmation"] = confirmed->document();
     if (a.json) {
         std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     } else {

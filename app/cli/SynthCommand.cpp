@@ -52,21 +52,18 @@ Result<synth::ModelConfig> modelFor(const SynthArgs& a, const synth::ModelsConfi
         std::string known;
         for (const synth::NamedModel& n : config.models)
             known += (known.empty() ? "" : ", ") + n.name;
-        return Error{"choose the model", name.empty() ? "no model given and models.json names no default" : "models.json has no model \"" + name + "\"",
-                     known.empty() ? "give --base-url and --model (and --provider anthropic for Claude), or add models in the "
+        return Error::inFile(synth::modelsConfigPath().string(), {}, "choose the model", name.empty() ? "no model given and models.json names no default" : "models.json has no model \"" + name + "\"", known.empty() ? "give --base-url and --model (and --provider anthropic for Claude), or add models in the "
                                      "workbench's settings (" + synth::modelsConfigPath().string() + ")"
-                                   : "one of: " + known + "; or give --base-url with --model",
-                     synth::modelsConfigPath().string(), {}, {}};
+                                   : "one of: " + known + "; or give --base-url with --model");
     }
     if (!a.provider.empty() && !synth::parseProvider(a.provider, m.provider))
-        return Error{"choose the model", "--provider must be openai or anthropic", {}, {}, {}, {}};
+        return Error::failed("choose the model", "--provider must be openai or anthropic");
     if (!a.baseUrl.empty())
         m.baseUrl = a.baseUrl;
     if (!a.apiKeyEnv.empty()) {
         if (!synth::isKeyVariableName(a.apiKeyEnv))
-            return Error{"choose the model", "--api-key-env names the environment variable that holds the key (upper-case letters, "
-                                             "digits and _), never the key itself",
-                         "export the key, e.g. export MY_API_KEY=..., and pass --api-key-env MY_API_KEY", {}, {}, {}};
+            return Error::failed("choose the model", "--api-key-env names the environment variable that holds the key (upper-case letters, "
+                                             "digits and _), never the key itself", "export the key, e.g. export MY_API_KEY=..., and pass --api-key-env MY_API_KEY");
         m.apiKeyEnv = a.apiKeyEnv;
     }
     if (a.priceIn >= 0)
@@ -74,7 +71,7 @@ Result<synth::ModelConfig> modelFor(const SynthArgs& a, const synth::ModelsConfi
     if (a.priceOut >= 0)
         m.priceOutPerMTok = a.priceOut;
     if (m.model.empty())
-        return Error{"choose the model", "no model name", "give --model", {}, {}, {}};
+        return Error::failed("choose the model", "no model name", "give --model");
     return m;
 }
 
@@ -157,9 +154,8 @@ int runSynth(const SynthArgs& a)
             runnerFailed = runner->start();
         }
         if (runnerFailed)
-            return Error{"run the kernel", "the runner did not start (its reason is printed above)",
-                         "verify and bench need a GPU: run kforge doctor", {}, {}, {}};
-        auto outcome = runner->run(kind, task, file, settings, file + (kind == RunKind::Verify ? " verify" : " bench"), source);
+            return Error::failed("run the kernel", "the runner did not start (its reason is printed above)", "verify and bench need a GPU: run kforge doctor");
+        auto outcome = runner->run(task, RunPlan{kind, file, settings, source, {}}, file + (kind == RunKind::Verify ? " verify" : " bench"));
         runner->progress().clear();
         if (!outcome)
             return outcome.error();

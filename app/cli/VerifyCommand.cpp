@@ -77,10 +77,10 @@ void printSanitizerSection(std::ostream& out, const protocol::SanitizerSection& 
 
 void printVerifyReport(std::ostream& out, const protocol::RunReport& run, bool withSet)
 {
-    const protocol::Header& h = run.header;
+    const protocol::Header& h = run.header();
     out << h.title() << '\n';
     static const protocol::VerifyReport none;
-    const protocol::VerifyReport& report = run.verify ? *run.verify : none;
+    const protocol::VerifyReport& report = run.verify ? *run.verify() : none;
     if (!report.shapes.empty()) {
         using A = TextTable::Align;
         TextTable table({{"shape", A::Left},
@@ -105,7 +105,7 @@ void printVerifyReport(std::ostream& out, const protocol::RunReport& run, bool w
         // "err vs LibTorch": the candidate's RMS error against the float64 golden result over LibTorch's.
         if (!goldenNote.empty())
             out << "  note: no float64 golden result for some output (" << goldenNote << ")\n";
-        if (h.verdict == "fail")
+        if (h.verdict == protocol::Verdict::Fail)
             printFirstFailure(out, report, withSet);
     }
     if (report.sanitizer)
@@ -113,12 +113,12 @@ void printVerifyReport(std::ostream& out, const protocol::RunReport& run, bool w
     if (report.discriminates == false)
         out << "  warning: an all-zero or constant output would pass on some shape (see negative_control in --json); "
                "tighten the tolerance or change the inputs before trusting a pass\n";
-    if (h.verdict == "pass") {
+    if (h.verdict == protocol::Verdict::Pass) {
         std::string detail = std::to_string(report.shapes.size()) + " shape(s)";
         if (report.trialsPerShape > 0)
             detail += " × " + std::to_string(report.trialsPerShape) + " trial(s)";
         out << "  PASS (" << detail << ")\n";
-    } else if (h.verdict == "fail") {
+    } else if (h.verdict == protocol::Verdict::Fail) {
         out << "  FAIL: " << (h.summary.empty() ? "some shapes failed" : h.summary) << '\n';
     } else {
         out << "  " << h.errorLine() << '\n';

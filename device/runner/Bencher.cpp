@@ -1,4 +1,5 @@
 #include "device/runner/Bencher.h"
+#include "engine/protocol/Verdict.h"
 
 #include "device/CudaDriver.h"
 #include "device/runner/Roofline.h"
@@ -146,10 +147,10 @@ Result<nlohmann::json> Bencher::run()
     if (runError) {
         ReportHeader::markError(report, *runError);
     } else if (!firstFailure.empty()) {
-        report["verdict"] = "fail";
+        report["verdict"] = protocol::verdictName(protocol::Verdict::Fail);
         report["summary"] = firstFailure;
     } else {
-        report["verdict"] = "ok";
+        report["verdict"] = protocol::verdictName(protocol::Verdict::Ok);
         report["summary"] = "geometric-mean speedup " + formatNumber(round3(geomean)) + "x over " + std::to_string(timedShapes) +
                             " shapes (lowest " + formatNumber(round3(minSpeedup)) + "x at " + slowest + ")";
     }

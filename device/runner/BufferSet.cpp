@@ -14,9 +14,9 @@ Result<std::int64_t> checkedProduct(const std::vector<std::int64_t>& extents, co
     std::int64_t n = 1;
     for (auto e : extents) {
         if (e < 0)
-            return Error{"size " + name, "a dimension is negative (" + std::to_string(e) + ")", "", {}, {}};
+            return Error::failed("size " + name, "a dimension is negative (" + std::to_string(e) + ")");
         if (e != 0 && n > std::numeric_limits<std::int64_t>::max() / e)
-            return Error{"size " + name, "the element count overflows 64 bits", "", {}, {}};
+            return Error::failed("size " + name, "the element count overflows 64 bits");
         n *= e;
     }
     return n;
@@ -26,13 +26,11 @@ Result<void> checkBytes(TensorLayout& t, std::int64_t memoryLimit, const ShapeBi
 {
     const std::int64_t size = dtypeSize(t.dtype);
     if (t.elements > std::numeric_limits<std::int64_t>::max() / size)
-        return Error{"size " + t.name, "the byte count overflows 64 bits", "", {}, {}};
+        return Error::failed("size " + t.name, "the byte count overflows 64 bits");
     const std::int64_t bytes = t.elements * size;
     if (memoryLimit > 0 && bytes > memoryLimit)
-        return Error{"size " + t.name,
-                     t.name + " needs " + std::to_string(bytes) + " bytes at " + shape.describe() + ", more than the GPU's " +
-                         std::to_string(memoryLimit),
-                     "use smaller shapes", {}, {}};
+        return Error::failed("size " + t.name, t.name + " needs " + std::to_string(bytes) + " bytes at " + shape.describe() + ", more than the GPU's " +
+                         std::to_string(memoryLimit), "use smaller shapes");
     t.bytes = static_cast<size_t>(bytes);
     return {};
 }
@@ -77,9 +75,9 @@ Result<std::vector<TensorLayout>> layoutFor(const Task& task, const Candidate& c
         t.zero = s.zero;
         auto n = s.count.evalInt(env);
         if (!n)
-            return Error{"size scratch " + s.name, n.error().why, "", {}, {}};
+            return Error::failed("size scratch " + s.name, n.error().why);
         if (*n < 0)
-            return Error{"size scratch " + s.name, "the element count is negative", "", {}, {}};
+            return Error::failed("size scratch " + s.name, "the element count is negative");
         t.elements = *n;
         t.extents = {*n};
         if (auto r = checkBytes(t, memoryLimit, shape); !r)

@@ -22,12 +22,12 @@ constexpr const char* kFolderPrefix = "kf-runner-";
 
 Error putError(std::string why, std::string pointer, std::string hint = {})
 {
-    return Error{"receive a staged file", std::move(why), std::move(hint), "request", std::move(pointer)};
+    return Error::inFile("request", std::move(pointer), "receive a staged file", std::move(why), std::move(hint));
 }
 
 Error stageError(std::string why, std::string pointer, std::string hint = {})
 {
-    return Error{"read the request", std::move(why), std::move(hint), "request", std::move(pointer)};
+    return Error::inFile("request", std::move(pointer), "read the request", std::move(why), std::move(hint));
 }
 
 bool writeAll(int fd, const char* data, std::size_t n)
@@ -226,8 +226,7 @@ Result<fs::path> FileStore::privateDir()
         m_private.emplace(kFolderPrefix + std::to_string(::getpid()) + "-");
     }
     if (m_private->path().empty())
-        return Error{"make the runner's private folder", "mkdtemp failed in the temporary folder: " + std::string(std::strerror(errno)),
-                     "check $TMPDIR on the runner's host", {}, {}};
+        return Error::failed("make the runner's private folder", "mkdtemp failed in the temporary folder: " + std::string(std::strerror(errno)), "check $TMPDIR on the runner's host");
     return m_private->path();
 }
 
@@ -299,7 +298,7 @@ Result<fs::path> FileStore::materialise(const protocol::FileMap& files, const st
     removeTree(folder); // an earlier request's copy: made again from the cache
     std::error_code ec;
     if (!fs::create_directory(folder, ec))
-        return Error{"make the request's folder", "cannot make " + folder.string() + ": " + ec.message(), "", {}, {}};
+        return Error::failed("make the request's folder", "cannot make " + folder.string() + ": " + ec.message());
     for (const auto& [path, sha] : files) {
         const fs::path target = folder / fs::path(path);
         fs::create_directories(target.parent_path(), ec);
@@ -331,7 +330,7 @@ Result<std::int64_t> streamFolder(Channel& channel, std::int64_t id, const fs::p
             files.emplace_back(fs::relative(it->path(), folder, fileEc).generic_string(), it->path());
     }
     if (ec)
-        return Error{"send the dump", "cannot list " + folder.string() + ": " + ec.message(), "", {}, {}};
+        return Error::failed("send the dump", "cannot list " + folder.string() + ": " + ec.message());
     std::sort(files.begin(), files.end());
     std::int64_t sent = 0;
     std::string buffer(protocol::kMaxChunkBytes, '\0');
@@ -341,7 +340,7 @@ Result<std::int64_t> streamFolder(Channel& channel, std::int64_t id, const fs::p
         if (fd < 0 || ::fstat(fd, &st) != 0) {
             if (fd >= 0)
                 ::close(fd);
-            return Error{"send the dump", "cannot read " + path.string() + ": " + std::strerror(errno), "", {}, {}};
+            return Error::failed("send the dump", "cannot read " + path.string() + ": " + std::strerror(errno));
         }
         protocol::FileChunk c;
         c.id = id;
@@ -360,7 +359,7 @@ Result<std::int64_t> streamFolder(Channel& channel, std::int64_t id, const fs::p
             }
             if (got != want) {
                 ::close(fd);
-                return Error{"send the dump", "cannot read " + path.string() + " (it changed while it was sent)", "", {}, {}};
+                return Error::failed("send the dump", "cannot read " + path.string() + " (it changed while it was sent)");
             }
             c.data.assign(buffer.data(), want);
             c.last = c.offset + static_cast<std::int64_t>(want) == c.size;

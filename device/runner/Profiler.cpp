@@ -1,4 +1,5 @@
 #include "device/runner/Profiler.h"
+#include "engine/protocol/Verdict.h"
 
 #include "device/CudaDriver.h"
 #ifndef KF_WITHOUT_CUPTI
@@ -239,8 +240,7 @@ std::vector<profile::KernelRecord> Profiler::candidateKernels(const Shape& s) co
 #ifdef KF_WITHOUT_CUPTI
 Result<void> Profiler::readCounters(Shape&, profile::ProfileReport&)
 {
-    return Error{"profile with CUPTI", "this runner was built without CUPTI (KF_WITH_CUPTI=OFF)",
-                 "rebuild with -DKF_WITH_CUPTI=ON next to a CUDA toolkit that has CUPTI", {}, {}};
+    return Error::failed("profile with CUPTI", "this runner was built without CUPTI (KF_WITH_CUPTI=OFF)", "rebuild with -DKF_WITH_CUPTI=ON next to a CUDA toolkit that has CUPTI");
 }
 #else
 Result<void> Profiler::readCounters(Shape& s, profile::ProfileReport& report)
@@ -282,9 +282,8 @@ Result<void> Profiler::readCounters(Shape& s, profile::ProfileReport& report)
     if (!ranges)
         return ranges.error();
     if (ranges->size() != s.launches.size())
-        return Error{"profile the candidate", "CUPTI returned " + std::to_string(ranges->size()) + " ranges for " +
-                                                  std::to_string(s.launches.size()) + " launches",
-                     "profile again; if it persists, report it with the GPU and driver version", {}, {}};
+        return Error::failed("profile the candidate", "CUPTI returned " + std::to_string(ranges->size()) + " ranges for " +
+                                                  std::to_string(s.launches.size()) + " launches", "profile again; if it persists, report it with the GPU and driver version");
     for (size_t i = 0; i < ranges->size(); ++i)
         report.candidate->kernels[i].metrics = std::move((*ranges)[i].metrics);
 
@@ -296,9 +295,8 @@ Result<void> Profiler::readCounters(Shape& s, profile::ProfileReport& report)
         if (!base)
             return base.error();
         if (dropped > 0)
-            return Error{"profile the baseline", "the baseline launched more than " + std::to_string(kMaxBaselineRanges) +
-                                                     " kernels; " + std::to_string(dropped) + " were not profiled",
-                         "profile a smaller shape, or without the baseline", {}, {}};
+            return Error::failed("profile the baseline", "the baseline launched more than " + std::to_string(kMaxBaselineRanges) +
+                                                     " kernels; " + std::to_string(dropped) + " were not profiled", "profile a smaller shape, or without the baseline");
         report.baseline.emplace();
         for (auto& range : base.value()) {
             profile::KernelRecord k;
@@ -335,7 +333,7 @@ Result<nlohmann::json> Profiler::run()
     auto fail = [&](const Error& e) -> Result<nlohmann::json> {
         if (stickyError())
             return fatal(e, m_where);
-        report.verdict = "error";
+        report.verdict = protocol::Verdict::Error;
         report.summary = e.message();
         report.header = header();
         report.header["error"] = {{"what", e.what}, {"why", e.why}, {"hint", e.hint}};
@@ -372,7 +370,7 @@ Result<nlohmann::json> Profiler::run()
     if (report.baseline)
         report.baseline->totals = profile::totalsOf(report.baseline->kernels);
     report.ceilings = ceilings(report);
-    report.verdict = report.counters.available ? "ok" : "no_counters";
+    report.verdict = report.counters.available ? protocol::Verdict::Ok : protocol::Verdict::NoCounters;
     report.summary = report.counters.available ? summarize(report)
                                                : "no hardware counters (" + report.counters.problem + "); static numbers only";
     m_channel.progress(m_request.id, 1000, "done");

@@ -76,7 +76,7 @@ void ReportHeader::markError(nlohmann::json& report, const Error& given)
     // cache was released when the error was made).
     if (e.kind == kGpuOutOfMemory)
         e.why = outOfMemorySentence(memoryUse(), e.what.empty() ? std::string() : " while trying to " + e.what);
-    report["verdict"] = "error";
+    report["verdict"] = kf::protocol::verdictName(kf::protocol::Verdict::Error);
     report["summary"] = e.message();
     report["error"] = {{"what", e.what}, {"why", e.why}, {"hint", e.hint}};
     if (!e.kind.empty())

@@ -10,8 +10,7 @@ namespace {
 
 Error planError(std::string why, std::string pointer)
 {
-    return Error{"read the request", std::move(why), "the runner protocol is described in docs/runner-protocol.md", "request",
-                 std::move(pointer)};
+    return Error::inFile("request", std::move(pointer), "read the request", std::move(why), "the runner protocol is described in docs/runner-protocol.md");
 }
 
 std::string child(const std::string& ptr, size_t i) { return ptr + "/" + std::to_string(i); }

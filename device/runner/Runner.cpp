@@ -1,4 +1,5 @@
 #include "device/runner/Runner.h"
+#include "engine/protocol/Verdict.h"
 
 #include "device/runner/Sanitize.h"
 #include "device/runner/SanitizerTool.h"
@@ -200,8 +201,7 @@ std::optional<int> Runner::handle(const nlohmann::json& request)
     }
     if (m_testHooks && type.rfind("test_", 0) == 0)
         return handleTestHook(type, request, id);
-    m_channel.error(id, Error{"handle a \"" + type + "\" request", "the runner does not know the request type \"" + type + "\"",
-                              "use verify, bench, profile, have_files, put_file, ping or shutdown", {}, {}},
+    m_channel.error(id, Error::failed("handle a \"" + type + "\" request", "the runner does not know the request type \"" + type + "\"", "use verify, bench, profile, have_files, put_file, ping or shutdown"),
                     false);
     return std::nullopt;
 }
@@ -210,8 +210,7 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
 {
     const std::string type = json["type"].get<std::string>();
     if (!m_gpu) {
-        m_channel.error(id, Error{"run " + type, "no GPU: " + m_deviceError,
-                                  "run verify, bench and profile on a machine with an NVIDIA GPU and its driver", {}, {}},
+        m_channel.error(id, Error::failed("run " + type, "no GPU: " + m_deviceError, "run verify, bench and profile on a machine with an NVIDIA GPU and its driver"),
                         false);
         return std::nullopt;
     }
@@ -266,7 +265,7 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
             // Every verify report says whether the tools ran and whether this host has them:
             // the sanitizer gate tells "not asked for" from "not there" by it.
             if (report) {
-                const bool ran = report->value("verdict", std::string()) != "error";
+                const bool ran = report->value("verdict", std::string()) != protocol::verdictName(protocol::Verdict::Error);
                 if (request->sanitize && ran && !stickyError())
                     addSanitizerSection(report.value(), runSanitizer(m_channel, request.value(), local.value()));
                 else if (request->sanitize)
@@ -282,7 +281,7 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
             report = Profiler(m_channel, *m_gpu, request.value(), versions).run();
     } catch (const std::exception& e) {
         // A bug of ours must not take the runner down with a request half answered.
-        report = Error{"run " + type, std::string("internal error: ") + e.what(), "report this as a KernelForge bug", {}, {}};
+        report = Error::failed("run " + type, std::string("internal error: ") + e.what(), "report this as a KernelForge bug");
     }
     // LibTorch may have met a sticky error first (its own synchronise): ask the context itself.
     noteResult(KF_CU(cuCtxSynchronize));
@@ -360,8 +359,7 @@ std::optional<int> Runner::handleTestHook(const std::string& type, const nlohman
             ::pause();
     }
     if (type == "test_fatal")
-        exitFatal(id, Error{"run test_fatal", "a simulated sticky CUDA error (CUDA_ERROR_ILLEGAL_ADDRESS) requested by a test",
-                            "", {}, {}});
+        exitFatal(id, Error::failed("run test_fatal", "a simulated sticky CUDA error (CUDA_ERROR_ILLEGAL_ADDRESS) requested by a test"));
     if (type == "test_garbage") {
         m_channel.sendRaw("this line is not JSON {");
         return std::nullopt;
@@ -416,10 +414,8 @@ std::optional<int> Runner::handleTestHook(const std::string& type, const nlohman
         m_channel.send({{"type", "report"}, {"id", id}, {"report", nlohmann::json::object()}});
         return std::nullopt;
     }
-    m_channel.error(id, Error{"handle a \"" + type + "\" request", "unknown test hook \"" + type + "\"",
-                              "test_crash, test_hang, test_stuck, test_fatal, test_garbage, test_prepared_run, "
-                              "test_dump_stream or test_send",
-                              {}, {}},
+    m_channel.error(id, Error::failed("handle a \"" + type + "\" request", "unknown test hook \"" + type + "\"", "test_crash, test_hang, test_stuck, test_fatal, test_garbage, test_prepared_run, "
+                              "test_dump_stream or test_send"),
                     false);
     return std::nullopt;
 }

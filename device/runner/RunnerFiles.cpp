@@ -90,7 +90,7 @@ void Runner::testPreparedRun(const nlohmann::json& request, std::int64_t id)
     auto fail = [&](const Error& e) { m_channel.error(id, e, false); };
     const auto inner = request.find("request");
     if (inner == request.end() || !inner->is_object())
-        return fail(Error{"run test_prepared_run", "give the run request under \"request\"", "", "request", "/request"});
+        return fail(Error::inFile("request", "/request", "run test_prepared_run", "give the run request under \"request\""));
     std::vector<fs::path> folders;
     struct RemoveFolders {
         std::vector<fs::path>& folders;

@@ -1,4 +1,5 @@
 #include "device/runner/Sanitize.h"
+#include "engine/protocol/Verdict.h"
 
 #include "device/DeviceInfo.h"
 
@@ -108,7 +109,7 @@ Result<pid_t> spawnChild(const std::vector<std::string>& args, const fs::path& i
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (rc != 0)
-        return Error{"start compute-sanitizer", std::string("posix_spawn failed: ") + std::strerror(rc), "", {}, {}};
+        return Error::failed("start compute-sanitizer", std::string("posix_spawn failed: ") + std::strerror(rc));
     return pid;
 }
 
@@ -365,12 +366,12 @@ protocol::SanitizerSection sectionNotRun(bool requested, const std::string& reas
 void addSanitizerSection(json& report, const protocol::SanitizerSection& section)
 {
     report["sanitizer"] = protocol::toJson(section);
-    if (report.value("verdict", std::string()) != "pass")
+    if (report.value("verdict", std::string()) != protocol::verdictName(protocol::Verdict::Pass))
         return;
     if (!section.ran)
         return;   // not run: the gate decides what that means (its reason is in the section)
     if (!section.clean()) {
-        report["verdict"] = "fail";
+        report["verdict"] = protocol::verdictName(protocol::Verdict::Fail);
         report["summary"] = section.firstProblem();
     }
 }

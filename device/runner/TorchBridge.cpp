@@ -70,7 +70,7 @@ at::Tensor wrap(const RawTensor& t)
 
 Error bridgeError(const std::string& what, const std::string& why, const std::string& hint)
 {
-    return Error{what, why, hint, {}, {}};
+    return Error::failed(what, why, hint);
 }
 
 Error torchError(const std::string& what, const c10::Error& e)

@@ -91,8 +91,7 @@ Result<std::unique_ptr<TorchBridge::Reference>> makeScriptReference(const Task& 
     if (task.reference.torchscript.empty())
         return bridgeError(what, "the task names no TorchScript file");
     if (!std::filesystem::exists(spelled, ec))
-        return Error{what, "the TorchScript file does not exist",
-                     "save the module with torch.jit.save into the task folder", spelled.string(), {}};
+        return Error::inFile(spelled.string(), {}, what, "the TorchScript file does not exist", "save the module with torch.jit.save into the task folder");
     // Inside the task folder once links are followed, and a regular file (a FIFO would block the
     // load): engine/task/TaskFiles.h. The module is loaded from the resolved path.
     auto resolved = resolveTaskFile(task.directory, task.reference.torchscript);

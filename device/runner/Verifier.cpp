@@ -1,4 +1,5 @@
 #include "device/runner/Verifier.h"
+#include "engine/protocol/Verdict.h"
 
 #include "device/CudaDriver.h"
 #include "device/DeviceMemory.h"
@@ -120,10 +121,10 @@ Result<nlohmann::json> Verifier::run()
     if (runError) {
         ReportHeader::markError(report, *runError);
     } else if (failedShapes > 0) {
-        report["verdict"] = "fail";
+        report["verdict"] = protocol::verdictName(protocol::Verdict::Fail);
         report["summary"] = std::to_string(failedShapes) + " of " + std::to_string(shapes) + " shapes failed; first: " + firstFailure;
     } else {
-        report["verdict"] = "pass";
+        report["verdict"] = protocol::verdictName(protocol::Verdict::Pass);
         std::string s = "all " + std::to_string(shapes) + " shapes passed " + std::to_string(m_request.trials) +
                         " trials each (two runs per trial)";
         s += discriminates ? "" : "; but the task cannot discriminate: an all-zero or constant output would also pass "

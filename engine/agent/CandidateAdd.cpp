@@ -18,7 +18,7 @@ constexpr const char* kWhat = "add the candidate";
 
 Error fail(std::string why, std::string file, std::string hint = {}, std::string pointer = {})
 {
-    return Error{kWhat, std::move(why), std::move(hint), std::move(file), std::move(pointer)};
+    return Error::inFile(std::move(file), std::move(pointer), kWhat, std::move(why), std::move(hint));
 }
 
 struct Line {

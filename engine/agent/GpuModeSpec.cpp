@@ -67,7 +67,7 @@ Result<GpuModeSpec> readGpuModeTaskYml(std::string_view text, const std::string&
             if (!known.count(it.key()))
                 out.notes.push_back("task.yml: " + it.key() + " is not used by the import");
     } catch (const jr::SchemaError& e) {
-        return Error{"read task.yml", e.message, {}, doc->locate(origin, e.pointer), e.pointer};
+        return Error::inFile(doc->locate(origin, e.pointer), e.pointer, "read task.yml", e.message);
     }
     out.spec = v;
     return out;

@@ -71,13 +71,10 @@ Error helperEnded(const ConfinedOutput& ran, const HelperSaid& said, const fs::p
                                            " s of CPU time";
     if (!said.problemPhase) {
         const std::string when = said.phase.empty() ? "before it ran the problem's code" : "while " + said.phase;
-        return Error{"import the problem",
-                     "the importer failed (" + how + ") " + when + (said.last.empty() ? "" : ": " + said.last.substr(0, 400)),
-                     "this is the importer's fault; please report it with the problem", problem.string(), {}};
+        return Error::inFile(problem.string(), {}, "import the problem", "the importer failed (" + how + ") " + when + (said.last.empty() ? "" : ": " + said.last.substr(0, 400)), "this is the importer's fault; please report it with the problem");
     }
     const std::string verb = ran.signal ? "crashed (" + how + ")" : "ended the importer (" + how + ")";
-    return Error{"import the problem", "the problem's code " + verb + " while " + said.phase,
-                 "this is the problem's fault, not KernelForge's: fix the problem or ask its author", problem.string(), {}};
+    return Error::inFile(problem.string(), {}, "import the problem", "the problem's code " + verb + " while " + said.phase, "this is the problem's fault, not KernelForge's: fix the problem or ask its author");
 }
 
 // The task folder is checked before the problem's code runs, with the rule writeImportedTask
@@ -91,19 +88,16 @@ Result<void> checkTarget(const ImportOptions& o)
         if (target.filename().empty())
             target = target.parent_path();
         if (fs::exists(target, ec) && !(fs::is_directory(target, ec) && fs::is_empty(target, ec)))
-            return Error{"import the problem", target.string() + " already exists and is not empty", "choose another folder with -o",
-                         target.string(), {}};
+            return Error::inFile(target.string(), {}, "import the problem", target.string() + " already exists and is not empty", "choose another folder with -o");
         target = target.parent_path();
     }
     fs::path existing = target;
     while (!existing.empty() && !fs::exists(existing, ec) && existing != existing.parent_path())
         existing = existing.parent_path();
     if (!fs::is_directory(existing, ec))
-        return Error{"import the problem", existing.string() + " is not a folder, so the task folder cannot be made in it",
-                     "choose another folder with -o", existing.string(), {}};
+        return Error::inFile(existing.string(), {}, "import the problem", existing.string() + " is not a folder, so the task folder cannot be made in it", "choose another folder with -o");
     if (::access(existing.c_str(), W_OK | X_OK) != 0)
-        return Error{"import the problem", "cannot write in " + existing.string(), "check its permissions, or choose another folder with -o",
-                     existing.string(), {}};
+        return Error::inFile(existing.string(), {}, "import the problem", "cannot write in " + existing.string(), "check its permissions, or choose another folder with -o");
     return {};
 }
 
@@ -145,7 +139,7 @@ Result<void> helperOutcome(const Result<ConfinedOutput>& ran, const std::string&
 {
     if (!ran) {
         if (o.stop && o.stop())
-            return Error{"import the problem", "cancelled", {}, problem.string(), {}};
+            return Error::inFile(problem.string(), {}, "import the problem", "cancelled");
         Error e = ran.error();
         e.what = "import the problem";
         if (e.why.find("did not finish") != std::string::npos) {
@@ -160,14 +154,11 @@ Result<void> helperOutcome(const Result<ConfinedOutput>& ran, const std::string&
     const HelperSaid said = readHelperStderr(ran->err);
     const std::string& line = said.last;
     if (ran->exitCode == 3 || (ran->exitCode == 1 && line.find("No module named 'kernelforge_import'") != std::string::npos))
-        return Error{"import the problem", "import needs Python with torch: " + python + " says \"" + line + "\"",
-                     "run packaging/setup.sh or set KF_IMPORT_PYTHON", {}, {}, kImportNoTorch};
+        return Error::failed("import the problem", "import needs Python with torch: " + python + " says \"" + line + "\"", "run packaging/setup.sh or set KF_IMPORT_PYTHON").withKind(kImportNoTorch);
     if (ran->exitCode == 2)
-        return Error{"import the problem", line, {}, problem.string(), {}};
+        return Error::inFile(problem.string(), {}, "import the problem", line);
     if (ran->exitCode == 1 && (said.internalError || said.phase.empty()))
-        return Error{"import the problem",
-                     "the importer failed (exit 1): " + (said.internalError ? line.substr(16) : line).substr(0, 400),
-                     "this is the importer's fault; please report it with the problem", problem.string(), {}};
+        return Error::inFile(problem.string(), {}, "import the problem", "the importer failed (exit 1): " + (said.internalError ? line.substr(16) : line).substr(0, 400), "this is the importer's fault; please report it with the problem");
     if (ran->exitCode != 0)
         return helperEnded(*ran, said, problem);
     return {};
@@ -182,10 +173,9 @@ Result<ImportResult> writeProposal(const fs::path& out, const ImportOptions& o, 
     std::error_code ec;
     const auto size = fs::file_size(file, ec);
     if (ec)
-        return Error{"read the import proposal", "the importer ended without writing proposal.json (" + ec.message() + ")",
-                     "this is the importer's fault; please report it with the problem", file.string(), {}};
+        return Error::inFile(file.string(), {}, "read the import proposal", "the importer ended without writing proposal.json (" + ec.message() + ")", "this is the importer's fault; please report it with the problem");
     if (size > (64u << 20))
-        return Error{"read the import proposal", "proposal.json is larger than 64 MiB", {}, file.string(), {}};
+        return Error::inFile(file.string(), {}, "read the import proposal", "proposal.json is larger than 64 MiB");
     auto bytes = readFileBytes(file);
     if (!bytes)
         return bytes.error();
@@ -220,7 +210,7 @@ Result<ImportResult> runHelper(std::vector<std::string> args, const fs::path& pr
                                const ImportOptions& o, const TempFolder& tmp)
 {
     if (tmp.path().empty())
-        return Error{"import the problem", "cannot create a private temporary folder", "check $TMPDIR", {}, {}};
+        return Error::failed("import the problem", "cannot create a private temporary folder", "check $TMPDIR");
     if (auto target = checkTarget(o); !target)
         return target.error();
     const fs::path out = tmp.path() / "out";
@@ -265,7 +255,7 @@ Result<ImportResult> importKernelBench(const fs::path& problem, const ImportOpti
 {
     std::error_code ec;
     if (!fs::is_regular_file(problem, ec))
-        return Error{"import the problem", "no such file", "give a KernelBench-style problem file (.py)", problem.string(), {}};
+        return Error::inFile(problem.string(), {}, "import the problem", "no such file", "give a KernelBench-style problem file (.py)");
     TempFolder tmp("kforge-import-");
     std::vector<std::string> args = {"kernelbench", fs::absolute(problem, ec).string()};
     if (!o.dtype.empty())
@@ -278,10 +268,9 @@ Result<ImportResult> importGpuMode(const fs::path& folder, const ImportOptions& 
     std::error_code ec;
     const fs::path yml = folder / "task.yml";
     if (!fs::is_regular_file(yml, ec))
-        return Error{"import the problem", "no task.yml in the folder", "give a GPU MODE problem folder (task.yml, reference.py)",
-                     folder.string(), {}};
+        return Error::inFile(folder.string(), {}, "import the problem", "no task.yml in the folder", "give a GPU MODE problem folder (task.yml, reference.py)");
     if (fs::file_size(yml, ec) > 256 * 1024)
-        return Error{"import the problem", "task.yml is larger than 256 KiB", {}, yml.string(), {}};
+        return Error::inFile(yml.string(), {}, "import the problem", "task.yml is larger than 256 KiB");
     auto text = readFileBytes(yml);
     if (!text)
         return text.error();
@@ -290,7 +279,7 @@ Result<ImportResult> importGpuMode(const fs::path& folder, const ImportOptions& 
         return spec.error();
     TempFolder tmp("kforge-import-");
     if (tmp.path().empty())
-        return Error{"import the problem", "cannot create a private temporary folder", "check $TMPDIR", {}, {}};
+        return Error::failed("import the problem", "cannot create a private temporary folder", "check $TMPDIR");
     const fs::path specFile = tmp.path() / "spec.json";
     if (auto w = writeFileAtomic(specFile, spec->spec.dump(2)); !w)
         return w.error();

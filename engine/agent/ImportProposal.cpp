@@ -102,8 +102,7 @@ Result<ImportProposal> readImportProposal(const Json& j, const std::string& orig
         p.notes = jr::asStringArray(o.required("notes"), o.at("notes"));
         o.finish();
     } catch (const jr::SchemaError& e) {
-        return Error{"read the import proposal", e.message, "this is the importer's fault; please report it with the problem",
-                     origin, e.pointer};
+        return Error::inFile(origin, e.pointer, "read the import proposal", e.message, "this is the importer's fault; please report it with the problem");
     }
     // The task itself, with its reference present in the folder, as a plain file name.
     auto task = parseTask(Json::parse(p.task.dump()), origin + " (its task)", folder);
@@ -113,16 +112,14 @@ Result<ImportProposal> readImportProposal(const Json& j, const std::string& orig
         std::error_code ec;
         const fs::path ref = folder / task->reference.torchscript;
         if (!plainName(task->reference.torchscript.string()) || fs::is_symlink(fs::symlink_status(ref, ec)))
-            return Error{"read the import proposal", "the reference must be a file of the proposal folder, not \""
-                                                         + task->reference.torchscript.string() + "\"",
-                         {}, origin, "/task/reference/torchscript"};
+            return Error::inFile(origin, "/task/reference/torchscript", "read the import proposal", "the reference must be a file of the proposal folder, not \""
+                                                         + task->reference.torchscript.string() + "\"");
     }
     for (const ImportSample& s : p.samples)
         for (const auto* list : {&s.inputs, &s.expected})
             for (const auto& [name, path] : *list)
                 if (!task->findTensor(name))
-                    return Error{"read the import proposal", "sample " + s.label + " names a tensor " + name + " the task lacks",
-                                 {}, origin, "/samples"};
+                    return Error::inFile(origin, "/samples", "read the import proposal", "sample " + s.label + " names a tensor " + name + " the task lacks");
     return p;
 }
 
@@ -133,8 +130,7 @@ Result<fs::path> writeImportedTask(const ImportProposal& p, const fs::path& from
     if (target.filename().empty())   // "out/" or "."
         target = target.parent_path();
     if (fs::exists(target, ec) && !(fs::is_directory(target, ec) && fs::is_empty(target, ec)))
-        return Error{"write the imported task", target.string() + " already exists and is not empty",
-                     "choose another folder with -o", target.string(), {}};
+        return Error::inFile(target.string(), {}, "write the imported task", target.string() + " already exists and is not empty", "choose another folder with -o");
     const fs::path parent = target.parent_path();
     // The first folder on the way that does not exist yet is ours to remove if this fails.
     fs::path created;
@@ -145,7 +141,7 @@ Result<fs::path> writeImportedTask(const ImportProposal& p, const fs::path& from
     if (!::mkdtemp(tmpl.data())) {
         if (!created.empty())
             fs::remove_all(created, ec);
-        return Error{"write the imported task", "cannot create a folder in " + parent.string(), "check the permissions", parent.string(), {}};
+        return Error::inFile(parent.string(), {}, "write the imported task", "cannot create a folder in " + parent.string(), "check the permissions");
     }
     const fs::path staging = tmpl;
     auto abandon = [&](Error e) -> Result<fs::path> {
@@ -159,7 +155,7 @@ Result<fs::path> writeImportedTask(const ImportProposal& p, const fs::path& from
         fs::create_directories(b.parent_path(), e2);
         fs::copy_file(a, b, fs::copy_options::overwrite_existing, e2);
         if (e2)
-            return Error{"write the imported task", "cannot copy " + a.filename().string() + ": " + e2.message(), {}, b.string(), {}};
+            return Error::inFile(b.string(), {}, "write the imported task", "cannot copy " + a.filename().string() + ": " + e2.message());
         return {};
     };
     if (auto w = writeFileAtomic(staging / "task.json", p.task.dump(2) + "\n"); !w)
@@ -196,7 +192,7 @@ Result<fs::path> writeImportedTask(const ImportProposal& p, const fs::path& from
         fs::remove(target, ec);   // the empty folder
     fs::rename(staging, target, ec);
     if (ec)
-        return abandon(Error{"write the imported task", "cannot rename the staged folder: " + ec.message(), {}, target.string(), {}});
+        return abandon(Error::inFile(target.string(), {}, "write the imported task", "cannot rename the staged folder: " + ec.message()));
     return target;
 }
 

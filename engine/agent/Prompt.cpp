@@ -81,7 +81,7 @@ Result<PromptFacts> gatherPromptFacts(const Task& task, const PromptOptions& opt
         std::string known;
         for (const ArchInfo& a : knownArchitectures())
             known += (known.empty() ? "" : ", ") + a.arch;
-        return Error{"write the agent prompt", "unknown architecture '" + arch + "'", "use one of: " + known, {}, {}};
+        return Error::failed("write the agent prompt", "unknown architecture '" + arch + "'", "use one of: " + known);
     }
     auto nvrtc = nvrtcVersion();
     f.nvrtc = nvrtc ? "NVRTC " + nvrtc.value() : "NVRTC (not found on this machine: " + nvrtc.error().why + ")";

@@ -47,7 +47,7 @@ struct Attempt {
 
 Attempt fail(Occupancy::Limiter limiter, std::string why, std::string hint)
 {
-    return {Error{"compute occupancy", std::move(why), std::move(hint), {}, {}}, limiter};
+    return {Error::failed("compute occupancy", std::move(why), std::move(hint)), limiter};
 }
 
 Attempt attempt(const ArchInfo& a, const OccupancyQuery& q)

@@ -46,8 +46,7 @@ constexpr int Sm90ReservedShared = 1024;
 
 Error malformed(std::string why)
 {
-    return Error{"read cubin", std::move(why),
-                 "rebuild the kernel; the cubin is damaged or was not produced by ptxas/NVRTC", {}, {}};
+    return Error::failed("read cubin", std::move(why), "rebuild the kernel; the cubin is damaged or was not produced by ptxas/NVRTC");
 }
 
 template <class T>

@@ -23,8 +23,7 @@ Error archiveError(const std::string& origin, const std::string& entry, std::str
 {
     if (hint.empty())
         hint = "the package is damaged or was not written by `kforge cast export`; export it again";
-    return Error{"read package " + origin, entry.empty() ? std::move(why) : "entry \"" + entry + "\": " + why,
-                 std::move(hint), origin, entry};
+    return Error::inFile(origin, entry, "read package " + origin, entry.empty() ? std::move(why) : "entry \"" + entry + "\": " + why, std::move(hint));
 }
 
 std::string libzipError(zip_error_t* e)
@@ -220,11 +219,9 @@ Result<Archive> readArchive(const fs::path& file, const ArchiveLimits& limits)
     std::error_code ec;
     const auto status = fs::symlink_status(file, ec);
     if (ec || !fs::exists(status))
-        return Error{"read package " + file.string(), "the file does not exist", "check the path", file.string(), {},
-                     kCastNoSuchFile};
+        return Error::inFile(file.string(), {}, "read package " + file.string(), "the file does not exist", "check the path").withKind(kCastNoSuchFile);
     if (fs::is_symlink(status) ? !fs::is_regular_file(fs::status(file, ec)) : !fs::is_regular_file(status))
-        return Error{"read package " + file.string(), "it is not a regular file", "pass a .cast file", file.string(), {},
-                     kCastNoSuchFile};
+        return Error::inFile(file.string(), {}, "read package " + file.string(), "it is not a regular file", "pass a .cast file").withKind(kCastNoSuchFile);
     // Through a descriptor checked to be a regular file (engine/core/Files.h): a FIFO or a device
     // put in the file's place after the checks above is refused, not opened blocking.
     auto openZip = [&](int flags, int* err) -> ZipPtr {
@@ -255,8 +252,7 @@ Result<Archive> readArchive(const fs::path& file, const ArchiveLimits& limits)
         zip_error_init_with_code(&e, err);
         std::string why = "it is not a readable zip archive: " + libzipError(&e);
         zip_error_fini(&e);
-        return Error{"read package " + file.string(), why, "a .cast package is a zip archive written by `kforge cast export`",
-                     file.string(), {}};
+        return Error::inFile(file.string(), {}, "read package " + file.string(), why, "a .cast package is a zip archive written by `kforge cast export`");
     }
     return readOpen(za.get(), file.string(), limits);
 }
@@ -291,8 +287,7 @@ Result<Archive> readArchiveBytes(std::string_view bytes, const std::string& orig
     if (!za) {
         std::string why = "it is not a readable zip archive: " + libzipError(&e);
         zip_error_fini(&e);
-        return Error{"read package " + origin, why, "a .cast package is a zip archive written by `kforge cast export`",
-                     origin, {}};
+        return Error::inFile(origin, {}, "read package " + origin, why, "a .cast package is a zip archive written by `kforge cast export`");
     }
     zip_error_fini(&e);
     return readOpen(za.get(), origin, limits);
@@ -311,13 +306,12 @@ Result<void> writeArchive(const fs::path& file, const std::vector<ArchiveEntry>&
         zip_error_init_with_code(&e, err);
         std::string why = libzipError(&e);
         zip_error_fini(&e);
-        return Error{what, "cannot create " + tmp.string() + ": " + why, "check that the folder exists and is writable",
-                     file.string(), {}};
+        return Error::inFile(file.string(), {}, what, "cannot create " + tmp.string() + ": " + why, "check that the folder exists and is writable");
     }
     auto fail = [&](const std::string& entry, std::string why) -> Result<void> {
         zip_discard(za);
         fs::remove(tmp, ec);
-        return Error{what, entry.empty() ? why : "entry \"" + entry + "\": " + why, {}, file.string(), {}};
+        return Error::inFile(file.string(), {}, what, entry.empty() ? why : "entry \"" + entry + "\": " + why);
     };
     for (const auto& e : entries) {
         if (std::string why = entryNameProblem(e.name); !why.empty())
@@ -339,12 +333,12 @@ Result<void> writeArchive(const fs::path& file, const std::vector<ArchiveEntry>&
         std::string why = libzipError(zip_get_error(za));
         zip_discard(za);
         fs::remove(tmp, ec);
-        return Error{what, why, "check free space and permissions", file.string(), {}};
+        return Error::inFile(file.string(), {}, what, why, "check free space and permissions");
     }
     fs::rename(tmp, file, ec);
     if (ec) {
         fs::remove(tmp, ec);
-        return Error{what, "cannot move it into place: " + ec.message(), "check permissions", file.string(), {}};
+        return Error::inFile(file.string(), {}, what, "cannot move it into place: " + ec.message(), "check permissions");
     }
     return {};
 }

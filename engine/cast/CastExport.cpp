@@ -26,7 +26,7 @@ namespace {
 
 Error exportError(const std::string& why, std::string hint = {}, std::string file = {}, std::string kind = {})
 {
-    return Error{"export a .cast package", why, std::move(hint), std::move(file), {}, std::move(kind)};
+    return Error::inFile(std::move(file), {}, "export a .cast package", why, std::move(hint)).withKind(std::move(kind));
 }
 
 /// A mistake in what was asked (exit 2): an unknown or doubled architecture, a bad name.
@@ -306,12 +306,11 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
             return badArgument("two models are named " + mf.name, "name them: --model NAME=FILE");
         auto bytes = readFileBytes(m.file, ArchiveLimits{}.maxEntryBytes);
         if (!bytes)
-            return Error{bytes.error().what, bytes.error().why, bytes.error().hint, bytes.error().file, {}, kCastBadArgument};
+            return Error::inFile(bytes.error().file, {}, bytes.error().what, bytes.error().why, bytes.error().hint).withKind(kCastBadArgument);
         mf.modelBytes = std::move(bytes.value());
         auto info = inspectModel(mf.modelBytes, m.file.string());
         if (!info)
-            return Error{"export a .cast package", info.error().why, info.error().hint, m.file.string(),
-                         info.error().pointer, kCastBadArgument};
+            return Error::inFile(m.file.string(), info.error().pointer, "export a .cast package", info.error().why, info.error().hint).withKind(kCastBadArgument);
         mf.info = std::move(info.value());
         for (const std::string& c : mf.info.castOps)
             if (!names.count(c))
@@ -325,28 +324,24 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
         } else {
             auto in = readFileBytes(m.inputs, ArchiveLimits{}.maxEntryBytes);
             if (!in)
-                return Error{in.error().what, in.error().why, in.error().hint, in.error().file, {}, kCastBadArgument};
+                return Error::inFile(in.error().file, {}, in.error().what, in.error().why, in.error().hint).withKind(kCastBadArgument);
             mf.inputsBytes = std::move(in.value());
             if (m.inputs.extension() == ".json") {
                 mf.inputsKind = "shapes";
                 auto spec = kf::json::parseText(mf.inputsBytes, m.inputs.string());
                 if (!spec)
-                    return Error{spec.error().what, spec.error().why, spec.error().hint, m.inputs.string(), {}, kCastBadArgument};
+                    return Error::inFile(m.inputs.string(), {}, spec.error().what, spec.error().why, spec.error().hint).withKind(kCastBadArgument);
                 try {
                     checkInputSpec(spec.value(), "");
                 } catch (const kf::json::SchemaError& e) {
-                    return Error{"export a .cast package", e.message,
-                                 "see \"Models\" in docs/cast-format.md for the inputs file", m.inputs.string(), e.pointer,
-                                 kCastBadArgument};
+                    return Error::inFile(m.inputs.string(), e.pointer, "export a .cast package", e.message, "see \"Models\" in docs/cast-format.md for the inputs file").withKind(kCastBadArgument);
                 }
             } else {
                 mf.inputsKind = "tensors";
                 // torch.save writes a zip; what is inside is read with weights_only by the runtime.
                 auto a = readArchiveBytes(mf.inputsBytes, m.inputs.string());
                 if (!a)
-                    return Error{"export a .cast package", "is not a file written by torch.save: " + a.error().why,
-                                 "save a tuple of tensors with torch.save, or describe them in a .json", m.inputs.string(),
-                                 {}, kCastBadArgument};
+                    return Error::inFile(m.inputs.string(), {}, "export a .cast package", "is not a file written by torch.save: " + a.error().why, "save a tuple of tensors with torch.save, or describe them in a .json").withKind(kCastBadArgument);
             }
         }
         mf.format = mf.info.format;
@@ -525,9 +520,7 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
         mem.entries = files;
         auto checked = checkPackage(std::move(mem), output.string());
         if (!checked)
-            return Error{"export a .cast package", "the package would not pass its own check: " + checked.error().why,
-                         "this is a KernelForge bug; please report it with the registry IDs", output.string(),
-                         checked.error().pointer};
+            return Error::inFile(output.string(), checked.error().pointer, "export a .cast package", "the package would not pass its own check: " + checked.error().why, "this is a KernelForge bug; please report it with the registry IDs");
     }
     if (auto w = writeArchive(output, files); !w)
         return w.error();
@@ -544,12 +537,11 @@ Result<std::string> recordModelRun(const fs::path& file, const std::string& mode
     const std::string what = "record a model run in " + file.string();
     auto it = std::find_if(pkg->models.begin(), pkg->models.end(), [&](const PackageModel& m) { return m.name == model; });
     if (it == pkg->models.end())
-        return Error{what, "the package has no model \"" + model + "\"", "`kforge cast inspect` lists its models", file.string()};
+        return Error::inFile(file.string(), {}, what, "the package has no model \"" + model + "\"", "`kforge cast inspect` lists its models");
     try {
         checkModelRun(run, "", model);
     } catch (const kf::json::SchemaError& e) {
-        return Error{what, "the run's evidence is malformed at " + e.pointer + ": " + e.message,
-                     "record what `python -m kernelforge_cast run --evidence` wrote", file.string()};
+        return Error::inFile(file.string(), {}, what, "the run's evidence is malformed at " + e.pointer + ": " + e.message, "record what `python -m kernelforge_cast run --evidence` wrote");
     }
     if (!sameRunPackage(run, pkg.value()))
         return foreignRun(what, run, pkg.value());

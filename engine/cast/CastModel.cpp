@@ -22,7 +22,7 @@ Error modelError(const std::string& origin, const std::string& entry, const std:
 {
     if (hint.empty())
         hint = "save the model again with torch.export.save (or torch.jit.save) from plain tensors and modules";
-    return Error{"read model " + origin, why, std::move(hint), origin, entry};
+    return Error::inFile(origin, entry, "read model " + origin, why, std::move(hint));
 }
 
 /// Every object in `v` that is a graph node ({"target": ..., "inputs": [...], "outputs": [...]}),
@@ -236,9 +236,7 @@ Result<ModelInfo> inspectModel(std::string_view bytes, const std::string& origin
 {
     auto archive = readArchiveBytes(bytes, origin);
     if (!archive)
-        return Error{"read model " + origin, archive.error().why,
-                     "a model is a file written by torch.export.save (.pt2) or torch.jit.save (.pt/.ts)", origin,
-                     archive.error().pointer};
+        return Error::inFile(origin, archive.error().pointer, "read model " + origin, archive.error().why, "a model is a file written by torch.export.save (.pt2) or torch.jit.save (.pt/.ts)");
     return inspectModelArchive(archive.value(), origin);
 }
 

@@ -382,11 +382,11 @@ Result<Package> checkPackage(Archive archive, const std::string& origin)
     const std::string what = "open package " + origin;
     const std::string hint = "the package is damaged or was edited; export it again with `kforge cast export`";
     if (archive.entries.empty() || archive.entries.front().name != kManifestName)
-        return Error{what, "its first entry is not manifest.json", hint, origin, archive.entries.empty() ? "" : archive.entries.front().name};
+        return Error::inFile(origin, archive.entries.empty() ? "" : archive.entries.front().name, what, "its first entry is not manifest.json", hint);
     const std::string& text = archive.entries.front().bytes;
     if (text.size() > kMaxManifestBytes)
-        return Error{what, "manifest.json is " + std::to_string(text.size()) + " bytes; the limit is " +
-                               std::to_string(kMaxManifestBytes), hint, origin, kManifestName};
+        return Error::inFile(origin, kManifestName, what, "manifest.json is " + std::to_string(text.size()) + " bytes; the limit is " +
+                               std::to_string(kMaxManifestBytes), hint);
     auto parsed = jr::parseText(text, origin + ":manifest.json");
     if (!parsed)
         return parsed.error();
@@ -480,7 +480,7 @@ Result<Package> checkPackage(Archive archive, const std::string& origin)
         }
         top.finish();
     } catch (const jr::SchemaError& e) {
-        return Error{what, e.message, hint, origin, "manifest.json#" + e.pointer};
+        return Error::inFile(origin, "manifest.json#" + e.pointer, what, e.message, hint);
     } catch (const Error& e) {
         return e;
     }

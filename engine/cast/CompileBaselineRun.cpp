@@ -1,8 +1,6 @@
 #include "engine/cast/CompileBaselineRun.h"
 
 #include "engine/cast/CastExport.h"
-#include "engine/compile/Compiler.h"
-#include "engine/compile/TaskCompile.h"
 #include "engine/core/Files.h"
 #include "engine/core/InstallLayout.h"
 #include "engine/core/TempFolder.h"
@@ -45,48 +43,20 @@ std::string baselinePython(const CompileBaselineOptions& options)
 
 namespace {
 
-void runHarness(Json& report, const Task& original, const fs::path& taskFile, const Candidate& candidate,
-                const std::string& arch, const CompileBaselineOptions& options, std::string* log)
+/// What the harness is asked to time: the shapes the runner timed, the modes, the sampling, and
+/// the candidate as a .cast op whose image is `cubin`.
+Result<Json> harnessSpec(const protocol::RunReport& report, const Task& task, const fs::path& taskFile,
+                         const Candidate& candidate, const CompileResult& built, const CompileBaselineOptions& options,
+                         const fs::path& cubin)
 {
-    auto notMeasured = [&](const std::string& why) { protocol::markCompileNotMeasured(report, why); };
-    const Json* verdict = report.is_object() && report.contains("verdict") ? &report["verdict"] : nullptr;
-    if (!verdict || !verdict->is_string() || verdict->get<std::string>() != "ok")
-        return notMeasured("the benchmark did not finish (verdict " +
-                           (verdict ? (verdict->is_string() ? verdict->get<std::string>() : verdict->dump()) : std::string("none")) +
-                           "), so there is nothing to compare with");
-    // The candidate's cubin for the GPU the runner used, built as the runner built it.
-    Task task = original;
-    for (const std::string& o : options.extraNvrtcOptions)
-        task.compile.extraOptions.push_back(o);
-    auto request = compileRequestFor(task, candidate, arch);
-    if (!request)
-        return notMeasured("the candidate cannot be compiled for " + arch + ": " + request.error().message());
-    auto built = compile(request.value());
-    if (!built || !built->success || built->cubin.empty())
-        return notMeasured("the candidate does not compile for " + arch + (built ? "" : ": " + built.error().message()));
-
     Json shapes = Json::array();
-    if (report.contains("shapes") && report["shapes"].is_array())
-        for (const Json& s : report["shapes"]) {
-            try {
-                const protocol::ShapeId id = protocol::ShapeId::read(protocol::Fields(s, ""));
-                shapes.push_back({{"label", id.text(true)}, {"dims", id.dimsJson()}});
-            } catch (...) {
-                // A shape the report cannot name is not sent; merge leaves it without "compile".
-            }
-        }
+    for (const protocol::BenchShape& s : report.bench()->shapes)
+        shapes.push_back({{"label", s.id.text(true)}, {"dims", s.id.dimsJson()}});
     if (shapes.empty())
-        return notMeasured("the benchmark timed no shape");
-
-    TempFolder tmp("kforge-compile-baseline-");
-    if (tmp.path().empty())
-        return notMeasured("cannot make a temporary folder for the harness");
-    const fs::path cubin = tmp.path() / (arch + ".cubin");
-    const fs::path specFile = tmp.path() / "spec.json";
-    const fs::path resultFile = tmp.path() / "result.json";
+        return Error::failed("time torch.compile", "the benchmark timed no shape");
     const protocol::BenchSettings& b = options.sampling;
     std::error_code ec;
-    const Json spec = {
+    return Json{
         {"task", fs::absolute(taskFile, ec).string()},
         {"shapes", shapes},
         {"modes", options.modes.empty() ? std::vector<std::string>{"default", "max-autotune-no-cudagraphs"} : options.modes},
@@ -94,20 +64,21 @@ void runHarness(Json& report, const Task& original, const fs::path& taskFile, co
         {"sampling", {{"warmup", b.warmup}, {"min_samples", b.minSamples}, {"max_samples", b.maxSamples},
                       {"target_spread", b.targetSpread}, {"time_cap_ms", b.timeCapMs}}},
         {"seed", options.seed},
-        {"candidate", {{"op", candidateOpJson(task.name, task, candidate, built->loweredNames)},
-                       {"arch", arch},
+        {"candidate", {{"op", candidateOpJson(task.name, task, candidate, built.loweredNames)},
+                       {"arch", report.header().candidate.arch},
                        {"image", cubin.string()}}}};
-    if (auto w = writeFileAtomic(cubin, built->cubin); !w)
-        return notMeasured(w.error().message());
-    if (auto w = writeFileAtomic(specFile, spec.dump(2, ' ', false, Json::error_handler_t::replace)); !w)
-        return notMeasured(w.error().message());
+}
 
+/// The harness's environment: PYTHONSAFEPATH, and PYTHONPATH with the harness first.
+std::vector<std::string> harnessEnvironment(const CompileBaselineOptions& options)
+{
     // PYTHONSAFEPATH and the private folder as the working directory: `python -m` must not
     // import a kernelforge_baseline planted in the folder kforge was started from (a task
     // folder is untrusted, docs/verification.md), only the harness on PYTHONPATH.
     std::vector<std::string> env = {"PYTHONSAFEPATH=1"};
     std::vector<std::string> pythonPath = options.pythonPath;
 #if defined(KF_BASELINE_PYTHONPATH) && defined(KF_CAST_PYTHONPATH)
+    std::error_code ec;
     if (pythonPath.empty())
         for (const auto& [installed, built] : {std::pair{"python/baseline", KF_BASELINE_PYTHONPATH},
                                                std::pair{"python/cast", KF_CAST_PYTHONPATH}})
@@ -122,9 +93,37 @@ void runHarness(Json& report, const Task& original, const fs::path& taskFile, co
             path += std::string(":") + old;
         env.push_back("PYTHONPATH=" + path);
     }
+    return env;
+}
+
+Error notMeasured(std::string why) { return Error::failed("time torch.compile", std::move(why)); }
+
+Result<protocol::HarnessResult> runHarness(const protocol::RunReport& report, const Task& task, const fs::path& taskFile,
+                                           const Candidate& candidate, const CompileResult& built,
+                                           const CompileBaselineOptions& options, std::string* log)
+{
+    if (report.header().verdict != protocol::Verdict::Ok || !report.bench())
+        return notMeasured(std::string("the benchmark did not finish (verdict ") + protocol::verdictName(report.header().verdict) +
+                           "), so there is nothing to compare with");
+    if (!built.success || built.cubin.empty())
+        return notMeasured("the candidate has no cubin for " + report.header().candidate.arch);
+    TempFolder tmp("kforge-compile-baseline-");
+    if (tmp.path().empty())
+        return notMeasured("cannot make a temporary folder for the harness");
+    const fs::path cubin = tmp.path() / (report.header().candidate.arch + ".cubin");
+    const fs::path specFile = tmp.path() / "spec.json";
+    const fs::path resultFile = tmp.path() / "result.json";
+    auto spec = harnessSpec(report, task, taskFile, candidate, built, options, cubin);
+    if (!spec)
+        return notMeasured(spec.error().why);
+    if (auto w = writeFileAtomic(cubin, built.cubin); !w)
+        return notMeasured(w.error().message());
+    if (auto w = writeFileAtomic(specFile, spec->dump(2, ' ', false, Json::error_handler_t::replace)); !w)
+        return notMeasured(w.error().message());
+
     const std::string python = baselinePython(options);
     auto ran = runProcess({python, "-m", "kernelforge_baseline", "bench", specFile.string(), "--out", resultFile.string()},
-                          options.timeoutMs, env, options.stop, tmp.path().string());
+                          options.timeoutMs, harnessEnvironment(options), options.stop, tmp.path().string());
     if (!ran && options.stop && options.stop())
         return notMeasured("cancelled before the harness finished");
     if (!ran) {
@@ -145,21 +144,22 @@ void runHarness(Json& report, const Task& original, const fs::path& taskFile, co
     auto result = protocol::readHarnessResult(bytes.value(), "the harness's result");
     if (!result)
         return notMeasured(result.error().message());
-    protocol::mergeCompileBaseline(report, result.value());
+    return result;
 }
 
 } // namespace
 
-void addCompileBaseline(Json& report, const Task& task, const fs::path& taskFile, const Candidate& candidate,
-                        const std::string& arch, const CompileBaselineOptions& options, std::string* log)
+Result<protocol::HarnessResult> measureCompileBaseline(const protocol::RunReport& report, const Task& task,
+                                                       const fs::path& taskFile, const Candidate& candidate,
+                                                       const CompileResult& built, const CompileBaselineOptions& options,
+                                                       std::string* log)
 {
-    // Never fails: a file system or JSON surprise is a reason, not an exception in the caller
-    // (the workbench's run worker, kforge's report loop).
+    // A file system or JSON surprise is a reason, not an exception in the caller (the workbench's
+    // run worker, kforge's report loop).
     try {
-        runHarness(report, task, taskFile, candidate, arch, options, log);
+        return runHarness(report, task, taskFile, candidate, built, options, log);
     } catch (const std::exception& e) {
-        if (report.is_object())
-            protocol::markCompileNotMeasured(report, std::string("the comparison failed: ") + e.what());
+        return notMeasured(std::string("the comparison failed: ") + e.what());
     }
 }
 

@@ -1,11 +1,15 @@
 #pragma once
 // Runs the torch.compile baseline for one benchmarked candidate (docs/benchmarks.md, "The
-// torch.compile baseline"): compiles the candidate's cubin for the GPU the runner used, hands it
-// to the harness (python -m kernelforge_baseline bench) as a .cast op with the shapes the runner
-// timed, and merges the harness's result into the performance report. The candidate travels as a
+// torch.compile baseline"): hands the cubin the runner timed to the harness (python -m
+// kernelforge_baseline bench) as a .cast op with the shapes the runner timed, and reads the
+// harness's result. engine/pipeline/RunPipeline.cpp merges it into the report; nothing else runs it. The candidate travels as a
 // .cast op because the harness launches it with the .cast runtime's driver code; that is why
 // this lives beside the package code.
 
+#include "engine/compile/CompileTypes.h"
+#include "engine/core/Result.h"
+#include "engine/protocol/CompileBaseline.h"
+#include "engine/protocol/RunReport.h"
 #include "engine/protocol/RunRequest.h"
 #include "engine/task/Task.h"
 
@@ -31,20 +35,19 @@ struct CompileBaselineOptions {
     std::uint64_t seed = 0;
     int timeoutMs = 30 * 60 * 1000;            ///< compiles included
     std::function<bool()> stop;                ///< asked while the harness runs; true kills it (Cancel)
-    /// Appended to the task's NVRTC options, as the run that made the report appended them
-    /// (the workbench's Settings), so the harness times the cubin the runner timed.
-    std::vector<std::string> extraNvrtcOptions;
 };
 
 /// The Python the harness runs under, by the rule above.
 std::string baselinePython(const CompileBaselineOptions& options);
 
-/// Adds "compile_baseline" (and each timed shape's "compile") to `report`, a performance report
-/// of `candidate` of `task` (task.json at `taskFile`) timed on a GPU of architecture `arch`. Never
-/// fails: a baseline that cannot be measured is recorded with its reason. `log` (may be empty)
-/// gets the harness's progress lines after it ends.
-void addCompileBaseline(nlohmann::json& report, const Task& task, const std::filesystem::path& taskFile,
-                        const Candidate& candidate, const std::string& arch, const CompileBaselineOptions& options,
-                        std::string* log = nullptr);
+/// Times the reference under torch.compile beside `built` (the cubin of `candidate` of `task` that
+/// produced `report`, a performance report; task.json at `taskFile`), on this machine's GPU.
+/// An Error's `why` is the reason the comparison was not measured (the benchmark did not finish,
+/// no Python with torch, the harness crashed, cancelled): recorded beside the report, never fatal.
+/// `log` (may be null) gets the harness's progress lines after it ends.
+Result<protocol::HarnessResult> measureCompileBaseline(const protocol::RunReport& report, const Task& task,
+                                                       const std::filesystem::path& taskFile, const Candidate& candidate,
+                                                       const CompileResult& built, const CompileBaselineOptions& options,
+                                                       std::string* log = nullptr);
 
 } // namespace kf::cast

@@ -41,10 +41,8 @@ std::string runFileStem(const nlohmann::json& run, const std::string& package)
 
 Error foreignRun(const std::string& what, const nlohmann::json& run, const Package& package)
 {
-    return Error{what,
-                 "the run is of package " + run["package"]["name"].get<std::string>() + " " +
-                     run["package"]["version"].get<std::string>() + ", not " + package.name + " " + package.version,
-                 "record a run of this package", package.origin, {}};
+    return Error::inFile(package.origin, {}, what, "the run is of package " + run["package"]["name"].get<std::string>() + " " +
+                     run["package"]["version"].get<std::string>() + ", not " + package.name + " " + package.version, "record a run of this package");
 }
 
 bool sameRunPackage(const nlohmann::json& run, const Package& package)
@@ -64,7 +62,7 @@ Result<std::vector<RegistryRunCopy>> recordModelRunInRegistry(const Registry& re
     try {
         checkModelRun(run, "", modelOf(run));
     } catch (const kf::json::SchemaError& e) {
-        return Error{what, "the run's evidence is malformed at " + e.pointer + ": " + e.message, {}, {}, {}};
+        return Error::failed(what, "the run's evidence is malformed at " + e.pointer + ": " + e.message);
     }
     if (!sameRunPackage(run, package))
         return foreignRun(what, run, package);

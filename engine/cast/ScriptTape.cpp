@@ -298,8 +298,7 @@ Result<std::vector<OpStep>> tapeFromCode(std::string_view code, std::string_view
         const Forward forward = parseForward(code, className);
         return Evaluator(task, forward).run();
     } catch (const ScriptError& e) {
-        return Error{kWhat, e.why, e.hint.empty() ? kHint : e.hint, file,
-                     e.line > 0 ? entry + ":" + std::to_string(e.line) : entry};
+        return Error::inFile(file, e.line > 0 ? entry + ":" + std::to_string(e.line) : entry, kWhat, e.why, e.hint.empty() ? kHint : e.hint);
     }
 }
 
@@ -340,7 +339,7 @@ Result<ScriptCode> scriptCode(const Task& task)
 {
     const std::string file = (task.directory / task.reference.torchscript).string();
     if (task.reference.torchscript.empty())
-        return Error{kWhat, "the task's reference names no TorchScript file", "set reference.torchscript in task.json", file, {}};
+        return Error::inFile(file, {}, kWhat, "the task's reference names no TorchScript file", "set reference.torchscript in task.json");
     auto archive = readArchive(file);
     if (!archive) {
         Error e = archive.error();   // the archive reader's why, file and entry; a hint for this file
@@ -360,8 +359,7 @@ Result<ScriptCode> scriptCode(const Task& task)
             entry[i] = '/';
     const ArchiveEntry* code = prefix.empty() ? nullptr : a.find(prefix + entry);
     if (!code)
-        return Error{kWhat, "the archive holds no " + entry + ", so it is not a module saved with torch.jit.save",
-                     kSaveHint, file, entry};
+        return Error::inFile(file, entry, kWhat, "the archive holds no " + entry + ", so it is not a module saved with torch.jit.save", kSaveHint);
     return ScriptCode{entry, std::string(code->bytes), className};
 }
 

@@ -387,8 +387,7 @@ std::optional<CompileResult> CompileCache::load(const std::string& key) const
 Result<void> CompileCache::store(const std::string& key, const CompileResult& result) const
 {
     if (!validKey(key))
-        return Error{"store a compile result in the cache", "the key \"" + key + "\" is not a hex digest",
-                     "use CompileCache::key() to make keys", m_dir.string(), {}};
+        return Error::inFile(m_dir.string(), {}, "store a compile result in the cache", "the key \"" + key + "\" is not a hex digest", "use CompileCache::key() to make keys");
     // The public JSON minus base64: a binary CBOR value keeps hits a plain memcpy.
     nlohmann::json j = toJson(result, false);
     j["ptx"] = result.ptx;

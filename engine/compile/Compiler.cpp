@@ -35,8 +35,8 @@ namespace {
     do {                                                                                                 \
         nvrtcResult kf_rc_ = (lib).call;                                                                 \
         if (kf_rc_ != NVRTC_SUCCESS)                                                                     \
-            return Error{"NVRTC call " #call, std::string((lib).getErrorString(kf_rc_)) + " (at " __FILE__ \
-                                                  ":" + std::to_string(__LINE__) + ")", "", {}, {}};     \
+            return Error::failed("NVRTC call " #call, std::string((lib).getErrorString(kf_rc_)) + " (at " __FILE__ \
+                                                  ":" + std::to_string(__LINE__) + ")");     \
     } while (0)
 
 struct ProgramDeleter {
@@ -245,7 +245,7 @@ Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileReq
 
     nvrtcResult rc = lib.compileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
     if (rc == NVRTC_ERROR_CANCELLED || (cancel && cancel->cancelled()))
-        return Error{"compile " + req.fileName, "the build was cancelled", "", {}, {}};
+        return Error::failed("compile " + req.fileName, "the build was cancelled");
     size_t logSize = 0;
     KF_NVRTC_CHECK(lib, getProgramLogSize(prog.get(), &logSize));
     res.log.resize(logSize);
@@ -256,10 +256,9 @@ Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileReq
     res.diagnostics = rc == NVRTC_ERROR_COMPILATION ? failedBuildDiagnostics(res.log, req.fileName, lib.getErrorString(rc))
                                                     : parseNvrtcLog(res.log);
     if (rc == NVRTC_ERROR_INVALID_OPTION)
-        return Error{"compile " + req.fileName, "NVRTC rejected the options: " + res.log,
-                     "check the extra options and defines", {}, {}};
+        return Error::failed("compile " + req.fileName, "NVRTC rejected the options: " + res.log, "check the extra options and defines");
     if (rc != NVRTC_SUCCESS && rc != NVRTC_ERROR_COMPILATION)
-        return Error{"compile " + req.fileName, std::string("NVRTC failed: ") + lib.getErrorString(rc) + "\n" + res.log, "", {}, {}};
+        return Error::failed("compile " + req.fileName, std::string("NVRTC failed: ") + lib.getErrorString(rc) + "\n" + res.log);
     res.success = rc == NVRTC_SUCCESS && res.errorCount() == 0;
     if (rc != NVRTC_SUCCESS) {
         res.success = false;
@@ -299,7 +298,7 @@ Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileReq
     if (!res.cubin.empty()) {
         auto kernels = readCubinResources(res.cubin);
         if (!kernels)
-            return Error{"analyse the cubin of " + req.fileName, kernels.error().why, "", {}, {}};
+            return Error::failed("analyse the cubin of " + req.fileName, kernels.error().why);
         res.kernels = std::move(kernels.value());
         applyPtxasReport(res.log, res.kernels);
         applyPtxDirectives(res.ptx, res.kernels); // min blocks per SM exists only in the PTX
@@ -393,11 +392,10 @@ Result<CompileResult> compile(const CompileRequest& request, const CompileCache*
         std::string names;
         for (const auto& a : knownArchitectures())
             names += (names.empty() ? "" : ", ") + a.arch;
-        return Error{"compile " + request.fileName, "unknown architecture \"" + arch + "\"",
-                     "use one of " + names + " (or compute_XX for PTX only)", {}, {}};
+        return Error::failed("compile " + request.fileName, "unknown architecture \"" + arch + "\"", "use one of " + names + " (or compute_XX for PTX only)");
     }
     if (cancel && cancel->cancelled())
-        return Error{"compile " + request.fileName, "the build was cancelled", "", {}, {}};
+        return Error::failed("compile " + request.fileName, "the build was cancelled");
     // What NVRTC must never see: it reads a NUL as the end of the source (while our hash covers
     // all of it), misreads UTF-16, and corrupts its heap on identifiers of 128 KiB. The workbench
     // compiles in-process on every pause in typing, so these are diagnostics, decided here.

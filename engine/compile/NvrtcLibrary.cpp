@@ -63,8 +63,7 @@ Result<const NvrtcLibrary*> load()
     sym(t.getLoweredName, "nvrtcGetLoweredName", true);
     sym(t.setFlowCallback, "nvrtcSetFlowCallback", false);
     if (!missing.empty())
-        return Error{"load libnvrtc", t.path + " lacks " + missing,
-                     "use NVRTC from CUDA 12.4 or newer (set KF_NVRTC_LIBRARY)", {}, {}};
+        return Error::failed("load libnvrtc", t.path + " lacks " + missing, "use NVRTC from CUDA 12.4 or newer (set KF_NVRTC_LIBRARY)");
     int major = 0, minor = 0;
     t.version(&major, &minor);
     t.versionString = std::to_string(major) + "." + std::to_string(minor);

@@ -55,7 +55,7 @@ Result<EveryArchitectureBuild> compileForEveryArchitecture(const Task& task, con
     EveryArchitectureBuild out;
     for (const std::string& arch : task.architectures) {
         if ((stop && stop()) || (cancel && cancel->cancelled()))
-            return Error{"compile " + fileName, "cancelled", {}, fileName, {}};
+            return Error::inFile(fileName, {}, "compile " + fileName, "cancelled");
         CompileRequest req = compileRequestFor(task, candidate, arch, source);
         req.fileName = fileName;
         for (std::size_t li = 0; li < candidate.launches.size(); ++li)
@@ -112,9 +112,9 @@ std::vector<LaunchAnalysis> analyseLaunches(const Task& task, const Candidate& c
         if (!geometry) {
             a.occupancy = geometry.error();
         } else if (!arch) {
-            a.occupancy = Error{"compute occupancy", "unknown architecture " + result.arch, "", {}, {}};
+            a.occupancy = Error::failed("compute occupancy", "unknown architecture " + result.arch);
         } else if (!a.resources) {
-            a.occupancy = Error{"compute occupancy", "kernel " + l.kernel + " was not found in the cubin", "", {}, {}};
+            a.occupancy = Error::failed("compute occupancy", "kernel " + l.kernel + " was not found in the cubin");
         } else {
             OccupancyQuery q;
             q.blockSize = static_cast<int>(a.block[0] * a.block[1] * a.block[2]);

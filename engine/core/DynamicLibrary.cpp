@@ -45,7 +45,7 @@ Result<DynamicLibrary> DynamicLibrary::open(const std::vector<std::string>& cand
         const char* err = ::dlerror();
         tried += "\n  " + c + ": " + (err ? err : "not found");
     }
-    return Error{"load " + what, what + " could not be loaded; tried:" + tried, hint, {}, {}};
+    return Error::failed("load " + what, what + " could not be loaded; tried:" + tried, hint);
 }
 
 void* DynamicLibrary::symbol(const char* name) const

@@ -43,8 +43,7 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& file, std::chron
     if (fd < 0 && (errno == EACCES || errno == EROFS))
         fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return Error{"lock " + file.string(), std::string("cannot open the lock file: ") + std::strerror(errno),
-                     "check that the folder exists and is writable", file.string(), {}};
+        return Error::inFile(file.string(), {}, "lock " + file.string(), std::string("cannot open the lock file: ") + std::strerror(errno), "check that the folder exists and is writable");
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     auto pause = std::chrono::milliseconds(1);
     for (;;) {
@@ -56,14 +55,12 @@ Result<FileLock> FileLock::acquire(const std::filesystem::path& file, std::chron
         if (errno != EWOULDBLOCK && errno != EINTR) {
             const std::string why = std::strerror(errno);
             ::close(fd);
-            return Error{"lock " + file.string(), "flock failed: " + why, "", file.string(), {}};
+            return Error::inFile(file.string(), {}, "lock " + file.string(), "flock failed: " + why);
         }
         if (std::chrono::steady_clock::now() >= deadline) {
             ::close(fd);
-            return Error{"lock " + file.string(),
-                         "another process has held the registry lock for " + std::to_string(timeout.count() / 1000) +
-                             " s",
-                         "wait for the other promote or remove to finish, then try again", file.string(), {}};
+            return Error::inFile(file.string(), {}, "lock " + file.string(), "another process has held the registry lock for " + std::to_string(timeout.count() / 1000) +
+                             " s", "wait for the other promote or remove to finish, then try again");
         }
         std::this_thread::sleep_for(pause); // polling keeps the wait bounded; flock has no timeout
         pause = std::min(pause * 2, std::chrono::milliseconds(50));

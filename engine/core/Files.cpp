@@ -31,7 +31,7 @@ const char* typeName(mode_t mode)
 
 Error readError(const fs::path& file, std::string why, std::string hint = "check that it exists and is readable")
 {
-    return Error{"read " + file.string(), std::move(why), std::move(hint), file.string(), {}};
+    return Error::inFile(file.string(), {}, "read " + file.string(), std::move(why), std::move(hint));
 }
 
 Error notRegular(const fs::path& file, mode_t mode)
@@ -139,7 +139,7 @@ Result<void> writeFileAtomic(const fs::path& file, std::string_view bytes)
 Result<void> writeFileAtomic(const fs::path& file, const std::vector<std::string_view>& parts)
 {
     auto fail = [&](const std::string& why) {
-        return Error{"write " + file.string(), why, "check free disk space and permissions", file.string(), {}};
+        return Error::inFile(file.string(), {}, "write " + file.string(), why, "check free disk space and permissions");
     };
     std::error_code ec;
     if (file.has_parent_path()) {

@@ -56,16 +56,14 @@ const Crypto& crypto()
         c.hmac = reinterpret_cast<HmacFn>(c.lib.symbol("HMAC"));
         c.digest = reinterpret_cast<DigestFn>(c.lib.symbol("EVP_Digest"));
         if (!c.sha256 || !c.hmac || !c.digest)
-            c.error = Error{"load OpenSSL's libcrypto", c.lib.path() + " lacks EVP_sha256, EVP_Digest or HMAC",
-                            "install OpenSSL 1.1 or 3 (libssl3)", c.lib.path(), {}};
+            c.error = Error::inFile(c.lib.path(), {}, "load OpenSSL's libcrypto", c.lib.path() + " lacks EVP_sha256, EVP_Digest or HMAC", "install OpenSSL 1.1 or 3 (libssl3)");
         c.ctxNew = reinterpret_cast<CtxNewFn>(c.lib.symbol("EVP_MD_CTX_new"));
         c.ctxFree = reinterpret_cast<CtxFreeFn>(c.lib.symbol("EVP_MD_CTX_free"));
         c.init = reinterpret_cast<DigestInitFn>(c.lib.symbol("EVP_DigestInit_ex"));
         c.update = reinterpret_cast<DigestUpdateFn>(c.lib.symbol("EVP_DigestUpdate"));
         c.final = reinterpret_cast<DigestFinalFn>(c.lib.symbol("EVP_DigestFinal_ex"));
         if (!c.ctxNew || !c.ctxFree || !c.init || !c.update || !c.final)
-            c.incrementalError = Error{"load OpenSSL's libcrypto", c.lib.path() + " lacks EVP_MD_CTX_new or EVP_DigestUpdate",
-                                       "install OpenSSL 1.1 or 3 (libssl3)", c.lib.path(), {}};
+            c.incrementalError = Error::inFile(c.lib.path(), {}, "load OpenSSL's libcrypto", c.lib.path() + " lacks EVP_MD_CTX_new or EVP_DigestUpdate", "install OpenSSL 1.1 or 3 (libssl3)");
     });
     return c;
 }
@@ -82,7 +80,7 @@ Result<std::string> hmacSha256Hex(std::string_view key, std::string_view data)
     static const unsigned char empty = 0;
     const auto* bytes = data.empty() ? &empty : reinterpret_cast<const unsigned char*>(data.data());
     if (!c.hmac(c.sha256(), key.data(), static_cast<int>(key.size()), bytes, data.size(), mac, &len) || len != 32)
-        return Error{"compute HMAC-SHA256", "libcrypto's HMAC failed", {}, {}, {}};
+        return Error::failed("compute HMAC-SHA256", "libcrypto's HMAC failed");
     return hexOf(mac, len);
 }
 
@@ -96,7 +94,7 @@ Result<std::string> sha256Hex(std::string_view data)
     static const unsigned char empty = 0;
     const void* bytes = data.empty() ? static_cast<const void*>(&empty) : static_cast<const void*>(data.data());
     if (!c.digest(bytes, data.size(), md, &len, c.sha256(), nullptr) || len != 32)
-        return Error{"compute SHA-256", "libcrypto's EVP_Digest failed", {}, {}, {}};
+        return Error::failed("compute SHA-256", "libcrypto's EVP_Digest failed");
     return hexOf(md, len);
 }
 
@@ -124,7 +122,7 @@ Result<void> Sha256::ready() const
     if (!c.ctxNew)
         return c.incrementalError;
     if (!m_ctx || m_failed)
-        return Error{"compute SHA-256", "libcrypto's EVP_DigestInit_ex failed", {}, {}, {}};
+        return Error::failed("compute SHA-256", "libcrypto's EVP_DigestInit_ex failed");
     return {};
 }
 
@@ -144,7 +142,7 @@ Result<std::string> Sha256::hex()
     unsigned int len = 0;
     m_failed = true; // a digest ends the hash
     if (!crypto().final(m_ctx, md, &len) || len != 32)
-        return Error{"compute SHA-256", "libcrypto's EVP_DigestFinal_ex failed", {}, {}, {}};
+        return Error::failed("compute SHA-256", "libcrypto's EVP_DigestFinal_ex failed");
     return hexOf(md, len);
 }
 
@@ -163,7 +161,7 @@ Result<std::string> sha256OfFile(const std::string& path)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
-            return Error{"read a file", std::string("a read failed: ") + std::strerror(errno), "", path, {}};
+            return Error::inFile(path, {}, "read a file", std::string("a read failed: ") + std::strerror(errno));
         if (n == 0)
             break;
         h.update(std::string_view(buffer.data(), static_cast<std::size_t>(n)));

@@ -416,8 +416,7 @@ Result<Json> parseText(std::string_view text, const std::string& origin, ParseCo
     if (!builder.refusal) // a parse nlohmann stopped without saying why: never seen, still refused
         builder.refusal = Refusal{reads, {}, "the text ends before the JSON value does", "fix the syntax at that position"};
     const Refusal& r = *builder.refusal;
-    return Error{"parse JSON", clipEchoes(lineAndColumn(text, r.offset, cost) + ": invalid JSON: " + r.why), r.hint, origin,
-                 r.pointer};
+    return Error::inFile(origin, r.pointer, "parse JSON", clipEchoes(lineAndColumn(text, r.offset, cost) + ": invalid JSON: " + r.why), r.hint);
 }
 
 Result<Json> parseText(std::string_view text, const std::string& origin)

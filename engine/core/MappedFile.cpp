@@ -33,8 +33,7 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept
 Result<MappedFile> MappedFile::open(const std::filesystem::path& file)
 {
     auto fail = [&](const char* step) {
-        return Error{"map " + file.string(), std::string(step) + ": " + std::strerror(errno),
-                     "check that the file exists and is readable", file.string(), {}};
+        return Error::inFile(file.string(), {}, "map " + file.string(), std::string(step) + ": " + std::strerror(errno), "check that the file exists and is readable");
     };
     // A regular file only (engine/core/Files.h): a FIFO would block the open, a device map forever.
     auto opened = openRegularFile(file);

@@ -157,7 +157,7 @@ Result<pid_t> spawnChild(const std::vector<std::string>& argv, const ProcessOpti
     if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(fail, O_CLOEXEC) != 0) {
         const int e = errno;
         closeAll();
-        return Error{"run " + argv[0], std::strerror(e), "", {}, {}};
+        return Error::failed("run " + argv[0], std::strerror(e));
     }
     std::vector<char*> args;
     for (const auto& a : argv)
@@ -183,7 +183,7 @@ Result<pid_t> spawnChild(const std::vector<std::string>& argv, const ProcessOpti
         while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
         closeAll();
-        return Error{"run " + argv[0], std::strerror(e), "check that the program exists and is executable", {}, {}};
+        return Error::failed("run " + argv[0], std::strerror(e), "check that the program exists and is executable");
     }
     closeFd(fail[0]);
     fds[0] = out[0];
@@ -209,7 +209,7 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeo
 Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, const ProcessOptions& o)
 {
     if (argv.empty())
-        return Error{"run a process", "no program given", "", {}, {}};
+        return Error::failed("run a process", "no program given");
     int fds[2] = {-1, -1};
     auto spawned = spawnChild(argv, o, fds);
     if (!spawned)
@@ -246,9 +246,9 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, const Pro
         if (o.keepBytes && s->size() > o.keepBytes)
             s->erase(0, s->size() - o.keepBytes);
     if (stopped)
-        return Error{"run " + argv[0], "it was stopped (cancelled)", "", {}, {}};
+        return Error::failed("run " + argv[0], "it was stopped (cancelled)");
     if (timedOut)
-        return Error{"run " + argv[0], "it did not finish within " + std::to_string(o.timeoutMs / 1000) + " s and was stopped", "", {}, {}};
+        return Error::failed("run " + argv[0], "it did not finish within " + std::to_string(o.timeoutMs / 1000) + " s and was stopped");
     result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     return result;

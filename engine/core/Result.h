@@ -9,6 +9,9 @@
 
 namespace kf {
 
+/// Made by its named constructors, so every error says at least what was attempted and why:
+/// `Error::failed("load libnvrtc", "…", "install …")`, `Error::inFile(path, "/shapes/0", …)`,
+/// `.withKind(kRunnerLost)`. A default-constructed Error is only a placeholder to assign to.
 struct Error {
     std::string what;     ///< what was attempted: "read task file", "load libnvrtc"
     std::string why;      ///< why it failed, one sentence
@@ -19,8 +22,41 @@ struct Error {
     /// kGpuOutOfMemory, kRunnerLost, kConnectionLost, kRunnerStart.
     std::string kind;
 
+    Error() = default;
+    /// `what` was attempted and failed because of `why`; `hint` says what to do about it.
+    static Error failed(std::string what, std::string why, std::string hint = {})
+    {
+        return Error(std::move(what), std::move(why), std::move(hint), {}, {});
+    }
+    /// As failed(), about `file` (and the JSON pointer `pointer` in it; may be empty).
+    static Error inFile(std::string file, std::string pointer, std::string what, std::string why, std::string hint = {})
+    {
+        return Error(std::move(what), std::move(why), std::move(hint), std::move(file), std::move(pointer));
+    }
+    /// This error with Error::kind `k` (kGpuOutOfMemory, kRunnerLost, …).
+    Error withKind(std::string k) const
+    {
+        Error e = *this;
+        e.kind = std::move(k);
+        return e;
+    }
+    /// This error about `f` (and the JSON pointer `p` in it).
+    Error inFileAt(std::string f, std::string p = {}) const
+    {
+        Error e = *this;
+        e.file = std::move(f);
+        e.pointer = std::move(p);
+        return e;
+    }
+
     /// "file: at /pointer: why (hint)" style sentence for terminals and status bars.
     std::string message() const;
+
+private:
+    Error(std::string w, std::string y, std::string h, std::string f, std::string p)
+        : what(std::move(w)), why(std::move(y)), hint(std::move(h)), file(std::move(f)), pointer(std::move(p))
+    {
+    }
 };
 
 /// Error::kind of a GPU that has too little free memory (other processes hold it).

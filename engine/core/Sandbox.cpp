@@ -213,7 +213,7 @@ std::vector<std::string> confinedEnvironment(const fs::path& workDir, const std:
 Result<ConfinedOutput> runConfined(const std::vector<std::string>& argv, const ConfinedOptions& o)
 {
     if (argv.empty() || o.workDir.empty())
-        return Error{"run confined code", "no program or no working folder given", {}, {}, {}};
+        return Error::failed("run confined code", "no program or no working folder given");
     std::error_code ec;
     for (const char* d : {"home", "tmp"})
         fs::create_directories(o.workDir / d, ec);
@@ -221,7 +221,7 @@ Result<ConfinedOutput> runConfined(const std::vector<std::string>& argv, const C
     std::vector<fs::path> readable = o.readable;
     const std::vector<fs::path> program = programFolders(argv.front());
     if (program.empty() || ::access(program.back().c_str(), X_OK) != 0)
-        return Error{"run " + argv.front(), "no such program", "check that the program exists and is executable", {}, {}};
+        return Error::failed("run " + argv.front(), "no such program", "check that the program exists and is executable");
     readable.insert(readable.end(), program.begin(), program.end());
     // Packages installed with `pip install --user` stay importable from the private home.
     if (const std::string home = envOr("HOME"); !home.empty() && fs::is_directory(fs::path(home) / ".local" / "lib", ec)) {
@@ -266,7 +266,7 @@ Result<ConfinedOutput> runConfined(const std::vector<std::string>& argv, const C
     out.unsandboxedWhy = sandboxed ? "" : (o.sandbox ? s.why : "the sandbox was turned off");
     // bwrap's own refusal (a folder it cannot mount) is its first line, before the program ran.
     if (sandboxed && out.exitCode == 1 && out.err.rfind("bwrap: ", 0) == 0)
-        return Error{"run confined code", "the sandbox could not be set up: " + out.err.substr(0, out.err.find('\n')), {}, {}, {}};
+        return Error::failed("run confined code", "the sandbox could not be set up: " + out.err.substr(0, out.err.find('\n')));
     return out;
 }
 

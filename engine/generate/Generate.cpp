@@ -85,8 +85,7 @@ Result<ReferenceSteps> opReferenceSteps(const Task& task)
     ReferenceSteps r;
     r.file = (task.directory / "task.json").string();
     if (task.reference.kind == Reference::Kind::TorchScript)
-        return Error{"read the reference of " + task.name, "the reference is a TorchScript module",
-                     "read it with kf::cast::referenceSteps", r.file, "/reference/torchscript"};
+        return Error::inFile(r.file, "/reference/torchscript", "read the reference of " + task.name, "the reference is a TorchScript module", "read it with kf::cast::referenceSteps");
     r.steps = task.reference.steps;
     for (size_t i = 0; i < r.steps.size(); ++i)
         r.pointers.push_back(task.reference.kind == Reference::Kind::Op ? "/reference"

@@ -17,9 +17,9 @@ Result<T> readWith(const char* what, const char* file, F read)
     try {
         return read();
     } catch (const jr::SchemaError& e) {
-        return Error{what, e.message, "the runner protocol is described in docs/runner-protocol.md", file, e.pointer};
+        return Error::inFile(file, e.pointer, what, e.message, "the runner protocol is described in docs/runner-protocol.md");
     } catch (const nlohmann::json::exception& e) {
-        return Error{what, std::string("malformed message: ") + e.what(), "", file, {}};
+        return Error::inFile(file, {}, what, std::string("malformed message: ") + e.what());
     }
 }
 

@@ -17,9 +17,9 @@ Result<void> readMessage(const std::string& what, const std::function<void()>& r
         read();
         return {};
     } catch (const jr::SchemaError& e) {
-        return Error{what, e.message, "the runner protocol is described in docs/runner-protocol.md", {}, e.pointer};
+        return Error::inFile({}, e.pointer, what, e.message, "the runner protocol is described in docs/runner-protocol.md");
     } catch (const nlohmann::json::exception& e) {
-        return Error{what, std::string("malformed message: ") + e.what(), "", {}, {}};
+        return Error::failed(what, std::string("malformed message: ") + e.what());
     }
 }
 
@@ -297,7 +297,7 @@ Result<RunnerMessage> RunnerMessage::decode(const nlohmann::json& j)
             m.type = Type::Error;
             m.fatal = f.boolean("fatal");
             const Fields e = f.object("error");
-            m.error = Error{e.text("what"), e.text("why"), e.text("hint"), {}, e.text("pointer"), e.text("kind")};
+            m.error = Error::inFile({}, e.text("pointer"), e.text("what"), e.text("why"), e.text("hint")).withKind(e.text("kind"));
             if (m.error.why.empty())
                 m.error.why = "the runner reported an error without a reason";
         } else if (type == "pong") {

@@ -1,4 +1,5 @@
 #include "engine/protocol/ProfileReport.h"
+#include "engine/protocol/Verdict.h"
 
 #include "engine/core/JsonReader.h"
 #include "engine/protocol/Report.h"
@@ -177,7 +178,7 @@ Json ProfileReport::toJson() const
             j[k] = header[k];
     j["schema_version"] = kSchemaVersion;
     j["kind"] = "profile";
-    j["verdict"] = verdict;
+    j["verdict"] = protocol::verdictName(verdict);
     j["summary"] = summary;
     j["shape"] = shape;
     j["label"] = label;
@@ -382,10 +383,12 @@ ProfileReport readReport(const Json& j)
         jr::fail(o.at("kind"), "not a profile report (kind \"" + kind + "\")");
 
     ProfileReport r;
-    r.verdict = o.string("verdict");
-    if (r.verdict != "ok" && r.verdict != "no_counters" && r.verdict != "error")
-        jr::fail(o.at("verdict"), "verdict must be \"ok\", \"no_counters\" or \"error\", not \"" + r.verdict + "\"");
-    const bool isError = r.verdict == "error";
+    const std::string word = o.string("verdict");
+    const std::optional<protocol::Verdict> verdict = protocol::parseVerdict(word);
+    if (!verdict || !protocol::verdictFitsKind(*verdict, protocol::ReportKind::Profile))
+        jr::fail(o.at("verdict"), "verdict must be \"ok\", \"no_counters\" or \"error\", not \"" + word.substr(0, 40) + "\"");
+    r.verdict = *verdict;
+    const bool isError = r.verdict == protocol::Verdict::Error;
     r.summary = o.stringOr("summary", "");
     r.header = readHeader(o, isError);
 
@@ -438,7 +441,7 @@ Result<ProfileReport> ProfileReport::fromJson(const Json& j, const std::string& 
     try {
         return readReport(j);
     } catch (const jr::SchemaError& e) {
-        return Error{"read profile report", e.message, hintFor(e.pointer), source, e.pointer};
+        return Error::inFile(source, e.pointer, "read profile report", e.message, hintFor(e.pointer));
     }
 }
 

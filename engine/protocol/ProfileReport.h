@@ -8,6 +8,7 @@
 // hand-edited total can never disagree with the numbers it summarises.
 
 #include "engine/core/Result.h"
+#include "engine/protocol/Verdict.h"
 #include "engine/protocol/Report.h"
 
 #include <nlohmann/json.hpp>
@@ -97,7 +98,7 @@ struct Ceilings {
 };
 
 struct ProfileReport {
-    std::string verdict = "error";      ///< "ok" | "no_counters" (static numbers only) | "error"
+    protocol::Verdict verdict = protocol::Verdict::Error; ///< ok | no_counters (static numbers only) | error
     std::string summary;
     nlohmann::json header = nlohmann::json::object(); ///< task, candidate, environment, started_at, duration_ms, error (as in other reports)
     std::map<std::string, std::int64_t> shape;

@@ -8,7 +8,7 @@ namespace {
 
 Error lineError(std::string why, std::string pointer = {})
 {
-    return Error{"read a runner protocol message", std::move(why), "", {}, std::move(pointer)};
+    return Error::inFile({}, std::move(pointer), "read a runner protocol message", std::move(why));
 }
 
 } // namespace
@@ -24,15 +24,13 @@ Result<void> checkVersion(const nlohmann::json& m, From from)
         auto old = m.find("protocol");
         theirs = old != m.end() && old->is_number_integer() ? "protocol " + old->dump() : "no protocol version";
     } else if (!v->is_number_integer()) {
-        return Error{"read a runner protocol message", "protocol_version is not an integer", "", {}, "/protocol_version"};
+        return Error::inFile({}, "/protocol_version", "read a runner protocol message", "protocol_version is not an integer");
     } else if (v->get<std::int64_t>() == kVersion) {
         return {};
     } else {
         theirs = "protocol " + v->dump();
     }
-    return Error{"talk to the runner",
-                 std::string(them) + " speaks " + theirs + " and " + us + " speaks protocol " + std::to_string(kVersion),
-                 "install the kforge-runner built with this KernelForge (or point $KF_RUNNER at it)", {}, "/protocol_version"};
+    return Error::inFile({}, "/protocol_version", "talk to the runner", std::string(them) + " speaks " + theirs + " and " + us + " speaks protocol " + std::to_string(kVersion), "install the kforge-runner built with this KernelForge (or point $KF_RUNNER at it)");
 }
 
 Result<nlohmann::json> parseLine(const std::string& line, From from)

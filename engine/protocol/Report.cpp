@@ -81,7 +81,7 @@ void Header::writeTo(nlohmann::json& r) const
         lowered[expr] = mangled;
     r["schema_version"] = schemaVersion;
     r["kind"] = reportKindName(kind);
-    r["verdict"] = verdict;
+    r["verdict"] = verdictName(verdict);
     r["summary"] = summary;
     r["task"] = {{"name", task.name}, {"hash", task.hash}};
     r["candidate"] = {{"file", candidate.file},
@@ -112,12 +112,31 @@ void Header::writeTo(nlohmann::json& r) const
                               {"compile_ms", numberJson(t.compileMs)},
                               {"runner_ms", numberJson(t.runnerMs)},
                               {"total_ms", numberJson(t.totalMs)},
-                              {"verdict", t.verdict}});
+                              {"verdict", verdictName(t.verdict)}});
         r["edit_to_verdict"] = rounds;
     }
     if (!placement.empty())
         r["placement"] = placement.toJson();
 }
+
+namespace {
+
+/// The verdict at `field`, strictly: a word that is not one of `kind`'s verdicts is an error at
+/// its pointer (a forged or newer report is refused, never read as a pass).
+Verdict readVerdict(const Fields& f, const char* field, ReportKind kind)
+{
+    const std::string word = f.text(field);
+    const std::optional<Verdict> v = parseVerdict(word);
+    if (!v || !verdictFitsKind(*v, kind))
+        jr::fail(f.at(field), "\"" + word.substr(0, 40) + "\" is not a verdict of a " + reportKindName(kind) +
+                                  " report (" + (kind == ReportKind::Correctness   ? "pass, fail or error"
+                                                 : kind == ReportKind::Performance ? "ok, fail or error"
+                                                                                   : "ok, no_counters or error") +
+                                  ")");
+    return *v;
+}
+
+} // namespace
 
 Header Header::read(const Fields& f)
 {
@@ -136,7 +155,7 @@ Header Header::read(const Fields& f)
         h.kind = ReportKind::Profile;
     else
         jr::fail(f.at("kind"), "expected \"correctness\", \"performance\" or \"profile\", found \"" + kind + "\"");
-    h.verdict = f.text("verdict");
+    h.verdict = readVerdict(f, "verdict", h.kind);
     h.summary = f.text("summary");
     const Fields task = f.object("task");
     h.task = {task.text("name"), task.text("hash")};
@@ -154,7 +173,7 @@ Header Header::read(const Fields& f)
     h.durationMs = f.number("duration_ms", 0);
     if (f.find("error")) {
         const Fields e = f.object("error");
-        h.error = Error{e.text("what"), e.text("why"), e.text("hint"), {}, {}, e.text("kind")};
+        h.error = Error::failed(e.text("what"), e.text("why"), e.text("hint")).withKind(e.text("kind"));
     }
     h.mode = f.text("mode");
     h.inputs = f.text("inputs");
@@ -163,7 +182,7 @@ Header Header::read(const Fields& f)
     f.forEach("edit_to_verdict", [&](const nlohmann::json& v, const std::string& p) {
         const Fields r(v, p);
         h.editToVerdict.push_back({r.integer("round"), r.number("compile_ms", 0), r.number("runner_ms", 0),
-                                   r.number("total_ms", 0), r.text("verdict")});
+                                   r.number("total_ms", 0), readVerdict(r, "verdict", h.kind)});
     });
     if (f.find("placement"))
         h.placement = Placement::read(f.object("placement"));

@@ -4,6 +4,7 @@
 // the CLI printers, the Runs panel, the gates and the evidence pages read the structs.
 
 #include "engine/core/Result.h"
+#include "engine/protocol/Verdict.h"
 
 #include <nlohmann/json.hpp>
 
@@ -85,13 +86,13 @@ struct RoundTiming {
     double compileMs = 0;
     double runnerMs = 0;
     double totalMs = 0;
-    std::string verdict;
+    Verdict verdict = Verdict::Error;
 };
 
 struct Header {
     int schemaVersion = kReportSchemaVersion;
     ReportKind kind = ReportKind::Correctness;
-    std::string verdict;            ///< pass | fail | ok | no_counters | error
+    Verdict verdict = Verdict::Error; ///< one of the kind's verdicts (verdictFitsKind)
     std::string summary;
     TaskRef task;
     CandidateRef candidate;
@@ -106,7 +107,9 @@ struct Header {
     std::vector<RoundTiming> editToVerdict;
     Placement placement;
 
-    bool isError() const { return verdict == "error"; }
+    bool isError() const { return verdict == Verdict::Error; }
+    /// The one pass rule (Verdict.h): pass for correctness, ok for performance and profile.
+    bool passed() const { return passes(verdict); }
     /// "vector_add/naive.cu [sm_90] — correctness on NVIDIA H100 80GB HBM3".
     std::string title() const;
     /// "ERROR: why (hint)" for a report whose verdict is "error".

@@ -70,9 +70,9 @@ Result<T> readReport(const std::string& what, const std::function<T()>& read)
     try {
         return read();
     } catch (const kf::json::SchemaError& e) {
-        return Error{what, e.message, "the report format is described in docs/report-schema.md", {}, e.pointer};
+        return Error::inFile({}, e.pointer, what, e.message, "the report format is described in docs/report-schema.md");
     } catch (const nlohmann::json::exception& e) {
-        return Error{what, std::string("malformed report: ") + e.what(), "", {}, {}};
+        return Error::failed(what, std::string("malformed report: ") + e.what());
     }
 }
 

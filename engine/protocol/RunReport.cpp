@@ -1,31 +1,78 @@
 #include "engine/protocol/RunReport.h"
 
+#include "engine/protocol/CompileBaseline.h"
 #include "engine/protocol/ReportJson.h"
 #include "engine/protocol/Signature.h"
 
 namespace kf::protocol {
 
-void RunReport::amend(const std::function<void(nlohmann::json&)>& change)
+RunReport RunReport::edited(const std::function<void(nlohmann::json&)>& change) const
 {
     auto key = loadSigningKey(false);
-    const bool wasSigned = key && checkSignature(json, &key.value()).valid();
-    try {
-        change(json);
-    } catch (...) {
-        json.erase("signature");   // half changed: it must not keep a signature it no longer has
-        throw;
+    const bool wasSigned = key && checkSignature(m_document, &key.value()).valid();
+    nlohmann::json document = m_document;
+    change(document);
+    document.erase("signature");
+    if (wasSigned)
+        if (auto s = signDocument(document, key.value()); !s)
+            document.erase("signature");
+    RunReport out = *this;
+    if (auto reread = fromJson(document)) {
+        out = std::move(reread.value());
+        out.m_shrink = m_shrink;
     }
-    if (wasSigned) {
-        if (auto s = signDocument(json, key.value()); !s)
-            json.erase("signature");
+    out.m_document = std::move(document);
+    return out;
+}
+
+RunReport RunReport::ofError(Header header)
+{
+    header.verdict = Verdict::Error;
+    RunReport r;
+    header.writeTo(r.m_document);
+    r.m_document["shapes"] = nlohmann::json::array();
+    if (header.kind == ReportKind::Correctness) {
+        r.m_verify = VerifyReport{};
+        r.m_verify->header = header;
+    } else if (header.kind == ReportKind::Performance) {
+        r.m_bench = BenchReport{};
+        r.m_bench->header = header;
     } else {
-        json.erase("signature");
+        profile::ProfileReport p;
+        p.verdict = Verdict::Error;
+        p.summary = header.summary;
+        p.header = r.m_document;
+        p.header.erase("shapes");
+        r.m_profile = std::move(p);
     }
-    if (auto reread = fromJson(json)) {
-        nlohmann::json kept = std::move(json);
-        *this = std::move(reread.value());
-        json = std::move(kept);
-    }
+    r.m_header = std::move(header);
+    return r;
+}
+
+RunReport RunReport::withCompileBaseline(const HarnessResult& harness) const
+{
+    return edited([&](nlohmann::json& j) { mergeCompileBaseline(j, harness); });
+}
+
+RunReport RunReport::withCompileNotMeasured(const std::string& reason) const
+{
+    return edited([&](nlohmann::json& j) { markCompileNotMeasured(j, reason); });
+}
+
+RunReport RunReport::withEditToVerdict(const std::vector<RoundTiming>& rounds) const
+{
+    return edited([&](nlohmann::json& j) {
+        Header h = m_header;
+        h.editToVerdict = rounds;
+        h.writeTo(j);
+    });
+}
+
+RunReport RunReport::withShrink(const ShrinkResult& shrink) const
+{
+    RunReport out = *this;
+    out.m_shrink = shrink;
+    return out;
 }
 
 Result<RunReport> RunReport::fromJson(const nlohmann::json& j, const std::string& source)
@@ -36,15 +83,15 @@ Result<RunReport> RunReport::fromJson(const nlohmann::json& j, const std::string
         // The kind decides the reader; each reader reads the header as part of its report.
         const std::string kind = f.text("kind");
         if (kind == reportKindName(ReportKind::Correctness)) {
-            r.verify = VerifyReport::read(f);
-            r.header = r.verify->header;
+            r.m_verify = VerifyReport::read(f);
+            r.m_header = r.m_verify->header;
         } else if (kind == reportKindName(ReportKind::Performance)) {
-            r.bench = BenchReport::read(f);
-            r.header = r.bench->header;
+            r.m_bench = BenchReport::read(f);
+            r.m_header = r.m_bench->header;
         } else {
-            r.header = Header::read(f);
+            r.m_header = Header::read(f);
         }
-        r.json = j;
+        r.m_document = j;
         return r;
     });
     if (!result) {
@@ -52,11 +99,11 @@ Result<RunReport> RunReport::fromJson(const nlohmann::json& j, const std::string
         e.file = source;
         return e;
     }
-    if (result->header.kind == ReportKind::Profile) {
+    if (result->m_header.kind == ReportKind::Profile) {
         auto p = profile::ProfileReport::fromJson(j, source);
         if (!p)
             return p.error();
-        result->profile = std::move(p.value());
+        result->m_profile = std::move(p.value());
     }
     return result;
 }

@@ -295,10 +295,9 @@ Result<RunRequest> RunRequest::fromJson(const nlohmann::json& j)
     try {
         return readOrThrow(j);
     } catch (const jr::SchemaError& e) {
-        return Error{"read the request", e.message, "the runner protocol is described in docs/runner-protocol.md", "request",
-                     e.pointer};
+        return Error::inFile("request", e.pointer, "read the request", e.message, "the runner protocol is described in docs/runner-protocol.md");
     } catch (const nlohmann::json::exception& e) {
-        return Error{"read the request", std::string("malformed request: ") + e.what(), "", "request", {}};
+        return Error::inFile("request", {}, "read the request", std::string("malformed request: ") + e.what());
     }
 }
 

@@ -22,7 +22,7 @@ constexpr const char* kDomain = "kernelforge-signature-v1\n";
 
 Error keyError(const fs::path& file, std::string why, std::string hint)
 {
-    return Error{"read the report signing key", std::move(why), std::move(hint), file.string(), {}};
+    return Error::inFile(file.string(), {}, "read the report signing key", std::move(why), std::move(hint));
 }
 
 bool isHex(const std::string& s, std::size_t n)
@@ -114,8 +114,7 @@ Result<SigningKey> readKey(const fs::path& file)
 Result<void> createKey(const fs::path& file)
 {
     auto failed = [&](const std::string& why) {
-        return Error{"create the report signing key", why, "set KF_REPORT_KEY to a file in a folder you can write",
-                     file.string(), {}};
+        return Error::inFile(file.string(), {}, "create the report signing key", why, "set KF_REPORT_KEY to a file in a folder you can write");
     };
     std::error_code ec;
     const fs::path folder = file.parent_path();
@@ -191,8 +190,7 @@ Result<SigningKey> loadSigningKey(bool create)
 {
     const fs::path file = signingKeyPath();
     if (file.empty())
-        return Error{"find the report signing key", "this account has no home folder", "set KF_REPORT_KEY to a private file",
-                     {}, {}};
+        return Error::failed("find the report signing key", "this account has no home folder", "set KF_REPORT_KEY to a private file");
     std::error_code ec;
     if (create && !fs::exists(fs::symlink_status(file, ec)))
         if (auto made = createKey(file); !made)
@@ -203,7 +201,7 @@ Result<SigningKey> loadSigningKey(bool create)
 Result<void> signDocument(nlohmann::json& document, const SigningKey& key)
 {
     if (!document.is_object())
-        return Error{"sign a document", "only a JSON object can carry a signature", {}, {}, {}};
+        return Error::failed("sign a document", "only a JSON object can carry a signature");
     auto mac = hmacSha256Hex(key.secret, signedBytes(document));
     if (!mac)
         return mac.error();

@@ -1,4 +1,5 @@
 #include "engine/registry/Gates.h"
+#include "engine/protocol/Verdict.h"
 
 #include "engine/core/Files.h"
 #include "engine/protocol/CompileBaseline.h"
@@ -87,10 +88,10 @@ std::string verifyContradiction(const VerifyReport& r, const Task& task)
                     return where + ": the negative control of " + n.output + " passes, yet the report claims it discriminates";
         }
     }
-    if (r.header.verdict == "pass" && anyFailed)
+    if (r.header.verdict == protocol::Verdict::Pass && anyFailed)
         return "the verdict is pass but a shape failed";
     // compute-sanitizer's findings make the runner's verdict "fail" (docs/verification.md).
-    if (r.header.verdict == "pass" && r.sanitizer && r.sanitizer->ran && !r.sanitizer->clean())
+    if (r.header.verdict == protocol::Verdict::Pass && r.sanitizer && r.sanitizer->ran && !r.sanitizer->clean())
         return "the verdict is pass but compute-sanitizer reports: " + r.sanitizer->firstProblem();
     return {};
 }
@@ -111,9 +112,9 @@ std::string benchContradiction(const BenchReport& r)
         if (s.speedup && !std::isnan(*s.speedup) &&
             !(std::isfinite(derived) && std::fabs(*s.speedup - derived) <= 0.01 * derived + 1e-9))
             return where + " claims " + fixed(*s.speedup) + "× but its medians give " + fixed(derived) + "×";
-        if (r.header.verdict == "ok" && s.belowFloor)
+        if (r.header.verdict == protocol::Verdict::Ok && s.belowFloor)
             return where + " is below the roofline floor, yet the verdict is ok";
-        if (r.header.verdict == "ok" && s.recheck.passed != true)
+        if (r.header.verdict == protocol::Verdict::Ok && s.recheck.passed != true)
             return where + (s.recheck.passed ? " failed its re-check" : " has no re-check result") + ", yet the verdict is ok";
     }
     return {};
@@ -383,8 +384,8 @@ GateVerdict evaluateGates(const GateInput& in)
 {
     GateVerdict v;
     const Task& task = *in.task;
-    const VerifyReport* c = in.correctness && in.correctness->verify ? &*in.correctness->verify : nullptr;
-    const BenchReport* p = in.performance && in.performance->bench ? &*in.performance->bench : nullptr;
+    const VerifyReport* c = in.correctness && in.correctness->verify() ? &*in.correctness->verify() : nullptr;
+    const BenchReport* p = in.performance && in.performance->bench() ? &*in.performance->bench() : nullptr;
 
     // 1. Evidence: both reports exist and belong to these exact files, on one GPU.
     GateCheck ev = gate("evidence", "Evidence matches the current kernel and task");
@@ -432,12 +433,12 @@ GateVerdict evaluateGates(const GateInput& in)
             hint = "move the key out of the task folder and point KF_REPORT_KEY at it, then verify and benchmark again";
         }
         for (const auto& [what, report] : {std::pair{"correctness", in.correctness}, std::pair{"performance", in.performance}}) {
-            const protocol::SignatureCheck s = protocol::checkSignature(report->json, in.signingKey, in.signingKeyProblem);
+            const protocol::SignatureCheck s = protocol::checkSignature(report->document(), in.signingKey, in.signingKeyProblem);
             if (s.valid() || !problem.empty())
                 continue;
             problem = std::string("the ") + what + " report is " + s.detail;
-            if (const auto r = report->json.find("unsigned_reason"); s.state == protocol::SignatureState::Unsigned &&
-                                                                    r != report->json.end() && r->is_string())
+            if (const auto r = report->document().find("unsigned_reason"); s.state == protocol::SignatureState::Unsigned &&
+                                                                    r != report->document().end() && r->is_string())
                 problem += " (the runner said: " + r->get<std::string>() + ")";
         }
         if (problem.empty()) {
@@ -556,8 +557,8 @@ GateVerdict evaluateGates(const GateInput& in)
         } else if (!missing.empty()) {
             bs.detail = missing + " was not benchmarked";
             bs.hint = "benchmark on the task's benchmark shapes (`kforge bench`)";
-        } else if (p->header.verdict != "ok") {
-            bs.detail = "the benchmark's verdict is " + p->header.verdict + ": " + p->header.summary;
+        } else if (p->header.verdict != protocol::Verdict::Ok) {
+            bs.detail = "the benchmark's verdict is " + std::string(protocol::verdictName(p->header.verdict)) + ": " + p->header.summary;
             bs.hint = "a time below the roofline floor or a failed re-check means the timing cannot be trusted";
         } else {
             bs.passed = true;
@@ -669,11 +670,11 @@ Evidence collectEvidence(const std::vector<Json>& documents, const std::string& 
     Evidence e;
     for (const Json& d : documents)
         for (RunReport& r : protocol::reportsOfDocument(d, &e.unreadable)) {
-            if (r.header.candidate.file != candidateFile)
+            if (r.header().candidate.file != candidateFile)
                 continue;
-            if (r.verify)
+            if (r.verify())
                 e.correctness = std::move(r);
-            else if (r.bench)
+            else if (r.bench())
                 e.performance = std::move(r);
         }
     return e;

@@ -35,7 +35,7 @@ namespace registry_internal {
 
 Error registryError(const fs::path& dir, std::string what, std::string why, std::string hint)
 {
-    return Error{std::move(what), std::move(why), std::move(hint), dir.string(), {}};
+    return Error::inFile(dir.string(), {}, std::move(what), std::move(why), std::move(hint));
 }
 
 Error unknownId(const fs::path& dir, const RegistryIndex& index, const std::string& id)
@@ -142,8 +142,7 @@ namespace registry_internal {
 Result<CurrentFiles> currentFiles(const PromotionInput& in)
 {
     if (!in.task.findCandidate(in.candidateFile))
-        return Error{"promote " + in.candidateFile, in.candidateFile + " is not a candidate of task " + in.task.name,
-                     "list it with its launch plan under \"candidates\" in task.json", (in.task.directory / "task.json").string(), "/candidates"};
+        return Error::inFile((in.task.directory / "task.json").string(), "/candidates", "promote " + in.candidateFile, in.candidateFile + " is not a candidate of task " + in.task.name, "list it with its launch plan under \"candidates\" in task.json");
     auto source = readTaskFile(in.task.directory, in.candidateFile, kMaxSourceBytes);
     if (!source)
         return source.error();
@@ -241,8 +240,7 @@ Result<fs::path> Registry::resolveDirectory(const std::string& explicitDir, cons
                     return (dir / reg).lexically_normal();
                 break;
             } catch (const jr::SchemaError& e) {
-                return Error{"read the workspace file", e.message, "fix the file (docs/registry.md shows its keys)",
-                             file.string(), e.pointer};
+                return Error::inFile(file.string(), e.pointer, "read the workspace file", e.message, "fix the file (docs/registry.md shows its keys)");
             }
         }
         if (dir == dir.root_path())
@@ -265,12 +263,9 @@ Result<RegistryIndex> Registry::load() const
         if (versions.empty())
             return RegistryIndex{};
         std::sort(versions.begin(), versions.end());
-        return Error{"read the registry " + m_dir.string(),
-                     "the index " + std::string(kRegistryIndexFile) + " is missing but the folder holds " +
+        return Error::inFile(indexFile().string(), {}, "read the registry " + m_dir.string(), "the index " + std::string(kRegistryIndexFile) + " is missing but the folder holds " +
                          std::to_string(versions.size()) + " kernel version(s) (" + versions.front() +
-                         (versions.size() > 1 ? ", …" : "") + ")",
-                     "`kforge registry check --reindex` rebuilds the index from their records; nothing was changed",
-                     indexFile().string(), {}};
+                         (versions.size() > 1 ? ", …" : "") + ")", "`kforge registry check --reindex` rebuilds the index from their records; nothing was changed");
     }
     auto j = jr::readFile(indexFile());
     if (!j)
@@ -360,8 +355,8 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
         return outcome;
 
     // The gates passed, so both reports are there and of their kinds.
-    const protocol::VerifyReport& correctness = *in.correctness->verify;
-    const protocol::BenchReport& performance = *in.performance->bench;
+    const protocol::VerifyReport& correctness = *in.correctness->verify();
+    const protocol::BenchReport& performance = *in.performance->bench();
     const protocol::Environment& env = correctness.header.environment;
     const std::string prefix = kernelIdPrefix(in.task, env.gpu);
     // An unreadable ledger is rewritten from the index below; the folders still guard the IDs.
@@ -402,8 +397,8 @@ Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
     std::vector<Staged> staged = {{e.kernelFile, files->source},
                                   {"task.json", pretty(taskJson)},
                                   {"launch.json", pretty(launch)},
-                                  {"correctness.json", pretty(in.correctness->json)},
-                                  {"performance.json", pretty(in.performance->json)}};
+                                  {"correctness.json", pretty(in.correctness->document())},
+                                  {"performance.json", pretty(in.performance->document())}};
     for (Staged& s : includes.value())
         staged.push_back(std::move(s));
     if (in.task.reference.kind == Reference::Kind::TorchScript) {

@@ -160,9 +160,7 @@ Result<RegistryIndex> parseRegistryIndex(const Json& j, const std::string& origi
         o.finish();
         return index;
     } catch (const jr::SchemaError& e) {
-        return Error{"read the registry index", e.message,
-                     "run `kforge registry check`; restore the file from a backup if it was edited by hand", origin,
-                     e.pointer};
+        return Error::inFile(origin, e.pointer, "read the registry index", e.message, "run `kforge registry check`; restore the file from a backup if it was edited by hand");
     }
 }
 

@@ -73,9 +73,7 @@ Result<Ledger> parseLedger(const Json& j, const std::string& origin)
     try {
         return readLedgerJson(j, origin);
     } catch (const jr::SchemaError& e) {
-        return Error{"read the registry's ledger", e.message,
-                     "it is rewritten from the index at the next change; without an index, fix or delete it and reindex",
-                     origin, e.pointer};
+        return Error::inFile(origin, e.pointer, "read the registry's ledger", e.message, "it is rewritten from the index at the next change; without an index, fix or delete it and reindex");
     }
 }
 

@@ -107,8 +107,7 @@ Result<ReindexReport> Registry::reindex() const
     if (fs::exists(indexFile(), ec)) {
         auto j = jr::readFile(indexFile());
         if (j && parseRegistryIndex(j.value(), indexFile().string()))
-            return Error{"rebuild the registry index", "the index is readable", "nothing to rebuild: `kforge registry check` audits it",
-                         indexFile().string(), {}};
+            return Error::inFile(indexFile().string(), {}, "rebuild the registry index", "the index is readable", "nothing to rebuild: `kforge registry check` audits it");
     }
     RegistryIndex index;
     ReindexReport report;

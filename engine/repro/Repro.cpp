@@ -27,7 +27,7 @@ namespace {
 
 Error bundleError(const fs::path& file, const std::string& why, const std::string& hint)
 {
-    return Error{"use repro bundle", why, hint, file.string(), {}};
+    return Error::inFile(file.string(), {}, "use repro bundle", why, hint);
 }
 
 Result<void> copyInto(const fs::path& from, const fs::path& to)
@@ -39,7 +39,7 @@ Result<void> copyInto(const fs::path& from, const fs::path& to)
     else
         fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
     if (ec)
-        return Error{"copy " + from.string(), ec.message(), "check free disk space and permissions", to.string(), {}};
+        return Error::inFile(to.string(), {}, "copy " + from.string(), ec.message(), "check free disk space and permissions");
     return {};
 }
 
@@ -275,7 +275,7 @@ Result<ReproBundle> loadRepro(const fs::path& dir)
             json::fail(o.at("failure_kind"), "unknown failure kind '" + kind + "'");
         b.kind = *k;
     } catch (const json::SchemaError& e) {
-        return Error{"read repro bundle", e.message, "export the bundle again", file.string(), e.pointer};
+        return Error::inFile(file.string(), e.pointer, "read repro bundle", e.message, "export the bundle again");
     }
     auto task = loadTask(b.taskDir);
     if (!task)

@@ -22,7 +22,7 @@ std::string sizeText(std::int64_t bytes)
 
 Error refusal(const std::string& path, std::string why, std::string pointer, std::string hint = {})
 {
-    return Error{"receive the dump file " + path, std::move(why), std::move(hint), path, std::move(pointer)};
+    return Error::inFile(path, std::move(pointer), "receive the dump file " + path, std::move(why), std::move(hint));
 }
 
 bool writeAll(int fd, const std::string& data)

@@ -18,7 +18,7 @@ namespace {
 
 Error stageError(std::string why, std::string hint = {}, std::string file = {})
 {
-    return Error{"send the task's files to the runner", std::move(why), std::move(hint), std::move(file), {}};
+    return Error::inFile(std::move(file), {}, "send the task's files to the runner", std::move(why), std::move(hint));
 }
 
 // One file of a folder: its key, hashed; a link is followed only while it stays in the folder.

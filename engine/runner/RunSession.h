@@ -34,7 +34,6 @@ public:
         std::string runnerPath;                     ///< empty: RunnerSupervisor::defaultRunnerPath()
         std::vector<std::string> extraEnv;          ///< "NAME=value" for the runner
         std::filesystem::path cacheDir;             ///< compile cache; empty: the user's default
-        std::vector<std::string> extraNvrtcOptions; ///< appended to every build (part of the task hash)
         std::string archOverride;                   ///< compile for this instead of the GPU's architecture
         /// Where the runner runs (runners.json): ssh, srun, a template. Unset: the local runner.
         /// Its name goes into every request's placement.
@@ -62,6 +61,16 @@ public:
     using Send = std::function<Result<protocol::RunReport>(const RunSettings&)>;
     using Job = std::function<Result<protocol::RunReport>(const Send& send)>;
 
+    /// One run: what engine/pipeline/RunPipeline.h is given by every caller.
+    struct Plan {
+        RunKind kind = RunKind::Verify;
+        std::string candidateFile;                  ///< a candidate of the task, as listed in task.json
+        /// The policy of the one request; with a `job`, only its extraNvrtcOptions (the build) count.
+        RunSettings settings;
+        std::optional<std::string> source;          ///< compiled instead of the file (synthesis, --repeat)
+        Job job;                                    ///< several requests on one build (shrink); empty: one
+    };
+
     RunSession();
     explicit RunSession(Options options);
     ~RunSession();
@@ -76,16 +85,12 @@ public:
     const std::string& arch() const { return m_arch; }
     const std::string& nvrtc() const { return m_nvrtc; }
 
-    /// Compiles `candidate` of `task` (`source` instead of its file when given), resolves
-    /// `settings` against the task and runs it. An Error only when nothing could be tried (the
-    /// runner did not start, the candidate's file cannot be read, the policy has no shape).
-    Result<Outcome> run(RunKind kind, const Task& task, const std::string& candidateFile, RunSettings settings,
-                        const EventFn& onEvent = {}, const CancelToken* cancel = nullptr,
-                        const std::optional<std::string>& source = std::nullopt);
-    /// As run(), with `job` deciding the requests (each resolved and sent as run() would).
-    Result<Outcome> runJob(RunKind kind, const Task& task, const std::string& candidateFile, const Job& job,
-                           const EventFn& onEvent = {}, const CancelToken* cancel = nullptr,
-                           const std::optional<std::string>& source = std::nullopt);
+    /// Compiles the plan's candidate of `task` (its `source` instead of the file when given),
+    /// resolves each request's settings against the task and sends it. An Error only when nothing
+    /// could be tried (the runner did not start, the candidate is not one of the task or its file
+    /// cannot be read). Callers go through RunPipeline, which adds what follows a report.
+    Result<Outcome> run(const Task& task, const Plan& plan, const EventFn& onEvent = {}, const CancelToken* cancel = nullptr);
+
 
     /// Whether requests carry their files: the endpoint does not see this machine's files
     /// (shared_fs false, docs/runners.md). Each request is then preceded by stageRequest().
@@ -110,6 +115,14 @@ private:
     std::unique_ptr<CompileCache> m_cache;
     protocol::Hello m_hello;
     Result<StageStats> stageWith(protocol::RunRequest& request, const std::vector<StageFile>& taskFiles, const CancelToken* cancel);
+    struct Built;
+    /// One request of a run: the settings resolved against the task, the files staged where the
+    /// endpoint needs them, then exchange().
+    Result<protocol::RunReport> send(Built& built, const RunSettings& given, const EventFn& onEvent, const CancelToken* cancel,
+                                     Outcome& out);
+    /// Sends `request` (staged again once if the runner lost a file) and reads the report.
+    Result<protocol::RunReport> exchange(const protocol::RunRequest& request, const Built& built, const EventFn& onEvent,
+                                         const CancelToken* cancel, Outcome& out);
 
     std::string m_arch;
     std::string m_nvrtc;

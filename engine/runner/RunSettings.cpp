@@ -1,4 +1,5 @@
 #include "engine/runner/RunSettings.h"
+#include "engine/protocol/Verdict.h"
 
 #include "engine/core/Hash.h"
 #include "engine/task/HeldOut.h"
@@ -74,8 +75,7 @@ Result<void> resolveSettings(RunKind kind, Task& task, RunSettings& s)
     if (kind == RunKind::Profile && s.onlyShapes.empty()) {
         const auto shape = defaultProfileShape(task);
         if (!shape)
-            return Error{"profile task " + task.name, "the task has no shapes to profile",
-                         "add some under \"shapes\" in task.json, or name one", {}, {}};
+            return Error::failed("profile task " + task.name, "the task has no shapes to profile", "add some under \"shapes\" in task.json, or name one");
         s.onlyShapes = {*shape};
         s.setName = task.benchmarkShapes.empty() ? "tests" : "benchmarks";
     }
@@ -139,25 +139,22 @@ protocol::RunRequest buildRunRequest(RunKind kind, const TaskPayload& task, cons
     return r;
 }
 
-nlohmann::json errorReport(RunKind kind, const Task& task, const std::string& taskHash, const protocol::CandidateRef& candidate,
+protocol::RunReport errorReport(RunKind kind, const Task& task, const std::string& taskHash, const protocol::CandidateRef& candidate,
                            const protocol::Hello& hello, const Error& e, const std::string& startedAt, double durationMs)
 {
     protocol::Header h;
     h.kind = kind == RunKind::Bench     ? protocol::ReportKind::Performance
              : kind == RunKind::Profile ? protocol::ReportKind::Profile
                                         : protocol::ReportKind::Correctness;
-    h.verdict = "error";
+    h.verdict = protocol::Verdict::Error;
     h.summary = e.why;
     h.task = {task.name, taskHash};
     h.candidate = candidate;
     h.environment = hello.environment();
     h.startedAt = startedAt;
     h.durationMs = durationMs;
-    h.error = Error{e.what, e.why, e.hint, {}, {}};
-    nlohmann::json r = nlohmann::json::object();
-    h.writeTo(r);
-    r["shapes"] = nlohmann::json::array();
-    return r;
+    h.error = Error::failed(e.what, e.why, e.hint);
+    return protocol::RunReport::ofError(std::move(h));
 }
 
 std::vector<std::uint64_t> freshSeeds(int count, const std::optional<std::uint64_t>& fixed)

@@ -8,6 +8,7 @@
 #include "engine/core/Result.h"
 #include "engine/protocol/Messages.h"
 #include "engine/protocol/Report.h"
+#include "engine/protocol/RunReport.h"
 #include "engine/protocol/RunRequest.h"
 #include "engine/task/Task.h"
 #include "engine/task/TaskHash.h"
@@ -42,9 +43,14 @@ struct RunSettings {
     protocol::BenchSettings bench;
     // profile: runs onlyShapes' one shape, else defaultProfileShape (set "benchmarks" or "tests")
     bool profileBaseline = true;            ///< profile the LibTorch baseline's kernels too
-    /// bench, the workbench: also time the reference under torch.compile afterwards
-    /// (engine/cast/CompileBaselineRun.h; kforge has --baseline). Never sent to the runner.
+    /// bench: also time the reference under torch.compile on this machine afterwards
+    /// (engine/pipeline/RunPipeline.h; kforge --baseline compile|both, the workbench's Settings).
+    /// Never sent to the runner.
     bool compileBaseline = false;
+    std::vector<std::string> compileModes;  ///< torch.compile modes; empty: default and max-autotune-no-cudagraphs
+    /// Appended to the task's NVRTC options for this run (the workbench's Settings): part of the
+    /// task hash, so such a report is exploration, not evidence. Synthesis never sets it.
+    std::vector<std::string> extraNvrtcOptions;
     /// verify: also run these compute-sanitizer tools (empty: none) on sanitizeShapes, resolved
     /// from the task when empty (docs/verification.md, "compute-sanitizer").
     std::vector<std::string> sanitizeTools;
@@ -76,7 +82,7 @@ protocol::RunRequest buildRunRequest(RunKind kind, const TaskPayload& task, cons
 
 /// A report with verdict "error" and no shapes, for a candidate the runner never reported on
 /// (it did not compile, or the runner crashed, hung or failed). Same header as the runner's.
-nlohmann::json errorReport(RunKind kind, const Task& task, const std::string& taskHash,
+protocol::RunReport errorReport(RunKind kind, const Task& task, const std::string& taskHash,
                            const protocol::CandidateRef& candidate, const protocol::Hello& hello, const Error& error,
                            const std::string& startedAt, double durationMs);
 

@@ -285,8 +285,7 @@ Result<std::vector<Endpoint>> RunnersConfig::poolEndpoints(const std::string& po
         std::string names;
         for (const auto& [name, members] : pools)
             names += (names.empty() ? "" : ", ") + name;
-        return Error{"choose the runner pool", "no pool is named " + inQuotes(poolName),
-                     names.empty() ? "the file defines no pools; add one under \"pools\", or leave the pool name out" : "the pools are: " + names, {}, {}, {}};
+        return Error::failed("choose the runner pool", "no pool is named " + inQuotes(poolName), names.empty() ? "the file defines no pools; add one under \"pools\", or leave the pool name out" : "the pools are: " + names);
     }
     for (const std::string& name : it->second)
         if (const Endpoint* e = find(name))
@@ -383,9 +382,9 @@ Result<RunnersConfig> parseRunnersConfig(std::string_view text, const std::strin
         if (!out.find(out.defaultEndpoint))
             noEndpoint(out, gpuLists, "/default", out.defaultEndpoint);
     } catch (const json::SchemaError& e) {
-        return Error{kWhat, e.message, kFixHint, origin, e.pointer, {}};
+        return Error::inFile(origin, e.pointer, kWhat, e.message, kFixHint);
     } catch (const Refusal& r) {
-        return Error{kWhat, r.why, r.hint, origin, r.pointer.empty() ? "/" : r.pointer, {}};
+        return Error::inFile(origin, r.pointer.empty() ? "/" : r.pointer, kWhat, r.why, r.hint);
     }
     return out;
 }
@@ -396,7 +395,7 @@ Result<RunnersConfig> readRunnersConfig(const fs::path& file)
     if (!fs::exists(file, ec))
         return parseRunnersConfig("{\"schema_version\": 1}", file.string());
     if (!fs::is_regular_file(file, ec) || fs::file_size(file, ec) > (1 << 20))
-        return Error{kWhat, "not a regular file of at most 1 MiB", "give the path of a runners.json file", file.string(), {}, {}};
+        return Error::inFile(file.string(), {}, kWhat, "not a regular file of at most 1 MiB", "give the path of a runners.json file");
     auto text = readFileBytes(file);
     if (!text)
         return text.error();

@@ -99,7 +99,7 @@ Result<protocol::Hello> RunnerSupervisor::hello()
         return m_hello;
     } catch (const std::exception& e) {
         kill();
-        return Error{"start the runner", std::string("unexpected failure: ") + e.what(), "", {}, {}};
+        return Error::failed("start the runner", std::string("unexpected failure: ") + e.what());
     }
 }
 
@@ -117,22 +117,22 @@ Result<json> RunnerSupervisor::readMessage(int timeoutMs)
             auto parsed = protocol::parseLine(line, protocol::From::Runner);
             if (!parsed) {
                 if (parsed.error().pointer == "/protocol_version")
-                    return Error{std::string(kVersionMismatch), parsed.error().why, parsed.error().hint, {}, {}};
+                    return Error::failed(std::string(kVersionMismatch), parsed.error().why, parsed.error().hint);
                 m_lastBadLine = line;
-                return Error{std::string(kMalformed), parsed.error().why + ", in \"" + excerpt(line) + "\"", "", {}, {}};
+                return Error::failed(std::string(kMalformed), parsed.error().why + ", in \"" + excerpt(line) + "\"");
             }
             return parsed;
         }
         if (m_buffer.size() > protocol::kMaxLineBytes)
-            return Error{std::string(kMalformed), "a line longer than 64 MiB without a newline", "", {}, {}};
+            return Error::failed(std::string(kMalformed), "a line longer than 64 MiB without a newline");
         if (m_fromRunner < 0)
-            return Error{std::string(kEof), "the runner closed its output", "", {}, {}};
+            return Error::failed(std::string(kEof), "the runner closed its output");
 
         const int left = msUntil(deadline);
         pollfd fds[2] = {{m_fromRunner, POLLIN, 0}, {m_errFromRunner, POLLIN, 0}};
         int n = ::poll(fds, 2, std::min(left, kExitCheckMs));
         if (n < 0 && errno != EINTR)
-            return Error{std::string(kEof), std::string("poll failed: ") + std::strerror(errno), "", {}, {}};
+            return Error::failed(std::string(kEof), std::string("poll failed: ") + std::strerror(errno));
         if (n > 0) {
             if (fds[1].revents)
                 drain(m_errFromRunner, m_stderrTail, true);
@@ -148,10 +148,10 @@ Result<json> RunnerSupervisor::readMessage(int timeoutMs)
             if (m_buffer.find('\n') != std::string::npos)
                 continue;
             closeFd(m_fromRunner);
-            return Error{std::string(kEof), "the runner exited", "", {}, {}};
+            return Error::failed(std::string(kEof), "the runner exited");
         }
         if (left <= 0)
-            return Error{std::string(kQuiet), "no message yet", "", {}, {}};
+            return Error::failed(std::string(kQuiet), "no message yet");
     }
 }
 
@@ -253,7 +253,7 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
 {
     const std::string type = req.is_object() && req.contains("type") && req["type"].is_string() ? req["type"].get<std::string>() : std::string();
     const std::string what = "run the " + (type.empty() ? std::string("runner") : type) + " request";
-    auto error = [&](std::string why, std::string hint = {}) { return Error{what, std::move(why), std::move(hint), {}, {}}; };
+    auto error = [&](std::string why, std::string hint = {}) { return Error::failed(what, std::move(why), std::move(hint)); };
     if (type.empty())
         return error("the request is not an object with a \"type\"", "this is a bug in the caller");
     auto cancelled = [&] {

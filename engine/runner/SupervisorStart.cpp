@@ -89,7 +89,7 @@ Result<void> RunnerSupervisor::start()
     auto fail = [&](std::string why, std::string h = {}) {
         if (wrapped && !m_options.endpointDescription.empty())
             why = "endpoint " + m_options.endpointDescription + ": " + why;
-        return Error{"start the runner", std::move(why), h.empty() ? hint : std::move(h), {}, {}, kRunnerStart};
+        return Error::failed("start the runner", std::move(why), h.empty() ? hint : std::move(h)).withKind(kRunnerStart);
     };
 
     if (path.find('/') == std::string::npos) {
@@ -185,7 +185,7 @@ Result<void> RunnerSupervisor::start()
 
     m_startWarnings.clear();
     const auto deadline = after(m_options.startTimeoutMs);
-    Result<json> first = Error{std::string(kQuiet), "", "", {}, {}};
+    Result<json> first = Error::failed(std::string(kQuiet), "");
     std::string lastStartLog;
     int noiseLines = 0;
     std::size_t noiseBytes = 0;

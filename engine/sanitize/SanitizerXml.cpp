@@ -247,7 +247,7 @@ protocol::SanitizerFinding readRecord(const pugi::xml_node& record, const std::s
 
 Error xmlError(const std::string& origin, std::string why, std::string hint = {})
 {
-    return Error{"read compute-sanitizer's XML report", std::move(why), std::move(hint), origin, {}};
+    return Error::inFile(origin, {}, "read compute-sanitizer's XML report", std::move(why), std::move(hint));
 }
 
 /// A kernel name as compared: no return type, no parameter list, no white space, no leading "::".

@@ -45,13 +45,13 @@ std::string compileFeedback(const std::vector<Diagnostic>& diagnostics, const st
 
 std::string verifyFeedback(const protocol::RunReport& report)
 {
-    const protocol::Header& h = report.header;
+    const protocol::Header& h = report.header();
     std::string out;
     if (h.isError())
         out += "The run ended with an error: " + h.errorSentence() + "\n";
-    if (report.verify) {
+    if (report.verify()) {
         int detailed = 0;
-        for (const protocol::CorrectnessShape& s : report.verify->shapes) {
+        for (const protocol::CorrectnessShape& s : report.verify()->shapes) {
             const protocol::ShapeSummary sum = s.summary();
             out += "- " + s.id.text(true) + ": " + (sum.passed ? "pass" : "FAIL");
             if (!sum.passed)
@@ -81,12 +81,12 @@ std::string verifyFeedback(const protocol::RunReport& report)
 std::string benchFeedback(const protocol::RunReport& report)
 {
     std::string out;
-    if (!report.bench) {
-        out = report.header.isError() ? "The benchmark ended with an error: " + report.header.errorSentence() + "\n"
+    if (!report.bench()) {
+        out = report.header().isError() ? "The benchmark ended with an error: " + report.header().errorSentence() + "\n"
                                       : std::string("No benchmark report.\n");
         return out;
     }
-    const protocol::BenchReport& b = *report.bench;
+    const protocol::BenchReport& b = *report.bench();
     for (const protocol::BenchShape& s : b.shapes) {
         out += "- " + s.id.text(false) + ": yours " + (s.candidate.medianMs ? num(*s.candidate.medianMs) + " ms" : "?")
                + ", eager LibTorch " + (s.baseline.medianMs ? num(*s.baseline.medianMs) + " ms" : "?");
@@ -118,17 +118,17 @@ std::string benchFeedback(const protocol::RunReport& report)
 
 std::string reportLine(const protocol::RunReport& report)
 {
-    const protocol::Header& h = report.header;
+    const protocol::Header& h = report.header();
     if (h.isError())
         return "error: " + clip(h.errorSentence(), 300);
-    if (report.verify) {
-        if (h.verdict == "pass")
-            return "PASS on " + std::to_string(report.verify->shapes.size()) + " shapes";
+    if (report.verify()) {
+        if (h.passed())
+            return "PASS on " + std::to_string(report.verify()->shapes.size()) + " shapes";
         return "FAIL: " + clip(h.summary.empty() ? std::string("some shapes failed") : h.summary, 300);
     }
-    if (report.bench && report.bench->geomeanSpeedup)
-        return num(*report.bench->geomeanSpeedup, "%.3g") + "x over eager LibTorch";
-    return h.verdict;
+    if (report.bench() && report.bench()->geomeanSpeedup)
+        return num(*report.bench()->geomeanSpeedup, "%.3g") + "x over eager LibTorch";
+    return protocol::verdictName(h.verdict);
 }
 
 } // namespace kf::synth

@@ -133,10 +133,8 @@ size_t onBody(char* data, size_t size, size_t count, void* user)
         t->streamedBytes += bytes.size();
         if (t->streamedBytes > t->request->maxStreamBytes) {
             t->failed = true;
-            t->error = Error{"receive the model's reply",
-                             "the server streamed more than " + std::to_string(t->request->maxStreamBytes >> 20)
-                                 + " MiB without ending the reply",
-                             "", "", "", kModelTooLarge};
+            t->error = Error::failed("receive the model's reply", "the server streamed more than " + std::to_string(t->request->maxStreamBytes >> 20)
+                                 + " MiB without ending the reply").withKind(kModelTooLarge);
             return 0;   // not the size given: libcurl stops with CURLE_WRITE_ERROR
         }
         if (auto r = (*t->onStream)(bytes); !r) {
@@ -148,9 +146,7 @@ size_t onBody(char* data, size_t size, size_t count, void* user)
     }
     if (t->response.body.size() + bytes.size() > t->request->maxBodyBytes) {
         t->failed = true;
-        t->error = Error{"receive the model's reply",
-                         "the server's reply passed " + std::to_string(t->request->maxBodyBytes / 1024) + " KiB",
-                         "raise the reply limit or ask for less (max_tokens)", "", "", kModelTooLarge};
+        t->error = Error::failed("receive the model's reply", "the server's reply passed " + std::to_string(t->request->maxBodyBytes / 1024) + " KiB", "raise the reply limit or ask for less (max_tokens)").withKind(kModelTooLarge);
         return 0;   // not the size given: libcurl stops with CURLE_WRITE_ERROR
     }
     t->response.body.append(bytes);
@@ -164,18 +160,13 @@ Error curlError(CURLcode code, const HttpRequest& request, const char* detail)
     std::string more = detail && *detail ? std::string(" (") + detail + ")" : std::string(curl_easy_strerror(code));
     switch (code) {
     case CURLE_COULDNT_CONNECT:
-        return Error{what, "nothing listens at " + where + ": is the server running?",
-                     "start the model server, or check the base URL's host and port", "", "", kModelUnreachable};
+        return Error::failed(what, "nothing listens at " + where + ": is the server running?", "start the model server, or check the base URL's host and port").withKind(kModelUnreachable);
     case CURLE_COULDNT_RESOLVE_HOST:
-        return Error{what, "the host name of " + where + " does not resolve (DNS)",
-                     "check the base URL's host name and the network", "", "", kModelUnreachable};
+        return Error::failed(what, "the host name of " + where + " does not resolve (DNS)", "check the base URL's host name and the network").withKind(kModelUnreachable);
     case CURLE_COULDNT_RESOLVE_PROXY:
-        return Error{what, "the proxy's host name does not resolve (DNS)", "check the proxy settings (https_proxy)",
-                     "", "", kModelUnreachable};
+        return Error::failed(what, "the proxy's host name does not resolve (DNS)", "check the proxy settings (https_proxy)").withKind(kModelUnreachable);
     case CURLE_OPERATION_TIMEDOUT:
-        return Error{what, "no connection to " + where + " within " + seconds(request.connectTimeoutS) + " s",
-                     "check the base URL and the network, or raise the connect timeout", "", "",
-                     kModelUnreachable};
+        return Error::failed(what, "no connection to " + where + " within " + seconds(request.connectTimeoutS) + " s", "check the base URL and the network, or raise the connect timeout").withKind(kModelUnreachable);
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CERTPROBLEM:
@@ -190,24 +181,20 @@ Error curlError(CURLcode code, const HttpRequest& request, const char* detail)
     case CURLE_SSL_ENGINE_INITFAILED:
     case CURLE_SSL_SHUTDOWN_FAILED:
     case CURLE_USE_SSL_FAILED:
-        return Error{what, "the TLS connection to " + where + " failed" + more,
-                     "check that the server speaks https and that its certificate is valid for that host (or use "
-                     "http:// for a local server)",
-                     "", "", kModelUnreachable};
+        return Error::failed(what, "the TLS connection to " + where + " failed" + more, "check that the server speaks https and that its certificate is valid for that host (or use "
+                     "http:// for a local server)").withKind(kModelUnreachable);
     case CURLE_UNSUPPORTED_PROTOCOL:
     case CURLE_URL_MALFORMAT:
-        return Error{what, "the base URL " + displayUrl(request.url) + " is not an http(s) URL libcurl can use",
-                     "write it as http://host:port/... or https://...", "", "", kModelUnreachable};
+        return Error::failed(what, "the base URL " + displayUrl(request.url) + " is not an http(s) URL libcurl can use", "write it as http://host:port/... or https://...").withKind(kModelUnreachable);
     case CURLE_GOT_NOTHING:
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_PARTIAL_FILE:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
-        return Error{what, "the connection to " + where + " broke" + more, "try again; check the server's log", "",
-                     "", kHttpBroken};
+        return Error::failed(what, "the connection to " + where + " broke" + more, "try again; check the server's log").withKind(kHttpBroken);
     default:
-        return Error{what, "the request to " + where + " failed" + more, "", "", "", kModelUnreachable};
+        return Error::failed(what, "the request to " + where + " failed" + more).withKind(kModelUnreachable);
     }
 }
 
@@ -230,8 +217,7 @@ Result<HttpResponse> httpPost(const HttpRequest& request, const HttpStreamFn& on
     std::unique_ptr<CURL, void (*)(CURL*)> easy(curl_easy_init(), curl_easy_cleanup);
     std::unique_ptr<CURLM, CURLMcode (*)(CURLM*)> multi(curl_multi_init(), curl_multi_cleanup);
     if (!easy || !multi)
-        return Error{"send the request to the model", "libcurl could not start a transfer", "", "", "",
-                     kModelUnreachable};
+        return Error::failed("send the request to the model", "libcurl could not start a transfer").withKind(kModelUnreachable);
     t.easy = easy.get();
     curl_slist* headers = nullptr;
     for (const auto& h : request.headers)
@@ -299,17 +285,12 @@ Result<HttpResponse> httpPost(const HttpRequest& request, const HttpStreamFn& on
     if (t.failed)
         return t.error;
     if (cancelled)
-        return Error{"send the request to " + displayUrl(request.url), "cancelled while waiting for the model", "",
-                     "", "", kModelCancelled};
+        return Error::failed("send the request to " + displayUrl(request.url), "cancelled while waiting for the model").withKind(kModelCancelled);
     if (idleOut)
-        return Error{"send the request to " + displayUrl(request.url),
-                     "the server at " + hostPort(request.url) + " sent nothing for "
-                         + seconds(request.idleTimeoutS) + " s (the idle timeout)",
-                     "the model may be overloaded or the prompt very long: try again, or raise the idle timeout", "",
-                     "", kModelUnreachable};
+        return Error::failed("send the request to " + displayUrl(request.url), "the server at " + hostPort(request.url) + " sent nothing for "
+                         + seconds(request.idleTimeoutS) + " s (the idle timeout)", "the model may be overloaded or the prompt very long: try again, or raise the idle timeout").withKind(kModelUnreachable);
     if (!finished)
-        return Error{"send the request to " + displayUrl(request.url), "libcurl stopped the transfer unexpectedly",
-                     "", "", "", kModelUnreachable};
+        return Error::failed("send the request to " + displayUrl(request.url), "libcurl stopped the transfer unexpectedly").withKind(kModelUnreachable);
     if (code != CURLE_OK)
         return curlError(code, request, errorBuffer);
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &t.response.status);

@@ -57,7 +57,7 @@ std::string statusText(long status) { return std::to_string(status); }
 
 Error cancelledError()
 {
-    return Error{"ask the model", "cancelled", "", "", "", kModelCancelled};
+    return Error::failed("ask the model", "cancelled").withKind(kModelCancelled);
 }
 
 // Every field of `e` with `key` redacted: the last line of defence for the API key.
@@ -104,11 +104,8 @@ Result<ModelReply> ModelClient::complete(const std::string& system, const std::v
     if (!c.apiKeyEnv.empty()) {
         const char* value = std::getenv(c.apiKeyEnv.c_str());
         if (!value || !*value)
-            return Error{"ask the model " + c.model,
-                         "the environment variable " + c.apiKeyEnv + " that holds the API key is not set",
-                         "export " + c.apiKeyEnv + "=<your key> before starting KernelForge, or leave the key "
-                         "variable empty for a server without keys",
-                         "", "", kModelAuth};
+            return Error::failed("ask the model " + c.model, "the environment variable " + c.apiKeyEnv + " that holds the API key is not set", "export " + c.apiKeyEnv + "=<your key> before starting KernelForge, or leave the key "
+                         "variable empty for a server without keys").withKind(kModelAuth);
         key = value;
     }
 
@@ -206,11 +203,9 @@ Result<ModelReply> ModelClient::complete(const std::string& system, const std::v
                 return scrub(read.error(), key);
             if (!state.done) {
                 if (state.text.empty())
-                    return scrub(Error{what, "the server ended the reply before any text and without its end marker ("
-                                                 + std::string(anthropic ? "message_stop" : "data: [DONE]") + ")",
-                                       "check that the server speaks the " + std::string(providerName(c.provider))
-                                           + " format, and its log",
-                                       "", "", kModelMalformed},
+                    return scrub(Error::failed(what, "the server ended the reply before any text and without its end marker ("
+                                                 + std::string(anthropic ? "message_stop" : "data: [DONE]") + ")", "check that the server speaks the " + std::string(providerName(c.provider))
+                                           + " format, and its log").withKind(kModelMalformed),
                                  key);
                 if (state.stopReason.empty())
                     state.stopReason = "incomplete";
@@ -238,19 +233,13 @@ Result<ModelReply> ModelClient::complete(const std::string& system, const std::v
         const std::string says = quoted.empty() ? std::string() : ": " + quoted;
         if (r.status == 401 || r.status == 403) {
             if (c.apiKeyEnv.empty())
-                return Error{what, "the server wants an API key (" + statusText(r.status) + ")" + says,
-                             "name the environment variable that holds the key in the model settings", "", "",
-                             kModelAuth};
-            return scrub(Error{what,
-                               "the server refused the API key in $" + c.apiKeyEnv + " (" + statusText(r.status)
-                                   + "): check it",
-                               quoted.empty() ? std::string() : "the server says: " + quoted, "", "", kModelAuth},
+                return Error::failed(what, "the server wants an API key (" + statusText(r.status) + ")" + says, "name the environment variable that holds the key in the model settings").withKind(kModelAuth);
+            return scrub(Error::failed(what, "the server refused the API key in $" + c.apiKeyEnv + " (" + statusText(r.status)
+                                   + "): check it", quoted.empty() ? std::string() : "the server says: " + quoted).withKind(kModelAuth),
                          key);
         }
         if (r.status == 404)
-            return scrub(Error{what,
-                               "the server has no " + shownUrl + " or no model " + c.model + " (404)" + says,
-                               "check the base URL and the model name", "", "", kModelNotFound},
+            return scrub(Error::failed(what, "the server has no " + shownUrl + " or no model " + c.model + " (404)" + says, "check the base URL and the model name").withKind(kModelNotFound),
                          key);
         const bool busy = r.status == 429;
         const bool retryable = busy || r.status >= 500;
@@ -263,19 +252,14 @@ Result<ModelReply> ModelClient::complete(const std::string& system, const std::v
             continue;
         }
         if (busy)
-            return scrub(Error{what,
-                               "the server is rate-limiting us (429) after " + std::to_string(attempt)
-                                   + " attempts" + says,
-                               "wait and try again, or lower the request rate", "", "", kModelRateLimited},
+            return scrub(Error::failed(what, "the server is rate-limiting us (429) after " + std::to_string(attempt)
+                                   + " attempts" + says, "wait and try again, or lower the request rate").withKind(kModelRateLimited),
                          key);
         if (r.status >= 500)
-            return scrub(Error{what,
-                               "the server failed (" + statusText(r.status) + ") " + std::to_string(attempt)
-                                   + (attempt == 1 ? " time" : " times") + says,
-                               "check the server's log, or try again later", "", "", kModelServer},
+            return scrub(Error::failed(what, "the server failed (" + statusText(r.status) + ") " + std::to_string(attempt)
+                                   + (attempt == 1 ? " time" : " times") + says, "check the server's log, or try again later").withKind(kModelServer),
                          key);
-        return scrub(Error{what, "the server refused the request (" + statusText(r.status) + ")" + says,
-                           "check the model name and the settings (max tokens, temperature)", "", "", kModelServer},
+        return scrub(Error::failed(what, "the server refused the request (" + statusText(r.status) + ")" + says, "check the model name and the settings (max tokens, temperature)").withKind(kModelServer),
                      key);
     }
 }

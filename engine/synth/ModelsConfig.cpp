@@ -117,7 +117,7 @@ Result<ModelsConfig> parseModelsConfig(std::string_view text, const std::string&
         if (!out.escalationModel.empty() && !out.find(out.escalationModel))
             json::fail("/escalation", "no model is named \"" + out.escalationModel + "\"");
     } catch (const json::SchemaError& e) {
-        return Error{"read the model settings", e.message, "fix it, or edit the models in the workbench's settings", origin, e.pointer, {}};
+        return Error::inFile(origin, e.pointer, "read the model settings", e.message, "fix it, or edit the models in the workbench's settings");
     }
     return out;
 }
@@ -128,7 +128,7 @@ Result<ModelsConfig> readModelsConfig(const fs::path& file)
     if (!fs::exists(file, ec))
         return ModelsConfig{};
     if (!fs::is_regular_file(file, ec) || fs::file_size(file, ec) > (1 << 20))
-        return Error{"read the model settings", "not a regular file of at most 1 MiB", "", file.string(), {}, {}};
+        return Error::inFile(file.string(), {}, "read the model settings", "not a regular file of at most 1 MiB");
     auto text = readFileBytes(file);
     if (!text)
         return text.error();

@@ -10,7 +10,7 @@ namespace {
 
 Error refuse(std::string why)
 {
-    return Error{"read the model's reply", std::move(why), {}, {}, {}, {}};
+    return Error::failed("read the model's reply", std::move(why));
 }
 
 std::string lower(std::string_view s)

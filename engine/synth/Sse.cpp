@@ -11,9 +11,8 @@ namespace kf::synth {
 Result<void> SseParser::fail(std::string why)
 {
     m_failed = true;
-    m_error = Error{"read the model's event stream", std::move(why),
-                    "the server does not speak server-sent events as the chosen provider does; check the base URL "
-                    "and the provider", "", "", kModelMalformed};
+    m_error = Error::failed("read the model's event stream", std::move(why), "the server does not speak server-sent events as the chosen provider does; check the base URL "
+                    "and the provider").withKind(kModelMalformed);
     m_line.clear();
     m_line.shrink_to_fit();
     m_pending = SseEvent{};

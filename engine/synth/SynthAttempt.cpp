@@ -1,6 +1,7 @@
 // One model reply in a synthesis run: the codegen prompt it answers, then its blocks, plan,
 // NVRTC for every architecture, verify, bench and profile (engine/synth/SynthRun.h).
 #include "engine/synth/SynthRun.h"
+#include "engine/protocol/Verdict.h"
 
 namespace kf::synth::detail {
 
@@ -193,14 +194,14 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
         stop = Stop{m_cancel.cancelled() ? "cancelled" : "error", verified.error().message()};
         return a;
     }
-    write(prefix + "-verify.json", verified->json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    trace["verify"] = verified->header.verdict;
+    write(prefix + "-verify.json", verified->document().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    trace["verify"] = protocol::verdictName(verified->header().verdict);
     trace["verify_report"] = prefix + "-verify.json";
     if (m_cancel.cancelled()) {
         stop = Stop{"cancelled", "cancelled by the user"};
         return a;
     }
-    if (verified->header.verdict != "pass")
+    if (!verified->header().passed())
         return fail("synth-verify-failed", verifyFeedback(*verified), reportLine(*verified));
     a.verified = true;
 
@@ -211,13 +212,13 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
         stop = Stop{m_cancel.cancelled() ? "cancelled" : "error", benched.error().message()};
         return a;
     }
-    write(prefix + "-bench.json", benched->json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    write(prefix + "-bench.json", benched->document().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     trace["bench_report"] = prefix + "-bench.json";
     a.feedback = benchFeedback(*benched);
-    if (benched->bench && benched->bench->geomeanSpeedup) {
+    if (benched->bench() && benched->bench()->geomeanSpeedup) {
         a.benched = true;
-        a.speedup = benched->bench->geomeanSpeedup;
-        a.compileSpeedup = benched->bench->compileSpeedup();
+        a.speedup = benched->bench()->geomeanSpeedup;
+        a.compileSpeedup = benched->bench()->compileSpeedup();
         trace["speedup"] = *a.speedup;
     } else {
         // Correct but not measured (the benchmark crashed or timed out): it cannot be the kernel
@@ -236,17 +237,17 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
         RunSettings ps;
         ps.profileBaseline = false;   // the candidate's counters are what the hints need
         auto profiled = m_h.run(RunKind::Profile, *task, a.file, a.source, ps, m_cancel);
-        if (profiled && profiled->profile) {
-            write(prefix + "-profile.json", profiled->json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        if (profiled && profiled->profile()) {
+            write(prefix + "-profile.json", profiled->document().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
             trace["profile_report"] = prefix + "-profile.json";
-            const std::vector<profile::Hint> hints = profile::hintsFor(*profiled->profile);
+            const std::vector<profile::Hint> hints = profile::hintsFor(*profiled->profile());
             if (!hints.empty()) {
                 a.feedback += "\nThe profiler's hints (from hardware counters of one benchmark shape):\n";
                 for (size_t i = 0; i < hints.size() && i < 5; ++i)
                     a.feedback += "- " + hints[i].title + ": " + hints[i].evidence
                                   + (hints[i].suggestion.empty() ? std::string() : ". " + hints[i].suggestion) + "\n";
             }
-            trace["profile"] = profiled->header.verdict;
+            trace["profile"] = protocol::verdictName(profiled->header().verdict);
         } else {
             trace["profile"] = profiled ? reportLine(*profiled) : profiled.error().message();
         }

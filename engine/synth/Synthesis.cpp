@@ -134,7 +134,7 @@ Result<void> Run::openRunFolder()
         m_runId = stamp;
         fs::create_directories(m_runDir, ec);
         if (!fs::is_directory(m_runDir, ec) || !fs::is_empty(m_runDir, ec))
-            return Error{"start the synthesis", "the run folder must be new or empty", "give another --run-dir", m_runDir.string(), {}, {}};
+            return Error::inFile(m_runDir.string(), {}, "start the synthesis", "the run folder must be new or empty", "give another --run-dir");
         return {};
     }
     auto created = createRunFolder(m_r.taskDir);
@@ -239,25 +239,22 @@ SynthResult Run::finish(std::string outcome, Stage stage, std::string reason)
 Result<SynthResult> Run::go()
 {
     if (m_r.models.empty())
-        return Error{"start the synthesis", "no model is configured", "give --model and --base-url, or set them in the settings", {}, {}, {}};
+        return Error::failed("start the synthesis", "no model is configured", "give --model and --base-url, or set them in the settings");
     std::error_code ec;
     const bool existing = fs::is_regular_file(m_r.taskDir / "task.json", ec);
     if (fs::exists(m_r.taskDir, ec) && !fs::is_directory(m_r.taskDir, ec))
-        return Error{"start the synthesis", "the task folder is a file", "give a folder", m_r.taskDir.string(), {}, {}};
+        return Error::inFile(m_r.taskDir.string(), {}, "start the synthesis", "the task folder is a file", "give a folder");
     if (existing && !m_r.referenceTask.empty())
-        return Error{"start the synthesis", "the task folder already has a task.json; --reference is for a new task",
-                     "leave out --reference, or give a new --task-dir", m_r.taskDir.string(), {}, {}};
+        return Error::inFile(m_r.taskDir.string(), {}, "start the synthesis", "the task folder already has a task.json; --reference is for a new task", "leave out --reference, or give a new --task-dir");
     if (!m_r.candidateName.empty()) {
         // Checked before anything is spent: a name the end would refuse wastes the whole budget.
         m_candidateName = m_r.candidateName;
         if (m_candidateName.size() < 3 || m_candidateName.substr(m_candidateName.size() - 3) != ".cu")
             m_candidateName += ".cu";
         if (!isPlainCandidateName(m_candidateName))
-            return Error{"start the synthesis", "\"" + m_candidateName + "\" is not a plain file name",
-                         "use letters, digits, '_', '-' and '.', ending in .cu", {}, {}, {}};
+            return Error::failed("start the synthesis", "\"" + m_candidateName + "\" is not a plain file name", "use letters, digits, '_', '-' and '.', ending in .cu");
         if (fs::exists(m_r.taskDir / m_candidateName, ec))
-            return Error{"start the synthesis", m_candidateName + " already exists in the task folder", "give another --name",
-                         (m_r.taskDir / m_candidateName).string(), {}, {}};
+            return Error::inFile((m_r.taskDir / m_candidateName).string(), {}, "start the synthesis", m_candidateName + " already exists in the task folder", "give another --name");
     }
     if (auto opened = openRunFolder(); !opened)
         return opened.error();
@@ -383,8 +380,7 @@ Result<std::filesystem::path> createRunFolder(const std::filesystem::path& taskD
         if (ec)
             break;
     }
-    return Error{"start the synthesis", "cannot create the run folder" + (ec ? ": " + ec.message() : std::string()),
-                 "check the permissions", dir.string(), {}, {}};
+    return Error::inFile(dir.string(), {}, "start the synthesis", "cannot create the run folder" + (ec ? ": " + ec.message() : std::string()), "check the permissions");
 }
 
 Result<SynthResult> synthesize(const SynthRequest& request, const SynthHooks& hooks, const CancelToken& cancel)

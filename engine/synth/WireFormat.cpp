@@ -14,9 +14,7 @@ using Json = nlohmann::json;
 
 Error malformed(std::string why)
 {
-    return Error{"read the model's reply", std::move(why),
-                 "the server does not answer as the chosen provider does; check the provider and the base URL", "",
-                 "", kModelMalformed};
+    return Error::failed("read the model's reply", std::move(why), "the server does not answer as the chosen provider does; check the provider and the base URL").withKind(kModelMalformed);
 }
 
 Result<Json> parseJson(std::string_view text, const char* what)
@@ -44,9 +42,7 @@ Result<void> appendText(StreamState& state, const Json& piece, const char* where
         return malformed(std::string(where) + " is not a string");
     const auto& s = piece.get_ref<const std::string&>();
     if (state.text.size() + s.size() > state.maxReplyBytes)
-        return Error{"read the model's reply",
-                     "the model's reply passed " + std::to_string(state.maxReplyBytes / 1024) + " KiB",
-                     "raise the reply limit or ask for less (max_tokens)", "", "", kModelTooLarge};
+        return Error::failed("read the model's reply", "the model's reply passed " + std::to_string(state.maxReplyBytes / 1024) + " KiB", "raise the reply limit or ask for less (max_tokens)").withKind(kModelTooLarge);
     state.text += s;
     return {};
 }
@@ -92,11 +88,8 @@ Error streamError(const Json& error)
     if (message.size() > 300)
         message.resize(300);
     const bool busy = type == "overloaded_error" || type == "rate_limit_error";
-    return Error{"receive the model's reply",
-                 "the server stopped the reply with an error" + (type.empty() ? std::string() : " (" + type + ")")
-                     + (message.empty() ? std::string() : ": " + message),
-                 busy ? "the server is busy; try again later" : "", "", "",
-                 busy ? kModelRateLimited : kModelServer};
+    return Error::failed("receive the model's reply", "the server stopped the reply with an error" + (type.empty() ? std::string() : " (" + type + ")")
+                     + (message.empty() ? std::string() : ": " + message), busy ? "the server is busy; try again later" : "").withKind(busy ? kModelRateLimited : kModelServer);
 }
 
 Json messagesJson(const std::vector<ChatMessage>& messages)

@@ -452,8 +452,7 @@ Result<Expr> Expr::parse(const std::string& text)
         e.m_root = p.parseAll();
         return e;
     } catch (const ParseError& pe) {
-        return Error{"parse expression \"" + text + "\"",
-                     "column " + std::to_string(pe.column) + ": " + pe.message, "", {}, {}};
+        return Error::failed("parse expression \"" + text + "\"", "column " + std::to_string(pe.column) + ": " + pe.message);
     }
 }
 
@@ -476,12 +475,11 @@ Expr Expr::constant(Value v)
 Result<Value> Expr::eval(const Env& env) const
 {
     if (!m_root)
-        return Error{"evaluate expression", "the expression is empty", "", {}, {}};
+        return Error::failed("evaluate expression", "the expression is empty");
     try {
         return evalNode(*m_root, env);
     } catch (const EvalError& ee) {
-        return Error{"evaluate \"" + m_text + "\"", "column " + std::to_string(ee.column) + ": " + ee.message,
-                     "", {}, {}};
+        return Error::failed("evaluate \"" + m_text + "\"", "column " + std::to_string(ee.column) + ": " + ee.message);
     }
 }
 
@@ -491,9 +489,7 @@ Result<std::int64_t> Expr::evalInt(const Env& env) const
     if (!v)
         return v.error();
     if (!v->isInt)
-        return Error{"evaluate \"" + m_text + "\"",
-                     "the result " + std::to_string(v->d) + " is not an integer",
-                     "wrap it in int(...) or use integer arithmetic (ceil_div, /)", {}, {}};
+        return Error::failed("evaluate \"" + m_text + "\"", "the result " + std::to_string(v->d) + " is not an integer", "wrap it in int(...) or use integer arithmetic (ceil_div, /)");
     return v->i;
 }
 

@@ -42,7 +42,7 @@ Result<LaunchGeometry> evaluateLaunch(const Task& task, const Launch& launch, co
 {
     // Error::pointer names the launch's field at fault, so the task validator can point at it.
     auto bad = [&](const char* field, const std::string& why) {
-        return Error{"configure " + launch.kernel + " at " + shape.describe(), why, "", {}, field};
+        return Error::inFile({}, field, "configure " + launch.kernel + " at " + shape.describe(), why);
     };
     const Env env = task.environment(shape);
     const std::string at = "for " + shape.describe();
@@ -119,13 +119,13 @@ Result<std::vector<std::int64_t>> Task::extents(const TensorSpec& t, const Shape
             std::int64_t v = 0;
             const auto [end, ec] = std::from_chars(d.data(), d.data() + d.size(), v);
             if (ec != std::errc() || end != d.data() + d.size())
-                return Error{"bind the shape of " + t.name, "extent \"" + d + "\" is not an integer that int64 can hold", "", {}, {}};
+                return Error::failed("bind the shape of " + t.name, "extent \"" + d + "\" is not an integer that int64 can hold");
             out.push_back(v);
             continue;
         }
         auto it = shape.values.find(d);
         if (it == shape.values.end())
-            return Error{"bind the shape of " + t.name, "symbol " + d + " is not bound by shape " + shape.describe(), "", {}, {}};
+            return Error::failed("bind the shape of " + t.name, "symbol " + d + " is not bound by shape " + shape.describe());
         out.push_back(it->second);
     }
     return out;
@@ -137,33 +137,33 @@ Result<void> Task::admits(const ShapeBinding& shape) const
     for (const SymbolSpec& s : symbols) {
         auto it = shape.values.find(s.name);
         if (it == shape.values.end())
-            return Error{what, "symbol " + s.name + " is not bound", "bind every symbol declared in /symbols", {}, {}};
+            return Error::failed(what, "symbol " + s.name + " is not bound", "bind every symbol declared in /symbols");
         const std::int64_t v = it->second;
         if (v < s.min || v > s.max)
-            return Error{what, s.name + " = " + std::to_string(v) + " is outside its range [" + std::to_string(s.min) + ", " +
-                                   std::to_string(s.max) + "]", {}, {}, {}};
+            return Error::failed(what, s.name + " = " + std::to_string(v) + " is outside its range [" + std::to_string(s.min) + ", " +
+                                   std::to_string(s.max) + "]");
         if (s.multipleOf > 1 && v % s.multipleOf != 0)
-            return Error{what, s.name + " = " + std::to_string(v) + " is not a multiple of " + std::to_string(s.multipleOf), {}, {}, {}};
+            return Error::failed(what, s.name + " = " + std::to_string(v) + " is not a multiple of " + std::to_string(s.multipleOf));
     }
     const Env env = environment(shape);
     for (const Expr& c : constraints) {
         auto r = c.eval(env);
         if (!r)
-            return Error{what, "constraint \"" + c.text() + "\" cannot be evaluated: " + r.error().why, {}, {}, {}};
+            return Error::failed(what, "constraint \"" + c.text() + "\" cannot be evaluated: " + r.error().why);
         if (r->asDouble() == 0.0)
-            return Error{what, "violates the constraint \"" + c.text() + "\"", {}, {}, {}};
+            return Error::failed(what, "violates the constraint \"" + c.text() + "\"");
     }
     for (const auto* list : {&inputs, &outputs})
         for (const TensorSpec& t : *list) {
             auto e = extents(t, shape);
             if (!e)
-                return Error{what, e.error().why, {}, {}, {}};
+                return Error::failed(what, e.error().why);
             // Its size in bytes must be countable: a product that overflows int64 would wrap to a
             // small (or negative) allocation.
             std::int64_t bytes = dtypeSize(t.dtype);
             for (std::int64_t x : e.value())
                 if (x < 0 || __builtin_mul_overflow(bytes, x, &bytes))
-                    return Error{what, t.name + " would hold more elements than a 64-bit size can count", {}, {}, {}};
+                    return Error::failed(what, t.name + " would hold more elements than a 64-bit size can count");
         }
     return {};
 }

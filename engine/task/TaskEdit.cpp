@@ -29,30 +29,28 @@ Result<fs::path> append(const fs::path& taskDir, const std::string& file, const 
 {
     const fs::path jsonPath = taskDir / "task.json";
     if (!isPlainCandidateName(file))
-        return Error{what, "\"" + file + "\" is not a plain file name",
-                     "use letters, digits, '_', '-' and '.', ending in .cu", jsonPath.string(), {}};
+        return Error::inFile(jsonPath.string(), {}, what, "\"" + file + "\" is not a plain file name", "use letters, digits, '_', '-' and '.', ending in .cu");
     const fs::path target = taskDir / file;
     std::error_code ec;
     if (source && fs::exists(target, ec))
-        return Error{what, file + " already exists in the task folder", renameHint, target.string(), {}};
+        return Error::inFile(target.string(), {}, what, file + " already exists in the task folder", renameHint);
     if (!source && !fs::is_regular_file(target, ec))
-        return Error{what, file + " is not a file in the task folder", {}, target.string(), {}};
+        return Error::inFile(target.string(), {}, what, file + " is not a file in the task folder");
     auto bytes = readFileBytes(jsonPath, json::kMaxJsonFileBytes);
     if (!bytes)
         return bytes.error();
     nlohmann::ordered_json json = nlohmann::ordered_json::parse(*bytes, nullptr, false);
     if (json.is_discarded() || !json.is_object())
-        return Error{what, "task.json is not a JSON object", "fix task.json first", jsonPath.string(), {}};
+        return Error::inFile(jsonPath.string(), {}, what, "task.json is not a JSON object", "fix task.json first");
     if (!json.contains("candidates"))
         json["candidates"] = nlohmann::ordered_json::array();
     if (!json["candidates"].is_array())
-        return Error{what, "\"candidates\" is not a list", "fix task.json first", jsonPath.string(), "/candidates"};
+        return Error::inFile(jsonPath.string(), "/candidates", what, "\"candidates\" is not a list", "fix task.json first");
     for (const auto& c : json["candidates"])
         if (c.is_object() && c.contains("file") && c["file"] == file)
-            return Error{what, "task.json already lists a candidate " + file, renameHint, jsonPath.string(),
-                         "/candidates"};
+            return Error::inFile(jsonPath.string(), "/candidates", what, "task.json already lists a candidate " + file, renameHint);
     if (!entry.is_object())
-        return Error{what, "the candidate's launch plan is not a JSON object", {}, jsonPath.string(), {}};
+        return Error::inFile(jsonPath.string(), {}, what, "the candidate's launch plan is not a JSON object");
     entry["file"] = file;
     json["candidates"].push_back(std::move(entry));
     auto rollback = [&] {

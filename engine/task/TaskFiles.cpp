@@ -23,8 +23,7 @@ Result<fs::path> resolveTaskFile(const fs::path& taskDir, const fs::path& relati
     else
         why = name + " leads to " + real.string() + ", outside the task folder " + root.string() +
               (relative.is_absolute() || name.find("..") != std::string::npos ? "" : " (a folder on its way is a symbolic link)");
-    return Error{"read " + name, why, "copy the file into the task folder; a task reads only its own files",
-                 spelled.string(), {}};
+    return Error::inFile(spelled.string(), {}, "read " + name, why, "copy the file into the task folder; a task reads only its own files");
 }
 
 Result<std::string> readTaskFile(const fs::path& taskDir, const fs::path& relative, std::size_t maxBytes)

@@ -77,12 +77,9 @@ Result<Task> loadTask(const fs::path& dirOrFile)
     if (fs::is_directory(dirOrFile, ec))
         file = dirOrFile / "task.json";
     if (!fs::exists(file, ec) && fs::is_symlink(fs::symlink_status(file, ec)))
-        return Error{"open task",
-                     "task.json is a symbolic link to " + fs::read_symlink(file, ec).string() + ", which does not exist",
-                     "point the link at the task file, or replace it with the file", file.string(), {}};
+        return Error::inFile(file.string(), {}, "open task", "task.json is a symbolic link to " + fs::read_symlink(file, ec).string() + ", which does not exist", "point the link at the task file, or replace it with the file");
     if (!fs::exists(file, ec))
-        return Error{"open task", "no task.json found", "a task folder holds task.json and its candidate .cu files",
-                     file.string(), {}};
+        return Error::inFile(file.string(), {}, "open task", "no task.json found", "a task folder holds task.json and its candidate .cu files");
     auto j = jr::readFile(file);
     if (!j)
         return j.error();

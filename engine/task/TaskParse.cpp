@@ -496,7 +496,7 @@ Task parseTaskOrThrow(const Json& j, const fs::path& dir)
 Result<ShapeBinding> parseShapeText(const Task& task, const std::string& text)
 {
     auto bad = [&](const std::string& why) {
-        return Error{"read the shape \"" + text + "\"", why, "write it as SYMBOL=VALUE pairs, e.g. N=4099,B=2", {}, {}};
+        return Error::failed("read the shape \"" + text + "\"", why, "write it as SYMBOL=VALUE pairs, e.g. N=4099,B=2");
     };
     ShapeBinding b;
     std::string item;
@@ -541,7 +541,7 @@ Result<Task> parseTask(const Json& j, const std::string& origin, const fs::path&
     try {
         return parseTaskOrThrow(j, directory);
     } catch (const SchemaError& e) {
-        return Error{"read task", e.message, "see docs/task-schema.md", origin, e.pointer};
+        return Error::inFile(origin, e.pointer, "read task", e.message, "see docs/task-schema.md");
     }
 }
 

@@ -256,9 +256,8 @@ Result<CaseInfo> readCase(const fs::path& dir)
     try {
         return parseCase(j.value());
     } catch (const SchemaError& e) {
-        return Error{"read failing case", e.message, "the case folder was written by another KernelForge version or edited; "
-                                                     "re-run the shape with tensors saved",
-                     file.string(), e.pointer};
+        return Error::inFile(file.string(), e.pointer, "read failing case", e.message, "the case folder was written by another KernelForge version or edited; "
+                                                     "re-run the shape with tensors saved");
     }
 }
 

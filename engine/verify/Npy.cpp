@@ -165,8 +165,7 @@ private:
 
 Error npyError(const std::string& file, const std::string& why)
 {
-    return Error{"read tensor file " + file, why,
-                 "the file must be a NumPy .npy file written by KernelForge or numpy.save (little-endian, C order)", file, {}};
+    return Error::inFile(file, {}, "read tensor file " + file, why, "the file must be a NumPy .npy file written by KernelForge or numpy.save (little-endian, C order)");
 }
 
 } // namespace
@@ -206,10 +205,8 @@ Result<void> writeNpy(const std::filesystem::path& file, DType t, const std::vec
     for (auto e : extents)
         n *= e;
     if (static_cast<std::size_t>(n) * static_cast<std::size_t>(dtypeSize(t)) != bytes)
-        return Error{"write tensor file " + file.string(),
-                     std::to_string(bytes) + " bytes do not hold " + std::to_string(n) + " elements of " +
-                         std::string(dtypeName(t)),
-                     "this is a KernelForge bug; please report it", file.string(), {}};
+        return Error::inFile(file.string(), {}, "write tensor file " + file.string(), std::to_string(bytes) + " bytes do not hold " + std::to_string(n) + " elements of " +
+                         std::string(dtypeName(t)), "this is a KernelForge bug; please report it");
     const std::string header = npyHeaderBytes(t, extents);
     return writeFileAtomic(file, {std::string_view(header), std::string_view(static_cast<const char*>(data), bytes)});
 }
@@ -292,10 +289,8 @@ Result<std::vector<unsigned char>> readNpyExpecting(const std::filesystem::path&
         return s + "]";
     };
     if (h.dtype != t || h.extents != extents)
-        return Error{"read tensor file " + file.string(),
-                     "it holds " + std::string(dtypeName(h.dtype)) + " " + shapeText(h.extents) + " but the task needs " +
-                         std::string(dtypeName(t)) + " " + shapeText(extents) + " here",
-                     "use a file saved for this task and shape", file.string(), {}};
+        return Error::inFile(file.string(), {}, "read tensor file " + file.string(), "it holds " + std::string(dtypeName(h.dtype)) + " " + shapeText(h.extents) + " but the task needs " +
+                         std::string(dtypeName(t)) + " " + shapeText(extents) + " here", "use a file saved for this task and shape");
     return std::vector<unsigned char>(f->data(), f->data() + h.dataBytes());
 }
 

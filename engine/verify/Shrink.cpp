@@ -174,10 +174,8 @@ private:
         if (!outcomes)
             return outcomes.error();
         if (outcomes->size() != fresh.size())
-            return Error{"shrink a failing shape",
-                         "the probe answered " + std::to_string(outcomes->size()) + " outcomes for " +
-                             std::to_string(fresh.size()) + " shapes",
-                         {}, {}, {}};
+            return Error::failed("shrink a failing shape", "the probe answered " + std::to_string(outcomes->size()) + " outcomes for " +
+                             std::to_string(fresh.size()) + " shapes");
         ++m_result.requests;
         m_result.probes += static_cast<int>(fresh.size());
         for (std::size_t i = 0; i < fresh.size(); ++i) {
@@ -330,11 +328,9 @@ Result<ShrinkResult> shrink(const Task& task, const ShapeBinding& failing, Failu
                             const ShrinkOptions& options)
 {
     if (kind == FailureKind::None && !options.anyKind)
-        return Error{"shrink a failing shape", "the starting shape is not marked as failing (kind none)",
-                     "give the kind of failure to preserve, or accept any kind", {}, {}};
+        return Error::failed("shrink a failing shape", "the starting shape is not marked as failing (kind none)", "give the kind of failure to preserve, or accept any kind");
     if (auto legal = task.admits(failing); !legal)
-        return Error{"shrink " + failing.describe(), "the starting shape is not legal for the task: " + legal.error().why,
-                     {}, {}, {}};
+        return Error::failed("shrink " + failing.describe(), "the starting shape is not legal for the task: " + legal.error().why);
     ShrinkResult result;
     result.start = failing;
     result.smallest = failing;

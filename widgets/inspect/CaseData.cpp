@@ -17,8 +17,7 @@ std::string shapeText(const std::vector<std::int64_t>& e)
 
 Error caseError(const std::string& file, const std::string& why)
 {
-    return Error{"open failing case", why,
-                 "the case folder is incomplete or was edited; re-run the failing shape with tensors saved", file, {}};
+    return Error::inFile(file, {}, "open failing case", why, "the case folder is incomplete or was edited; re-run the failing shape with tensors saved");
 }
 
 } // namespace

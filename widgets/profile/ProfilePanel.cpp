@@ -1,4 +1,5 @@
 #include "widgets/profile/ProfilePanel.h"
+#include "engine/protocol/Verdict.h"
 
 #include "engine/profile/Hints.h"
 #include "widgets/profile/HintList.h"
@@ -67,7 +68,7 @@ void ProfilePanel::setReport(const kf::profile::ProfileReport& report)
     m_busyRow->hide();
     m_pages->setEnabled(true);
 
-    if (report.verdict == "error") {
+    if (report.verdict == kf::protocol::Verdict::Error) {
         const nlohmann::json error = report.header.value("error", nlohmann::json::object());
         QStringList lines;
         lines << tr("The profile failed.");

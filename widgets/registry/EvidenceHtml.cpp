@@ -107,7 +107,7 @@ QString speedupSection(const RegistryDetails& d, const Colors& c)
         html += QStringLiteral(" · %1 %2").arg(esc(QObject::tr("threshold at promotion")), RegistryModel::speedupText(*p.threshold));
     html += QStringLiteral("</p>");
     // The second baseline (docs/benchmarks.md): what one line of torch.compile would have given.
-    const kf::protocol::BenchReport* bench = d.performance && d.performance->bench ? &*d.performance->bench : nullptr;
+    const kf::protocol::BenchReport* bench = d.performance && d.performance->bench() ? &*d.performance->bench() : nullptr;
     html += QStringLiteral("<p>%1 ").arg(esc(QObject::tr("Against torch.compile:")));
     if (p.compileSpeedup)
         html += QStringLiteral("<b>%1</b> %2").arg(RegistryModel::speedupText(*p.compileSpeedup), esc(QObject::tr("geometric mean over its faster mode")));

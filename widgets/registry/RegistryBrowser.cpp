@@ -276,7 +276,7 @@ void RegistryBrowser::setIndex(const kf::RegistryIndex& index)
     onCurrentRowChanged();
     fillDiffCombo();
     if (m_haveDetails)
-        m_chart->setReport(m_details.performance && m_details.performance->bench ? &*m_details.performance->bench : nullptr,
+        m_chart->setReport(m_details.performance && m_details.performance->bench() ? &*m_details.performance->bench() : nullptr,
                            m_index.threshold);
 }
 
@@ -417,7 +417,7 @@ void RegistryBrowser::setDetails(const RegistryDetails& details)
         m_reports->addReport(*details.correctness);
     if (details.performance)
         m_reports->addReport(*details.performance);
-    m_chart->setReport(details.performance && details.performance->bench ? &*details.performance->bench : nullptr, m_index.threshold);
+    m_chart->setReport(details.performance && details.performance->bench() ? &*details.performance->bench() : nullptr, m_index.threshold);
     requestDiff();
 }
 

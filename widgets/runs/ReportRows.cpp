@@ -145,20 +145,20 @@ QString microsecondsText(double ms)
 std::vector<ResultRow> fromReport(const protocol::RunReport& report)
 {
     std::vector<ResultRow> rows;
-    const protocol::Header& h = report.header;
+    const protocol::Header& h = report.header();
     const QString sourceHash = qs(h.candidate.sourceHash);
     const ResultRow base = baseRow(h);
     const ResultRow::Placement placement = placementOf(h);
-    if (report.verify)
-        for (const protocol::CorrectnessShape& s : report.verify->shapes) {
+    if (report.verify())
+        for (const protocol::CorrectnessShape& s : report.verify()->shapes) {
             ResultRow r = base;
             fillShape(r, s.id);
             fillCorrectness(r.correctness, s, sourceHash, qs(h.dumpDir));
             r.correctness.placement = placement;
             rows.push_back(std::move(r));
         }
-    if (report.bench)
-        for (const protocol::BenchShape& s : report.bench->shapes) {
+    if (report.bench())
+        for (const protocol::BenchShape& s : report.bench()->shapes) {
             ResultRow r = base;
             fillShape(r, s.id);
             fillPerformance(r.performance, s, sourceHash);
@@ -249,10 +249,10 @@ QString sanitizerSentence(const protocol::SanitizerSection& s)
 
 std::optional<ResultRow> sanitizerRow(const protocol::RunReport& report)
 {
-    if (!report.verify || !report.verify->sanitizer)
+    if (!report.verify() || !report.verify()->sanitizer)
         return std::nullopt;
-    const protocol::SanitizerSection& s = *report.verify->sanitizer;
-    const protocol::Header& h = report.header;
+    const protocol::SanitizerSection& s = *report.verify()->sanitizer;
+    const protocol::Header& h = report.header();
     ResultRow r = baseRow(h);
     r.isSanitizerRow = true;
     r.set = QStringLiteral("compute-sanitizer");

@@ -47,7 +47,7 @@ ResultsModel::ResultsModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void ResultsModel::addReport(const kf::protocol::RunReport& report)
 {
-    const kf::protocol::Header& h = report.header;
+    const kf::protocol::Header& h = report.header();
     const QString task = QString::fromStdString(h.task.name.empty() ? "?" : h.task.name);
     const QString candidate = QString::fromStdString(h.candidate.file.empty() ? "?" : h.candidate.file);
     const QString kind = QString::fromLatin1(kf::protocol::reportKindName(h.kind));

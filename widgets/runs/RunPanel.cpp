@@ -1,4 +1,5 @@
 #include "widgets/runs/RunPanel.h"
+#include "engine/protocol/Verdict.h"
 
 #include "widgets/common/ElidedLabel.h"
 #include "widgets/runs/ReportRows.h"
@@ -187,12 +188,12 @@ void RunPanel::addReport(const kf::protocol::RunReport& report)
     if (m_table->columnWidth(ResultsModel::DetailsColumn) > detailsMax)
         m_table->setColumnWidth(ResultsModel::DetailsColumn, detailsMax);
 
-    const kf::protocol::Header& h = report.header;
-    const QString verdict = QString::fromStdString(h.verdict.empty() ? "?" : h.verdict);
+    const kf::protocol::Header& h = report.header();
+    const QString verdict = QString::fromLatin1(kf::protocol::verdictName(h.verdict));
     const QString who = QString::fromStdString((h.task.name.empty() ? "?" : h.task.name) + "/" +
                                                (h.candidate.file.empty() ? "?" : h.candidate.file));
     const auto level = h.isError() ? RunLogView::Level::Error
-                       : h.verdict == "fail" ? RunLogView::Level::Warning
+                       : h.verdict == kf::protocol::Verdict::Fail ? RunLogView::Level::Warning
                                              : RunLogView::Level::Info;
     QString line = QStringLiteral("%1: %2 %3").arg(who, QString::fromLatin1(kf::protocol::reportKindName(h.kind)), verdict);
     if (!h.summary.empty())

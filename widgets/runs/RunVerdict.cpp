@@ -1,4 +1,5 @@
 #include "widgets/runs/RunVerdict.h"
+#include "engine/protocol/Verdict.h"
 
 #include "widgets/runs/ReportRows.h"
 
@@ -30,21 +31,21 @@ RunVerdict RunVerdict::fromReports(const std::vector<kf::protocol::RunReport>& r
     int sanitizerProblems = 0;     // findings and failed tools of compute-sanitizer, over the correctness reports
     QString sanitizerPart;         // the sentence of the first section with a problem, else of the first section
     for (const auto& report : reports) {
-        const kf::protocol::Header& h = report.header;
+        const kf::protocol::Header& h = report.header();
         if (h.isError()) {
             if (firstError.isEmpty())
                 firstError = QString::fromStdString(h.errorSentence());
             continue;
         }
-        if (report.verify) {
+        if (report.verify()) {
             ++correctnessReports;
-            for (const auto& s : report.verify->shapes) {
+            for (const auto& s : report.verify()->shapes) {
                 ++shapes;
                 if (!s.passed)
                     ++failedShapes;
             }
             // A finding fails the verification even where every shape passed (docs/verification.md).
-            if (const auto& san = report.verify->sanitizer) {
+            if (const auto& san = report.verify()->sanitizer) {
                 int failedTools = 0;
                 for (const auto& t : san->tools)
                     failedTools += t.error.empty() ? 0 : 1;
@@ -53,16 +54,16 @@ RunVerdict RunVerdict::fromReports(const std::vector<kf::protocol::RunReport>& r
                     sanitizerPart = reportrows::sanitizerSentence(*san);
                 sanitizerProblems += problems;
             }
-        } else if (report.bench) {
+        } else if (report.bench()) {
             ++performanceReports;
-            timedShapes += static_cast<int>(report.bench->shapes.size());
-            if (h.verdict == "fail" && untrustworthy.isEmpty())
+            timedShapes += static_cast<int>(report.bench()->shapes.size());
+            if (h.verdict == kf::protocol::Verdict::Fail && untrustworthy.isEmpty())
                 untrustworthy = QString::fromStdString(h.summary.empty() ? "the measurement is not trustworthy" : h.summary);
-            const double g = report.bench->geomeanSpeedup.value_or(std::nan(""));
+            const double g = report.bench()->geomeanSpeedup.value_or(std::nan(""));
             if (std::isnan(bestGeomean) || g > bestGeomean) {
                 bestGeomean = g;
                 bestCandidate = QString::fromStdString(h.candidate.file);
-                bestCompile = report.bench->compileBaseline;
+                bestCompile = report.bench()->compileBaseline;
             }
         }
     }

@@ -1,6 +1,5 @@
 #include "app/gui/services/RunService.h"
 
-#include "engine/cast/CompileBaselineRun.h"
 #include "engine/repro/ShrinkProbe.h"
 #include "engine/verify/Shrink.h"
 
@@ -90,14 +89,12 @@ void RunService::ensureSession()
         generation = m_optionsGeneration;
     }
     m_session.reset(); // stops the old options' runner from the thread that spawned it
-    RunSession::Options o;
+    RunPipeline::Options o;
     o.runnerPath = next.runnerPath.toStdString();
     for (const QString& e : next.extraEnv)
         o.extraEnv.push_back(e.toStdString());
     if (!next.cacheDir.isEmpty())
         o.cacheDir = next.cacheDir.toStdString();
-    for (const QString& n : next.extraNvrtcOptions)
-        o.extraNvrtcOptions.push_back(n.toStdString());
     o.endpoint = next.endpoint;
     const QString name = nameOf(next.endpoint);
     if (next.endpoint && next.endpoint->remote())
@@ -105,7 +102,7 @@ void RunService::ensureSession()
         o.onStartLog = [this, name](const std::string& line) {
             setState(RunnerState::Starting, QStringLiteral("%1: %2").arg(name, qs(line)));
         };
-    m_session = std::make_unique<RunSession>(o);
+    m_session = std::make_unique<RunPipeline>(o);
     m_sessionOptions = std::move(next);
     m_sessionEndpoint = name;
     m_sessionGeneration = generation;
@@ -203,7 +200,7 @@ void RunService::applyHello(const protocol::Hello& hello)
 void RunService::applyStartError(const Error& error)
 {
     // No GPU is a state of the machine, not a failure of the runner: compile-only mode.
-    if (const protocol::Hello& h = m_session->hello(); m_session->supervisor().pid() > 0 && !h.device)
+    if (const protocol::Hello& h = m_session->session().hello(); m_session->session().supervisor().pid() > 0 && !h.device)
         applyHello(h);
     else
         setState(RunnerState::Unavailable, QStringLiteral("%1: GPU runner unavailable").arg(m_sessionEndpoint), qs(error.message()));
@@ -238,12 +235,16 @@ void RunService::probeOnWorker()
 
 quint64 RunService::run(RunKind kind, const Task& task, const QString& candidateFile, const RunSettings& settings)
 {
-    return startJob(kind, task, candidateFile, settings,
+    Plan plan{kind, candidateFile.toStdString(), settings, std::nullopt, {}};
+    // The workbench's extra NVRTC options (Settings) make exploration builds: part of the task
+    // hash, so the report says its build differed from task.json.
+    for (const QString& n : m_options.extraNvrtcOptions)
+        plan.settings.extraNvrtcOptions.push_back(n.toStdString());
+    return startJob(task, std::move(plan),
                     QString("%1 %2/%3").arg(kind == RunKind::Bench     ? "Benchmark"
                                            : kind == RunKind::Profile ? "Profile"
                                                                       : "Verify",
-                                           qs(task.name), candidateFile),
-                    {});
+                                           qs(task.name), candidateFile));
 }
 
 quint64 RunService::shrink(const Task& task, const QString& candidateFile, const ShapeBinding& start,
@@ -272,16 +273,15 @@ quint64 RunService::shrink(const Task& task, const QString& candidateFile, const
         confirm.trials = 3;
         confirm.dumpDir = dump;
         auto report = send(confirm);
-        if (report)
-            report->shrink = result.value();
-        return report;
+        if (!report)
+            return report;
+        return report->withShrink(result.value());
     };
-    return startJob(RunKind::Verify, task, candidateFile, RunSettings{},
-                    QString("Shrink %1/%2 from %3").arg(qs(task.name), candidateFile, qs(start.describe())), job);
+    return startJob(task, Plan{RunKind::Verify, candidateFile.toStdString(), RunSettings{}, std::nullopt, job},
+                    QString("Shrink %1/%2 from %3").arg(qs(task.name), candidateFile, qs(start.describe())));
 }
 
-quint64 RunService::startJob(RunKind kind, const Task& task, const QString& candidateFile, const RunSettings& settings,
-                             const QString& title, Job job)
+quint64 RunService::startJob(const Task& task, Plan plan, const QString& title)
 {
     if (m_running)
         return 0;
@@ -293,9 +293,7 @@ quint64 RunService::startJob(RunKind kind, const Task& task, const QString& cand
         m_cancel = cancel;
     }
     emit runStarted(id, title);
-    post([this, id, kind, task, file = candidateFile.toStdString(), settings, cancel, job = std::move(job)] {
-        runOnWorker(id, kind, task, file, settings, cancel, job);
-    });
+    post([this, id, task, plan = std::move(plan), cancel] { runOnWorker(id, task, plan, cancel); });
     return id;
 }
 
@@ -306,15 +304,14 @@ void RunService::cancel()
         m_cancel->cancel();
 }
 
-void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string candidateFile, RunSettings settings,
-                             std::shared_ptr<CancelToken> cancel, Job job)
+RunPipeline::EventFn RunService::eventsTo(quint64 id)
 {
     QPointer<RunService> self(this);
     // Everything the worker learns goes to the UI thread as a queued call of one signal.
     auto toUi = [this, self](auto emitIt) {
         QMetaObject::invokeMethod(this, [self, emitIt = std::move(emitIt)] { if (self) emitIt(*self); }, Qt::QueuedConnection);
     };
-    auto onEvent = [&](const protocol::Event& e) {
+    return [toUi, id](const protocol::Event& e) {
         switch (e.kind) {
         case protocol::Event::Kind::Progress:
             toUi([id, p = e.permille, stage = qs(e.stage)](RunService& s) { emit s.progress(id, p, stage); });
@@ -330,98 +327,87 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
             break;
         }
     };
-    auto finish = [this, toUi, id](bool ok, std::string sentence) {
-        {
-            std::lock_guard lock(m_mutex);
-            m_cancel.reset();
-        }
-        toUi([id, ok, sentence = qs(sentence)](RunService& s) {
-            s.m_running = false;
-            emit s.runFinished(id, ok, sentence);
-        });
-    };
-    auto fail = [&](const Error& e) {
-        toUi([id, e](RunService& s) { emit s.failed(id, e); });
-        finish(false, e.message());
-    };
+}
 
+void RunService::finishRun(quint64 id, bool ok, const std::string& sentence)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_cancel.reset();
+    }
+    QPointer<RunService> self(this);
+    QMetaObject::invokeMethod(this, [self, id, ok, sentence = qs(sentence)] {
+        if (!self)
+            return;
+        self->m_running = false;
+        emit self->runFinished(id, ok, sentence);
+    }, Qt::QueuedConnection);
+}
+
+void RunService::runOnWorker(quint64 id, const Task& task, const Plan& plan, std::shared_ptr<CancelToken> cancel)
+{
     ensureSession();
-    // The runner reads the task's files at this machine's paths; sending them is not built yet
-    // (docs/runners.md), so an endpoint that does not share them is refused before anything starts.
-    if (const auto& e = m_sessionOptions.endpoint; e && !e->sharedFs)
-        return fail(Error{"run on endpoint " + e->name,
-                          "endpoint " + e->describe() + " does not see this machine's files (shared_fs is false), and "
-                          "sending task files to a runner is not built yet",
-                          "mount the task folders there at the same paths and set \"shared_fs\": true in Settings ▸ Runners",
-                          {}, {}, {}});
+    // An endpoint with shared_fs false gets the task's files with each request (RunSession
+    // stages them), as from the command line.
     setState(RunnerState::Busy, QStringLiteral("%1 · running on the GPU…").arg(m_sessionEndpoint));
-    auto outcome = job ? m_session->runJob(kind, task, candidateFile, job, onEvent, cancel.get())
-                       : m_session->run(kind, task, candidateFile, settings, onEvent, cancel.get());
-    if (!outcome) {
-        if (outcome.error().kind == kConnectionLost || outcome.error().kind == kRunnerLost)
-            applyLost(outcome.error());
-        else if (m_session->hello().device)
-            applyHello(m_session->hello());
-        else
-            applyStartError(outcome.error());
-        return fail(outcome.error());
+    auto outcome = m_session->run(task, plan, eventsTo(id), cancel.get());
+    if (!outcome)
+        return endAfterError(id, outcome.error());
+    const RunOutcome& o = outcome.value();
+    if (!o.cancelled) {
+        QPointer<RunService> self(this);
+        QMetaObject::invokeMethod(this, [self, id, r = o.report] { if (self) emit self->reportReady(id, r); }, Qt::QueuedConnection);
     }
-    RunSession::Outcome& o = outcome.value();
-    // The second baseline, still on this worker: compile and time the reference under
-    // torch.compile beside the candidate (minutes the first time; Cancel kills the harness).
-    bool harnessCancelled = false;
-    if (kind == RunKind::Bench && settings.compileBaseline && !o.cancelled && !o.failure && o.report.bench) {
-        if (const Candidate* c = task.findCandidate(candidateFile)) {
-            toUi([id](RunService& s) { emit s.progress(id, 990, QStringLiteral("timing against torch.compile")); });
-            cast::CompileBaselineOptions opts;
-            opts.sampling = settings.bench;
-            opts.stop = [cancel] { return cancel && cancel->cancelled(); };
-            for (const QString& n : m_sessionOptions.extraNvrtcOptions)
-                opts.extraNvrtcOptions.push_back(n.toStdString());
-            const std::string arch = o.report.header.candidate.arch;
-            o.report.amend([&](nlohmann::json& j) {
-                cast::addCompileBaseline(j, task, task.directory / "task.json", *c, arch, opts);
-            });
-            harnessCancelled = cancel && cancel->cancelled();
-        }
-    }
-    const protocol::Header& h = o.report.header;
-    if (!o.cancelled)
-        toUi([id, r = o.report](RunService& s) { emit s.reportReady(id, r); });
+    endAfterOutcome(id, o);
+}
+
+void RunService::endAfterError(quint64 id, const Error& error)
+{
+    if (error.kind == kConnectionLost || error.kind == kRunnerLost)
+        applyLost(error);
+    else if (m_session->session().hello().device)
+        applyHello(m_session->session().hello());
+    else
+        applyStartError(error);
+    QPointer<RunService> self(this);
+    QMetaObject::invokeMethod(this, [self, id, error] { if (self) emit self->failed(id, error); }, Qt::QueuedConnection);
+    finishRun(id, false, error.message());
+}
+
+void RunService::endAfterOutcome(quint64 id, const RunOutcome& o)
+{
+    const protocol::Header& h = o.report.header();
     if (!o.failure) {
-        const bool ok = h.verdict == (kind == RunKind::Verify ? "pass" : "ok");
         std::string summary = h.summary;
-        if (o.report.shrink)
-            summary = "smallest failing shape " + o.report.shrink->smallest.describe() + "; " + summary;
-        applyHello(m_session->hello());
-        if (harnessCancelled)   // the report (against LibTorch) stands; the comparison says it was cancelled
-            return finish(false, "cancelled while timing torch.compile; the benchmark against LibTorch is kept");
-        return finish(ok, summary.empty() ? h.verdict : summary);
+        if (o.report.shrink())
+            summary = "smallest failing shape " + o.report.shrink()->smallest.describe() + "; " + summary;
+        applyHello(m_session->session().hello());
+        if (o.comparisonCancelled)   // the report (against LibTorch) stands; the comparison says it was cancelled
+            return finishRun(id, false, "cancelled while timing torch.compile; the benchmark against LibTorch is kept");
+        return finishRun(id, o.passed(), summary.empty() ? protocol::verdictName(h.verdict) : summary);
     }
+    QPointer<RunService> self(this);
     if (o.cancelled) {
         // The supervisor killed the runner mid-run; start a fresh one now so the next run is warm.
-        toUi([id, e = *o.failure](RunService& s) { emit s.failed(id, e); });
-        finish(false, "cancelled; the runner was stopped and is restarting");
+        QMetaObject::invokeMethod(this, [self, id, e = *o.failure] { if (self) emit self->failed(id, e); }, Qt::QueuedConnection);
+        finishRun(id, false, "cancelled; the runner was stopped and is restarting");
         setState(RunnerState::Starting, QStringLiteral("%1 · restarting the GPU runner…").arg(m_sessionEndpoint));
-        probeOnWorker();
-        return;
+        return probeOnWorker();
     }
     if (o.failure->kind == kConnectionLost || o.failure->kind == kRunnerLost) {
         // Not the candidate's fault, and starting again now may hang on the same network: the
         // status bar says what happened, and the next run starts a runner there again.
-        finish(false, o.failure->message());
-        applyLost(*o.failure);
-        return;
+        finishRun(id, false, o.failure->message());
+        return applyLost(*o.failure);
     }
     if (!o.runnerRestarted) {
-        finish(false, o.failure->why); // a compile error: the runner is fine
-        applyHello(m_session->hello());
-        return;
+        finishRun(id, false, o.failure->why); // a compile error: the runner is fine
+        return applyHello(m_session->session().hello());
     }
-    finish(false, o.failure->message());
+    finishRun(id, false, o.failure->message());
     // Crash, watchdog timeout or sticky CUDA error: the supervisor put the runner down. Restart
     // it at once so the status bar shows the truth and the next run does not pay the start.
-    toUi([](RunService& s) { ++s.m_restarts; });
+    QMetaObject::invokeMethod(this, [self] { if (self) ++self->m_restarts; }, Qt::QueuedConnection);
     setState(RunnerState::Starting, QStringLiteral("%1 · restarting the GPU runner…").arg(m_sessionEndpoint));
     probeOnWorker();
 }

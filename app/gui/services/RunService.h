@@ -8,7 +8,7 @@
 #include "engine/protocol/Messages.h"
 #include "engine/protocol/RunReport.h"
 #include "engine/runner/Endpoint.h"
-#include "engine/runner/RunSession.h"
+#include "engine/pipeline/RunPipeline.h"
 #include "engine/task/Task.h"
 
 #include <QMetaType>
@@ -72,6 +72,7 @@ public:
     /// benchmarks it. Returns the run id; only one run at a time (returns 0 while busy).
     quint64 run(kf::RunKind kind, const kf::Task& task, const QString& candidateFile, const kf::RunSettings& settings);
     using Job = kf::RunSession::Job;
+    using Plan = kf::RunPlan;
     /// Shrinks a failing shape (engine/verify/Shrink.h) on the worker: probes batches of smaller
     /// shapes with the failing trial's seed, then verifies the smallest with 3 fresh trials,
     /// saving its tensors to `dumpDir`. The report is that confirmation, with a "shrink" block.
@@ -112,10 +113,15 @@ private:
     /// Worker: a session of the newest options (the old one's runner is stopped first).
     void ensureSession();
     void probeOnWorker();
-    quint64 startJob(kf::RunKind kind, const kf::Task& task, const QString& candidateFile, const kf::RunSettings& settings,
-                     const QString& title, Job job);
-    void runOnWorker(quint64 id, kf::RunKind kind, kf::Task task, std::string candidateFile, kf::RunSettings settings,
-                     std::shared_ptr<kf::CancelToken> cancel, Job job);
+    quint64 startJob(const kf::Task& task, Plan plan, const QString& title);
+    void runOnWorker(quint64 id, const kf::Task& task, const Plan& plan, std::shared_ptr<kf::CancelToken> cancel);
+    /// Worker: the run's events as queued signals of run `id`.
+    kf::RunPipeline::EventFn eventsTo(quint64 id);
+    /// Worker: after a run that could not be tried at all (no runner, no GPU), or one that ended.
+    void endAfterError(quint64 id, const kf::Error& error);
+    void endAfterOutcome(quint64 id, const kf::RunOutcome& outcome);
+    /// Worker: queued runFinished(id, ok, sentence), the run's cancel token dropped.
+    void finishRun(quint64 id, bool ok, const std::string& sentence);
     void setState(RunnerState state, const QString& text, const QString& detail = {});
     void applyHello(const kf::protocol::Hello& hello);
     void applyStartError(const kf::Error& error);
@@ -125,7 +131,7 @@ private:
 
     Options m_options;                                     // UI side: the newest
     // Worker side.
-    std::unique_ptr<kf::RunSession> m_session;             // worker thread only
+    std::unique_ptr<kf::RunPipeline> m_session;            // worker thread only
     Options m_sessionOptions;                              // worker thread only: what m_session was made with
     QString m_sessionEndpoint;                             // worker thread only: its endpoint's name
     Options m_pendingOptions;                              // guarded by m_mutex

@@ -346,11 +346,11 @@ bool AssistantController::start(const QString& request, const QString& modelName
     RunHook testRun = m_testRun;
     kf::RunSession::Options runnerOptions = m_runnerOptions;
     // The workbench's extra NVRTC options make exploration builds; a synthesized kernel is
-    // measured as task.json will build it, since that measurement chooses what is added.
-    runnerOptions.extraNvrtcOptions.clear();
+    // measured as task.json will build it (its RunSettings carry none), since that measurement
+    // chooses what is added.
     m_thread = std::thread([this, r = std::move(r), hooks = std::move(hooks), job, post, showProgress, testRun, runnerOptions]() mutable {
         // The runner session lives and dies on this thread (engine/runner/RunSession.h).
-        std::unique_ptr<kf::RunSession> session;
+        std::unique_ptr<kf::RunPipeline> session;
         if (testRun) {
             hooks.run = testRun;
         } else {
@@ -358,12 +358,12 @@ bool AssistantController::start(const QString& request, const QString& modelName
                                                          const std::string& source, const kf::RunSettings& settings,
                                                          const kf::CancelToken& cancel) -> kf::Result<kf::protocol::RunReport> {
                 if (!session)
-                    session = std::make_unique<kf::RunSession>(runnerOptions);
+                    session = std::make_unique<kf::RunPipeline>(runnerOptions);
                 const QString what = kind == kf::RunKind::Verify  ? tr("verifying %1 on the GPU…")
                                      : kind == kf::RunKind::Bench ? tr("benchmarking %1 on the GPU…")
                                                                   : tr("profiling %1 on the GPU…");
                 post([line = what.arg(qs(file))](kf::ui::AssistantDock& d) { d.addNote(line); });
-                auto outcome = session->run(kind, task, file, settings, {}, &cancel, source);
+                auto outcome = session->run(task, kf::RunPlan{kind, file, settings, source, {}}, {}, &cancel);
                 if (!outcome)
                     return outcome.error();
                 return std::move(outcome->report);
@@ -375,7 +375,7 @@ bool AssistantController::start(const QString& request, const QString& modelName
         try {
             result = kf::synth::synthesize(r, hooks, job->cancel);
         } catch (const std::exception& e) {
-            result = kf::Error{"run the synthesis", std::string("internal error: ") + e.what(), "", r.runDir.string(), {}, {}};
+            result = kf::Error::inFile(r.runDir.string(), {}, "run the synthesis", std::string("internal error: ") + e.what());
         }
         session.reset();
         showProgress(r.runDir);

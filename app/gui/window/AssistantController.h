@@ -14,7 +14,7 @@
 // back before it can ask the model again.
 
 #include "engine/core/Result.h"
-#include "engine/runner/RunSession.h"
+#include "engine/pipeline/RunPipeline.h"
 #include "engine/synth/Synthesis.h"
 
 #include <QObject>

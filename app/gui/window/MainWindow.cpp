@@ -119,8 +119,6 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
             so.extraEnv.push_back(e.toStdString());
         if (!ro.cacheDir.isEmpty())
             so.cacheDir = ro.cacheDir.toStdString();
-        for (const QString& o : ro.extraNvrtcOptions)
-            so.extraNvrtcOptions.push_back(o.toStdString());
         m_assistant->setRunnerOptions(so);
     }
     m_assistant->reloadModels();
@@ -228,10 +226,10 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
     });
     connect(m_run.get(), &RunController::profileReceived, this, [this](const QString&, const kf::protocol::RunReport& r) {
         m_profiling = false;
-        if (r.profile)
-            m_profilePanel->setReport(*r.profile);
+        if (r.profile())
+            m_profilePanel->setReport(*r.profile());
         else
-            m_profilePanel->setError(QString::fromStdString(r.header.errorSentence()));
+            m_profilePanel->setError(QString::fromStdString(r.header().errorSentence()));
         dock("profileDock")->raise();
     });
     connect(m_run.get(), &RunController::finished, this, [this](bool, const QString& sentence) {
@@ -291,8 +289,8 @@ void MainWindow::applyVerification(const QString& candidatePath, const QString& 
     // Every verification of the candidate replaces the findings of the one before: none when it
     // ran no tools or they found nothing.
     std::vector<kf::Diagnostic> findings;
-    if (report.verify && report.verify->sanitizer)
-        findings = kf::ui::sanitizerDiagnostics(*report.verify->sanitizer, candidatePath);
+    if (report.verify() && report.verify()->sanitizer)
+        findings = kf::ui::sanitizerDiagnostics(*report.verify()->sanitizer, candidatePath);
     if (findings.empty())
         m_runDiagnostics.remove(candidatePath);
     else
@@ -327,22 +325,22 @@ bool MainWindow::openReport(const QString& file)
         if (r.kind() != kf::protocol::ReportKind::Correctness || r.isError())
             continue;
         // The workspace's candidate the report is about, if its file is still what was verified.
-        const QString name = QString::fromStdString(r.header.task.name);
-        const QString candidate = QString::fromStdString(r.header.candidate.file);
+        const QString name = QString::fromStdString(r.header().task.name);
+        const QString candidate = QString::fromStdString(r.header().candidate.file);
         QString path;
         for (int i = 0; i < m_workspace->taskCount() && path.isEmpty(); ++i) {
             const TaskEntry& e = m_workspace->taskAt(i);
             if (e.task && QString::fromStdString(e.task->name) == name && e.task->findCandidate(candidate.toStdString()))
                 path = QDir(e.dir).filePath(candidate);
         }
-        const bool findings = r.verify && r.verify->sanitizer && !r.verify->sanitizer->findings.empty();
+        const bool findings = r.verify && r.verify()->sanitizer && !r.verify()->sanitizer->findings.empty();
         if (path.isEmpty()) {
             if (findings)
                 notes << tr("%1/%2 is not in this workspace: its compute-sanitizer findings are listed here only").arg(name, candidate);
             continue;
         }
         auto bytes = kf::readFileBytes(path.toStdString());
-        if (!bytes || kf::hashHex(*bytes) != r.header.candidate.sourceHash) {
+        if (!bytes || kf::hashHex(*bytes) != r.header().candidate.sourceHash) {
             if (findings)
                 notes << tr("%1 changed since this report was made (its source hash differs): its compute-sanitizer "
                             "findings are not put at its lines")

@@ -70,12 +70,12 @@ void PromoteController::setRegistryDirectory(const QString& dir)
 
 void PromoteController::addReport(const QString& taskDir, const kf::protocol::RunReport& report)
 {
-    const QString file = qs(report.header.candidate.file);
-    if (file.isEmpty() || (!report.verify && !report.bench))
+    const QString file = qs(report.header().candidate.file);
+    if (file.isEmpty() || (!report.verify() && !report.bench()))
         return;
     loadEvidence(key(taskDir, file)); // the other half may be on disk from an earlier session
     Evidence& e = m_evidence[key(taskDir, file)];
-    (report.verify ? e.correctness : e.performance) = report;
+    (report.verify() ? e.correctness : e.performance) = report;
     saveEvidence(key(taskDir, file));
     if (key(taskDir, file) == key(m_taskDir, m_candidate))
         reevaluate();
@@ -106,7 +106,7 @@ void PromoteController::saveEvidence(const QString& k) const
     if (file.isEmpty())
         return;
     const Evidence e = m_evidence.value(k);
-    auto raw = [](const Report& r) { return r ? r->json : json(); };
+    auto raw = [](const Report& r) { return r ? r->document() : json(); };
     const json doc = {{"schema_version", 1}, {"candidate", k.toStdString()}, {"correctness", raw(e.correctness)},
                       {"performance", raw(e.performance)}};
     // Best effort: losing this file only means running F5/F6 again after a restart.
@@ -198,18 +198,18 @@ QString PromoteController::summaryHtml() const
 {
     const Evidence& e = m_evidence.value(key(m_taskDir, m_candidate));
     // Judged by the gates just now, so both reports are there.
-    const kf::protocol::Environment& env = e.correctness->header.environment;
+    const kf::protocol::Environment& env = e.correctness->header().environment;
     QString gates;
     for (const kf::GateCheck& c : m_verdict->checks)
         gates += c.notRun ? tr("<li>– %1 (not run): %2</li>").arg(qs(c.title).toHtmlEscaped(), qs(c.detail).toHtmlEscaped())
                           : QStringLiteral("<li>✓ %1: %2</li>").arg(qs(c.title).toHtmlEscaped(), qs(c.detail).toHtmlEscaped());
-    const QString scope = qs(kf::evidenceScope(*m_task, *e.performance->bench));
+    const QString scope = qs(kf::evidenceScope(*m_task, *e.performance->bench()));
     return tr("<p><b>%1 / %2</b> passed every promotion gate that ran on <b>%3</b> (%4, driver %5, NVRTC %6, LibTorch %7).</p>"
               "<ul>%8</ul>"
               "<p>Registry: <code>%9</code></p>"
               "<p><i>Evidence scope: %10.</i></p>")
         .arg(qs(m_task->name).toHtmlEscaped(), m_candidate.toHtmlEscaped(), qs(env.gpu).toHtmlEscaped(),
-             qs(e.correctness->header.candidate.arch), qs(env.driver), qs(env.nvrtc), qs(env.torch), gates,
+             qs(e.correctness->header().candidate.arch), qs(env.driver), qs(env.nvrtc), qs(env.torch), gates,
              m_registryDir.toHtmlEscaped(), scope.toHtmlEscaped());
 }
 

@@ -1,4 +1,5 @@
 #include "app/gui/window/RunController.h"
+#include "engine/protocol/Verdict.h"
 
 #include "app/gui/window/CandidateTab.h"
 #include "app/gui/window/StatusBar.h"
@@ -45,8 +46,8 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
         if (id != m_runId)
             return;
         m_gotReport = true;
-        if (!r.header.dumpDir.empty())
-            m_caseTasks.insert(QString::fromStdString(r.header.dumpDir), m_runTaskDir);
+        if (!r.header().dumpDir.empty())
+            m_caseTasks.insert(QString::fromStdString(r.header().dumpDir), m_runTaskDir);
         // A profile has no shapes or trials for the results table: the Profile panel shows it,
         // the Runs panel keeps the run's progress and ending.
         if (r.kind() == kf::protocol::ReportKind::Profile) {
@@ -54,7 +55,7 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
             return;
         }
         m_panel->addReport(r);
-        if (m_runSanitize && r.verify && !r.verify->sanitizer)
+        if (m_runSanitize && r.verify() && !r.verify()->sanitizer)
             // A runner from before compute-sanitizer ignores the request field it does not know.
             m_panel->appendLog(kf::protocol::Event::Level::Warning,
                                tr("compute-sanitizer did not run: this runner does not know the sanitize request "
@@ -89,7 +90,7 @@ bool RunController::showReports(const QString& title, const std::vector<kf::prot
     bool ok = !reports.empty();
     for (const kf::protocol::RunReport& r : reports) {
         m_panel->addReport(r);
-        ok = ok && (r.header.verdict == "pass" || r.header.verdict == "ok");
+        ok = ok && r.header().passed();
     }
     for (const QString& n : notes)
         m_panel->appendLog(kf::protocol::Event::Level::Warning, n);

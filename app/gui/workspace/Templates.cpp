@@ -27,7 +27,7 @@ std::filesystem::path fsPath(const QString& p) { return std::filesystem::path(p.
 
 Error fail(const char* what, const QString& why, const QString& file, const QString& hint = {})
 {
-    return Error{what, why.toStdString(), hint.toStdString(), file.toStdString(), {}};
+    return Error::inFile(file.toStdString(), {}, what, why.toStdString(), hint.toStdString());
 }
 
 Result<OrderedJson> readOrderedJson(const QString& file)

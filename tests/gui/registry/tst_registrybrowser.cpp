@@ -304,14 +304,14 @@ void TestRegistryBrowser::secondBaselineShowsBesideTheFirst()
     QVERIFY(std::abs(*v2.promotion->compileSpeedup - 0.92) < 1e-9);
     QVERIFY(v2.entry.compileSpeedup);
     kf::ui::SpeedupChart chart;
-    chart.setReport(&*v2.performance->bench, 1.10);
+    chart.setReport(&*v2.performance->bench(), 1.10);
     QCOMPARE(chart.barCount(), 2);
     QCOMPARE(chart.compileSpeedups().size(), 2);
     for (double v : chart.compileSpeedups())
         QVERIFY(std::abs(v - 0.92) < 1e-9);
     QVERIFY2(chart.chart()->title().contains(QStringLiteral("0.92× torch.compile")), qPrintable(chart.chart()->title()));
     const kf::ui::RegistryDetails a100 = kf::test::readDetails(m_sample.directory, m_sample.softmaxA100);
-    chart.setReport(&*a100.performance->bench, 1.10);
+    chart.setReport(&*a100.performance->bench(), 1.10);
     QVERIFY(chart.compileSpeedups().isEmpty());
     QVERIFY(!chart.chart()->title().contains(QStringLiteral("torch.compile")));
 

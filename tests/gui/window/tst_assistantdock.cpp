@@ -102,10 +102,10 @@ struct ScriptedModel {
             if (blockUntilCancel) {
                 while (!cancel->load())   // the real client polls the same flag
                     std::this_thread::yield();
-                return kf::Error{"ask the model", "cancelled", {}, {}, {}, kf::synth::kModelCancelled};
+                return kf::Error::failed("ask the model", "cancelled").withKind(kf::synth::kModelCancelled);
             }
             if (text.empty())
-                return kf::Error{"ask the model", "the test's script has no more replies", {}, {}, {}, kf::synth::kModelServer};
+                return kf::Error::failed("ask the model", "the test's script has no more replies").withKind(kf::synth::kModelServer);
             for (size_t at = 0; at < text.size(); at += 40)
                 onText(std::string_view(text).substr(at, 40));
             kf::synth::ModelReply r;

@@ -1,4 +1,4 @@
-#include "RunPool.h"
+#include "engine/pipeline/RunPool.h"
 
 #include "engine/runner/RunnersConfig.h"
 
@@ -120,7 +120,7 @@ public:
 
     void operator()()
     {
-        RunSession::Options o;
+        RunPipeline::Options o;
         o.runnerPath = m_options.runnerPath;
         o.archOverride = m_options.archOverride;
         o.cacheDir = m_options.cacheDir;
@@ -130,7 +130,7 @@ public:
             const std::string name = m_endpoint.name;
             o.onStartLog = [log, name](const std::string& line) { log(name, line); };
         }
-        RunSession session(o);
+        RunPipeline session(o);
         if (startSession(session))
             takeItems(session);
         std::lock_guard<std::mutex> g(m_state.mutex);
@@ -165,7 +165,7 @@ private:
         return true;
     }
 
-    bool startSession(RunSession& session)
+    bool startSession(RunPipeline& session)
     {
         while (!cancelled()) {
             auto hello = session.start();
@@ -194,7 +194,7 @@ private:
         return false;
     }
 
-    void takeItems(RunSession& session)
+    void takeItems(RunPipeline& session)
     {
         GpuTurn& gpu = m_gpus.forKey(summary().gpuKey);
         // Timings never share a GPU; verifications do (every item of a run is of one kind, so
@@ -229,7 +229,7 @@ private:
     }
 
     /// Runs `item`; returns whether this endpoint takes more items.
-    bool runItem(RunSession& session, std::size_t item, int attempt)
+    bool runItem(RunPipeline& session, std::size_t item, int attempt)
     {
         if (m_options.onStart)
             m_options.onStart(item, m_endpoint.name, attempt);
@@ -237,7 +237,7 @@ private:
         settings.attempt = attempt;
         const auto begin = Clock::now();
         const Task& task = m_items[item].task ? *m_items[item].task : m_task;
-        auto outcome = session.run(m_kind, task, m_items[item].candidateFile, settings, {}, m_cancel);
+        auto outcome = session.run(task, RunPlan{m_kind, m_items[item].candidateFile, settings, {}, {}}, {}, m_cancel);
         const auto end = Clock::now();
 
         std::unique_lock<std::mutex> q(m_state.mutex);
@@ -249,7 +249,7 @@ private:
             m_state.changed.notify_all();
             return false;
         }
-        // RunSession::run returns an Error only when nothing could be tried: here, that the runner
+        // RunPipeline::run returns an Error only when nothing could be tried: here, that the runner
         // did not start again. Both that and a lost runner are the endpoint's, not the candidate's.
         const bool loss = !outcome || RunPool::isEndpointLoss(*outcome);
         if (!loss) {
@@ -267,7 +267,7 @@ private:
         if (lostOn.size() >= 2) {
             // Lost twice: the item ends as an error that names both endpoints.
             if (outcome) {
-                RunSession::Outcome ended = std::move(outcome.value());
+                RunOutcome ended = std::move(outcome.value());
                 Error e = *ended.failure;
                 e.why = "lost with endpoints " + joinNames(lostOn) + ": " + e.why;
                 ended.failure = e;
@@ -308,16 +308,16 @@ private:
 
 RunPool::RunPool(Options options) : m_options(std::move(options)) {}
 
-bool RunPool::isEndpointLoss(const RunSession::Outcome& outcome)
+bool RunPool::isEndpointLoss(const RunOutcome& outcome)
 {
     return outcome.failure && isLossKind(outcome.failure->kind);
 }
 
 Result<PoolOutcome> RunPool::run(RunKind kind, const Task& task, const std::vector<PoolItem>& items, const CancelToken* cancel,
-                                 const std::function<void(std::size_t, const RunSession::Outcome&, const std::string&)>& onDone)
+                                 const std::function<void(std::size_t, const RunOutcome&, const std::string&)>& onDone)
 {
     if (m_options.endpoints.empty())
-        return Error{"run on a pool of runners", "the pool has no endpoints", "list endpoints in runners.json (docs/runners.md)", {}, {}};
+        return Error::failed("run on a pool of runners", "the pool has no endpoints", "list endpoints in runners.json (docs/runners.md)");
     PoolState state;
     state.started = Clock::now();
     for (std::size_t i = 0; i < items.size(); ++i)

@@ -1,5 +1,5 @@
 // expandPoolEndpoints (RunPool.h): which endpoints `--pool FILE[:POOL]` runs on.
-#include "RunPool.h"
+#include "engine/pipeline/RunPool.h"
 
 #include "engine/runner/RunnersConfig.h"
 #include "engine/runner/Supervisor.h"
@@ -22,12 +22,9 @@ Result<std::vector<Endpoint>> expandPoolEndpoints(const RunnersConfig& config, c
             RunnerSupervisor probe(RunnerSupervisor::forEndpoint(t, runnerPath));
             auto hello = probe.hello();
             if (!hello)
-                return Error{"list the GPUs of endpoint " + t.name, hello.error().message(),
-                             "check it with `kforge runners check " + t.name + "`", {}, {}};
+                return Error::failed("list the GPUs of endpoint " + t.name, hello.error().message(), "check it with `kforge runners check " + t.name + "`");
             if (hello->devices.empty())
-                return Error{"list the GPUs of endpoint " + t.name,
-                             "its runner sees no GPU" + (hello->deviceError.empty() ? std::string() : " (" + hello->deviceError + ")"),
-                             "give \"gpus\" as a list of indices, or run the pool where the GPUs are", {}, {}};
+                return Error::failed("list the GPUs of endpoint " + t.name, "its runner sees no GPU" + (hello->deviceError.empty() ? std::string() : " (" + hello->deviceError + ")"), "give \"gpus\" as a list of indices, or run the pool where the GPUs are");
             for (const protocol::VisibleDevice& d : hello->devices) {
                 Endpoint one = t;
                 one.name = t.name + "/" + std::to_string(d.ordinal);
@@ -38,8 +35,7 @@ Result<std::vector<Endpoint>> expandPoolEndpoints(const RunnersConfig& config, c
         }
     }
     if (out.empty())
-        return Error{"choose the runner pool", "no endpoint joins the pool",
-                     "list endpoints in the file (the built-in \"local\" joins only when listed), or name a pool", {}, {}};
+        return Error::failed("choose the runner pool", "no endpoint joins the pool", "list endpoints in the file (the built-in \"local\" joins only when listed), or name a pool");
     return out;
 }
 

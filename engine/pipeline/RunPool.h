@@ -3,7 +3,7 @@
 // several endpoints, each endpoint running one item at a time, and the outcomes come back in
 // task order, whatever order they finished in.
 //
-// - One worker thread per endpoint owns that endpoint's RunSession (the runner is tied to the
+// - One worker thread per endpoint owns that endpoint's RunPipeline (the runner is tied to the
 //   thread that started it) and takes the next item from a shared queue.
 // - Endpoints that share a GPU (the same Hello::gpuKey: host and GPU UUID) never time together:
 //   a benchmark or profile holds its GPU alone; verifications of the same GPU may overlap.
@@ -20,6 +20,7 @@
 #include "engine/compile/CompileTypes.h"
 #include "engine/core/Result.h"
 #include "engine/runner/Endpoint.h"
+#include "engine/pipeline/RunPipeline.h"
 #include "engine/runner/RunSession.h"
 #include "engine/runner/RunSettings.h"
 #include "engine/task/Task.h"
@@ -61,7 +62,7 @@ struct PoolEndpointSummary {
 struct PoolOutcome {
     /// Per item, in item order. Unset only for items no endpoint could take (every endpoint lost,
     /// or cancelled before they started).
-    std::vector<std::optional<RunSession::Outcome>> outcomes;
+    std::vector<std::optional<RunOutcome>> outcomes;
     /// Per item: the endpoint that produced its outcome, and the attempt (1 first).
     std::vector<std::string> endpointOf;
     std::vector<int> attemptOf;
@@ -97,12 +98,12 @@ public:
     /// as an item and all items before it are finished (so output streams in task order).
     /// An Error only when the pool could not be used at all (no endpoint).
     Result<PoolOutcome> run(RunKind kind, const Task& task, const std::vector<PoolItem>& items, const CancelToken* cancel,
-                            const std::function<void(std::size_t index, const RunSession::Outcome& outcome, const std::string& endpoint)>&
+                            const std::function<void(std::size_t index, const RunOutcome& outcome, const std::string& endpoint)>&
                                 onDone = {});
 
     /// Whether a run's failure is the endpoint's (the process or connection went away for a reason
     /// outside the candidate) rather than the candidate's.
-    static bool isEndpointLoss(const RunSession::Outcome& outcome);
+    static bool isEndpointLoss(const RunOutcome& outcome);
 
 private:
     Options m_options;
