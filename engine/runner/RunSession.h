@@ -99,6 +99,11 @@ public:
     /// What the last staging sent.
     const StageStats& lastStage() const { return m_lastStage; }
 
+    /// The NVRTC options appended to every build from now on (Options::extraNvrtcOptions); the
+    /// runner is not touched. A caller that measures a kernel as task.json builds it clears them.
+    void setExtraNvrtcOptions(std::vector<std::string> options) { m_options.extraNvrtcOptions = std::move(options); }
+    const std::vector<std::string>& extraNvrtcOptions() const { return m_options.extraNvrtcOptions; }
+
     RunnerSupervisor& supervisor() { return *m_runner; }
     /// The endpoint's name ("local" without one).
     std::string endpointName() const { return m_options.endpoint ? m_options.endpoint->name : std::string("local"); }

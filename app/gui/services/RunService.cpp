@@ -113,14 +113,22 @@ void RunService::ensureSession()
 
 RunService::~RunService()
 {
+    std::vector<std::weak_ptr<Waiter>> waiters;
     {
         std::lock_guard lock(m_mutex);
         m_stopping = true;
         m_jobs.clear();
         if (m_cancel)
             m_cancel->cancel();
+        waiters.swap(m_waiters);
     }
     m_wake.notify_all();
+    // Threads waiting in runAndWait get their answer now, queued or in flight: never a hang.
+    for (const std::weak_ptr<Waiter>& w : waiters)
+        if (auto waiter = w.lock()) {
+            waiter->cancel.cancel();
+            waiter->settle(Error{"run a kernel", "the workbench is closing", "", {}, {}, {}});
+        }
     m_worker.join();
 }
 
@@ -288,14 +296,27 @@ quint64 RunService::startJob(RunKind kind, const Task& task, const QString& cand
     const quint64 id = m_nextId++;
     m_running = true;
     auto cancel = std::make_shared<CancelToken>();
+    QString ahead;
     {
+        // Checked and queued under one lock: no submitted run slips in between.
         std::lock_guard lock(m_mutex);
         m_cancel = cancel;
+        if (!m_submittedIds.empty())
+            ahead = m_submittedTitle;
+        m_jobs.push_back([this, id, kind, task, file = candidateFile.toStdString(), settings, cancel, job = std::move(job), title,
+                          queued = !ahead.isEmpty()] {
+            if (queued)
+                toUi([id, title](RunService& s) { emit s.runStarted(id, title); });
+            runOnWorker(id, kind, task, file, settings, cancel, job);
+        });
     }
-    emit runStarted(id, title);
-    post([this, id, kind, task, file = candidateFile.toStdString(), settings, cancel, job = std::move(job)] {
-        runOnWorker(id, kind, task, file, settings, cancel, job);
-    });
+    m_wake.notify_one();
+    // Behind a submitted run (the Assistant's), this run starts, in the signals too, when the
+    // worker reaches it: the Runs panel never shows two runs at once.
+    if (ahead.isEmpty())
+        emit runStarted(id, title);
+    else
+        emit runQueued(id, title, ahead);
     return id;
 }
 
@@ -304,6 +325,8 @@ void RunService::cancel()
     std::lock_guard lock(m_mutex);
     if (m_cancel)
         m_cancel->cancel();
+    if (m_submittedInFlight)
+        m_submittedInFlight->cancel.cancel();
 }
 
 void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string candidateFile, RunSettings settings,
@@ -314,22 +337,7 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
     auto toUi = [this, self](auto emitIt) {
         QMetaObject::invokeMethod(this, [self, emitIt = std::move(emitIt)] { if (self) emitIt(*self); }, Qt::QueuedConnection);
     };
-    auto onEvent = [&](const protocol::Event& e) {
-        switch (e.kind) {
-        case protocol::Event::Kind::Progress:
-            toUi([id, p = e.permille, stage = qs(e.stage)](RunService& s) { emit s.progress(id, p, stage); });
-            break;
-        case protocol::Event::Kind::LaunchBegin:
-            toUi([id, label = qs(e.label)](RunService& s) { emit s.launchChanged(id, label); });
-            break;
-        case protocol::Event::Kind::LaunchEnd:
-            toUi([id](RunService& s) { emit s.launchChanged(id, QString()); });
-            break;
-        case protocol::Event::Kind::Log:
-            toUi([id, level = e.level, text = qs(e.text)](RunService& s) { emit s.log(id, level, text); });
-            break;
-        }
-    };
+    const RunSession::EventFn onEvent = forwardEvents(id);
     auto finish = [this, toUi, id](bool ok, std::string sentence) {
         {
             std::lock_guard lock(m_mutex);

@@ -20,7 +20,14 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
 {
     connect(m_service.get(), &RunService::stateChanged, this, &RunController::onState);
     connect(m_service.get(), &RunService::runStarted, this, [this](quint64 id, const QString& title) {
-        m_runId = id; // emitted from inside RunService::run(), before it returns the id
+        m_shownId = id;
+        m_shownGotReport = false;
+        if (m_service->isSubmitted(id)) {
+            // The Assistant's run on the same runner: shown while it runs, never taken as ours.
+            m_panel->begin(title);
+            return;
+        }
+        m_runId = id; // emitted from inside RunService::run() before it returns the id, or later when it was queued
         QString suffix;
         if (m_settings.rtol || m_settings.atol)
             suffix = tr(" · tolerance override (rtol %1, atol %2): not evidence for promotion")
@@ -29,22 +36,31 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
         m_panel->begin(title + m_titleNote + suffix);
         emit runningChanged(true);
     });
+    connect(m_service.get(), &RunService::runQueued, this, [this](quint64, const QString& title, const QString& ahead) {
+        if (m_status)
+            m_status->showMessage(tr("%1 waits for the runner: %2 is on it").arg(title, ahead), 10000);
+        emit runningChanged(true);
+    });
     connect(m_service.get(), &RunService::progress, this, [this](quint64 id, int permille, const QString& stage) {
-        if (id == m_runId)
+        if (id == m_shownId)
             m_panel->setProgress(permille, stage);
     });
     connect(m_service.get(), &RunService::launchChanged, this, [this](quint64 id, const QString& label) {
-        if (id == m_runId)
+        if (id == m_shownId)
             m_panel->setLaunch(label);
     });
     connect(m_service.get(), &RunService::log, this, [this](quint64 id, kf::protocol::Event::Level level, const QString& text) {
-        if (id == m_runId)
+        if (id == m_shownId)
             m_panel->appendLog(level, text);
     });
     connect(m_service.get(), &RunService::reportReady, this, [this](quint64 id, const kf::protocol::RunReport& r) {
+        if (id == m_shownId && id != m_runId && r.kind() != kf::protocol::ReportKind::Profile) {
+            m_shownGotReport = true;
+            m_panel->addReport(r);
+        }
         if (id != m_runId)
             return;
-        m_gotReport = true;
+        m_shownGotReport = true;
         if (!r.header.dumpDir.empty())
             m_caseTasks.insert(QString::fromStdString(r.header.dumpDir), m_runTaskDir);
         // A profile has no shapes or trials for the results table: the Profile panel shows it,
@@ -64,14 +80,16 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
             emit verified(m_runCandidatePath, m_runSource, r);
     });
     connect(m_service.get(), &RunService::runFinished, this, [this](quint64 id, bool ok, const QString& sentence) {
-        if (id != m_runId)
-            return;
         // A run that produced a report ended in a verdict; one that did not ended in a failure
         // of the run itself (no GPU, runner crash or hang, cancel), shown as such.
-        if (m_gotReport)
-            m_panel->finish(ok, sentence);
-        else
-            m_panel->fail(sentence);
+        if (id == m_shownId) {
+            if (m_shownGotReport)
+                m_panel->finish(ok, sentence);
+            else
+                m_panel->fail(sentence);
+        }
+        if (id != m_runId)
+            return;
         emit runningChanged(false);
         emit finished(ok, sentence);
     });
@@ -217,7 +235,6 @@ bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candi
         s.dumpDir = newDumpDir(task, candidateFile).toStdString();
         s.dumpMaxBytes = m_saveTensorsBytes;
     }
-    m_gotReport = false;
     m_runTaskDir = taskDir;
     m_runSanitize = sanitize;
     m_runId = m_service->run(kind, task, candidateFile, s);
@@ -295,7 +312,6 @@ bool RunController::rerunCase(const QString& caseDir)
     m_titleNote = tr(" · re-run of %1 trial %2 on its saved inputs")
                       .arg(QString::fromStdString(kase.shape.describe()))
                       .arg(kase.trial);
-    m_gotReport = false;
     m_runTaskDir = taskDir;
     m_runCandidatePath.clear();
     m_runSanitize = false;
@@ -312,7 +328,6 @@ bool RunController::shrinkCase(const QString& caseDir)
         return false;
     const QString file = QString::fromStdString(kase.candidateFile);
     m_titleNote.clear();
-    m_gotReport = false;
     m_runTaskDir = taskDir;
     m_runCandidatePath.clear();
     m_runSanitize = false;

@@ -119,7 +119,8 @@ private:
     QString m_runSource;          ///< that file's text as the run read it
     bool m_runSanitize = false;   ///< the run in flight asked for compute-sanitizer
     QString m_titleNote;
-    bool m_gotReport = false;
+    quint64 m_shownId = 0;        ///< the run the Runs panel shows: ours, or a submitted one (the Assistant's)
+    bool m_shownGotReport = false;
     bool m_saveTensors = true;
     qint64 m_saveTensorsBytes = 2ll << 30;
     QHash<QString, QString> m_caseTasks;

@@ -1,6 +1,8 @@
 // RunService: the workbench's owner of the runner, against a scripted runner process
 // (tests/fakerunner.h). What matters here is the thread hop and the types: every signal arrives
 // on the UI thread with typed values (no runner JSON), in order, and the runner state follows.
+// Runs another thread submits (the Assistant's, runAndWait) share the one runner with the
+// workbench's own and never overlap them.
 #include "app/gui/services/RunService.h"
 #include "fakerunner.h"
 #include "testutil.h"
@@ -8,6 +10,10 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <chrono>
+#include <future>
+#include <map>
 
 using namespace kf;
 using kf::app::RunService;
@@ -47,6 +53,33 @@ kf::Endpoint commandEndpoint(const std::string& name, const FakeRunner& fake)
             QSKIP(qPrintable("NVRTC unavailable: " + s_));                                                \
     } while (0)
 
+// What the Assistant submits for vector_add's naive.cu.
+RunService::Submission assistantVerify()
+{
+    RunService::Submission s;
+    s.kind = RunKind::Verify;
+    s.task = kf::test::vectorAddTask();
+    s.candidateFile = "naive.cu";
+    s.title = "Assistant: verify naive.cu";
+    return s;
+}
+
+// "start <title>" and "end <title>" of every run, in the order the UI thread saw them.
+struct RunOrder {
+    QStringList events;
+    std::map<quint64, QString> titles;
+
+    void watch(RunService& service)
+    {
+        QObject::connect(&service, &RunService::runStarted, &service, [this](quint64 id, const QString& title) {
+            titles[id] = title;
+            events << "start " + title;
+        });
+        QObject::connect(&service, &RunService::runFinished, &service,
+                         [this](quint64 id, bool, const QString&) { events << "end " + titles[id]; });
+    }
+};
+
 } // namespace
 
 class TestRunService : public QObject {
@@ -63,6 +96,11 @@ private slots:
     void newOptionsTakeEffectAtTheNextRun();
     void aLostConnectionIsSaid();
     void anEndpointWithoutSharedFilesIsRefused();
+    void submittedAndOwnRunsNeverOverlap_data();
+    void submittedAndOwnRunsNeverOverlap();
+    void closingAnswersAWaitingSubmission();
+    void aSubmissionFromTheUiThreadIsRefused();
+    void extraNvrtcOptionsArePerRun();
 };
 
 void TestRunService::probeNamesTheGpu()
@@ -290,6 +328,118 @@ void TestRunService::anEndpointWithoutSharedFilesIsRefused()
     const QString sentence = finished.first().at(2).toString();
     QVERIFY2(sentence.contains("does not see this machine's files (shared_fs is false)"), qPrintable(sentence));
     QVERIFY(fake.requests().isEmpty()); // nothing was sent
+}
+
+void TestRunService::submittedAndOwnRunsNeverOverlap_data()
+{
+    QTest::addColumn<bool>("assistantFirst");
+    QTest::newRow("F5 while the Assistant's run is on the GPU") << true;
+    QTest::newRow("the Assistant's run while F5's is on the GPU") << false;
+}
+
+// One runner, one run at a time: whichever comes second starts (in the signals the Runs panel and
+// the status bar follow, too) only after the first finished. F5 behind the Assistant's run is
+// queued, not refused.
+void TestRunService::submittedAndOwnRunsNeverOverlap()
+{
+    QFETCH(bool, assistantFirst);
+    FakeRunner fake(FakeRunner::Behaviour::SlowPass);
+    QTemporaryDir cache;
+    RunOrder order;
+    RunService service(optionsFor(fake, cache));
+    order.watch(service);
+    QSignalSpy started(&service, &RunService::runStarted);
+    QSignalSpy queued(&service, &RunService::runQueued);
+    QSignalSpy finished(&service, &RunService::runFinished);
+    CancelToken never;
+    auto submit = [&] { return std::async(std::launch::async, [&] { return service.runAndWait(assistantVerify(), never); }); };
+
+    std::future<Result<protocol::RunReport>> assistant;
+    quint64 own = 0;
+    if (assistantFirst) {
+        assistant = submit();
+        QTRY_COMPARE_WITH_TIMEOUT(started.count(), 1, 60000);   // the Assistant's run is on the runner
+        QVERIFY(service.isSubmitted(started.first().at(0).toULongLong()));
+        own = service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
+        QVERIFY(own != 0);                                        // queued, not refused
+        QCOMPARE(started.count(), 1);                             // and not started yet
+        QCOMPARE(queued.count(), 1);
+        QCOMPARE(queued.first().at(2).toString(), QString("Assistant: verify naive.cu"));
+    } else {
+        own = service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
+        QVERIFY(own != 0);
+        assistant = submit();
+        QTRY_COMPARE(service.submittedRuns(), 1);
+    }
+    QVERIFY(service.isRunning());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 60000);
+    SKIP_WITHOUT_NVRTC(finished);
+    const QStringList assistantRun{"start Assistant: verify naive.cu", "end Assistant: verify naive.cu"};
+    const QStringList ownRun{"start Verify vector_add/naive.cu", "end Verify vector_add/naive.cu"};
+    QCOMPARE(order.events, assistantFirst ? assistantRun + ownRun : ownRun + assistantRun);
+    const Result<protocol::RunReport> report = assistant.get();
+    QVERIFY2(report, report ? "" : report.error().message().c_str());
+    QCOMPARE(qs(report->header.verdict), QString("pass"));
+    QVERIFY(!service.isRunning());
+    QCOMPARE(service.submittedRuns(), 0);
+    QCOMPARE(fake.requests().size(), 2);   // both on the one runner
+}
+
+// Closing the workbench while the Assistant waits for its run behind another: the waiting thread
+// gets an Error at once, and nothing hangs.
+void TestRunService::closingAnswersAWaitingSubmission()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Freeze);   // the run in flight never ends by itself
+    QTemporaryDir cache;
+    auto service = std::make_unique<RunService>(optionsFor(fake, cache));
+    QSignalSpy started(service.get(), &RunService::runStarted);
+    QVERIFY(service->run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{}) != 0);
+    CancelToken never;
+    auto assistant = std::async(std::launch::async, [&, s = service.get()] { return s->runAndWait(assistantVerify(), never); });
+    QTRY_COMPARE(service->submittedRuns(), 1);
+    service.reset();
+    QCOMPARE(assistant.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    const Result<protocol::RunReport> report = assistant.get();
+    QVERIFY(!report);
+    QCOMPARE(qs(report.error().why), QString("the workbench is closing"));
+    QCOMPARE(started.count(), 1);   // the Assistant's run never started
+}
+
+void TestRunService::aSubmissionFromTheUiThreadIsRefused()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    QTemporaryDir cache;
+    RunService service(optionsFor(fake, cache));
+    CancelToken never;
+    const Result<protocol::RunReport> r = service.runAndWait(assistantVerify(), never);
+    QVERIFY(!r);
+    QVERIFY2(qs(r.error().why).contains("from the UI thread"), qPrintable(qs(r.error().why)));
+    QCOMPARE(service.submittedRuns(), 0);
+}
+
+// Settings' extra NVRTC options build the workbench's own runs; a submission that asks for the
+// task's own build (synthesis measures what it adds) is compiled without them, on the same runner.
+void TestRunService::extraNvrtcOptionsArePerRun()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    QTemporaryDir cache;
+    RunService::Options o = optionsFor(fake, cache);
+    o.extraNvrtcOptions = {"-DKF_EXPLORATION_BUILD=1"};
+    RunService service(o);
+    QSignalSpy finished(&service, &RunService::runFinished);
+    CancelToken never;
+    RunService::Submission taskBuild = assistantVerify();
+    taskBuild.workbenchNvrtcOptions = false;
+    auto assistant = std::async(std::launch::async, [&] { return service.runAndWait(taskBuild, never); });
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    SKIP_WITHOUT_NVRTC(finished);
+    QVERIFY(assistant.get());
+    QVERIFY(service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{}) != 0);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 60000);
+    const QStringList requests = fake.requests();
+    QCOMPARE(requests.size(), 2);
+    QVERIFY(!requests[0].contains("KF_EXPLORATION_BUILD"));
+    QVERIFY(requests[1].contains("KF_EXPLORATION_BUILD"));
 }
 
 QTEST_MAIN(TestRunService)
