@@ -1,5 +1,7 @@
 #include "app/gui/window/AssistantController.h"
 
+#include "app/gui/services/RunService.h"
+
 #include "engine/core/Files.h"
 #include "engine/synth/ModelsConfig.h"
 #include "widgets/assistant/AssistantDock.h"
@@ -76,6 +78,35 @@ Progress readProgress(const fs::path& runDir)
         }
     }
     return p;
+}
+
+AssistantController::RunHook runOnService(RunService* runs, std::function<void(const QString&)> note)
+{
+    // The verify and bench runs go to the workbench's one runner, queued behind its own runs:
+    // this thread waits there, the UI does not (RunService::runAndWait).
+    return [runs, note](kf::RunKind kind, const kf::Task& task, const std::string& file, const std::string& source,
+                        const kf::RunSettings& settings, const kf::CancelToken& cancel) -> kf::Result<kf::protocol::RunReport> {
+        if (!runs)
+            return kf::Error{"run " + file, "the Assistant has no GPU runner to run on", "", {}, {}, {}};
+        const QString what = kind == kf::RunKind::Verify  ? AssistantController::tr("verifying %1 on the GPU…")
+                             : kind == kf::RunKind::Bench ? AssistantController::tr("benchmarking %1 on the GPU…")
+                                                          : AssistantController::tr("profiling %1 on the GPU…");
+        note(what.arg(qs(file)));
+        RunService::Submission submission;
+        submission.kind = kind;
+        submission.task = task;
+        submission.candidateFile = file;
+        submission.source = source;
+        submission.settings = settings;
+        // The workbench's extra NVRTC options make exploration builds; a synthesized kernel is
+        // measured as task.json will build it, since that measurement chooses what is added.
+        submission.workbenchNvrtcOptions = false;
+        const QString verb = kind == kf::RunKind::Verify  ? AssistantController::tr("verify")
+                             : kind == kf::RunKind::Bench ? AssistantController::tr("benchmark")
+                                                          : AssistantController::tr("profile");
+        submission.title = AssistantController::tr("Assistant: %1 %2").arg(verb, qs(file));
+        return runs->runAndWait(std::move(submission), cancel);
+    };
 }
 
 } // namespace
@@ -343,32 +374,10 @@ bool AssistantController::start(const QString& request, const QString& modelName
         return job->accepted.value_or(false) && !job->cancel.cancelled();
     };
 
-    RunHook testRun = m_testRun;
-    kf::RunSession::Options runnerOptions = m_runnerOptions;
-    // The workbench's extra NVRTC options make exploration builds; a synthesized kernel is
-    // measured as task.json will build it, since that measurement chooses what is added.
-    runnerOptions.extraNvrtcOptions.clear();
-    m_thread = std::thread([this, r = std::move(r), hooks = std::move(hooks), job, post, showProgress, testRun, runnerOptions]() mutable {
-        // The runner session lives and dies on this thread (engine/runner/RunSession.h).
-        std::unique_ptr<kf::RunSession> session;
-        if (testRun) {
-            hooks.run = testRun;
-        } else {
-            hooks.run = [&session, &runnerOptions, post](kf::RunKind kind, const kf::Task& task, const std::string& file,
-                                                         const std::string& source, const kf::RunSettings& settings,
-                                                         const kf::CancelToken& cancel) -> kf::Result<kf::protocol::RunReport> {
-                if (!session)
-                    session = std::make_unique<kf::RunSession>(runnerOptions);
-                const QString what = kind == kf::RunKind::Verify  ? tr("verifying %1 on the GPU…")
-                                     : kind == kf::RunKind::Bench ? tr("benchmarking %1 on the GPU…")
-                                                                  : tr("profiling %1 on the GPU…");
-                post([line = what.arg(qs(file))](kf::ui::AssistantDock& d) { d.addNote(line); });
-                auto outcome = session->run(kind, task, file, settings, {}, &cancel, source);
-                if (!outcome)
-                    return outcome.error();
-                return std::move(outcome->report);
-            };
-        }
+    hooks.run = m_testRun ? m_testRun : runOnService(m_runs, [post](const QString& line) {
+        post([line](kf::ui::AssistantDock& d) { d.addNote(line); });
+    });
+    m_thread = std::thread([this, r = std::move(r), hooks = std::move(hooks), job, showProgress]() mutable {
         // Nothing may escape this thread: an exception here would end the workbench and its unsaved
         // editors. synthesize() ends its own run on one; this catches what the hooks throw.
         kf::Result<kf::synth::SynthResult> result = kf::Error{};
@@ -377,7 +386,6 @@ bool AssistantController::start(const QString& request, const QString& modelName
         } catch (const std::exception& e) {
             result = kf::Error{"run the synthesis", std::string("internal error: ") + e.what(), "", r.runDir.string(), {}, {}};
         }
-        session.reset();
         showProgress(r.runDir);
         QMetaObject::invokeMethod(this, [this, result] { onFinished(result); }, Qt::QueuedConnection);
     });
