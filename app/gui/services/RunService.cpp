@@ -354,14 +354,6 @@ void RunService::runOnWorker(quint64 id, RunKind kind, Task task, std::string ca
     };
 
     ensureSession();
-    // The runner reads the task's files at this machine's paths; sending them is not built yet
-    // (docs/runners.md), so an endpoint that does not share them is refused before anything starts.
-    if (const auto& e = m_sessionOptions.endpoint; e && !e->sharedFs)
-        return fail(Error{"run on endpoint " + e->name,
-                          "endpoint " + e->describe() + " does not see this machine's files (shared_fs is false), and "
-                          "sending task files to a runner is not built yet",
-                          "mount the task folders there at the same paths and set \"shared_fs\": true in Settings ▸ Runners",
-                          {}, {}, {}});
     setState(RunnerState::Busy, QStringLiteral("%1 · running on the GPU…").arg(m_sessionEndpoint));
     auto outcome = job ? m_session->runJob(kind, task, candidateFile, job, onEvent, cancel.get())
                        : m_session->run(kind, task, candidateFile, settings, onEvent, cancel.get());
