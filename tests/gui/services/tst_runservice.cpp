@@ -2,11 +2,16 @@
 // (tests/fakerunner.h). What matters here is the thread hop and the types: every signal arrives
 // on the UI thread with typed values (no runner JSON), in order, and the runner state follows.
 // Runs another thread submits (the Assistant's, runAndWait) share the one runner with the
-// workbench's own and never overlap them.
+// workbench's own and never overlap them; an endpoint with shared_fs false is sent the task's
+// files (tests/fixtures/endpoints/staging-runner).
 #include "app/gui/services/RunService.h"
 #include "fakerunner.h"
 #include "testutil.h"
 
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -95,7 +100,7 @@ private slots:
     void statusNamesTheEndpointAndItsGpu();
     void newOptionsTakeEffectAtTheNextRun();
     void aLostConnectionIsSaid();
-    void anEndpointWithoutSharedFilesIsRefused();
+    void anEndpointWithoutSharedFilesGetsTheFiles();
     void submittedAndOwnRunsNeverOverlap_data();
     void submittedAndOwnRunsNeverOverlap();
     void closingAnswersAWaitingSubmission();
@@ -312,22 +317,45 @@ void TestRunService::aLostConnectionIsSaid()
     QCOMPARE(failed.count(), 0); // the run has a report (verdict error), not a failure of the service
 }
 
-void TestRunService::anEndpointWithoutSharedFilesIsRefused()
+// shared_fs false: the workbench stages the task's files as `kforge verify` does, here on the
+// staging-runner fixture, which refuses a request naming a task folder and rebuilds the task from
+// what it was sent.
+void TestRunService::anEndpointWithoutSharedFilesGetsTheFiles()
 {
-    FakeRunner fake(FakeRunner::Behaviour::Pass);
-    QTemporaryDir cache;
-    RunService::Options o = optionsFor(fake, cache);
-    o.endpoint = commandEndpoint("box", fake);
-    o.endpoint->sharedFs = false;
+    QTemporaryDir cache, runnerSide;
+    kf::Endpoint e;
+    e.name = "staged";
+    e.kind = kf::Endpoint::Kind::Command;
+    e.command = {"sh", "-c", "cd / && exec \"$0\"", "{runner}"};
+    e.runner = KF_SOURCE_DIR "/tests/fixtures/endpoints/staging-runner";
+    e.env = {{"STAGING_RUNNER_DIR", runnerSide.path().toStdString()}};
+    e.sharedFs = false;
+    RunService::Options o;
+    o.cacheDir = cache.path();
+    o.endpoint = e;
     RunService service(o);
     QSignalSpy failed(&service, &RunService::failed);
     QSignalSpy finished(&service, &RunService::runFinished);
     QVERIFY(service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{}) != 0);
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
-    QCOMPARE(failed.count(), 1);
+    SKIP_WITHOUT_NVRTC(finished);
     const QString sentence = finished.first().at(2).toString();
-    QVERIFY2(sentence.contains("does not see this machine's files (shared_fs is false)"), qPrintable(sentence));
-    QVERIFY(fake.requests().isEmpty()); // nothing was sent
+    QVERIFY2(finished.first().at(1).toBool(), qPrintable(sentence));
+    QVERIFY2(sentence.startsWith("staging-runner fixture: the task's files arrived"), qPrintable(sentence));
+    QCOMPARE(failed.count(), 0);
+    QFile log(runnerSide.filePath("log.jsonl"));
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    int verifies = 0;
+    for (const QByteArray& line : log.readAll().split('\n')) {
+        const QJsonObject m = QJsonDocument::fromJson(line).object();
+        if (m["type"] != "verify")
+            continue;
+        ++verifies;
+        QVERIFY2(!m.contains("task_dir"), "a staged request named a task folder");
+        QVERIFY(m["task_files"].toObject().contains("naive.cu"));
+    }
+    QCOMPARE(verifies, 1);
+    QTRY_COMPARE(service.stateText(), QString("staged · Fixture GPU · sm_90"));
 }
 
 void TestRunService::submittedAndOwnRunsNeverOverlap_data()
