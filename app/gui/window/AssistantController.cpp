@@ -23,18 +23,10 @@
 namespace kf::app {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
-
-// A string member of a JSON object, or "" when it is missing or not a string (the trace is read
-// while it is being written, and a reader must never throw on it).
-std::string str(const json& o, const char* key)
-{
-    return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
-}
 
 QStringList qlist(const std::vector<std::string>& v)
 {
@@ -42,42 +34,6 @@ QStringList qlist(const std::vector<std::string>& v)
     for (const std::string& s : v)
         out << qs(s);
     return out;
-}
-
-// What synthesis.json says of the stages and the kernels so far (the engine rewrites it after
-// every step; docs/synthesis-schema.md).
-struct Progress {
-    struct StageRow { QString stage, status, reason; };
-    struct CandidateRow { QString name, path, result; double speedup = 0; };
-    QList<StageRow> stages;
-    QList<CandidateRow> candidates;
-};
-
-Progress readProgress(const fs::path& runDir)
-{
-    Progress p;
-    auto bytes = readFileBytes(runDir / "synthesis.json");
-    if (!bytes)
-        return p;
-    const json trace = json::parse(*bytes, nullptr, false);
-    if (!trace.is_object() || !trace.contains("stages") || !trace["stages"].is_array())
-        return p;
-    for (const json& st : trace["stages"]) {
-        if (!st.is_object())
-            continue;
-        p.stages.push_back({qs(str(st, "stage")), qs(str(st, "status")), qs(str(st, "reason"))});
-        if (!st.contains("steps") || !st["steps"].is_array())
-            continue;
-        for (const json& step : st["steps"]) {
-            if (!step.is_object() || !step.contains("candidate") || !step["candidate"].is_string())
-                continue;
-            const std::string file = step["candidate"].get<std::string>();
-            const double speedup = step.contains("speedup") && step["speedup"].is_number() ? step["speedup"].get<double>() : 0.0;
-            const std::string result = str(step, "result");
-            p.candidates.push_back({qs(file), qs((runDir / file).string()), qs(result), speedup});
-        }
-    }
-    return p;
 }
 
 AssistantController::RunHook runOnService(RunService* runs, std::function<void(const QString&)> note)
@@ -119,6 +75,7 @@ struct AssistantController::Job {
     std::optional<std::vector<std::string>> answers;   // guarded by mutex
     std::optional<bool> accepted;                      // guarded by mutex
     QString pendingText;                               // guarded by mutex: streamed text not yet posted
+    bool progressProblemSaid = false;                  // worker thread only
 };
 
 AssistantController::AssistantController(kf::ui::AssistantDock* dock, QObject* parent)
@@ -290,12 +247,22 @@ bool AssistantController::start(const QString& request, const QString& modelName
             fn(*m_dock);
         }, Qt::QueuedConnection);
     };
-    auto showProgress = [post](const fs::path& runDir) {
-        post([p = readProgress(runDir)](kf::ui::AssistantDock& d) {
-            for (const Progress::StageRow& s : p.stages)
-                d.setStageStatus(s.stage, s.status, s.reason);
-            for (const Progress::CandidateRow& c : p.candidates)
-                d.setCandidate(c.name, c.path, c.result, c.speedup);
+    // The trace the engine rewrote just now (docs/synthesis-schema.md); one that does not read
+    // is said once in the notes, and the panel keeps what it showed.
+    auto showProgress = [post, job](const fs::path& runDir) {
+        auto p = kf::synth::readSynthProgress(runDir);
+        if (!p) {
+            if (!std::exchange(job->progressProblemSaid, true))
+                post([line = tr("The run's progress does not read: %1").arg(qs(p.error().message()))](kf::ui::AssistantDock& d) {
+                    d.addNote(line);
+                });
+            return;
+        }
+        post([p = std::move(p.value()), runDir](kf::ui::AssistantDock& d) {
+            for (const kf::synth::SynthProgress::StageRow& s : p.stages)
+                d.setStageStatus(qs(s.stage), qs(s.status), qs(s.reason));
+            for (const kf::synth::SynthProgress::KernelRow& k : p.kernels)
+                d.setCandidate(qs(k.file), qs((runDir / k.file).string()), qs(k.result), k.speedup.value_or(0.0));
         });
     };
 
@@ -386,7 +353,8 @@ bool AssistantController::start(const QString& request, const QString& modelName
         } catch (const std::exception& e) {
             result = kf::Error{"run the synthesis", std::string("internal error: ") + e.what(), "", r.runDir.string(), {}, {}};
         }
-        showProgress(r.runDir);
+        if (result) // a run that did not start wrote no trace; the outcome says why
+            showProgress(r.runDir);
         QMetaObject::invokeMethod(this, [this, result] { onFinished(result); }, Qt::QueuedConnection);
     });
     emit runningChanged(true);
