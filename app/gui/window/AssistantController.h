@@ -86,6 +86,15 @@ signals:
 
 private:
     struct Job;
+    /// Checks the request, makes the run folder and opens the run in the panel; none (with the
+    /// reason in the panel) when it cannot start.
+    std::optional<kf::synth::SynthRequest> begin(const QString& request, const QString& modelName, const QString& taskDir);
+    kf::synth::SynthHooks hooksFor(const std::shared_ptr<Job>& job, const std::filesystem::path& runDir);
+    // Worker thread: what the engine tells the panel, as queued calls.
+    void post(const std::shared_ptr<Job>& job, std::function<void(kf::ui::AssistantDock&)> fn);
+    void showProgress(const std::shared_ptr<Job>& job, const std::filesystem::path& runDir);
+    void streamText(const std::shared_ptr<Job>& job, const std::string& delta);
+    void onEngineEvent(const std::shared_ptr<Job>& job, const std::filesystem::path& runDir, const kf::synth::SynthEvent& e);
     void onFinished(const kf::Result<kf::synth::SynthResult>& result);
 
     QPointer<kf::ui::AssistantDock> m_dock;
