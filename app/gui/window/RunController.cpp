@@ -103,6 +103,7 @@ bool RunController::showReports(const QString& title, const std::vector<kf::prot
 {
     if (m_service->isRunning())
         return false;
+    m_shownId = 0; // a submitted run still on the runner no longer paints here
     m_panel->begin(title);
     bool ok = !reports.empty();
     for (const kf::protocol::RunReport& r : reports) {
@@ -118,6 +119,13 @@ bool RunController::showReports(const QString& title, const std::vector<kf::prot
     else
         m_panel->finish(ok, sentence);
     return !reports.empty();
+}
+
+void RunController::refuse(const QString& title, const QString& sentence)
+{
+    m_shownId = 0; // a submitted run still on the runner no longer paints here
+    m_panel->begin(title);
+    m_panel->fail(sentence);
 }
 
 void RunController::probe() { m_service->probe(); }
@@ -139,29 +147,26 @@ bool RunController::start(kf::RunKind kind, CandidateTab* tab, bool sanitize)
     if (m_service->isRunning())
         return false;
     if (!tab) {
-        m_panel->begin(what);
-        m_panel->fail(tr("Open a candidate kernel of a task first (double-click one in the Workspace)."));
+        refuse(what, tr("Open a candidate kernel of a task first (double-click one in the Workspace)."));
         return false;
     }
     QString error;
     if (m_save && !m_save(tab->taskDir(), &error)) {
-        m_panel->begin(what + " " + tab->fileName());
-        m_panel->fail(tr("Could not save before the run: %1").arg(error));
+        refuse(what + " " + tab->fileName(), tr("Could not save before the run: %1").arg(error));
         return false;
     }
     // The run uses the task and candidate as saved: reports carry their hashes, and promotion
     // accepts only reports that match the files.
     auto task = kf::loadTask(tab->taskDir().toStdString());
     if (!task) {
-        m_panel->begin(what + " " + tab->fileName());
-        m_panel->fail(QString::fromStdString(task.error().message()));
+        refuse(what + " " + tab->fileName(), QString::fromStdString(task.error().message()));
         return false;
     }
     if (!task->findCandidate(tab->fileName().toStdString())) {
-        m_panel->begin(what + " " + tab->fileName());
-        m_panel->fail(tr("%1 is not a candidate of task %2: add it under \"candidates\" in task.json with its launch plan "
-                         "(File ▸ New Candidate does this).")
-                          .arg(tab->fileName(), QString::fromStdString(task->name)));
+        refuse(what + " " + tab->fileName(),
+               tr("%1 is not a candidate of task %2: add it under \"candidates\" in task.json with its launch plan "
+                  "(File ▸ New Candidate does this).")
+                   .arg(tab->fileName(), QString::fromStdString(task->name)));
         return false;
     }
     m_titleNote.clear();
@@ -199,9 +204,8 @@ bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candi
             s.onlyShapes = {*m_profileShape};
             s.setName = "custom";
         } else if (!kf::defaultProfileShape(task)) {
-            m_panel->begin(tr("Profile %1").arg(candidateFile));
-            m_panel->fail(tr("Task %1 has no shapes to profile: add some under \"shapes\" in task.json.")
-                              .arg(QString::fromStdString(task.name)));
+            refuse(tr("Profile %1").arg(candidateFile),
+                   tr("Task %1 has no shapes to profile: add some under \"shapes\" in task.json.").arg(QString::fromStdString(task.name)));
             return false;
         }
         s.profileBaseline = m_settings.profileBaseline;
@@ -219,10 +223,10 @@ bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candi
     if (sanitize) {
         // The shapes the tools run on come from the task's test shapes (kforge verify --sanitize refuses the same).
         if (kf::sanitizeShapes(task).empty()) {
-            m_panel->begin(tr("Verify under compute-sanitizer %1").arg(candidateFile));
-            m_panel->fail(tr("compute-sanitizer runs on the task's test shapes, and task %1 has none: add some under "
-                             "\"shapes\" in task.json.")
-                              .arg(QString::fromStdString(task.name)));
+            refuse(tr("Verify under compute-sanitizer %1").arg(candidateFile),
+                   tr("compute-sanitizer runs on the task's test shapes, and task %1 has none: add some under "
+                      "\"shapes\" in task.json.")
+                       .arg(QString::fromStdString(task.name)));
             return false;
         }
         s.sanitizeTools = kf::protocol::SanitizeSettings::allTools();
@@ -283,8 +287,7 @@ bool RunController::loadCase(const QString& caseDir, const QString& what, kf::Ca
         error = tr("Task %1 no longer has the candidate %2.").arg(QString::fromStdString(loaded->name),
                                                                  QString::fromStdString(c->candidateFile));
     if (!error.isEmpty()) {
-        m_panel->begin(what);
-        m_panel->fail(error);
+        refuse(what, error);
         return false;
     }
     kase = std::move(c.value());

@@ -107,6 +107,8 @@ private:
     bool loadCase(const QString& caseDir, const QString& what, kf::CaseInfo& kase, kf::Task& task, QString& taskDir);
     QString newDumpDir(const kf::Task& task, const QString& candidateFile) const;
     void onState(RunService::RunnerState state, const QString& text);
+    /// Shows in the Runs panel why a run of `title` did not start.
+    void refuse(const QString& title, const QString& sentence);
 
     std::unique_ptr<RunService> m_service;
     kf::ui::RunPanel* m_panel = nullptr;

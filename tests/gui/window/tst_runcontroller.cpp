@@ -30,6 +30,7 @@ private slots:
     void verifyFillsThePanelAndSendsThePolicy();
     void aTaskWithoutShapesCannotBeProfiled();
     void theAssistantsRunIsShownNotTaken();
+    void aRefusalIsNotPaintedOverByTheAssistantsRun();
 };
 
 void TestRunController::verifyFillsThePanelAndSendsThePolicy_data()
@@ -156,6 +157,37 @@ void TestRunController::theAssistantsRunIsShownNotTaken()
     QVERIFY2(panel.title().startsWith("Verify"), qPrintable(panel.title()));
     QCOMPARE(reports.count(), 1);   // F5's report only
     QVERIFY(assistant.get());
+}
+
+// The panel shows why an F5 did not start while the Assistant's run goes on: that run's progress
+// and ending no longer paint over the sentence.
+void TestRunController::aRefusalIsNotPaintedOverByTheAssistantsRun()
+{
+    FakeRunner fake(FakeRunner::Behaviour::SlowPass);
+    QTemporaryDir cache;
+    kf::ui::RunPanel panel;
+    kf::app::StatusBar status;
+    kf::app::RunService::Options o;
+    o.runnerPath = fake.path();
+    o.cacheDir = cache.path();
+    RunController controller(o, &panel, &status);
+    QSignalSpy serviceFinished(controller.service(), &kf::app::RunService::runFinished);
+    kf::app::RunService::Submission s;
+    s.task = kf::test::vectorAddTask();
+    s.candidateFile = "naive.cu";
+    s.title = "Assistant: verify naive.cu";
+    CancelToken never;
+    auto assistant = std::async(std::launch::async, [&] { return controller.service()->runAndWait(s, never); });
+    QTRY_COMPARE_WITH_TIMEOUT(panel.title(), QString("Assistant: verify naive.cu"), 60000);
+    Task noShapes = kf::test::vectorAddTask();
+    noShapes.testShapes.clear();
+    noShapes.benchmarkShapes.clear();
+    QVERIFY(!controller.startTask(RunKind::Profile, noShapes, "naive.cu", {}));
+    QVERIFY2(panel.bannerText().contains("has no shapes to profile"), qPrintable(panel.bannerText()));
+    QTRY_COMPARE_WITH_TIMEOUT(serviceFinished.count(), 1, 60000);
+    QVERIFY(assistant.get());
+    QCOMPARE(panel.title(), QString("Profile naive.cu"));
+    QVERIFY2(panel.bannerText().contains("has no shapes to profile"), qPrintable(panel.bannerText()));
 }
 
 QTEST_MAIN(TestRunController)
