@@ -110,7 +110,8 @@ public:
     /// runStarted, progress, reportReady and runFinished say so as for the workbench's own runs,
     /// and isSubmitted() tells them apart. Returns early with an Error when `cancel` is raised
     /// (the run is then cancelled too) and when the service is destroyed ("the workbench is
-    /// closing"). The service must exist when the call is made; it may go while the call waits.
+    /// closing"); an Error too when cancel() stopped it ("cancelled in the Runs panel"). The
+    /// service must exist when the call is made; it may go while the call waits.
     kf::Result<kf::protocol::RunReport> runAndWait(Submission submission, const kf::CancelToken& cancel);
     /// Whether run `id` came through runAndWait (not one of the workbench's own). UI thread.
     bool isSubmitted(quint64 id) const;

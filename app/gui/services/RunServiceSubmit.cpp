@@ -149,7 +149,10 @@ void RunService::runSubmittedOnWorker(quint64 id, const Submission& submission, 
         toUi([id, r = o.report](RunService& s) { emit s.reportReady(id, r); });
     const bool ok = !o.failure && h.verdict == (submission.kind == RunKind::Verify ? "pass" : "ok");
     finish(ok, qs(o.failure ? o.failure->message() : h.summary.empty() ? h.verdict : h.summary));
-    waiter->settle(o.report);
+    // Cancel in the Runs panel stops the caller's work too: its report would be no verdict.
+    waiter->settle(o.cancelled ? Result<protocol::RunReport>(Error{"run " + submission.candidateFile, "cancelled in the Runs panel", "",
+                                                                   {}, {}, {}})
+                               : Result<protocol::RunReport>(o.report));
     const bool lost = o.failure && (o.failure->kind == kConnectionLost || o.failure->kind == kRunnerLost);
     bool stopping = false;
     {

@@ -5,6 +5,7 @@
 // workbench's own and never overlap them; an endpoint with shared_fs false is sent the task's
 // files (tests/fixtures/endpoints/staging-runner).
 #include "app/gui/services/RunService.h"
+#include "engine/compile/Compiler.h"
 #include "fakerunner.h"
 #include "testutil.h"
 
@@ -106,6 +107,7 @@ private slots:
     void closingAnswersAWaitingSubmission();
     void aSubmissionFromTheUiThreadIsRefused();
     void extraNvrtcOptionsArePerRun();
+    void cancelStopsASubmittedRun();
 };
 
 void TestRunService::probeNamesTheGpu()
@@ -468,6 +470,29 @@ void TestRunService::extraNvrtcOptionsArePerRun()
     QCOMPARE(requests.size(), 2);
     QVERIFY(!requests[0].contains("KF_EXPLORATION_BUILD"));
     QVERIFY(requests[1].contains("KF_EXPLORATION_BUILD"));
+}
+
+// Cancel in the Runs panel stops the submitted run on the runner, and its caller gets an Error
+// (the synthesis ends), not a report without a verdict.
+void TestRunService::cancelStopsASubmittedRun()
+{
+    if (!kf::nvrtcVersion())
+        QSKIP("NVRTC is not available on this machine: the run must compile before it reaches the runner");
+    FakeRunner fake(FakeRunner::Behaviour::Freeze);
+    QTemporaryDir cache;
+    RunService service(optionsFor(fake, cache));
+    QSignalSpy progress(&service, &RunService::progress);
+    QSignalSpy finished(&service, &RunService::runFinished);
+    CancelToken never;
+    auto assistant = std::async(std::launch::async, [&] { return service.runAndWait(assistantVerify(), never); });
+    QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty() && progress.last().at(2).toString() == "shape 1/1", 60000);   // on the runner
+    service.cancel();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    QCOMPARE(assistant.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    const Result<protocol::RunReport> r = assistant.get();
+    QVERIFY(!r);
+    QCOMPARE(qs(r.error().why), QString("cancelled in the Runs panel"));
+    QVERIFY(!finished.first().at(1).toBool());
 }
 
 QTEST_MAIN(TestRunService)
