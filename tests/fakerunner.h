@@ -21,6 +21,7 @@ class FakeRunner {
 public:
     enum class Behaviour {
         Pass,          ///< progress, launch_begin/end, a warning log line, a passing report
+        SlowPass,      ///< as Pass, after a second of "work": a run that is still on the GPU when the next comes
         Crash,         ///< progress, launch_begin, then SIGSEGV
         Garbage,       ///< a line that is not JSON
         OldProtocol,   ///< a hello of protocol 1
@@ -64,8 +65,11 @@ public:
         const QString event = QStringLiteral(R"(echo '{"type":"%2","protocol_version":%1%3}')");
         auto say = [&](const char* type, const QString& fields) { return event.arg(v, QString::fromLatin1(type), fields) + '\n'; };
         switch (b) {
+        case Behaviour::SlowPass:
+            answer = "sleep 1\n";
+            [[fallthrough]];
         case Behaviour::Pass:
-            answer = say("progress", R"(,"permille":250,"stage":"shape 1/1 tail (N=4099) trial 1/1")") +
+            answer += say("progress", R"(,"permille":250,"stage":"shape 1/1 tail (N=4099) trial 1/1")") +
                      say("launch_begin", R"fr(,"label":"launch 1 (vector_add)","timeout_ms":5000)fr") + say("launch_end", "") +
                      say("log", R"(,"level":"warning","text":"persisting L2 lines could not be reset")") +
                      say("progress", R"(,"permille":1000,"stage":"done")") + "echo '" + report + "'\n";

@@ -142,6 +142,8 @@ private slots:
     void modelExportRefusals_data();
     void modelExportRefusals();
     void modelRunsAreRecorded();
+    void modelRunHeadline_data();
+    void modelRunHeadline();
 
 private:
     /// The toy models tests/cast/make_toy_models.py wrote (CTest fixture cast_models), or skip.
@@ -895,6 +897,53 @@ void TestCast::modelRunsAreRecorded()
     KF_VERIFY_OK(drift);
     for (const auto& d : drift.value())
         QVERIFY2(d.file.find("model-runs") == std::string::npos, d.problem.c_str());
+}
+
+void TestCast::modelRunHeadline_data()
+{
+    QTest::addColumn<QString>("edit");       // fields set on a valid run ("<absent>": removed)
+    QTest::addColumn<QString>("headline");   // "model|created_at|gpu|speedup", or the Error's words
+    QTest::newRow("on a GPU, with kernels") << "{}" << "toy16|2026-11-27T03:00:00Z|NVIDIA H100 80GB HBM3|1.2";
+    QTest::newRow("on the CPU, without kernels")
+        << R"({"gpu": "", "device": "cpu", "with_kernels_ms": "<absent>", "speedup": null})" << "toy16|2026-11-27T03:00:00Z||none";
+    QTest::newRow("another scope") << R"({"scope": "op-level, microbenchmark"})" << "at /scope: a model run's scope";
+    QTest::newRow("a speedup that is text") << R"({"speedup": "fast"})" << "at /speedup: is not the ratio";
+    QTest::newRow("no model") << R"({"model": null})" << "at /model:";
+}
+
+// The headline the model-run dialog lists: read from checked evidence, or an Error with the place.
+void TestCast::modelRunHeadline()
+{
+    QFETCH(QString, edit);
+    QFETCH(QString, headline);
+    Json run = Json::parse(R"json({
+      "scope": "model-level, end to end", "model": "toy16", "package": {"name": "model", "version": "1.0.0"},
+      "created_at": "2026-11-27T03:00:00Z", "device": "cuda:0", "gpu": "NVIDIA H100 80GB HBM3", "torch": "2.11.0+cu130",
+      "cuda_driver": "13.0", "runtime": "kernelforge_cast (Python 3.11.7)",
+      "inputs": [{"name": "ids", "dtype": "int64", "shape": [8]}], "runs": 20, "warmup": 5,
+      "with_kernels_ms": {"median": 0.5, "min": 0.4, "max": 0.7, "p10": 0.45, "p90": 0.6},
+      "without_kernels_ms": {"median": 0.6, "min": 0.5, "max": 0.8, "p10": 0.55, "p90": 0.7},
+      "speedup": 1.2,
+      "substitution": [{"node": "add", "op": "add", "status": "substituted", "cast_op": "fused_add_rms_norm_fp16", "reason": ""}],
+      "fallbacks": {}, "check": null})json");
+    const Json fields = Json::parse(edit.toStdString());
+    for (const auto& [key, value] : fields.items()) {
+        if (value == "<absent>")
+            run.erase(key);
+        else
+            run[key] = value;
+    }
+    auto h = cast::readModelRunHeadline(run, "run.json");
+    if (!headline.contains('|')) {
+        QVERIFY(!h);
+        const QString message = qs(h.error().message());
+        QVERIFY2(message.startsWith("run.json: " + headline), qPrintable(message));
+        return;
+    }
+    KF_VERIFY_OK(h);
+    const QString got = QStringLiteral("%1|%2|%3|%4").arg(qs(h->model), qs(h->createdAt), qs(h->gpu),
+                                                         h->speedup ? QString::number(*h->speedup) : QStringLiteral("none"));
+    QCOMPARE(got, headline);
 }
 
 QTEST_GUILESS_MAIN(TestCast)

@@ -227,6 +227,14 @@ private slots:
         QVERIFY(fs::exists(result->runDir / "01-codegen.cu"));
         QVERIFY(fs::exists(result->runDir / "01-codegen-verify.json"));
         QVERIFY(fs::exists(result->runDir / "01-codegen-bench.json"));
+        // The typed reader beside the writer gives the same stages and the kernel.
+        auto progress = readSynthProgress(result->runDir);
+        QVERIFY2(progress, progress ? "" : progress.error().message().c_str());
+        QCOMPARE(int(progress->stages.size()), 5);
+        QCOMPARE(progress->stages[1].stage, std::string("codegen"));
+        QCOMPARE(progress->stages[1].status, std::string("done"));
+        QCOMPARE(progress->kernels.front().file, std::string("01-codegen.cu"));
+        QVERIFY(progress->kernels.front().speedup && std::abs(*progress->kernels.front().speedup - 1.378) < 1e-9);
 
         // What the server got: the agent prompt with the task, and the wire format's headers.
         const std::vector<json> reqs = server.requests();
@@ -235,6 +243,36 @@ private slots:
         QCOMPARE(reqs[0]["body"]["model"].get<std::string>(), std::string("scripted-small"));
         if (polish)
             QVERIFY(userText(reqs[1]).find("final version") != std::string::npos);
+    }
+
+    // A trace that does not read is an Error naming the file and the place, never an empty view.
+    void aTraceThatDoesNotReadIsSaid_data()
+    {
+        QTest::addColumn<QString>("text");   // empty: no file
+        QTest::addColumn<QString>("said");
+        const QString stage = R"({"stage":"codegen","status":"running","steps":[%1]})";
+        const QString trace = R"({"schema_version":1,"kind":"synthesis","stages":[%1]})";
+        QTest::newRow("no file") << "" << "synthesis.json";
+        QTest::newRow("not JSON") << "{\"stages\": [" << "synthesis.json";
+        QTest::newRow("another schema") << R"({"schema_version":2,"kind":"synthesis","stages":[]})" << "at /schema_version: schema_version must be 1";
+        QTest::newRow("stages not a list") << R"({"schema_version":1,"kind":"synthesis","stages":{}})" << "at /stages:";
+        QTest::newRow("a stage without its status") << trace.arg(R"({"stage":"codegen"})") << "at /stages/0: missing required key \"status\"";
+        QTest::newRow("a speedup that is text") << trace.arg(stage.arg(R"({"candidate":"01-codegen.cu","speedup":"fast"})"))
+                                                << "at /stages/0/steps/0/speedup:";
+    }
+    void aTraceThatDoesNotReadIsSaid()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, said);
+        const fs::path dir = fs::path(m_tmp.path().toStdString()) / ("trace-" + std::string(QTest::currentDataTag()));
+        fs::create_directories(dir);
+        if (!text.isEmpty())
+            std::ofstream(dir / "synthesis.json") << text.toStdString();
+        auto progress = readSynthProgress(dir);
+        QVERIFY(!progress);
+        const QString message = QString::fromStdString(progress.error().message());
+        QVERIFY2(message.contains(said), qPrintable(message));
+        QVERIFY2(message.contains(QString::fromStdString((dir / "synthesis.json").string())), qPrintable(message));
     }
 
     void compileErrorIsFedBackAndFixed()

@@ -30,6 +30,20 @@ RunTally tallyOf(const nlohmann::json& run)
     return t;
 }
 
+Result<ModelRunHeadline> readModelRunHeadline(const nlohmann::json& run, const std::string& origin)
+{
+    try {
+        checkModelRun(run, "", modelOf(run));
+    } catch (const kf::json::SchemaError& e) {
+        return Error::inFile(origin, e.pointer, "read a model run's evidence", e.message);
+    }
+    // Checked: every field below is there with its type.
+    ModelRunHeadline h{run["model"].get<std::string>(), run["created_at"].get<std::string>(), run["gpu"].get<std::string>(), {}};
+    if (run["speedup"].is_number())
+        h.speedup = run["speedup"].get<double>();
+    return h;
+}
+
 std::string runFileStem(const nlohmann::json& run, const std::string& package)
 {
     std::string stem = run.value("created_at", std::string()) + "-" + package + "-" + modelOf(run);

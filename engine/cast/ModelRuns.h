@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,17 @@ struct RunTally {
 };
 /// Requires a run that passed checkModelRun.
 RunTally tallyOf(const nlohmann::json& run);
+
+/// A model run's headline, for a list of runs and a one-line summary.
+struct ModelRunHeadline {
+    std::string model;
+    std::string createdAt;               ///< UTC, ISO 8601
+    std::string gpu;                     ///< empty: it ran on the CPU
+    std::optional<double> speedup;       ///< end to end; none when it ran without kernels only
+};
+/// Checks `run` as evidence of the model it names (checkModelRun) and reads its headline. An
+/// Error names `origin` and the JSON pointer of what is wrong.
+Result<ModelRunHeadline> readModelRunHeadline(const nlohmann::json& run, const std::string& origin);
 
 /// A file-name stem for a run: its time, package and model, made safe ("2026-11-27T03-11-26Z-pkg-block").
 std::string runFileStem(const nlohmann::json& run, const std::string& package);

@@ -104,6 +104,7 @@ public:
     /// What the last staging sent.
     const StageStats& lastStage() const { return m_lastStage; }
 
+
     RunnerSupervisor& supervisor() { return *m_runner; }
     /// The endpoint's name ("local" without one).
     std::string endpointName() const { return m_options.endpoint ? m_options.endpoint->name : std::string("local"); }

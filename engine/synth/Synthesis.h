@@ -133,6 +133,25 @@ Result<SynthResult> synthesize(const SynthRequest& request, const SynthHooks& ho
 /// run writes it.
 Result<std::filesystem::path> createRunFolder(const std::filesystem::path& taskDir);
 
+/// What synthesis.json (docs/synthesis-schema.md; the run rewrites it after every step) says of
+/// the stages and the kernels so far: the part a view of a run in flight shows.
+struct SynthProgress {
+    struct StageRow {
+        std::string stage, status, reason;
+    };
+    struct KernelRow {
+        std::string file;                   ///< relative to the run folder ("01-codegen.cu")
+        std::string result;                 ///< one sentence: what became of it
+        std::optional<double> speedup;      ///< over eager LibTorch, once benchmarked
+    };
+    std::vector<StageRow> stages;
+    std::vector<KernelRow> kernels;         ///< every step that cut a kernel, in order
+};
+/// Reads the trace in `runDir` (the reader beside Run::save, its writer). An Error names the file
+/// and the JSON pointer of what does not read: a missing file, bad JSON, another schema, a field
+/// of the wrong type. Keys this view does not show are not looked at.
+Result<SynthProgress> readSynthProgress(const std::filesystem::path& runDir);
+
 /// The cost of `reply` under `model`'s prices, in US dollars.
 double costOf(const ModelConfig& model, long long tokensIn, long long tokensOut);
 

@@ -110,14 +110,22 @@ void RunService::ensureSession()
 
 RunService::~RunService()
 {
+    std::vector<std::weak_ptr<Waiter>> waiters;
     {
         std::lock_guard lock(m_mutex);
         m_stopping = true;
         m_jobs.clear();
         if (m_cancel)
             m_cancel->cancel();
+        waiters.swap(m_waiters);
     }
     m_wake.notify_all();
+    // Threads waiting in runAndWait get their answer now, queued or in flight: never a hang.
+    for (const std::weak_ptr<Waiter>& w : waiters)
+        if (auto waiter = w.lock()) {
+            waiter->cancel.cancel();
+            waiter->settle(Error::failed("run a kernel", "the workbench is closing"));
+        }
     m_worker.join();
 }
 
@@ -288,12 +296,26 @@ quint64 RunService::startJob(const Task& task, Plan plan, const QString& title)
     const quint64 id = m_nextId++;
     m_running = true;
     auto cancel = std::make_shared<CancelToken>();
+    QString ahead;
     {
+        // Checked and queued under one lock: no submitted run slips in between.
         std::lock_guard lock(m_mutex);
         m_cancel = cancel;
+        if (!m_submittedIds.empty())
+            ahead = m_submittedTitle;
+        m_jobs.push_back([this, id, task, plan = std::move(plan), cancel, title, queued = !ahead.isEmpty()] {
+            if (queued)
+                toUi([id, title](RunService& s) { emit s.runStarted(id, title); });
+            runOnWorker(id, task, plan, cancel);
+        });
     }
-    emit runStarted(id, title);
-    post([this, id, task, plan = std::move(plan), cancel] { runOnWorker(id, task, plan, cancel); });
+    m_wake.notify_one();
+    // Behind a submitted run (the Assistant's), this run starts, in the signals too, when the
+    // worker reaches it: the Runs panel never shows two runs at once.
+    if (ahead.isEmpty())
+        emit runStarted(id, title);
+    else
+        emit runQueued(id, title, ahead);
     return id;
 }
 
@@ -302,31 +324,8 @@ void RunService::cancel()
     std::lock_guard lock(m_mutex);
     if (m_cancel)
         m_cancel->cancel();
-}
-
-RunPipeline::EventFn RunService::eventsTo(quint64 id)
-{
-    QPointer<RunService> self(this);
-    // Everything the worker learns goes to the UI thread as a queued call of one signal.
-    auto toUi = [this, self](auto emitIt) {
-        QMetaObject::invokeMethod(this, [self, emitIt = std::move(emitIt)] { if (self) emitIt(*self); }, Qt::QueuedConnection);
-    };
-    return [toUi, id](const protocol::Event& e) {
-        switch (e.kind) {
-        case protocol::Event::Kind::Progress:
-            toUi([id, p = e.permille, stage = qs(e.stage)](RunService& s) { emit s.progress(id, p, stage); });
-            break;
-        case protocol::Event::Kind::LaunchBegin:
-            toUi([id, label = qs(e.label)](RunService& s) { emit s.launchChanged(id, label); });
-            break;
-        case protocol::Event::Kind::LaunchEnd:
-            toUi([id](RunService& s) { emit s.launchChanged(id, QString()); });
-            break;
-        case protocol::Event::Kind::Log:
-            toUi([id, level = e.level, text = qs(e.text)](RunService& s) { emit s.log(id, level, text); });
-            break;
-        }
-    };
+    if (m_submittedInFlight)
+        m_submittedInFlight->cancel.cancel();
 }
 
 void RunService::finishRun(quint64 id, bool ok, const std::string& sentence)
@@ -350,7 +349,7 @@ void RunService::runOnWorker(quint64 id, const Task& task, const Plan& plan, std
     // An endpoint with shared_fs false gets the task's files with each request (RunSession
     // stages them), as from the command line.
     setState(RunnerState::Busy, QStringLiteral("%1 · running on the GPU…").arg(m_sessionEndpoint));
-    auto outcome = m_session->run(task, plan, eventsTo(id), cancel.get());
+    auto outcome = m_session->run(task, plan, forwardEvents(id), cancel.get());
     if (!outcome)
         return endAfterError(id, outcome.error());
     const RunOutcome& o = outcome.value();

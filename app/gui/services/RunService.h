@@ -4,6 +4,11 @@
 // lives as long as this service) and runs one job at a time: probe the runner, or compile a
 // candidate for the runner's GPU and verify or benchmark it. Everything the worker learns comes
 // back to the UI thread as signals; the UI never waits on the runner.
+//
+// Other threads submit runs to the same queue (runAndWait): the Assistant's verify and bench runs
+// wait there behind the workbench's own and block their thread, never the UI's, until the worker
+// ran them; one runner, one GPU, one run at a time (docs/conventions.md, "One owner per
+// expensive resource").
 #include "engine/core/Result.h"
 #include "engine/protocol/Messages.h"
 #include "engine/protocol/RunReport.h"
@@ -16,13 +21,16 @@
 #include <QString>
 #include <QStringList>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
+#include <vector>
 
 Q_DECLARE_METATYPE(kf::protocol::RunReport)
 Q_DECLARE_METATYPE(kf::protocol::Event::Level)
@@ -69,7 +77,9 @@ public:
     /// Starts the runner (if needed) and reports what it found through stateChanged. UI thread.
     void probe();
     /// Compiles `candidateFile` of `task` (as saved on disk) for the runner's GPU and verifies or
-    /// benchmarks it. Returns the run id; only one run at a time (returns 0 while busy).
+    /// benchmarks it. Returns the run id; one run of the UI thread at a time (returns 0 while one
+    /// is queued or in flight). Behind a submitted run (runAndWait) it is queued, not refused:
+    /// runQueued now, runStarted when the runner takes it.
     quint64 run(kf::RunKind kind, const kf::Task& task, const QString& candidateFile, const kf::RunSettings& settings);
     using Job = kf::RunSession::Job;
     using Plan = kf::RunPlan;
@@ -79,8 +89,37 @@ public:
     quint64 shrink(const kf::Task& task, const QString& candidateFile, const kf::ShapeBinding& start,
                    const QString& failureKind, quint64 seed, int trial, const QString& dumpDir);
     /// Asks the run in flight to stop; the runner is killed and restarted if it does not return.
+    /// Stops the workbench's own run, queued or in flight, and a submitted run (runAndWait) in
+    /// flight: Cancel stops what the Runs panel shows.
     void cancel();
 
+    /// A run another thread hands to this service's queue (runAndWait).
+    struct Submission {
+        kf::RunKind kind = kf::RunKind::Verify;
+        kf::Task task;
+        std::string candidateFile;
+        std::optional<std::string> source;   ///< compiled instead of the file (synthesis: not in the task yet)
+        kf::RunSettings settings;
+        /// Settings' extra NVRTC options make exploration builds; false builds the kernel as
+        /// task.json says (synthesis measures what it adds to the task).
+        bool workbenchNvrtcOptions = true;
+        QString title;                       ///< the Runs panel's title: "Assistant: verify k.cu"
+    };
+    /// Runs `submission` on this service's runner, after the runs queued before it, and returns
+    /// its report (or the Error of a run that could not be tried). Thread-safe; never on the UI
+    /// thread (it blocks until the worker ran it: refused there with an Error). While it runs,
+    /// runStarted, progress, reportReady and runFinished say so as for the workbench's own runs,
+    /// and isSubmitted() tells them apart. Returns early with an Error when `cancel` is raised
+    /// (the run is then cancelled too) and when the service is destroyed ("the workbench is
+    /// closing"); an Error too when cancel() stopped it ("cancelled in the Runs panel"). The
+    /// service must exist when the call is made; it may go while the call waits.
+    kf::Result<kf::protocol::RunReport> runAndWait(Submission submission, const kf::CancelToken& cancel);
+    /// Whether run `id` came through runAndWait (not one of the workbench's own). UI thread.
+    bool isSubmitted(quint64 id) const;
+    /// Submitted runs queued or on the GPU now (thread-safe).
+    int submittedRuns() const;
+
+    /// A run of the UI thread (run, shrink) is queued or in flight; submitted runs do not count.
     bool isRunning() const { return m_running; }
     RunnerState state() const { return m_state; }
     /// "local · NVIDIA H100 80GB HBM3 · GPU-1a2b3c4d · sm_90", "local · no GPU: compile-only mode",
@@ -93,6 +132,9 @@ public:
 signals:
     void stateChanged(kf::app::RunService::RunnerState state, const QString& text);
     void runStarted(quint64 id, const QString& title);
+    /// A run of the workbench's own waits behind `ahead`, a submitted run (the Assistant's);
+    /// runStarted follows when it reaches the runner.
+    void runQueued(quint64 id, const QString& title, const QString& ahead);
     /// How far the run is (0..1000) and what it does now ("compiling for sm_90", "shape 2/5").
     void progress(quint64 id, int permille, const QString& stage);
     /// The launch the runner's watchdog is timing now; empty when none is in flight.
@@ -115,13 +157,27 @@ private:
     void probeOnWorker();
     quint64 startJob(const kf::Task& task, Plan plan, const QString& title);
     void runOnWorker(quint64 id, const kf::Task& task, const Plan& plan, std::shared_ptr<kf::CancelToken> cancel);
-    /// Worker: the run's events as queued signals of run `id`.
-    kf::RunPipeline::EventFn eventsTo(quint64 id);
     /// Worker: after a run that could not be tried at all (no runner, no GPU), or one that ended.
     void endAfterError(quint64 id, const kf::Error& error);
     void endAfterOutcome(quint64 id, const kf::RunOutcome& outcome);
     /// Worker: queued runFinished(id, ok, sentence), the run's cancel token dropped.
     void finishRun(quint64 id, bool ok, const std::string& sentence);
+    /// What a thread in runAndWait and the worker share: the answer, set once, and the run's
+    /// own cancel (the caller's Cancel, Cancel in the Runs panel, the service going away).
+    struct Waiter {
+        std::mutex mutex;
+        std::condition_variable done;
+        std::optional<kf::Result<kf::protocol::RunReport>> result;   // guarded by mutex
+        kf::CancelToken cancel;
+        void settle(kf::Result<kf::protocol::RunReport> r);
+    };
+    /// Worker: `emitIt` on the UI thread (queued; dropped when the service is gone).
+    void toUi(std::function<void(RunService&)> emitIt);
+    void runSubmittedOnWorker(quint64 id, const Submission& submission, const std::shared_ptr<Waiter>& waiter);
+    /// Worker: sends the runner's events of run `id` to the UI thread as signals.
+    kf::RunPipeline::EventFn forwardEvents(quint64 id);
+    /// Worker: the status bar after a run, from how it ended.
+    void applyOutcome(const kf::Result<kf::RunOutcome>& outcome);
     void setState(RunnerState state, const QString& text, const QString& detail = {});
     void applyHello(const kf::protocol::Hello& hello);
     void applyStartError(const kf::Error& error);
@@ -137,11 +193,15 @@ private:
     Options m_pendingOptions;                              // guarded by m_mutex
     quint64 m_optionsGeneration = 0;                       // guarded by m_mutex
     quint64 m_sessionGeneration = ~quint64(0);             // worker thread only
-    std::mutex m_mutex;
+    mutable std::mutex m_mutex;
     std::condition_variable m_wake;
     std::deque<std::function<void()>> m_jobs;              // guarded by m_mutex
     bool m_stopping = false;                               // guarded by m_mutex
     std::shared_ptr<kf::CancelToken> m_cancel;             // guarded by m_mutex
+    std::vector<std::weak_ptr<Waiter>> m_waiters;          // guarded by m_mutex: submitted runs not yet answered
+    std::shared_ptr<Waiter> m_submittedInFlight;           // guarded by m_mutex
+    std::set<quint64> m_submittedIds;                      // guarded by m_mutex: queued or in flight, until runFinished is out
+    QString m_submittedTitle;                              // guarded by m_mutex: the last one submitted
     // UI side.
     RunnerState m_state = RunnerState::NotStarted;
     QString m_stateText = QStringLiteral("runner not started");
@@ -149,7 +209,7 @@ private:
     QString m_arch;
     std::optional<kf::protocol::Hello> m_hello;
     bool m_running = false;
-    quint64 m_nextId = 1;
+    std::atomic<quint64> m_nextId{1};                      // runs of the UI thread and of runAndWait
     int m_restarts = 0;
     std::thread m_worker;
 };

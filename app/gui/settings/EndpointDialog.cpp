@@ -162,8 +162,8 @@ EndpointDialog::EndpointDialog(const kf::Endpoint& e, Validator validate, QWidge
     m_form->addRow(tr("&Environment:"), m_env);
     m_sharedFs = new QCheckBox(tr("The runner sees this machine's files at the same paths"), this);
     m_sharedFs->setObjectName(QStringLiteral("endpointSharedFs"));
-    m_sharedFs->setToolTip(tr("Sending task files to a runner that does not share them is not built yet: such an "
-                              "endpoint is refused when a run starts."));
+    m_sharedFs->setToolTip(tr("Unchecked: every run sends the runner the task files it lacks, by content, and streams "
+                              "saved failing cases back (docs/runners.md, \"Runners that do not share your files\")."));
     m_sharedFs->setChecked(e.sharedFs);
     m_form->addRow(tr("Shared &files:"), m_sharedFs);
     m_sanitizer = line(this, "endpointSanitizer", tr("found on that host"),

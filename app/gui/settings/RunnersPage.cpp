@@ -93,8 +93,8 @@ RunnersPage::RunnersPage(const QString& file, QWidget* parent)
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setWordWrap(false);
     m_table->horizontalHeaderItem(FilesColumn)->setToolTip(
-        tr("Whether the runner sees this machine's task folders at the same paths. Sending the files is not built "
-           "yet, so an endpoint that does not share them is refused when a run starts."));
+        tr("Whether the runner sees this machine's task folders at the same paths. One that does not is sent the "
+           "task files it lacks before each run, by content."));
     layout->addWidget(m_table, 1);
 
     auto* buttons = new QHBoxLayout;

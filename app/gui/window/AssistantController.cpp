@@ -1,5 +1,7 @@
 #include "app/gui/window/AssistantController.h"
 
+#include "app/gui/services/RunService.h"
+
 #include "engine/core/Files.h"
 #include "engine/synth/ModelsConfig.h"
 #include "widgets/assistant/AssistantDock.h"
@@ -21,18 +23,10 @@
 namespace kf::app {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
-
-// A string member of a JSON object, or "" when it is missing or not a string (the trace is read
-// while it is being written, and a reader must never throw on it).
-std::string str(const json& o, const char* key)
-{
-    return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
-}
 
 QStringList qlist(const std::vector<std::string>& v)
 {
@@ -42,40 +36,33 @@ QStringList qlist(const std::vector<std::string>& v)
     return out;
 }
 
-// What synthesis.json says of the stages and the kernels so far (the engine rewrites it after
-// every step; docs/synthesis-schema.md).
-struct Progress {
-    struct StageRow { QString stage, status, reason; };
-    struct CandidateRow { QString name, path, result; double speedup = 0; };
-    QList<StageRow> stages;
-    QList<CandidateRow> candidates;
-};
-
-Progress readProgress(const fs::path& runDir)
+AssistantController::RunHook runOnService(RunService* runs, std::function<void(const QString&)> note)
 {
-    Progress p;
-    auto bytes = readFileBytes(runDir / "synthesis.json");
-    if (!bytes)
-        return p;
-    const json trace = json::parse(*bytes, nullptr, false);
-    if (!trace.is_object() || !trace.contains("stages") || !trace["stages"].is_array())
-        return p;
-    for (const json& st : trace["stages"]) {
-        if (!st.is_object())
-            continue;
-        p.stages.push_back({qs(str(st, "stage")), qs(str(st, "status")), qs(str(st, "reason"))});
-        if (!st.contains("steps") || !st["steps"].is_array())
-            continue;
-        for (const json& step : st["steps"]) {
-            if (!step.is_object() || !step.contains("candidate") || !step["candidate"].is_string())
-                continue;
-            const std::string file = step["candidate"].get<std::string>();
-            const double speedup = step.contains("speedup") && step["speedup"].is_number() ? step["speedup"].get<double>() : 0.0;
-            const std::string result = str(step, "result");
-            p.candidates.push_back({qs(file), qs((runDir / file).string()), qs(result), speedup});
-        }
-    }
-    return p;
+    // The verify and bench runs go to the workbench's one runner, queued behind its own runs:
+    // this thread waits there, the UI does not (RunService::runAndWait).
+    return [runs, note](kf::RunKind kind, const kf::Task& task, const std::string& file, const std::string& source,
+                        const kf::RunSettings& settings, const kf::CancelToken& cancel) -> kf::Result<kf::protocol::RunReport> {
+        if (!runs)
+            return kf::Error::failed("run " + file, "the Assistant has no GPU runner to run on");
+        const QString what = kind == kf::RunKind::Verify  ? AssistantController::tr("verifying %1 on the GPU…")
+                             : kind == kf::RunKind::Bench ? AssistantController::tr("benchmarking %1 on the GPU…")
+                                                          : AssistantController::tr("profiling %1 on the GPU…");
+        note(what.arg(qs(file)));
+        RunService::Submission submission;
+        submission.kind = kind;
+        submission.task = task;
+        submission.candidateFile = file;
+        submission.source = source;
+        submission.settings = settings;
+        // The workbench's extra NVRTC options make exploration builds; a synthesized kernel is
+        // measured as task.json will build it, since that measurement chooses what is added.
+        submission.workbenchNvrtcOptions = false;
+        const QString verb = kind == kf::RunKind::Verify  ? AssistantController::tr("verify")
+                             : kind == kf::RunKind::Bench ? AssistantController::tr("benchmark")
+                                                          : AssistantController::tr("profile");
+        submission.title = AssistantController::tr("Assistant: %1 %2").arg(verb, qs(file));
+        return runs->runAndWait(std::move(submission), cancel);
+    };
 }
 
 } // namespace
@@ -88,6 +75,7 @@ struct AssistantController::Job {
     std::optional<std::vector<std::string>> answers;   // guarded by mutex
     std::optional<bool> accepted;                      // guarded by mutex
     QString pendingText;                               // guarded by mutex: streamed text not yet posted
+    bool progressProblemSaid = false;                  // worker thread only
 };
 
 AssistantController::AssistantController(kf::ui::AssistantDock* dock, QObject* parent)
@@ -194,23 +182,24 @@ void AssistantController::cancel()
         m_dock->closePending(tr("Cancelled while waiting for you."));
 }
 
-bool AssistantController::start(const QString& request, const QString& modelName, const QString& taskDir)
+std::optional<kf::synth::SynthRequest> AssistantController::begin(const QString& request, const QString& modelName,
+                                                                  const QString& taskDir)
 {
     if (busy() || !m_dock)
-        return false;
+        return std::nullopt;
     auto config = kf::synth::readModelsConfig(modelsFile().toStdString());
     if (!config) {
         m_dock->setOutcome(tr("The models file does not read: %1").arg(qs(config.error().message())), false);
-        return false;
+        return std::nullopt;
     }
     const kf::synth::NamedModel* model = config->find(modelName.toStdString());
     if (!model) {
         m_dock->setOutcome(tr("No model is named \"%1\" in %2: add it in File ▸ Settings ▸ Models.").arg(modelName, modelsFile()),
                            false);
-        return false;
+        return std::nullopt;
     }
     if (request.trimmed().isEmpty() || taskDir.isEmpty())
-        return false;
+        return std::nullopt;
 
     kf::synth::SynthRequest r;
     r.request = request.trimmed().toStdString();
@@ -228,7 +217,7 @@ bool AssistantController::start(const QString& request, const QString& modelName
     auto runDir = kf::synth::createRunFolder(r.taskDir);
     if (!runDir) {
         m_dock->setOutcome(tr("The synthesis did not start: %1").arg(qs(runDir.error().message())), false);
-        return false;
+        return std::nullopt;
     }
     r.runDir = *runDir;
     m_runDir = qs(runDir->string());
@@ -238,137 +227,149 @@ bool AssistantController::start(const QString& request, const QString& modelName
                               : tr("a new task in %1").arg(m_taskDir));
     m_dock->setRunning(true);
     m_lastOutcome.clear();
-    m_job = std::make_shared<Job>();
+    return r;
+}
 
-    std::shared_ptr<Job> job = m_job;
-    // Every call from the worker to the panel: queued onto the UI thread, dropped if the
-    // controller is gone (its destructor joins the worker first, so `this` outlives the posts).
-    // Streamed text not yet shown is taken along and shown first, so a note or a header posted
-    // after some text never appears above it.
-    auto post = [this, job](auto fn) {
-        QString before;
-        {
-            std::lock_guard lock(job->mutex);
-            before.swap(job->pendingText);
-        }
-        QMetaObject::invokeMethod(this, [this, fn = std::move(fn), before = std::move(before)] {
-            if (!m_dock)
-                return;
-            if (!before.isEmpty())
-                m_dock->appendModelText(before);
-            fn(*m_dock);
-        }, Qt::QueuedConnection);
-    };
-    auto showProgress = [post](const fs::path& runDir) {
-        post([p = readProgress(runDir)](kf::ui::AssistantDock& d) {
-            for (const Progress::StageRow& s : p.stages)
-                d.setStageStatus(s.stage, s.status, s.reason);
-            for (const Progress::CandidateRow& c : p.candidates)
-                d.setCandidate(c.name, c.path, c.result, c.speedup);
-        });
-    };
+// Every call from the worker to the panel: queued onto the UI thread, dropped if the controller is
+// gone (its destructor joins the worker first, so `this` outlives the posts). Streamed text not
+// yet shown is taken along and shown first, so a note or a header posted after some text never
+// appears above it.
+void AssistantController::post(const std::shared_ptr<Job>& job, std::function<void(kf::ui::AssistantDock&)> fn)
+{
+    QString before;
+    {
+        std::lock_guard lock(job->mutex);
+        before.swap(job->pendingText);
+    }
+    QMetaObject::invokeMethod(this, [this, fn = std::move(fn), before = std::move(before)] {
+        if (!m_dock)
+            return;
+        if (!before.isEmpty())
+            m_dock->appendModelText(before);
+        fn(*m_dock);
+    }, Qt::QueuedConnection);
+}
 
-    kf::synth::SynthHooks hooks;
-    hooks.model = m_testModel;
-    hooks.onEvent = [this, job, post, showProgress, runDir = r.runDir](const kf::synth::SynthEvent& e) {
-        using T = kf::synth::SynthEvent::Type;
-        switch (e.type) {
-        case T::Stage:
-            post([stage = qs(e.text)](kf::ui::AssistantDock& d) { d.setStageStatus(stage, QStringLiteral("running")); });
-            break;
-        case T::Text: {
-            // One queued call per burst: the deltas gather here until the UI thread takes them.
-            bool first = false;
+// The trace the engine rewrote just now (docs/synthesis-schema.md); one that does not read is
+// said once in the notes, and the panel keeps what it showed.
+void AssistantController::showProgress(const std::shared_ptr<Job>& job, const fs::path& runDir)
+{
+    auto p = kf::synth::readSynthProgress(runDir);
+    if (!p) {
+        if (!std::exchange(job->progressProblemSaid, true))
+            post(job, [line = tr("The run's progress does not read: %1").arg(qs(p.error().message()))](kf::ui::AssistantDock& d) {
+                d.addNote(line);
+            });
+        return;
+    }
+    post(job, [p = std::move(p.value()), runDir](kf::ui::AssistantDock& d) {
+        for (const kf::synth::SynthProgress::StageRow& s : p.stages)
+            d.setStageStatus(qs(s.stage), qs(s.status), qs(s.reason));
+        for (const kf::synth::SynthProgress::KernelRow& k : p.kernels)
+            d.setCandidate(qs(k.file), qs((runDir / k.file).string()), qs(k.result), k.speedup.value_or(0.0));
+    });
+}
+
+// One queued call per burst of streamed text: the deltas gather in the job until the UI thread takes them.
+void AssistantController::streamText(const std::shared_ptr<Job>& job, const std::string& delta)
+{
+    bool first = false;
+    {
+        std::lock_guard lock(job->mutex);
+        first = job->pendingText.isEmpty();
+        job->pendingText += qs(delta);
+    }
+    if (first)
+        QMetaObject::invokeMethod(this, [this, job] {
+            QString text;
             {
                 std::lock_guard lock(job->mutex);
-                first = job->pendingText.isEmpty();
-                job->pendingText += qs(e.text);
+                text.swap(job->pendingText);
             }
-            if (first)
-                QMetaObject::invokeMethod(this, [this, job] {
-                    QString text;
-                    {
-                        std::lock_guard lock(job->mutex);
-                        text.swap(job->pendingText);
-                    }
-                    if (m_dock)
-                        m_dock->appendModelText(text);
-                }, Qt::QueuedConnection);
-            break;
-        }
-        case T::Step: {
-            const QString line = qs(e.text) + QStringLiteral(" (") + qs(kf::synth::stageName(e.stage)) + QStringLiteral(")");
-            post([line](kf::ui::AssistantDock& d) {
-                d.addNote(line);
-                d.appendModelText(QStringLiteral("\n── %1 ──\n").arg(line));
+            if (m_dock)
+                m_dock->appendModelText(text);
+        }, Qt::QueuedConnection);
+}
+
+void AssistantController::onEngineEvent(const std::shared_ptr<Job>& job, const fs::path& runDir, const kf::synth::SynthEvent& e)
+{
+    using T = kf::synth::SynthEvent::Type;
+    switch (e.type) {
+    case T::Stage:
+        post(job, [stage = qs(e.text)](kf::ui::AssistantDock& d) { d.setStageStatus(stage, QStringLiteral("running")); });
+        break;
+    case T::Text:
+        streamText(job, e.text);
+        break;
+    case T::Step: {
+        const QString line = qs(e.text) + QStringLiteral(" (") + qs(kf::synth::stageName(e.stage)) + QStringLiteral(")");
+        post(job, [line](kf::ui::AssistantDock& d) {
+            d.addNote(line);
+            d.appendModelText(QStringLiteral("\n── %1 ──\n").arg(line));
+        });
+        if (e.data.is_object() && e.data.contains("candidate") && e.data["candidate"].is_string()) {
+            const std::string file = e.data["candidate"].get<std::string>();
+            const double speedup = e.data.contains("speedup") && e.data["speedup"].is_number() ? e.data["speedup"].get<double>() : 0.0;
+            const std::string result = e.data.contains("result") && e.data["result"].is_string() ? e.data["result"].get<std::string>() : "";
+            post(job, [n = qs(file), p = qs((runDir / file).string()), res = qs(result), speedup](kf::ui::AssistantDock& d) {
+                d.setCandidate(n, p, res, speedup);
             });
-            if (e.data.is_object() && e.data.contains("candidate") && e.data["candidate"].is_string()) {
-                const std::string file = e.data["candidate"].get<std::string>();
-                const double speedup = e.data.contains("speedup") && e.data["speedup"].is_number() ? e.data["speedup"].get<double>() : 0.0;
-                const std::string result = e.data.contains("result") && e.data["result"].is_string() ? e.data["result"].get<std::string>() : "";
-                post([n = qs(file), p = qs((runDir / file).string()), res = qs(result), speedup](kf::ui::AssistantDock& d) {
-                    d.setCandidate(n, p, res, speedup);
-                });
-            }
-            break;
         }
-        case T::Note:
-            post([line = qs(e.text)](kf::ui::AssistantDock& d) { d.addNote(line); });
-            break;
-        case T::Totals:
-            post([in = e.data.value("tokens_in", 0LL), out = e.data.value("tokens_out", 0LL), usd = e.data.value("usd", 0.0)](
-                     kf::ui::AssistantDock& d) { d.setTotals(in, out, usd); });
-            showProgress(runDir);   // written just before this event
-            break;
-        }
-    };
-    hooks.answer = [job, post](const std::vector<std::string>& questions) -> std::vector<std::string> {
+        break;
+    }
+    case T::Note:
+        post(job, [line = qs(e.text)](kf::ui::AssistantDock& d) { d.addNote(line); });
+        break;
+    case T::Totals:
+        post(job, [in = e.data.value("tokens_in", 0LL), out = e.data.value("tokens_out", 0LL), usd = e.data.value("usd", 0.0)](
+                      kf::ui::AssistantDock& d) { d.setTotals(in, out, usd); });
+        showProgress(job, runDir);   // written just before this event
+        break;
+    }
+}
+
+// The engine's hooks for one run: events and the user's two answers go through the panel, runs
+// to the workbench's runner (or the test doubles).
+kf::synth::SynthHooks AssistantController::hooksFor(const std::shared_ptr<Job>& job, const fs::path& runDir)
+{
+    kf::synth::SynthHooks hooks;
+    hooks.model = m_testModel;
+    hooks.onEvent = [this, job, runDir](const kf::synth::SynthEvent& e) { onEngineEvent(job, runDir, e); };
+    hooks.answer = [this, job](const std::vector<std::string>& questions) -> std::vector<std::string> {
         {
             std::lock_guard lock(job->mutex);
             job->answers.reset();
         }
-        post([q = qlist(questions)](kf::ui::AssistantDock& d) { d.askQuestions(q); });
+        post(job, [q = qlist(questions)](kf::ui::AssistantDock& d) { d.askQuestions(q); });
         std::unique_lock lock(job->mutex);
         job->wake.wait(lock, [&] { return job->answers.has_value() || job->cancel.cancelled(); });
         return job->answers && !job->cancel.cancelled() ? *job->answers : std::vector<std::string>{};
     };
-    hooks.accept = [job, post](const nlohmann::ordered_json& task, const std::vector<std::string>& assumptions) {
+    hooks.accept = [this, job](const nlohmann::ordered_json& task, const std::vector<std::string>& assumptions) {
         {
             std::lock_guard lock(job->mutex);
             job->accepted.reset();
         }
-        post([t = qs(task.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)), a = qlist(assumptions)](kf::ui::AssistantDock& d) { d.showProposal(t, a); });
+        post(job, [t = qs(task.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)), a = qlist(assumptions)](
+                      kf::ui::AssistantDock& d) { d.showProposal(t, a); });
         std::unique_lock lock(job->mutex);
         job->wake.wait(lock, [&] { return job->accepted.has_value() || job->cancel.cancelled(); });
         return job->accepted.value_or(false) && !job->cancel.cancelled();
     };
+    hooks.run = m_testRun ? m_testRun : runOnService(m_runs, [this, job](const QString& line) {
+        post(job, [line](kf::ui::AssistantDock& d) { d.addNote(line); });
+    });
+    return hooks;
+}
 
-    RunHook testRun = m_testRun;
-    kf::RunSession::Options runnerOptions = m_runnerOptions;
-    // The workbench's extra NVRTC options make exploration builds; a synthesized kernel is
-    // measured as task.json will build it (its RunSettings carry none), since that measurement
-    // chooses what is added.
-    m_thread = std::thread([this, r = std::move(r), hooks = std::move(hooks), job, post, showProgress, testRun, runnerOptions]() mutable {
-        // The runner session lives and dies on this thread (engine/runner/RunSession.h).
-        std::unique_ptr<kf::RunPipeline> session;
-        if (testRun) {
-            hooks.run = testRun;
-        } else {
-            hooks.run = [&session, &runnerOptions, post](kf::RunKind kind, const kf::Task& task, const std::string& file,
-                                                         const std::string& source, const kf::RunSettings& settings,
-                                                         const kf::CancelToken& cancel) -> kf::Result<kf::protocol::RunReport> {
-                if (!session)
-                    session = std::make_unique<kf::RunPipeline>(runnerOptions);
-                const QString what = kind == kf::RunKind::Verify  ? tr("verifying %1 on the GPU…")
-                                     : kind == kf::RunKind::Bench ? tr("benchmarking %1 on the GPU…")
-                                                                  : tr("profiling %1 on the GPU…");
-                post([line = what.arg(qs(file))](kf::ui::AssistantDock& d) { d.addNote(line); });
-                auto outcome = session->run(task, kf::RunPlan{kind, file, settings, source, {}}, {}, &cancel);
-                if (!outcome)
-                    return outcome.error();
-                return std::move(outcome->report);
-            };
-        }
+bool AssistantController::start(const QString& request, const QString& modelName, const QString& taskDir)
+{
+    std::optional<kf::synth::SynthRequest> r = begin(request, modelName, taskDir);
+    if (!r)
+        return false;
+    m_job = std::make_shared<Job>();
+    kf::synth::SynthHooks hooks = hooksFor(m_job, r->runDir);
+    m_thread = std::thread([this, r = std::move(*r), hooks = std::move(hooks), job = m_job] {
         // Nothing may escape this thread: an exception here would end the workbench and its unsaved
         // editors. synthesize() ends its own run on one; this catches what the hooks throw.
         kf::Result<kf::synth::SynthResult> result = kf::Error{};
@@ -377,8 +378,8 @@ bool AssistantController::start(const QString& request, const QString& modelName
         } catch (const std::exception& e) {
             result = kf::Error::inFile(r.runDir.string(), {}, "run the synthesis", std::string("internal error: ") + e.what());
         }
-        session.reset();
-        showProgress(r.runDir);
+        if (result) // a run that did not start wrote no trace; the outcome says why
+            showProgress(job, r.runDir);
         QMetaObject::invokeMethod(this, [this, result] { onFinished(result); }, Qt::QueuedConnection);
     });
     emit runningChanged(true);

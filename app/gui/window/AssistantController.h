@@ -6,15 +6,13 @@
 // the user (the `answer` and `accept` hooks) block the worker on a condition variable while the
 // panel shows them, until the user clicks or Cancel raises the run's CancelToken.
 //
-// The verify and bench runs of the synthesized kernels go through a kf::RunSession of the job's
-// own, created, used and destroyed on the worker thread (RunSession is not thread-safe and its
-// runner dies with the thread that spawned it). The workbench's RunService is not reused: it
-// compiles a candidate file as saved in the task folder and answers only with signals on the UI
-// thread, while the loop hands over a source that is not in the task yet and needs each report
-// back before it can ask the model again.
+// The verify and bench runs of the synthesized kernels go to the workbench's RunService
+// (setRunService): its one runner, queued behind the Runs panel's runs, so an F5 and an Assistant
+// benchmark never share the GPU. The worker thread waits there for each report
+// (RunService::runAndWait), since the loop needs it before it can ask the model again; the Runs
+// panel and the status bar show the run meanwhile.
 
 #include "engine/core/Result.h"
-#include "engine/pipeline/RunPipeline.h"
 #include "engine/synth/Synthesis.h"
 
 #include <QObject>
@@ -33,6 +31,8 @@ class QWidget;
 
 namespace kf::app {
 
+class RunService;
+
 class AssistantController : public QObject {
     Q_OBJECT
 public:
@@ -44,8 +44,9 @@ public:
     /// Cancels a run in flight and waits for its worker (the run folder keeps what it wrote).
     ~AssistantController() override;
 
-    /// Where the runner is and how kernels are compiled for it (Settings ▸ Runner, NVRTC options).
-    void setRunnerOptions(const kf::RunSession::Options& options) { m_runnerOptions = options; }
+    /// The runner the synthesized kernels run on (borrowed): the workbench's one RunService. It
+    /// must outlive this controller, whose destructor cancels and joins the run that uses it.
+    void setRunService(RunService* runs) { m_runs = runs; }
     /// The models file; empty (the default): synth::modelsConfigPath().
     void setModelsFile(const QString& path);
     QString modelsFile() const;
@@ -69,7 +70,7 @@ public:
     QString lastOutcome() const { return m_lastOutcome; }
 
     /// TEST INJECTION POINT, for tests/gui/window/tst_assistantdock.cpp only: replaces the
-    /// engine's model hook (the HTTP ModelClient) and run hook (this controller's RunSession)
+    /// engine's model hook (the HTTP ModelClient) and run hook (the RunService's runner)
     /// for the next runs with test doubles. Empty functions restore the real ones. The answer,
     /// accept and event hooks stay the panel's, so a test drives the real conversation.
     void setEngineHooksForTesting(ModelHook model, RunHook run);
@@ -85,10 +86,19 @@ signals:
 
 private:
     struct Job;
+    /// Checks the request, makes the run folder and opens the run in the panel; none (with the
+    /// reason in the panel) when it cannot start.
+    std::optional<kf::synth::SynthRequest> begin(const QString& request, const QString& modelName, const QString& taskDir);
+    kf::synth::SynthHooks hooksFor(const std::shared_ptr<Job>& job, const std::filesystem::path& runDir);
+    // Worker thread: what the engine tells the panel, as queued calls.
+    void post(const std::shared_ptr<Job>& job, std::function<void(kf::ui::AssistantDock&)> fn);
+    void showProgress(const std::shared_ptr<Job>& job, const std::filesystem::path& runDir);
+    void streamText(const std::shared_ptr<Job>& job, const std::string& delta);
+    void onEngineEvent(const std::shared_ptr<Job>& job, const std::filesystem::path& runDir, const kf::synth::SynthEvent& e);
     void onFinished(const kf::Result<kf::synth::SynthResult>& result);
 
     QPointer<kf::ui::AssistantDock> m_dock;
-    kf::RunSession::Options m_runnerOptions;
+    RunService* m_runs = nullptr;
     QString m_modelsFile;
     ModelHook m_testModel;
     RunHook m_testRun;

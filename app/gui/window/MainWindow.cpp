@@ -112,15 +112,7 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
                                                  .arg(QFileInfo(file).fileName(), warnings.join(QLatin1Char('\n'))));
             });
     m_assistant = new AssistantController(m_assistantDock, this);
-    {
-        kf::RunSession::Options so; // the same runner and compile options as the Run menu's runs
-        so.runnerPath = ro.runnerPath.toStdString();
-        for (const QString& e : ro.extraEnv)
-            so.extraEnv.push_back(e.toStdString());
-        if (!ro.cacheDir.isEmpty())
-            so.cacheDir = ro.cacheDir.toStdString();
-        m_assistant->setRunnerOptions(so);
-    }
+    m_assistant->setRunService(m_run->service()); // the Run menu's runner: one owner of the GPU
     m_assistant->reloadModels();
     connect(m_assistantDock, &kf::ui::AssistantDock::startRequested, this, &MainWindow::startSynthesis);
     connect(m_assistant, &AssistantController::openFileRequested, this, [this](const QString& path) { openFile(path); });

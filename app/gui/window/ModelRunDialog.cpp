@@ -1,6 +1,8 @@
 #include "app/gui/window/ModelRunDialog.h"
 
 #include "engine/cast/CastPackage.h"
+#include "engine/cast/ModelRuns.h"
+#include "engine/core/JsonReader.h"
 #include "widgets/cast/ModelRunView.h"
 #include "widgets/common/StatusColors.h"
 
@@ -49,9 +51,13 @@ QString defaultKforge()
 
 struct ModelRunDialog::Opened {
     QString file, error;
+    struct Run {
+        nlohmann::json evidence;            ///< checked (openPackage)
+        kf::cast::ModelRunHeadline headline;
+    };
     struct Model {
         QString name, format;
-        std::vector<nlohmann::json> runs;   ///< recorded model-level evidence, in order
+        std::vector<Run> runs;              ///< recorded model-level evidence, in order
     };
     std::vector<Model> models;
 };
@@ -180,8 +186,17 @@ void ModelRunDialog::openPackage(const QString& file)
         }
         for (const kf::cast::PackageModel& m : pkg->models) {
             Opened::Model model{qs(m.name), qs(m.format), {}};
-            for (const std::string& path : m.runs)
-                model.runs.push_back(nlohmann::json::parse(pkg->file(path)->bytes));   // checked by openPackage
+            for (const std::string& path : m.runs) {
+                const std::string origin = file.toStdString() + ": " + path;
+                auto evidence = kf::json::parseText(pkg->file(path)->bytes, origin);
+                auto headline = evidence ? kf::cast::readModelRunHeadline(*evidence, origin)
+                                         : kf::Result<kf::cast::ModelRunHeadline>(evidence.error());
+                if (!headline) {
+                    out->error = qs(headline.error().message());
+                    return out;
+                }
+                model.runs.push_back({std::move(evidence.value()), std::move(headline.value())});
+            }
             out->models.push_back(std::move(model));
         }
         if (out->models.empty())
@@ -204,10 +219,11 @@ void ModelRunDialog::showOpened(const std::shared_ptr<Opened>& opened)
     }
     const int index = std::max(0, m_models->currentIndex());
     const auto& model = opened->models.at(static_cast<std::size_t>(index));
-    for (const auto& r : model.runs)
-        m_recorded->addItem(QStringLiteral("%1 — %2, %3×").arg(qs(r.value("created_at", std::string())),
-                                                                  qs(r.value("gpu", std::string())).isEmpty() ? tr("CPU") : qs(r["gpu"].get<std::string>()),
-                                                                  r["speedup"].is_number() ? QString::number(r["speedup"].get<double>(), 'f', 3) : QStringLiteral("–")));
+    for (const auto& r : model.runs) {
+        const kf::cast::ModelRunHeadline& h = r.headline;
+        m_recorded->addItem(QStringLiteral("%1 — %2, %3×").arg(qs(h.createdAt), h.gpu.empty() ? tr("CPU") : qs(h.gpu),
+                                                                  h.speedup ? QString::number(*h.speedup, 'f', 3) : QStringLiteral("–")));
+    }
     if (model.runs.empty())
         m_recorded->addItem(tr("none yet (run with “Record in the package”)"));
     m_recorded->setEnabled(!model.runs.empty());
@@ -229,7 +245,7 @@ void ModelRunDialog::showRecorded(int index)
         return;
     const auto& model = m_opened->models.at(static_cast<std::size_t>(std::max(0, m_models->currentIndex())));
     if (index >= 0 && index < int(model.runs.size()))
-        m_view->setEvidence(model.runs[static_cast<std::size_t>(index)]);
+        m_view->setEvidence(model.runs[static_cast<std::size_t>(index)].evidence);
 }
 
 void ModelRunDialog::setBusy(bool busy)
@@ -308,13 +324,15 @@ void ModelRunDialog::finished(int exitCode, bool crashed)
         lines.removeFirst();
     if (exitCode != 0)
         return fail(tr("The run failed (exit %1): %2").arg(exitCode).arg(lines.join(QLatin1Char(' '))));
-    const auto ev = nlohmann::json::parse(out.constData(), out.constData() + out.size(), nullptr, false);
-    if (ev.is_discarded() || !m_view->setEvidence(ev))
-        return fail(tr("kforge printed something that is not a model run's evidence."));
-    const QString sentence = ev["speedup"].is_number()
-                                 ? tr("%1: %2× end to end (model-level).").arg(qs(ev["model"].get<std::string>()))
-                                       .arg(ev["speedup"].get<double>(), 0, 'f', 3)
-                                 : tr("%1: ran without kernels.").arg(qs(ev["model"].get<std::string>()));
+    const std::string origin = "the output of " + m_kforge.toStdString() + " cast run";
+    auto ev = kf::json::parseText(std::string_view(out.constData(), std::size_t(out.size())), origin);
+    auto headline = ev ? kf::cast::readModelRunHeadline(*ev, origin) : kf::Result<kf::cast::ModelRunHeadline>(ev.error());
+    if (!headline)
+        return fail(tr("kforge printed something that is not a model run's evidence: %1").arg(qs(headline.error().message())));
+    m_view->setEvidence(*ev);
+    const kf::cast::ModelRunHeadline& h = headline.value();
+    const QString sentence = h.speedup ? tr("%1: %2× end to end (model-level).").arg(qs(h.model)).arg(*h.speedup, 0, 'f', 3)
+                                       : tr("%1: ran without kernels.").arg(qs(h.model));
     m_status->setText(sentence);
     if (m_record->isChecked())
         openPackage(m_package);   // shows the run just recorded among the others

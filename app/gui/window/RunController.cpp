@@ -21,7 +21,14 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
 {
     connect(m_service.get(), &RunService::stateChanged, this, &RunController::onState);
     connect(m_service.get(), &RunService::runStarted, this, [this](quint64 id, const QString& title) {
-        m_runId = id; // emitted from inside RunService::run(), before it returns the id
+        m_shownId = id;
+        m_shownGotReport = false;
+        if (m_service->isSubmitted(id)) {
+            // The Assistant's run on the same runner: shown while it runs, never taken as ours.
+            m_panel->begin(title);
+            return;
+        }
+        m_runId = id; // emitted from inside RunService::run() before it returns the id, or later when it was queued
         QString suffix;
         if (m_settings.rtol || m_settings.atol)
             suffix = tr(" · tolerance override (rtol %1, atol %2): not evidence for promotion")
@@ -30,22 +37,31 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
         m_panel->begin(title + m_titleNote + suffix);
         emit runningChanged(true);
     });
+    connect(m_service.get(), &RunService::runQueued, this, [this](quint64, const QString& title, const QString& ahead) {
+        if (m_status)
+            m_status->showMessage(tr("%1 waits for the runner: %2 is on it").arg(title, ahead), 10000);
+        emit runningChanged(true);
+    });
     connect(m_service.get(), &RunService::progress, this, [this](quint64 id, int permille, const QString& stage) {
-        if (id == m_runId)
+        if (id == m_shownId)
             m_panel->setProgress(permille, stage);
     });
     connect(m_service.get(), &RunService::launchChanged, this, [this](quint64 id, const QString& label) {
-        if (id == m_runId)
+        if (id == m_shownId)
             m_panel->setLaunch(label);
     });
     connect(m_service.get(), &RunService::log, this, [this](quint64 id, kf::protocol::Event::Level level, const QString& text) {
-        if (id == m_runId)
+        if (id == m_shownId)
             m_panel->appendLog(level, text);
     });
     connect(m_service.get(), &RunService::reportReady, this, [this](quint64 id, const kf::protocol::RunReport& r) {
+        if (id == m_shownId && id != m_runId && r.kind() != kf::protocol::ReportKind::Profile) {
+            m_shownGotReport = true;
+            m_panel->addReport(r);
+        }
         if (id != m_runId)
             return;
-        m_gotReport = true;
+        m_shownGotReport = true;
         if (!r.header().dumpDir.empty())
             m_caseTasks.insert(QString::fromStdString(r.header().dumpDir), m_runTaskDir);
         // A profile has no shapes or trials for the results table: the Profile panel shows it,
@@ -65,14 +81,16 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
             emit verified(m_runCandidatePath, m_runSource, r);
     });
     connect(m_service.get(), &RunService::runFinished, this, [this](quint64 id, bool ok, const QString& sentence) {
-        if (id != m_runId)
-            return;
         // A run that produced a report ended in a verdict; one that did not ended in a failure
         // of the run itself (no GPU, runner crash or hang, cancel), shown as such.
-        if (m_gotReport)
-            m_panel->finish(ok, sentence);
-        else
-            m_panel->fail(sentence);
+        if (id == m_shownId) {
+            if (m_shownGotReport)
+                m_panel->finish(ok, sentence);
+            else
+                m_panel->fail(sentence);
+        }
+        if (id != m_runId)
+            return;
         emit runningChanged(false);
         emit finished(ok, sentence);
     });
@@ -86,6 +104,7 @@ bool RunController::showReports(const QString& title, const std::vector<kf::prot
 {
     if (m_service->isRunning())
         return false;
+    m_shownId = 0; // a submitted run still on the runner no longer paints here
     m_panel->begin(title);
     bool ok = !reports.empty();
     for (const kf::protocol::RunReport& r : reports) {
@@ -101,6 +120,13 @@ bool RunController::showReports(const QString& title, const std::vector<kf::prot
     else
         m_panel->finish(ok, sentence);
     return !reports.empty();
+}
+
+void RunController::refuse(const QString& title, const QString& sentence)
+{
+    m_shownId = 0; // a submitted run still on the runner no longer paints here
+    m_panel->begin(title);
+    m_panel->fail(sentence);
 }
 
 void RunController::probe() { m_service->probe(); }
@@ -122,29 +148,26 @@ bool RunController::start(kf::RunKind kind, CandidateTab* tab, bool sanitize)
     if (m_service->isRunning())
         return false;
     if (!tab) {
-        m_panel->begin(what);
-        m_panel->fail(tr("Open a candidate kernel of a task first (double-click one in the Workspace)."));
+        refuse(what, tr("Open a candidate kernel of a task first (double-click one in the Workspace)."));
         return false;
     }
     QString error;
     if (m_save && !m_save(tab->taskDir(), &error)) {
-        m_panel->begin(what + " " + tab->fileName());
-        m_panel->fail(tr("Could not save before the run: %1").arg(error));
+        refuse(what + " " + tab->fileName(), tr("Could not save before the run: %1").arg(error));
         return false;
     }
     // The run uses the task and candidate as saved: reports carry their hashes, and promotion
     // accepts only reports that match the files.
     auto task = kf::loadTask(tab->taskDir().toStdString());
     if (!task) {
-        m_panel->begin(what + " " + tab->fileName());
-        m_panel->fail(QString::fromStdString(task.error().message()));
+        refuse(what + " " + tab->fileName(), QString::fromStdString(task.error().message()));
         return false;
     }
     if (!task->findCandidate(tab->fileName().toStdString())) {
-        m_panel->begin(what + " " + tab->fileName());
-        m_panel->fail(tr("%1 is not a candidate of task %2: add it under \"candidates\" in task.json with its launch plan "
-                         "(File ▸ New Candidate does this).")
-                          .arg(tab->fileName(), QString::fromStdString(task->name)));
+        refuse(what + " " + tab->fileName(),
+               tr("%1 is not a candidate of task %2: add it under \"candidates\" in task.json with its launch plan "
+                  "(File ▸ New Candidate does this).")
+                   .arg(tab->fileName(), QString::fromStdString(task->name)));
         return false;
     }
     m_titleNote.clear();
@@ -182,9 +205,8 @@ bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candi
             s.onlyShapes = {*m_profileShape};
             s.setName = "custom";
         } else if (!kf::defaultProfileShape(task)) {
-            m_panel->begin(tr("Profile %1").arg(candidateFile));
-            m_panel->fail(tr("Task %1 has no shapes to profile: add some under \"shapes\" in task.json.")
-                              .arg(QString::fromStdString(task.name)));
+            refuse(tr("Profile %1").arg(candidateFile),
+                   tr("Task %1 has no shapes to profile: add some under \"shapes\" in task.json.").arg(QString::fromStdString(task.name)));
             return false;
         }
         s.profileBaseline = m_settings.profileBaseline;
@@ -202,10 +224,10 @@ bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candi
     if (sanitize) {
         // The shapes the tools run on come from the task's test shapes (kforge verify --sanitize refuses the same).
         if (kf::sanitizeShapes(task).empty()) {
-            m_panel->begin(tr("Verify under compute-sanitizer %1").arg(candidateFile));
-            m_panel->fail(tr("compute-sanitizer runs on the task's test shapes, and task %1 has none: add some under "
-                             "\"shapes\" in task.json.")
-                              .arg(QString::fromStdString(task.name)));
+            refuse(tr("Verify under compute-sanitizer %1").arg(candidateFile),
+                   tr("compute-sanitizer runs on the task's test shapes, and task %1 has none: add some under "
+                      "\"shapes\" in task.json.")
+                       .arg(QString::fromStdString(task.name)));
             return false;
         }
         s.sanitizeTools = kf::protocol::SanitizeSettings::allTools();
@@ -218,7 +240,6 @@ bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candi
         s.dumpDir = newDumpDir(task, candidateFile).toStdString();
         s.dumpMaxBytes = m_saveTensorsBytes;
     }
-    m_gotReport = false;
     m_runTaskDir = taskDir;
     m_runSanitize = sanitize;
     m_runId = m_service->run(kind, task, candidateFile, s);
@@ -267,8 +288,7 @@ bool RunController::loadCase(const QString& caseDir, const QString& what, kf::Ca
         error = tr("Task %1 no longer has the candidate %2.").arg(QString::fromStdString(loaded->name),
                                                                  QString::fromStdString(c->candidateFile));
     if (!error.isEmpty()) {
-        m_panel->begin(what);
-        m_panel->fail(error);
+        refuse(what, error);
         return false;
     }
     kase = std::move(c.value());
@@ -296,7 +316,6 @@ bool RunController::rerunCase(const QString& caseDir)
     m_titleNote = tr(" · re-run of %1 trial %2 on its saved inputs")
                       .arg(QString::fromStdString(kase.shape.describe()))
                       .arg(kase.trial);
-    m_gotReport = false;
     m_runTaskDir = taskDir;
     m_runCandidatePath.clear();
     m_runSanitize = false;
@@ -313,7 +332,6 @@ bool RunController::shrinkCase(const QString& caseDir)
         return false;
     const QString file = QString::fromStdString(kase.candidateFile);
     m_titleNote.clear();
-    m_gotReport = false;
     m_runTaskDir = taskDir;
     m_runCandidatePath.clear();
     m_runSanitize = false;

@@ -107,6 +107,8 @@ private:
     bool loadCase(const QString& caseDir, const QString& what, kf::CaseInfo& kase, kf::Task& task, QString& taskDir);
     QString newDumpDir(const kf::Task& task, const QString& candidateFile) const;
     void onState(RunService::RunnerState state, const QString& text);
+    /// Shows in the Runs panel why a run of `title` did not start.
+    void refuse(const QString& title, const QString& sentence);
 
     std::unique_ptr<RunService> m_service;
     kf::ui::RunPanel* m_panel = nullptr;
@@ -119,7 +121,8 @@ private:
     QString m_runSource;          ///< that file's text as the run read it
     bool m_runSanitize = false;   ///< the run in flight asked for compute-sanitizer
     QString m_titleNote;
-    bool m_gotReport = false;
+    quint64 m_shownId = 0;        ///< the run the Runs panel shows: ours, or a submitted one (the Assistant's)
+    bool m_shownGotReport = false;
     bool m_saveTensors = true;
     qint64 m_saveTensorsBytes = 2ll << 30;
     QHash<QString, QString> m_caseTasks;

@@ -1,13 +1,25 @@
 // RunService: the workbench's owner of the runner, against a scripted runner process
 // (tests/fakerunner.h). What matters here is the thread hop and the types: every signal arrives
 // on the UI thread with typed values (no runner JSON), in order, and the runner state follows.
+// Runs another thread submits (the Assistant's, runAndWait) share the one runner with the
+// workbench's own and never overlap them; an endpoint with shared_fs false is sent the task's
+// files (tests/fixtures/endpoints/staging-runner).
 #include "app/gui/services/RunService.h"
+#include "engine/compile/Compiler.h"
 #include "fakerunner.h"
 #include "testutil.h"
 
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <chrono>
+#include <future>
+#include <map>
 
 using namespace kf;
 using kf::app::RunService;
@@ -47,6 +59,33 @@ kf::Endpoint commandEndpoint(const std::string& name, const FakeRunner& fake)
             QSKIP(qPrintable("NVRTC unavailable: " + s_));                                                \
     } while (0)
 
+// What the Assistant submits for vector_add's naive.cu.
+RunService::Submission assistantVerify()
+{
+    RunService::Submission s;
+    s.kind = RunKind::Verify;
+    s.task = kf::test::vectorAddTask();
+    s.candidateFile = "naive.cu";
+    s.title = "Assistant: verify naive.cu";
+    return s;
+}
+
+// "start <title>" and "end <title>" of every run, in the order the UI thread saw them.
+struct RunOrder {
+    QStringList events;
+    std::map<quint64, QString> titles;
+
+    void watch(RunService& service)
+    {
+        QObject::connect(&service, &RunService::runStarted, &service, [this](quint64 id, const QString& title) {
+            titles[id] = title;
+            events << "start " + title;
+        });
+        QObject::connect(&service, &RunService::runFinished, &service,
+                         [this](quint64 id, bool, const QString&) { events << "end " + titles[id]; });
+    }
+};
+
 } // namespace
 
 class TestRunService : public QObject {
@@ -62,7 +101,13 @@ private slots:
     void statusNamesTheEndpointAndItsGpu();
     void newOptionsTakeEffectAtTheNextRun();
     void aLostConnectionIsSaid();
-    void anEndpointWithoutSharedFilesIsRefused();
+    void anEndpointWithoutSharedFilesGetsTheFiles();
+    void submittedAndOwnRunsNeverOverlap_data();
+    void submittedAndOwnRunsNeverOverlap();
+    void closingAnswersAWaitingSubmission();
+    void aSubmissionFromTheUiThreadIsRefused();
+    void extraNvrtcOptionsArePerRun();
+    void cancelStopsASubmittedRun();
 };
 
 void TestRunService::probeNamesTheGpu()
@@ -274,22 +319,180 @@ void TestRunService::aLostConnectionIsSaid()
     QCOMPARE(failed.count(), 0); // the run has a report (verdict error), not a failure of the service
 }
 
-void TestRunService::anEndpointWithoutSharedFilesIsRefused()
+// shared_fs false: the workbench stages the task's files as `kforge verify` does, here on the
+// staging-runner fixture, which refuses a request naming a task folder and rebuilds the task from
+// what it was sent.
+void TestRunService::anEndpointWithoutSharedFilesGetsTheFiles()
 {
-    FakeRunner fake(FakeRunner::Behaviour::Pass);
-    QTemporaryDir cache;
-    RunService::Options o = optionsFor(fake, cache);
-    o.endpoint = commandEndpoint("box", fake);
-    o.endpoint->sharedFs = false;
+    QTemporaryDir cache, runnerSide;
+    kf::Endpoint e;
+    e.name = "staged";
+    e.kind = kf::Endpoint::Kind::Command;
+    e.command = {"sh", "-c", "cd / && exec \"$0\"", "{runner}"};
+    e.runner = KF_SOURCE_DIR "/tests/fixtures/endpoints/staging-runner";
+    e.env = {{"STAGING_RUNNER_DIR", runnerSide.path().toStdString()}};
+    e.sharedFs = false;
+    RunService::Options o;
+    o.cacheDir = cache.path();
+    o.endpoint = e;
     RunService service(o);
     QSignalSpy failed(&service, &RunService::failed);
     QSignalSpy finished(&service, &RunService::runFinished);
     QVERIFY(service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{}) != 0);
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
-    QCOMPARE(failed.count(), 1);
+    SKIP_WITHOUT_NVRTC(finished);
     const QString sentence = finished.first().at(2).toString();
-    QVERIFY2(sentence.contains("does not see this machine's files (shared_fs is false)"), qPrintable(sentence));
-    QVERIFY(fake.requests().isEmpty()); // nothing was sent
+    QVERIFY2(finished.first().at(1).toBool(), qPrintable(sentence));
+    QVERIFY2(sentence.startsWith("staging-runner fixture: the task's files arrived"), qPrintable(sentence));
+    QCOMPARE(failed.count(), 0);
+    QFile log(runnerSide.filePath("log.jsonl"));
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    int verifies = 0;
+    for (const QByteArray& line : log.readAll().split('\n')) {
+        const QJsonObject m = QJsonDocument::fromJson(line).object();
+        if (m["type"] != "verify")
+            continue;
+        ++verifies;
+        QVERIFY2(!m.contains("task_dir"), "a staged request named a task folder");
+        QVERIFY(m["task_files"].toObject().contains("naive.cu"));
+    }
+    QCOMPARE(verifies, 1);
+    QTRY_COMPARE(service.stateText(), QString("staged · Fixture GPU · sm_90"));
+}
+
+void TestRunService::submittedAndOwnRunsNeverOverlap_data()
+{
+    QTest::addColumn<bool>("assistantFirst");
+    QTest::newRow("F5 while the Assistant's run is on the GPU") << true;
+    QTest::newRow("the Assistant's run while F5's is on the GPU") << false;
+}
+
+// One runner, one run at a time: whichever comes second starts (in the signals the Runs panel and
+// the status bar follow, too) only after the first finished. F5 behind the Assistant's run is
+// queued, not refused.
+void TestRunService::submittedAndOwnRunsNeverOverlap()
+{
+    QFETCH(bool, assistantFirst);
+    FakeRunner fake(FakeRunner::Behaviour::SlowPass);
+    QTemporaryDir cache;
+    RunOrder order;
+    RunService service(optionsFor(fake, cache));
+    order.watch(service);
+    QSignalSpy started(&service, &RunService::runStarted);
+    QSignalSpy queued(&service, &RunService::runQueued);
+    QSignalSpy finished(&service, &RunService::runFinished);
+    CancelToken never;
+    auto submit = [&] { return std::async(std::launch::async, [&] { return service.runAndWait(assistantVerify(), never); }); };
+
+    std::future<Result<protocol::RunReport>> assistant;
+    quint64 own = 0;
+    if (assistantFirst) {
+        assistant = submit();
+        QTRY_COMPARE_WITH_TIMEOUT(started.count(), 1, 60000);   // the Assistant's run is on the runner
+        QVERIFY(service.isSubmitted(started.first().at(0).toULongLong()));
+        own = service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
+        QVERIFY(own != 0);                                        // queued, not refused
+        QCOMPARE(started.count(), 1);                             // and not started yet
+        QCOMPARE(queued.count(), 1);
+        QCOMPARE(queued.first().at(2).toString(), QString("Assistant: verify naive.cu"));
+    } else {
+        own = service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{});
+        QVERIFY(own != 0);
+        assistant = submit();
+        QTRY_COMPARE(service.submittedRuns(), 1);
+    }
+    QVERIFY(service.isRunning());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 60000);
+    SKIP_WITHOUT_NVRTC(finished);
+    const QStringList assistantRun{"start Assistant: verify naive.cu", "end Assistant: verify naive.cu"};
+    const QStringList ownRun{"start Verify vector_add/naive.cu", "end Verify vector_add/naive.cu"};
+    QCOMPARE(order.events, assistantFirst ? assistantRun + ownRun : ownRun + assistantRun);
+    const Result<protocol::RunReport> report = assistant.get();
+    QVERIFY2(report, report ? "" : report.error().message().c_str());
+    QCOMPARE(qs(report->header().verdict), QString("pass"));
+    QVERIFY(!service.isRunning());
+    QCOMPARE(service.submittedRuns(), 0);
+    QCOMPARE(fake.requests().size(), 2);   // both on the one runner
+}
+
+// Closing the workbench while the Assistant waits for its run behind another: the waiting thread
+// gets an Error at once, and nothing hangs.
+void TestRunService::closingAnswersAWaitingSubmission()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Freeze);   // the run in flight never ends by itself
+    QTemporaryDir cache;
+    auto service = std::make_unique<RunService>(optionsFor(fake, cache));
+    QSignalSpy started(service.get(), &RunService::runStarted);
+    QVERIFY(service->run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{}) != 0);
+    CancelToken never;
+    auto assistant = std::async(std::launch::async, [&, s = service.get()] { return s->runAndWait(assistantVerify(), never); });
+    QTRY_COMPARE(service->submittedRuns(), 1);
+    service.reset();
+    QCOMPARE(assistant.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    const Result<protocol::RunReport> report = assistant.get();
+    QVERIFY(!report);
+    QCOMPARE(qs(report.error().why), QString("the workbench is closing"));
+    QCOMPARE(started.count(), 1);   // the Assistant's run never started
+}
+
+void TestRunService::aSubmissionFromTheUiThreadIsRefused()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    QTemporaryDir cache;
+    RunService service(optionsFor(fake, cache));
+    CancelToken never;
+    const Result<protocol::RunReport> r = service.runAndWait(assistantVerify(), never);
+    QVERIFY(!r);
+    QVERIFY2(qs(r.error().why).contains("from the UI thread"), qPrintable(qs(r.error().why)));
+    QCOMPARE(service.submittedRuns(), 0);
+}
+
+// Settings' extra NVRTC options build the workbench's own runs; a submission that asks for the
+// task's own build (synthesis measures what it adds) is compiled without them, on the same runner.
+void TestRunService::extraNvrtcOptionsArePerRun()
+{
+    FakeRunner fake(FakeRunner::Behaviour::Pass);
+    QTemporaryDir cache;
+    RunService::Options o = optionsFor(fake, cache);
+    o.extraNvrtcOptions = {"-DKF_EXPLORATION_BUILD=1"};
+    RunService service(o);
+    QSignalSpy finished(&service, &RunService::runFinished);
+    CancelToken never;
+    RunService::Submission taskBuild = assistantVerify();
+    taskBuild.workbenchNvrtcOptions = false;
+    auto assistant = std::async(std::launch::async, [&] { return service.runAndWait(taskBuild, never); });
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    SKIP_WITHOUT_NVRTC(finished);
+    QVERIFY(assistant.get());
+    QVERIFY(service.run(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", RunSettings{}) != 0);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 60000);
+    const QStringList requests = fake.requests();
+    QCOMPARE(requests.size(), 2);
+    QVERIFY(!requests[0].contains("KF_EXPLORATION_BUILD"));
+    QVERIFY(requests[1].contains("KF_EXPLORATION_BUILD"));
+}
+
+// Cancel in the Runs panel stops the submitted run on the runner, and its caller gets an Error
+// (the synthesis ends), not a report without a verdict.
+void TestRunService::cancelStopsASubmittedRun()
+{
+    if (!kf::nvrtcVersion())
+        QSKIP("NVRTC is not available on this machine: the run must compile before it reaches the runner");
+    FakeRunner fake(FakeRunner::Behaviour::Freeze);
+    QTemporaryDir cache;
+    RunService service(optionsFor(fake, cache));
+    QSignalSpy progress(&service, &RunService::progress);
+    QSignalSpy finished(&service, &RunService::runFinished);
+    CancelToken never;
+    auto assistant = std::async(std::launch::async, [&] { return service.runAndWait(assistantVerify(), never); });
+    QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty() && progress.last().at(2).toString() == "shape 1/1", 60000);   // on the runner
+    service.cancel();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    QCOMPARE(assistant.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    const Result<protocol::RunReport> r = assistant.get();
+    QVERIFY(!r);
+    QCOMPARE(qs(r.error().why), QString("cancelled in the Runs panel"));
+    QVERIFY(!finished.first().at(1).toBool());
 }
 
 QTEST_MAIN(TestRunService)

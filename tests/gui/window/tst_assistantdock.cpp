@@ -7,8 +7,11 @@
 // from the main window (stages, candidates, the task reloaded with the new file); the interview
 // with a question answered in the panel and the proposal accepted or rejected by a click; Cancel
 // while the model, a question or the proposal waits; Settings ▸ Models round-tripping
-// models.json, and a models.json that does not read left as it is. With KF_SCREENSHOT_DIR set it
-// saves assistant-dock.png (docs/screenshots).
+// models.json, and a models.json that does not read left as it is. The runs also go, without the
+// runner double, to the workbench's RunService over a scripted runner process (tests/fakerunner.h):
+// its queue, and closing it while the Assistant waits there. With KF_SCREENSHOT_DIR set it saves
+// assistant-dock.png (docs/screenshots).
+#include "app/gui/services/RunService.h"
 #include "app/gui/settings/ModelsPage.h"
 #include "app/gui/settings/Settings.h"
 #include "app/gui/settings/SettingsDialog.h"
@@ -20,6 +23,7 @@
 #include "engine/core/Files.h"
 #include "engine/synth/ModelsConfig.h"
 #include "engine/task/Task.h"
+#include "fakerunner.h"
 #include "reportutil.h"
 #include "testutil.h"
 #include "widgets/assistant/AssistantDock.h"
@@ -164,6 +168,8 @@ private slots:
     void interview();
     void cancel_data();
     void cancel();
+    void runsGoToTheWorkbenchRunner();
+    void closingTheRunnerWhileTheAssistantWaits();
     void modelsPageRoundTrip();
     void modelsPageKeepsAFileThatDoesNotRead();
 
@@ -401,6 +407,67 @@ void TestAssistantDock::cancel()
     QCOMPARE(QString::fromStdString(json::parse(*trace)["outcome"].get<std::string>()), QStringLiteral("cancelled"));
     QVERIFY(QFileInfo::exists(controller.runDir() + "/request.md"));
     QVERIFY(!QFileInfo::exists(folder + "/task.json") || waiting == "model");
+}
+
+// Without the runner double the kernels run on the RunService the controller was given: the
+// workbench's one runner, with the Assistant's title in the Runs panel's signals.
+void TestAssistantDock::runsGoToTheWorkbenchRunner()
+{
+    if (!kf::nvrtcVersion())
+        QSKIP("NVRTC is not available on this machine: the loop compiles every kernel");
+    const QString folder = copyVectorAdd(m_tmp.filePath("vector_add-on-the-service"));
+    kf::test::FakeRunner fake(kf::test::FakeRunner::Behaviour::Pass);
+    RunService::Options o;
+    o.runnerPath = fake.path();
+    o.cacheDir = m_tmp.filePath("cache");
+    RunService service(o);
+    QSignalSpy started(&service, &RunService::runStarted);
+    ScriptedModel model;
+    model.replies = {kernelReply("One element per thread.")};
+    AssistantDock dock;
+    AssistantController controller(&dock);
+    controller.reloadModels();
+    controller.setRunService(&service);
+    controller.setEngineHooksForTesting(model.hook(), {});
+    QSignalSpy finished(&controller, &AssistantController::finished);
+    QVERIFY(controller.start("A faster vector add.", "scripted", folder));
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+    QVERIFY2(!started.isEmpty(), qPrintable(dock.outcome()));
+    const QString title = started.first().at(1).toString();   // "Assistant: verify synth-<run>-01.cu"
+    QVERIFY2(title.startsWith("Assistant: verify synth-") && title.endsWith(".cu"), qPrintable(title));
+    const QStringList requests = fake.requests();
+    QVERIFY(!requests.isEmpty());
+    QVERIFY(requests.first().contains("\"type\":\"verify\""));
+    QVERIFY2(requests.first().contains(title.mid(int(strlen("Assistant: verify ")))), qPrintable(requests.first().left(400)));
+}
+
+// The window closes (its RunService goes) while the Assistant's verify waits in the queue behind
+// another run: the synthesis gets an Error at once and ends, nothing hangs.
+void TestAssistantDock::closingTheRunnerWhileTheAssistantWaits()
+{
+    if (!kf::nvrtcVersion())
+        QSKIP("NVRTC is not available on this machine: the loop compiles every kernel");
+    const QString folder = copyVectorAdd(m_tmp.filePath("vector_add-closing"));
+    kf::test::FakeRunner fake(kf::test::FakeRunner::Behaviour::Freeze);   // the run ahead never ends by itself
+    RunService::Options o;
+    o.runnerPath = fake.path();
+    o.cacheDir = m_tmp.filePath("cache");
+    auto service = std::make_unique<RunService>(o);
+    QVERIFY(service->run(kf::RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", kf::RunSettings{}) != 0);
+    ScriptedModel model;
+    model.replies = {kernelReply("One element per thread.")};
+    AssistantDock dock;
+    AssistantController controller(&dock);
+    controller.reloadModels();
+    controller.setRunService(service.get());
+    controller.setEngineHooksForTesting(model.hook(), {});
+    QSignalSpy finished(&controller, &AssistantController::finished);
+    QVERIFY(controller.start("A faster vector add.", "scripted", folder));
+    QTRY_COMPARE_WITH_TIMEOUT(service->submittedRuns(), 1, 60000);
+    service.reset();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);
+    QCOMPARE(controller.lastOutcome(), QStringLiteral("error"));
+    QVERIFY2(dock.outcome().contains("the workbench is closing"), qPrintable(dock.outcome()));
 }
 
 void TestAssistantDock::modelsPageRoundTrip()

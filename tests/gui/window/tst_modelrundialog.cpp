@@ -1,7 +1,8 @@
 // Run ▸ Run Model from .cast Package… (app/gui/window/ModelRunDialog): opening a package off the
 // UI thread lists its models and recorded runs; Run starts the real `kforge cast run` (CPU: the
 // ops run their reference ops) and shows the result; Record stores it in the package; a package
-// without a model, or a kforge that is missing, says so. Uses the model package tst_cast exports.
+// without a model, a kforge that is missing, or one that prints something that is not a model
+// run's evidence, says so. Uses the model package tst_cast exports.
 #include "app/gui/window/ModelRunDialog.h"
 #include "widgets/cast/ModelRunView.h"
 
@@ -30,6 +31,7 @@ private slots:
     void runsAndRecords();
     void packageWithoutModel();
     void missingKforgeIsSaid();
+    void outputThatIsNotEvidenceIsSaid();
 
 private:
     QTemporaryDir m_tmp;
@@ -125,6 +127,30 @@ void TestModelRunDialog::missingKforgeIsSaid()
     QVERIFY(!finished.first().at(0).toBool());
     QVERIFY2(finished.first().at(1).toString().contains("Cannot start"), qPrintable(finished.first().at(1).toString()));
     QVERIFY(d.runButton()->isEnabled());
+}
+
+// A kforge stand-in (a shell script, not the product) that prints op-level evidence: the dialog
+// names what is wrong instead of showing a run.
+void TestModelRunDialog::outputThatIsNotEvidenceIsSaid()
+{
+    const QString script = m_tmp.filePath(QStringLiteral("kforge-prints-op-level"));
+    QFile f(script);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("#!/bin/sh\necho '{\"scope\": \"op-level, microbenchmark\", \"model\": \"toy16\"}'\n");
+    f.close();
+    f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    ModelRunDialog d;
+    d.setKforge(script);
+    QSignalSpy opened(&d, &ModelRunDialog::packageOpened);
+    QSignalSpy finished(&d, &ModelRunDialog::runFinished);
+    d.openPackage(m_package);
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 30000);
+    d.run();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    QVERIFY(!finished.first().at(0).toBool());
+    const QString sentence = finished.first().at(1).toString();
+    QVERIFY2(sentence.startsWith("kforge printed something that is not a model run's evidence: ") && sentence.contains("at /scope: "),
+             qPrintable(sentence));
 }
 
 QTEST_MAIN(TestModelRunDialog)

@@ -2,6 +2,7 @@
 // scripted runner process (tests/fakerunner.h). The policy itself (held-out shapes, tolerance
 // override) is resolved by the engine's RunSession; these rows show the workbench's choices
 // reach the request, and the typed report reaches the panel and the promote controller's signal.
+// A run another thread submits to the same service (the Assistant's) is shown, not taken as ours.
 #include "app/gui/window/RunController.h"
 #include "app/gui/window/StatusBar.h"
 #include "fakerunner.h"
@@ -12,6 +13,8 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <future>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +29,8 @@ private slots:
     void verifyFillsThePanelAndSendsThePolicy_data();
     void verifyFillsThePanelAndSendsThePolicy();
     void aTaskWithoutShapesCannotBeProfiled();
+    void theAssistantsRunIsShownNotTaken();
+    void aRefusalIsNotPaintedOverByTheAssistantsRun();
 };
 
 void TestRunController::verifyFillsThePanelAndSendsThePolicy_data()
@@ -112,6 +117,77 @@ void TestRunController::aTaskWithoutShapesCannotBeProfiled()
     QVERIFY(!controller.startTask(RunKind::Profile, task, "naive.cu", {}));
     QVERIFY2(panel.bannerText().contains("has no shapes to profile"), qPrintable(panel.bannerText()));
     QVERIFY(fake.requests().isEmpty());
+}
+
+// The Runs panel shows the Assistant's run while it is on the runner; F5 meanwhile is queued
+// (the status bar says behind what) and starts when it ends. Only F5's report is promotion
+// evidence (reportReceived).
+void TestRunController::theAssistantsRunIsShownNotTaken()
+{
+    FakeRunner fake(FakeRunner::Behaviour::SlowPass);
+    QTemporaryDir cache;
+    kf::ui::RunPanel panel;
+    kf::app::StatusBar status;
+    kf::app::RunService::Options o;
+    o.runnerPath = fake.path();
+    o.cacheDir = cache.path();
+    RunController controller(o, &panel, &status);
+    QSignalSpy running(&controller, &RunController::runningChanged);
+    QSignalSpy reports(&controller, &RunController::reportReceived);
+    QSignalSpy finished(&controller, &RunController::finished);
+    kf::app::RunService::Submission s;
+    s.task = kf::test::vectorAddTask();
+    s.candidateFile = "naive.cu";
+    s.title = "Assistant: verify naive.cu";
+    CancelToken never;
+    auto assistant = std::async(std::launch::async, [&] { return controller.service()->runAndWait(s, never); });
+    QTRY_COMPARE_WITH_TIMEOUT(panel.title(), QString("Assistant: verify naive.cu"), 60000);
+    QVERIFY(panel.isRunning());
+    QVERIFY(running.isEmpty());   // not a run of ours: the Run menu stays as it is
+
+    QVERIFY(controller.startTask(RunKind::Verify, kf::test::vectorAddTask(), "naive.cu", {}));
+    QCOMPARE(running.count(), 1);
+    QVERIFY2(status.currentMessage().contains("waits for the runner: Assistant: verify naive.cu is on it"),
+             qPrintable(status.currentMessage()));
+    QCOMPARE(panel.title(), QString("Assistant: verify naive.cu"));   // still the Assistant's run
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    if (finished.first().at(1).toString().contains("NVRTC"))
+        QSKIP(qPrintable("NVRTC unavailable: " + finished.first().at(1).toString()));
+    QVERIFY2(finished.first().at(0).toBool(), qPrintable(finished.first().at(1).toString()));
+    QVERIFY2(panel.title().startsWith("Verify"), qPrintable(panel.title()));
+    QCOMPARE(reports.count(), 1);   // F5's report only
+    QVERIFY(assistant.get());
+}
+
+// The panel shows why an F5 did not start while the Assistant's run goes on: that run's progress
+// and ending no longer paint over the sentence.
+void TestRunController::aRefusalIsNotPaintedOverByTheAssistantsRun()
+{
+    FakeRunner fake(FakeRunner::Behaviour::SlowPass);
+    QTemporaryDir cache;
+    kf::ui::RunPanel panel;
+    kf::app::StatusBar status;
+    kf::app::RunService::Options o;
+    o.runnerPath = fake.path();
+    o.cacheDir = cache.path();
+    RunController controller(o, &panel, &status);
+    QSignalSpy serviceFinished(controller.service(), &kf::app::RunService::runFinished);
+    kf::app::RunService::Submission s;
+    s.task = kf::test::vectorAddTask();
+    s.candidateFile = "naive.cu";
+    s.title = "Assistant: verify naive.cu";
+    CancelToken never;
+    auto assistant = std::async(std::launch::async, [&] { return controller.service()->runAndWait(s, never); });
+    QTRY_COMPARE_WITH_TIMEOUT(panel.title(), QString("Assistant: verify naive.cu"), 60000);
+    Task noShapes = kf::test::vectorAddTask();
+    noShapes.testShapes.clear();
+    noShapes.benchmarkShapes.clear();
+    QVERIFY(!controller.startTask(RunKind::Profile, noShapes, "naive.cu", {}));
+    QVERIFY2(panel.bannerText().contains("has no shapes to profile"), qPrintable(panel.bannerText()));
+    QTRY_COMPARE_WITH_TIMEOUT(serviceFinished.count(), 1, 60000);
+    QVERIFY(assistant.get());
+    QCOMPARE(panel.title(), QString("Profile naive.cu"));
+    QVERIFY2(panel.bannerText().contains("has no shapes to profile"), qPrintable(panel.bannerText()));
 }
 
 QTEST_MAIN(TestRunController)
