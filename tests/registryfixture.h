@@ -192,6 +192,19 @@ inline std::optional<protocol::RunReport> asReport(const nlohmann::json& unsigne
     return std::move(r.value());
 }
 
+/// What a forger does to a signed report without the key: `edit` its document, then the report is
+/// read again from the edited bytes (reports are immutable values; the reader checks no signature).
+template <class Edit>
+inline void forge(std::optional<protocol::RunReport>& report, Edit edit)
+{
+    if (!report)
+        return;
+    nlohmann::json j = report->document();
+    edit(j);
+    auto r = protocol::RunReport::fromJson(j, "forged report");
+    report = r ? std::optional<protocol::RunReport>(std::move(r.value())) : std::nullopt;
+}
+
 /// The input Registry::promote expects for the task in `taskDir` with passing evidence.
 inline PromotionInput passingInput(const std::filesystem::path& taskDir, const std::string& candidate,
                                    std::vector<double> speedups = {1.3}, const std::string& gpu = kFixtureGpu)

@@ -94,8 +94,8 @@ void TestCliRegistry::init()
     m_correctness = root / "verify.json";
     m_performance = root / "bench.json";
     // As `kforge verify --report` writes it (a document), and a bare report.
-    writeJson(m_correctness, {{"schema_version", 1}, {"command", "verify"}, {"ok", true}, {"reports", {in.correctness->json}}});
-    writeJson(m_performance, in.performance->json);
+    writeJson(m_correctness, {{"schema_version", 1}, {"command", "verify"}, {"ok", true}, {"reports", {in.correctness->document()}}});
+    writeJson(m_performance, in.performance->document());
 }
 
 QStringList TestCliRegistry::promoteArgs() const

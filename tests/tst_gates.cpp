@@ -257,14 +257,16 @@ void TestGates::eachRefusalNamesItsGate()
     in.correctness = test::asReport(c);
     in.performance = test::asReport(p);
     // After signing: what a forger can do without the key.
-    if (m == "edit-after-signing") in.performance->document()["duration_ms"] = 1.0;
-    else if (m == "unsigned") in.correctness->document().erase("signature");
+    if (m == "edit-after-signing") test::forge(in.performance, [](Json& j) { j["duration_ms"] = 1.0; });
+    else if (m == "unsigned") test::forge(in.correctness, [](Json& j) { j.erase("signature"); });
     else if (m == "unsigned-with-reason") {
-        in.correctness->document().erase("signature");
-        in.correctness->document()["unsigned_reason"] = "no libcrypto";
+        test::forge(in.correctness, [](Json& j) {
+            j.erase("signature");
+            j["unsigned_reason"] = "no libcrypto";
+        });
     }
-    else if (m == "other-key") in.performance->document()["signature"]["key_id"] = "0123456789abcdef";
-    else if (m == "malformed-signature") in.correctness->document()["signature"]["value"] = "forged";
+    else if (m == "other-key") test::forge(in.performance, [](Json& j) { j["signature"]["key_id"] = "0123456789abcdef"; });
+    else if (m == "malformed-signature") test::forge(in.correctness, [](Json& j) { j["signature"]["value"] = "forged"; });
     g.correctness = in.correctness ? &*in.correctness : nullptr;
     g.performance = in.performance ? &*in.performance : nullptr;
     auto key = protocol::loadSigningKey(false);
@@ -486,7 +488,7 @@ void TestGates::sanitizerGateUnderEachPolicy()
 void TestGates::allowUnsignedPassesTheGateAndSaysSo()
 {
     PromotionInput in = test::passingInput(m_taskDir, "optimized.cu", {1.2, 1.4});
-    in.performance->document().erase("signature");
+    test::forge(in.performance, [](Json& j) { j.erase("signature"); });
     auto source = readFileBytes(m_taskDir / "optimized.cu");
     KF_VERIFY_OK(source);
     auto key = protocol::loadSigningKey(false);

@@ -2222,7 +2222,7 @@ void TestProtocol::reportsOfDocument()
     QCOMPARE(reports.size(), std::size_t(2));
     QCOMPARE(int(reports[0].kind()), int(ReportKind::Correctness));
     QCOMPARE(int(reports[1].kind()), int(ReportKind::Performance));
-    QVERIFY(reports[1].json == bench);
+    QVERIFY(reports[1].document() == bench);
     QCOMPARE(errors.size(), std::size_t(1));
     QCOMPARE(qs(errors[0].pointer), QString("/reports/1/kind")); // where in the document
     QVERIFY2(qs(errors[0].why).contains(R"(found "weird")"), qPrintable(qs(errors[0].why)));

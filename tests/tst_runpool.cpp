@@ -208,11 +208,11 @@ void TestRunPool::fansOutAndMergesInOrder()
         const auto& o = result->outcomes[static_cast<std::size_t>(i)];
         QVERIFY(o);
         QVERIFY2(!o->failure, o->failure ? o->failure->message().c_str() : "");
-        QCOMPARE(qs(o->report.header.candidate.file), qs(list[static_cast<std::size_t>(i)].candidateFile));
-        QCOMPARE(qs(o->report.header.verdict), QString(bench ? "ok" : "pass"));
+        QCOMPARE(qs(o->report.header().candidate.file), qs(list[static_cast<std::size_t>(i)].candidateFile));
+        QCOMPARE(qs(o->report.header().verdict), QString(bench ? "ok" : "pass"));
         // The runner was told where it runs, and the report says so.
-        QCOMPARE(qs(o->report.header.placement.endpoint), qs(result->endpointOf[static_cast<std::size_t>(i)]));
-        QCOMPARE(o->report.header.placement.attempt, 1);
+        QCOMPARE(qs(o->report.header().placement.endpoint), qs(result->endpointOf[static_cast<std::size_t>(i)]));
+        QCOMPARE(o->report.header().placement.attempt, 1);
     }
     const auto log = fx.log();
     QCOMPARE(int(log.size()), count);
@@ -241,9 +241,9 @@ void TestRunPool::poolMatchesOneEndpoint()
     std::set<std::string> used;
     for (std::size_t i = 0; i < list.size(); ++i) {
         QVERIFY(a->outcomes[i] && b->outcomes[i]);
-        QVERIFY2(comparable(a->outcomes[i]->report.json) == comparable(b->outcomes[i]->report.json),
-                 (a->outcomes[i]->report.json.dump() + "\n" + b->outcomes[i]->report.json.dump()).c_str());
-        QCOMPARE(a->outcomes[i]->report.header.seeds, b->outcomes[i]->report.header.seeds);
+        QVERIFY2(comparable(a->outcomes[i]->report.document()) == comparable(b->outcomes[i]->report.document()),
+                 (a->outcomes[i]->report.document().dump() + "\n" + b->outcomes[i]->report.document().dump()).c_str());
+        QCOMPARE(a->outcomes[i]->report.header().seeds, b->outcomes[i]->report.header().seeds);
         used.insert(b->endpointOf[i]);
     }
     QCOMPARE(int(used.size()), 3);
@@ -319,7 +319,7 @@ void TestRunPool::lostEndpointRestartsOnce()
         QVERIFY2(!result->outcomes[i]->failure, result->outcomes[i]->failure ? result->outcomes[i]->failure->message().c_str() : "");
         if (result->attemptOf[i] == 2) {
             ++retried;
-            QCOMPARE(result->outcomes[i]->report.header.placement.attempt, 2);
+            QCOMPARE(result->outcomes[i]->report.header().placement.attempt, 2);
         }
     }
     QCOMPARE(retried, 1);
@@ -352,7 +352,7 @@ void TestRunPool::endpointLostTwiceLeavesThePool()
     QCOMPARE(result->endpoints[1].items, 6);
     for (std::size_t i = 0; i < list.size(); ++i) {
         QVERIFY(result->outcomes[i]);
-        QCOMPARE(qs(result->outcomes[i]->report.header.verdict), QString("pass"));
+        QCOMPARE(qs(result->outcomes[i]->report.header().verdict), QString("pass"));
         QCOMPARE(qs(result->endpointOf[i]), QString("steady"));
     }
 }
@@ -374,7 +374,7 @@ void TestRunPool::everyEndpointLost()
             QVERIFY(result->outcomes[i]->failure);
             QVERIFY2(result->outcomes[i]->failure->why.find("lost with endpoints") != std::string::npos,
                      result->outcomes[i]->failure->why.c_str());
-            QCOMPARE(qs(result->outcomes[i]->report.header.verdict), QString("error"));
+            QCOMPARE(qs(result->outcomes[i]->report.header().verdict), QString("error"));
             ++lostTwice;
         } else if (!result->missingWhy[i].empty()) {
             ++lostTwice;
@@ -391,7 +391,7 @@ void TestRunPool::candidateFailureIsNotALoss()
     auto result = pool.run(RunKind::Verify, kf::test::vectorAddTask(), list, nullptr);
     RUN_OR_SKIP(result);
     for (std::size_t i = 0; i < list.size(); ++i)
-        QCOMPARE(qs(result->outcomes[i]->report.header.verdict), QString(i % 2 == 0 ? "fail" : "pass"));
+        QCOMPARE(qs(result->outcomes[i]->report.header().verdict), QString(i % 2 == 0 ? "fail" : "pass"));
     for (const auto& e : result->endpoints) {
         QCOMPARE(e.restarts, 0);
         QVERIFY(!e.lost);

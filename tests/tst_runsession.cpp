@@ -82,7 +82,7 @@ void TestRunSession::passingRunGivesTypedEventsAndReport()
 
     const protocol::RunReport& r = outcome->report;
     QCOMPARE(r.kind(), protocol::ReportKind::Correctness);
-    QVERIFY(r.verify);
+    QVERIFY(r.verify());
     QCOMPARE(qs(r.header().verdict), QString("pass"));
     QCOMPARE(r.verify()->shapes.size(), size_t(1));
     const protocol::ShapeSummary sum = r.verify()->shapes[0].summary();

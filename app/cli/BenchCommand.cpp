@@ -24,7 +24,7 @@ void printBenchReport(std::ostream& out, const protocol::RunReport& run, bool wi
     const protocol::Header& h = run.header();
     out << h.title() << '\n';
     static const protocol::BenchReport none;
-    const protocol::BenchReport& report = run.bench ? *run.bench() : none;
+    const protocol::BenchReport& report = run.bench() ? *run.bench() : none;
     if (!report.shapes.empty()) {
         using A = TextTable::Align;
         std::vector<TextTable::Column> columns({{"shape", A::Left},

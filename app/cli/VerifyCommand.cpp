@@ -80,7 +80,7 @@ void printVerifyReport(std::ostream& out, const protocol::RunReport& run, bool w
     const protocol::Header& h = run.header();
     out << h.title() << '\n';
     static const protocol::VerifyReport none;
-    const protocol::VerifyReport& report = run.verify ? *run.verify() : none;
+    const protocol::VerifyReport& report = run.verify() ? *run.verify() : none;
     if (!report.shapes.empty()) {
         using A = TextTable::Align;
         TextTable table({{"shape", A::Left},

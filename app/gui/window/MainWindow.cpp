@@ -325,7 +325,7 @@ bool MainWindow::openReport(const QString& file)
             if (e.task && QString::fromStdString(e.task->name) == name && e.task->findCandidate(candidate.toStdString()))
                 path = QDir(e.dir).filePath(candidate);
         }
-        const bool findings = r.verify && r.verify()->sanitizer && !r.verify()->sanitizer->findings.empty();
+        const bool findings = r.verify() && r.verify()->sanitizer && !r.verify()->sanitizer->findings.empty();
         if (path.isEmpty()) {
             if (findings)
                 notes << tr("%1/%2 is not in this workspace: its compute-sanitizer findings are listed here only").arg(name, candidate);

@@ -496,7 +496,7 @@ private slots:
         b.statics.theoreticalOccupancyPct = 25;
         b.statics.limiter = "registers";
         kf::profile::ProfileReport r;
-        r.verdict = "ok";
+        r.verdict = kf::protocol::Verdict::Ok;
         r.counters.available = true;
         r.candidate = side({a, b});
         ProfilePanel panel;
@@ -599,7 +599,7 @@ private slots:
         panel.setBusy(QStringLiteral("Profiling…"));
         if (errorReport) {
             kf::profile::ProfileReport r;
-            r.verdict = "error";
+            r.verdict = kf::protocol::Verdict::Error;
             r.header["error"] = {{"what", "profiling copy_fp32"}, {"why", "the runner crashed (signal 11)"},
                                  {"hint", "run kforge profile --verbose"}};
             panel.setReport(r);

@@ -272,7 +272,7 @@ void TestRegistryBrowser::chartHasOneBarPerShape()
 {
     QFETCH(QList<double>, speedups);
     QFETCH(QStringList, suffixes);
-    json perf = kf::test::readDetails(m_sample.directory, m_sample.softmaxV2).performance->json;
+    json perf = kf::test::readDetails(m_sample.directory, m_sample.softmaxV2).performance->document();
     QCOMPARE(int(perf.at("shapes").size()), int(speedups.size()));
     for (int i = 0; i < speedups.size(); ++i) {
         const double v = speedups[i];
@@ -280,7 +280,7 @@ void TestRegistryBrowser::chartHasOneBarPerShape()
     }
     kf::ui::SpeedupChart chart;
     const kf::protocol::RunReport edited = kf::test::report(perf);
-    chart.setReport(&*edited.bench, 1.10);
+    chart.setReport(&*edited.bench(), 1.10);
     QCOMPARE(chart.barCount(), int(speedups.size()));
     const QStringList categories = chart.categories();
     QCOMPARE(categories.size(), int(speedups.size()));

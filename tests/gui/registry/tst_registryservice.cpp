@@ -160,9 +160,9 @@ void TestRegistryService::detailsLoad()
     QVERIFY(d.promotion);
     QCOMPARE(QString::fromStdString(d.promotion->id), m_sample.softmaxV2);
     QVERIFY(d.promotion->evidenceScope.find("op-level microbenchmark") == 0);
-    QVERIFY(d.correctness && d.correctness->verify);
-    QVERIFY(d.performance && d.performance->bench);
-    QCOMPARE(int(d.performance->bench->shapes.size()), 2);
+    QVERIFY(d.correctness && d.correctness->verify());
+    QVERIFY(d.performance && d.performance->bench());
+    QCOMPARE(int(d.performance->bench()->shapes.size()), 2);
     QVERIFY(d.source.contains(QStringLiteral("expf again")));
     QVERIFY(d.source.contains(QStringLiteral("__global__")));
 

@@ -167,9 +167,9 @@ void TestRunService::runEmitsTypedSignalsInOrder()
     QCOMPARE(qvariant_cast<kf::protocol::Event::Level>(log.first().at(1)), kf::protocol::Event::Level::Warning);
     QCOMPARE(report.count(), 1);
     const auto r = qvariant_cast<kf::protocol::RunReport>(report.first().at(1));
-    QVERIFY(r.verify);
-    QCOMPARE(qs(r.header.verdict), QString("pass"));
-    QCOMPARE(r.verify->shapes.at(0).summary().elements, std::int64_t(4099));
+    QVERIFY(r.verify());
+    QCOMPARE(qs(r.header().verdict), QString("pass"));
+    QCOMPARE(r.verify()->shapes.at(0).summary().elements, std::int64_t(4099));
     QTRY_COMPARE(service.state(), RunService::RunnerState::Ready);
 }
 
@@ -188,7 +188,7 @@ void TestRunService::crashGivesAnErrorReportAndRestarts()
     QCOMPARE(report.count(), 1);
     const auto r = qvariant_cast<kf::protocol::RunReport>(report.first().at(1));
     QVERIFY(r.isError());
-    QVERIFY(qs(r.header.errorSentence()).contains("SIGSEGV"));
+    QVERIFY(qs(r.header().errorSentence()).contains("SIGSEGV"));
     // The supervisor put the runner down; the service starts a fresh one at once.
     QTRY_COMPARE(service.restarts(), 1);
     QTRY_COMPARE(service.state(), RunService::RunnerState::Ready);
@@ -231,12 +231,12 @@ void TestRunService::benchAlsoTimesTorchCompile()
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
     QCOMPARE(report.count(), 1);
     const auto r = report.first().at(1).value<kf::protocol::RunReport>();
-    QVERIFY(r.bench);
-    QCOMPARE(r.bench->compileBaseline.has_value(), asked);
+    QVERIFY(r.bench());
+    QCOMPARE(r.bench()->compileBaseline.has_value(), asked);
     if (asked) {
-        QVERIFY2(r.bench->compileBaseline->measured, r.bench->compileBaseline->reason.c_str());
-        QVERIFY(r.bench->compileSpeedup());
-        QVERIFY(r.json.contains("compile_baseline"));
+        QVERIFY2(r.bench()->compileBaseline->measured, r.bench()->compileBaseline->reason.c_str());
+        QVERIFY(r.bench()->compileSpeedup());
+        QVERIFY(r.document().contains("compile_baseline"));
     }
     qunsetenv("KF_BASELINE_PYTHON");
 }

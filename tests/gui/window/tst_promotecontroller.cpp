@@ -77,7 +77,7 @@ void TestPromoteController::stateFollowsTheEvidence()
         c.addReport(taskDir, *kf::test::asReport(kf::test::correctnessFor(in.task, "naive.cu")));
         c.addReport(taskDir, *kf::test::asReport(kf::test::performanceFor(in.task, "naive.cu")));
     } else if (situation == "no-sanitizer" || situation == "sanitizer-not-asked") {
-        Json corr = in.correctness->json;
+        Json corr = in.correctness->document();
         corr.erase("signature");
         const bool tool = situation == "sanitizer-not-asked";
         corr["sanitizer"] = {{"ran", false}, {"requested", false}, {"reason", tool ? "not requested" : "no compute-sanitizer on gpu-7"},

@@ -83,7 +83,7 @@ void TestRunController::verifyFillsThePanelAndSendsThePolicy()
 
     // The typed report reached the table and the promote controller's signal.
     QCOMPARE(reports.count(), 1);
-    QCOMPARE(qs(qvariant_cast<kf::protocol::RunReport>(reports.first().at(1)).header.verdict), QString("pass"));
+    QCOMPARE(qs(qvariant_cast<kf::protocol::RunReport>(reports.first().at(1)).header().verdict), QString("pass"));
     QCOMPARE(panel.model()->rowCount(), 1);
     QVERIFY2(panel.bannerText().startsWith("PASS · 1/1 shapes"), qPrintable(panel.bannerText()));
     QCOMPARE(panel.progressPermille(), 1000);
