@@ -1,6 +1,7 @@
 #pragma once
 // Small helpers shared by the Qt tests.
 #include "engine/core/Result.h"
+#include "testpaths.h"
 
 #include <QString>
 #include <QTest>

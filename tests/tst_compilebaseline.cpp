@@ -202,7 +202,7 @@ private Q_SLOTS:
         json report = runnerReport();
         cast::CompileBaselineOptions opts;
         opts.python = python.toStdString();
-        opts.pythonPath = {KF_SOURCE_DIR "/device/baseline/python"};
+        opts.pythonPath = {std::string(KF_SOURCE_DIR) + "/device/baseline/python"};
         const Candidate* c = m_task.findCandidate("optimized.cu");
         QVERIFY(c);
         cast::addCompileBaseline(report, m_task, m_task.directory / "task.json", *c, "sm_90", opts);

@@ -22,8 +22,8 @@ using Json = nlohmann::json;
 
 namespace {
 
-const fs::path kExamples = KF_SOURCE_DIR "/resources/examples";
-const fs::path kTapes = KF_TEST_DATA_DIR "/generate";
+const fs::path kExamples = std::string(KF_SOURCE_DIR) + "/resources/examples";
+const fs::path kTapes = std::string(KF_TEST_DATA_DIR) + "/generate";
 
 Result<gen::Generated> generateFor(const Task& task, gen::GenerateOptions options = {})
 {

@@ -173,7 +173,7 @@ void TestRunService::benchAlsoTimesTorchCompile_data()
 void TestRunService::benchAlsoTimesTorchCompile()
 {
     QFETCH(bool, asked);
-    qputenv("KF_BASELINE_PYTHON", KF_TEST_DATA_DIR "/harness/scripted_harness.py");
+    qputenv("KF_BASELINE_PYTHON", QByteArray(KF_TEST_DATA_DIR) + "/harness/scripted_harness.py");
     qputenv("KF_SCRIPTED_HARNESS", "measured");
     FakeRunner fake(FakeRunner::Behaviour::BenchOk);
     QTemporaryDir cache;
