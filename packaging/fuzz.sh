@@ -31,9 +31,10 @@ if [ ! -f "$bdir/build.ninja" ]; then
     kf_die "$me" "configure failed (build/fuzz/configure.log)"
   fi
 fi
-# Only the fuzz targets and what they link: not kforge, the runner or the device code.
+# Configure again first if CMake must (a new fuzz_*.cpp joins fuzz-targets.txt), then build only
+# the fuzz targets and what they link: not kforge, the runner or the device code.
 ninja -C "$bdir" build.ninja >"$bdir/regenerate.log" 2>&1 ||
-  kf_die "$me" "configure failed (build/fuzz/regenerate.log)"   # a new fuzz_*.cpp joins the list
+  kf_die "$me" "configure failed (build/fuzz/regenerate.log)"
 mapfile -t targets < <(grep -v '^$' "$bdir/fuzz-targets.txt")
 if ! ninja -C "$bdir" -j "${KF_JOBS:-$(nproc)}" "${targets[@]}" >"$bdir/build.log" 2>&1; then
   grep -E 'error|FAILED' "$bdir/build.log" | head -n 40 >&2
