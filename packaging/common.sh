@@ -45,14 +45,11 @@ kf_stage_end() {
 # The compiler cache lives outside the clone, so a fresh clone on a machine that has built the
 # project before compiles from the cache: paths are hashed relative to the clone (base_dir) and
 # the build folder's own path is left out of the hash (hash_dir), so clones in different folders
-# share entries. Each variable is the user's to override.
+# share entries; a path of the clone inside a -D string is not rewritten, so none may be on a
+# compile line that many files share (docs/test-loop.md). Each variable is the user's to override.
 export CCACHE_DIR="${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kernelforge/ccache}"
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$KF_ROOT}"
 export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
-# The precompiled headers of the tests (tests/CMakeLists.txt) are cacheable only with these: the
-# .gch's own mtime and the __DATE__/__TIME__ macros it could hold would otherwise make every user
-# of a PCH a miss in a fresh clone.
-export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
 # pip's download cache is outside the clone too (pip's default, ~/.cache/pip), so a second clone's
 # setup installs the pinned wheels without downloading them again.
 export PIP_CACHE_DIR="${PIP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pip}"
