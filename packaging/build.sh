@@ -9,7 +9,8 @@
 # folder is new or those arguments changed (Ninja re-runs CMake itself when a CMakeLists.txt
 # changes), so an up-to-date tree is a quick no-op.
 # Environment: KF_THIRD_PARTY_DIR, KF_JOBS (parallel jobs, default nproc), CCACHE_DIR
-# (default ~/.cache/kernelforge/ccache, shared by every clone; packaging/common.sh).
+# (default ~/.cache/kernelforge/ccache, shared by every clone; packaging/common.sh), KF_STAGE_LOG
+# (where the setup, configure and build stages' times go; packaging/test.sh prints them).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -18,8 +19,10 @@ preset=${1:-dev}
 jobs=${KF_JOBS:-$(nproc)}
 bdir="$KF_ROOT/build/$preset"
 
+kf_stage_begin setup
 bash "$KF_PACKAGING/setup.sh"
 kf_load_env
+kf_stage_end setup
 
 # KF_THIRD_PARTY_DIR is always passed, empty when unset, so that unsetting it takes effect.
 configure_args=(--preset "$preset" "-DCMAKE_PREFIX_PATH=$KF_TORCH_CMAKE_PREFIX"
@@ -30,6 +33,7 @@ configure_args=(--preset "$preset" "-DCMAKE_PREFIX_PATH=$KF_TORCH_CMAKE_PREFIX"
 stamp="$bdir/.kf-configure-args"
 want=$(printf '%s\n' "${configure_args[@]}")
 cd "$KF_ROOT"
+kf_stage_begin configure
 if [ -f "$bdir/build.ninja" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   kf_log "$me" "configure: build/$preset is configured"
 else
@@ -38,7 +42,10 @@ else
   cmake "${configure_args[@]}"
   printf '%s\n' "$want" >"$stamp"
 fi
+kf_stage_end configure
 
 kf_log "$me" "ninja -C build/$preset -j $jobs"
+kf_stage_begin build
 ninja -C "$bdir" -j "$jobs"
+kf_stage_end build
 kf_log "$me" ok

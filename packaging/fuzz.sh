@@ -4,23 +4,25 @@
 #
 # For every target in tests/fuzz: first every kept crasher in tests/fuzz/regressions/<target>/
 # is replayed (each must now pass), then libFuzzer runs from a working copy of the seed corpus
-# tests/fuzz/corpus/<target>/ for the time given (default $KF_FUZZ_SECONDS, else 20 s; inputs up
-# to 64 KiB). A crash, leak, timeout (10 s per input) or sanitizer report fails the run; the
-# crashing input is left in build/fuzz/crashes/<target>/ with the command that replays it.
+# tests/fuzz/corpus/<target>/ for the time given (default $KF_FUZZ_SECONDS, else 8 s, the test
+# loop's share; `KF_FUZZ_SECONDS=300 packaging/fuzz.sh` fuzzes longer; inputs up to 64 KiB). A
+# crash, leak, timeout (10 s per input) or sanitizer report fails the run; the crashing input is
+# left in build/fuzz/crashes/<target>/ with the command that replays it.
 # Targets run side by side, as many at once as build jobs (KF_JOBS, default: the cores).
 # Prints executions per target at the end (docs/reliability.md records them).
-# Environment: KF_FUZZ_SECONDS, KF_JOBS, CCACHE_DIR.
+# Environment: KF_FUZZ_SECONDS, KF_JOBS, CCACHE_DIR, KF_STAGE_LOG (packaging/common.sh).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 me=fuzz
-seconds=${1:-${KF_FUZZ_SECONDS:-20}}
+seconds=${1:-${KF_FUZZ_SECONDS:-8}}
 bdir="$KF_ROOT/build/fuzz"
 if ! command -v clang++-14 >/dev/null 2>&1; then
   kf_die "$me" "clang++-14 not found: run packaging/setup.sh (it installs clang-14 and libclang-rt-14-dev)"
 fi
 kf_load_env
 kf_log "$me" "configuring and building the fuzz targets (ASan + UBSan) in build/fuzz"
+kf_stage_begin "fuzz build"
 mkdir -p "$bdir"
 cd "$KF_ROOT"
 if [ ! -f "$bdir/build.ninja" ]; then
@@ -29,10 +31,16 @@ if [ ! -f "$bdir/build.ninja" ]; then
     kf_die "$me" "configure failed (build/fuzz/configure.log)"
   fi
 fi
-if ! ninja -C "$bdir" -j "${KF_JOBS:-$(nproc)}" >"$bdir/build.log" 2>&1; then
+# Configure again first if CMake must (a new fuzz_*.cpp joins fuzz-targets.txt), then build only
+# the fuzz targets and what they link: not kforge, the runner or the device code.
+ninja -C "$bdir" build.ninja >"$bdir/regenerate.log" 2>&1 ||
+  kf_die "$me" "configure failed (build/fuzz/regenerate.log)"
+mapfile -t targets < <(grep -v '^$' "$bdir/fuzz-targets.txt")
+if ! ninja -C "$bdir" -j "${KF_JOBS:-$(nproc)}" "${targets[@]}" >"$bdir/build.log" 2>&1; then
   grep -E 'error|FAILED' "$bdir/build.log" | head -n 40 >&2
   kf_die "$me" "build failed (build/fuzz/build.log)"
 fi
+kf_stage_end "fuzz build"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -74,7 +82,8 @@ fuzz_one() {
 
 # libFuzzer uses one core per target: run as many targets at once as there are build jobs.
 jobs=${KF_JOBS:-$(nproc)}
-mapfile -t targets < <(grep -v '^$' "$bdir/fuzz-targets.txt")
+kf_log "$me" "${#targets[@]} targets, $seconds s each, $jobs at a time: about $(( (${#targets[@]} + jobs - 1) / jobs * seconds )) s (KF_FUZZ_SECONDS=N for longer)"
+kf_stage_begin "fuzz run"
 rm -f "$bdir"/*.summary
 running=0
 for target in "${targets[@]}"; do
@@ -94,6 +103,7 @@ for target in "${targets[@]}"; do
   summary+=("$line")
   case "$line" in *" ok "*) ;; *) status=1 ;; esac
 done
+kf_stage_end "fuzz run" $status
 kf_log "$me" "results:"
 printf '  %s\n' "${summary[@]}"
 kf_log "$me" "exit $status"

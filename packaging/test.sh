@@ -7,14 +7,39 @@
 # (e.g. -R tst_expr). Finding no test at all is a failure, not
 # a pass. Prints ccache's statistics at the end and exits with the build's or ctest's status.
 # This is what CI runs (.ci/run): 2 cores, no GPU, no stdin.
-# Then packaging/fuzz.sh runs every fuzz target for KF_FUZZ_SECONDS (20) under ASan + UBSan
-# (skipped with KF_SKIP_FUZZ=1 or when ctest arguments are given).
+# Then packaging/fuzz.sh runs every fuzz target for KF_FUZZ_SECONDS (8) under ASan + UBSan, two at
+# a time on two cores (skipped with KF_SKIP_FUZZ=1 or when ctest arguments are given).
+# Ends with a table of each stage's wall time (setup, configure, build, ctest, fuzz build, fuzz
+# run), also when a stage failed.
 # Environment: CCACHE_DIR (default ~/.cache/kernelforge/ccache), KF_JOBS (build jobs), KF_FUZZ_SECONDS, KF_SKIP_FUZZ.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 me="test"
 bdir="$KF_ROOT/build/dev"
+
+# Each stage's begin and end marks (packaging/common.sh, kf_stage_begin), printed as a table when
+# the script ends, however it ends.
+KF_STAGE_LOG=$(mktemp "${TMPDIR:-/tmp}/kf-stages.XXXXXX")
+export KF_STAGE_LOG
+print_stages() {
+  local now=${EPOCHREALTIME/,/.}
+  kf_log "$me" "wall time per stage:"
+  awk -v now="$now" '
+    $1 == "begin" { name = $2; for (i = 3; i < NF; i++) name = name " " $i
+                    order[++n] = name; t0[name] = $NF }
+    $1 == "end"   { name = $2; for (i = 3; i < NF - 1; i++) name = name " " $i
+                    t1[name] = $(NF - 1); rc[name] = $NF }
+    END { total = 0
+          for (i = 1; i <= n; i++) { s = order[i]
+            if (s in t1) { d = t1[s] - t0[s]; st = (rc[s] == 0) ? "ok" : "failed (exit " rc[s] ")" }
+            else { d = now - t0[s]; st = "stopped" }
+            total += d
+            printf "  %-10s %8.1f s  %s\n", s, d, st }
+          printf "  %-10s %8.1f s\n", "total", total }' "$KF_STAGE_LOG"
+  rm -f "$KF_STAGE_LOG"
+}
+trap print_stages EXIT
 
 status=0
 bash "$KF_PACKAGING/build.sh" dev || status=$?
@@ -26,7 +51,11 @@ if [ $status -eq 0 ]; then
   else
     kf_log "$me" "no GPU: the gpu-labelled tests skip themselves (each prints why: no CUDA driver or device)"
   fi
-  ctest --test-dir "$bdir" --output-on-failure --no-tests=error -j2 "$@" || status=$?
+  kf_stage_begin ctest
+  ctest_status=0
+  ctest --test-dir "$bdir" --output-on-failure --no-tests=error -j2 "$@" || ctest_status=$?
+  kf_stage_end ctest $ctest_status
+  [ $ctest_status -eq 0 ] || status=$ctest_status
   # The readers of outside input under libFuzzer with ASan + UBSan (tests/fuzz, docs/reliability.md).
   # Only for a whole-suite run: `packaging/test.sh -R tst_expr` runs just that test.
   if [ $# -eq 0 ] && [ "${KF_SKIP_FUZZ:-0}" != 1 ]; then

@@ -7,6 +7,7 @@
 // product's runner, and no test presents it as one.
 #include "engine/protocol/Protocol.h"
 #include "engine/task/Task.h"
+#include "testpaths.h"
 
 #include <QDir>
 #include <QFile>
@@ -159,7 +160,7 @@ private:
 /// The bundled vector_add example: the task the fake runner's answers are written for.
 inline Task vectorAddTask()
 {
-    auto t = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
+    auto t = loadTask(std::string(KF_SOURCE_DIR) + "/resources/examples/vector_add");
     if (!t)
         qFatal("%s", t.error().message().c_str());
     return t.value();

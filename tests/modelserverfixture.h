@@ -3,6 +3,7 @@
 // with QProcess for one test, its base URLs and the requests it logged. Needs python3 on PATH;
 // tests QSKIP without it (KF_START_MODEL_SERVER).
 #include "engine/synth/ModelClient.h"
+#include "testpaths.h"
 
 #include <QByteArray>
 #include <QDeadlineTimer>
@@ -45,8 +46,8 @@ public:
         f.close();
         m_log = m_dir.filePath("requests.jsonl");
         m_process.setProcessChannelMode(QProcess::SeparateChannels);
-        m_process.start("python3", {KF_SOURCE_DIR "/tests/fixtures/model_server.py", "--script", scriptPath, "--log",
-                                    m_log});
+        m_process.start("python3", {QString(KF_SOURCE_DIR) + "/tests/fixtures/model_server.py", "--script",
+                                    scriptPath, "--log", m_log});
         if (!m_process.waitForStarted(10000))
             return "python3 did not start";
         QByteArray out;

@@ -12,6 +12,7 @@
 #include "engine/runner/RunSettings.h"
 #include "engine/task/HeldOut.h"
 #include "engine/task/Task.h"
+#include "testpaths.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,6 +2,7 @@
 // Small helpers shared by the Qt tests.
 #include "engine/core/Result.h"
 #include "engine/protocol/Verdict.h"
+#include "testpaths.h"
 
 #include <QString>
 #include <QTest>

@@ -313,7 +313,8 @@ void TestCandidateAdd::scanRules()
 void TestCandidateAdd::scanIsSilentOnOurKernels()
 {
     int scanned = 0;
-    for (const char* root : {KF_SOURCE_DIR "/resources/examples", KF_TEST_DATA_DIR "/generate"}) {
+    for (const QString& root :
+         {QString(KF_SOURCE_DIR) + "/resources/examples", QString(KF_TEST_DATA_DIR) + "/generate"}) {
         QDirIterator it(root, {"*.cu"}, QDir::Files, QDirIterator::Subdirectories);
         while (it.hasNext()) {
             const QString file = it.next();

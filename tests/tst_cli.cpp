@@ -52,7 +52,7 @@ Run kforgeBounded(const QStringList& args, int seconds)
             QString::fromUtf8(p.readAllStandardError())};
 }
 
-const QString kExamples = KF_SOURCE_DIR "/resources/examples";
+const QString kExamples = QString(KF_SOURCE_DIR) + "/resources/examples";
 } // namespace
 
 class TestCli : public QObject {
@@ -201,7 +201,8 @@ void TestCli::usageErrors_data()
     QTest::newRow("--sanitize with an unknown tool") << QStringList{"verify", kExamples + "/vector_add", "--sanitize=leakcheck"}
                                                       << "\"leakcheck\" is not one of memcheck, racecheck, initcheck, synccheck";
     QTest::newRow("an endpoint runners.json lacks")
-        << QStringList{"verify", kExamples + "/vector_add", "--runners", KF_SOURCE_DIR "/tests/fixtures/endpoints/runners.json",
+        << QStringList{"verify", kExamples + "/vector_add", "--runners",
+                       QString(KF_SOURCE_DIR) + "/tests/fixtures/endpoints/runners.json",
                        "--runner-endpoint", "nowhere"}
         << "there is no endpoint \"nowhere\"";
     QTest::newRow("a runners file that does not exist")
@@ -320,8 +321,9 @@ void TestCli::specialFilesAndLinksAreRefused()
     s.write((secret + "\nmore\n").toUtf8());
     s.close();
     QCOMPARE(::mkfifo(QFile::encodeName(tmp.filePath("pipe.cu")).constData(), 0600), 0);
-    const QString example = setup == "script" ? KF_SOURCE_DIR "/tests/data/generate/gen_script_scale_softmax_fp32"
-                                              : kExamples + "/vector_add";
+    const QString example = setup == "script"
+                                ? QString(KF_SOURCE_DIR) + "/tests/data/generate/gen_script_scale_softmax_fp32"
+                                : kExamples + "/vector_add";
     const QString task = tmp.filePath("task");
     QVERIFY(QDir().mkpath(task + "/src"));
     for (const QString& f : QDir(example).entryList(QDir::Files))
@@ -398,7 +400,7 @@ void TestCli::generate()
     Run r = kforge(QStringList{"generate", task} + extra);
     QVERIFY2(r.exitCode == exitCode, qPrintable(r.err));
     if (stdoutHas == QStringLiteral("@golden")) {
-        QFile golden(KF_TEST_DATA_DIR "/generate/examples/" + example + ".cu");
+        QFile golden(QString(KF_TEST_DATA_DIR) + "/generate/examples/" + example + ".cu");
         QVERIFY(golden.open(QIODevice::ReadOnly));
         QCOMPARE(r.out, QString::fromUtf8(golden.readAll()));
     } else {

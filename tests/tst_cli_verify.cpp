@@ -47,8 +47,8 @@ Run kforge(const QStringList& args)
             QString::fromUtf8(p.readAllStandardError())};
 }
 
-const QString kVectorAdd = KF_SOURCE_DIR "/resources/examples/vector_add";
-const QString kBrokenAdd = KF_SOURCE_DIR "/tests/gpu/tasks/broken_add";
+const QString kVectorAdd = QString(KF_SOURCE_DIR) + "/resources/examples/vector_add";
+const QString kBrokenAdd = QString(KF_SOURCE_DIR) + "/tests/gpu/tasks/broken_add";
 
 } // namespace
 
@@ -112,7 +112,7 @@ void TestCliVerify::initTestCase()
     m_pool = m_dir.filePath("pool.json");
     QFile pool(m_pool);
     QVERIFY(pool.open(QIODevice::WriteOnly));
-    const QString fixture = KF_SOURCE_DIR "/tests/fixtures/endpoints/fake-pool-runner";
+    const QString fixture = QString(KF_SOURCE_DIR) + "/tests/fixtures/endpoints/fake-pool-runner";
     pool.write(QString("{\"schema_version\": 1, \"endpoints\": ["
                        "{\"name\": \"a\", \"kind\": \"local\", \"runner\": \"%1\", \"env\": {\"FAKE_GPU_UUID\": \"GPU-a\"}},"
                        "{\"name\": \"b\", \"kind\": \"command\", \"runner\": \"%1\", \"shared_fs\": true,"
@@ -452,7 +452,7 @@ void TestCliVerify::stagedEndpointReceivesTheTaskFiles()
     fs::copy(kVectorAdd.toStdString(), task, fs::copy_options::recursive);
     const QString runnerDir = dir.filePath("runner-side");
     QVERIFY(QDir().mkpath(runnerDir));
-    const QString runners = writeStagedRunners(dir, KF_SOURCE_DIR "/tests/fixtures/endpoints/staging-runner",
+    const QString runners = writeStagedRunners(dir, QString(KF_SOURCE_DIR) + "/tests/fixtures/endpoints/staging-runner",
                                                QJsonObject{{"STAGING_RUNNER_DIR", runnerDir}});
     const QString log = runnerDir + "/log.jsonl";
 

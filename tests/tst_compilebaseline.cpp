@@ -206,7 +206,7 @@ private Q_SLOTS:
         KF_VERIFY_OK(report);
         cast::CompileBaselineOptions opts;
         opts.python = python.toStdString();
-        opts.pythonPath = {KF_SOURCE_DIR "/device/baseline/python"};
+        opts.pythonPath = {std::string(KF_SOURCE_DIR) + "/device/baseline/python"};
         const Candidate* c = m_task.findCandidate("optimized.cu");
         QVERIFY(c);
         const protocol::RunReport merged = compared(*report, *c, opts);

@@ -220,7 +220,7 @@ void TestCompiler::examplesCompileCleanly_data()
 {
     QTest::addColumn<QString>("dir");
     QTest::addColumn<QString>("arch");
-    for (const auto& e : std::filesystem::directory_iterator(KF_SOURCE_DIR "/resources/examples"))
+    for (const auto& e : std::filesystem::directory_iterator(std::string(KF_SOURCE_DIR) + "/resources/examples"))
         if (std::filesystem::exists(e.path() / "task.json"))
             for (const char* arch : {"sm_90", "sm_80"})
                 QTest::newRow((e.path().filename().string() + " " + arch).c_str()) << qs(e.path().string()) << arch;

@@ -18,7 +18,7 @@ Q_DECLARE_METATYPE(kf::Endpoint)
 
 namespace {
 
-const QString kFixtures = KF_SOURCE_DIR "/tests/fixtures/endpoints";
+const QString kFixtures = QString(KF_SOURCE_DIR) + "/tests/fixtures/endpoints";
 
 QStringList toList(const std::vector<std::string>& v)
 {

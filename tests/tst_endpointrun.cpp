@@ -25,7 +25,7 @@ using nlohmann::json;
 namespace {
 
 const char* kRunner = KF_RUNNER_BIN;
-const QString kFixtures = QStringLiteral(KF_SOURCE_DIR "/tests/fixtures/endpoints");
+const QString kFixtures = QString(KF_SOURCE_DIR) + "/tests/fixtures/endpoints";
 
 // CPU mode even on a machine with a GPU, and the test hooks on: these rows are about the path
 // to the runner, not the device.

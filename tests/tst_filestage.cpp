@@ -37,7 +37,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kRunner = KF_RUNNER_BIN;
-const fs::path kScriptTask = KF_SOURCE_DIR "/tests/data/generate/gen_script_scale_softmax_fp32";
+const fs::path kScriptTask = std::string(KF_SOURCE_DIR) + "/tests/data/generate/gen_script_scale_softmax_fp32";
 
 QString sha256Of(const fs::path& file)
 {
@@ -258,7 +258,7 @@ void TestFileStage::stagesThroughSsh()
     e.host = "gpu-box";
     e.command.clear();
     RunnerSupervisor::Options o = RunnerSupervisor::forEndpoint(e, kRunner);
-    o.command.front() = KF_SOURCE_DIR "/tests/fixtures/endpoints/fake-ssh";
+    o.command.front() = std::string(KF_SOURCE_DIR) + "/tests/fixtures/endpoints/fake-ssh";
     RunnerSupervisor sup(o);
     KF_VERIFY_OK(sup.hello());
     auto files = taskFilesFor(*loadTask(m_task));

@@ -22,8 +22,8 @@ using Json = nlohmann::json;
 
 namespace {
 
-const fs::path kExamples = KF_SOURCE_DIR "/resources/examples";
-const fs::path kTapes = KF_TEST_DATA_DIR "/generate";
+const fs::path kExamples = std::string(KF_SOURCE_DIR) + "/resources/examples";
+const fs::path kTapes = std::string(KF_TEST_DATA_DIR) + "/generate";
 
 Result<gen::Generated> generateFor(const Task& task, gen::GenerateOptions options = {})
 {
@@ -267,6 +267,9 @@ void TestGenerate::goldenCompile()
     KF_VERIFY_OK(r);
     QVERIFY2(r->success, r->log.c_str());
     QCOMPARE(r->warningCount(), 0);
+    // The check needs no disassembly: none is run.
+    QVERIFY(r->sass.empty());
+    QCOMPARE(qs(r->sassUnavailableReason), QString("SASS not requested"));
     auto lowered = r->loweredNames.find(g->kernel);
     QVERIFY(lowered != r->loweredNames.end());
     const KernelResources* k = nullptr;

@@ -54,7 +54,7 @@ void TestHeldOut::validForEveryExample_data()
 void TestHeldOut::validForEveryExample()
 {
     QFETCH(QString, example);
-    auto t = loadTask(QStringLiteral(KF_SOURCE_DIR "/resources/examples/").toStdString() + example.toStdString());
+    auto t = loadTask((QString(KF_SOURCE_DIR) + "/resources/examples/").toStdString() + example.toStdString());
     KF_VERIFY_OK(t);
     const Task& task = t.value();
     std::int64_t budget = 0;
@@ -85,7 +85,7 @@ void TestHeldOut::validForEveryExample()
 
 void TestHeldOut::sameSeedSameShapesOtherSeedOtherShapes()
 {
-    auto t = loadTask(KF_SOURCE_DIR "/resources/examples/softmax_fp32");
+    auto t = loadTask(std::string(KF_SOURCE_DIR) + "/resources/examples/softmax_fp32");
     KF_VERIFY_OK(t);
     const auto a = deriveHeldOutShapes(t.value(), 7, 2);
     const auto b = deriveHeldOutShapes(t.value(), 7, 2);
@@ -137,7 +137,7 @@ void TestHeldOut::noRoomMeansNoShapes()
 
 void TestHeldOut::requestCarriesThemAsHeldOut()
 {
-    auto t = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
+    auto t = loadTask(std::string(KF_SOURCE_DIR) + "/resources/examples/vector_add");
     KF_VERIFY_OK(t);
     const auto shapes = deriveHeldOutShapes(t.value(), 3, 2);
     const Json j = heldOutJson(shapes);

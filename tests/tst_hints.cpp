@@ -28,7 +28,7 @@ const QStringList kAllRules = {"no-counters", "launch-bound", "spills", "more-by
 
 Json readJson(const QString& file)
 {
-    auto j = json::readFile((QStringLiteral(KF_TEST_DATA_DIR "/profile/") + file).toStdString());
+    auto j = json::readFile((QString(KF_TEST_DATA_DIR) + "/profile/" + file).toStdString());
     if (!j)
         qFatal("%s", j.error().message().c_str());
     return j.value();

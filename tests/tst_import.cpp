@@ -22,18 +22,19 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kFixtures = KF_TEST_DATA_DIR "/import";
+const std::string kFixtures = std::string(KF_TEST_DATA_DIR) + "/import";
 
 // A proposal folder that reads: a TorchScript task (bias + gelu) with its reference, one original
 // and one sample.
 json writeProposalFolder(const fs::path& dir)
 {
     fs::create_directories(dir / "originals");
-    fs::copy_file(KF_TEST_DATA_DIR "/generate/gen_script_bias_gelu_fp16/bias_gelu.pt", dir / "reference.pt");
+    fs::copy_file(fs::path(KF_TEST_DATA_DIR) / "generate/gen_script_bias_gelu_fp16/bias_gelu.pt", dir / "reference.pt");
     for (const char* f : {"originals/problem.py", "samples/t0/inputs/x.npy", "samples/t0/expected/y.npy"})
         if (!writeFileAtomic(dir / f, "test data\n"))
             qFatal("cannot write %s", f);
-    auto task = json::parse(*readFileBytes(KF_TEST_DATA_DIR "/generate/gen_script_bias_gelu_fp16/task.json"));
+    auto task =
+        json::parse(*readFileBytes(std::string(KF_TEST_DATA_DIR) + "/generate/gen_script_bias_gelu_fp16/task.json"));
     task.erase("candidates");
     task["reference"]["torchscript"] = "reference.pt";
     json shape = task["shapes"]["tests"][0];

@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kFixtures = KF_TEST_DATA_DIR "/import";
+const std::string kFixtures = std::string(KF_TEST_DATA_DIR) + "/import";
 
 bool haveTorchPython() { return std::string(KF_TORCH_PYTHON).size() > 0; }
 
@@ -291,7 +291,7 @@ void TestImportConfined::timeoutCanBeSet()
     QProcess kforge;
     kforge.start(KF_KFORGE_BIN, {"import", "kernelbench", qs(kFixtures + "/hostile/sleeps.py"), "--timeout", "3", "--python",
                                  KF_TORCH_PYTHON, "-o", tmp.path() + "/out"});
-    QVERIFY2(kforge.waitForStarted(), KF_KFORGE_BIN " does not start");
+    QVERIFY2(kforge.waitForStarted(), qPrintable(QString(KF_KFORGE_BIN) + " does not start"));
     QVERIFY2(kforge.waitForFinished(60000), "kforge import --timeout 3 ran on for a minute");
     const QString err = QString::fromUtf8(kforge.readAllStandardError());
     QVERIFY2(kforge.exitCode() != 0, qPrintable(err));

@@ -113,7 +113,7 @@ void TestImportRoundTrip::referenceMatchesEager()
     QFETCH(QString, fixture);
     QFETCH(QString, dtype);
     const QString out = m_tmp.filePath(fixture + dtype);
-    QStringList args = {"import", format, QStringLiteral(KF_TEST_DATA_DIR "/import/") + format + "/" + fixture
+    QStringList args = {"import", format, QString(KF_TEST_DATA_DIR) + "/import/" + format + "/" + fixture
                                                 + (format == "kernelbench" ? ".py" : ""),
                         "-o", out, "--python", KF_TORCH_PYTHON};
     if (!dtype.isEmpty())

@@ -23,7 +23,7 @@ namespace {
 
 std::string readData(const QString& name)
 {
-    QFile f(QStringLiteral(KF_TEST_DATA_DIR "/lineinfo/") + name);
+    QFile f(QString(KF_TEST_DATA_DIR) + "/lineinfo/" + name);
     if (!f.open(QIODevice::ReadOnly))
         qFatal("missing test data %s", qPrintable(name));
     return f.readAll().toStdString();

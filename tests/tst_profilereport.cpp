@@ -22,7 +22,7 @@ using Json = nlohmann::json;
 
 namespace {
 
-const QString kDataDir = QStringLiteral(KF_TEST_DATA_DIR "/profile");
+const QString kDataDir = QString(KF_TEST_DATA_DIR) + "/profile";
 
 QStringList recordedReports()
 {

@@ -24,8 +24,8 @@ namespace {
 std::string taskDir(const QString& task)
 {
     if (task.startsWith("examples/"))
-        return std::string(KF_SOURCE_DIR "/resources/") + task.toStdString();
-    return std::string(KF_TEST_DATA_DIR "/generate/") + task.toStdString();
+        return std::string(KF_SOURCE_DIR) + "/resources/" + task.toStdString();
+    return std::string(KF_TEST_DATA_DIR) + "/generate/" + task.toStdString();
 }
 
 RegistryEntry entry(const std::string& id, const std::string& task, const std::string& arch, double geomean,

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const QString kBrokenAdd = KF_SOURCE_DIR "/tests/gpu/tasks/broken_add";
+const QString kBrokenAdd = QString(KF_SOURCE_DIR) + "/tests/gpu/tasks/broken_add";
 using test::CaseSpec;
 using test::kCandidate;
 using test::kNaN;

@@ -39,7 +39,7 @@ Task twoCandidates()
 class TestRunPipeline : public QObject {
     Q_OBJECT
 private slots:
-    void init() { qputenv("KF_BASELINE_PYTHON", QByteArray(KF_TEST_DATA_DIR "/harness/scripted_harness.py")); }
+    void init() { qputenv("KF_BASELINE_PYTHON", (QString(KF_TEST_DATA_DIR) + "/harness/scripted_harness.py").toUtf8()); }
     void cleanup() { qunsetenv("KF_BASELINE_PYTHON"); }
     void candidatesAreCheckedOnce_data();
     void candidatesAreCheckedOnce();

@@ -26,7 +26,7 @@ using nlohmann::json;
 
 namespace {
 
-const char* kFixture = KF_SOURCE_DIR "/tests/fixtures/endpoints/fake-pool-runner";
+const std::string kFixture = std::string(KF_SOURCE_DIR) + "/tests/fixtures/endpoints/fake-pool-runner";
 
 struct LogLine {
     std::string endpoint;

@@ -53,7 +53,7 @@ struct Built {
 
 Built vectorAdd()
 {
-    auto task = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
+    auto task = loadTask(std::string(KF_SOURCE_DIR) + "/resources/examples/vector_add");
     if (!task)
         qFatal("%s", task.error().message().c_str());
     auto req = compileRequestFor(*task, task->candidates.front(), "sm_90");
@@ -254,7 +254,7 @@ private slots:
     {
         QFETCH(QString, task);
         QFETCH(QString, label);
-        auto t = loadTask(KF_SOURCE_DIR "/resources/examples/" + task.toStdString());
+        auto t = loadTask(std::string(KF_SOURCE_DIR) + "/resources/examples/" + task.toStdString());
         KF_VERIFY_OK(t);
         auto shape = kf::defaultProfileShape(*t);
         QVERIFY(shape.has_value());
@@ -288,7 +288,7 @@ private slots:
         QFETCH(QString, task);
         QFETCH(QString, tests);
         QFETCH(QString, expected);
-        auto t = loadTask(KF_SOURCE_DIR "/resources/examples/" + task.toStdString());
+        auto t = loadTask(std::string(KF_SOURCE_DIR) + "/resources/examples/" + task.toStdString());
         KF_VERIFY_OK(t);
         t->testShapes.clear();
         for (const json& b : json::parse(tests.toStdString())) {

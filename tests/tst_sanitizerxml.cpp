@@ -14,7 +14,7 @@ using kf::protocol::SanitizerFinding;
 
 namespace {
 
-const QString kFixtures = QStringLiteral(KF_SOURCE_DIR "/tests/fixtures/sanitizer/");
+const QString kFixtures = QString(KF_SOURCE_DIR) + "/tests/fixtures/sanitizer/";
 
 std::string fixture(const QString& name)
 {

@@ -36,7 +36,7 @@ Task scriptTask(const QStringList& inputs, const QStringList& outputs, const QSt
     t.reference.kind = Reference::Kind::TorchScript;
     t.reference.torchscript = file.toStdString();
     t.reference.scriptInputs = names(scriptInputs);
-    t.directory = KF_TEST_DATA_DIR "/scripttape";
+    t.directory = std::string(KF_TEST_DATA_DIR) + "/scripttape";
     return t;
 }
 
@@ -172,7 +172,7 @@ void TestScriptTape::refusesFixtures()
     auto r = cast::scriptTape(scriptTask(inputs, outputs, file));
     QVERIFY(!r.ok());
     QCOMPARE(qs(r.error().what), QString("read the TorchScript reference"));
-    QCOMPARE(qs(r.error().message()), QString(KF_TEST_DATA_DIR "/scripttape/") + message);
+    QCOMPARE(qs(r.error().message()), QString(KF_TEST_DATA_DIR) + "/scripttape/" + message);
 }
 
 void TestScriptTape::mapsSource_data()

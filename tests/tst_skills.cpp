@@ -319,8 +319,8 @@ void TestSkills::autoSelection()
     QFETCH(QString, arch);
     QFETCH(QString, skills);
     const std::string dir = task.startsWith("examples/")
-                                ? std::string(KF_SOURCE_DIR "/resources/") + task.toStdString()
-                                : std::string(KF_TEST_DATA_DIR "/generate/") + task.mid(6).toStdString();
+                                ? std::string(KF_SOURCE_DIR) + "/resources/" + task.toStdString()
+                                : std::string(KF_TEST_DATA_DIR) + "/generate/" + task.mid(6).toStdString();
     auto t = loadTask(dir);
     KF_VERIFY_OK(t);
     auto steps = cast::referenceSteps(*t);

@@ -285,7 +285,7 @@ void TestSupervisor::verifyWithoutGpuIsNotFatal()
     REQUIRE_RUNNER();
     RunnerSupervisor sup(hookOptions());
     REQUIRE_CPU_MODE(sup);
-    auto task = loadTask(KF_SOURCE_DIR "/resources/examples/vector_add");
+    auto task = loadTask(std::string(KF_SOURCE_DIR) + "/resources/examples/vector_add");
     KF_VERIFY_OK(task);
     const json taskJson = taskToJson(*task);
     // A complete request, so the only thing wrong with it is the missing GPU.

@@ -103,7 +103,7 @@ struct ScriptedRunner {
     {
         return [this](RunKind kind, const Task&, const std::string&, const std::string& source, const RunSettings& settings,
                       const CancelToken&) -> Result<protocol::RunReport> {
-            const std::string dir = KF_TEST_DATA_DIR "/reports/";
+            const std::string dir = std::string(KF_TEST_DATA_DIR) + "/reports/";
             if (kind == RunKind::Verify) {
                 if (settings.shapes != "all" || settings.heldOutCount < 1)
                     return Error::failed("run", "synthesis must verify every shape set with held-out shapes");
@@ -114,7 +114,7 @@ struct ScriptedRunner {
             }
             if (kind == RunKind::Profile) {
                 ++profiles;
-                return test::report(readJson(KF_TEST_DATA_DIR "/profile/h100_softmax_naive.json"));
+                return test::report(readJson(std::string(KF_TEST_DATA_DIR) + "/profile/h100_softmax_naive.json"));
             }
             json bench = readJson(dir + "bench_softmax_ok.json");
             if (benches < int(speedups.size()))
@@ -137,7 +137,7 @@ class TestSynthesis : public QObject {
         static int n = 0;
         const fs::path dir = fs::path(m_tmp.path().toStdString()) / ("task" + std::to_string(++n));
         fs::create_directories(dir);
-        json t = readJson(KF_SOURCE_DIR "/resources/examples/vector_add/task.json");
+        json t = readJson(std::string(KF_SOURCE_DIR) + "/resources/examples/vector_add/task.json");
         t["candidates"] = json::array();
         std::ofstream(dir / "task.json") << t.dump(2);
         return dir;
@@ -487,7 +487,7 @@ private slots:
     void interviewAsksThenProposes()
     {
         QFETCH(bool, accept);
-        json spec = readJson(KF_SOURCE_DIR "/resources/examples/vector_add/task.json");
+        json spec = readJson(std::string(KF_SOURCE_DIR) + "/resources/examples/vector_add/task.json");
         spec["name"] = "synth_add";
         spec["candidates"] = json::array();
         const std::string proposal = "Here is the task.\n\n```json\n" + spec.dump(2) + "\n```\nASSUMPTION: fp32 only\n";

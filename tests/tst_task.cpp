@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 json baseTask()
 {
-    std::ifstream in(KF_TEST_DATA_DIR "/task_valid.json");
+    std::ifstream in(std::string(KF_TEST_DATA_DIR) + "/task_valid.json");
     return json::parse(in);
 }
 } // namespace
@@ -353,7 +353,7 @@ void TestTask::bundledExamplesLoad_data()
 {
     QTest::addColumn<QString>("dir");
     int n = 0;
-    for (const auto& e : fs::directory_iterator(KF_SOURCE_DIR "/resources/examples")) {
+    for (const auto& e : fs::directory_iterator(std::string(KF_SOURCE_DIR) + "/resources/examples")) {
         if (fs::exists(e.path() / "task.json")) {
             QTest::newRow(e.path().filename().c_str()) << QString::fromStdString(e.path().string());
             ++n;

@@ -7,6 +7,7 @@
 #include "app/gui/settings/Settings.h"
 #include "app/gui/window/MainWindow.h"
 #include "app/gui/workspace/ExampleWorkspace.h"
+#include "testpaths.h"
 
 #include <QDir>
 #include <QSettings>
@@ -29,7 +30,7 @@ public:
         }
         m_workspace = QDir::cleanPath(m_tmp.path() + "/ws");
         for (const QString& task : examples)
-            if (!kf::app::copyFolder(QStringLiteral(KF_SOURCE_DIR "/resources/examples/") + task, m_workspace + "/" + task,
+            if (!kf::app::copyFolder(QString(KF_SOURCE_DIR) + "/resources/examples/" + task, m_workspace + "/" + task,
                                      error))
                 return false;
         m_qsettings = std::make_unique<QSettings>(m_tmp.path() + "/settings.ini", QSettings::IniFormat);

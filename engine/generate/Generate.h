@@ -51,7 +51,8 @@ struct Generated {
 Result<Generated> generateCandidate(const Task& task, const ReferenceSteps& steps, const GenerateOptions& options = {});
 
 /// Compiles the generated source with NVRTC for `arch` under the task's compile settings, as the
-/// task's own candidates are compiled (the CLI's and the workbench's check before writing).
+/// task's own candidates are compiled (the CLI's and the workbench's check before writing). The
+/// result carries no SASS (sassUnavailableReason says it was not requested).
 Result<CompileResult> compileGenerated(const Task& task, const Generated& generated, const std::string& arch);
 
 /// Adds `generated` to the task in `taskDir` as `generated.candidate["file"]`: writes the source,

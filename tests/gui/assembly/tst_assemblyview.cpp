@@ -21,7 +21,7 @@ namespace {
 
 QString readData(const QString& name)
 {
-    QFile f(QStringLiteral(KF_TEST_DATA_DIR "/lineinfo/") + name);
+    QFile f(QString(KF_TEST_DATA_DIR) + "/lineinfo/" + name);
     if (!f.open(QIODevice::ReadOnly))
         qFatal("missing test data %s", qPrintable(name));
     return QString::fromUtf8(f.readAll());

@@ -25,7 +25,7 @@ const QString kCandidate = QStringLiteral("/work/task/oob_read.cu");
 
 SanitizerSection sectionFromFixture(const char* file, const char* tool)
 {
-    QFile f(QStringLiteral(KF_SOURCE_DIR "/tests/fixtures/sanitizer/") + QString::fromLatin1(file));
+    QFile f(QString(KF_SOURCE_DIR) + "/tests/fixtures/sanitizer/" + QString::fromLatin1(file));
     if (!f.open(QIODevice::ReadOnly))
         qFatal("cannot read %s", file);
     const QByteArray xml = f.readAll();

@@ -2,6 +2,7 @@
 // Profile reports for the panel's tests: the recorded H100 reports in tests/data/profile, and
 // small hand-made ones whose numbers are easy to check by hand.
 #include "engine/protocol/ProfileReport.h"
+#include "testpaths.h"
 
 #include <QString>
 #include <QTest>

@@ -20,7 +20,7 @@ namespace {
 
 json loadReport(const QString& name)
 {
-    QFile f(QStringLiteral(KF_TEST_DATA_DIR "/reports/") + name);
+    QFile f(QString(KF_TEST_DATA_DIR) + "/reports/" + name);
     if (!f.open(QIODevice::ReadOnly))
         qFatal("cannot open test report %s", qPrintable(f.fileName()));
     return json::parse(f.readAll().toStdString());

@@ -218,7 +218,7 @@ void TestRunService::benchAlsoTimesTorchCompile_data()
 void TestRunService::benchAlsoTimesTorchCompile()
 {
     QFETCH(bool, asked);
-    qputenv("KF_BASELINE_PYTHON", KF_TEST_DATA_DIR "/harness/scripted_harness.py");
+    qputenv("KF_BASELINE_PYTHON", QByteArray(KF_TEST_DATA_DIR) + "/harness/scripted_harness.py");
     qputenv("KF_SCRIPTED_HARNESS", "measured");
     FakeRunner fake(FakeRunner::Behaviour::BenchOk);
     QTemporaryDir cache;
@@ -329,7 +329,7 @@ void TestRunService::anEndpointWithoutSharedFilesGetsTheFiles()
     e.name = "staged";
     e.kind = kf::Endpoint::Kind::Command;
     e.command = {"sh", "-c", "cd / && exec \"$0\"", "{runner}"};
-    e.runner = KF_SOURCE_DIR "/tests/fixtures/endpoints/staging-runner";
+    e.runner = std::string(KF_SOURCE_DIR) + "/tests/fixtures/endpoints/staging-runner";
     e.env = {{"STAGING_RUNNER_DIR", runnerSide.path().toStdString()}};
     e.sharedFs = false;
     RunService::Options o;

@@ -32,7 +32,7 @@ using kf::app::RunnersPage;
 
 namespace {
 
-QString fixture(const char* name) { return QStringLiteral(KF_TEST_DATA_DIR "/runners/") + QString::fromLatin1(name); }
+QString fixture(const char* name) { return QString(KF_TEST_DATA_DIR) + "/runners/" + QString::fromLatin1(name); }
 
 // A copy of a fixture in `dir`, so the page may write it.
 QString copyOf(const QTemporaryDir& dir, const char* name)
@@ -421,7 +421,7 @@ void TestRunnersPage::checkStartsTheRunnerOffTheUiThread()
 {
     QTemporaryDir dir;
     RunnersPage page(dir.filePath("runners.json"));
-    page.setLocalRunner(QStringLiteral(KF_RUNNER_BIN));
+    page.setLocalRunner(QString(KF_RUNNER_BIN));
     QString error;
     QVERIFY2(page.addEndpoint(cpuRunnerEndpoint("cpu"), &error), qPrintable(error));
     const int row = rowOf(page, "cpu");
@@ -468,7 +468,7 @@ void TestRunnersPage::checkCanBeCancelled()
 {
     QTemporaryDir dir;
     RunnersPage page(dir.filePath("runners.json"));
-    page.setLocalRunner(QStringLiteral(KF_RUNNER_BIN));
+    page.setLocalRunner(QString(KF_RUNNER_BIN));
     // An endpoint that takes a minute to start (an srun job waiting in the queue, say).
     Endpoint slow = cpuRunnerEndpoint("queued", "sleep 60; ");
     QVERIFY(page.addEndpoint(slow));

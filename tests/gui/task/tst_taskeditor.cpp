@@ -43,7 +43,7 @@ namespace {
 
 QString exampleDir(const QString& name)
 {
-    return QStringLiteral(KF_SOURCE_DIR "/resources/examples/") + name;
+    return QString(KF_SOURCE_DIR) + "/resources/examples/" + name;
 }
 
 json readExample(const QString& name)
@@ -116,7 +116,8 @@ private slots:
 void TestTaskEditor::bundledExampleLoadsValid_data()
 {
     QTest::addColumn<QString>("example");
-    const QStringList dirs = QDir(QStringLiteral(KF_SOURCE_DIR "/resources/examples")).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    const QStringList dirs =
+        QDir(QString(KF_SOURCE_DIR) + "/resources/examples").entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     QVERIFY(dirs.size() >= 8);
     for (const QString& d : dirs)
         QTest::newRow(qPrintable(d)) << d;

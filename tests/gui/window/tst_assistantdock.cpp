@@ -73,7 +73,7 @@ std::string kernelReply(const std::string& intro)
 // The vector_add example's spec under a new name, as a model would propose it.
 std::string proposalReply()
 {
-    auto text = kf::readFileBytes(KF_SOURCE_DIR "/resources/examples/vector_add/task.json");
+    auto text = kf::readFileBytes(std::string(KF_SOURCE_DIR) + "/resources/examples/vector_add/task.json");
     json task = json::parse(text.value());
     task["name"] = "vector_add_assistant";
     task.erase("candidates");
@@ -134,10 +134,10 @@ AssistantController::RunHook fixtureRunner(std::atomic<int>* runs)
     return [runs](kf::RunKind kind, const kf::Task&, const std::string&, const std::string&, const kf::RunSettings&,
                   const kf::CancelToken&) -> kf::Result<kf::protocol::RunReport> {
         ++*runs;
-        const char* file = kind == kf::RunKind::Verify  ? KF_SOURCE_DIR "/tests/data/reports/verify_softmax_pass.json"
-                           : kind == kf::RunKind::Bench ? KF_SOURCE_DIR "/tests/data/reports/bench_softmax_ok.json"
-                                                        : KF_SOURCE_DIR "/tests/data/profile/h100_softmax_naive.json";
-        return kf::test::report(json::parse(kf::readFileBytes(file).value()));
+        const char* file = kind == kf::RunKind::Verify  ? "/tests/data/reports/verify_softmax_pass.json"
+                           : kind == kf::RunKind::Bench ? "/tests/data/reports/bench_softmax_ok.json"
+                                                        : "/tests/data/profile/h100_softmax_naive.json";
+        return kf::test::report(json::parse(kf::readFileBytes(std::string(KF_SOURCE_DIR) + file).value()));
     };
 }
 
@@ -197,7 +197,7 @@ void TestAssistantDock::initTestCase()
 QString TestAssistantDock::copyVectorAdd(const QString& to)
 {
     QString error;
-    if (!copyFolder(KF_SOURCE_DIR "/resources/examples/vector_add", to, &error))
+    if (!copyFolder(QString(KF_SOURCE_DIR) + "/resources/examples/vector_add", to, &error))
         qFatal("%s", qPrintable(error));
     return to;
 }

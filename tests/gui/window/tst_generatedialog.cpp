@@ -23,7 +23,7 @@ using kf::app::GenerateDialog;
 namespace {
 QString copyExample(const QTemporaryDir& tmp, const QString& name)
 {
-    const QString from = QStringLiteral(KF_SOURCE_DIR "/resources/examples/") + name;
+    const QString from = QString(KF_SOURCE_DIR) + "/resources/examples/" + name;
     const QString to = tmp.filePath(name);
     QDir().mkpath(to);
     for (const QString& f : QDir(from).entryList(QDir::Files))

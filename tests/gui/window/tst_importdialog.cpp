@@ -21,7 +21,7 @@
 using kf::app::ImportDialog;
 
 namespace {
-const QString kFixtures = QStringLiteral(KF_TEST_DATA_DIR "/import/");
+const QString kFixtures = QString(KF_TEST_DATA_DIR) + "/import/";
 bool haveTorch() { return !QString(KF_TORCH_PYTHON).isEmpty(); }
 } // namespace
 

@@ -40,7 +40,7 @@ private:
 
 void TestModelRunDialog::initTestCase()
 {
-    const QString fixture = QStringLiteral(KF_CAST_FIXTURE_DIR "/model.cast");
+    const QString fixture = QString(KF_CAST_FIXTURE_DIR) + "/model.cast";
     if (!QFile::exists(fixture))
         QSKIP("needs the model package tst_cast exports (CTest fixtures cast_package and cast_models)");
     m_package = m_tmp.filePath(QStringLiteral("model.cast"));
@@ -52,7 +52,7 @@ void TestModelRunDialog::initTestCase()
 void TestModelRunDialog::listsModelsAndRecordedRuns()
 {
     ModelRunDialog d;
-    d.setKforge(QStringLiteral(KF_KFORGE_BIN));
+    d.setKforge(QString(KF_KFORGE_BIN));
     QSignalSpy opened(&d, &ModelRunDialog::packageOpened);
     d.openPackage(m_package);
     QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 30000);
@@ -69,7 +69,7 @@ void TestModelRunDialog::runsAndRecords()
     if (QByteArray(KF_TORCH_PYTHON).isEmpty())
         QSKIP("no Python with torch: the Python runtime cannot run the model");
     ModelRunDialog d;
-    d.setKforge(QStringLiteral(KF_KFORGE_BIN));
+    d.setKforge(QString(KF_KFORGE_BIN));
     QSignalSpy opened(&d, &ModelRunDialog::packageOpened);
     QSignalSpy finished(&d, &ModelRunDialog::runFinished);
     d.openPackage(m_package);
@@ -104,7 +104,7 @@ void TestModelRunDialog::packageWithoutModel()
 {
     ModelRunDialog d;
     QSignalSpy opened(&d, &ModelRunDialog::packageOpened);
-    d.openPackage(QStringLiteral(KF_CAST_FIXTURE_DIR "/fixture.cast"));
+    d.openPackage(QString(KF_CAST_FIXTURE_DIR) + "/fixture.cast");
     QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 30000);
     QVERIFY(!opened.first().at(0).toBool());
     QVERIFY(opened.first().at(1).toString().contains("carries no model"));

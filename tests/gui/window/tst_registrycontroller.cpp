@@ -202,7 +202,7 @@ void TestRegistryController::exportCastRunsOffTheUiThread()
     const QMap<QString, QString> ids{{"v2", m_sample.softmaxV2}, {"a100", m_sample.softmaxA100}, {"ln", m_sample.layerNorm}};
     const QString out = m_tmp->path() + "/ops.cast";
     // The toy model tests/cast/make_toy_models.py writes (CTest fixture cast_models).
-    const QString toy = QStringLiteral(KF_CAST_FIXTURE_DIR "/models/toy_fp32.pt2");
+    const QString toy = QString(KF_CAST_FIXTURE_DIR) + "/models/toy_fp32.pt2";
     if (versions.contains("model") && !QFileInfo::exists(toy))
         QSKIP("the toy model needs a Python with torch (CTest fixture cast_models)");
     QString askedFor;

@@ -30,7 +30,7 @@ private slots:
         QVERIFY2(warning.isEmpty(), qPrintable(warning));
         QVERIFY(ws.startsWith(m_home.path()));
         QCOMPARE(QDir(ws).entryList(QDir::Dirs | QDir::NoDotAndDotDot),
-                 QDir(KF_SOURCE_DIR "/resources/examples").entryList(QDir::Dirs | QDir::NoDotAndDotDot));
+                 QDir(QString(KF_SOURCE_DIR) + "/resources/examples").entryList(QDir::Dirs | QDir::NoDotAndDotDot));
         QVERIFY(QFile::exists(ws + "/softmax_fp32/task.json"));
         QVERIFY(!QFile::exists(ws + ".partial"));
     }
@@ -45,7 +45,7 @@ private slots:
         QCOMPARE(userExampleWorkspace(), ws);
         QVERIFY(f.open(QIODevice::ReadOnly));
         QVERIFY(f.readAll().endsWith("// my edit\n"));
-        QFile bundled(KF_SOURCE_DIR "/resources/examples/vector_add/naive.cu");
+        QFile bundled(QString(KF_SOURCE_DIR) + "/resources/examples/vector_add/naive.cu");
         QVERIFY(bundled.open(QIODevice::ReadOnly));
         QVERIFY(!bundled.readAll().contains("// my edit"));
     }

@@ -29,7 +29,7 @@ using kf::app::WorkspaceModel;
 
 namespace {
 
-const QString kExamples = QStringLiteral(KF_SOURCE_DIR "/resources/examples");
+const QString kExamples = QString(KF_SOURCE_DIR) + "/resources/examples";
 
 std::filesystem::path fsp(const QString& p) { return std::filesystem::path(p.toStdString()); }
 
