@@ -128,15 +128,6 @@ void checkTensorList(const Json& list, const std::string& ptr, std::set<std::str
     }
 }
 
-/// A path the manifest names, which must be a file of the package.
-std::string needFile(const std::set<std::string, std::less<>>& files, const Json& v, const std::string& p)
-{
-    const std::string path = jr::asString(v, p);
-    if (!files.count(path))
-        jr::fail(p, "names \"" + path + "\", which is not a file of the package");
-    return path;
-}
-
 /// The schema is derived from the tensors; a hand-edited one would register another signature.
 void checkSchema(jr::Object& o, const std::string& name, const std::string& schema)
 {
@@ -331,11 +322,7 @@ PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::st
     jr::Object o(op, ptr);
     PackageOp out;
     out.json = op;
-    out.name = o.string("name");
-    if (!isOpName(out.name))
-        jr::fail(o.at("name"), "\"" + out.name + "\" cannot name an operator: letters, digits and _, not starting with a digit");
-    if (!opNames.insert(out.name).second)
-        jr::fail(o.at("name"), "two ops are named \"" + out.name + "\"");
+    out.name = newName(o, opNames, "cannot name an operator: letters, digits and _, not starting with a digit", "ops");
     out.registryId = o.string("registry_id");
     out.schema = o.string("schema");
     o.string("task_name");
@@ -380,6 +367,25 @@ void checkAgainstTask(const PackageOp& op, const Json& taskJson, const std::stri
 
 
 } // namespace
+
+std::string needFile(const std::set<std::string, std::less<>>& files, const Json& v, const std::string& p)
+{
+    const std::string path = jr::asString(v, p);
+    if (!files.count(path))
+        jr::fail(p, "names \"" + path + "\", which is not a file of the package");
+    return path;
+}
+
+std::string newName(jr::Object& o, std::set<std::string, std::less<>>& names, const std::string& notIdentifier,
+                    const char* kind)
+{
+    const std::string name = o.string("name");
+    if (!isOpName(name))
+        jr::fail(o.at("name"), "\"" + name + "\" " + notIdentifier);
+    if (!names.insert(name).second)
+        jr::fail(o.at("name"), std::string("two ") + kind + " are named \"" + name + "\"");
+    return name;
+}
 
 bool isFixedExtent(const std::string& extent)
 {
