@@ -21,13 +21,12 @@ namespace fs = std::filesystem;
 
 namespace kf {
 
-namespace jr = kf::json;
-using Json = nlohmann::json;
 using namespace registry_internal;
+using Json = nlohmann::json;
+using Sev = RegistryDrift::Severity;
+namespace jr = kf::json;
 
 namespace {
-
-using Sev = RegistryDrift::Severity;
 
 bool near(const std::optional<double>& v, double x)
 {
