@@ -182,13 +182,7 @@ bool EntryAudit::describesEntry(const PromotionRecord& pj)
 /// What the index says of the kernel is what its task says.
 bool EntryAudit::taskMatches(const Task& t)
 {
-    Json shapes = Json::array();
-    for (const ShapeBinding& b : t.benchmarkShapes) {
-        Json s = Json::object();
-        for (const auto& [k, v] : b.values)
-            s[k] = v;
-        shapes.push_back(s);
-    }
+    const Json shapes = benchmarkShapesJson(t);
     const std::string dtype = t.outputs.empty() ? "" : std::string(dtypeName(t.outputs.front().dtype));
     if (e.op != opSlug(t) || e.dtype != dtype || e.benchmarkShapes != shapes || e.taskName != t.name) {
         problem({}, "the index entry's op, dtype, task or benchmark shapes differ from the version's task.json",
