@@ -1860,7 +1860,7 @@ void TestProtocol::reportFieldsDefault()
     QCOMPARE(t.outputs[0].rows.perEntry, std::int64_t(1));
     QCOMPARE(t.outputs[0].golden.available, false);
 
-    const auto b = BenchReport::fromJson(json::parse(R"({"kind": "performance", "shapes": [{}]})"));
+    const auto b = BenchReport::fromJson(json::parse(R"({"kind": "performance", "verdict": "ok", "shapes": [{}]})"));
     KF_VERIFY_OK(b);
     QVERIFY(!b->geomeanSpeedup.has_value());
     QCOMPARE(b->shapes.size(), std::size_t(1));

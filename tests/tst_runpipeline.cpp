@@ -28,6 +28,7 @@ namespace {
 Task twoCandidates()
 {
     Task t = kf::test::vectorAddTask();
+    t.candidates.resize(1);   // naive.cu
     Candidate second = t.candidates.front();
     second.file = "other.cu";
     t.candidates.push_back(second);

@@ -1,6 +1,8 @@
 #include "engine/cast/CastExport.h"
 
 #include "engine/cast/CastModel.h"
+#include "engine/cast/ExportModels.h"
+#include "engine/cast/PackageFiles.h"
 #include "engine/cast/ModelRuns.h"
 #include "engine/core/JsonReader.h"
 
@@ -21,19 +23,9 @@ namespace fs = std::filesystem;
 namespace kf::cast {
 
 using Json = nlohmann::json;
+using namespace detail;
 
 namespace {
-
-Error exportError(const std::string& why, std::string hint = {}, std::string file = {}, std::string kind = {})
-{
-    return Error::inFile(std::move(file), {}, "export a .cast package", why, std::move(hint)).withKind(std::move(kind));
-}
-
-/// A mistake in what was asked (exit 2): an unknown or doubled architecture, a bad name.
-Error badArgument(const std::string& why, std::string hint = {})
-{
-    return exportError(why, std::move(hint), {}, kCastBadArgument);
-}
 
 Json exprJson(const Expr& e)
 {
@@ -207,16 +199,22 @@ std::string defaultOpName(const std::string& taskName)
     return s;
 }
 
-Result<ExportSummary> exportPackage(const Registry& registry, const ExportOptions& options, const fs::path& output,
-                                    const std::function<void(const ExportProgress&)>& progress, const CancelToken* cancel)
+namespace {
+
+/// The cubin architectures, oldest first, and the PTX to add ("" for none).
+struct Targets {
+    std::vector<std::string> archs;
+    std::string ptx;
+};
+
+Result<Targets> chooseTargets(const ExportOptions& options)
 {
-    if (options.ids.empty())
-        return badArgument("no registry ID was given", "list one or more IDs (`kforge registry list`)");
-    std::vector<std::string> archs = options.architectures;
-    if (archs.empty())
-        archs.assign(std::begin(kDefaultArchitectures), std::end(kDefaultArchitectures));
+    Targets t;
+    t.archs = options.architectures;
+    if (t.archs.empty())
+        t.archs.assign(std::begin(kDefaultArchitectures), std::end(kDefaultArchitectures));
     std::set<std::string> seenArch;
-    for (std::string& a : archs) {
+    for (std::string& a : t.archs) {
         if (!a.empty() && (a.back() == 'a' || a.back() == 'f'))
             return badArgument("\"" + a + "\" is an architecture-specific target; a package holds portable cubins only",
                                "use " + a.substr(0, a.size() - 1) + " (the format has no way to mark a cubin that needs " + a + ")");
@@ -228,24 +226,63 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
         if (!seenArch.insert(a).second)
             return badArgument(a + " is listed twice in --arch");
     }
-    std::sort(archs.begin(), archs.end(), [](const std::string& x, const std::string& y) { return archNumber(x) < archNumber(y); });
-    std::string ptx;
-    if (options.ptx == "none") {
-        ptx.clear();
-    } else if (options.ptx.empty()) {
-        ptx = "compute_" + archs.front().substr(3);
-    } else {
-        if (options.ptx.back() == 'a' || options.ptx.back() == 'f')
-            return badArgument("\"" + options.ptx + "\" is an architecture-specific target", "use compute_XY, e.g. compute_80, or none");
-        const ArchInfo* info = findArchitecture(options.ptx);
-        if (!info)
-            return badArgument("\"" + options.ptx + "\" is not an architecture", "use compute_XY, e.g. compute_80, or none");
-        ptx = "compute_" + info->arch.substr(3);
-        if (!seenArch.count("sm_" + ptx.substr(8)))
-            return badArgument("PTX for " + ptx + " needs sm_" + ptx.substr(8) + " among the architectures",
-                               "add it to --arch, or pick the PTX of a listed one");
+    std::sort(t.archs.begin(), t.archs.end(),
+              [](const std::string& x, const std::string& y) { return archNumber(x) < archNumber(y); });
+    if (options.ptx == "none")
+        return t;
+    if (options.ptx.empty()) {
+        t.ptx = "compute_" + t.archs.front().substr(3);
+        return t;
     }
+    if (options.ptx.back() == 'a' || options.ptx.back() == 'f')
+        return badArgument("\"" + options.ptx + "\" is an architecture-specific target", "use compute_XY, e.g. compute_80, or none");
+    const ArchInfo* info = findArchitecture(options.ptx);
+    if (!info)
+        return badArgument("\"" + options.ptx + "\" is not an architecture", "use compute_XY, e.g. compute_80, or none");
+    t.ptx = "compute_" + info->arch.substr(3);
+    if (!seenArch.count("sm_" + t.ptx.substr(8)))
+        return badArgument("PTX for " + t.ptx + " needs sm_" + t.ptx.substr(8) + " among the architectures",
+                           "add it to --arch, or pick the PTX of a listed one");
+    return t;
+}
 
+/// One registry version to export: not deprecated (unless allowed), clean in the registry
+/// check, with its task, promotion record and op name.
+Result<OpExport> gatherOp(const Registry& registry, const ExportOptions& options, const std::string& id,
+                          const std::vector<RegistryDrift>& drift)
+{
+    OpExport op;
+    op.id = id;
+    auto entry = registry.entry(id);
+    if (!entry)
+        return entry.error();
+    op.entry = entry.value();
+    if (op.entry.deprecated() && !options.allowDeprecated)
+        return badArgument(id + " is deprecated (" + op.entry.deprecationReason + ")",
+                           "export its successor, or pass --allow-deprecated");
+    for (const RegistryDrift& d : drift)
+        if (d.severity == RegistryDrift::Severity::Error && (d.id == id || d.id.empty()))
+            return exportError("the registry check fails for " + (d.id.empty() ? std::string("the registry") : id) + ": " +
+                                   d.problem,
+                               d.hint.empty() ? "run `kforge registry check`" : d.hint, d.file, kCastKernelRefused);
+    auto task = registry.entryTask(id);
+    if (!task)
+        return task.error();
+    op.task = std::move(task.value());
+    auto record = registry.promotion(id);
+    if (!record)
+        return record.error();
+    op.record = std::move(record.value());
+    auto named = options.opNames.find(id);
+    op.name = named != options.opNames.end() ? named->second : defaultOpName(op.task.name);
+    if (!isOpName(op.name))
+        return badArgument("\"" + op.name + "\" cannot name an operator",
+                           "use letters, digits and _ (not starting with a digit, at most 64): --name " + id + "=NAME");
+    return op;
+}
+
+Result<std::vector<OpExport>> gatherOps(const Registry& registry, const ExportOptions& options)
+{
     auto index = registry.load();
     if (!index)
         return index.error();
@@ -253,137 +290,63 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
     auto drift = registry.check(false);
     if (!drift)
         return drift.error();
-
     std::vector<OpExport> ops;
     std::set<std::string> names;
     for (const std::string& id : options.ids) {
-        OpExport op;
-        op.id = id;
-        auto entry = registry.entry(id);
-        if (!entry)
-            return entry.error();
-        op.entry = entry.value();
-        if (op.entry.deprecated() && !options.allowDeprecated)
-            return badArgument(id + " is deprecated (" + op.entry.deprecationReason + ")",
-                               "export its successor, or pass --allow-deprecated");
-        for (const RegistryDrift& d : drift.value())
-            if (d.severity == RegistryDrift::Severity::Error && (d.id == id || d.id.empty()))
-                return exportError("the registry check fails for " + (d.id.empty() ? std::string("the registry") : id) +
-                                       ": " + d.problem,
-                                   d.hint.empty() ? "run `kforge registry check`" : d.hint, d.file, kCastKernelRefused);
-        auto task = registry.entryTask(id);
-        if (!task)
-            return task.error();
-        op.task = std::move(task.value());
-        auto record = registry.promotion(id);
-        if (!record)
-            return record.error();
-        op.record = std::move(record.value());
-        auto named = options.opNames.find(id);
-        op.name = named != options.opNames.end() ? named->second : defaultOpName(op.task.name);
-        if (!isOpName(op.name))
-            return badArgument("\"" + op.name + "\" cannot name an operator",
-                               "use letters, digits and _ (not starting with a digit, at most 64): --name " + id + "=NAME");
-        if (!names.insert(op.name).second)
-            return badArgument("two versions would both be cast::" + op.name,
+        auto op = gatherOp(registry, options, id, drift.value());
+        if (!op)
+            return op.error();
+        if (!names.insert(op->name).second)
+            return badArgument("two versions would both be cast::" + op->name,
                                "name one of them: --name " + id + "=OTHER_NAME");
-        ops.push_back(std::move(op));
+        ops.push_back(std::move(op.value()));
     }
+    return ops;
+}
 
-    // Models: read and checked before anything is compiled, so a bad file fails fast.
-    struct ModelFiles {
-        std::string name, format, modelBytes, inputsBytes, inputsKind;
-        ModelInfo info;
-    };
-    std::vector<ModelFiles> models;
-    std::set<std::string> modelNames;
-    for (const ModelExport& m : options.models) {
-        ModelFiles mf;
-        mf.name = m.name.empty() ? defaultOpName(m.file.stem().string()) : m.name;
-        if (!isOpName(mf.name))
-            return badArgument("\"" + mf.name + "\" cannot name a model", "use letters, digits and _: --model NAME=FILE");
-        if (!modelNames.insert(mf.name).second)
-            return badArgument("two models are named " + mf.name, "name them: --model NAME=FILE");
-        auto bytes = readFileBytes(m.file, ArchiveLimits{}.maxEntryBytes);
-        if (!bytes)
-            return Error::inFile(bytes.error().file, {}, bytes.error().what, bytes.error().why, bytes.error().hint).withKind(kCastBadArgument);
-        mf.modelBytes = std::move(bytes.value());
-        auto info = inspectModel(mf.modelBytes, m.file.string());
-        if (!info)
-            return Error::inFile(m.file.string(), info.error().pointer, "export a .cast package", info.error().why, info.error().hint).withKind(kCastBadArgument);
-        mf.info = std::move(info.value());
-        for (const std::string& c : mf.info.castOps)
-            if (!names.count(c))
-                return badArgument(m.file.string() + " calls cast::" + c + ", which the package would not hold",
-                                   "export the original model, before substitution");
-        if (m.inputs.empty()) {
-            if (mf.info.format != kModelTorchExport || !mf.info.hasSampleInputs)
-                return badArgument(m.file.string() + " carries no sample inputs",
-                                   "give its inputs with --inputs shapes.json or --inputs example.pt");
-            mf.inputsKind = "program";
-        } else {
-            auto in = readFileBytes(m.inputs, ArchiveLimits{}.maxEntryBytes);
-            if (!in)
-                return Error::inFile(in.error().file, {}, in.error().what, in.error().why, in.error().hint).withKind(kCastBadArgument);
-            mf.inputsBytes = std::move(in.value());
-            if (m.inputs.extension() == ".json") {
-                mf.inputsKind = "shapes";
-                auto spec = kf::json::parseText(mf.inputsBytes, m.inputs.string());
-                if (!spec)
-                    return Error::inFile(m.inputs.string(), {}, spec.error().what, spec.error().why, spec.error().hint).withKind(kCastBadArgument);
-                try {
-                    checkInputSpec(spec.value(), "");
-                } catch (const kf::json::SchemaError& e) {
-                    return Error::inFile(m.inputs.string(), e.pointer, "export a .cast package", e.message, "see \"Models\" in docs/cast-format.md for the inputs file").withKind(kCastBadArgument);
-                }
-            } else {
-                mf.inputsKind = "tensors";
-                // torch.save writes a zip; what is inside is read with weights_only by the runtime.
-                auto a = readArchiveBytes(mf.inputsBytes, m.inputs.string());
-                if (!a)
-                    return Error::inFile(m.inputs.string(), {}, "export a .cast package", "is not a file written by torch.save: " + a.error().why, "save a tuple of tensors with torch.save, or describe them in a .json").withKind(kCastBadArgument);
+/// The op's candidate compiled for one architecture (cubin, no SASS), refused with the first
+/// error when it does not build.
+Result<CompileResult> compileFor(const OpExport& op, const std::string& arch, const CancelToken* cancel)
+{
+    const Candidate& cand = op.task.candidates.front();
+    auto req = compileRequestFor(op.task, cand, arch);
+    if (!req)
+        return req.error();
+    req->wantSass = false;
+    auto built = compile(req.value(), nullptr, cancel);
+    if (!built)
+        return built.error();
+    if (!built->success) {
+        std::string first;
+        for (const Diagnostic& d : built->diagnostics)
+            if (d.severity == Diagnostic::Severity::Error) {
+                first = d.file + ":" + std::to_string(d.line) + ": " + d.message;
+                break;
             }
-        }
-        mf.format = mf.info.format;
-        models.push_back(std::move(mf));
+        return exportError(op.id + " does not compile for " + arch + ": " + first,
+                           "drop " + arch + " from --arch, or promote a version that builds for it", {}, kCastKernelRefused);
     }
+    for (const Launch& l : cand.launches)
+        if (!built->loweredNames.count(l.kernel))
+            return exportError(op.id + ": NVRTC gave no lowered name for " + l.kernel + " on " + arch);
+    return built;
+}
 
-    ExportSummary summary;
-    summary.file = output;
-    summary.architectures = archs;
-    summary.ptx = ptx;
+Result<void> compileOps(std::vector<OpExport>& ops, const std::vector<std::string>& archs, const fs::path& output,
+                        const std::function<void(const ExportProgress&)>& progress, const CancelToken* cancel)
+{
     ExportProgress p;
     p.total = static_cast<int>(ops.size() * archs.size());
-    const auto started = std::chrono::steady_clock::now();
     for (OpExport& op : ops) {
-        const Candidate& cand = op.task.candidates.front();
         for (const std::string& arch : archs) {
             if (cancel && cancel->cancelled())
                 return exportError("cancelled");
             p.text = "compile " + op.name + " for " + arch;
             if (progress)
                 progress(p);
-            auto req = compileRequestFor(op.task, cand, arch);
-            if (!req)
-                return req.error();
-            req->wantSass = false;
-            auto built = compile(req.value(), nullptr, cancel);
+            auto built = compileFor(op, arch, cancel);
             if (!built)
                 return built.error();
-            if (!built->success) {
-                std::string first;
-                for (const Diagnostic& d : built->diagnostics)
-                    if (d.severity == Diagnostic::Severity::Error) {
-                        first = d.file + ":" + std::to_string(d.line) + ": " + d.message;
-                        break;
-                    }
-                return exportError(op.id + " does not compile for " + arch + ": " + first,
-                                   "drop " + arch + " from --arch, or promote a version that builds for it", {},
-                                   kCastKernelRefused);
-            }
-            for (const Launch& l : cand.launches)
-                if (!built->loweredNames.count(l.kernel))
-                    return exportError(op.id + ": NVRTC gave no lowered name for " + l.kernel + " on " + arch);
             op.builds[arch] = std::move(built.value());
             ++p.done;
         }
@@ -395,134 +358,173 @@ Result<ExportSummary> exportPackage(const Registry& registry, const ExportOption
     p.text = "write " + output.string();
     if (progress)
         progress(p);
+    return {};
+}
+
+/// The version's registry files under ops/<name>/registry/; returns the sources among them.
+Result<Json> addRegistryFiles(const OpExport& op, const std::string& reg, const Registry& registry, PackageFiles& files)
+{
+    const fs::path folder = registry.entryDirectory(op.id);
+    std::vector<std::string> regFiles = {"promotion.json"};
+    for (const RegistryFile& f : op.record.files)
+        regFiles.push_back(f.path);
+    std::sort(regFiles.begin(), regFiles.end());
+    Json sources = Json::array();
+    for (const std::string& rel : regFiles) {
+        auto bytes = readFileBytes(folder / rel, ArchiveLimits{}.maxEntryBytes);
+        if (!bytes)
+            return bytes.error();
+        if (auto r = files.add(reg + rel, std::move(bytes.value())); !r)
+            return r.error();
+        const bool isSource = rel == op.entry.kernelFile || rel.rfind("include/", 0) == 0 ||
+                              std::any_of(op.task.compile.includeDirs.begin(), op.task.compile.includeDirs.end(),
+                                          [&](const std::string& d) { return rel.rfind(d + "/", 0) == 0; });
+        if (isSource)
+            sources.push_back(reg + rel);
+    }
+    return sources;
+}
+
+/// The cubins under ops/<name>/bin/, and the PTX when asked; returns the manifest's "images".
+Result<Json> addImages(const OpExport& op, const std::string& base, const std::string& ptx, PackageFiles& files)
+{
+    Json images = Json::object();
+    for (const auto& [arch, b] : op.builds) {
+        const std::string path = base + "bin/" + arch + ".cubin";
+        if (auto r = files.add(path, b.cubin); !r)
+            return r.error();
+        images[arch] = path;
+    }
+    if (!ptx.empty()) {
+        const std::string path = base + "bin/" + ptx + ".ptx";
+        if (auto r = files.add(path, op.builds.at("sm_" + ptx.substr(8)).ptx); !r)
+            return r.error();
+        images[ptx] = path;
+    }
+    return images;
+}
+
+/// Refuses an output whose extent no input binds: a call could not know it.
+Result<void> checkOutputsBound(const OpExport& op)
+{
+    std::set<std::string> bound;
+    for (const TensorSpec& t : op.task.inputs)
+        for (const std::string& s : t.shape)
+            bound.insert(s);
+    for (const TensorSpec& t : op.task.outputs)
+        for (const std::string& s : t.shape)
+            if (!bound.count(s) && !isFixedExtent(s))
+                return exportError(op.id + ": output " + t.name + "'s extent " + s +
+                                   " is no input's extent, so a call could not know it");
+    return {};
+}
+
+/// Adds the version's files; returns its entry of the manifest's "ops".
+Result<Json> writeOp(const OpExport& op, const std::string& ptx, const Registry& registry, PackageFiles& files)
+{
+    const std::string base = "ops/" + op.name + "/";
+    const std::string reg = base + "registry/";
+    auto sources = addRegistryFiles(op, reg, registry, files);
+    if (!sources)
+        return sources.error();
+    auto images = addImages(op, base, ptx, files);
+    if (!images)
+        return images.error();
+    Json entry = candidateOpJson(op.name, op.task, op.task.candidates.front(), op.builds.begin()->second.loweredNames);
+    if (op.task.reference.kind == Reference::Kind::TorchScript)
+        entry["reference"]["file"] = reg + op.task.reference.torchscript.generic_string();
+    if (auto bound = checkOutputsBound(op); !bound)
+        return bound.error();
+    entry["registry_id"] = op.id;
+    entry["task_name"] = op.task.name;
+    entry["schema"] = schemaFor(op.name, op.task);
+    entry["images"] = images.value();
+    entry["sources"] = sources.value();
+    entry["task"] = reg + "task.json";
+    entry["evidence"] = evidenceJson(op, reg, registry);
+    return entry;
+}
+
+OpTapes opTapes(const std::vector<OpExport>& ops)
+{
+    OpTapes tapes;
+    for (const OpExport& op : ops) {
+        std::vector<std::string> steps;
+        for (const OpStep& st : op.task.reference.steps)
+            steps.push_back(st.op);
+        tapes.emplace_back(op.name, steps);
+    }
+    return tapes;
+}
+
+Json manifestJson(const ExportOptions& options, const fs::path& output, const Targets& targets, Json ops, Json files,
+                  bool withModels)
+{
+    auto nvrtc = nvrtcVersion();
+    return {{"format", kCastFormat},
+            {"schema_version", withModels ? kCastModelSchemaVersion : kCastSchemaVersion},
+            {"package", {{"name", options.packageName.empty() ? output.stem().string() : options.packageName},
+                         {"version", options.packageVersion}}},
+            {"kernelforge_version", options.kernelforgeVersion},
+            {"created_at", utcNow()},
+            {"nvrtc_version", nvrtc ? nvrtc.value() : std::string()},
+            {"architectures", targets.archs},
+            {"ptx", targets.ptx.empty() ? Json() : Json(targets.ptx)},
+            {"ops", std::move(ops)},
+            {"files", std::move(files)}};
+}
+
+} // namespace
+
+Result<ExportSummary> exportPackage(const Registry& registry, const ExportOptions& options, const fs::path& output,
+                                    const std::function<void(const ExportProgress&)>& progress, const CancelToken* cancel)
+{
+    if (options.ids.empty())
+        return badArgument("no registry ID was given", "list one or more IDs (`kforge registry list`)");
+    auto targets = chooseTargets(options);
+    if (!targets)
+        return targets.error();
+    auto ops = gatherOps(registry, options);
+    if (!ops)
+        return ops.error();
+    std::set<std::string> names;
+    for (const OpExport& op : ops.value())
+        names.insert(op.name);
+    auto models = readModels(options.models, names);
+    if (!models)
+        return models.error();
+
+    ExportSummary summary;
+    summary.file = output;
+    summary.architectures = targets->archs;
+    summary.ptx = targets->ptx;
+    const auto started = std::chrono::steady_clock::now();
+    if (auto built = compileOps(ops.value(), targets->archs, output, progress, cancel); !built)
+        return built.error();
     summary.compileMs = msSince(started);
 
-    std::vector<ArchiveEntry> files;
-    Json fileList = Json::array();
+    PackageFiles files;
     Json opList = Json::array();
-    auto add = [&](const std::string& path, std::string bytes) -> Result<void> {
-        auto sha = sha256Hex(bytes);
-        if (!sha)
-            return sha.error();
-        fileList.push_back({{"path", path}, {"sha256", sha.value()}, {"bytes", static_cast<std::int64_t>(bytes.size())}});
-        files.push_back({path, std::move(bytes)});
-        return {};
-    };
-    for (OpExport& op : ops) {
-        const std::string base = "ops/" + op.name + "/";
-        const std::string reg = base + "registry/";
-        const fs::path folder = registry.entryDirectory(op.id);
-        std::vector<std::string> regFiles = {"promotion.json"};
-        for (const RegistryFile& f : op.record.files)
-            regFiles.push_back(f.path);
-        std::sort(regFiles.begin(), regFiles.end());
-        Json sources = Json::array();
-        for (const std::string& rel : regFiles) {
-            auto bytes = readFileBytes(folder / rel, ArchiveLimits{}.maxEntryBytes);
-            if (!bytes)
-                return bytes.error();
-            if (auto r = add(reg + rel, std::move(bytes.value())); !r)
-                return r.error();
-            const bool isSource = rel == op.entry.kernelFile || rel.rfind("include/", 0) == 0 ||
-                                  std::any_of(op.task.compile.includeDirs.begin(), op.task.compile.includeDirs.end(),
-                                              [&](const std::string& d) { return rel.rfind(d + "/", 0) == 0; });
-            if (isSource)
-                sources.push_back(reg + rel);
-        }
-        Json images = Json::object();
-        for (const auto& [arch, b] : op.builds) {
-            const std::string path = base + "bin/" + arch + ".cubin";
-            if (auto r = add(path, b.cubin); !r)
-                return r.error();
-            images[arch] = path;
-        }
-        if (!ptx.empty()) {
-            const std::string path = base + "bin/" + ptx + ".ptx";
-            if (auto r = add(path, op.builds.at("sm_" + ptx.substr(8)).ptx); !r)
-                return r.error();
-            images[ptx] = path;
-        }
-
-        Json entry = candidateOpJson(op.name, op.task, op.task.candidates.front(), op.builds.begin()->second.loweredNames);
-        if (op.task.reference.kind == Reference::Kind::TorchScript)
-            entry["reference"]["file"] = reg + op.task.reference.torchscript.generic_string();
-        // A symbol every input leaves unbound could not be derived at a call.
-        std::set<std::string> bound;
-        for (const TensorSpec& t : op.task.inputs)
-            for (const std::string& s : t.shape)
-                bound.insert(s);
-        for (const TensorSpec& t : op.task.outputs)
-            for (const std::string& s : t.shape)
-                if (!bound.count(s) && !isFixedExtent(s))
-                    return exportError(op.id + ": output " + t.name + "'s extent " + s +
-                                       " is no input's extent, so a call could not know it");
-        entry["registry_id"] = op.id;
-        entry["task_name"] = op.task.name;
-        entry["schema"] = schemaFor(op.name, op.task);
-        entry["images"] = images;
-        entry["sources"] = sources;
-        entry["task"] = reg + "task.json";
-        entry["evidence"] = evidenceJson(op, reg, registry);
-        opList.push_back(std::move(entry));
+    for (const OpExport& op : ops.value()) {
+        auto entry = writeOp(op, targets->ptx, registry, files);
+        if (!entry)
+            return entry.error();
+        opList.push_back(std::move(entry.value()));
         summary.ops.push_back(op.name);
     }
+    const OpTapes tapes = opTapes(ops.value());
     Json modelList = Json::array();
-    for (ModelFiles& mf : models) {
-        const std::string base = "models/" + mf.name + "/";
-        const std::string file = base + (mf.format == kModelTorchExport ? "model.pt2" : "model.ts");
-        if (auto r = add(file, std::move(mf.modelBytes)); !r)
-            return r.error();
-        Json example = {{"kind", mf.inputsKind}, {"file", nullptr}};
-        if (mf.inputsKind != "program") {
-            example["file"] = base + (mf.inputsKind == "shapes" ? "inputs.json" : "inputs.pt");
-            if (auto r = add(example["file"].get<std::string>(), std::move(mf.inputsBytes)); !r)
-                return r.error();
-        }
-        std::vector<std::pair<std::string, std::vector<std::string>>> tapes;
-        for (const OpExport& op : ops) {
-            std::vector<std::string> steps;
-            for (const OpStep& st : op.task.reference.steps)
-                steps.push_back(st.op);
-            tapes.emplace_back(op.name, steps);
-        }
-        const std::vector<std::string> uses = opsUsable(mf.info, tapes);
-        const Json inputs = modelInputsJson(mf.info);
-        modelList.push_back({{"name", mf.name},
-                             {"format", mf.format},
-                             {"file", file},
-                             {"torch_version", mf.info.torchVersion},
-                             {"inputs", inputs},
-                             {"example", example},
-                             {"graph_ops", mf.info.graphOps},
-                             {"uses", uses},
-                             {"runs", Json::array()}});
-        summary.models.push_back({mf.name, uses});
+    for (ModelFiles& mf : models.value()) {
+        auto entry = writeModel(mf, tapes, files);
+        if (!entry)
+            return entry.error();
+        summary.models.push_back({mf.name, entry.value()["uses"].get<std::vector<std::string>>()});
+        modelList.push_back(std::move(entry.value()));
     }
-    auto nvrtc = nvrtcVersion();
-    Json manifest = {{"format", kCastFormat},
-                     {"schema_version", models.empty() ? kCastSchemaVersion : kCastModelSchemaVersion},
-                     {"package", {{"name", options.packageName.empty() ? output.stem().string() : options.packageName},
-                                  {"version", options.packageVersion}}},
-                     {"kernelforge_version", options.kernelforgeVersion},
-                     {"created_at", utcNow()},
-                     {"nvrtc_version", nvrtc ? nvrtc.value() : std::string()},
-                     {"architectures", archs},
-                     {"ptx", ptx.empty() ? Json() : Json(ptx)},
-                     {"ops", opList},
-                     {"files", fileList}};
-    if (!models.empty())
+    Json manifest = manifestJson(options, output, targets.value(), std::move(opList), files.list(), !models->empty());
+    if (!models->empty())
         manifest["models"] = modelList;
-    files.insert(files.begin(), ArchiveEntry{kManifestName, manifest.dump(2) + "\n"});
-
-    // What we are about to write must pass our own reader: the same checks any runtime makes.
-    {
-        Archive mem;
-        mem.entries = files;
-        auto checked = checkPackage(std::move(mem), output.string());
-        if (!checked)
-            return Error::inFile(output.string(), checked.error().pointer, "export a .cast package", "the package would not pass its own check: " + checked.error().why, "this is a KernelForge bug; please report it with the registry IDs");
-    }
-    if (auto w = writeArchive(output, files); !w)
+    if (auto w = files.write(manifest, output); !w)
         return w.error();
     std::error_code ec;
     summary.bytes = static_cast<std::int64_t>(fs::file_size(output, ec));
@@ -550,20 +552,17 @@ Result<std::string> recordModelRun(const fs::path& file, const std::string& mode
     for (int n = 2; pkg->archive.find(path); ++n)
         path = "models/" + model + "/runs/" + stamp + "-" + std::to_string(n) + ".json";
     std::string bytes = run.dump(2) + "\n";
-    auto sha = sha256Hex(bytes);
-    if (!sha)
-        return sha.error();
+    auto listed = fileEntry(path, bytes);
+    if (!listed)
+        return listed.error();
     Json manifest = pkg->manifest;
-    manifest["files"].push_back({{"path", path}, {"sha256", sha.value()}, {"bytes", static_cast<std::int64_t>(bytes.size())}});
+    manifest["files"].push_back(std::move(listed.value()));
     const std::size_t index = static_cast<std::size_t>(it - pkg->models.begin());
     manifest["models"][index]["runs"].push_back(path);
     std::vector<ArchiveEntry> entries = std::move(pkg->archive.entries);
     entries.front().bytes = manifest.dump(2) + "\n";
     entries.push_back({path, std::move(bytes)});
-    Archive mem;
-    mem.entries = entries;
-    auto checked = checkPackage(std::move(mem), file.string());
-    if (!checked)
+    if (auto checked = checkEntries(entries, file.string()); !checked)
         return checked.error();
     if (auto w = writeArchive(file, entries); !w)
         return w.error();

@@ -64,21 +64,11 @@ PackageModel checkModel(const Json& m, const std::string& ptr, const Archive& ar
     jr::Object o(m, ptr);
     PackageModel out;
     out.json = m;
-    out.name = o.string("name");
-    if (!isOpName(out.name))
-        jr::fail(o.at("name"), "\"" + out.name + "\" is not an identifier");
-    if (!modelNames.insert(out.name).second)
-        jr::fail(o.at("name"), "two models are named \"" + out.name + "\"");
+    out.name = newName(o, modelNames, "is not an identifier", "models");
     out.format = o.string("format");
     if (out.format != kModelTorchExport && out.format != kModelTorchScript)
         jr::fail(o.at("format"), "is \"torch.export\" or \"torchscript\", not \"" + out.format + "\"");
-    auto needFile = [&](const Json& v, const std::string& p) {
-        const std::string path = jr::asString(v, p);
-        if (!files.count(path))
-            jr::fail(p, "names \"" + path + "\", which is not a file of the package");
-        return path;
-    };
-    out.file = needFile(o.required("file"), o.at("file"));
+    out.file = needFile(files, o.required("file"), o.at("file"));
 
     // The manifest must describe the model file as it is: what it calls and takes.
     auto info = inspectModel(archive.find(out.file)->bytes, origin + ":" + out.file);
@@ -110,7 +100,7 @@ PackageModel checkModel(const Json& m, const std::string& ptr, const Archive& ar
         if (!info->hasSampleInputs)
             jr::fail(ex.at("kind"), "the model file carries no sample inputs; export with --inputs");
     } else if (kind == "shapes" || kind == "tensors") {
-        const std::string path = needFile(exFile, ex.at("file"));
+        const std::string path = needFile(files, exFile, ex.at("file"));
         if (kind == "shapes") {
             auto spec = jr::parseText(archive.find(path)->bytes, origin + ":" + path);
             if (!spec)
@@ -128,7 +118,7 @@ PackageModel checkModel(const Json& m, const std::string& ptr, const Archive& ar
 
     const Json& runs = jr::asArray(o.required("runs"), o.at("runs"));
     for (std::size_t i = 0; i < runs.size(); ++i) {
-        const std::string path = needFile(runs[i], jr::child(o.at("runs"), i));
+        const std::string path = needFile(files, runs[i], jr::child(o.at("runs"), i));
         auto run = jr::parseText(archive.find(path)->bytes, origin + ":" + path);
         if (!run)
             jr::fail(jr::child(o.at("runs"), i), run.error().why);

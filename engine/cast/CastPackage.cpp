@@ -128,48 +128,30 @@ void checkTensorList(const Json& list, const std::string& ptr, std::set<std::str
     }
 }
 
-PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::string, std::less<>>& files,
-                  std::set<std::string, std::less<>>& opNames)
+/// The schema is derived from the tensors; a hand-edited one would register another signature.
+void checkSchema(jr::Object& o, const std::string& name, const std::string& schema)
 {
-    jr::Object o(op, ptr);
-    PackageOp out;
-    out.json = op;
-    out.name = o.string("name");
-    if (!isOpName(out.name))
-        jr::fail(o.at("name"), "\"" + out.name + "\" cannot name an operator: letters, digits and _, not starting with a digit");
-    if (!opNames.insert(out.name).second)
-        jr::fail(o.at("name"), "two ops are named \"" + out.name + "\"");
-    out.registryId = o.string("registry_id");
-    out.schema = o.string("schema");
-    o.string("task_name");
-
-    OpScope scope;
-    std::set<std::string, std::less<>> shapeSymbols;
-    checkTensorList(o.required("inputs"), o.at("inputs"), scope.tensors, shapeSymbols, true);
-    checkTensorList(o.required("outputs"), o.at("outputs"), scope.tensors, shapeSymbols, false);
-    if (o.required("inputs").empty() || o.required("outputs").empty())
-        jr::fail(ptr, "an op needs at least one input and one output");
-
-    // The schema is derived from the tensors; a hand-edited one would register another signature.
-    {
-        std::string want = out.name + "(";
-        const Json& ins = o.required("inputs");
-        for (std::size_t i = 0; i < ins.size(); ++i)
-            want += (i ? ", Tensor " : "Tensor ") + ins[i]["name"].get<std::string>();
-        const std::size_t nOut = o.required("outputs").size();
-        want += ") -> ";
-        if (nOut == 1) {
-            want += "Tensor";
-        } else {
-            want += "(";
-            for (std::size_t i = 0; i < nOut; ++i)
-                want += i ? ", Tensor" : "Tensor";
-            want += ")";
-        }
-        if (out.schema != want)
-            jr::fail(o.at("schema"), "is \"" + out.schema + "\" but the inputs and outputs make \"" + want + "\"");
+    std::string want = name + "(";
+    const Json& ins = o.required("inputs");
+    for (std::size_t i = 0; i < ins.size(); ++i)
+        want += (i ? ", Tensor " : "Tensor ") + ins[i]["name"].get<std::string>();
+    const std::size_t nOut = o.required("outputs").size();
+    want += ") -> ";
+    if (nOut == 1) {
+        want += "Tensor";
+    } else {
+        want += "(";
+        for (std::size_t i = 0; i < nOut; ++i)
+            want += i ? ", Tensor" : "Tensor";
+        want += ")";
     }
+    if (schema != want)
+        jr::fail(o.at("schema"), "is \"" + schema + "\" but the inputs and outputs make \"" + want + "\"");
+}
 
+/// Parameters, the shape symbols' ranges and the constraints; parameters and symbols join `scope`.
+void checkSymbols(jr::Object& o, const std::set<std::string, std::less<>>& shapeSymbols, OpScope& scope)
+{
     jr::Object params(o.required("parameters"), o.at("parameters"));
     for (const auto& [k, v] : params.raw().items()) {
         if (!v.is_number())
@@ -202,7 +184,10 @@ PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::st
     const Json& cons = jr::asArray(o.required("constraints"), o.at("constraints"));
     for (std::size_t i = 0; i < cons.size(); ++i)
         checkExpr(cons[i], jr::child(o.at("constraints"), i), scope);
+}
 
+void checkScratch(jr::Object& o, OpScope& scope)
+{
     const Json& scratch = jr::asArray(o.required("scratch"), o.at("scratch"));
     for (std::size_t i = 0; i < scratch.size(); ++i) {
         jr::Object s(scratch[i], jr::child(o.at("scratch"), i));
@@ -216,7 +201,11 @@ PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::st
             jr::fail(s.at("zero"), "must be true or false");
         s.finish();
     }
+}
 
+/// Every launch: the kernel's names, grid, block and shared memory, and arguments in scope.
+void checkLaunches(jr::Object& o, const OpScope& scope)
+{
     const Json& launches = jr::asArray(o.required("launches"), o.at("launches"));
     if (launches.empty())
         jr::fail(o.at("launches"), "an op launches at least one kernel");
@@ -251,14 +240,11 @@ PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::st
         }
         l.finish();
     }
+}
 
-    auto needFile = [&](const Json& v, const std::string& p) {
-        const std::string path = jr::asString(v, p);
-        if (!files.count(path))
-            jr::fail(p, "names \"" + path + "\", which is not a file of the package");
-        return path;
-    };
-
+/// The reference: a tape of catalog ops, or a TorchScript file of the package on the op's inputs.
+void checkReference(jr::Object& o, const std::set<std::string, std::less<>>& files)
+{
     jr::Object ref(o.required("reference"), o.at("reference"));
     const std::string kind = ref.string("kind");
     if (kind == "tape") {
@@ -277,7 +263,7 @@ PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::st
             s.finish();
         }
     } else if (kind == "torchscript") {
-        needFile(ref.required("file"), ref.at("file"));
+        needFile(files, ref.required("file"), ref.at("file"));
         const Json& ins = o.required("inputs");
         for (const std::string& n : jr::asStringArray(ref.required("inputs"), ref.at("inputs")))
             if (std::none_of(ins.begin(), ins.end(), [&](const Json& t) { return t["name"] == n; }))
@@ -286,25 +272,35 @@ PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::st
         jr::fail(ref.at("kind"), "is \"tape\" or \"torchscript\", not \"" + kind + "\"");
     }
     ref.finish();
+}
 
+/// The images by architecture, each a file of the package; returns the architectures.
+std::vector<std::string> checkImages(jr::Object& o, const std::set<std::string, std::less<>>& files)
+{
+    std::vector<std::string> archs;
     jr::Object images(o.required("images"), o.at("images"));
     for (const auto& [arch, path] : images.raw().items()) {
         if (!isArchName(arch))
             jr::fail(images.at(arch), "\"" + arch + "\" is not an architecture (sm_XY or compute_XY)");
-        needFile(images.required(arch), images.at(arch));
-        out.images.push_back(arch);
+        needFile(files, images.required(arch), images.at(arch));
+        archs.push_back(arch);
     }
-    if (out.images.empty())
+    if (archs.empty())
         jr::fail(o.at("images"), "an op carries at least one cubin or PTX");
     images.finish();
+    return archs;
+}
 
+/// Sources, task and evidence: files of the package, and the evidence's summary fields typed.
+void checkEvidence(jr::Object& o, const std::set<std::string, std::less<>>& files)
+{
     const Json& sources = jr::asArray(o.required("sources"), o.at("sources"));
     for (std::size_t i = 0; i < sources.size(); ++i)
-        needFile(sources[i], jr::child(o.at("sources"), i));
-    needFile(o.required("task"), o.at("task"));
+        needFile(files, sources[i], jr::child(o.at("sources"), i));
+    needFile(files, o.required("task"), o.at("task"));
     jr::Object ev(o.required("evidence"), o.at("evidence"));
     for (const char* key : {"correctness", "performance", "promotion"})
-        needFile(ev.required(key), ev.at(key));
+        needFile(files, ev.required(key), ev.at(key));
     // The summary is shown by `inspect`; the reports and the signed record above are the evidence.
     for (const char* key : {"gpu", "arch", "torch", "promoted_at", "baseline", "scope", "registry_signature"})
         if (const Json* v = ev.optional(key); v && !v->is_string())
@@ -318,6 +314,32 @@ PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::st
     if (const Json* v = ev.optional("unsigned_evidence_accepted"); v && !v->is_boolean())
         jr::fail(ev.at("unsigned_evidence_accepted"), "must be true or false");
     ev.finish();
+}
+
+PackageOp checkOp(const Json& op, const std::string& ptr, const std::set<std::string, std::less<>>& files,
+                  std::set<std::string, std::less<>>& opNames)
+{
+    jr::Object o(op, ptr);
+    PackageOp out;
+    out.json = op;
+    out.name = newName(o, opNames, "cannot name an operator: letters, digits and _, not starting with a digit", "ops");
+    out.registryId = o.string("registry_id");
+    out.schema = o.string("schema");
+    o.string("task_name");
+
+    OpScope scope;
+    std::set<std::string, std::less<>> shapeSymbols;
+    checkTensorList(o.required("inputs"), o.at("inputs"), scope.tensors, shapeSymbols, true);
+    checkTensorList(o.required("outputs"), o.at("outputs"), scope.tensors, shapeSymbols, false);
+    if (o.required("inputs").empty() || o.required("outputs").empty())
+        jr::fail(ptr, "an op needs at least one input and one output");
+    checkSchema(o, out.name, out.schema);
+    checkSymbols(o, shapeSymbols, scope);
+    checkScratch(o, scope);
+    checkLaunches(o, scope);
+    checkReference(o, files);
+    out.images = checkImages(o, files);
+    checkEvidence(o, files);
     o.finish();
     return out;
 }
@@ -345,6 +367,25 @@ void checkAgainstTask(const PackageOp& op, const Json& taskJson, const std::stri
 
 
 } // namespace
+
+std::string needFile(const std::set<std::string, std::less<>>& files, const Json& v, const std::string& p)
+{
+    const std::string path = jr::asString(v, p);
+    if (!files.count(path))
+        jr::fail(p, "names \"" + path + "\", which is not a file of the package");
+    return path;
+}
+
+std::string newName(jr::Object& o, std::set<std::string, std::less<>>& names, const std::string& notIdentifier,
+                    const char* kind)
+{
+    const std::string name = o.string("name");
+    if (!isOpName(name))
+        jr::fail(o.at("name"), "\"" + name + "\" " + notIdentifier);
+    if (!names.insert(name).second)
+        jr::fail(o.at("name"), std::string("two ") + kind + " are named \"" + name + "\"");
+    return name;
+}
 
 bool isFixedExtent(const std::string& extent)
 {

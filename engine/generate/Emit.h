@@ -73,5 +73,10 @@ Emitted emitRow(Context& c);
 std::vector<const Value*> parameters(const Tape& tape);
 std::string parameterList(Context& c, const std::vector<const Value*>& params, const std::string& tail);
 std::string argumentList(Context& c, const std::vector<const Value*>& params, const std::string& tail);
+/// The pointers the vector path reads or writes 16 bytes at a time (per-element and per-column
+/// tensors), comma-separated: the arguments of kf::aligned16.
+std::string alignedPointers(Context& c, const std::vector<const Value*>& params);
+/// The launch plan's "args" for the tensor parameters: their task names, in order.
+nlohmann::ordered_json tensorArguments(const std::vector<const Value*>& params);
 
 } // namespace kf::gen::detail

@@ -269,4 +269,21 @@ std::string argumentList(Context& c, const std::vector<const Value*>& params, co
     return s;
 }
 
+std::string alignedPointers(Context& c, const std::vector<const Value*>& params)
+{
+    std::string aligned;
+    for (const Value* v : params)
+        if (v->level == Level::Element || v->level == Level::Column)
+            aligned += (aligned.empty() ? "" : ", ") + c.pointer(*v);
+    return aligned;
+}
+
+nlohmann::ordered_json tensorArguments(const std::vector<const Value*>& params)
+{
+    nlohmann::ordered_json args = nlohmann::ordered_json::array();
+    for (const Value* v : params)
+        args.push_back(v->name);
+    return args;
+}
+
 } // namespace kf::gen::detail

@@ -6,20 +6,13 @@
 
 namespace kf::gen::detail {
 
+namespace {
 
-Emitted emitElementwise(Context& c)
+/// generated_chunk: W consecutive elements — the loads, the per-row steps, the element loop, the stores.
+std::string chunkFunction(Context& c, const std::vector<const Value*>& params, bool broadcast)
 {
     const Tape& tape = c.tape;
-    const auto params = parameters(tape);
-    const bool broadcast = tape.broadcastDims > 0;
-    const std::string threads = c.constant("kBlockThreads", "int", std::to_string(c.options.blockThreads),
-                                           "threads per block: the launch plan's \"block\"");
-    const std::string chunksPer = c.constant("kChunksPerThread", "int", std::to_string(c.options.chunksPerThread),
-                                             "vector chunks per thread: loads in flight per tensor");
-    const std::string vecName = c.constant("kVec", "int", std::to_string(c.vec),
-                                           "elements per 16-byte access of the widest stored type");
     const std::string tailParams = broadcast ? "long long i, long long cols" : "long long i";
-
     Code h;
     h.line(0, "/// W consecutive elements from element i: W = kVec on the vector path, 1 on the scalar one.");
     h.line(0, "template <int W>");
@@ -72,16 +65,16 @@ Emitted emitElementwise(Context& c)
         if (v->output >= 0)
             h.line(1, "kf::store_floats<W>(" + c.pointer(*v) + " + i, " + c.pointer(*v) + "_out);");
     h.line(0, "}");
+    return h.text();
+}
 
-    std::vector<const Value*> vectorPointers;
-    for (const Value* v : params)
-        if (v->level == Level::Element || v->level == Level::Column)
-            vectorPointers.push_back(v);
-    std::string aligned;
-    for (const Value* v : vectorPointers)
-        aligned += (aligned.empty() ? "" : ", ") + c.pointer(*v);
+/// The kernel: every thread's chunks on the vector path, the elements after the last whole
+/// vector, and the scalar path for misaligned tensors.
+std::string elementwiseKernel(Context& c, const std::vector<const Value*>& params, bool broadcast,
+                              const std::string& threads, const std::string& chunksPer, const std::string& vecName)
+{
     const std::string vectorTest = (broadcast ? "cols % " + vecName + " == 0 && " : std::string()) +
-                                   "kf::aligned16(" + aligned + ")";
+                                   "kf::aligned16(" + alignedPointers(c, params) + ")";
     auto call = [&](const std::string& w, const std::string& index) {
         return "generated_chunk<" + w + ">(" + argumentList(c, params, index + (broadcast ? ", cols" : "")) + ");";
     };
@@ -110,17 +103,31 @@ Emitted emitElementwise(Context& c)
     k.line(2, "}");
     k.line(1, "}");
     k.line(0, "}");
+    return k.text();
+}
+
+} // namespace
+
+Emitted emitElementwise(Context& c)
+{
+    const Tape& tape = c.tape;
+    const auto params = parameters(tape);
+    const bool broadcast = tape.broadcastDims > 0;
+    const std::string threads = c.constant("kBlockThreads", "int", std::to_string(c.options.blockThreads),
+                                           "threads per block: the launch plan's \"block\"");
+    const std::string chunksPer = c.constant("kChunksPerThread", "int", std::to_string(c.options.chunksPerThread),
+                                             "vector chunks per thread: loads in flight per tensor");
+    const std::string vecName = c.constant("kVec", "int", std::to_string(c.vec),
+                                           "elements per 16-byte access of the widest stored type");
 
     Emitted e;
-    e.helpers = h.text();
-    e.kernel = k.text();
+    e.helpers = chunkFunction(c, params, broadcast);
+    e.kernel = elementwiseKernel(c, params, broadcast, threads, chunksPer, vecName);
     const int perBlock = c.options.blockThreads * c.options.chunksPerThread * c.vec;
     e.launch["kernel"] = c.kernel;
     e.launch["grid"] = "ceil_div(" + tape.elements() + ", " + std::to_string(perBlock) + ")";
     e.launch["block"] = c.options.blockThreads;
-    nlohmann::ordered_json args = nlohmann::ordered_json::array();
-    for (const Value* v : params)
-        args.push_back(v->name);
+    nlohmann::ordered_json args = tensorArguments(params);
     args.push_back({{"scalar", tape.elements()}, {"type", "int64"}});
     if (broadcast)
         args.push_back({{"scalar", tape.rowLength()}, {"type", "int64"}});

@@ -72,6 +72,18 @@ void syncDirectory(const fs::path& dir)
 
 std::string pretty(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
 
+Json benchmarkShapesJson(const Task& task)
+{
+    Json shapes = Json::array();
+    for (const ShapeBinding& b : task.benchmarkShapes) {
+        Json s = Json::object();
+        for (const auto& [k, v] : b.values)
+            s[k] = v;
+        shapes.push_back(s);
+    }
+    return shapes;
+}
+
 // A path inside a version folder: relative, no "..", not hidden at its top.
 bool isSafeRelativePath(const std::string& path)
 {
@@ -85,57 +97,6 @@ bool isSafeRelativePath(const std::string& path)
 }
 
 } // namespace registry_internal
-
-namespace {
-
-// The versions already used for `prefix`: in the index, in the ledger (removed and given out,
-// even when the index was rebuilt since) and as folders on disk (an orphan left by a killed
-// promote keeps its number, so no two promotions ever share a folder name).
-int nextVersion(const fs::path& dir, const RegistryIndex& index, const std::optional<Ledger>& ledger, const std::string& prefix)
-{
-    int highest = ledger ? ledgerHighest(*ledger, prefix) : 0;
-    for (const RegistryEntry& e : index.kernels)
-        if (auto s = splitKernelId(e.id); s && s->first == prefix)
-            highest = std::max(highest, s->second);
-    for (const std::string& id : index.removed) // an ID once given out is never given to other code
-        if (auto s = splitKernelId(id); s && s->first == prefix)
-            highest = std::max(highest, s->second);
-    std::error_code ec;
-    for (const auto& d : fs::directory_iterator(dir, ec))
-        if (auto s = splitKernelId(d.path().filename().string()); s && s->first == prefix)
-            highest = std::max(highest, s->second);
-    return highest + 1;
-}
-
-struct Staged {
-    std::string path;
-    std::string bytes;
-};
-
-// Files of the task's include folders, so the version folder holds everything the kernel compiles from.
-Result<std::vector<Staged>> includeFiles(const Task& task)
-{
-    std::vector<Staged> out;
-    for (const std::string& inc : task.compile.includeDirs) {
-        const fs::path root = task.directory / inc;
-        std::error_code ec;
-        if (!fs::is_directory(root, ec))
-            continue;
-        for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
-             it.increment(ec)) {
-            if (!it->is_regular_file())
-                continue;
-            const std::string name = (fs::path(inc) / fs::relative(it->path(), root)).lexically_normal().string();
-            auto bytes = readTaskFile(task.directory, name);   // a link out of the task is refused
-            if (!bytes)
-                return bytes.error();
-            out.push_back({name, std::move(bytes.value())});
-        }
-    }
-    return out;
-}
-
-} // namespace
 
 namespace registry_internal {
 
@@ -329,175 +290,6 @@ Result<GateVerdict> Registry::gates(const PromotionInput& in) const
     if (!index)
         return index.error();
     return judge(in, files.value(), gateSettings(index.value()), protocol::loadSigningKey(false));
-}
-
-Result<PromotionOutcome> Registry::promote(const PromotionInput& in) const
-{
-    std::error_code ec;
-    fs::create_directories(m_dir, ec);
-    if (ec)
-        return registryError(m_dir, "create the registry folder", ec.message(), "check the path and permissions");
-    auto locked = lockIndex(m_dir);
-    if (!locked)
-        return locked.error();
-    registryHook("locked");
-    RegistryIndex& index = locked->index;
-
-    // Judged under the lock, on the files as they are now: nothing slips in between.
-    auto files = currentFiles(in);
-    if (!files)
-        return files.error();
-    // One key for judging the reports and signing the record (made now if the user has none).
-    const auto key = protocol::loadSigningKey(true);
-    PromotionOutcome outcome;
-    outcome.gates = judge(in, files.value(), gateSettings(index), key);
-    if (!outcome.gates.passed())
-        return outcome;
-
-    // The gates passed, so both reports are there and of their kinds.
-    const protocol::VerifyReport& correctness = *in.correctness->verify();
-    const protocol::BenchReport& performance = *in.performance->bench();
-    const protocol::Environment& env = correctness.header.environment;
-    const std::string prefix = kernelIdPrefix(in.task, env.gpu);
-    // An unreadable ledger is rewritten from the index below; the folders still guard the IDs.
-    auto ledger = readLedger(m_dir);
-    const int version = nextVersion(m_dir, index, ledger ? ledger.value() : std::nullopt, prefix);
-    RegistryEntry e;
-    e.id = kernelId(prefix, version);
-    e.version = version;
-    e.op = opSlug(in.task);
-    e.taskName = in.task.name;
-    e.dtype = in.task.outputs.empty() ? "" : std::string(dtypeName(in.task.outputs.front().dtype));
-    e.gpu = env.gpu;
-    e.arch = correctness.header.candidate.arch;
-    e.kernelFile = fs::path(in.candidateFile).lexically_normal().generic_string();
-    for (const ShapeBinding& b : in.task.benchmarkShapes) {
-        Json s = Json::object();
-        for (const auto& [k, v] : b.values)
-            s[k] = v;
-        e.benchmarkShapes.push_back(s);
-    }
-    e.sourceHash = files->sourceHash;
-    e.taskHash = files->taskHash;
-    e.promotedAt = utcNow();
-    e.geomeanSpeedup = outcome.gates.geomeanSpeedup; // the numbers the gates passed, nothing recomputed
-    if (std::isfinite(outcome.gates.compileSpeedup))
-        e.compileSpeedup = outcome.gates.compileSpeedup;
-    e.minSpeedup = outcome.gates.minSpeedup;
-
-    // Every file of the version folder, then promotion.json naming their hashes.
-    const Json taskJson = taskToJson(in.task);
-    Json launch = Json::object();
-    for (const Json& c : taskJson.at("candidates"))
-        if (c.value("file", std::string()) == in.candidateFile)
-            launch = c;
-    auto includes = includeFiles(in.task);
-    if (!includes)
-        return includes.error();
-    std::vector<Staged> staged = {{e.kernelFile, files->source},
-                                  {"task.json", pretty(taskJson)},
-                                  {"launch.json", pretty(launch)},
-                                  {"correctness.json", pretty(in.correctness->document())},
-                                  {"performance.json", pretty(in.performance->document())}};
-    for (Staged& s : includes.value())
-        staged.push_back(std::move(s));
-    if (in.task.reference.kind == Reference::Kind::TorchScript) {
-        auto script = readTaskFile(in.task.directory, in.task.reference.torchscript);
-        if (!script)
-            return script.error();
-        staged.push_back({in.task.reference.torchscript.lexically_normal().string(), std::move(script.value())});
-    }
-    for (const Staged& s : staged) {
-        RegistryFile f{s.path, hashHex(s.bytes), static_cast<std::int64_t>(s.bytes.size())};
-        e.files.push_back(std::move(f));
-    }
-    PromotionRecord p;
-    p.schemaVersion = kRegistrySchemaVersion;
-    p.id = e.id;
-    p.version = e.version;
-    p.promotedAt = e.promotedAt;
-    p.promotedBy = in.promotedBy;
-    p.task = {in.task.name, e.taskHash};
-    p.candidate = correctness.header.candidate;
-    p.candidate.file = e.kernelFile;
-    p.candidate.sourceHash = e.sourceHash;
-    p.candidate.arch = e.arch;
-    p.correctnessSeeds = correctness.header.seeds;
-    p.performanceSeeds = performance.header.seeds;
-    p.trialsPerShape = correctness.trialsPerShape;
-    for (const auto& s : correctness.shapes)
-        if (s.id.set == "held_out")
-            p.heldOutShapes.push_back(s.id);
-    for (const TensorSpec& t : in.task.outputs)
-        p.tolerances.push_back({t.name, t.tolerance.rtol, t.tolerance.atol, t.tolerance.atolMode == Tolerance::AtolMode::Rms});
-    p.environment = env;
-    p.threshold = index.threshold;
-    p.compileThreshold = index.compileThreshold;
-    if (std::isfinite(outcome.gates.compileSpeedup))
-        p.compileSpeedup = outcome.gates.compileSpeedup;
-    p.gates = outcome.gates.checks;
-    for (const GateCheck& g : outcome.gates.checks)
-        if (g.gate == "sanitizer" && outcome.gates.sanitizer) {
-            const GateVerdict::Sanitizer& s = *outcome.gates.sanitizer;
-            p.sanitizer = PromotionRecord::Sanitizer{s.policy, g.passed ? "passed" : "not_run", g.detail, s.toolVersion,
-                                                     s.toolsRun, s.shapes};
-        }
-    p.geomeanSpeedup = e.geomeanSpeedup;
-    p.minSpeedup = e.minSpeedup;
-    // The benchmark shapes' timings: the gates judged these shapes.
-    for (const auto& s : performance.shapes)
-        if (s.id.set == "benchmarks")
-            p.perShape.push_back({s.id, s.speedup, s.candidate.medianMs, s.baseline.medianMs});
-    p.evidenceScope = evidenceScope(in.task, performance);
-    p.files = e.files;
-    p.unsignedEvidenceAccepted = outcome.gates.unsignedAccepted;
-    Json promotion = p.toJson();
-    // The record is signed like the reports: `check` then notices any field changed since, even
-    // with the index's hashes fixed up (docs/reliability.md, "Signed reports").
-    {
-        if (!key)
-            return registryError(m_dir, "sign promotion.json for " + e.id, key.error().message(),
-                                 "a registry record is always signed; fix the key (or KF_REPORT_KEY) and promote again");
-        if (auto signedOk = protocol::signDocument(promotion, key.value()); !signedOk)
-            return registryError(m_dir, "sign promotion.json for " + e.id, signedOk.error().message(),
-                                 "install OpenSSL's libcrypto (libssl3) and promote again");
-    }
-    const std::string promotionText = pretty(promotion);
-    e.files.push_back({"promotion.json", hashHex(promotionText), static_cast<std::int64_t>(promotionText.size())});
-    staged.push_back({"promotion.json", promotionText});
-
-    std::set<std::string> names;
-    for (const Staged& st : staged)
-        if (!isSafeRelativePath(st.path) || !names.insert(st.path).second)
-            return registryError(m_dir, "promote " + e.id,
-                                 "the version folder would hold \"" + st.path + "\" twice or outside itself",
-                                 "keep headers in a subfolder of the task (include_dirs) whose files do not clash with "
-                                 "task.json, launch.json, the reports or the kernel");
-
-    // Stage, rename into place, then name it in the index: a kill at any point leaves the index
-    // valid (an orphan folder at worst, which `check` reports and `check --prune` removes).
-    const fs::path staging = m_dir / kStagingDir / (e.id + "." + std::to_string(::getpid()));
-    fs::remove_all(staging, ec);
-    for (size_t i = 0; i < staged.size(); ++i) {
-        if (auto w = writeFileAtomic(staging / staged[i].path, staged[i].bytes); !w)
-            return w.error();
-        if (i == 0)
-            registryHook("staging");
-    }
-    syncDirectory(staging);
-    registryHook("staged");
-    fs::rename(staging, entryDirectory(e.id), ec);
-    if (ec)
-        return registryError(m_dir, "promote " + e.id, "cannot move the staged folder into place: " + ec.message(),
-                             "check free disk space and permissions");
-    syncDirectory(m_dir);
-    registryHook("renamed");
-    index.kernels.push_back(e);
-    if (auto w = writeIndex(index); !w)
-        return w.error();
-    registryHook("indexed");
-    outcome.entry = std::move(e);
-    return outcome;
 }
 
 Result<void> Registry::remove(const std::string& id) const

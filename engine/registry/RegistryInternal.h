@@ -30,6 +30,12 @@ Result<LockedIndex> lockIndex(const std::filesystem::path& dir);
 
 /// A path inside a version folder: relative, no "..", not hidden at its top.
 bool isSafeRelativePath(const std::string& path);
+/// Makes a rename or a new file durable: the folder's own entry list is flushed too.
+void syncDirectory(const std::filesystem::path& dir);
+/// A registry file's JSON text: indented, ending in a newline.
+std::string pretty(const nlohmann::json& j);
+/// The index entry's "benchmark_shapes" for a task: one object of extents per benchmark shape.
+nlohmann::json benchmarkShapesJson(const Task& task);
 
 /// The candidate's source and the hashes of the files as they are now.
 struct CurrentFiles {

@@ -159,12 +159,7 @@ Result<ReindexReport> Registry::reindex() const
         e.gpu = record->environment.gpu;
         e.arch = record->candidate.arch;
         e.kernelFile = record->candidate.file;
-        for (const ShapeBinding& b : task->benchmarkShapes) {
-            Json shape = Json::object();
-            for (const auto& [k, v] : b.values)
-                shape[k] = v;
-            e.benchmarkShapes.push_back(shape);
-        }
+        e.benchmarkShapes = benchmarkShapesJson(task.value());
         e.geomeanSpeedup = record->geomeanSpeedup.value_or(0);
         e.compileSpeedup = record->compileSpeedup;
         e.minSpeedup = record->minSpeedup.value_or(0);

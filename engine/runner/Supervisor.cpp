@@ -249,20 +249,302 @@ Result<json> RunnerSupervisor::control(json req, const EventFn& onEvent, const C
     return exchange(std::move(req), onEvent, cancel, onFile);
 }
 
+/// One request in flight: its type and id, the sentences its failures become, and the deadlines
+/// that guard it (idle, heartbeat, stuck main thread, a launch's watchdog).
+struct RunnerSupervisor::Exchange {
+    Exchange(RunnerSupervisor& supervisor, std::string requestType)
+        : s(supervisor), type(std::move(requestType)),
+          what("run the " + (type.empty() ? std::string("runner") : type) + " request")
+    {
+    }
+
+    Error error(std::string why, std::string hint = {}) const { return Error::failed(what, std::move(why), std::move(hint)); }
+    Error cancelled()
+    {
+        s.kill();
+        return error("cancelled");
+    }
+    Error crashed();
+    Error malformed(const std::string& why)
+    {
+        s.kill();
+        return error("the runner sent a malformed message (" + why + "); it was restarted.",
+                     withLastWords(kRebuildHint, s.m_stderrTail));
+    }
+    Result<void> send(const json& req, const CancelToken* cancel);
+    void startClocks();
+    std::optional<Error> overdue();
+    Result<json> await(const EventFn& onEvent, const CancelToken* cancel, const FileSink& onFile);
+    std::optional<Result<json>> answer(const protocol::RunnerMessage& m, const EventFn& onEvent, const FileSink& onFile);
+    void onLaunchEvent(const protocol::Event& event);
+    Error refusedFile(const protocol::FileChunk& chunk, Error refusal);
+    Error runnerError(const protocol::RunnerMessage& m);
+
+    RunnerSupervisor& s;
+    const std::string type;
+    const std::string what;
+    std::int64_t id = 0;
+    std::int64_t idleMs = 1, beatMs = 1, stuckMs = 1, watchdogMs = 0;
+    bool beats = false;           ///< the runner sends heartbeats during this request
+    bool watchdogArmed = false;   ///< a launch with a time budget is running
+    Clock::time_point idleDeadline, beatDeadline, workDeadline, watchdogDeadline = Clock::time_point::max();
+};
+
+/// The runner's process ended during the request: what ended it, in words, and whether the
+/// candidate is to blame.
+Error RunnerSupervisor::Exchange::crashed()
+{
+    std::string where = whereText(s.m_currentLaunch, type);
+    std::string how = s.describeExit();
+    s.m_currentLaunch.clear();
+    const bool seeded = type == "verify" || type == "bench";
+    const int st = s.m_lastExitStatus;
+    // ssh ends with 255 when the connection breaks (and says so on stderr).
+    if (s.m_options.remote && !s.m_lastKilledByUs && WIFEXITED(st) && WEXITSTATUS(st) == 255 &&
+        looksLikeLostConnection(s.m_stderrTail)) {
+        Error e = error("the connection to " + s.endpointText() + " was lost " + where + ": " + lastLine(s.m_stderrTail) +
+                            "; the runner was restarted.",
+                        "check the network and the host; the run can be repeated as it was");
+        e.kind = kConnectionLost;
+        return e;
+    }
+    // SIGKILL, SIGTERM or SIGHUP that we did not send: killed from outside (a user, the OOM
+    // killer, a scheduler), not by the candidate.
+    const bool lost = !s.m_lastKilledByUs && WIFSIGNALED(st) &&
+                      (WTERMSIG(st) == SIGKILL || WTERMSIG(st) == SIGTERM || WTERMSIG(st) == SIGHUP);
+    if (lost && how.rfind("crashed", 0) == 0)
+        how = "was killed from outside" + how.substr(std::string("crashed").size());
+    Error e = error("the runner" + (s.m_options.remote ? " on " + s.endpointText() : std::string()) + " " + how + " " +
+                        where + "; it was restarted.",
+                    withLastWords(lost ? "the candidate is not to blame; see who stopped the process (the OOM killer, a "
+                                         "scheduler, a user)"
+                                  : seeded ? "run it again with the same seeds to reproduce it"
+                                           : "",
+                                  s.m_stderrTail));
+    if (lost)
+        e.kind = kRunnerLost;
+    return e;
+}
+
+/// Writes the request line.
+Result<void> RunnerSupervisor::Exchange::send(const json& req, const CancelToken* cancel)
+{
+    idleMs = std::max(s.m_options.idleTimeoutMs, 1);
+    switch (writeAll(s.m_toRunner, protocol::toLine(req), after(idleMs), cancel, s.m_fromRunner, s.m_buffer,
+                     s.m_errFromRunner, s.m_stderrTail)) {
+    case WriteEnd::Done:
+        return {};
+    case WriteEnd::Cancelled:
+        return cancelled();
+    case WriteEnd::ReaderGone:
+        return crashed();
+    case WriteEnd::TimedOut:
+        break;
+    }
+    s.kill();
+    return error("the runner did not accept the request within " + secondsText(idleMs) +
+                     " s and was presumed hung; it was restarted.",
+                 withLastWords("", s.m_stderrTail));
+}
+
+void RunnerSupervisor::Exchange::startClocks()
+{
+    idleDeadline = after(idleMs);
+    // A runner that says it sends heartbeats during a run is alive while they come: a
+    // stopped or frozen process is noticed in seconds. Heartbeats do not count as work, so a
+    // main thread stuck in a driver call still meets the idle timeout.
+    beats = s.m_hello.has("heartbeat") && (type == "verify" || type == "bench" || type == "profile" || type == "test_stuck");
+    beatMs = std::max(s.m_options.heartbeatTimeoutMs, 1);
+    beatDeadline = after(beatMs);
+    // Heartbeats prove the process lives, not that its main thread works: between launches
+    // (a launch has its own watchdog) no work for stuckMs is a stuck driver call or a deadlock.
+    stuckMs = std::max(s.m_options.stuckTimeoutMs, 1);
+    if (const char* v = std::getenv("KF_RUNNER_STUCK_TIMEOUT_MS"); v && *v) {
+        char* end = nullptr;
+        const long long ms = std::strtoll(v, &end, 10);
+        if (end && *end == '\0' && ms > 0)
+            stuckMs = ms;
+    }
+    workDeadline = after(stuckMs);
+}
+
+/// The first deadline that has passed (the runner is then killed), or none.
+std::optional<Error> RunnerSupervisor::Exchange::overdue()
+{
+    if (watchdogArmed && msUntil(watchdogDeadline) <= 0) {
+        std::string launch = s.m_currentLaunch.empty() ? std::string("its launch") : s.m_currentLaunch;
+        s.kill();
+        return error("the candidate did not finish within " + secondsText(watchdogMs) + " s in " + launch +
+                         " — an infinite loop or a deadlock? The runner was restarted.",
+                     "check loop bounds and that every thread of a block reaches each __syncthreads(); "
+                     "if the kernel is only slow, raise the launch timeout");
+    }
+    const std::string where = whereText(s.m_currentLaunch, type);
+    if (msUntil(idleDeadline) <= 0) {
+        s.kill();
+        return error("the runner sent nothing for " + secondsText(idleMs) + " s " + where +
+                         " and was presumed hung; it was restarted.",
+                     withLastWords("if the work is expected to take that long, raise the idle timeout", s.m_stderrTail));
+    }
+    if (beats && msUntil(beatDeadline) <= 0) {
+        s.kill();
+        if (s.m_options.remote) {
+            Error e = error("no message from " + s.endpointText() + " for " + secondsText(beatMs) + " s " + where +
+                                "; the connection is presumed lost and the runner was restarted.",
+                            withLastWords("check the network and the host; the run can be repeated as it was", s.m_stderrTail));
+            e.kind = kConnectionLost;
+            return e;
+        }
+        return error("the runner gave no sign of life for " + secondsText(beatMs) + " s " + where +
+                         " (its process is stopped or frozen); it was restarted.",
+                     withLastWords("a process stopped with SIGSTOP, a machine out of memory and swapping, or a driver "
+                                   "call that froze the whole process",
+                                   s.m_stderrTail));
+    }
+    if (beats && !watchdogArmed && msUntil(workDeadline) <= 0) {
+        s.kill();
+        return error("the runner's main thread did no work for " + secondsText(stuckMs) + " s " + where +
+                         " while its process kept sending heartbeats (a driver call that never returns, or a "
+                         "deadlock); it was restarted.",
+                     withLastWords("if one step is expected to take that long, raise KF_RUNNER_STUCK_TIMEOUT_MS (ms)",
+                                   s.m_stderrTail));
+    }
+    return std::nullopt;
+}
+
+/// Reads messages until the request's answer, a failure or a deadline.
+Result<json> RunnerSupervisor::Exchange::await(const EventFn& onEvent, const CancelToken* cancel, const FileSink& onFile)
+{
+    while (true) {
+        if (cancel && cancel->cancelled())
+            return cancelled();
+        if (auto late = overdue())
+            return *late;
+        auto until = watchdogArmed ? std::min(watchdogDeadline, idleDeadline) : idleDeadline;
+        if (beats)
+            until = std::min({until, beatDeadline, watchdogArmed ? until : workDeadline});
+        auto msg = s.readMessage(std::min(msUntil(until), kPollSliceMs));
+        if (!msg) {
+            const Error& e = msg.error();
+            if (e.what == kQuiet)
+                continue;
+            if (e.what == kEof)
+                return crashed();
+            return malformed(e.why);
+        }
+        beatDeadline = after(beatMs);
+        auto decoded = protocol::RunnerMessage::decode(msg.value());
+        if (decoded && decoded->type == protocol::RunnerMessage::Type::Heartbeat)
+            continue; // alive, but no work done: the idle deadline stays
+        idleDeadline = after(idleMs);
+        workDeadline = after(stuckMs);
+        if (!decoded)
+            return malformed(decoded.error().why + (decoded.error().pointer.empty() ? "" : " at " + decoded.error().pointer));
+        if (auto done = answer(decoded.value(), onEvent, onFile))
+            return std::move(*done);
+    }
+}
+
+/// One message of the request: its final answer, or none while more is to come.
+std::optional<Result<json>> RunnerSupervisor::Exchange::answer(const protocol::RunnerMessage& m, const EventFn& onEvent,
+                                                               const FileSink& onFile)
+{
+    // An error for request 0 is the runner's answer to a line it could not read the id of.
+    const bool unnumberedError = m.type == protocol::RunnerMessage::Type::Error && m.id == 0;
+    if (m.id && *m.id != id && !unnumberedError)
+        return malformed("a message for request " + std::to_string(*m.id) + " while request " + std::to_string(id) +
+                         " is in flight");
+    using Type = protocol::RunnerMessage::Type;
+    switch (m.type) {
+    case Type::Event:
+        onLaunchEvent(m.event);
+        if (onEvent)
+            onEvent(m.event);
+        return std::nullopt;
+    case Type::Report:
+        s.m_currentLaunch.clear();
+        return m.report;
+    case Type::Pong:
+        return json{{"type", "pong"}}; // the answer to "ping": final, and it carries no report
+    case Type::Files:
+        return json{{"type", "files"}, {"missing", m.missing}}; // the answer to have_files and put_file
+    case Type::FileChunk:
+        if (!onFile)
+            return malformed("a file_chunk for a request that streams no files");
+        if (auto taken = onFile(m.chunk); !taken)
+            return refusedFile(m.chunk, taken.error());
+        return std::nullopt;
+    case Type::Error:
+        return runnerError(m);
+    case Type::Hello:
+        return malformed("a second \"hello\" in the middle of a request");
+    case Type::Heartbeat:
+        return std::nullopt; // handled by await
+    }
+    return std::nullopt;
+}
+
+/// A launch begins (its watchdog armed when it has a time budget) or ends.
+void RunnerSupervisor::Exchange::onLaunchEvent(const protocol::Event& event)
+{
+    if (event.kind == protocol::Event::Kind::LaunchBegin) {
+        s.m_currentLaunch = event.label;
+        if (event.timeoutMs > 0) {
+            watchdogMs = event.timeoutMs + std::max(s.m_options.launchLatencyMs, 0);
+            watchdogDeadline = after(watchdogMs);
+            watchdogArmed = true;
+        } else {
+            watchdogArmed = false; // no budget given: only the idle timeout guards it
+        }
+    } else if (event.kind == protocol::Event::Kind::LaunchEnd) {
+        watchdogArmed = false;
+        s.m_currentLaunch.clear();
+    }
+}
+
+/// The runner sent a file the client refuses to write (a path out of the dump folder, a chunk
+/// out of order, past the budget): it is not to be trusted with the rest of this request.
+Error RunnerSupervisor::Exchange::refusedFile(const protocol::FileChunk& chunk, Error e)
+{
+    s.kill();
+    e.what = what;
+    e.file.clear();
+    e.pointer.clear();
+    if (!e.why.empty() && e.why.back() == '.')
+        e.why.pop_back();
+    e.why = "the runner sent a dump file the client refused (" + chunk.path + ": " + e.why + "); it was restarted.";
+    if (e.hint.empty())
+        e.hint = withLastWords(kRebuildHint, s.m_stderrTail);
+    return e;
+}
+
+/// The runner's own error answer; after a fatal one (the CUDA context lost) it is restarted.
+Error RunnerSupervisor::Exchange::runnerError(const protocol::RunnerMessage& m)
+{
+    Error e = m.error;
+    if (e.what.empty())
+        e.what = what;
+    s.m_currentLaunch.clear();
+    if (m.fatal) {
+        if (!e.why.empty() && e.why.back() != '.' && e.why.back() != '!' && e.why.back() != '?')
+            e.why += '.';
+        e.why += " The CUDA context was lost; the runner was restarted.";
+        if (e.hint.empty())
+            e.hint = "an illegal or misaligned memory access is the usual cause; check the candidate's "
+                     "indexing against the shape";
+        s.describeExit(); // it exits by itself after a fatal error; reap it (or kill it)
+    }
+    return e;
+}
+
 Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const CancelToken* cancel, const FileSink& onFile)
 {
-    const std::string type = req.is_object() && req.contains("type") && req["type"].is_string() ? req["type"].get<std::string>() : std::string();
-    const std::string what = "run the " + (type.empty() ? std::string("runner") : type) + " request";
-    auto error = [&](std::string why, std::string hint = {}) { return Error::failed(what, std::move(why), std::move(hint)); };
-    if (type.empty())
-        return error("the request is not an object with a \"type\"", "this is a bug in the caller");
-    auto cancelled = [&] {
-        kill();
-        return error("cancelled");
-    };
+    Exchange x(*this, req.is_object() && req.contains("type") && req["type"].is_string() ? req["type"].get<std::string>()
+                                                                                         : std::string());
+    if (x.type.empty())
+        return x.error("the request is not an object with a \"type\"", "this is a bug in the caller");
     if (cancel && cancel->cancelled())
-        return error("cancelled");
-
+        return x.error("cancelled");
     try {
         if (m_pid > 0 && processExited(m_pid))
             describeExit(); // died while idle, between requests: start a fresh one
@@ -271,225 +553,18 @@ Result<json> RunnerSupervisor::exchange(json req, const EventFn& onEvent, const 
             if (!s)
                 return s.error();
         }
-        const std::int64_t id = m_nextId++;
-        req["id"] = id;
+        x.id = m_nextId++;
+        req["id"] = x.id;
         m_currentLaunch.clear();
-        auto crashed = [&] {
-            std::string where = whereText(m_currentLaunch, type);
-            std::string how = describeExit();
-            m_currentLaunch.clear();
-            const bool seeded = type == "verify" || type == "bench";
-            const int st = m_lastExitStatus;
-            // ssh ends with 255 when the connection breaks (and says so on stderr).
-            if (m_options.remote && !m_lastKilledByUs && WIFEXITED(st) && WEXITSTATUS(st) == 255 && looksLikeLostConnection(m_stderrTail)) {
-                Error e = error("the connection to " + endpointText() + " was lost " + where + ": " + lastLine(m_stderrTail) +
-                                "; the runner was restarted.",
-                                "check the network and the host; the run can be repeated as it was");
-                e.kind = kConnectionLost;
-                return e;
-            }
-            // SIGKILL, SIGTERM or SIGHUP that we did not send: killed from outside (a user, the OOM
-            // killer, a scheduler), not by the candidate.
-            const bool lost = !m_lastKilledByUs && WIFSIGNALED(st) &&
-                              (WTERMSIG(st) == SIGKILL || WTERMSIG(st) == SIGTERM || WTERMSIG(st) == SIGHUP);
-            if (lost && how.rfind("crashed", 0) == 0)
-                how = "was killed from outside" + how.substr(std::string("crashed").size());
-            Error e = error("the runner" + (m_options.remote ? " on " + endpointText() : std::string()) + " " + how + " " + where +
-                                "; it was restarted.",
-                            withLastWords(lost ? "the candidate is not to blame; see who stopped the process (the OOM killer, a "
-                                                 "scheduler, a user)"
-                                          : seeded ? "run it again with the same seeds to reproduce it"
-                                                   : "",
-                                          m_stderrTail));
-            if (lost)
-                e.kind = kRunnerLost;
-            return e;
-        };
-        auto malformed = [&](const std::string& why) {
-            kill();
-            return error("the runner sent a malformed message (" + why + "); it was restarted.",
-                         withLastWords(kRebuildHint, m_stderrTail));
-        };
-
-        const std::int64_t idleMs = std::max(m_options.idleTimeoutMs, 1);
-        switch (writeAll(m_toRunner, protocol::toLine(req), after(idleMs), cancel, m_fromRunner, m_buffer,
-                         m_errFromRunner, m_stderrTail)) {
-        case WriteEnd::Done:
-            break;
-        case WriteEnd::Cancelled:
-            return cancelled();
-        case WriteEnd::ReaderGone:
-            return crashed();
-        case WriteEnd::TimedOut:
-            kill();
-            return error("the runner did not accept the request within " + secondsText(idleMs) +
-                             " s and was presumed hung; it was restarted.",
-                         withLastWords("", m_stderrTail));
-        }
-
-        auto idleDeadline = after(idleMs);
-        // A runner that says it sends heartbeats during a run is alive while they come: a
-        // stopped or frozen process is noticed in seconds. Heartbeats do not count as work, so a
-        // main thread stuck in a driver call still meets the idle timeout.
-        const bool beats = m_hello.has("heartbeat") && (type == "verify" || type == "bench" || type == "profile" || type == "test_stuck");
-        const std::int64_t beatMs = std::max(m_options.heartbeatTimeoutMs, 1);
-        auto beatDeadline = after(beatMs);
-        // Heartbeats prove the process lives, not that its main thread works: between launches
-        // (a launch has its own watchdog) no work for stuckMs is a stuck driver call or a deadlock.
-        std::int64_t stuckMs = std::max(m_options.stuckTimeoutMs, 1);
-        if (const char* v = std::getenv("KF_RUNNER_STUCK_TIMEOUT_MS"); v && *v) {
-            char* end = nullptr;
-            const long long ms = std::strtoll(v, &end, 10);
-            if (end && *end == '\0' && ms > 0)
-                stuckMs = ms;
-        }
-        auto workDeadline = after(stuckMs);
-        bool watchdogArmed = false;
-        auto watchdogDeadline = Clock::time_point::max();
-        std::int64_t watchdogMs = 0;
-        while (true) {
-            if (cancel && cancel->cancelled())
-                return cancelled();
-            if (watchdogArmed && msUntil(watchdogDeadline) <= 0) {
-                std::string launch = m_currentLaunch.empty() ? std::string("its launch") : m_currentLaunch;
-                kill();
-                return error("the candidate did not finish within " + secondsText(watchdogMs) + " s in " + launch +
-                                 " — an infinite loop or a deadlock? The runner was restarted.",
-                             "check loop bounds and that every thread of a block reaches each __syncthreads(); "
-                             "if the kernel is only slow, raise the launch timeout");
-            }
-            if (msUntil(idleDeadline) <= 0) {
-                std::string where = whereText(m_currentLaunch, type);
-                kill();
-                return error("the runner sent nothing for " + secondsText(idleMs) + " s " + where +
-                                 " and was presumed hung; it was restarted.",
-                             withLastWords("if the work is expected to take that long, raise the idle timeout", m_stderrTail));
-            }
-            if (beats && msUntil(beatDeadline) <= 0) {
-                std::string where = whereText(m_currentLaunch, type);
-                kill();
-                if (m_options.remote) {
-                    Error e = error("no message from " + endpointText() + " for " + secondsText(beatMs) + " s " + where +
-                                        "; the connection is presumed lost and the runner was restarted.",
-                                    withLastWords("check the network and the host; the run can be repeated as it was", m_stderrTail));
-                    e.kind = kConnectionLost;
-                    return e;
-                }
-                return error("the runner gave no sign of life for " + secondsText(beatMs) + " s " + where +
-                                 " (its process is stopped or frozen); it was restarted.",
-                             withLastWords("a process stopped with SIGSTOP, a machine out of memory and swapping, or a driver "
-                                           "call that froze the whole process",
-                                           m_stderrTail));
-            }
-            if (beats && !watchdogArmed && msUntil(workDeadline) <= 0) {
-                std::string where = whereText(m_currentLaunch, type);
-                kill();
-                return error("the runner's main thread did no work for " + secondsText(stuckMs) + " s " + where +
-                                 " while its process kept sending heartbeats (a driver call that never returns, or a "
-                                 "deadlock); it was restarted.",
-                             withLastWords("if one step is expected to take that long, raise KF_RUNNER_STUCK_TIMEOUT_MS (ms)",
-                                           m_stderrTail));
-            }
-            auto until = watchdogArmed ? std::min(watchdogDeadline, idleDeadline) : idleDeadline;
-            if (beats)
-                until = std::min({until, beatDeadline, watchdogArmed ? until : workDeadline});
-            auto msg = readMessage(std::min(msUntil(until), kPollSliceMs));
-            if (!msg) {
-                const Error& e = msg.error();
-                if (e.what == kQuiet)
-                    continue;
-                if (e.what == kEof)
-                    return crashed();
-                return malformed(e.why);
-            }
-            beatDeadline = after(beatMs);
-            auto decoded = protocol::RunnerMessage::decode(msg.value());
-            if (decoded && decoded->type == protocol::RunnerMessage::Type::Heartbeat)
-                continue; // alive, but no work done: the idle deadline stays
-            idleDeadline = after(idleMs);
-            workDeadline = after(stuckMs);
-            if (!decoded)
-                return malformed(decoded.error().why + (decoded.error().pointer.empty() ? "" : " at " + decoded.error().pointer));
-            const protocol::RunnerMessage& m = decoded.value();
-            // An error for request 0 is the runner's answer to a line it could not read the id of.
-            const bool unnumberedError = m.type == protocol::RunnerMessage::Type::Error && m.id == 0;
-            if (m.id && *m.id != id && !unnumberedError)
-                return malformed("a message for request " + std::to_string(*m.id) + " while request " + std::to_string(id) +
-                                 " is in flight");
-            using Type = protocol::RunnerMessage::Type;
-            switch (m.type) {
-            case Type::Event:
-                if (m.event.kind == protocol::Event::Kind::LaunchBegin) {
-                    m_currentLaunch = m.event.label;
-                    if (m.event.timeoutMs > 0) {
-                        watchdogMs = m.event.timeoutMs + std::max(m_options.launchLatencyMs, 0);
-                        watchdogDeadline = after(watchdogMs);
-                        watchdogArmed = true;
-                    } else {
-                        watchdogArmed = false; // no budget given: only the idle timeout guards it
-                    }
-                } else if (m.event.kind == protocol::Event::Kind::LaunchEnd) {
-                    watchdogArmed = false;
-                    m_currentLaunch.clear();
-                }
-                if (onEvent)
-                    onEvent(m.event);
-                break;
-            case Type::Report:
-                m_currentLaunch.clear();
-                return m.report;
-            case Type::Pong:
-                return json{{"type", "pong"}}; // the answer to "ping": final, and it carries no report
-            case Type::Files:
-                return json{{"type", "files"}, {"missing", m.missing}}; // the answer to have_files and put_file
-            case Type::FileChunk: {
-                if (!onFile)
-                    return malformed("a file_chunk for a request that streams no files");
-                if (auto taken = onFile(m.chunk); !taken) {
-                    // The runner sent a file the client refuses to write (a path out of the dump
-                    // folder, a chunk out of order, past the budget): it is not to be trusted with
-                    // the rest of this request.
-                    kill();
-                    Error e = taken.error();
-                    e.what = what;
-                    e.file.clear();
-                    e.pointer.clear();
-                    if (!e.why.empty() && e.why.back() == '.')
-                        e.why.pop_back();
-                    e.why = "the runner sent a dump file the client refused (" + m.chunk.path + ": " + e.why + "); it was restarted.";
-                    if (e.hint.empty())
-                        e.hint = withLastWords(kRebuildHint, m_stderrTail);
-                    return e;
-                }
-                break;
-            }
-            case Type::Error: {
-                Error e = m.error;
-                if (e.what.empty())
-                    e.what = what;
-                m_currentLaunch.clear();
-                if (m.fatal) {
-                    if (!e.why.empty() && e.why.back() != '.' && e.why.back() != '!' && e.why.back() != '?')
-                        e.why += '.';
-                    e.why += " The CUDA context was lost; the runner was restarted.";
-                    if (e.hint.empty())
-                        e.hint = "an illegal or misaligned memory access is the usual cause; check the candidate's "
-                                 "indexing against the shape";
-                    describeExit(); // it exits by itself after a fatal error; reap it (or kill it)
-                }
-                return e;
-            }
-            case Type::Hello:
-                return malformed("a second \"hello\" in the middle of a request");
-            case Type::Heartbeat:
-                break; // handled above
-            }
-        }
+        if (auto sent = x.send(req, cancel); !sent)
+            return sent.error();
+        x.startClocks();
+        return x.await(onEvent, cancel, onFile);
     } catch (const std::exception& e) {
         // A malformed field that nlohmann rejects, or a callback that threw: the runner's state is
         // unknown, so it goes.
         kill();
-        return error(std::string("the request could not be completed (") + e.what() + "); the runner was restarted.");
+        return x.error(std::string("the request could not be completed (") + e.what() + "); the runner was restarted.");
     }
 }
 

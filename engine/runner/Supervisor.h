@@ -98,6 +98,9 @@ public:
     static std::string defaultRunnerPath();
 
 private:
+    struct Exchange;   ///< one request in flight (Supervisor.cpp)
+    struct Start;      ///< one start of the runner process (SupervisorStart.cpp)
+
     Result<void> start();
     Result<nlohmann::json> exchange(nlohmann::json request, const EventFn& onEvent, const CancelToken* cancel,
                                     const FileSink& onFile);

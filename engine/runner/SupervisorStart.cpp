@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <optional>
 #include <spawn.h>
 #include <string_view>
 #include <unistd.h>
@@ -71,68 +72,52 @@ RunnerSupervisor::Options RunnerSupervisor::forEndpoint(const Endpoint& endpoint
     return o;
 }
 
-Result<void> RunnerSupervisor::start()
+namespace {
+
+/// The environment a child gets: ours, with `extra` overriding variables of the same name.
+std::vector<std::string> childEnvironment(const std::vector<std::string>& extra)
 {
-    if (m_pid > 0)
-        return {};
-    const bool isRestart = m_started;
-    const bool wrapped = !m_options.command.empty();
-    std::vector<std::string> args = wrapped ? m_options.command
-                                            : std::vector<std::string>{m_options.runnerPath.empty() ? defaultRunnerPath() : m_options.runnerPath};
-    std::string path = args.front();
-    if (path.find('/') == std::string::npos)
-        if (std::string onPath = findOnPath(path); !onPath.empty())
-            path = onPath; // a bare name given by the caller means "on PATH", as in a shell
-    const std::string program = wrapped ? "the endpoint's program" : "the runner program";
-    const std::string hint = wrapped ? "install " + args.front() + " or correct the endpoint in runners.json (kforge runners list)"
-                                     : "build the kforge-runner target (it needs LibTorch), or point $KF_RUNNER or --runner at it";
-    auto fail = [&](std::string why, std::string h = {}) {
-        if (wrapped && !m_options.endpointDescription.empty())
-            why = "endpoint " + m_options.endpointDescription + ": " + why;
-        return Error::failed("start the runner", std::move(why), h.empty() ? hint : std::move(h)).withKind(kRunnerStart);
-    };
-
-    if (path.find('/') == std::string::npos) {
-        std::string self;
-        std::error_code ec;
-        if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec)
-            self = exe.parent_path().string();
-        if (wrapped)
-            return fail(program + " " + path + " was not found on PATH");
-        return fail("the runner program " + path + " was not found (not next to this program" +
-                    (self.empty() ? std::string() : " in " + self) + " and not on PATH)");
-    }
-    if (::access(path.c_str(), F_OK) != 0)
-        return fail(program + " " + path + " does not exist");
-    if (::access(path.c_str(), X_OK) != 0 || fs::is_directory(path))
-        return fail(program + " " + path + " is not an executable file");
-
-    int in[2], out[2], err[2];
-    if (!makePipe(in))
-        return fail(std::string("could not create a pipe: ") + std::strerror(errno), "the process may be out of file descriptors");
-    if (!makePipe(out)) {
-        ::close(in[0]);
-        ::close(in[1]);
-        return fail(std::string("could not create a pipe: ") + std::strerror(errno), "the process may be out of file descriptors");
-    }
-    if (!makePipe(err)) {
-        for (int fd : {in[0], in[1], out[0], out[1]})
-            ::close(fd);
-        return fail(std::string("could not create a pipe: ") + std::strerror(errno), "the process may be out of file descriptors");
-    }
-
-    // Environment: ours, with extraEnv overriding variables of the same name.
     std::vector<std::string> env;
     for (char** e = environ; e && *e; ++e) {
         std::string_view kv(*e);
         std::string_view name = kv.substr(0, kv.find('='));
-        bool overridden = std::any_of(m_options.extraEnv.begin(), m_options.extraEnv.end(), [&](const std::string& x) {
+        bool overridden = std::any_of(extra.begin(), extra.end(), [&](const std::string& x) {
             return std::string_view(x).substr(0, x.find('=')) == name;
         });
         if (!overridden)
             env.emplace_back(kv);
     }
-    env.insert(env.end(), m_options.extraEnv.begin(), m_options.extraEnv.end());
+    env.insert(env.end(), extra.begin(), extra.end());
+    return env;
+}
+
+/// Our ends of a spawned child's stdin, stdout and stderr (non-blocking).
+struct Child {
+    pid_t pid = -1;
+    int in = -1, out = -1, err = -1;
+};
+
+/// Spawns `path` with `args` and `env` in its own process group (the watchdog's SIGKILL then also
+/// takes anything it started), signals at their defaults, on three pipes. The error's why and
+/// hint only (no hint: the caller's).
+Result<Child> spawnChild(const std::string& path, const std::string& program, std::vector<std::string> args,
+                         std::vector<std::string> env)
+{
+    int in[2], out[2], err[2];
+    if (!makePipe(in))
+        return Error::failed("", std::string("could not create a pipe: ") + std::strerror(errno), "the process may be out of file descriptors");
+    if (!makePipe(out)) {
+        const int saved = errno;
+        ::close(in[0]);
+        ::close(in[1]);
+        return Error::failed("", std::string("could not create a pipe: ") + std::strerror(saved), "the process may be out of file descriptors");
+    }
+    if (!makePipe(err)) {
+        const int saved = errno;
+        for (int fd : {in[0], in[1], out[0], out[1]})
+            ::close(fd);
+        return Error::failed("", std::string("could not create a pipe: ") + std::strerror(saved), "the process may be out of file descriptors");
+    }
     std::vector<char*> envp;
     for (auto& s : env)
         envp.push_back(s.data());
@@ -149,7 +134,6 @@ Result<void> RunnerSupervisor::start()
     posix_spawn_file_actions_adddup2(&fa, err[1], 2);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
-    // Its own process group: the watchdog's SIGKILL then also takes anything the runner started.
     posix_spawnattr_setpgroup(&attr, 0);
     sigset_t none, defaults;
     sigemptyset(&none);
@@ -159,8 +143,8 @@ Result<void> RunnerSupervisor::start()
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setsigdefault(&attr, &defaults);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    pid_t pid = -1;
-    int rc = ::posix_spawn(&pid, path.c_str(), &fa, &attr, argv.data(), envp.data());
+    Child c;
+    int rc = ::posix_spawn(&c.pid, path.c_str(), &fa, &attr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     ::close(in[0]);
@@ -170,80 +154,163 @@ Result<void> RunnerSupervisor::start()
         ::close(in[1]);
         ::close(out[0]);
         ::close(err[0]);
-        return fail("could not start " + program + " " + path + ": " + std::strerror(rc));
+        return Error::failed("", "could not start " + program + " " + path + ": " + std::strerror(rc));
     }
     for (int fd : {in[1], out[0], err[0]})
         ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-    m_pid = pid;
-    m_toRunner = in[1];
-    m_fromRunner = out[0];
-    m_errFromRunner = err[0];
-    m_buffer.clear();
-    m_stderrTail.clear();
-    m_currentLaunch.clear();
-    m_hello = protocol::Hello();
+    c.in = in[1];
+    c.out = out[0];
+    c.err = err[0];
+    return c;
+}
 
-    m_startWarnings.clear();
-    const auto deadline = after(m_options.startTimeoutMs);
+} // namespace
+
+/// One start of the runner: where its program is, and the sentences its failures become.
+struct RunnerSupervisor::Start {
+    explicit Start(RunnerSupervisor& supervisor) : s(supervisor), wrapped(!s.m_options.command.empty())
+    {
+        args = wrapped ? s.m_options.command
+                       : std::vector<std::string>{s.m_options.runnerPath.empty() ? defaultRunnerPath() : s.m_options.runnerPath};
+        path = args.front();
+        if (path.find('/') == std::string::npos)
+            if (std::string onPath = findOnPath(path); !onPath.empty())
+                path = onPath; // a bare name given by the caller means "on PATH", as in a shell
+        program = wrapped ? "the endpoint's program" : "the runner program";
+        hint = wrapped ? "install " + args.front() + " or correct the endpoint in runners.json (kforge runners list)"
+                       : "build the kforge-runner target (it needs LibTorch), or point $KF_RUNNER or --runner at it";
+    }
+
+    Error fail(std::string why, std::string h = {}) const
+    {
+        if (wrapped && !s.m_options.endpointDescription.empty())
+            why = "endpoint " + s.m_options.endpointDescription + ": " + why;
+        return Error::failed("start the runner", std::move(why), h.empty() ? hint : std::move(h)).withKind(kRunnerStart);
+    }
+    std::optional<Error> missingProgram() const;
+    Result<json> awaitHello();
+    Error helloFailed(const Error& e);
+
+    RunnerSupervisor& s;
+    const bool wrapped;   ///< an endpoint's command (ssh, srun, a wrapper), not the runner itself
+    std::vector<std::string> args;
+    std::string path, program, hint;
+};
+
+/// The program is not found, not there or not executable; none when it can be spawned.
+std::optional<Error> RunnerSupervisor::Start::missingProgram() const
+{
+    if (path.find('/') == std::string::npos) {
+        std::string self;
+        std::error_code ec;
+        if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec)
+            self = exe.parent_path().string();
+        if (wrapped)
+            return fail(program + " " + path + " was not found on PATH");
+        return fail("the runner program " + path + " was not found (not next to this program" +
+                    (self.empty() ? std::string() : " in " + self) + " and not on PATH)");
+    }
+    if (::access(path.c_str(), F_OK) != 0)
+        return fail(program + " " + path + " does not exist");
+    if (::access(path.c_str(), X_OK) != 0 || fs::is_directory(path))
+        return fail(program + " " + path + " is not an executable file");
+    return std::nullopt;
+}
+
+/// The runner's first message, within the start timeout: a remote shell's banner is tolerated,
+/// a queued job's stderr relayed, a cancel honoured; the error says why there is none.
+Result<json> RunnerSupervisor::Start::awaitHello()
+{
+    const auto deadline = after(s.m_options.startTimeoutMs);
     Result<json> first = Error::failed(std::string(kQuiet), "");
     std::string lastStartLog;
     int noiseLines = 0;
     std::size_t noiseBytes = 0;
     while (true) {
-        first = readMessage(std::min(msUntil(deadline), 200));
-        if (m_options.onStartLog) {
-            const std::string line = lastLine(m_stderrTail);
+        first = s.readMessage(std::min(msUntil(deadline), 200));
+        if (s.m_options.onStartLog) {
+            const std::string line = lastLine(s.m_stderrTail);
             if (!line.empty() && line != lastStartLog)
-                m_options.onStartLog(lastStartLog = line);
+                s.m_options.onStartLog(lastStartLog = line);
         }
         // A login shell on the far side may print a banner before the runner starts: up to 20
         // lines (4 KiB) of it are log, not protocol.
-        if (!first && first.error().what == kMalformed && m_options.remote && noiseLines < kMaxNoiseLines &&
-            noiseBytes + m_lastBadLine.size() <= kMaxNoiseBytes) {
+        if (!first && first.error().what == kMalformed && s.m_options.remote && noiseLines < kMaxNoiseLines &&
+            noiseBytes + s.m_lastBadLine.size() <= kMaxNoiseBytes) {
             ++noiseLines;
-            noiseBytes += m_lastBadLine.size();
-            if (m_startWarnings.empty())
-                m_startWarnings.push_back("the remote shell printed \"" + excerpt(m_lastBadLine) +
-                                          "\" before the runner started; make ~/.bashrc quiet for non-interactive shells");
+            noiseBytes += s.m_lastBadLine.size();
+            if (s.m_startWarnings.empty())
+                s.m_startWarnings.push_back("the remote shell printed \"" + excerpt(s.m_lastBadLine) +
+                                            "\" before the runner started; make ~/.bashrc quiet for non-interactive shells");
             continue;
         }
-        if (first || first.error().what != kQuiet || msUntil(deadline) <= 0)
-            break;
-        if (m_options.startCancel && m_options.startCancel->cancelled()) {
-            kill(); // SIGTERM first for a remote endpoint: srun gives the queued job back
+        if (first)
+            return first;
+        if (first.error().what != kQuiet || msUntil(deadline) <= 0)
+            return helloFailed(first.error());
+        if (s.m_options.startCancel && s.m_options.startCancel->cancelled()) {
+            s.kill(); // SIGTERM first for a remote endpoint: srun gives the queued job back
             return fail("cancelled before the runner said hello", "start it again when you want it");
         }
     }
-    if (!first) {
-        const Error& e = first.error();
-        if (e.what == kQuiet) {
-            kill();
-            return fail("the runner did not say hello within " + secondsText(m_options.startTimeoutMs) + " s",
-                        withLastWords(wrapped ? "the host may be unreachable or the job still queued; raise start_timeout_s in "
-                                                "runners.json if the scheduler is slow, or run the endpoint's command by hand"
-                                              : "LibTorch and CUDA start-up can be slow the first time; if it hangs, run " + path +
-                                                    " by hand to see why",
-                                      m_stderrTail));
-        }
-        if (e.what == kEof) {
-            std::string how = describeExit();
-            return fail("the runner " + how + " before it said hello",
-                        withLastWords("run " + (wrapped ? std::string("the endpoint's command") : path) + " by hand to see why", m_stderrTail));
-        }
-        kill();
-        if (e.what == kVersionMismatch)
-            return fail(e.why, e.hint);
-        return fail("the runner's first message is malformed (" + e.why + ")", withLastWords(kRebuildHint, m_stderrTail));
+}
+
+/// No hello: silence until the deadline, an exit, a version mismatch or a malformed line.
+Error RunnerSupervisor::Start::helloFailed(const Error& e)
+{
+    if (e.what == kQuiet) {
+        s.kill();
+        return fail("the runner did not say hello within " + secondsText(s.m_options.startTimeoutMs) + " s",
+                    withLastWords(wrapped ? "the host may be unreachable or the job still queued; raise start_timeout_s in "
+                                            "runners.json if the scheduler is slow, or run the endpoint's command by hand"
+                                          : "LibTorch and CUDA start-up can be slow the first time; if it hangs, run " + path +
+                                                " by hand to see why",
+                                  s.m_stderrTail));
     }
+    if (e.what == kEof) {
+        std::string how = s.describeExit();
+        return fail("the runner " + how + " before it said hello",
+                    withLastWords("run " + (wrapped ? std::string("the endpoint's command") : path) + " by hand to see why",
+                                  s.m_stderrTail));
+    }
+    s.kill();
+    if (e.what == kVersionMismatch)
+        return fail(e.why, e.hint);
+    return fail("the runner's first message is malformed (" + e.why + ")", withLastWords(kRebuildHint, s.m_stderrTail));
+}
+
+Result<void> RunnerSupervisor::start()
+{
+    if (m_pid > 0)
+        return {};
+    const bool isRestart = m_started;
+    Start st(*this);
+    if (auto missing = st.missingProgram())
+        return *missing;
+    auto child = spawnChild(st.path, st.program, st.args, childEnvironment(m_options.extraEnv));
+    if (!child)
+        return st.fail(child.error().why, child.error().hint);
+    m_pid = child->pid;
+    m_toRunner = child->in;
+    m_fromRunner = child->out;
+    m_errFromRunner = child->err;
+    m_buffer.clear();
+    m_stderrTail.clear();
+    m_currentLaunch.clear();
+    m_hello = protocol::Hello();
+    m_startWarnings.clear();
+
+    auto first = st.awaitHello();
+    if (!first)
+        return first.error();
     auto decoded = protocol::RunnerMessage::decode(first.value());
     if (!decoded || decoded->type != protocol::RunnerMessage::Type::Hello) {
         kill();
-        return fail(decoded ? "the runner's first message is \"" + first.value().value("type", std::string()) + "\", not \"hello\""
-                            : "the runner's hello is malformed (" + decoded.error().why + " at " + decoded.error().pointer + ")",
-                    kRebuildHint);
+        return st.fail(decoded ? "the runner's first message is \"" + first.value().value("type", std::string()) + "\", not \"hello\""
+                               : "the runner's hello is malformed (" + decoded.error().why + " at " + decoded.error().pointer + ")",
+                       kRebuildHint);
     }
-    const protocol::Hello hello = decoded->hello;
-    m_hello = hello;
+    m_hello = decoded->hello;
     if (isRestart)
         ++m_restarts;
     m_started = true;

@@ -53,6 +53,125 @@ Json Distribution::toJson() const
     return j;
 }
 
+namespace {
+
+Json tensorJson(const TensorSpec& ts, bool input)
+{
+    Json s = Json::array();
+    for (const auto& d : ts.shape) {
+        if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0])))
+            s.push_back(std::stoll(d));
+        else
+            s.push_back(d);
+    }
+    Json o = {{"name", ts.name}, {"dtype", std::string(dtypeName(ts.dtype))}, {"shape", s}};
+    if (input) {
+        Json d = Json::array();
+        for (const auto& dist : ts.distributions)
+            d.push_back(dist.toJson());
+        o["distributions"] = d;
+    } else if (ts.toleranceGiven) {
+        o["tolerance"] = {{"rtol", ts.tolerance.rtol}, {"atol", ts.tolerance.atol},
+                          {"atol_mode", ts.tolerance.atolMode == Tolerance::AtolMode::Rms ? "rms" : "absolute"}};
+    }
+    return o;
+}
+
+Json bindingsJson(const std::vector<ShapeBinding>& v)
+{
+    Json a = Json::array();
+    for (const auto& b : v) {
+        Json o = Json::object();
+        if (!b.label.empty())
+            o["label"] = b.label;
+        for (const auto& [k, val] : b.values)
+            o[k] = val;
+        a.push_back(o);
+    }
+    return a;
+}
+
+Json stepJson(const OpStep& s, bool withOutput)
+{
+    Json o = {{"op", s.op}, {"inputs", s.inputs}};
+    if (!s.attrs.empty())
+        o["attrs"] = s.attrs;
+    if (withOutput)
+        o["output"] = s.output;
+    return o;
+}
+
+/// "reference": one op, a tape of steps, or a TorchScript file with its inputs.
+Json referenceJson(const Reference& r)
+{
+    if (r.kind == Reference::Kind::Op)
+        return stepJson(r.steps.at(0), false);
+    if (r.kind == Reference::Kind::Tape) {
+        Json tape = Json::array();
+        for (const auto& s : r.steps)
+            tape.push_back(stepJson(s, true));
+        return {{"tape", tape}};
+    }
+    return {{"torchscript", r.torchscript.string()}, {"inputs", r.scriptInputs}};
+}
+
+/// "compile": only what differs from the defaults.
+Json compileJson(const CompileSettings& compile)
+{
+    const CompileSettings defaults;
+    Json comp = Json::object();
+    if (compile.cxxStd != defaults.cxxStd)
+        comp["std"] = compile.cxxStd;
+    if (compile.fastMath)
+        comp["fast_math"] = true;
+    if (!compile.defines.empty())
+        comp["defines"] = definesJson(compile.defines);
+    if (!compile.includeDirs.empty())
+        comp["include_dirs"] = compile.includeDirs;
+    if (!compile.extraOptions.empty())
+        comp["options"] = compile.extraOptions;
+    return comp;
+}
+
+Json launchJson(const Launch& l)
+{
+    Json lj = {{"kernel", l.kernel}};
+    lj["grid"] = {exprJson(l.grid[0]), exprJson(l.grid[1]), exprJson(l.grid[2])};
+    lj["block"] = {exprJson(l.block[0]), exprJson(l.block[1]), exprJson(l.block[2])};
+    lj["shared_bytes"] = exprJson(l.sharedBytes);
+    Json args = Json::array();
+    for (const auto& a : l.args) {
+        if (a.kind == LaunchArg::Kind::Tensor)
+            args.push_back(a.tensor);
+        else
+            args.push_back({{"scalar", exprJson(a.scalar)}, {"type", a.scalarType}});
+    }
+    lj["args"] = args;
+    return lj;
+}
+
+Json candidateJson(const Candidate& c)
+{
+    Json cj = {{"file", c.file}};
+    if (!c.description.empty())
+        cj["description"] = c.description;
+    if (!c.defines.empty())
+        cj["defines"] = definesJson(c.defines);
+    if (!c.scratch.empty()) {
+        Json s = Json::array();
+        for (const auto& sc : c.scratch)
+            s.push_back({{"name", sc.name}, {"dtype", std::string(dtypeName(sc.dtype))}, {"count", exprJson(sc.count)}, {"zero", sc.zero}});
+        cj["scratch"] = s;
+    }
+    Json ls = Json::array();
+    for (const auto& l : c.launches)
+        ls.push_back(launchJson(l));
+    cj["launches"] = ls;
+    return cj;
+}
+
+} // namespace
+
 Json taskToJson(const Task& t)
 {
     Json j;
@@ -77,110 +196,19 @@ Json taskToJson(const Task& t)
             c.push_back(e.text());
         j["constraints"] = c;
     }
-    auto tensorJson = [](const TensorSpec& ts, bool input) {
-        Json s = Json::array();
-        for (const auto& d : ts.shape) {
-            if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0])))
-                s.push_back(std::stoll(d));
-            else
-                s.push_back(d);
-        }
-        Json o = {{"name", ts.name}, {"dtype", std::string(dtypeName(ts.dtype))}, {"shape", s}};
-        if (input) {
-            Json d = Json::array();
-            for (const auto& dist : ts.distributions)
-                d.push_back(dist.toJson());
-            o["distributions"] = d;
-        } else if (ts.toleranceGiven) {
-            o["tolerance"] = {{"rtol", ts.tolerance.rtol}, {"atol", ts.tolerance.atol},
-                              {"atol_mode", ts.tolerance.atolMode == Tolerance::AtolMode::Rms ? "rms" : "absolute"}};
-        }
-        return o;
-    };
     j["inputs"] = Json::array();
     for (const auto& ts : t.inputs)
         j["inputs"].push_back(tensorJson(ts, true));
     j["outputs"] = Json::array();
     for (const auto& ts : t.outputs)
         j["outputs"].push_back(tensorJson(ts, false));
-    auto bindings = [](const std::vector<ShapeBinding>& v) {
-        Json a = Json::array();
-        for (const auto& b : v) {
-            Json o = Json::object();
-            if (!b.label.empty())
-                o["label"] = b.label;
-            for (const auto& [k, val] : b.values)
-                o[k] = val;
-            a.push_back(o);
-        }
-        return a;
-    };
-    j["shapes"] = {{"tests", bindings(t.testShapes)}, {"benchmarks", bindings(t.benchmarkShapes)}};
-    const Reference& r = t.reference;
-    auto stepJson = [](const OpStep& s, bool withOutput) {
-        Json o = {{"op", s.op}, {"inputs", s.inputs}};
-        if (!s.attrs.empty())
-            o["attrs"] = s.attrs;
-        if (withOutput)
-            o["output"] = s.output;
-        return o;
-    };
-    if (r.kind == Reference::Kind::Op) {
-        j["reference"] = stepJson(r.steps.at(0), false);
-    } else if (r.kind == Reference::Kind::Tape) {
-        Json tape = Json::array();
-        for (const auto& s : r.steps)
-            tape.push_back(stepJson(s, true));
-        j["reference"] = {{"tape", tape}};
-    } else {
-        j["reference"] = {{"torchscript", r.torchscript.string()}, {"inputs", r.scriptInputs}};
-    }
-    const CompileSettings defaults;
-    Json comp = Json::object();
-    if (t.compile.cxxStd != defaults.cxxStd)
-        comp["std"] = t.compile.cxxStd;
-    if (t.compile.fastMath)
-        comp["fast_math"] = true;
-    if (!t.compile.defines.empty())
-        comp["defines"] = definesJson(t.compile.defines);
-    if (!t.compile.includeDirs.empty())
-        comp["include_dirs"] = t.compile.includeDirs;
-    if (!t.compile.extraOptions.empty())
-        comp["options"] = t.compile.extraOptions;
-    if (!comp.empty())
+    j["shapes"] = {{"tests", bindingsJson(t.testShapes)}, {"benchmarks", bindingsJson(t.benchmarkShapes)}};
+    j["reference"] = referenceJson(t.reference);
+    if (Json comp = compileJson(t.compile); !comp.empty())
         j["compile"] = comp;
     j["candidates"] = Json::array();
-    for (const auto& c : t.candidates) {
-        Json cj = {{"file", c.file}};
-        if (!c.description.empty())
-            cj["description"] = c.description;
-        if (!c.defines.empty())
-            cj["defines"] = definesJson(c.defines);
-        if (!c.scratch.empty()) {
-            Json s = Json::array();
-            for (const auto& sc : c.scratch)
-                s.push_back({{"name", sc.name}, {"dtype", std::string(dtypeName(sc.dtype))}, {"count", exprJson(sc.count)}, {"zero", sc.zero}});
-            cj["scratch"] = s;
-        }
-        Json ls = Json::array();
-        for (const auto& l : c.launches) {
-            Json lj = {{"kernel", l.kernel}};
-            lj["grid"] = {exprJson(l.grid[0]), exprJson(l.grid[1]), exprJson(l.grid[2])};
-            lj["block"] = {exprJson(l.block[0]), exprJson(l.block[1]), exprJson(l.block[2])};
-            lj["shared_bytes"] = exprJson(l.sharedBytes);
-            Json args = Json::array();
-            for (const auto& a : l.args) {
-                if (a.kind == LaunchArg::Kind::Tensor)
-                    args.push_back(a.tensor);
-                else
-                    args.push_back({{"scalar", exprJson(a.scalar)}, {"type", a.scalarType}});
-            }
-            lj["args"] = args;
-            ls.push_back(lj);
-        }
-        cj["launches"] = ls;
-        j["candidates"].push_back(cj);
-    }
+    for (const auto& c : t.candidates)
+        j["candidates"].push_back(candidateJson(c));
     if (!t.bytesFormula.empty() || !t.flopsFormula.empty()) {
         Json c = Json::object();
         if (!t.bytesFormula.empty())

@@ -297,11 +297,9 @@ Reference parseReference(const Json& v, const std::string& ptr, const Task& task
     return r;
 }
 
-Task parseTaskOrThrow(const Json& j, const fs::path& dir)
+/// schema_version, name, description and architectures.
+void parseHeader(Object& o, Task& t)
 {
-    Object o(j, "");
-    Task t;
-    t.directory = dir;
     std::int64_t version = o.integer("schema_version");
     if (version != kTaskSchemaVersion)
         fail(o.at("schema_version"), "schema_version " + std::to_string(version) + " is not supported; this KernelForge reads version " +
@@ -328,57 +326,58 @@ Task parseTaskOrThrow(const Json& j, const fs::path& dir)
             fail(jr::child(o.at("architectures"), i), "\"" + t.architectures[i] + "\" is not a known architecture; use one of: " + joined(names));
         }
     }
+}
 
-    Ctx ctx;
-    ctx.dir = &t.directory;
-    if (const Json* p = o.optional("parameters")) {
-        Object po(*p, o.at("parameters"));
-        for (auto it = p->begin(); it != p->end(); ++it) {
-            std::string pp = po.at(it.key());
-            if (!isIdentifier(it.key()))
-                fail(pp, "parameter name \"" + it.key() + "\" is not an identifier");
-            const Json& v = po.required(it.key());
-            if (v.is_number_integer() || v.is_number_unsigned())
-                t.parameters[it.key()] = Value::integer(jr::asInteger(v, pp));
-            else
-                t.parameters[it.key()] = Value::real(jr::asNumber(v, pp));
-            ctx.params.insert(it.key());
-        }
-        po.finish();
+void parseParameters(Object& o, Task& t, Ctx& ctx)
+{
+    const Json* p = o.optional("parameters");
+    if (!p)
+        return;
+    Object po(*p, o.at("parameters"));
+    for (auto it = p->begin(); it != p->end(); ++it) {
+        std::string pp = po.at(it.key());
+        if (!isIdentifier(it.key()))
+            fail(pp, "parameter name \"" + it.key() + "\" is not an identifier");
+        const Json& v = po.required(it.key());
+        if (v.is_number_integer() || v.is_number_unsigned())
+            t.parameters[it.key()] = Value::integer(jr::asInteger(v, pp));
+        else
+            t.parameters[it.key()] = Value::real(jr::asNumber(v, pp));
+        ctx.params.insert(it.key());
     }
+    po.finish();
+}
 
-    {
-        const Json& s = o.required("symbols");
-        Object so(s, o.at("symbols"));
-        for (auto it = s.begin(); it != s.end(); ++it) {
-            std::string sp = so.at(it.key());
-            if (!isIdentifier(it.key()))
-                fail(sp, "symbol name \"" + it.key() + "\" is not an identifier");
-            if (ctx.params.count(it.key()))
-                fail(sp, "\"" + it.key() + "\" is both a symbol and a parameter");
-            Object one(so.required(it.key()), sp);
-            SymbolSpec spec;
-            spec.name = it.key();
-            spec.min = one.integerOr("min", 1);
-            spec.max = one.integerOr("max", 2147483647);
-            spec.multipleOf = one.integerOr("multiple_of", 1);
-            if (spec.min < 0 || spec.min > spec.max)
-                fail(sp, "needs 0 <= min <= max (got min " + std::to_string(spec.min) + ", max " + std::to_string(spec.max) + ")");
-            if (spec.multipleOf < 1)
-                fail(one.at("multiple_of"), "multiple_of must be at least 1");
-            one.finish();
-            t.symbols.push_back(spec);
-            ctx.symbols.insert(spec.name);
-        }
-        so.finish();
+void parseSymbols(Object& o, Task& t, Ctx& ctx)
+{
+    const Json& s = o.required("symbols");
+    Object so(s, o.at("symbols"));
+    for (auto it = s.begin(); it != s.end(); ++it) {
+        std::string sp = so.at(it.key());
+        if (!isIdentifier(it.key()))
+            fail(sp, "symbol name \"" + it.key() + "\" is not an identifier");
+        if (ctx.params.count(it.key()))
+            fail(sp, "\"" + it.key() + "\" is both a symbol and a parameter");
+        Object one(so.required(it.key()), sp);
+        SymbolSpec spec;
+        spec.name = it.key();
+        spec.min = one.integerOr("min", 1);
+        spec.max = one.integerOr("max", 2147483647);
+        spec.multipleOf = one.integerOr("multiple_of", 1);
+        if (spec.min < 0 || spec.min > spec.max)
+            fail(sp, "needs 0 <= min <= max (got min " + std::to_string(spec.min) + ", max " + std::to_string(spec.max) + ")");
+        if (spec.multipleOf < 1)
+            fail(one.at("multiple_of"), "multiple_of must be at least 1");
+        one.finish();
+        t.symbols.push_back(spec);
+        ctx.symbols.insert(spec.name);
     }
+    so.finish();
+}
 
-    if (const Json* c = o.optional("constraints")) {
-        const Json& a = jr::asArray(*c, o.at("constraints"));
-        for (size_t i = 0; i < a.size(); ++i)
-            t.constraints.push_back(expression(a[i], jr::child(o.at("constraints"), i), ctx, "constraint"));
-    }
-
+/// Inputs then outputs: at least one of each, every name new (not a symbol or parameter).
+void parseTensors(Object& o, Task& t, Ctx& ctx)
+{
     std::set<std::string> names;
     auto readTensors = [&](const char* key, bool input, std::vector<TensorSpec>& out) {
         const Json& a = jr::asArray(o.required(key), o.at(key));
@@ -397,87 +396,117 @@ Task parseTaskOrThrow(const Json& j, const fs::path& dir)
     readTensors("inputs", true, t.inputs);
     readTensors("outputs", false, t.outputs);
     ctx.tensors = names;
+}
 
-    {
-        Object so(o.required("shapes"), o.at("shapes"));
-        const Json& tests = shapeList(so.required("tests"), so.at("tests"), "test");
-        if (tests.empty())
-            fail(so.at("tests"), "give at least one test shape (include awkward sizes: 1, primes, tails)");
-        for (size_t i = 0; i < tests.size(); ++i)
-            t.testShapes.push_back(parseBinding(tests[i], jr::child(so.at("tests"), i), t));
-        if (const Json* b = so.optional("benchmarks")) {
-            const Json& bench = shapeList(*b, so.at("benchmarks"), "benchmark");
-            for (size_t i = 0; i < bench.size(); ++i)
-                t.benchmarkShapes.push_back(parseBinding(bench[i], jr::child(so.at("benchmarks"), i), t));
-        }
-        so.finish();
+/// The test shapes (at least one) and the benchmark shapes.
+void parseShapes(Object& o, Task& t)
+{
+    Object so(o.required("shapes"), o.at("shapes"));
+    const Json& tests = shapeList(so.required("tests"), so.at("tests"), "test");
+    if (tests.empty())
+        fail(so.at("tests"), "give at least one test shape (include awkward sizes: 1, primes, tails)");
+    for (size_t i = 0; i < tests.size(); ++i)
+        t.testShapes.push_back(parseBinding(tests[i], jr::child(so.at("tests"), i), t));
+    if (const Json* b = so.optional("benchmarks")) {
+        const Json& bench = shapeList(*b, so.at("benchmarks"), "benchmark");
+        for (size_t i = 0; i < bench.size(); ++i)
+            t.benchmarkShapes.push_back(parseBinding(bench[i], jr::child(so.at("benchmarks"), i), t));
     }
+    so.finish();
+}
 
+/// An include folder: inside the task folder and below it, also once links are followed — the
+/// headers are part of the evidence (the task hash covers them) and travel with a promoted kernel.
+void checkIncludeDir(const std::string& name, const std::string& ptr, const fs::path& dir)
+{
+    const fs::path inc = fs::path(name).lexically_normal();
+    if (inc.empty() || inc.is_absolute() || inc == "." || inc.string().rfind("..", 0) == 0)
+        fail(ptr,
+             "include folder \"" + name +
+                 "\" must be a subfolder of the task folder (no absolute path, \".\" or \"..\"); "
+                 "copy shared headers into one, e.g. \"include\"");
+    if (!dir.empty() && !fs::is_directory(dir / name))
+        fail(ptr, "folder \"" + name + "\" does not exist in " + dir.string());
+    // Spelled inside, and inside once symbolic links are followed: a link to another
+    // folder would put its files in the task hash and in the registry.
+    if (!dir.empty() && !isInsideFolder(dir / name, dir)) {
+        std::error_code ec;
+        fail(ptr,
+             "include folder \"" + name + "\" is a link to " +
+                 fs::weakly_canonical(dir / name, ec).string() +
+                 ", outside the task folder; copy the headers into the task instead");
+    }
+}
+
+void parseCompile(Object& o, Task& t, const fs::path& dir)
+{
+    const Json* c = o.optional("compile");
+    if (!c)
+        return;
+    Object co(*c, o.at("compile"));
+    t.compile.cxxStd = co.stringOr("std", "c++17");
+    static const std::set<std::string> stds = {"c++11", "c++14", "c++17", "c++20"};
+    if (!stds.count(t.compile.cxxStd))
+        fail(co.at("std"), "std must be one of c++11, c++14, c++17, c++20");
+    t.compile.fastMath = co.booleanOr("fast_math", false);
+    if (const Json* d = co.optional("defines"))
+        parseDefines(*d, co.at("defines"), t.compile.defines);
+    if (const Json* inc = co.optional("include_dirs")) {
+        t.compile.includeDirs = jr::asStringArray(*inc, co.at("include_dirs"));
+        for (size_t i = 0; i < t.compile.includeDirs.size(); ++i)
+            checkIncludeDir(t.compile.includeDirs[i], jr::child(co.at("include_dirs"), i), dir);
+    }
+    if (const Json* opt = co.optional("options")) {
+        t.compile.extraOptions = jr::asStringArray(*opt, co.at("options"));
+        for (size_t i = 0; i < t.compile.extraOptions.size(); ++i)
+            if (!isAllowedTaskOption(t.compile.extraOptions[i]))
+                fail(jr::child(co.at("options"), i),
+                     "\"" + t.compile.extraOptions[i].substr(0, 100) + "\" is not an option a task may set: a task "
+                     "compile reads only the task's files and writes none. Allowed: " + allowedTaskOptionsText() +
+                     "; use \"include_dirs\", \"defines\" and \"fast_math\" for the rest");
+    }
+    co.finish();
+}
+
+/// May be empty: a task just imported or written has no kernel yet (kforge candidate add).
+void parseCandidates(Object& o, Task& t, const Ctx& ctx)
+{
+    const Json& a = jr::asArray(o.required("candidates"), o.at("candidates"));
+    std::set<std::string> files;
+    for (size_t i = 0; i < a.size(); ++i) {
+        std::string p = jr::child(o.at("candidates"), i);
+        Candidate c = parseCandidate(a[i], p, ctx);
+        if (!files.insert(c.file).second)
+            fail(jr::child(p, "file"), "candidate \"" + c.file + "\" is listed twice");
+        t.candidates.push_back(std::move(c));
+    }
+}
+
+Task parseTaskOrThrow(const Json& j, const fs::path& dir)
+{
+    Object o(j, "");
+    Task t;
+    t.directory = dir;
+    parseHeader(o, t);
+    Ctx ctx;
+    ctx.dir = &t.directory;
+    parseParameters(o, t, ctx);
+    parseSymbols(o, t, ctx);
+    if (const Json* c = o.optional("constraints")) {
+        const Json& a = jr::asArray(*c, o.at("constraints"));
+        for (size_t i = 0; i < a.size(); ++i)
+            t.constraints.push_back(expression(a[i], jr::child(o.at("constraints"), i), ctx, "constraint"));
+    }
+    parseTensors(o, t, ctx);
+    parseShapes(o, t);
     t.reference = parseReference(o.required("reference"), o.at("reference"), t);
     if (t.reference.kind == Reference::Kind::TorchScript && !dir.empty() && !fs::exists(dir / t.reference.torchscript))
         fail(jr::child(o.at("reference"), "torchscript"), "file \"" + t.reference.torchscript.string() + "\" does not exist in " + dir.string());
     if (t.reference.kind == Reference::Kind::TorchScript && !dir.empty())
         if (auto inside = resolveTaskFile(dir, t.reference.torchscript); !inside)
             fail(jr::child(o.at("reference"), "torchscript"), inside.error().why + "; " + inside.error().hint);
-
-    if (const Json* c = o.optional("compile")) {
-        Object co(*c, o.at("compile"));
-        t.compile.cxxStd = co.stringOr("std", "c++17");
-        static const std::set<std::string> stds = {"c++11", "c++14", "c++17", "c++20"};
-        if (!stds.count(t.compile.cxxStd))
-            fail(co.at("std"), "std must be one of c++11, c++14, c++17, c++20");
-        t.compile.fastMath = co.booleanOr("fast_math", false);
-        if (const Json* d = co.optional("defines"))
-            parseDefines(*d, co.at("defines"), t.compile.defines);
-        if (const Json* inc = co.optional("include_dirs")) {
-            t.compile.includeDirs = jr::asStringArray(*inc, co.at("include_dirs"));
-            for (size_t i = 0; i < t.compile.includeDirs.size(); ++i) {
-                // Inside the task folder and below it: the headers are part of the evidence (the
-                // task hash covers them) and travel with a promoted kernel.
-                const fs::path inc = fs::path(t.compile.includeDirs[i]).lexically_normal();
-                if (inc.empty() || inc.is_absolute() || inc == "." || inc.string().rfind("..", 0) == 0)
-                    fail(jr::child(co.at("include_dirs"), i),
-                         "include folder \"" + t.compile.includeDirs[i] +
-                             "\" must be a subfolder of the task folder (no absolute path, \".\" or \"..\"); "
-                             "copy shared headers into one, e.g. \"include\"");
-                if (!dir.empty() && !fs::is_directory(dir / t.compile.includeDirs[i]))
-                    fail(jr::child(co.at("include_dirs"), i), "folder \"" + t.compile.includeDirs[i] + "\" does not exist in " + dir.string());
-                // Spelled inside, and inside once symbolic links are followed: a link to another
-                // folder would put its files in the task hash and in the registry.
-                if (!dir.empty() && !isInsideFolder(dir / t.compile.includeDirs[i], dir)) {
-                    std::error_code ec;
-                    fail(jr::child(co.at("include_dirs"), i),
-                         "include folder \"" + t.compile.includeDirs[i] + "\" is a link to " +
-                             fs::weakly_canonical(dir / t.compile.includeDirs[i], ec).string() +
-                             ", outside the task folder; copy the headers into the task instead");
-                }
-            }
-        }
-        if (const Json* opt = co.optional("options")) {
-            t.compile.extraOptions = jr::asStringArray(*opt, co.at("options"));
-            for (size_t i = 0; i < t.compile.extraOptions.size(); ++i)
-                if (!isAllowedTaskOption(t.compile.extraOptions[i]))
-                    fail(jr::child(co.at("options"), i),
-                         "\"" + t.compile.extraOptions[i].substr(0, 100) + "\" is not an option a task may set: a task "
-                         "compile reads only the task's files and writes none. Allowed: " + allowedTaskOptionsText() +
-                         "; use \"include_dirs\", \"defines\" and \"fast_math\" for the rest");
-        }
-        co.finish();
-    }
-
-    {
-        // May be empty: a task just imported or written has no kernel yet (kforge candidate add).
-        const Json& a = jr::asArray(o.required("candidates"), o.at("candidates"));
-        std::set<std::string> files;
-        for (size_t i = 0; i < a.size(); ++i) {
-            std::string p = jr::child(o.at("candidates"), i);
-            Candidate c = parseCandidate(a[i], p, ctx);
-            if (!files.insert(c.file).second)
-                fail(jr::child(p, "file"), "candidate \"" + c.file + "\" is listed twice");
-            t.candidates.push_back(std::move(c));
-        }
-    }
-
+    parseCompile(o, t, dir);
+    parseCandidates(o, t, ctx);
     if (const Json* c = o.optional("cost")) {
         Object co(*c, o.at("cost"));
         if (const Json* b = co.optional("bytes"))

@@ -1,5 +1,6 @@
 #include "app/gui/settings/SettingsDialog.h"
 
+#include "app/gui/settings/EndpointDialog.h"
 #include "app/gui/settings/ModelsPage.h"
 #include "app/gui/settings/RunnersPage.h"
 #include "app/gui/settings/Settings.h"
@@ -155,36 +156,14 @@ SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent, const QStrin
 
 bool SettingsDialog::parseNvrtcOptions(const QString& text, QStringList* options, QString* error)
 {
+    // Quoted words as a shell would split them (the endpoint dialog's rule), one sentence on error.
     QStringList out;
-    QString word;
-    bool inWord = false;
-    QChar quote;
-    for (const QChar c : text) {
-        if (!quote.isNull()) {
-            if (c == quote)
-                quote = QChar();
-            else
-                word += c;
-        } else if (c == QLatin1Char('"') || c == QLatin1Char('\'')) {
-            quote = c;
-            inWord = true;
-        } else if (c.isSpace()) {
-            if (inWord)
-                out << word;
-            word.clear();
-            inWord = false;
-        } else {
-            word += c;
-            inWord = true;
-        }
-    }
-    if (!quote.isNull()) {
+    QString why;
+    if (!EndpointDialog::splitWords(text, &out, &why)) {
         if (error)
-            *error = tr("A %1 quote is not closed.").arg(quote);
+            *error = why.left(1).toUpper() + why.mid(1) + QLatin1Char('.');
         return false;
     }
-    if (inWord)
-        out << word;
     for (const QString& o : out) {
         if (!o.startsWith(QLatin1Char('-'))) {
             if (error)

@@ -91,171 +91,22 @@ MainWindow::MainWindow(Settings* settings, Options options, QWidget* parent)
     m_run = std::make_unique<RunController>(ro, m_runPanel, m_status);
     m_run->setSaveHook([this](const QString& dir, QString* error) { return saveTaskFiles(dir, error); });
     m_promote = std::make_unique<PromoteController>(this);
-    m_agent = new AgentController(m_settings, this);
-    connect(m_agent, &AgentController::promptCopied, this, [this](const QString& summary) {
-        statusBar()->showMessage(summary, 10000);
-    });
-    connect(m_agent, &AgentController::failed, this, [this](const QString& title, const QString& message) {
-        QMessageBox::warning(this, title, message);
-    });
-    connect(m_agent, &AgentController::candidateAdded, this,
-            [this](const QString& dir, const QString& file, const QStringList& warnings) {
-                m_workspace->reload(dir);
-                openFile(file);
-                statusBar()->showMessage(tr("Added %1 to %2: press F5 to verify it")
-                                             .arg(QFileInfo(file).fileName(), QFileInfo(dir).fileName()),
-                                         8000);
-                if (!warnings.isEmpty())
-                    QMessageBox::information(this, tr("Add Candidate"),
-                                             tr("%1 was added. The static scan and the checks say:\n\n%2\n\nThese are "
-                                                "warnings, not a verdict: Verify decides.")
-                                                 .arg(QFileInfo(file).fileName(), warnings.join(QLatin1Char('\n'))));
-            });
-    m_assistant = new AssistantController(m_assistantDock, this);
-    m_assistant->setRunService(m_run->service()); // the Run menu's runner: one owner of the GPU
-    m_assistant->reloadModels();
-    connect(m_assistantDock, &kf::ui::AssistantDock::startRequested, this, &MainWindow::startSynthesis);
-    connect(m_assistant, &AssistantController::openFileRequested, this, [this](const QString& path) { openFile(path); });
-    connect(m_assistant, &AssistantController::finished, this, [this](const QString&, const QString& sentence) {
-        statusBar()->showMessage(sentence, 15000);
-    });
-    connect(m_assistant, &AssistantController::candidateAdded, this, [this](const QString& dir, const QString& file) {
-        if (m_workspace->indexOfDir(dir) >= 0)
-            m_workspace->reload(dir);
-        else
-            m_workspace->rescan(); // a task the interview created
-        openFile(file);
-    });
+    createAgent();
+    createAssistant();
     m_promote->setEvidenceDirectory(m_options.recoveryDir.isEmpty()
                                         ? QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
                                               QStringLiteral("/evidence")
                                         : QDir::cleanPath(m_options.recoveryDir + QStringLiteral("/../evidence")));
-    // Theme ▸ System follows the desktop, also when it switches while the workbench is open.
-    if (m_options.followDesktopScheme) {
-        m_colorScheme = new SystemColorScheme(QDBusConnection::sessionBus(), this);
-        connect(m_colorScheme, &SystemColorScheme::changed, this, [this] {
-            if (m_settings->theme() == Settings::Theme::System)
-                applyTheme(*qApp, ThemeChoice::System, m_colorScheme->scheme());
-        });
-    }
+    followDesktopScheme();
     applySettings();
     buildMenus();
-    connect(m_run.get(), &RunController::reportReceived, m_promote.get(), &PromoteController::addReport);
-    connect(m_promote.get(), &PromoteController::stateChanged, this, [this](bool can, const QString& tip) {
-        m_runPanel->setPromoteState(can, tip);
-        m_promoteAction->setEnabled(can);
-        m_promoteAction->setToolTip(tip);
-    });
-    m_runPanel->setPromoteState(m_promote->canPromote(), m_promote->stateText());
-    m_promoteAction->setEnabled(m_promote->canPromote());
-    connect(m_runPanel, &kf::ui::RunPanel::promoteRequested, m_promote.get(), &PromoteController::promote);
-    m_inspect = std::make_unique<InspectController>(m_inspector, dock("inspectorDock"), m_runPanel, m_run.get());
-    connect(m_inspect.get(), &InspectController::message, this, [this](const QString& t) { m_status->showMessage(t, 15000); });
-    connect(m_inspect.get(), &InspectController::problem, this, [this](const QString& t) { m_status->showMessage(t, 30000); });
-    m_registry = std::make_unique<RegistryController>(m_registryBrowser, m_workspace, this);
-    // Another process may change the threshold or promote: the button follows the registry.
-    connect(m_registry->service(), &RegistryService::indexLoaded, m_promote.get(), [this] { m_promote->reevaluate(); });
-    connect(m_promote.get(), &PromoteController::promoted, this, [this](const QString& id, const QString& folder) {
-        m_status->showMessage(tr("Promoted %1 into %2").arg(id, folder), 15000);
-        dock("registryDock")->raise();
-        m_registry->reveal(id);
-    });
-    connect(m_registry.get(), &RegistryController::openFileRequested, this, [this](const QString& path) { openFile(path); });
-    connect(m_registry.get(), &RegistryController::reverifyRequested, this,
-            [this](const kf::Task& task, const QString& file, const QString& note) {
-                if (m_run->startTask(kf::RunKind::Verify, task, file, note))
-                    dock("runsDock")->raise();
-                else
-                    m_status->showMessage(tr("A run is in progress: re-verify when it ends"), 8000);
-            });
-    connect(m_registry.get(), &RegistryController::message, this,
-            [this](const QString& text) { m_status->showMessage(text, 10000); });
-    connect(m_registry.get(), &RegistryController::problem, this,
-            [this](const QString& text) { QMessageBox::warning(this, tr("Registry"), text); });
-    connect(m_promote.get(), &PromoteController::failed, this, [this](const QString& sentence) {
-        QMessageBox::warning(this, tr("Promote"), tr("The kernel was not promoted: %1").arg(sentence));
-    });
-
-    connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::onCurrentTabChanged);
-    connect(m_tabs, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
-    connect(m_workspaceView, &QTreeView::activated, this, [this](const QModelIndex& i) {
-        const QString path = i.data(WorkspaceModel::PathRole).toString();
-        const auto kind = WorkspaceModel::Kind(i.data(WorkspaceModel::KindRole).toInt());
-        if (kind == WorkspaceModel::Kind::Task)
-            showTaskFor(path);
-        else
-            openFile(path);
-    });
-    connect(m_diagnostics, &kf::ui::DiagnosticsPanel::diagnosticActivated, this,
-            [this](const QString& file, int line, int column) { goToDiagnostic(file, line, column); });
-    connect(m_assembly, &kf::ui::AssemblyView::sourceLinesSelected, this, [this](const QList<int>& lines) {
-        if (CandidateTab* t = currentTab())
-            t->editor()->setHighlightedLines(lines);
-    });
-    connect(m_occupancy, &kf::ui::OccupancyPanel::architectureChanged, this,
-            [this](const QString& arch) { m_compile->setArchitecture(arch); });
-    connect(m_taskEditor, &kf::ui::TaskEditor::saveRequested, this, &MainWindow::onTaskEditorSave);
-    connect(m_workspace, &Workspace::taskReloaded, this, [this](const QString& dir) {
-        // A changed launch plan changes the static analysis: rebuild the open candidate.
-        if (CandidateTab* t = currentTab(); t && t->taskDir() == dir) {
-            t->compileNow();
-            m_promote->reevaluate(); // an edited task.json voids the evidence
-        }
-    });
-    // A task.json that does not load is a row in Problems at its place, until it loads again.
-    const auto showTaskProblems = [this] { m_compile->setWorkspaceDiagnostics(taskDiagnostics(*m_workspace)); };
-    connect(m_workspace, &Workspace::opened, this, showTaskProblems);
-    connect(m_workspace, &Workspace::taskReloaded, this, showTaskProblems);
-    connect(m_workspace, &Workspace::taskAdded, this, showTaskProblems);
-    connect(m_workspace, &Workspace::taskRemoved, this, showTaskProblems);
-    connect(m_run.get(), &RunController::verified, this, &MainWindow::applyVerification);
-    connect(m_run.get(), &RunController::runningChanged, this, [this](bool running) {
-        m_verifyAction->setEnabled(!running);
-        m_verifySanitizedAction->setEnabled(!running);
-        m_benchAction->setEnabled(!running);
-        m_profileAction->setEnabled(!running);
-        m_cancelAction->setEnabled(running);
-    });
-    connect(m_run.get(), &RunController::profileReceived, this, [this](const QString&, const kf::protocol::RunReport& r) {
-        m_profiling = false;
-        if (r.profile())
-            m_profilePanel->setReport(*r.profile());
-        else
-            m_profilePanel->setError(QString::fromStdString(r.header().errorSentence()));
-        dock("profileDock")->raise();
-    });
-    connect(m_run.get(), &RunController::finished, this, [this](bool, const QString& sentence) {
-        // A profile that ended without a report (no GPU, a crash, a cancel) says why in its panel.
-        if (std::exchange(m_profiling, false))
-            m_profilePanel->setError(sentence);
-    });
-
-    // The layout buildDocks() made, before a saved one replaces it: View ▸ Reset Layout returns to it.
-    m_defaultState = saveState(kLayoutVersion);
-    if (m_settings->windowGeometry().isEmpty() || !restoreGeometry(m_settings->windowGeometry())) {
-        const QScreen* s = screen() ? screen() : QGuiApplication::primaryScreen();
-        setGeometry(defaultGeometry(s ? s->availableGeometry() : QRect(0, 0, 1600, 1000)));
-    }
-    // A state saved by a version with another layout is not restored (its docks would land elsewhere).
-    m_restoredState = !m_settings->windowState().isEmpty() && restoreState(m_settings->windowState(), kLayoutVersion);
-
-    QString root = m_options.workspace;
-    if (root.isEmpty()) {
-        for (const QString& recent : m_settings->recentWorkspaces())
-            if (QFileInfo(recent).isDir()) {
-                root = recent;
-                break;
-            }
-    }
-    QString warning;
-    if (root.isEmpty())
-        root = userExampleWorkspace(&warning); // first start: the user's own copy of the examples
-    if (!openWorkspace(root, &warning))
-        openWorkspace(userExampleWorkspace(&warning), nullptr);
-    if (!endpointWarning.isEmpty())
-        warning += (warning.isEmpty() ? QString() : QStringLiteral(" · ")) + endpointWarning;
-    if (!warning.isEmpty())
-        m_status->showMessage(warning, 15000);
+    wirePromotion();
+    createInspector();
+    createRegistry();
+    wireEditing();
+    wireRuns();
+    restoreLayout();
+    openFirstWorkspace(endpointWarning);
     if (m_options.probeRunner)
         m_run->probe();
     else

@@ -150,6 +150,17 @@ protected:
 
 private:
     void buildDocks();
+    // The constructor's steps, in order (MainWindowWiring.cpp).
+    void createAgent();
+    void createAssistant();
+    void followDesktopScheme();
+    void wirePromotion();
+    void createInspector();
+    void createRegistry();
+    void wireEditing();
+    void wireRuns();
+    void restoreLayout();
+    void openFirstWorkspace(const QString& endpointWarning);
     void applyDefaultSizes();
     void buildMenus();
     void rebuildRecentMenu();

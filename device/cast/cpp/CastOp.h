@@ -98,8 +98,11 @@ private:
     [[noreturn]] void bad(const std::string& what) const;
     std::vector<at::Tensor> runOnce(c10::ArrayRef<at::Tensor> inputs, Mode mode);
     kf::Env bind(c10::ArrayRef<at::Tensor> inputs, bool checkRanges) const;
-    const Plan& plan(int device, c10::ArrayRef<at::Tensor> inputs);
-    DeviceImage& image(int device);
+    const Plan& plan(int device, c10::ArrayRef<at::Tensor> inputs);   // CastOpPlan.cpp
+    Plan makePlan(const kf::Env& env) const;
+    Plan::Launch planLaunch(std::size_t index, const kf::Env& env) const;
+    std::array<unsigned char, 8> scalarArg(std::size_t launch, const ArgDecl& arg, const kf::Env& env) const;
+    DeviceImage& image(int device);       // CastOpImage.cpp
     DeviceImage& loadImage(int device);   ///< under m_mutex
     std::vector<at::Tensor> reference(c10::ArrayRef<at::Tensor> inputs);
     std::vector<at::Tensor> finish(std::vector<at::Tensor> outs) const;
