@@ -349,7 +349,8 @@ void TestResultsModel::malformedReportsAddNothingAndDoNotThrow()
     };
     const Row rows[] = {{json(), "/"},
                         {json::array({1, 2}), "/"},
-                        {json{{"kind", "correctness"}, {"shapes", 7}}, "/shapes"},
+                        {json{{"kind", "correctness"}, {"verdict", "pass"}, {"shapes", 7}}, "/shapes"},
+                        {json{{"kind", "correctness"}, {"verdict", "ok"}}, "/verdict"},
                         {json{{"kind", "correctness"},
                               {"verdict", "fail"},
                               {"shapes", json::array({json{{"shape", {{"N", 5}}}, {"passed", "yes"}}})}},
