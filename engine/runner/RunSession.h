@@ -1,7 +1,8 @@
 #pragma once
-// One run path for the workbench and `kforge verify|bench|profile`: start the runner (hello),
-// compile the candidate for the GPU it found, apply the run policy (RunSettings), send the
-// request, and return a typed report with typed events along the way. A candidate that does not
+// The runner half of the one run pipeline (engine/pipeline/RunPipeline.h, which every caller
+// uses): start the runner (hello), compile the candidate for the GPU it found, apply the run
+// policy (RunSettings), stage files where the endpoint needs them, send the request, and return a
+// typed report with typed events along the way. A candidate that does not
 // compile, and a runner that crashes, hangs or loses its CUDA context, still give a report
 // (verdict "error", saying why), so every caller shows every ending the same way.
 //
