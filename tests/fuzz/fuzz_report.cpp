@@ -22,35 +22,35 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const kf::protocol::SigningKey key{std::string(32, 'k'), "0123456789abcdef", "fuzz-key"};
     (void)kf::protocol::checkSignature(j.value(), &key);
     for (const kf::protocol::RunReport& r : kf::protocol::reportsOfDocument(j.value())) {
-        (void)r.header.title();
-        (void)kf::protocol::checkSignature(r.json, &key);
-        if (r.verify) {
-            for (const auto& s : r.verify->shapes) {
+        (void)r.header().title();
+        (void)kf::protocol::checkSignature(r.document(), &key);
+        if (r.verify()) {
+            for (const auto& s : r.verify()->shapes) {
                 (void)s.summary();
                 for (const auto& t : s.trials) {
                     (void)t.evidence();
                     (void)t.failureKind();
                 }
             }
-            auto back = kf::protocol::VerifyReport::fromJson(r.verify->toJson());
+            auto back = kf::protocol::VerifyReport::fromJson(r.verify()->toJson());
             if (!back)
                 __builtin_trap();
         }
-        if (r.bench) {
-            for (const auto& s : r.bench->shapes)
+        if (r.bench()) {
+            for (const auto& s : r.bench()->shapes)
                 (void)s.allFlags();
-            auto back = kf::protocol::BenchReport::fromJson(r.bench->toJson());
+            auto back = kf::protocol::BenchReport::fromJson(r.bench()->toJson());
             if (!back)
                 __builtin_trap();
             if (harness) {
-                nlohmann::json merged = r.json;
+                nlohmann::json merged = r.document();
                 kf::protocol::mergeCompileBaseline(merged, harness.value());
                 if (!kf::protocol::BenchReport::fromJson(merged))
                     __builtin_trap();
             }
         }
-        if (r.profile)
-            (void)r.profile->toJson();
+        if (r.profile())
+            (void)r.profile()->toJson();
     }
     return 0;
 }
