@@ -142,7 +142,7 @@ Result<std::vector<BoundLaunch>> LaunchPlan::bind(const Task& task, const ShapeB
                                                   const DeviceInfo& device) const
 {
     std::vector<BoundLaunch> out;
-    const Env env = task.environment(shape);
+    const Env env = task.environment(*m_candidate, shape);
     for (size_t li = 0; li < m_candidate->launches.size(); ++li) {
         const Launch& l = m_candidate->launches[li];
         BoundLaunch b;
@@ -150,7 +150,7 @@ Result<std::vector<BoundLaunch>> LaunchPlan::bind(const Task& task, const ShapeB
         b.kernel = l.kernel;
         b.function = m_functions[li];
         const std::string what = b.describe() + " at " + shape.describe();
-        auto geometry = evaluateLaunch(task, l, shape);
+        auto geometry = evaluateLaunch(task, *m_candidate, l, shape);
         if (!geometry)
             return Error::failed("configure " + what, geometry.error().why);
         for (int d = 0; d < 3; ++d) {

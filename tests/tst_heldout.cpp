@@ -78,7 +78,7 @@ void TestHeldOut::validForEveryExample()
             // The task's own validator accepts it as a shape binding, and every launch fits CUDA's limits.
             for (const Candidate& c : task.candidates)
                 for (const Launch& l : c.launches)
-                    KF_VERIFY_OK(evaluateLaunch(task, l, b));
+                    KF_VERIFY_OK(evaluateLaunch(task, c, l, b));
         }
     }
 }

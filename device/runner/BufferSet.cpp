@@ -66,7 +66,7 @@ Result<std::vector<TensorLayout>> layoutFor(const Task& task, const Candidate& c
     for (const auto& s : task.outputs)
         if (auto r = add(s, TensorLayout::Role::Output); !r)
             return r.error();
-    const Env env = task.environment(shape);
+    const Env env = task.environment(candidate, shape);
     for (const auto& s : candidate.scratch) {
         TensorLayout t;
         t.name = s.name;

@@ -157,7 +157,10 @@ Json candidateOpJson(const std::string& name, const Task& task, const Candidate&
     Json constraints = Json::array();
     for (const Expr& c : task.constraints)
         constraints.push_back(exprJson(c));
+    // The candidate's numeric defines are names of its launch plan too (Task::environment).
     Json params = Json::object();
+    for (const auto& [k, v] : cand.constants())
+        params[k] = v.isInt ? Json(v.i) : Json(v.d);
     for (const auto& [k, v] : task.parameters)
         params[k] = v.isInt ? Json(v.i) : Json(v.d);
     Json reference;

@@ -103,7 +103,7 @@ std::vector<LaunchAnalysis> analyseLaunches(const Task& task, const Candidate& c
         for (const auto& k : result.kernels)
             if (k.name == a.lowered)
                 a.resources = &k;
-        auto geometry = evaluateLaunch(task, l, shape);
+        auto geometry = evaluateLaunch(task, candidate, l, shape);
         if (geometry) {
             std::copy(std::begin(geometry->grid), std::end(geometry->grid), a.grid);
             std::copy(std::begin(geometry->block), std::end(geometry->block), a.block);

@@ -38,13 +38,14 @@ Tolerance Tolerance::defaultFor(DType t)
     }
 }
 
-Result<LaunchGeometry> evaluateLaunch(const Task& task, const Launch& launch, const ShapeBinding& shape)
+Result<LaunchGeometry> evaluateLaunch(const Task& task, const Candidate& candidate, const Launch& launch,
+                                      const ShapeBinding& shape)
 {
     // Error::pointer names the launch's field at fault, so the task validator can point at it.
     auto bad = [&](const char* field, const std::string& why) {
         return Error::inFile({}, field, "configure " + launch.kernel + " at " + shape.describe(), why);
     };
-    const Env env = task.environment(shape);
+    const Env env = task.environment(candidate, shape);
     const std::string at = "for " + shape.describe();
     static const std::int64_t gridMax[3] = {2147483647, 65535, 65535};
     LaunchGeometry g;
@@ -109,6 +110,36 @@ Env Task::environment(const ShapeBinding& shape) const
     for (const auto& [k, v] : shape.values)
         env[k] = Value::integer(v);
     return env;
+}
+
+Env Task::environment(const Candidate& candidate, const ShapeBinding& shape) const
+{
+    Env env = candidate.constants();
+    for (const auto& [k, v] : parameters)
+        env[k] = v;
+    for (const auto& [k, v] : shape.values)
+        env[k] = Value::integer(v);
+    return env;
+}
+
+Env Candidate::constants() const
+{
+    Env env;
+    for (const auto& [name, text] : defines) {
+        auto e = Expr::parse(text);
+        if (e && e->symbols().empty())
+            if (auto v = e->eval({}))
+                env[name] = *v;
+    }
+    return env;
+}
+
+const std::string* Candidate::define(std::string_view name) const
+{
+    for (const auto& [k, v] : defines)
+        if (k == name)
+            return &v;
+    return nullptr;
 }
 
 Result<std::vector<std::int64_t>> Task::extents(const TensorSpec& t, const ShapeBinding& shape) const

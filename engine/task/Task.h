@@ -113,12 +113,28 @@ struct CompileSettings {
     std::vector<std::string> extraOptions;
 };
 
+/// What `kforge tune` may vary in a candidate (docs/tune.md): other values for some of its
+/// defines, and the conditions a combination must meet to be tried.
+struct TuneSpace {
+    /// define -> the values to try (macro text, as "defines" holds them), in task.json's order.
+    std::vector<std::pair<std::string, std::vector<std::string>>> params;
+    std::vector<Expr> where;            ///< over the defines, parameters: each nonzero for a point to be tried
+    bool empty() const { return params.empty(); }
+};
+
 struct Candidate {
     std::string file;                   ///< relative to the task folder
     std::string description;
     std::vector<Launch> launches;
     std::vector<Scratch> scratch;
     std::vector<std::pair<std::string, std::string>> defines;
+    TuneSpace tune;
+
+    /// The defines whose value is a number ("256", "0.5"): names its launch plan and scratch
+    /// counts may use beside the task's symbols and parameters.
+    Env constants() const;
+    /// The value of define `name`, or nullptr.
+    const std::string* define(std::string_view name) const;
 };
 
 struct Task {
@@ -145,6 +161,8 @@ struct Task {
     const Candidate* findCandidate(std::string_view file) const;
     /// Shape symbols plus parameters, for expression evaluation on one binding.
     Env environment(const ShapeBinding& shape) const;
+    /// The same plus `candidate`'s numeric defines (Candidate::constants), for its launch plan.
+    Env environment(const Candidate& candidate, const ShapeBinding& shape) const;
     /// Concrete extents of a tensor under a binding.
     Result<std::vector<std::int64_t>> extents(const TensorSpec& t, const ShapeBinding& shape) const;
     /// Whether `shape` is a binding this task accepts: every symbol bound, within [min, max] and
@@ -167,7 +185,8 @@ struct LaunchGeometry {
 /// limits (grid dimensions, 1024 threads per block). On failure Error::pointer names the field
 /// ("grid", "block" or "shared_bytes") and Error::why starts with "for <shape>". The one place
 /// launch plans are evaluated: the task validator, the static analysis and the runner share it.
-Result<LaunchGeometry> evaluateLaunch(const Task& task, const Launch& launch, const ShapeBinding& shape);
+Result<LaunchGeometry> evaluateLaunch(const Task& task, const Candidate& candidate, const Launch& launch,
+                                      const ShapeBinding& shape);
 
 /// Reads `<dir>/task.json` (or the file itself when given a .json path) and validates it
 /// completely: unknown keys, types, dtype names, symbol use, expressions, reference ops,

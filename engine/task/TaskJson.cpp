@@ -150,6 +150,34 @@ Json launchJson(const Launch& l)
     return lj;
 }
 
+/// A value to try as task.json wrote it: a number stays a number.
+Json tuneValueJson(const std::string& text)
+{
+    Json parsed = Json::parse(text, nullptr, false);
+    if (!parsed.is_discarded() && (parsed.is_number() || parsed.is_boolean()) && parsed.dump() == text)
+        return parsed;
+    return text;
+}
+
+Json tuneJson(const TuneSpace& t)
+{
+    Json space = Json::object();
+    for (const auto& [name, values] : t.params) {
+        Json list = Json::array();
+        for (const auto& v : values)
+            list.push_back(tuneValueJson(v));
+        space[name] = list;
+    }
+    Json out = {{"space", space}};
+    if (!t.where.empty()) {
+        Json where = Json::array();
+        for (const auto& e : t.where)
+            where.push_back(e.text());
+        out["where"] = where;
+    }
+    return out;
+}
+
 Json candidateJson(const Candidate& c)
 {
     Json cj = {{"file", c.file}};
@@ -157,6 +185,8 @@ Json candidateJson(const Candidate& c)
         cj["description"] = c.description;
     if (!c.defines.empty())
         cj["defines"] = definesJson(c.defines);
+    if (!c.tune.empty())
+        cj["tune"] = tuneJson(c.tune);
     if (!c.scratch.empty()) {
         Json s = Json::array();
         for (const auto& sc : c.scratch)

@@ -177,6 +177,66 @@ void parseDims(const Json& v, const std::string& ptr, const Ctx& ctx, Expr (&dim
     }
 }
 
+namespace {
+
+/// A value of a tune list: a number or one line of macro text, as "defines" takes them.
+std::string tuneValue(const Json& v, const std::string& ptr)
+{
+    if (v.is_string()) {
+        const std::string text = v.get<std::string>();
+        if (text.empty() || text.find_first_of("\n\r") != std::string::npos)
+            fail(ptr, "a value to try is a number or one line of macro text");
+        return text;
+    }
+    if (v.is_number() || v.is_boolean())
+        return v.dump();
+    fail(ptr, "a value to try is a number or a string, found " + jr::describe(v));
+}
+
+} // namespace
+
+/// "tune": {"space": {"BLOCK": [128, 256], ...}, "where": ["BLOCK * VEC <= 2048"]}: every name a
+/// define of the candidate (its value is the default point), every list non-empty without repeats.
+TuneSpace parseTune(const Json& v, const std::string& ptr, const Candidate& c, const Ctx& ctx)
+{
+    Object o(v, ptr);
+    TuneSpace t;
+    const Json& space = o.required("space");
+    Object so(space, o.at("space"));
+    if (space.empty())
+        fail(o.at("space"), "name at least one define and the values to try, e.g. {\"BLOCK\": [128, 256, 512]}");
+    for (auto it = space.begin(); it != space.end(); ++it) {
+        const std::string p = jr::child(o.at("space"), it.key());
+        if (!c.define(it.key()))
+            fail(p, "\"" + it.key() + "\" is not one of this candidate's defines; add it to \"defines\" with the value to "
+                    "use when not tuning");
+        if (ctx.symbols.count(it.key()) || ctx.params.count(it.key()))
+            fail(p, "\"" + it.key() + "\" is also a shape symbol or parameter of the task; give the define another name");
+        const Json& values = jr::asArray(so.required(it.key()), p);
+        if (values.empty())
+            fail(p, "give at least one value to try");
+        std::vector<std::string> list;
+        for (size_t i = 0; i < values.size(); ++i) {
+            std::string value = tuneValue(values[i], jr::child(p, i));
+            if (std::find(list.begin(), list.end(), value) != list.end())
+                fail(jr::child(p, i), "the value " + value + " is listed twice");
+            list.push_back(std::move(value));
+        }
+        t.params.emplace_back(it.key(), std::move(list));
+    }
+    so.finish();
+    if (const Json* w = o.optional("where")) {
+        Ctx scope = ctx;
+        for (const auto& [name, value] : c.defines)
+            scope.params.insert(name);
+        const Json& a = jr::asArray(*w, o.at("where"));
+        for (size_t i = 0; i < a.size(); ++i)
+            t.where.push_back(expression(a[i], jr::child(o.at("where"), i), scope, "tune condition"));
+    }
+    o.finish();
+    return t;
+}
+
 Candidate parseCandidate(const Json& v, const std::string& ptr, const Ctx& ctx)
 {
     Object o(v, ptr);
@@ -195,7 +255,17 @@ Candidate parseCandidate(const Json& v, const std::string& ptr, const Ctx& ctx)
     c.description = o.stringOr("description", "");
     if (const Json* d = o.optional("defines"))
         parseDefines(*d, o.at("defines"), c.defines);
+    if (const Json* t = o.optional("tune"))
+        c.tune = parseTune(*t, o.at("tune"), c, ctx);
+    // The launch plan and scratch counts may name the candidate's numeric defines (what tune varies).
+    Ctx ctxWithDefines = ctx;
+    for (const auto& [name, value] : c.constants())
+        ctxWithDefines.params.insert(name);
+    return parseCandidateBody(o, std::move(c), ctxWithDefines);
+}
 
+Candidate parseCandidateBody(Object& o, Candidate c, const Ctx& ctx)
+{
     std::set<std::string> tensorNames = ctx.tensors;
     if (const Json* s = o.optional("scratch")) {
         const Json& a = jr::asArray(*s, o.at("scratch"));
@@ -317,8 +387,8 @@ void checkLaunches(const Task& task, const std::string& candidatesPtr)
             const Launch& l = c.launches[li];
             std::string lp = jr::child(jr::child(jr::child(candidatesPtr, ci), "launches"), li);
             for (const ShapeBinding* b : all) {
-                Env env = task.environment(*b);
-                if (auto g = evaluateLaunch(task, l, *b); !g)
+                Env env = task.environment(c, *b);
+                if (auto g = evaluateLaunch(task, c, l, *b); !g)
                     fail(jr::child(lp, g.error().pointer), g.error().why);
                 for (size_t ai = 0; ai < l.args.size(); ++ai) {
                     if (l.args[ai].kind != LaunchArg::Kind::Scalar)
@@ -340,7 +410,7 @@ void checkLaunches(const Task& task, const std::string& candidatesPtr)
             }
             for (size_t si = 0; si < c.scratch.size(); ++si) {
                 for (const ShapeBinding* b : all) {
-                    auto n = c.scratch[si].count.evalInt(task.environment(*b));
+                    auto n = c.scratch[si].count.evalInt(task.environment(c, *b));
                     if (!n || *n < 0)
                         fail(jr::child(jr::child(jr::child(candidatesPtr, ci), "scratch"), si),
                              "for " + b->describe() + ": " + (n ? "negative element count" : n.error().why));

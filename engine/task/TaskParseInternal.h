@@ -42,6 +42,10 @@ std::vector<Distribution> defaultDistributions(DType t);
 Tolerance parseTolerance(const nlohmann::json& v, const std::string& ptr, DType t);
 void parseDefines(const nlohmann::json& v, const std::string& ptr, std::vector<std::pair<std::string, std::string>>& out);
 Candidate parseCandidate(const nlohmann::json& v, const std::string& ptr, const Ctx& ctx);
+/// A candidate's "tune" block (its defines already parsed into `c`).
+TuneSpace parseTune(const nlohmann::json& v, const std::string& ptr, const Candidate& c, const Ctx& ctx);
+/// parseCandidate after file, description, defines and tune: scratch and launches, in `ctx`.
+Candidate parseCandidateBody(kf::json::Object& o, Candidate c, const Ctx& ctx);
 ShapeBinding parseBinding(const nlohmann::json& v, const std::string& ptr, const Task& task);
 /// Every candidate's launch plan evaluated at every listed shape: the first failure names its pointer.
 void checkLaunches(const Task& task, const std::string& candidatesPtr);
