@@ -253,9 +253,11 @@ void TestCast::exportFourArchitecturesAndPtx()
     // Parameters and launch-plan expressions as trees a runtime can evaluate without a parser.
     const Json& fused = pkg->ops[1].json;
     QVERIFY(fused["parameters"]["eps"] == Json(1e-6));
-    QVERIFY(fused["launches"][0]["grid"][0]["text"] == Json("ceil_div(B, 4)"));
+    // The plan names the candidate's defines (its tune space): their values travel as parameters.
+    QVERIFY(fused["launches"][0]["grid"][0]["text"] == Json("ceil_div(B, WARPS_PER_BLOCK)"));
     QVERIFY(fused["launches"][0]["grid"][0]["tree"] ==
-            Json::parse(R"({"call": "ceil_div", "args": [{"sym": "B"}, {"int": 4}]})"));
+            Json::parse(R"({"call": "ceil_div", "args": [{"sym": "B"}, {"sym": "WARPS_PER_BLOCK"}]})"));
+    QVERIFY2(fused["parameters"]["WARPS_PER_BLOCK"] == Json(4), fused["parameters"].dump().c_str());
     QCOMPARE(fused["reference"]["steps"].size(), size_t(2));
 }
 

@@ -10,6 +10,7 @@
 #include "PromoteCommand.h"
 #include "PromptCommand.h"
 #include "SynthCommand.h"
+#include "TuneCommand.h"
 #include "RunnersCommand.h"
 #include "VerifyCommand.h"
 #include "engine/core/Architectures.h"
@@ -42,6 +43,7 @@ int main(int argc, char** argv)
     cli::addRegistryCommand(app, exitCode);
     cli::addCastCommand(app, exitCode);
     cli::addGenerateCommand(app, exitCode);
+    cli::addTuneCommand(app, exitCode);
     cli::addPromptCommands(app, exitCode);
     cli::addCandidateCommand(app, exitCode);
     cli::addImportCommand(app, exitCode);

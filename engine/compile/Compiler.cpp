@@ -9,6 +9,7 @@
 #include "resources/prelude.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -29,6 +30,29 @@ namespace fs = std::filesystem;
 namespace kf {
 
 namespace {
+
+/// A launch plan's kernel name as NVRTC must see it: name expressions are not preprocessed, so a
+/// define the plan names ("softmax_rows<BLOCK>", tuned by docs/tune.md) is replaced by its value.
+/// The lowered name is still filed under the plan's own text, which is what the runner looks up.
+std::string expandDefines(const std::string& expr, const std::vector<std::pair<std::string, std::string>>& defines)
+{
+    auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    std::string out;
+    for (size_t i = 0; i < expr.size();) {
+        if (!isWord(expr[i]) || (i > 0 && isWord(expr[i - 1]))) {
+            out += expr[i++];
+            continue;
+        }
+        size_t j = i;
+        while (j < expr.size() && isWord(expr[j]))
+            ++j;
+        const std::string word = expr.substr(i, j - i);
+        auto it = std::find_if(defines.begin(), defines.end(), [&](const auto& d) { return d.first == word; });
+        out += it != defines.end() && !std::isdigit(static_cast<unsigned char>(word[0])) ? it->second : word;
+        i = j;
+    }
+    return out;
+}
 
 // Names the failing NVRTC call, as MLX's CHECK_NVRTC_ERROR does; the error reaches the caller.
 #define KF_NVRTC_CHECK(lib, call)                                                                       \
@@ -213,7 +237,7 @@ Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileReq
                                       headerSources.data(), headerNames.data()));
     ProgramHandle prog(raw, ProgramDeleter{&lib});
     for (const auto& ne : req.nameExpressions)
-        KF_NVRTC_CHECK(lib, addNameExpression(prog.get(), ne.c_str()));
+        KF_NVRTC_CHECK(lib, addNameExpression(prog.get(), expandDefines(ne, req.options.defines).c_str()));
     if (cancel && lib.setFlowCallback)
         KF_NVRTC_CHECK(lib, setFlowCallback(prog.get(), &flowCallback, const_cast<CancelToken*>(cancel)));
 
@@ -290,7 +314,7 @@ Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileReq
     }
     for (const auto& ne : req.nameExpressions) {
         const char* lowered = nullptr;
-        KF_NVRTC_CHECK(lib, getLoweredName(prog.get(), ne.c_str(), &lowered));
+        KF_NVRTC_CHECK(lib, getLoweredName(prog.get(), expandDefines(ne, req.options.defines).c_str(), &lowered));
         // NVRTC hands back null for an expression it did not instantiate (seen with a source it
         // misread); an empty name then fails later with the kernel named, never here.
         res.loweredNames[ne] = lowered ? lowered : "";

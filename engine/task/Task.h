@@ -116,7 +116,7 @@ struct CompileSettings {
 /// What `kforge tune` may vary in a candidate (docs/tune.md): other values for some of its
 /// defines, and the conditions a combination must meet to be tried.
 struct TuneSpace {
-    /// define -> the values to try (macro text, as "defines" holds them), in task.json's order.
+    /// define -> the values to try (macro text, as "defines" holds them), by define name.
     std::vector<std::pair<std::string, std::vector<std::string>>> params;
     std::vector<Expr> where;            ///< over the defines, parameters: each nonzero for a point to be tried
     bool empty() const { return params.empty(); }

@@ -262,10 +262,8 @@ Result<void> Search::go(Clock::time_point start)
 
 } // namespace
 
-Result<Outcome> search(const Task& task, const std::string& candidateFile, const std::string& arch, const Settings& settings,
-                       const RunFn& run, const ProgressFn& progress, const CancelToken* cancel)
+Result<Outcome> prepare(const Task& task, const std::string& candidateFile, const std::string& arch, const Settings& settings)
 {
-    const auto start = Clock::now();
     const Candidate* candidate = task.findCandidate(candidateFile);
     if (!candidate)
         return Error::inFile((task.directory / "task.json").string(), "/candidates", "tune " + candidateFile,
@@ -278,17 +276,29 @@ Result<Outcome> search(const Task& task, const std::string& candidateFile, const
     out.arch = arch;
     out.shapes = settings.shapes.empty() ? task.benchmarkShapes : settings.shapes;
     if (out.shapes.empty())
-        return Error::inFile((task.directory / "task.json").string(), "/benchmark_shapes", "tune " + candidateFile,
+        return Error::inFile((task.directory / "task.json").string(), "/shapes/benchmarks", "tune " + candidateFile,
                              "the task has no benchmark shapes to time the points on",
-                             "add \"benchmark_shapes\" to task.json, or name shapes with --shapes");
+                             "add benchmark shapes to task.json, or name shapes with --shapes");
     out.eagerMs.assign(out.shapes.size(), std::nullopt);
     out.bytes.assign(out.shapes.size(), 0.0);
     out.space = std::move(space.value());
     out.cost.points = int(out.space.points.size());
     for (const Point& p : out.space.points)
         out.points.push_back({p});
-    compilePoints(task, *candidate, arch, settings, out, progress, cancel);
-    Search s(task, *candidate, settings, run, progress, cancel, out);
+    return out;
+}
+
+Result<Outcome> search(const Task& task, const std::string& candidateFile, const std::string& arch, const Settings& settings,
+                       const RunFn& run, const ProgressFn& progress, const CancelToken* cancel)
+{
+    const auto start = Clock::now();
+    auto prepared = prepare(task, candidateFile, arch, settings);
+    if (!prepared)
+        return prepared.error();
+    Outcome out = std::move(prepared.value());
+    const Candidate& candidate = *task.findCandidate(candidateFile);
+    compilePoints(task, candidate, arch, settings, out, progress, cancel);
+    Search s(task, candidate, settings, run, progress, cancel, out);
     if (!(cancel && cancel->cancelled()))
         if (auto r = s.go(start); !r)
             return r.error();

@@ -121,6 +121,10 @@ using ProgressFn = std::function<void(const Progress&)>;
 Result<Outcome> search(const Task& task, const std::string& candidateFile, const std::string& arch, const Settings& settings,
                        const RunFn& run, const ProgressFn& progress = {}, const CancelToken* cancel = nullptr);
 
+/// The outcome before anything ran: the space enumerated, the tuning shapes chosen, every point
+/// NotReached. An Error for an unknown candidate, a candidate without a space, no shapes.
+Result<Outcome> prepare(const Task& task, const std::string& candidateFile, const std::string& arch, const Settings& settings);
+
 /// Compiles every point of `out.points` (stage 1); exposed for the tests and the workbench's
 /// static view. Fills registers, spills, occupancy and the CompileFailed / Pruned stages.
 void compilePoints(const Task& task, const Candidate& candidate, const std::string& arch, const Settings& settings,
