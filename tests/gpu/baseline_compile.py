@@ -6,7 +6,7 @@ docs/gpu-validation.md), through the CLI:
 
 For each example, `kforge bench EXAMPLE --baseline compile --json`: the runner times the
 candidate against eager LibTorch; the harness compiles the reference with torch.compile in both
-modes, checks it against eager and times eager, both modes and the candidate's cubin in one
+modes, judges it against the float64 result as the runner does and times eager, both modes and the candidate's cubin in one
 process. Checks, per candidate and shape: the compiled baseline was measured in both modes (or
 its reason is one the tool gives for a reference it cannot compile); every speedup is a
 positive number; the harness's eager and candidate medians are within 3 % of the runner's
