@@ -1,7 +1,7 @@
 """The torch.compile baseline's harness (device/baseline/python/kernelforge_baseline) on CPU
 (CTest baseline_bench): the task's reference compiled by Inductor in each mode, checked against
-the float64 result as the runner checks (test_baseline_judge.py), and timed beside eager with the runner's sampling rule; every way it cannot be measured is
-said, never skipped. The candidate side needs CUDA and is proven by gpu.baseline.compile.
+the float64 result as the runner checks (test_baseline_judge.py), and timed beside eager with
+the runner's sampling rule; every way it cannot be measured is said, never skipped. The candidate side needs CUDA and is proven by gpu.baseline.compile.
 """
 
 import json

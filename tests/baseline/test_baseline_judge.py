@@ -220,7 +220,8 @@ class Rule(unittest.TestCase):
 
     def test_golden_steps_are_the_runners(self):
         task = {"inputs": [{"name": "x", "dtype": "fp16", "shape": [4]}],
-                "outputs": [{"name": "y", "dtype": "fp16", "shape": [4]}, {"name": "i", "dtype": "int32", "shape": [4]}],
+                "outputs": [{"name": "y", "dtype": "fp16", "shape": [4]},
+                            {"name": "i", "dtype": "int32", "shape": [4]}],
                 "reference": {"tape": [{"op": "to", "inputs": ["x"], "attrs": {"dtype": "fp32"}, "output": "f"},
                                        {"op": "rms_norm", "inputs": ["f"], "output": "y"},
                                        {"op": "to", "inputs": ["x"], "attrs": {"dtype": "int32"}, "output": "i"}]}}

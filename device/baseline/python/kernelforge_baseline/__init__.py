@@ -8,8 +8,9 @@ The reference (a catalog op or an op tape, with the runner's semantics) becomes 
 compiled for each shape (static shapes) in each mode. Its output, and the candidate's, is checked
 before it is timed as the runner checks a candidate: against the float64 golden result, within
 the task's tolerance or no worse than eager's own error plus one ulp: a compiled baseline that
-computes something else is reported, never used. Compile time is reported apart. Where torch or Triton is missing, or the
-reference cannot be compiled (a TorchScript module), the result says "not measured" and why.
+computes something else is reported, never used. Compile time is reported apart. Where torch or
+Triton is missing, or the reference cannot be compiled (a TorchScript module), the result says
+"not measured" and why.
 """
 
 from ._bench import bench, stats
