@@ -95,6 +95,10 @@ private Q_SLOTS:
             "Triton is not installed");
         row("labels that match no shape", harness({harnessShape("other (B=1 D=1) [benchmarks]", 0.1, 0.1, 0.1)}), false, 0.0, 0,
             "no shape was timed against torch.compile");
+        json eagerOnly = harnessShape(a, 0.1, 0.08, 0.08);
+        eagerOnly["flags"] = {"checked against eager, not a float64 result: integer outputs are compared exactly with eager's"};
+        row("checked against eager: the harness's flag is kept", harness({eagerOnly, harnessShape(b, 0.1, 0.0909, 0.0909)}), true,
+            1.0, 1, "");
         json zero = harnessShape(a, 0.1, 0.08, 0.0);
         row("a compiled time of zero is no speedup", harness({zero}), false, 0.0, 0, "no shape was timed");
     }

@@ -73,6 +73,7 @@ Result<HarnessResult> readHarnessResult(std::string_view text, const std::string
             s.eager = readStats(e, "eager");
             s.candidate = readStats(e, "candidate");
             s.stoppedBy = e.text("stopped_by");
+            s.flags = e.texts("flags");
             if (s.measured && !(s.eager && s.eager->medianMs))
                 jr::fail(e.at("eager"), "a measured shape has an eager median");
             if (const Json* modes = e.find("compiled")) {
@@ -133,7 +134,7 @@ void mergeCompileBaseline(Json& report, const HarnessResult& h)
                     hs = &s;
             if (!hs)
                 continue;
-            Json c = {{"measured", false}, {"reason", hs->reason}, {"modes", Json::object()}, {"flags", Json::array()}};
+            Json c = {{"measured", false}, {"reason", hs->reason}, {"modes", Json::object()}, {"flags", hs->flags}};
             std::optional<double> best;
             std::string bestMode;
             for (const auto& [mode, m] : hs->modes) {

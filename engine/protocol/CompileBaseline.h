@@ -41,6 +41,7 @@ struct HarnessShape {
     std::optional<HarnessStats> eager, candidate;
     std::map<std::string, HarnessMode> modes;
     std::string stoppedBy;
+    std::vector<std::string> flags;   ///< what the harness says of its checks (a check against eager, not float64)
 };
 
 struct HarnessResult {

@@ -6,12 +6,13 @@ docs/gpu-validation.md), through the CLI:
 
 For each example, `kforge bench EXAMPLE --baseline compile --json`: the runner times the
 candidate against eager LibTorch; the harness compiles the reference with torch.compile in both
-modes, checks it against eager and times eager, both modes and the candidate's cubin in one
-process. Checks, per candidate and shape: the compiled baseline was measured in both modes (or
-its reason is one the tool gives for a reference it cannot compile); every speedup is a
-positive number; the harness's eager and candidate medians are within 3 % of the runner's
-(the fidelity of the harness, measured against an independent one). Prints the table for
-docs/gpu-validation.md. Exits 0 when every check holds, 1 when one fails, 77 without a GPU.
+modes, judges it against the float64 result as the runner does, and times eager, both modes and
+the candidate's cubin in one process. Checks, per candidate and shape: the compiled baseline
+was measured in both modes (or its reason is one the tool gives for a reference it cannot
+compile); every speedup is a positive number; the harness's eager and candidate medians are
+within 3 % of the runner's (the fidelity of the harness, measured against an independent one).
+Prints the table for docs/gpu-validation.md. Exits 0 when every check holds, 1 when one fails,
+77 without a GPU.
 """
 
 import argparse

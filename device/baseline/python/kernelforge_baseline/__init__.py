@@ -5,10 +5,12 @@ what a user gets from one line of Python (docs/benchmarks.md, "The torch.compile
     python -m kernelforge_baseline bench SPEC.json | --task TASK [--shape L] [--mode M] [--device D]
 
 The reference (a catalog op or an op tape, with the runner's semantics) becomes a torch.nn.Module
-compiled for each shape (static shapes) in each mode. Its output is checked against eager under
-the task's tolerances before it is timed: a compiled baseline that computes something else is
-reported, never used. Compile time is reported apart. Where torch or Triton is missing, or the
-reference cannot be compiled (a TorchScript module), the result says "not measured" and why.
+compiled for each shape (static shapes) in each mode. Its output, and the candidate's, is checked
+before it is timed as the runner checks a candidate: against the float64 golden result, within
+the task's tolerance or no worse than eager's own error plus one ulp: a compiled baseline that
+computes something else is reported, never used. Compile time is reported apart. Where torch or
+Triton is missing, or the reference cannot be compiled (a TorchScript module), the result says
+"not measured" and why.
 """
 
 from ._bench import bench, stats

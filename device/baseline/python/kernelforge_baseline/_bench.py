@@ -13,16 +13,21 @@ baseline"):
   known within `target_spread` (half its 95 % confidence interval, relative), or at `max_samples`,
   or at the per-shape time cap.
 
-The compiled reference and the candidate are both checked against eager on the first input set
-before anything is timed: a compiled baseline that computes something else is reported and not
-used; a candidate that disagrees here means this harness does not run it as the runner does, and
-the shape is not measured.
+The compiled reference and the candidate are both checked on the first input set before anything
+is timed, by the runner's rule (docs/verification.md, correctness rule 7): against the float64
+golden result, each element within the task's tolerance or no worse than eager's own error plus
+one ulp (_judge). A fused program that rounds once is more accurate than eager and agrees. A
+compiled baseline that computes something else is reported and not used; a candidate that
+disagrees here means this harness does not run it as the runner does, and the shape is not
+measured. Where there is no golden result (integer outputs, a reference that does not run in
+float64) the check is against eager, and the shape's flags say so.
 """
 
 import math
 import time
 
-from ._task import MODES, NotCompilable, check_outputs, make_inputs, reference_module, versions
+from ._judge import check_outputs, disagreement, golden_outputs, judged_against
+from ._task import MODES, NotCompilable, make_inputs, reference_module, versions
 
 SCHEMA_VERSION = 1
 INPUT_SETS = 3
@@ -203,48 +208,61 @@ def _sample(clock, sides, sets, cfg, deadline):
     return times, "max_samples"
 
 
+def _compile_mode(torch, module, mode, inputs, device, check):
+    """(entry, compiled function or None): the module compiled in `mode` and checked on `inputs`."""
+    entry = {"measured": False, "reason": "", "compile_s": None, "check": None, "timing": None}
+    try:
+        torch._dynamo.reset()
+        fn = torch.compile(module, mode=None if mode == "default" else mode, dynamic=False, fullgraph=True)
+        t0 = time.perf_counter()
+        got = _tuple(fn(*inputs))
+        if device == "cuda":
+            torch.cuda.synchronize()
+        entry["compile_s"] = round(time.perf_counter() - t0, 3)
+    except Exception as e:  # noqa: BLE001 - Inductor's many failure types are reported
+        entry["reason"] = "torch.compile could not compile the reference: %s" % _first_line(e)
+        return entry, None
+    entry["check"] = check(got)
+    if not entry["check"]["passed"]:
+        entry["reason"] = ("the compiled reference disagrees with %s on %s, so it is not used as a baseline"
+                           % (judged_against(entry["check"]), disagreement(entry["check"])))
+        return entry, None
+    return entry, fn
+
+
 def bench_shape(torch, task, shape, modes, device, candidate_op, cfg, seed, log):
-    """One shape: compile each mode, check everything against eager, time every side."""
+    """One shape: compile each mode, check everything against the float64 result, time every side."""
     label, dims = shape["label"], shape["dims"]
     out = {"label": label, "dims": dims, "measured": False, "reason": "", "eager": None, "candidate": None,
-           "compiled": {}}
+           "compiled": {}, "flags": []}
     module = reference_module(task).eval()
     sets = [make_inputs(task, dims, device, seed + i) for i in range(INPUT_SETS)]
     with torch.no_grad():
         want = _tuple(module(*sets[0]))
+        golden, note = golden_outputs(task, sets[0])
+        if note:
+            out["flags"].append("checked against eager, not a float64 result: " + note)
+
+        def check(got):
+            return check_outputs(task, got, want, golden, note)
+
         sides = {"eager": _Call(module, sets)}
         for mode in modes:
-            entry = {"measured": False, "reason": "", "compile_s": None, "check": None, "timing": None}
-            out["compiled"][mode] = entry
             log("%s: torch.compile (%s)" % (label, mode))
-            try:
-                torch._dynamo.reset()
-                fn = torch.compile(module, mode=None if mode == "default" else mode, dynamic=False, fullgraph=True)
-                t0 = time.perf_counter()
-                got = _tuple(fn(*sets[0]))
-                if device == "cuda":
-                    torch.cuda.synchronize()
-                entry["compile_s"] = round(time.perf_counter() - t0, 3)
-            except Exception as e:  # noqa: BLE001 - Inductor's many failure types are reported
-                entry["reason"] = "torch.compile could not compile the reference: %s" % _first_line(e)
-                continue
-            entry["check"] = check_outputs(task, got, want)
-            if not entry["check"]["passed"]:
-                bad = [o["name"] for o in entry["check"]["outputs"] if not o["passed"]] or [entry["check"].get("why", "")]
-                entry["reason"] = ("the compiled reference disagrees with eager on %s beyond the task's tolerance, "
-                                   "so it is not used as a baseline" % ", ".join(bad))
-                continue
-            sides["compile:" + mode] = _Call(fn, sets)
+            out["compiled"][mode], fn = _compile_mode(torch, module, mode, sets[0], device, check)
+            if fn is not None:
+                sides["compile:" + mode] = _Call(fn, sets)
         if candidate_op is not None:
             lean = _Launches(candidate_op, sets, torch)
             lean.prepare(0)
             lean.run(0)
-            torch.cuda.synchronize()
-            check = check_outputs(task, tuple(lean.outputs(0, len(candidate_op.outputs))), want)
-            if not check["passed"]:
-                out["reason"] = ("the candidate disagrees with eager in this harness (%s), so the harness does not "
-                                 "run it as the runner does; nothing is timed"
-                                 % ", ".join(o["name"] for o in check["outputs"] if not o["passed"]))
+            if device == "cuda":
+                torch.cuda.synchronize()
+            out["candidate_check"] = check(tuple(lean.outputs(0, len(candidate_op.outputs))))
+            if not out["candidate_check"]["passed"]:
+                out["reason"] = ("the candidate disagrees with %s in this harness on %s, so the harness does not run "
+                                 "it as the runner does; nothing is timed"
+                                 % (judged_against(out["candidate_check"]), disagreement(out["candidate_check"])))
                 return out
             sides["candidate"] = lean
         clock = _Clock(torch, device)
@@ -322,7 +340,7 @@ def bench(spec, log=lambda text: None):
         except Exception as e:  # noqa: BLE001 - one shape's failure is that shape's reason
             result["shapes"].append({"label": shape["label"], "dims": shape["dims"], "measured": False,
                                      "reason": "the harness failed: %s" % _first_line(e), "eager": None,
-                                     "candidate": None, "compiled": {}})
+                                     "candidate": None, "compiled": {}, "flags": []})
     measured = [s for s in result["shapes"] if s["measured"]]
     if not measured:
         result["reason"] = "; ".join("%s: %s" % (s["label"], s["reason"]) for s in result["shapes"]) or "no shapes"
