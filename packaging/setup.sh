@@ -4,7 +4,8 @@
 #   1. apt: compilers, CMake, Ninja, ccache, Qt 6 (+Charts, OpenGL, tools), QScintilla,
 #      nlohmann/json, CLI11, xxHash, Xvfb and a font. Skipped when dpkg-query finds them all.
 #      Uses sudo only when not root (non-interactively under CI or without a terminal).
-#   2. <repo>/.venv with the pins in packaging/python-requirements.txt, installed --no-deps:
+#   2. <repo>/.venv with the pins in packaging/python-requirements.txt, installed --no-deps (a new
+#      clone links it to a venv shared by every clone with the same pins, under ~/.cache/kernelforge):
 #      LibTorch (torch 2.11.0 without its multi-GB CUDA wheels), nvdisasm and cuobjdump.
 #      Skipped when every pin is already installed.
 #   3. build/kf-env.sh: where the LibTorch CMake package, nvdisasm and cuobjdump are, for the
@@ -54,6 +55,16 @@ apt_packages=(
   desktop-file-utils appstream libxml2-utils librsvg2-bin   # tests only: the desktop files (label package)
 )
 python=${KF_PYTHON:-python3}
+# A new clone shares one venv per set of pins: <cache>/kernelforge/venv/<hash of the pins and the
+# interpreter>, linked as <repo>/.venv, so its setup is a link, not a 770 MB install. A .venv
+# that is already there (a folder or a link) is used as it is. KF_VENV_DIR overrides the folder.
+if [ ! -e "$KF_VENV" ] && [ ! -L "$KF_VENV" ] && command -v "$python" >/dev/null 2>&1; then
+  pins_key=$( { cat "$requirements"; "$python" -c 'import sys; print(sys.version, sys.executable)'; } | sha256sum | cut -c1-16)
+  shared_venv=${KF_VENV_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kernelforge/venv/$pins_key}
+  mkdir -p "$(dirname "$shared_venv")"
+  ln -s "$shared_venv" "$KF_VENV"
+  kf_log "$me" "venv: $KF_VENV -> $shared_venv (shared by every clone with these pins)"
+fi
 vpy="$KF_VENV/bin/python"
 need_venv=0
 "$vpy" -c '' >/dev/null 2>&1 || need_venv=1
@@ -95,7 +106,7 @@ if [ $need_venv -eq 1 ]; then
   "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
     kf_die "$me" "$python is $("$python" --version 2>&1); torch 2.11 needs Python >= 3.10 (set KF_PYTHON)"
   kf_log "$me" "venv: creating $KF_VENV with $("$python" --version 2>&1)"
-  "$python" -m venv --clear "$KF_VENV"
+  "$python" -m venv --clear "$(readlink -f "$KF_VENV")"
 else
   kf_log "$me" "venv: $KF_VENV exists"
 fi
