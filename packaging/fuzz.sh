@@ -4,7 +4,7 @@
 #
 # For every target in tests/fuzz: first every kept crasher in tests/fuzz/regressions/<target>/
 # is replayed (each must now pass), then libFuzzer runs from a working copy of the seed corpus
-# tests/fuzz/corpus/<target>/ for the time given (default $KF_FUZZ_SECONDS, else 8 s, the test
+# tests/fuzz/corpus/<target>/ for the time given (default $KF_FUZZ_SECONDS, else 5 s, the test
 # loop's share; `KF_FUZZ_SECONDS=300 packaging/fuzz.sh` fuzzes longer; inputs up to 64 KiB). A
 # crash, leak, timeout (10 s per input) or sanitizer report fails the run; the crashing input is
 # left in build/fuzz/crashes/<target>/ with the command that replays it.
@@ -15,7 +15,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 me=fuzz
-seconds=${1:-${KF_FUZZ_SECONDS:-8}}
+seconds=${1:-${KF_FUZZ_SECONDS:-5}}
 bdir="$KF_ROOT/build/fuzz"
 if ! command -v clang++-14 >/dev/null 2>&1; then
   kf_die "$me" "clang++-14 not found: run packaging/setup.sh (it installs clang-14 and libclang-rt-14-dev)"

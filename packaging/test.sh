@@ -7,7 +7,7 @@
 # (e.g. -R tst_expr). Finding no test at all is a failure, not
 # a pass. Prints ccache's statistics at the end and exits with the build's or ctest's status.
 # This is what CI runs (.ci/run): 2 cores, no GPU, no stdin.
-# Then packaging/fuzz.sh runs every fuzz target for KF_FUZZ_SECONDS (8) under ASan + UBSan, two at
+# Then packaging/fuzz.sh runs every fuzz target for KF_FUZZ_SECONDS (5) under ASan + UBSan, two at
 # a time on two cores (skipped with KF_SKIP_FUZZ=1 or when ctest arguments are given).
 # Ends with a table of each stage's wall time (setup, configure, build, ctest, fuzz build, fuzz
 # run), also when a stage failed.
