@@ -73,6 +73,8 @@ private slots:
     void specialFilesAndLinksAreRefused();
     void generate_data();
     void generate();
+    void tune_data();
+    void tune();
     void agentVerbs_data();
     void agentVerbs();
     void synth_data();
@@ -415,6 +417,44 @@ void TestCli::generate()
         QCOMPARE(v.exitCode, 0);
         QVERIFY2(v.out.contains("3 candidates"), qPrintable(v.out));
     }
+}
+
+void TestCli::tune_data()
+{
+    QTest::addColumn<QString>("example");
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("stdoutHas");
+    QTest::addColumn<QString>("stderrHas");
+    // transpose_fp32's optimized.cu: KF_TILE {32, 64} x KF_ROWS {4, 8, 16}, where TILE % ROWS == 0.
+    QTest::newRow("compile only: every point builds")
+        << "transpose_fp32" << QStringList{"--compile-only"} << 0 << "6 point(s) of 6 combination(s)" << "";
+    QTest::newRow("compile only, json") << "transpose_fp32" << QStringList{"--compile-only", "--json"} << 0
+                                        << "\"kind\": \"tune\"" << "";
+    QTest::newRow("a candidate without a space") << "vector_add" << QStringList{"--candidate", "naive.cu", "--compile-only"} << 2 << ""
+                                                 << "has no \"tune\" block";
+    QTest::newRow("a shape the task does not admit") << "vector_add" << QStringList{"--shapes", "M=4"} << 2 << "" << "--shapes";
+    QTest::newRow("no GPU: the runner says so") << "vector_add" << QStringList{} << 3 << "" << "GPU";
+}
+
+// `kforge tune` without a GPU: its compile stage for real, its refusals, the runner's answer.
+void TestCli::tune()
+{
+    QFETCH(QString, example);
+    QFETCH(QStringList, extra);
+    QFETCH(int, exitCode);
+    QFETCH(QString, stdoutHas);
+    QFETCH(QString, stderrHas);
+    QTemporaryDir tmp;
+    const QString task = tmp.filePath(example);
+    QVERIFY(QDir().mkpath(task));
+    for (const QString& f : QDir(kExamples + "/" + example).entryList(QDir::Files))
+        QVERIFY(QFile::copy(kExamples + "/" + example + "/" + f, task + "/" + f));
+    Run r = kforge(QStringList{"tune", task} + extra);
+    QVERIFY2(r.exitCode == exitCode, qPrintable(QString::number(r.exitCode) + ": " + r.err));
+    QVERIFY2(r.out.contains(stdoutHas), qPrintable(r.out));
+    QVERIFY2(r.err.contains(stderrHas), qPrintable(r.err));
+    QVERIFY(!QFile::exists(task + "/optimized_tuned.cu"));   // nothing is written without a search
 }
 
 void TestCli::agentVerbs_data()
