@@ -28,7 +28,7 @@ TuneView::TuneView(QWidget* parent)
     setTarget({}, tr("Open a candidate whose task.json entry has a \"tune\" block."));
 }
 
-void TuneView::buildUi()
+QLayout* TuneView::buildControls()
 {
     m_target = new QLabel(this);
     m_target->setObjectName(QStringLiteral("tuneTarget"));
@@ -64,7 +64,15 @@ void TuneView::buildUi()
     auto* progress = new QHBoxLayout;
     progress->addWidget(m_progress, 2);
     progress->addWidget(m_stage, 3);
+    auto* rows = new QVBoxLayout;
+    rows->addLayout(controls);
+    rows->addLayout(progress);
+    return rows;
+}
 
+void TuneView::buildUi()
+{
+    QLayout* controls = buildControls();
     m_sorted->setSourceModel(m_model);
     m_sorted->setSortRole(TuneTableModel::SortRole);
     m_table = new QTableView(this);
@@ -99,7 +107,6 @@ void TuneView::buildUi()
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
-    layout->addLayout(progress);
     layout->addWidget(split, 1);
     layout->addLayout(bottom);
 
@@ -140,15 +147,16 @@ void TuneView::begin()
 
 void TuneView::step(const QString& stage, int done, int total, double elapsedS, const std::optional<kf::tune::PointResult>& point)
 {
-    if (point) {
-        const int rows = m_model->rowCount();
-        m_model->updatePoint(*point);
-        if (m_model->rowCount() != rows)
-            m_table->resizeColumnsToContents();
-    }
     m_progress->setValue(m_runBudgetS > 0 ? std::min(999, int(1000 * elapsedS / m_runBudgetS)) : 0);
     m_stage->setText(tr("%1 %2 of %3 · %4 s of %5 s").arg(stage).arg(done).arg(total).arg(int(elapsedS)).arg(int(m_runBudgetS)));
-    if (point)
+    if (!point)
+        return;
+    m_model->updatePoint(*point);
+    // The columns fit the first rows; a large space's thousands of compile steps do not re-measure them.
+    if (m_model->rowCount() <= 32)
+        m_table->resizeColumnsToContents();
+    // A point that compiled changes nothing on the chart; one that failed or got a time does.
+    if (tunefig::failed(point->stage) || point->rankMs())
         redrawChart();
 }
 

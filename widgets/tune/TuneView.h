@@ -11,6 +11,7 @@
 #include <optional>
 
 class QLabel;
+class QLayout;
 class QProgressBar;
 class QPushButton;
 class QDoubleSpinBox;
@@ -61,6 +62,8 @@ signals:
 
 private:
     void buildUi();
+    /// The target, budget, Tune and Cancel; the bar and the stage under them.
+    QLayout* buildControls();
     void redrawChart();
     void updateButtons();
     const kf::tune::PointResult* selectedPoint() const;
