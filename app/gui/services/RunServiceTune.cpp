@@ -46,12 +46,9 @@ void RunService::tuneOnWorker(quint64 id, const Task& task, const std::string& f
 {
     ensureSession();
     setState(RunnerState::Busy, QStringLiteral("%1 · tuning on the GPU…").arg(m_sessionEndpoint));
-    auto hello = m_session->start();
-    if (!hello)
+    // A runner without a GPU is refused here, with the sentence F5 would get (RunSession::start).
+    if (auto hello = m_session->start(); !hello)
         return endAfterError(id, hello.error());
-    if (!hello->device)
-        return endAfterError(id, Error::failed("tune " + file, hello->deviceError.empty() ? "the runner found no CUDA device" : hello->deviceError,
-                                               "tuning times every point on a GPU: pick a runner with one (Settings ▸ Runners)"));
     if (request.settings.cacheDir.empty() && !m_sessionOptions.cacheDir.isEmpty())
         request.settings.cacheDir = m_sessionOptions.cacheDir.toStdString();
     // Each point's runs show their launches and log lines; the bar is the search's, not theirs.
@@ -75,7 +72,7 @@ void RunService::tuneOnWorker(quint64 id, const Task& task, const std::string& f
             emit s.tuneProgress(id, step);
         });
     };
-    auto outcome = tune::search(task, file, hello->arch(), request.settings, run, progress, cancel.get());
+    auto outcome = tune::search(task, file, m_session->session().arch(), request.settings, run, progress, cancel.get());
     if (!outcome)
         return endAfterError(id, outcome.error());
     const tune::PointResult* winner = outcome->best();

@@ -16,6 +16,7 @@
 
 #include <QAction>
 #include <QDialog>
+#include <QFile>
 #include <QLabel>
 #include <QMenuBar>
 #include <QPushButton>
@@ -100,6 +101,24 @@ private slots:
         const QString said = w->tuneController()->view()->findChild<QLabel*>("tuneTarget")->text();
         QVERIFY2(said.contains("No candidate of task softmax_fp32 has a \"tune\" block"), qPrintable(said));
         QVERIFY(!w->tuneController()->view()->findChild<QPushButton*>("tuneStart")->isEnabled());
+    }
+
+    // The real runner in CPU mode (the fixture forces it): nothing is compiled or timed, the
+    // window says why and what to do, and the status bar shows compile-only mode.
+    void withoutAGpuTuneSaysWhy()
+    {
+        MainWindow::Options o = m_fx.options();
+        o.runner.runnerPath = KF_RUNNER_BIN;
+        auto w = m_fx.make(o);
+        QVERIFY(w->openFile(m_fx.workspace() + "/vector_add/naive.cu"));
+        tuneAction(*w)->trigger();
+        kf::ui::TuneView* view = w->tuneController()->view();
+        view->findChild<QPushButton*>("tuneStart")->click();
+        QTRY_VERIFY_WITH_TIMEOUT(!view->isRunning(), 120000);
+        const QString said = view->findChild<QLabel*>("tuneStage")->text();
+        QVERIFY2(said.contains("no GPU: no CUDA device") && said.contains("need a CUDA device"), qPrintable(said));
+        QVERIFY(!view->outcome());
+        QVERIFY(!QFile::exists(m_fx.workspace() + "/vector_add/naive_tuned.cu"));
     }
 
     void aSearchRunsAndAPointOpensAsACandidate()
