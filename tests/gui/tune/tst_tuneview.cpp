@@ -276,17 +276,21 @@ void TestTuneView::screenshots()
 {
     const QString dir = qEnvironmentVariable("KF_SCREENSHOT_DIR");
     if (dir.isEmpty())
-        QSKIP("set KF_SCREENSHOT_DIR to save the Tune view's screenshot");
-    TuneView view;
-    view.resize(1100, 720);
-    view.setTarget("scale / k.cu · 9 points of BLOCK × VEC");
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
-    view.setOutcome(outcome());
-    view.setCompileMs(0.33);
-    view.finish(true, "tuned BLOCK=256 VEC=4: 0.32 ms geomean, written as k_tuned.cu; its verify and bench passed");
-    QApplication::processEvents();
-    QVERIFY(view.grab().save(QDir(dir).filePath("tune-view.png")));
+        QSKIP("set KF_SCREENSHOT_DIR to save the Tune view's screenshots");
+    for (const bool dark : {false, true}) {
+        TuneView view;
+        if (dark)
+            view.setPalette(kf::ui::workbenchDarkPalette());
+        view.resize(1100, 720);
+        view.setTarget("scale / k.cu · 9 points of BLOCK × VEC");
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setOutcome(outcome());
+        view.setCompileMs(0.33);
+        view.finish(true, "tuned BLOCK=256 VEC=4: 0.32 ms geomean, written as k_tuned.cu; its verify and bench passed");
+        QApplication::processEvents();
+        QVERIFY(view.grab().save(QDir(dir).filePath(dark ? "tune-view-dark.png" : "tune-view.png")));
+    }
 }
 
 QTEST_MAIN(TestTuneView)
