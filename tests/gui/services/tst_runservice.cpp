@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <algorithm>
 #include <future>
 #include <map>
 
@@ -133,6 +134,7 @@ private slots:
     void cancelStopsASubmittedRun();
     void aTuneGoesThroughTheQueue_data();
     void aTuneGoesThroughTheQueue();
+    void cancelStopsATune();
 };
 
 void TestRunService::probeNamesTheGpu()
@@ -591,6 +593,43 @@ void TestRunService::aTuneGoesThroughTheQueue()
     if (behindTheAssistant)
         QVERIFY(assistant.get());
     QVERIFY(!service.isRunning());
+}
+
+// Cancel in the middle of a search: the run in flight is stopped through the search's token, the
+// outcome says it was cancelled, no point is timed after it, and the runner is ready again.
+void TestRunService::cancelStopsATune()
+{
+    FakeRunner fake(FakeRunner::Behaviour::SlowPass);
+    QTemporaryDir cache, dir;
+    const Task task = tunableVectorAdd(dir);
+    RunService service(optionsFor(fake, cache));
+    QSignalSpy steps(&service, &RunService::tuneProgress);
+    QSignalSpy tuned(&service, &RunService::tuneFinished);
+    QSignalSpy finished(&service, &RunService::runFinished);
+    RunService::TuneRequest request;
+    request.settings.compileThreads = 1;
+    QVERIFY(service.tune(task, "naive.cu", request) != 0);
+    auto stage = [&](const char* name) {
+        return std::count_if(steps.begin(), steps.end(), [&](const QList<QVariant>& s) {
+            return s.at(1).value<kf::app::TuneStep>().stage == name;
+        });
+    };
+    // The first point verified and timed (a step "time"); the second's verify is on the runner.
+    QTRY_VERIFY_WITH_TIMEOUT(stage("time") >= 1 || finished.count() == 1, 60000);
+    if (finished.count() == 1)
+        SKIP_WITHOUT_NVRTC(finished);
+    QCOMPARE(stage("time"), 1);
+    service.cancel();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    QCOMPARE(tuned.count(), 1);
+    const auto outcome = tuned.first().at(1).value<kf::tune::Outcome>();
+    QVERIFY(outcome.cancelled);
+    QVERIFY(!outcome.best());
+    QCOMPARE(finished.first().at(1).toBool(), false);
+    QVERIFY2(finished.first().at(2).toString().startsWith("tune cancelled"), qPrintable(finished.first().at(2).toString()));
+    QCOMPARE(stage("time"), 1);   // nothing timed after the cancel
+    QCOMPARE(outcome.points[1].stage, kf::tune::Stage::NotReached);
+    QTRY_COMPARE_WITH_TIMEOUT(service.state(), RunService::RunnerState::Ready, 60000);
 }
 
 QTEST_MAIN(TestRunService)
