@@ -44,6 +44,8 @@ RunService::RunService(Options options, QObject* parent)
     qRegisterMetaType<kf::protocol::RunReport>();
     qRegisterMetaType<kf::protocol::Event::Level>();
     qRegisterMetaType<kf::Error>();
+    qRegisterMetaType<kf::tune::Outcome>();
+    qRegisterMetaType<kf::app::TuneStep>();
     if (m_options.runnerPath.isEmpty()) // one search rule for the CLI and the workbench
         m_options.runnerPath = QString::fromStdString(RunnerSupervisor::defaultRunnerPath());
     m_pendingOptions = m_options;
@@ -291,6 +293,13 @@ quint64 RunService::shrink(const Task& task, const QString& candidateFile, const
 
 quint64 RunService::startJob(const Task& task, Plan plan, const QString& title)
 {
+    return startWork(title, [this, task, plan = std::move(plan)](quint64 id, const std::shared_ptr<CancelToken>& cancel) {
+        runOnWorker(id, task, plan, cancel);
+    });
+}
+
+quint64 RunService::startWork(const QString& title, std::function<void(quint64, const std::shared_ptr<CancelToken>&)> work)
+{
     if (m_running)
         return 0;
     const quint64 id = m_nextId++;
@@ -303,10 +312,10 @@ quint64 RunService::startJob(const Task& task, Plan plan, const QString& title)
         m_cancel = cancel;
         if (!m_submittedIds.empty())
             ahead = m_submittedTitle;
-        m_jobs.push_back([this, id, task, plan = std::move(plan), cancel, title, queued = !ahead.isEmpty()] {
+        m_jobs.push_back([this, id, work = std::move(work), cancel, title, queued = !ahead.isEmpty()] {
             if (queued)
                 toUi([id, title](RunService& s) { emit s.runStarted(id, title); });
-            runOnWorker(id, task, plan, cancel);
+            work(id, cancel);
         });
     }
     m_wake.notify_one();

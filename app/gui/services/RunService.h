@@ -15,6 +15,7 @@
 #include "engine/runner/Endpoint.h"
 #include "engine/pipeline/RunPipeline.h"
 #include "engine/task/Task.h"
+#include "engine/tune/Tuner.h"
 
 #include <QMetaType>
 #include <QObject>
@@ -24,6 +25,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -35,12 +37,21 @@
 Q_DECLARE_METATYPE(kf::protocol::RunReport)
 Q_DECLARE_METATYPE(kf::protocol::Event::Level)
 Q_DECLARE_METATYPE(kf::Error)
+Q_DECLARE_METATYPE(kf::tune::Outcome)
 
 namespace kf {
 class CancelToken;
 } // namespace kf
 
 namespace kf::app {
+
+/// A step of a tune search (tune::Progress as a value the UI thread can keep).
+struct TuneStep {
+    QString stage;                               ///< "compile", "verify", "time", "re-measure"
+    int done = 0, total = 0;                     ///< of this stage
+    double elapsedS = 0;
+    std::optional<kf::tune::PointResult> point;  ///< the point just finished, if any
+};
 
 class RunService : public QObject {
     Q_OBJECT
@@ -88,6 +99,20 @@ public:
     /// saving its tensors to `dumpDir`. The report is that confirmation, with a "shrink" block.
     quint64 shrink(const kf::Task& task, const QString& candidateFile, const kf::ShapeBinding& start,
                    const QString& failureKind, quint64 seed, int trial, const QString& dumpDir);
+    /// Run ▸ Tune: what the search and the winner's evidence run with.
+    struct TuneRequest {
+        kf::tune::Settings settings;   ///< the search; an empty cacheDir takes the service's
+        kf::RunSettings verify;        ///< the winner's full verify
+        kf::RunSettings bench;         ///< the winner's bench (the workbench asks for torch.compile too)
+        bool writeBack = true;         ///< add the winner to the task and run its verify and bench
+    };
+    /// Searches the "tune" space of `candidateFile` (engine/tune/Tuner.h) on the worker: each
+    /// point's verify and bench is RunPipeline::run on this service's runner, one at a time like
+    /// every run. Then the winner is written back as a new candidate (tune::tunedFileName) and
+    /// its verify and bench run; their reports come as reportReady. Steps come as tuneProgress
+    /// (and progress, for the Runs panel), the search as tuneFinished before the winner's runs.
+    /// cancel() stops it through the search's CancelToken. Returns the run id; 0 as for run().
+    quint64 tune(const kf::Task& task, const QString& candidateFile, const TuneRequest& request);
     /// Asks the run in flight to stop; the runner is killed and restarted if it does not return.
     /// Stops the workbench's own run, queued or in flight, and a submitted run (runAndWait) in
     /// flight: Cancel stops what the Runs panel shows.
@@ -148,6 +173,11 @@ signals:
     /// The run ended: `ok` when every report passed; `sentence` says what happened (the
     /// runner's crash or timeout sentence when it failed).
     void runFinished(quint64 id, bool ok, const QString& sentence);
+    /// A step of tune run `id`: a stage's count, and the point it just finished.
+    void tuneProgress(quint64 id, const kf::app::TuneStep& step);
+    /// Tune run `id` searched: every point's result; `writtenFile` is the winner's new candidate
+    /// (empty when there is no winner or nothing was written). Its verify and bench follow.
+    void tuneFinished(quint64 id, const kf::tune::Outcome& outcome, const QString& writtenFile);
 
 private:
     void post(std::function<void()> job);
@@ -156,6 +186,14 @@ private:
     void ensureSession();
     void probeOnWorker();
     quint64 startJob(const kf::Task& task, Plan plan, const QString& title);
+    /// Queues `work` (run on the worker with the run's id and cancel token) as a run of the UI thread.
+    quint64 startWork(const QString& title, std::function<void(quint64, const std::shared_ptr<kf::CancelToken>&)> work);
+    /// Worker: the search, the write-back and the winner's runs (RunServiceTune.cpp).
+    void tuneOnWorker(quint64 id, const kf::Task& task, const std::string& file, TuneRequest request,
+                      const std::shared_ptr<kf::CancelToken>& cancel);
+    /// Worker: the winner `file` of the task in `dir` verified and benchmarked; false when it ended the run.
+    bool runEvidence(quint64 id, const std::filesystem::path& dir, const std::string& file, const TuneRequest& request,
+                     const std::shared_ptr<kf::CancelToken>& cancel, bool& ok);
     void runOnWorker(quint64 id, const kf::Task& task, const Plan& plan, std::shared_ptr<kf::CancelToken> cancel);
     /// Worker: after a run that could not be tried at all (no runner, no GPU), or one that ended.
     void endAfterError(quint64 id, const kf::Error& error);
@@ -215,3 +253,4 @@ private:
 };
 
 } // namespace kf::app
+Q_DECLARE_METATYPE(kf::app::TuneStep)

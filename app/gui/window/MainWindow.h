@@ -49,6 +49,7 @@ class RunController;
 class Settings;
 class SystemColorScheme;
 class StatusBar;
+class TuneController;
 class Workspace;
 class WorkspaceModel;
 
@@ -110,6 +111,7 @@ public:
     kf::ui::TensorInspector* inspector() const { return m_inspector; }
     kf::ui::ProfilePanel* profilePanel() const { return m_profilePanel; }
     InspectController* inspectController() const { return m_inspect.get(); }
+    TuneController* tuneController() const { return m_tune; }
     QAction* promoteAction() const { return m_promoteAction; }
     AgentController* agentController() const { return m_agent; }
     kf::ui::AssistantDock* assistantDock() const { return m_assistantDock; }
@@ -229,6 +231,7 @@ private:
     std::unique_ptr<RegistryController> m_registry;
     std::unique_ptr<InspectController> m_inspect;
     AgentController* m_agent = nullptr;   ///< a child of the window
+    TuneController* m_tune = nullptr;     ///< Run ▸ Tune; a child of the window
     kf::ui::AssistantDock* m_assistantDock = nullptr;
     AssistantController* m_assistant = nullptr;   ///< a child of the window, deleted first
     QAction* m_assistantAction = nullptr;

@@ -7,6 +7,7 @@
 #include "app/gui/window/ModelRunDialog.h"
 #include "app/gui/window/PromoteController.h"
 #include "app/gui/window/RunController.h"
+#include "app/gui/window/TuneController.h"
 #include "widgets/assistant/AssistantDock.h"
 #include "widgets/editor/KernelEditor.h"
 #include "widgets/profile/ProfilePanel.h"
@@ -74,6 +75,8 @@ void MainWindow::buildMenus()
        })
         ->setStatusTip(tr("Show the reports of a kforge verify or bench --json file in the Runs panel, with "
                           "compute-sanitizer's findings at their lines"));
+    run->addAction(tr("&Tune…"), QKeySequence(tr("Ctrl+F6")), this, [this] { m_tune->show(currentTab()); })
+        ->setStatusTip(tr("Search the candidate's \"tune\" space on the GPU: every point verified before it is timed"));
     m_promoteAction = run->addAction(tr("&Promote…"), QKeySequence(tr("Ctrl+Shift+P")), m_promote.get(),
                                      &PromoteController::promote);
     m_promoteAction->setEnabled(false);

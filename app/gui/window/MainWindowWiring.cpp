@@ -15,6 +15,7 @@
 #include "app/gui/window/StatusBar.h"
 #include "app/gui/window/SystemColorScheme.h"
 #include "app/gui/window/Theme.h"
+#include "app/gui/window/TuneController.h"
 #include "app/gui/workspace/ExampleWorkspace.h"
 #include "app/gui/workspace/TaskDiagnostics.h"
 #include "app/gui/workspace/Workspace.h"
@@ -191,6 +192,7 @@ void MainWindow::wireEditing()
 /// What a run's end changes: sanitizer findings, the Run menu, the profile panel.
 void MainWindow::wireRuns()
 {
+    m_tune = new TuneController(this, m_run.get());
     connect(m_run.get(), &RunController::verified, this, &MainWindow::applyVerification);
     connect(m_run.get(), &RunController::runningChanged, this, [this](bool running) {
         m_verifyAction->setEnabled(!running);

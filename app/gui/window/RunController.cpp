@@ -188,6 +188,42 @@ bool RunController::startTask(kf::RunKind kind, const kf::Task& task, const QStr
     return launch(kind, task, candidateFile, QString::fromStdString(task.directory.string()));
 }
 
+quint64 RunController::startTune(const QString& taskDir, const QString& candidateFile, double budgetS)
+{
+    const QString what = tr("Tune %1").arg(candidateFile);
+    if (m_service->isRunning())
+        return 0;
+    QString error;
+    if (m_save && !m_save(taskDir, &error)) {
+        refuse(what, tr("Could not save before the run: %1").arg(error));
+        return 0;
+    }
+    auto task = kf::loadTask(taskDir.toStdString());
+    if (!task) {
+        refuse(what, QString::fromStdString(task.error().message()));
+        return 0;
+    }
+    // The search verifies and times by the task's own rules (no tolerance override); the winner's
+    // runs are F5's and F6's, so their reports are evidence for Promote.
+    RunService::TuneRequest r;
+    r.settings.budgetS = budgetS;
+    r.settings.verify.launchTimeoutMs = m_settings.launchTimeoutMs;
+    r.verify.trials = m_settings.trials;
+    r.verify.launchTimeoutMs = m_settings.launchTimeoutMs;
+    r.verify.heldOutCount = m_settings.heldOutShapes;
+    r.verify.sanitizeIfAvailable = m_settings.sanitizeIfAvailable;
+    r.bench.shapes = "benchmarks";
+    r.bench.trials = m_settings.trials;
+    r.bench.launchTimeoutMs = m_settings.launchTimeoutMs;
+    r.bench.compileBaseline = true;
+    m_titleNote.clear();
+    m_runTaskDir = taskDir;
+    m_runCandidatePath.clear();
+    m_runSanitize = false;
+    m_runId = m_service->tune(*task, candidateFile, r);
+    return m_runId;
+}
+
 bool RunController::launch(kf::RunKind kind, kf::Task task, const QString& candidateFile, const QString& taskDir,
                            bool sanitize)
 {

@@ -62,6 +62,11 @@ public:
     /// Verifies a kernel that is not open in a tab (a registry version, re-verified on this GPU):
     /// `task` is used as given (its folder must hold `candidateFile`). Same panel and signals.
     bool startTask(kf::RunKind kind, const kf::Task& task, const QString& candidateFile, const QString& titleNote);
+    /// Run ▸ Tune: saves the task's files, loads the task as saved and hands the search of
+    /// `candidateFile`'s "tune" space to the run service (RunService::tune) with `budgetS`; the
+    /// winner's verify and bench run with these settings, torch.compile included, and show here
+    /// like any run's reports. Returns the run id; 0 when nothing started (the panel says why).
+    quint64 startTune(const QString& taskDir, const QString& candidateFile, double budgetS);
     /// Re-runs a saved failing case from its saved inputs (same shape, seed and trial number),
     /// with the candidate as it is saved now: the quickest check of a fix. False when nothing started.
     bool rerunCase(const QString& caseDir);

@@ -8,6 +8,7 @@
 #include "app/gui/window/PromoteController.h"
 #include "app/gui/window/InspectController.h"
 #include "app/gui/window/RunController.h"
+#include "app/gui/window/TuneController.h"
 #include "app/gui/workspace/Workspace.h"
 #include "engine/core/InstallLayout.h"
 #include "widgets/editor/KernelEditor.h"
@@ -20,8 +21,10 @@
 #include "widgets/runs/ResultsModel.h"
 #include "widgets/runs/RunLogView.h"
 #include "widgets/runs/RunPanel.h"
+#include "widgets/tune/TuneView.h"
 
 #include <QAction>
+#include <QPushButton>
 #include <QApplication>
 #include <QLineEdit>
 #include <QDir>
@@ -29,6 +32,7 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QComboBox>
+#include <QDialog>
 #include <QMessageBox>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -387,8 +391,37 @@ private:
                     if (auto* area = m_w.profilePanel()->findChild<QScrollArea*>(); area && area->widget())
                         content = area->widget();
                     std::printf("%s %s\n", content->grab().save(path) ? "saved" : "FAILED to save", qPrintable(path));
-                    qApp->exit(0);
+                    tuneKernel();
                 });
+            });
+        });
+    }
+
+    // Run ▸ Tune on the workspace's first candidate with a "tune" block: a one-minute search on
+    // the GPU, the winner's verify and bench, then the Tune window. Skipped, saying so, without one.
+    void tuneKernel()
+    {
+        QString file;
+        for (const QString& dir : QDir(m_w.workspace()->root()).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+            if (auto task = loadTask((m_w.workspace()->root() + "/" + dir).toStdString()); task && file.isEmpty())
+                if (auto c = TuneController::chooseCandidate(*task, {}))
+                    file = m_w.workspace()->root() + "/" + dir + "/" + QString::fromStdString(*c);
+        if (file.isEmpty()) {
+            std::printf("tune: no candidate in the workspace has a \"tune\" block; skipped\n");
+            qApp->exit(0);
+            return;
+        }
+        m_w.openFile(file);
+        TuneController* tune = m_w.tuneController();
+        tune->show(m_w.currentTab());
+        tune->view()->setBudgetS(60);
+        tune->view()->findChild<QPushButton*>(QStringLiteral("tuneStart"))->click();
+        waitUntil([tune] { return !tune->view()->isRunning(); }, 10 * 60 * 1000, "tune", [this, tune] {
+            QTimer::singleShot(300, this, [this, tune] {
+                const QString path = m_dir + "/tune.png";
+                std::printf("%s %s\n", tune->window()->grab().save(path) ? "saved" : "FAILED to save", qPrintable(path));
+                save("tune-runs.png");   // the winner's verify and bench in the Runs panel
+                qApp->exit(0);
             });
         });
     }

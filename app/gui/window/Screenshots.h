@@ -9,7 +9,8 @@ namespace kf::app {
 class MainWindow;
 
 /// Saves workbench.png, diagnostics.png, assembly.png, occupancy.png, task-editor.png and
-/// runs.png (and, with `withRuns`, verify.png and benchmark.png after real runs) into `dir`.
+/// runs.png (and, with `withRuns`, verify.png and benchmark.png after real runs, and last tune.png
+/// and tune-runs.png after Run ▸ Tune when a workspace candidate has a "tune" block) into `dir`.
 void takeScreenshots(MainWindow& window, const QString& dir, bool withRuns);
 
 } // namespace kf::app

@@ -7,6 +7,7 @@
 #include "app/gui/services/RunService.h"
 #include "engine/compile/Compiler.h"
 #include "fakerunner.h"
+#include "engine/core/Files.h"
 #include "testutil.h"
 
 #include <QDir>
@@ -18,6 +19,8 @@
 #include <QTest>
 
 #include <chrono>
+#include <filesystem>
+#include <algorithm>
 #include <future>
 #include <map>
 
@@ -70,6 +73,27 @@ RunService::Submission assistantVerify()
     return s;
 }
 
+// vector_add copied into `dir` with a "tune" block on naive.cu: BLOCK in {128, 256}, the launch's block size.
+Task tunableVectorAdd(const QTemporaryDir& dir)
+{
+    const std::filesystem::path from = std::string(KF_SOURCE_DIR) + "/resources/examples/vector_add";
+    const std::filesystem::path to = dir.path().toStdString();
+    for (const char* file : {"naive.cu", "optimized.cu"})
+        std::filesystem::copy_file(from / file, to / file);
+    auto j = nlohmann::json::parse(*kf::readFileBytes(from / "task.json"));
+    auto& naive = j["candidates"][0];
+    naive["defines"] = {{"BLOCK", 256}};
+    naive["launches"][0]["grid"] = "ceil_div(N, BLOCK)";
+    naive["launches"][0]["block"] = "BLOCK";
+    naive["tune"] = {{"space", {{"BLOCK", {128, 256}}}}};
+    if (!kf::writeFileAtomic(to / "task.json", j.dump(2)))
+        qFatal("cannot write the tunable task");
+    auto t = loadTask(to);
+    if (!t)
+        qFatal("%s", t.error().message().c_str());
+    return t.value();
+}
+
 // "start <title>" and "end <title>" of every run, in the order the UI thread saw them.
 struct RunOrder {
     QStringList events;
@@ -108,6 +132,9 @@ private slots:
     void aSubmissionFromTheUiThreadIsRefused();
     void extraNvrtcOptionsArePerRun();
     void cancelStopsASubmittedRun();
+    void aTuneGoesThroughTheQueue_data();
+    void aTuneGoesThroughTheQueue();
+    void cancelStopsATune();
 };
 
 void TestRunService::probeNamesTheGpu()
@@ -493,6 +520,116 @@ void TestRunService::cancelStopsASubmittedRun()
     QVERIFY(!r);
     QCOMPARE(qs(r.error().why), QString("cancelled in the Runs panel"));
     QVERIFY(!finished.first().at(1).toBool());
+}
+
+void TestRunService::aTuneGoesThroughTheQueue_data()
+{
+    QTest::addColumn<bool>("behindTheAssistant");
+    QTest::newRow("Run ▸ Tune on an idle runner") << false;
+    QTest::newRow("Run ▸ Tune while the Assistant's run is on the GPU") << true;
+}
+
+// A tune is a run of the workbench's own: it waits behind a submitted run, its points' verify and
+// bench go to the one runner from the worker, its steps and its outcome come to the UI thread.
+// The scripted runner answers every request with a correctness report, so each point passes
+// verify and its bench is refused: no winner, nothing written, every point says why.
+void TestRunService::aTuneGoesThroughTheQueue()
+{
+    QFETCH(bool, behindTheAssistant);
+    FakeRunner fake(FakeRunner::Behaviour::SlowPass);
+    QTemporaryDir cache, dir;
+    const Task task = tunableVectorAdd(dir);
+    RunOrder order;
+    RunService service(optionsFor(fake, cache));
+    order.watch(service);
+    QSignalSpy steps(&service, &RunService::tuneProgress);
+    QSignalSpy tuned(&service, &RunService::tuneFinished);
+    QSignalSpy finished(&service, &RunService::runFinished);
+    QSignalSpy reports(&service, &RunService::reportReady);
+    CancelToken never;
+    std::future<Result<protocol::RunReport>> assistant;
+    if (behindTheAssistant) {
+        QSignalSpy started(&service, &RunService::runStarted);
+        assistant = std::async(std::launch::async, [&] { return service.runAndWait(assistantVerify(), never); });
+        QTRY_COMPARE_WITH_TIMEOUT(started.count(), 1, 60000);
+    }
+    RunService::TuneRequest request;
+    request.settings.budgetS = 60;
+    request.settings.compileThreads = 1;
+    const quint64 id = service.tune(task, "naive.cu", request);
+    QVERIFY(id != 0);
+    QCOMPARE(service.run(RunKind::Verify, task, "naive.cu", RunSettings{}), quint64(0));   // one run of the UI thread at a time
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), behindTheAssistant ? 2 : 1, 120000);
+    SKIP_WITHOUT_NVRTC(finished);
+    QStringList expected{"start Tune vector_add/naive.cu", "end Tune vector_add/naive.cu"};
+    if (behindTheAssistant)
+        expected = QStringList{"start Assistant: verify naive.cu", "end Assistant: verify naive.cu"} + expected;
+    QCOMPARE(order.events, expected);
+    QCOMPARE(tuned.count(), 1);
+    QCOMPARE(tuned.first().at(0).toULongLong(), id);
+    const auto outcome = tuned.first().at(1).value<kf::tune::Outcome>();
+    QCOMPARE(tuned.first().at(2).toString(), QString());   // no winner, nothing written
+    QCOMPARE(int(outcome.points.size()), 2);
+    QVERIFY(!outcome.best());
+    QCOMPARE(outcome.arch, std::string("sm_90"));
+    for (const kf::tune::PointResult& p : outcome.points) {
+        QCOMPARE(p.stage, kf::tune::Stage::BenchFailed);
+        QVERIFY(p.verified.value_or(false));
+        QVERIFY(!p.reason.empty());
+    }
+    QVERIFY(steps.count() >= 4);   // two compiled, two verified
+    QCOMPARE(reports.count(), behindTheAssistant ? 1 : 0);   // the search's own runs are not the Runs panel's
+    const QString ending = finished.last().at(2).toString();
+    QVERIFY2(ending.contains("no point passed verify and was timed"), qPrintable(ending));
+    // Both points verified, then timed, on the one runner.
+    int verifies = 0, benches = 0;
+    for (const QString& line : fake.requests()) {
+        const QJsonObject m = QJsonDocument::fromJson(line.toUtf8()).object();
+        verifies += m["type"] == "verify";
+        benches += m["type"] == "bench";
+    }
+    QCOMPARE(verifies, behindTheAssistant ? 3 : 2);
+    QCOMPARE(benches, 2);
+    if (behindTheAssistant)
+        QVERIFY(assistant.get());
+    QVERIFY(!service.isRunning());
+}
+
+// Cancel in the middle of a search: the run in flight is stopped through the search's token, the
+// outcome says it was cancelled, no point is timed after it, and the runner is ready again.
+void TestRunService::cancelStopsATune()
+{
+    FakeRunner fake(FakeRunner::Behaviour::SlowPass);
+    QTemporaryDir cache, dir;
+    const Task task = tunableVectorAdd(dir);
+    RunService service(optionsFor(fake, cache));
+    QSignalSpy steps(&service, &RunService::tuneProgress);
+    QSignalSpy tuned(&service, &RunService::tuneFinished);
+    QSignalSpy finished(&service, &RunService::runFinished);
+    RunService::TuneRequest request;
+    request.settings.compileThreads = 1;
+    QVERIFY(service.tune(task, "naive.cu", request) != 0);
+    auto stage = [&](const char* name) {
+        return std::count_if(steps.begin(), steps.end(), [&](const QList<QVariant>& s) {
+            return s.at(1).value<kf::app::TuneStep>().stage == name;
+        });
+    };
+    // The first point verified and timed (a step "time"); the second's verify is on the runner.
+    QTRY_VERIFY_WITH_TIMEOUT(stage("time") >= 1 || finished.count() == 1, 60000);
+    if (finished.count() == 1)
+        SKIP_WITHOUT_NVRTC(finished);
+    QCOMPARE(stage("time"), 1);
+    service.cancel();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    QCOMPARE(tuned.count(), 1);
+    const auto outcome = tuned.first().at(1).value<kf::tune::Outcome>();
+    QVERIFY(outcome.cancelled);
+    QVERIFY(!outcome.best());
+    QCOMPARE(finished.first().at(1).toBool(), false);
+    QVERIFY2(finished.first().at(2).toString().startsWith("tune cancelled"), qPrintable(finished.first().at(2).toString()));
+    QCOMPARE(stage("time"), 1);   // nothing timed after the cancel
+    QCOMPARE(outcome.points[1].stage, kf::tune::Stage::NotReached);
+    QTRY_COMPARE_WITH_TIMEOUT(service.state(), RunService::RunnerState::Ready, 60000);
 }
 
 QTEST_MAIN(TestRunService)
