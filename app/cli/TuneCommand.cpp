@@ -78,13 +78,6 @@ void printTable(std::ostream& out, const tune::Outcome& o)
         << (c.budgetSpent ? "; the budget ran out before the search ended" : "") << (o.cancelled ? "; cancelled" : "") << '\n';
 }
 
-/// The winner's description in task.json: where it came from and the figure it was chosen on.
-std::string describeWinner(const tune::Outcome& o, const tune::PointResult& w)
-{
-    return "tuned from " + o.candidate + " (" + w.point.label() + "): " + ms(w.finalMs) + " ms geomean over " +
-           std::to_string(o.shapes.size()) + " shape(s) on " + o.arch + ", kforge tune";
-}
-
 /// The winner's full verify and bench (torch.compile too) from the task as written back.
 int evidence(RunnerSession& session, const TuneArgs& a, const std::string& file, nlohmann::json& document)
 {
@@ -215,7 +208,7 @@ int runTune(const TuneArgs& a)
         std::cout << (a.json ? "" : "  winner: " + w->point.label() + ", " + ms(w->finalMs) + " ms geomean\n");
         if (!a.noWrite) {
             const std::string newFile = tune::tunedFileName(*task, *file);
-            auto written = tune::writeBack(*task, *file, w->point, newFile, describeWinner(*outcome, *w));
+            auto written = tune::writeBack(*task, *file, w->point, newFile, tune::winnerDescription(*outcome, *w, "kforge tune"));
             if (!written) {
                 std::cerr << "kforge tune: " << written.error().message() << '\n';
                 return kExitUsage;

@@ -4,6 +4,7 @@
 #include "engine/task/TaskEdit.h"
 #include "engine/tune/Tuner.h"
 
+#include <cstdio>
 #include <filesystem>
 
 namespace kf::tune {
@@ -97,6 +98,16 @@ Json Outcome::toJson() const
               {"wall_s", cost.wallS},
               {"budget_spent", cost.budgetSpent}}},
             {"cancelled", cancelled}};
+}
+
+std::string winnerDescription(const Outcome& o, const PointResult& w, const std::string& tool)
+{
+    const auto ms = w.rankMs();
+    char figure[64] = "no figure";
+    if (ms)
+        std::snprintf(figure, sizeof figure, "%.4g ms geomean", *ms);
+    return "tuned from " + o.candidate + " (" + w.point.label() + "): " + figure + " over " + std::to_string(o.shapes.size()) +
+           " shape(s) on " + o.arch + ", " + tool;
 }
 
 std::string tunedFileName(const Task& task, const std::string& file)

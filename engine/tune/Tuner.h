@@ -130,6 +130,10 @@ Result<Outcome> prepare(const Task& task, const std::string& candidateFile, cons
 void compilePoints(const Task& task, const Candidate& candidate, const std::string& arch, const Settings& settings,
                    Outcome& out, const ProgressFn& progress, const CancelToken* cancel);
 
+/// The written-back winner's description in task.json: where it came from and the figure it was
+/// chosen on, "tuned from optimized.cu (KF_WARPS=4): 0.1234 ms geomean over 2 shape(s) on sm_90, <tool>".
+std::string winnerDescription(const Outcome& outcome, const PointResult& winner, const std::string& tool);
+
 /// The tuned candidate's file name for `file`: "<stem>_tuned.cu", or "_tuned2"... when taken.
 std::string tunedFileName(const Task& task, const std::string& file);
 

@@ -19,12 +19,6 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 std::string ms(const std::optional<double>& v) { return v ? protocol::formatNumber(*v, 4) + " ms" : std::string("no time"); }
 
 /// The winner's description in task.json: where it came from and the figure it was chosen on.
-std::string describeWinner(const tune::Outcome& o, const tune::PointResult& w)
-{
-    return "tuned from " + o.candidate + " (" + w.point.label() + "): " + ms(w.rankMs()) + " geomean over " +
-           std::to_string(o.shapes.size()) + " shape(s) on " + o.arch + ", Run ▸ Tune";
-}
-
 /// The Runs panel's bar: the budget's share spent (the search ends when it is, or sooner).
 int permilleOf(const tune::Progress& p, double budgetS)
 {
@@ -80,7 +74,7 @@ void RunService::tuneOnWorker(quint64 id, const Task& task, const std::string& f
     std::optional<Error> writeError;
     if (winner && !outcome->cancelled && request.writeBack) {
         const std::string name = tune::tunedFileName(task, file);
-        if (auto w = tune::writeBack(task, file, winner->point, name, describeWinner(*outcome, *winner)))
+        if (auto w = tune::writeBack(task, file, winner->point, name, tune::winnerDescription(*outcome, *winner, "Run ▸ Tune")))
             written = name;
         else
             writeError = w.error();
