@@ -14,7 +14,7 @@ const std::set<std::string, std::less<>> kReserved = {
     "row", "rows", "cols", "base", "chunks", "tid", "k", "c", "n", "i", "j", "W", "Block", "first", "tail",
     "vec", "vector", "d", "float", "int", "long", "const", "auto", "kf", "threadIdx", "blockIdx", "blockDim",
     "gridDim", "warpSize", "min", "max", "expf", "logf", "erff", "tanhf", "sqrtf", "rsqrtf", "fabsf", "fmaxf",
-    "generated_row", "generated_chunk", "row_sum", "row_max", "kThreads", "kCached", "signed", "unsigned",
+    "generated_row", "generated_chunk", "row_sum", "row_max", "kThreads", "kCached", "active", "signed", "unsigned",
     "double", "short", "char", "bool", "void", "return", "if", "else", "for", "while", "do", "switch", "case",
     "default", "break", "continue", "new", "delete", "this", "true", "false", "static", "extern", "inline",
     "template", "typename", "class", "struct", "union", "enum", "namespace", "using", "operator", "sizeof",
@@ -31,11 +31,11 @@ const char* const kSuffixes[] = {"_j", "_r", "_c", "_v", "_t", "_out", "_in", "_
                                  "_d", "_tmax", "_tnan", "_tsum", "_cmax", "_csum", "_max", "_sum", "_logsum",
                                  "_mean", "_rstd"};
 
-/// Names whose shape is ours whatever follows: constants (kVec, kStep1Scalar) and names that
-/// C++ reserves (__x). A suffix cannot fix them; a prefix can.
+/// Names whose shape is ours whatever follows: constants (kVec, kStep1Scalar), the knobs' macros
+/// (KF_BLOCK) and names that C++ reserves (__x). A suffix cannot fix them; a prefix can.
 bool oursByPrefix(const std::string& name)
 {
-    return name.rfind("__", 0) == 0 ||
+    return name.rfind("__", 0) == 0 || name.rfind("KF_", 0) == 0 ||
            (name.size() > 1 && name[0] == 'k' && std::isupper(static_cast<unsigned char>(name[1])));
 }
 
@@ -113,6 +113,18 @@ std::string Context::constant(const std::string& name, const std::string& type, 
     if (m_constantNames.insert(name).second)
         m_constantLines.push_back("constexpr " + type + " " + name + " = " + value + ";" +
                                   (comment.empty() ? "" : "  // " + comment));
+    return name;
+}
+
+std::string Context::knob(const std::string& name, int value, std::vector<int> values, const std::string& comment)
+{
+    for (const Knob& k : m_knobs)
+        if (k.name == name)
+            return name;
+    values.push_back(value);
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    m_knobs.push_back({name, value, std::move(values), comment});
     return name;
 }
 

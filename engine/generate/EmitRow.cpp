@@ -16,6 +16,7 @@ struct RowPaths {
     bool warp = false;          ///< some rows are short enough for a warp each
     bool block = false;         ///< some rows need a whole block
     std::string warpMax;        ///< kWarpRowMax, when both paths are compiled
+    std::string lanes;          ///< kRowLanes, on the warp path: lanes per row (a warp holds 32 / lanes rows)
     std::string rowsPerBlock;   ///< kRowsPerBlock, on the warp path
 };
 
@@ -28,8 +29,12 @@ RowPaths choosePaths(Context& c, const std::string& threads)
     if (p.warp && p.block)
         p.warpMax = c.constant("kWarpRowMax", "int", std::to_string(c.options.warpRowMax),
                                "rows up to this length get a warp each, longer rows a block");
-    if (p.warp)
-        p.rowsPerBlock = c.constant("kRowsPerBlock", "int", threads + " / 32", "warp per row: rows per block");
+    if (p.warp) {
+        // Short rows leave most of a warp idle: several rows per warp, each a group of lanes.
+        const std::string lanesKnob = c.knob("KF_ROW_LANES", 32, {8, 16, 32}, "warp path: lanes per row (32 / lanes rows per warp)");
+        p.lanes = c.constant("kRowLanes", "int", lanesKnob, "warp path: the lanes of a row, a power of two up to 32");
+        p.rowsPerBlock = c.constant("kRowsPerBlock", "int", threads + " / " + p.lanes, "warp path: rows per block");
+    }
     return p;
 }
 
@@ -43,14 +48,15 @@ std::string cacheChunks(Context& c, const std::vector<const Value*>& cached)
     for (const Value* v : cached)
         regsPerChunk += (c.vec * dtypeSize(c.task.inputs[static_cast<size_t>(v->input)].dtype) + 3) / 4;
     const int wholeWarpRow = (c.options.warpRowMax + 32 * c.vec - 1) / (32 * c.vec);
-    return c.constant(
-        "kCacheChunks", "int",
-        std::to_string(std::clamp(std::min(wholeWarpRow, c.options.cacheRegisters / std::max(regsPerChunk, 1)), 1, 8)),
-        "chunks per thread kept in registers between passes");
+    const int chosen = std::clamp(std::min(wholeWarpRow, c.options.cacheRegisters / std::max(regsPerChunk, 1)), 1, 8);
+    // Half and twice the default: fewer registers (more rows in flight) or fewer re-reads from L2.
+    const std::string knob = c.knob("KF_CACHE_CHUNKS", chosen, {std::max(1, chosen / 2), std::min(8, chosen * 2)},
+                                    "vector chunks per thread and input kept in registers between passes");
+    return c.constant("kCacheChunks", "int", knob, "chunks per thread kept in registers between passes");
 }
 
 /// row_sum or row_max: a reduction over the row's threads, a warp's or the whole block's.
-void rowReduction(Code& h, const std::string& what, const std::string& doc)
+void rowReduction(Code& h, const std::string& what, const std::string& doc, const std::string& lanes)
 {
     h.line(0, "/// " + doc);
     h.line(0, "template <bool Block, typename T>");
@@ -59,7 +65,7 @@ void rowReduction(Code& h, const std::string& what, const std::string& doc)
     h.line(1, "if constexpr (Block)");
     h.line(2, "return kf::block_reduce_" + what + "(v);");
     h.line(1, "else");
-    h.line(2, "return kf::warp_reduce_" + what + "(v);");
+    h.line(2, "return kf::warp_reduce_" + what + (lanes.empty() ? "" : "<" + lanes + ">") + "(v);");
     h.line(0, "}");
     h.line(0);
 }
@@ -68,8 +74,9 @@ void rowReduction(Code& h, const std::string& what, const std::string& doc)
 /// called for the cached chunks and then for the rest, and the statistics finished after each.
 class RowFunction {
 public:
-    RowFunction(Context& c, const Plan& plan, const std::vector<const Value*>& params, const PassLayout& layout)
-        : c(c), tape(c.tape), plan(plan), params(params), layout(layout)
+    RowFunction(Context& c, const Plan& plan, const std::vector<const Value*>& params, const PassLayout& layout,
+                const RowPaths& paths)
+        : c(c), tape(c.tape), plan(plan), params(params), layout(layout), paths(paths)
     {
     }
 
@@ -101,6 +108,10 @@ private:
     const Plan& plan;
     const std::vector<const Value*>& params;
     const PassLayout& layout;
+    const RowPaths& paths;
+    /// On the warp path a row's lanes may hold no row (past the last): they compute the last row
+    /// again, so every lane takes part in the shuffles, and store nothing.
+    std::string storeGuard() const { return paths.warp ? "active" : ""; }
     Code h;
     std::string cacheName;   ///< the number of cached chunks, in the function
     const std::string cols = "static_cast<float>(cols)";
@@ -127,10 +138,11 @@ void RowFunction::reductions()
         usesSum = usesSum || s.kind == StatKind::Softmax;
     }
     if (usesSum)
-        rowReduction(h, "sum", "The sum of v over the row's threads: a warp (Block = false) or the whole block.");
+        rowReduction(h, "sum", "The sum of v over the row's threads: its lanes (Block = false) or the whole block.", paths.lanes);
     if (usesMax)
         rowReduction(h, "max",
-                     "The maximum of v over the row's threads (fmaxf: NaN is tracked apart where it must propagate).");
+                     "The maximum of v over the row's threads (fmaxf: NaN is tracked apart where it must propagate).",
+                     paths.lanes);
 }
 
 void RowFunction::head(const std::string& threads, const std::string& cacheChunks)
@@ -138,14 +150,16 @@ void RowFunction::head(const std::string& threads, const std::string& cacheChunk
     bool needBase = false;
     for (const Value* v : params)
         needBase = needBase || v->level == Level::Element;
-    h.line(0, "/// One row: W elements per access (kVec on the vector path, 1 on the scalar one), processed by a");
-    h.line(0, "/// warp (Block = false) or by the whole block.");
+    h.line(0, "/// One row: W elements per access (kVec on the vector path, 1 on the scalar one), processed by");
+    h.line(0, paths.warp ? "/// kRowLanes lanes of a warp (Block = false) or by the whole block. Stores only when active."
+                         : "/// the whole block.");
     h.line(0, "template <int W, bool Block>");
     h.line(0, "__device__ __forceinline__ void generated_row(" +
-                  parameterList(c, params, "long long row, long long cols") + ")");
+                  parameterList(c, params, paths.warp ? "long long row, long long cols, bool active" : "long long row, long long cols") + ")");
     h.line(0, "{");
-    h.line(1, "constexpr int kThreads = Block ? " + threads + " : 32;");
-    h.line(1, "const int tid = static_cast<int>(Block ? threadIdx.x : threadIdx.x % 32);");
+    const std::string lanes = paths.warp ? paths.lanes : "32";
+    h.line(1, "constexpr int kThreads = Block ? " + threads + " : " + lanes + ";");
+    h.line(1, "const int tid = static_cast<int>(Block ? threadIdx.x : threadIdx.x % " + lanes + ");");
     if (needBase)
         h.line(1, "const long long base = row * cols;");
     h.line(1, "const long long chunks = cols / W;");
@@ -178,7 +192,7 @@ void RowFunction::rowValues(int pass)
     for (const Value* v : params)
         if (v->output >= 0 && v->level == Level::Row && plan.ready[static_cast<size_t>(idOf(v))] == pass) {
             const std::string t = c.cudaType(c.task.outputs[static_cast<size_t>(v->output)].dtype);
-            h.line(1, "if (tid == 0)");
+            h.line(1, storeGuard().empty() ? "if (tid == 0)" : "if (tid == 0 && " + storeGuard() + ")");
             h.line(2, c.pointer(*v) + "[row] = kf::from_float<" + t + ">(" + c.token(*v) + ");");
         }
 }
@@ -274,8 +288,13 @@ void RowFunction::chunkLambda(int pass, const std::vector<const Stat*>& stats, c
     for (const Stat* s : stats)
         if (s->kind == StatKind::Softmax)
             mergeSoftmaxChunk(tape.steps[static_cast<size_t>(s->step)]);
+    const bool guarded = !writes.empty() && !storeGuard().empty();
+    if (guarded)
+        h.line(2, "if (" + storeGuard() + ") {");
     for (const Value* v : writes)
-        h.line(2, "kf::store_floats<W>(" + c.pointer(*v) + " + base + c * W, " + c.pointer(*v) + "_out);");
+        h.line(guarded ? 3 : 2, "kf::store_floats<W>(" + c.pointer(*v) + " + base + c * W, " + c.pointer(*v) + "_out);");
+    if (guarded)
+        h.line(2, "}");
     h.line(1, "};");
 }
 
@@ -397,51 +416,60 @@ void RowFunction::finish(const Stat& s)
     }
 }
 
-/// The kernel: picks the path (vector or scalar; warp or block) uniformly for the launch.
+/// The kernel: picks the path (vector or scalar; warp or block) uniformly for the launch. Blocks
+/// loop over their rows with the grid's stride, so a grid capped at KF_PERSIST_BLOCKS (persistent
+/// blocks) covers every row; uncapped, each block does one turn.
 std::string rowKernel(Context& c, const std::vector<const Value*>& params, const RowPaths& paths,
                       const std::string& threads, const std::string& vecName)
 {
     const std::string aligned = alignedPointers(c, params);
-    const std::string args = argumentList(c, params, "row, cols");
+    const std::string minBlocks = c.knob("KF_MIN_BLOCKS", c.options.minBlocksPerSm, {0, 2, 4},
+                                         "__launch_bounds__: blocks per SM the register budget must allow (0: none)");
+    // An SM holds 2048 threads: a larger bound cannot be met.
+    c.where("KF_BLOCK * " + minBlocks + " <= 2048");
     Code k;
-    std::string bounds = threads;
-    if (c.options.minBlocksPerSm > 0)
-        bounds += ", " + c.constant("kMinBlocksPerSm", "int", std::to_string(c.options.minBlocksPerSm),
-                                    "blocks per SM the register budget must allow (bandwidth needs rows in flight)");
-    k.line(0, "extern \"C\" __global__ void __launch_bounds__(" + bounds + ")");
+    k.line(0, "extern \"C\" __global__ void");
+    k.line(0, "#if " + minBlocks + " > 0");
+    k.line(1, "__launch_bounds__(" + threads + ", " + minBlocks + ") // bandwidth needs rows in flight");
+    k.line(0, "#else");
+    k.line(1, "__launch_bounds__(" + threads + ")");
+    k.line(0, "#endif");
     k.line(1, c.kernel + "(" + parameterList(c, params, "long long rows, long long cols") + ")");
     k.line(0, "{");
     k.line(1, "const bool vector = cols % " + vecName + " == 0" +
                   (aligned.empty() ? std::string() : " && kf::aligned16(" + aligned + ")") + ";");
-    auto call = [&](int indent, const char* block) {
+    auto call = [&](int indent, const char* block, const std::string& tail) {
+        const std::string args = argumentList(c, params, tail);
         k.line(indent, "if (vector)");
         k.line(indent + 1, "generated_row<" + vecName + ", " + block + ">(" + args + ");");
         k.line(indent, "else");
         k.line(indent + 1, "generated_row<1, " + std::string(block) + ">(" + args + ");");
     };
     auto warpBody = [&](int indent) {
-        k.line(indent, "const long long row = static_cast<long long>(blockIdx.x) * " + paths.rowsPerBlock +
-                           " + threadIdx.x / 32;");
-        k.line(indent, "if (row >= rows)");
-        k.line(indent + 1, "return;");
-        call(indent, "false");
+        k.line(indent, "// A warp's lanes loop alike (the shuffles need all 32): from the warp's first row.");
+        k.line(indent, "for (long long first = static_cast<long long>(blockIdx.x) * " + paths.rowsPerBlock +
+                           " + threadIdx.x / 32 * (32 / " + paths.lanes + "); first < rows;");
+        k.line(indent + 1, "first += static_cast<long long>(gridDim.x) * " + paths.rowsPerBlock + ") {");
+        k.line(indent + 1, "const long long row = first + threadIdx.x % 32 / " + paths.lanes + ";");
+        call(indent + 1, "false", "row < rows ? row : rows - 1, cols, row < rows");
+        k.line(indent, "}");
     };
     auto blockBody = [&](int indent) {
-        k.line(indent, "const long long row = blockIdx.x;");
-        call(indent, "true");
+        k.line(indent, "for (long long row = blockIdx.x; row < rows; row += gridDim.x) {");
+        call(indent + 1, "true", paths.warp ? "row, cols, true" : "row, cols");
+        k.line(indent, "}");
     };
     if (paths.warp && paths.block) {
-        k.line(1, "if (cols <= " + paths.warpMax + ") { // one row per warp");
+        k.line(1, "if (cols <= " + paths.warpMax + ") { // rows per warp");
         warpBody(2);
         k.line(1, "} else { // one row per block");
         blockBody(2);
         k.line(1, "}");
     } else if (paths.warp) {
-        k.line(1, "// One row per warp: the task's rows are at most " + std::to_string(c.options.warpRowMax) + " long.");
+        k.line(1, "// Rows per warp: the task's rows are at most " + std::to_string(c.options.warpRowMax) + " long.");
         warpBody(1);
     } else {
         k.line(1, "// One row per block: the task's rows are longer than " + std::to_string(c.options.warpRowMax) + ".");
-        k.line(1, "(void)rows;");
         blockBody(1);
     }
     k.line(0, "}");
@@ -454,18 +482,19 @@ void describeLaunch(Emitted& e, Context& c, const std::vector<const Value*>& par
 {
     const Tape& tape = c.tape;
     const std::string rows = tape.rowCount(), len = tape.rowLength();
-    const std::string rpb = std::to_string(c.options.rowBlockThreads / 32);
     const std::string paren = rows.find(' ') == std::string::npos ? rows : "(" + rows + ")";
     const std::string warpMax = std::to_string(c.options.warpRowMax);
+    const std::string warpGrid = paths.warp ? "ceil_div(" + rows + ", KF_BLOCK / KF_ROW_LANES)" : std::string();
+    std::string grid = paths.warp && paths.block
+                           ? "(" + len + " <= " + warpMax + ") * " + warpGrid + " + (" + len + " > " + warpMax + ") * " + paren
+                       : paths.warp ? warpGrid
+                                    : rows;
+    const std::string persist = c.knob("KF_PERSIST_BLOCKS", 0, {0, 264, 1056},
+                                       "0: a block per row or group of rows; else at most this many blocks, looping over rows");
+    const std::string full = grid.find(' ') == std::string::npos ? grid : "(" + grid + ")";
     e.launch["kernel"] = c.kernel;
-    if (paths.warp && paths.block)
-        e.launch["grid"] = "(" + len + " <= " + warpMax + ") * ceil_div(" + rows + ", " + rpb + ") + (" + len + " > " +
-                           warpMax + ") * " + paren;
-    else if (paths.warp)
-        e.launch["grid"] = "ceil_div(" + rows + ", " + rpb + ")";
-    else
-        e.launch["grid"] = rows;
-    e.launch["block"] = c.options.rowBlockThreads;
+    e.launch["grid"] = "(" + persist + " == 0) * " + full + " + (" + persist + " > 0) * min(" + grid + ", " + persist + ")";
+    e.launch["block"] = "KF_BLOCK";
     nlohmann::ordered_json a = tensorArguments(params);
     a.push_back({{"scalar", rows}, {"type", "int64"}});
     a.push_back({{"scalar", len}, {"type", "int64"}});
@@ -485,8 +514,9 @@ Emitted emitRow(Context& c)
 {
     const Plan plan = schedule(c.tape);
     const auto params = parameters(c.tape);
-    const std::string threads = c.constant("kBlockThreads", "int", std::to_string(c.options.rowBlockThreads),
-                                           "threads per block: the launch plan's \"block\"");
+    const std::string blockKnob = c.knob("KF_BLOCK", c.options.rowBlockThreads, {128, 256, 512, 1024},
+                                         "threads per block: the launch plan's \"block\"");
+    const std::string threads = c.constant("kBlockThreads", "int", blockKnob, "threads per block: the launch plan's \"block\"");
     const std::string vecName = c.constant("kVec", "int", std::to_string(c.vec),
                                            "elements per 16-byte access of the widest stored type");
     const RowPaths paths = choosePaths(c, threads);
@@ -494,7 +524,7 @@ Emitted emitRow(Context& c)
     const std::string chunks = cacheChunks(c, layout.cached);
 
     Emitted e;
-    e.helpers = RowFunction(c, plan, params, layout).emit(threads, chunks);
+    e.helpers = RowFunction(c, plan, params, layout, paths).emit(threads, chunks);
     e.kernel = rowKernel(c, params, paths, threads, vecName);
     describeLaunch(e, c, params, paths, plan.passes, !layout.cached.empty());
     return e;
