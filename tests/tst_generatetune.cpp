@@ -1,7 +1,8 @@
 // A generated candidate comes with its schedule's space (docs/generate.md, "Tuning knobs"): the
 // tuner's own enumeration and compile stage (engine/tune/Tuner.h) over a freshly generated
-// candidate, for an elementwise tape (every point) and row tapes (points that together try every
-// value of every knob), leaves no point that fails to compile or cannot launch.
+// candidate, for an elementwise tape (every point) and row tapes, the split path for long rows
+// among them (points that together try every value of every knob), leaves no point that fails to
+// compile or cannot launch.
 #include "engine/compile/Compiler.h"
 #include "engine/core/Files.h"
 #include "engine/generate/Generate.h"
@@ -70,6 +71,8 @@ void TestGenerateTune::everyPointCompiles_data()
     QTest::newRow("add + rms_norm, two outputs")
         << "gen_add_rms_norm_fp16" << false
         << QStringList{"KF_BLOCK", "KF_ROW_LANES", "KF_CACHE_CHUNKS", "KF_MIN_BLOCKS", "KF_PERSIST_BLOCKS"};
+    QTest::newRow("log_softmax over long rows, split")
+        << "gen_vocab_log_softmax_fp32" << false << QStringList{"KF_BLOCK", "KF_SPLIT", "KF_MIN_BLOCKS"};
 }
 
 void TestGenerateTune::everyPointCompiles()

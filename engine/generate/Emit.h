@@ -4,6 +4,7 @@
 
 #include "engine/generate/Generate.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,7 +47,11 @@ struct Context {
     };
     const std::vector<Knob>& knobs() const { return m_knobs; }
     /// A condition of the tune block's "where" over the knobs (an impossible combination).
-    void where(const std::string& condition) { m_where.push_back(condition); }
+    void where(const std::string& condition)
+    {
+        if (std::find(m_where.begin(), m_where.end(), condition) == m_where.end())
+            m_where.push_back(condition);
+    }
     const std::vector<std::string>& conditions() const { return m_where; }
 
     /// The kernel parameter of a tensor (its task name, unless that would clash with ours).
@@ -79,7 +84,8 @@ std::string floatLiteral(double v);
 struct Emitted {
     std::string helpers;                 ///< device functions before the kernel
     std::string kernel;                  ///< the extern "C" kernel
-    nlohmann::ordered_json launch;       ///< one entry of "launches"
+    nlohmann::ordered_json launches = nlohmann::ordered_json::array();   ///< the candidate's "launches"
+    nlohmann::ordered_json scratch;      ///< the candidate's "scratch", when a launch needs one
     std::string mode;                    ///< how it is launched, in words
 };
 

@@ -14,7 +14,8 @@ const std::set<std::string, std::less<>> kReserved = {
     "row", "rows", "cols", "base", "chunks", "tid", "k", "c", "n", "i", "j", "W", "Block", "first", "tail",
     "vec", "vector", "d", "float", "int", "long", "const", "auto", "kf", "threadIdx", "blockIdx", "blockDim",
     "gridDim", "warpSize", "min", "max", "expf", "logf", "erff", "tanhf", "sqrtf", "rsqrtf", "fabsf", "fmaxf",
-    "generated_row", "generated_chunk", "row_sum", "row_max", "kThreads", "kCached", "active", "signed", "unsigned",
+    "generated_row", "generated_chunk", "row_sum", "row_max", "kThreads", "kCached", "active",
+    "partial", "segment", "per", "begin", "end", "record", "generated_row_partial", "signed", "unsigned",
     "double", "short", "char", "bool", "void", "return", "if", "else", "for", "while", "do", "switch", "case",
     "default", "break", "continue", "new", "delete", "this", "true", "false", "static", "extern", "inline",
     "template", "typename", "class", "struct", "union", "enum", "namespace", "using", "operator", "sizeof",
@@ -29,7 +30,7 @@ const std::set<std::string, std::less<>> kReserved = {
 /// What the generated code appends to a tensor's name for the values derived from it.
 const char* const kSuffixes[] = {"_j", "_r", "_c", "_v", "_t", "_out", "_in", "_cache", "_acc", "_sumsq", "_m2",
                                  "_d", "_tmax", "_tnan", "_tsum", "_cmax", "_csum", "_max", "_sum", "_logsum",
-                                 "_mean", "_rstd"};
+                                 "_mean", "_rstd", "_part", "_pmax", "_psum", "_pnan"};
 
 /// Names whose shape is ours whatever follows: constants (kVec, kStep1Scalar), the knobs' macros
 /// (KF_BLOCK) and names that C++ reserves (__x). A suffix cannot fix them; a prefix can.

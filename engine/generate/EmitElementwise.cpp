@@ -126,14 +126,16 @@ Emitted emitElementwise(Context& c)
     Emitted e;
     e.helpers = chunkFunction(c, params, broadcast);
     e.kernel = elementwiseKernel(c, params, broadcast, threads, chunksPer, vecName);
-    e.launch["kernel"] = c.kernel;
-    e.launch["grid"] = "ceil_div(" + tape.elements() + ", " + blockKnob + " * " + chunksKnob + " * " + std::to_string(c.vec) + ")";
-    e.launch["block"] = blockKnob;
+    nlohmann::ordered_json launch;
+    launch["kernel"] = c.kernel;
+    launch["grid"] = "ceil_div(" + tape.elements() + ", " + blockKnob + " * " + chunksKnob + " * " + std::to_string(c.vec) + ")";
+    launch["block"] = blockKnob;
     nlohmann::ordered_json args = tensorArguments(params);
     args.push_back({{"scalar", tape.elements()}, {"type", "int64"}});
     if (broadcast)
         args.push_back({{"scalar", tape.rowLength()}, {"type", "int64"}});
-    e.launch["args"] = args;
+    launch["args"] = args;
+    e.launches.push_back(launch);
     e.mode = "elementwise: " + std::to_string(c.options.blockThreads) + " threads per block, " +
              std::to_string(c.options.chunksPerThread) + " chunks of " + std::to_string(c.vec) +
              " elements per thread (16-byte accesses), a scalar path for misaligned tensors";

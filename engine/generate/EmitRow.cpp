@@ -1,24 +1,14 @@
-// The row template (docs/generate.md): one row per warp when rows are short, one per block when
-// they are long. The passes over the row are scheduled in engine/generate/RowPlan.cpp; this file
+// The row template (docs/generate.md): rows per warp when rows are short, one per block when
+// they are long, and very long rows split over several blocks (EmitRowSplit.cpp). The passes over the row are scheduled in engine/generate/RowPlan.cpp; this file
 // writes them. Inputs are kept in registers between passes for the first kCacheChunks chunks of
 // every thread; longer rows read the rest again (from L2). Each pass hands every chunk to one lambda, whether cached or not.
-#include "engine/generate/Emit.h"
-#include "engine/generate/RowPlan.h"
+#include "engine/generate/EmitRow.h"
 
 #include <algorithm>
 
 namespace kf::gen::detail {
 
 namespace {
-
-/// Which row paths the task's row lengths need, and their constants.
-struct RowPaths {
-    bool warp = false;          ///< some rows are short enough for a warp each
-    bool block = false;         ///< some rows need a whole block
-    std::string warpMax;        ///< kWarpRowMax, when both paths are compiled
-    std::string lanes;          ///< kRowLanes, on the warp path: lanes per row (a warp holds 32 / lanes rows)
-    std::string rowsPerBlock;   ///< kRowsPerBlock, on the warp path
-};
 
 RowPaths choosePaths(Context& c, const std::string& threads)
 {
@@ -35,6 +25,16 @@ RowPaths choosePaths(Context& c, const std::string& threads)
         p.lanes = c.constant("kRowLanes", "int", lanesKnob, "warp path: the lanes of a row, a power of two up to 32");
         p.rowsPerBlock = c.constant("kRowsPerBlock", "int", threads + " / " + p.lanes, "warp path: rows per block");
     }
+    return p;
+}
+
+RowPaths splitPaths(Context& c)
+{
+    RowPaths p;
+    p.block = true;
+    const std::string knob = c.knob("KF_SPLIT", c.options.splitSegments, {1, 2, 4, 8, 16},
+                                    "split path: blocks (segments) per row, in each of the two launches");
+    p.split = c.constant("kSplit", "int", knob, "split path: segments per row, a block each");
     return p;
 }
 
@@ -70,57 +70,21 @@ void rowReduction(Code& h, const std::string& what, const std::string& doc, cons
     h.line(0);
 }
 
-/// generated_row, the device function that does one row: its passes, each a lambda over a chunk
-/// called for the cached chunks and then for the rest, and the statistics finished after each.
-class RowFunction {
-public:
-    RowFunction(Context& c, const Plan& plan, const std::vector<const Value*>& params, const PassLayout& layout,
-                const RowPaths& paths)
-        : c(c), tape(c.tape), plan(plan), params(params), layout(layout), paths(paths)
-    {
-    }
-
-    std::string emit(const std::string& threads, const std::string& cacheChunks);
-
-private:
-    const Value& valueAt(int id) const { return tape.values[static_cast<size_t>(id)]; }
-    int idOf(const Value* v) const { return static_cast<int>(v - tape.values.data()); }
-    std::string vecType(const Value* v) const
-    {
-        return "kf::Vec<" + c.cudaType(c.task.inputs[static_cast<size_t>(v->input)].dtype) + ", W>";
-    }
-
-    void reductions();
-    void head(const std::string& threads, const std::string& cacheChunks);
-    void rowValues(int pass);
-    void emitPass(int pass);
-    void describe(int pass, const std::vector<const Stat*>& stats, const std::vector<const Value*>& writes);
-    void declare(const Stat& s);
-    void chunkLambda(int pass, const std::vector<const Stat*>& stats, const std::vector<const Value*>& inputs,
-                     const std::vector<const Value*>& columns, const std::vector<const Value*>& writes);
-    void accumulate(const Stat& s);
-    void mergeSoftmaxChunk(const Step& st);
-    void chunkLoops(int pass, const std::vector<const Value*>& inputs);
-    void finish(const Stat& s);
-
-    Context& c;
-    const Tape& tape;
-    const Plan& plan;
-    const std::vector<const Value*>& params;
-    const PassLayout& layout;
-    const RowPaths& paths;
-    /// On the warp path a row's lanes may hold no row (past the last): they compute the last row
-    /// again, so every lane takes part in the shuffles, and store nothing.
-    std::string storeGuard() const { return paths.warp ? "active" : ""; }
-    Code h;
-    std::string cacheName;   ///< the number of cached chunks, in the function
-    const std::string cols = "static_cast<float>(cols)";
-};
+} // namespace
 
 std::string RowFunction::emit(const std::string& threads, const std::string& cacheChunks)
 {
     reductions();
-    head(threads, cacheChunks);
+    if (split()) { // generated_row_partial: pass 1 over a segment, into its record
+        phase = 1;
+        splitHead(threads);
+        rowValues(0);
+        emitPass(1);
+        h.line(0, "}");
+        h.line(0);
+        phase = 2;
+    }
+    split() ? splitHead(threads) : head(threads, cacheChunks);
     rowValues(0);
     for (const Value* v : layout.cached)
         h.line(1, vecType(v) + " " + c.pointer(*v) + "_cache[" + cacheName + "];");
@@ -176,7 +140,8 @@ void RowFunction::head(const std::string& threads, const std::string& cacheChunk
 void RowFunction::rowValues(int pass)
 {
     for (const Value* v : params)
-        if (pass == 0 && v->input >= 0 && (v->level == Level::Row || v->level == Level::Const))
+        if (pass == 0 && v->input >= 0 && (v->level == Level::Row || v->level == Level::Const) &&
+            (phase != 1 || neededInPhase1(idOf(v))))
             h.line(1, "const float " + c.token(*v) + " = kf::to_float(" + c.pointer(*v) +
                           (v->level == Level::Row ? "[row]);" : "[0]);"));
     for (const Step& s : tape.steps) {
@@ -184,15 +149,15 @@ void RowFunction::rowValues(int pass)
         if (!s.live || (r.level != Level::Row && r.level != Level::Const) ||
             plan.ready[static_cast<size_t>(s.result)] != pass)
             continue;
-        if (s.isReduction())
-            continue; // defined where its statistic is finished
+        if (s.isReduction() || (phase == 1 && !neededInPhase1(s.result)))
+            continue; // defined where its statistic is finished, or not read by phase 1
         h.line(1, "// " + c.stepLabel(s));
         h.line(1, c.definition(r, c.expression(s)));
     }
     for (const Value* v : params)
-        if (v->output >= 0 && v->level == Level::Row && plan.ready[static_cast<size_t>(idOf(v))] == pass) {
+        if (v->output >= 0 && v->level == Level::Row && plan.ready[static_cast<size_t>(idOf(v))] == pass && phase != 1) {
             const std::string t = c.cudaType(c.task.outputs[static_cast<size_t>(v->output)].dtype);
-            h.line(1, storeGuard().empty() ? "if (tid == 0)" : "if (tid == 0 && " + storeGuard() + ")");
+            h.line(1, "if (" + rowStoreGuard() + ")");
             h.line(2, c.pointer(*v) + "[row] = kf::from_float<" + t + ">(" + c.token(*v) + ");");
         }
 }
@@ -215,8 +180,16 @@ void RowFunction::emitPass(int pass)
     describe(pass, stats, writes);
     for (const Stat* s : stats)
         declare(*s);
-    chunkLambda(pass, stats, inputs, columns, writes);
-    chunkLoops(pass, inputs);
+    if (phase == 2 && pass == 1) { // pass 1 ran in phase 1: the records hold its statistics
+        mergeRecords(stats);
+    } else {
+        chunkLambda(pass, stats, inputs, columns, writes);
+        chunkLoops(pass, inputs);
+    }
+    if (phase == 1) {
+        splitRecords(stats);
+        return;
+    }
     // Finish this pass's statistics: every thread of the row gets them.
     for (const Stat* s : stats)
         finish(*s);
@@ -232,7 +205,8 @@ void RowFunction::describe(int pass, const std::vector<const Stat*>& stats, cons
     for (const Value* v : writes)
         what += (what.empty() ? "writes " : (what.find("writes") == std::string::npos ? "; writes " : ", ")) + v->name;
     h.line(0);
-    h.line(1, "// Pass " + std::to_string(pass) + ": " + what + ".");
+    h.line(1, "// Pass " + std::to_string(pass) + (phase == 2 && pass == 1 ? " (done by generated_row_partial)" : "") + ": " +
+                  what + ".");
 }
 
 /// The thread's running accumulators of one statistic.
@@ -364,6 +338,8 @@ void RowFunction::chunkLoops(int pass, const std::vector<const Value*>& inputs)
     if (cached)
         h.line(1, "for (long long c = tid + static_cast<long long>(" + cacheName +
                       ") * kThreads; c < chunks; c += kThreads) // beyond the register cache");
+    else if (split())
+        h.line(1, "for (long long c = begin + tid; c < end; c += kThreads)");
     else
         h.line(1, "for (long long c = tid; c < chunks; c += kThreads)");
     h.line(2, fn + "(" + freshArgs + ");");
@@ -416,6 +392,24 @@ void RowFunction::finish(const Stat& s)
     }
 }
 
+void kernelOpening(Code& k, Context& c, const std::string& threads, const std::string& name, const std::string& parameters)
+{
+    const std::string minBlocks = c.knob("KF_MIN_BLOCKS", c.options.minBlocksPerSm, {0, 2, 4},
+                                         "__launch_bounds__: blocks per SM the register budget must allow (0: none)");
+    // An SM holds 2048 threads: a larger bound cannot be met.
+    c.where("KF_BLOCK * " + minBlocks + " <= 2048");
+    k.line(0, "extern \"C\" __global__ void");
+    k.line(0, "#if " + minBlocks + " > 0");
+    k.line(1, "__launch_bounds__(" + threads + ", " + minBlocks + ") // bandwidth needs rows in flight");
+    k.line(0, "#else");
+    k.line(1, "__launch_bounds__(" + threads + ")");
+    k.line(0, "#endif");
+    k.line(1, name + "(" + parameters + ")");
+    k.line(0, "{");
+}
+
+namespace {
+
 /// The kernel: picks the path (vector or scalar; warp or block) uniformly for the launch. Blocks
 /// loop over their rows with the grid's stride, so a grid capped at KF_PERSIST_BLOCKS (persistent
 /// blocks) covers every row; uncapped, each block does one turn.
@@ -423,19 +417,8 @@ std::string rowKernel(Context& c, const std::vector<const Value*>& params, const
                       const std::string& threads, const std::string& vecName)
 {
     const std::string aligned = alignedPointers(c, params);
-    const std::string minBlocks = c.knob("KF_MIN_BLOCKS", c.options.minBlocksPerSm, {0, 2, 4},
-                                         "__launch_bounds__: blocks per SM the register budget must allow (0: none)");
-    // An SM holds 2048 threads: a larger bound cannot be met.
-    c.where("KF_BLOCK * " + minBlocks + " <= 2048");
     Code k;
-    k.line(0, "extern \"C\" __global__ void");
-    k.line(0, "#if " + minBlocks + " > 0");
-    k.line(1, "__launch_bounds__(" + threads + ", " + minBlocks + ") // bandwidth needs rows in flight");
-    k.line(0, "#else");
-    k.line(1, "__launch_bounds__(" + threads + ")");
-    k.line(0, "#endif");
-    k.line(1, c.kernel + "(" + parameterList(c, params, "long long rows, long long cols") + ")");
-    k.line(0, "{");
+    kernelOpening(k, c, threads, c.kernel, parameterList(c, params, "long long rows, long long cols"));
     k.line(1, "const bool vector = cols % " + vecName + " == 0" +
                   (aligned.empty() ? std::string() : " && kf::aligned16(" + aligned + ")") + ";");
     auto call = [&](int indent, const char* block, const std::string& tail) {
@@ -492,13 +475,15 @@ void describeLaunch(Emitted& e, Context& c, const std::vector<const Value*>& par
     const std::string persist = c.knob("KF_PERSIST_BLOCKS", 0, {0, 264, 1056},
                                        "0: a block per row or group of rows; else at most this many blocks, looping over rows");
     const std::string full = grid.find(' ') == std::string::npos ? grid : "(" + grid + ")";
-    e.launch["kernel"] = c.kernel;
-    e.launch["grid"] = "(" + persist + " == 0) * " + full + " + (" + persist + " > 0) * min(" + grid + ", " + persist + ")";
-    e.launch["block"] = "KF_BLOCK";
+    nlohmann::ordered_json launch;
+    launch["kernel"] = c.kernel;
+    launch["grid"] = "(" + persist + " == 0) * " + full + " + (" + persist + " > 0) * min(" + grid + ", " + persist + ")";
+    launch["block"] = "KF_BLOCK";
     nlohmann::ordered_json a = tensorArguments(params);
     a.push_back({{"scalar", rows}, {"type", "int64"}});
     a.push_back({{"scalar", len}, {"type", "int64"}});
-    e.launch["args"] = a;
+    launch["args"] = a;
+    e.launches.push_back(launch);
     const std::string passText = std::to_string(passes) + (passes == 1 ? " pass" : " passes");
     e.mode = std::string(paths.warp && paths.block ? "one row per warp up to " + warpMax + " elements, else one per block"
                          : paths.warp             ? "one row per warp"
@@ -519,14 +504,24 @@ Emitted emitRow(Context& c)
     const std::string threads = c.constant("kBlockThreads", "int", blockKnob, "threads per block: the launch plan's \"block\"");
     const std::string vecName = c.constant("kVec", "int", std::to_string(c.vec),
                                            "elements per 16-byte access of the widest stored type");
-    const RowPaths paths = choosePaths(c, threads);
-    const PassLayout layout = layoutPasses(c.tape, plan, params);
+    // Rows too long for a block's register cache, and a schedule whose statistics merge from
+    // per-segment records: the split path (EmitRowSplit.cpp), which keeps no register cache.
+    const bool split = rowRange(c.task, c.tape).first >= c.options.splitRowMin && splittable(plan);
+    const RowPaths paths = split ? splitPaths(c) : choosePaths(c, threads);
+    PassLayout layout = layoutPasses(c.tape, plan, params);
+    if (split)
+        layout.cached.clear();
     const std::string chunks = cacheChunks(c, layout.cached);
 
     Emitted e;
     e.helpers = RowFunction(c, plan, params, layout, paths).emit(threads, chunks);
-    e.kernel = rowKernel(c, params, paths, threads, vecName);
-    describeLaunch(e, c, params, paths, plan.passes, !layout.cached.empty());
+    if (split) {
+        e.kernel = splitKernels(c, params, paths, threads, vecName);
+        describeSplitLaunch(e, c, params, plan);
+    } else {
+        e.kernel = rowKernel(c, params, paths, threads, vecName);
+        describeLaunch(e, c, params, paths, plan.passes, !layout.cached.empty());
+    }
     return e;
 }
 

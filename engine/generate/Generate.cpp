@@ -157,7 +157,9 @@ Result<Generated> generateCandidate(const Task& task, const ReferenceSteps& step
     g.candidate["file"] = options.fileName;
     g.candidate["description"] = "generated from the reference (" + ops + "): " + e.mode;
     addTuneSpace(c, g.candidate);
-    g.candidate["launches"] = nlohmann::ordered_json::array({e.launch});
+    if (!e.scratch.is_null())
+        g.candidate["scratch"] = e.scratch;
+    g.candidate["launches"] = e.launches;
     g.summary = ops + " fused into " + c.kernel + "; " + e.mode;
     g.kernel = c.kernel;
     return g;
