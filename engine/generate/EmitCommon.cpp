@@ -15,7 +15,7 @@ const std::set<std::string, std::less<>> kReserved = {
     "vec", "vector", "d", "float", "int", "long", "const", "auto", "kf", "threadIdx", "blockIdx", "blockDim",
     "gridDim", "warpSize", "min", "max", "expf", "logf", "erff", "tanhf", "sqrtf", "rsqrtf", "fabsf", "fmaxf",
     "generated_row", "generated_chunk", "row_sum", "row_max", "kThreads", "kCached", "active",
-    "partial", "segment", "per", "begin", "end", "record", "generated_row_partial", "signed", "unsigned",
+    "partial", "segment", "segment_chunks", "begin", "end", "record", "generated_row_partial", "signed", "unsigned",
     "double", "short", "char", "bool", "void", "return", "if", "else", "for", "while", "do", "switch", "case",
     "default", "break", "continue", "new", "delete", "this", "true", "false", "static", "extern", "inline",
     "template", "typename", "class", "struct", "union", "enum", "namespace", "using", "operator", "sizeof",

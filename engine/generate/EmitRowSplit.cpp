@@ -61,9 +61,8 @@ void RowFunction::splitHead(const std::string& threads)
     h.line(1, "const long long base = row * cols;");
     h.line(1, "const long long chunks = cols / W;");
     h.line(1, "// The segment: chunks [begin, end) of the row, whole 16-byte accesses on the vector path.");
-    h.line(1, "const long long per = kf::ceil_div(chunks, static_cast<long long>(" + paths.split + "));");
-    h.line(1, "const long long begin = segment * per < chunks ? segment * per : chunks;");
-    h.line(1, "const long long end = begin + per < chunks ? begin + per : chunks;");
+    h.line(1, "const kf::ChunkRange segment_chunks = kf::row_segment(chunks, " + paths.split + ", segment);");
+    h.line(1, "const long long begin = segment_chunks.begin, end = segment_chunks.end;");
 }
 
 void RowFunction::splitRecords(const std::vector<const Stat*>& stats)

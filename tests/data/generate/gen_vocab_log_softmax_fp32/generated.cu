@@ -65,9 +65,8 @@ __device__ __forceinline__ void generated_row_partial(const float* __restrict__ 
     const long long base = row * cols;
     const long long chunks = cols / W;
     // The segment: chunks [begin, end) of the row, whole 16-byte accesses on the vector path.
-    const long long per = kf::ceil_div(chunks, static_cast<long long>(kSplit));
-    const long long begin = segment * per < chunks ? segment * per : chunks;
-    const long long end = begin + per < chunks ? begin + per : chunks;
+    const kf::ChunkRange segment_chunks = kf::row_segment(chunks, kSplit, segment);
+    const long long begin = segment_chunks.begin, end = segment_chunks.end;
 
     // Pass 1: statistics of step 2 (log_softmax).
     float y_tmax = kf::neg_inf(), y_tsum = 0.0f;
@@ -119,9 +118,8 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
     const long long base = row * cols;
     const long long chunks = cols / W;
     // The segment: chunks [begin, end) of the row, whole 16-byte accesses on the vector path.
-    const long long per = kf::ceil_div(chunks, static_cast<long long>(kSplit));
-    const long long begin = segment * per < chunks ? segment * per : chunks;
-    const long long end = begin + per < chunks ? begin + per : chunks;
+    const kf::ChunkRange segment_chunks = kf::row_segment(chunks, kSplit, segment);
+    const long long begin = segment_chunks.begin, end = segment_chunks.end;
 
     // Pass 1 (done by generated_row_partial): statistics of step 2 (log_softmax).
     float y_tmax = kf::neg_inf(), y_tsum = 0.0f;
