@@ -374,7 +374,7 @@ void TestGenerate::corners_data()
     QTest::newRow("outputs y and y_out: each keeps its own identifier")
         << x << R"([{"name": "y", "dtype": "fp32", "shape": ["B", "D"]}, {"name": "y_out", "dtype": "fp32", "shape": ["B", "D"]}, {"name": "s", "dtype": "fp32", "shape": ["B"]}])"
         << R"([{"op": "mul", "inputs": ["x"], "attrs": {"scalar": 2}, "output": "y"}, {"op": "mul", "inputs": ["x"], "attrs": {"scalar": 3}, "output": "y_out"}, {"op": "sum", "inputs": ["x"], "attrs": {"dim": -1}, "output": "s"}])"
-        << "source:kf::store_floats<W>(y_out_t + base + c * W, y_out_t_out);";
+        << "source:kf::store_floats<W>(y_out_t + base + e, y_out_t_out);";
     QTest::newRow("softmax and log_softmax of one row")
         << x << R"([{"name": "y", "dtype": "fp32", "shape": ["B", "D"]}, {"name": "z", "dtype": "fp32", "shape": ["B", "D"]}])"
         << R"([{"op": "softmax", "inputs": ["x"], "output": "y"}, {"op": "log_softmax", "inputs": ["x"], "output": "z"}])"

@@ -15,7 +15,7 @@ const std::set<std::string, std::less<>> kReserved = {
     "vec", "vector", "d", "float", "int", "long", "const", "auto", "kf", "threadIdx", "blockIdx", "blockDim",
     "gridDim", "warpSize", "min", "max", "expf", "logf", "erff", "tanhf", "sqrtf", "rsqrtf", "fabsf", "fmaxf",
     "generated_row", "generated_chunk", "row_sum", "row_max", "kThreads", "kCached", "active",
-    "partial", "segment", "segment_chunks", "begin", "end", "record", "generated_row_partial", "signed", "unsigned",
+    "partial", "segment", "segment_chunks", "head", "e", "begin", "end", "record", "generated_row_partial", "signed", "unsigned",
     "double", "short", "char", "bool", "void", "return", "if", "else", "for", "while", "do", "switch", "case",
     "default", "break", "continue", "new", "delete", "this", "true", "false", "static", "extern", "inline",
     "template", "typename", "class", "struct", "union", "enum", "namespace", "using", "operator", "sizeof",
@@ -47,8 +47,10 @@ bool clashes(const std::vector<std::string>& ids, size_t i)
     const std::string& name = ids[i];
     if (kReserved.count(name) || oursByPrefix(name))
         return true;
-    if (name.rfind("pass", 0) == 0 && name.size() > 4 &&
-        std::all_of(name.begin() + 4, name.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+    // pass1, pass2_one: the pass lambdas.
+    const std::string lambda = name.size() > 4 && name.compare(name.size() - 4, 4, "_one") == 0 ? name.substr(0, name.size() - 4) : name;
+    if (lambda.rfind("pass", 0) == 0 && lambda.size() > 4 &&
+        std::all_of(lambda.begin() + 4, lambda.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
         return true;
     for (size_t k = 0; k < ids.size(); ++k) {
         if (k == i)

@@ -126,7 +126,7 @@ void RowFunction::head(const std::string& threads, const std::string& cacheChunk
     h.line(1, "const int tid = static_cast<int>(Block ? threadIdx.x : threadIdx.x % " + lanes + ");");
     if (needBase)
         h.line(1, "const long long base = row * cols;");
-    h.line(1, "const long long chunks = cols / W;");
+    rowChunks();
     if (!layout.cached.empty()) {
         const std::string scalarChunks = c.constant("kScalarCacheChunks", "int", "2",
                                                     "the scalar path keeps fewer: more costs it spills");
@@ -183,8 +183,10 @@ void RowFunction::emitPass(int pass)
     if (phase == 2 && pass == 1) { // pass 1 ran in phase 1: the records hold its statistics
         mergeRecords(stats);
     } else {
-        chunkLambda(pass, stats, inputs, columns, writes);
+        chunkLambda(pass, stats, inputs, columns, writes, "W");
         chunkLoops(pass, inputs);
+        if (paths.anyLength)
+            edgeElements(pass, stats, inputs, columns, writes);
     }
     if (phase == 1) {
         splitRecords(stats);
@@ -230,22 +232,23 @@ void RowFunction::declare(const Stat& s)
 
 /// passN: one chunk of W elements — its values, its share of the statistics, its stores.
 void RowFunction::chunkLambda(int pass, const std::vector<const Stat*>& stats, const std::vector<const Value*>& inputs,
-                              const std::vector<const Value*>& columns, const std::vector<const Value*>& writes)
+                              const std::vector<const Value*>& columns, const std::vector<const Value*>& writes,
+                              const std::string& w)
 {
     const std::set<int>& here = layout.closure[static_cast<size_t>(pass)];
-    std::string lambdaParams = "long long c";
+    std::string lambdaParams = "long long e";
     for (const Value* v : inputs)
-        lambdaParams += ", const " + vecType(v) + "& " + c.pointer(*v) + "_v";
-    h.line(1, "auto pass" + std::to_string(pass) + " = [&](" + lambdaParams + ") {");
+        lambdaParams += ", const " + vecType(v, w) + "& " + c.pointer(*v) + "_v";
+    h.line(1, "auto pass" + std::to_string(pass) + (w == "1" ? "_one" : "") + " = [&](" + lambdaParams + ") {");
     for (const Value* v : columns)
-        h.line(2, "const " + vecType(v) + " " + c.pointer(*v) + "_v = kf::load_vec<W>(" + c.pointer(*v) + " + c * W);");
+        h.line(2, "const " + vecType(v, w) + " " + c.pointer(*v) + "_v = kf::load_vec<" + w + ">(" + c.pointer(*v) + " + e);");
     for (const Value* v : writes)
-        h.line(2, "float " + c.pointer(*v) + "_out[W];");
+        h.line(2, "float " + c.pointer(*v) + "_out[" + w + "];");
     for (const Stat* s : stats)
         if (s->kind == StatKind::Softmax)
-            h.line(2, "float " + c.rowName(tape.steps[static_cast<size_t>(s->step)], "in") + "[W];");
+            h.line(2, "float " + c.rowName(tape.steps[static_cast<size_t>(s->step)], "in") + "[" + w + "];");
     h.line(0, "#pragma unroll");
-    h.line(2, "for (int j = 0; j < W; ++j) {");
+    h.line(2, "for (int j = 0; j < " + w + "; ++j) {");
     for (const Value* v : params)
         if (v->input >= 0 && here.count(idOf(v)))
             h.line(3, "const float " + c.token(*v) + " = kf::to_float(" + c.pointer(*v) + "_v[j]);");
@@ -261,12 +264,12 @@ void RowFunction::chunkLambda(int pass, const std::vector<const Stat*>& stats, c
     h.line(2, "}");
     for (const Stat* s : stats)
         if (s->kind == StatKind::Softmax)
-            mergeSoftmaxChunk(tape.steps[static_cast<size_t>(s->step)]);
+            mergeSoftmaxChunk(tape.steps[static_cast<size_t>(s->step)], w);
     const bool guarded = !writes.empty() && !storeGuard().empty();
     if (guarded)
         h.line(2, "if (" + storeGuard() + ") {");
     for (const Value* v : writes)
-        h.line(guarded ? 3 : 2, "kf::store_floats<W>(" + c.pointer(*v) + " + base + c * W, " + c.pointer(*v) + "_out);");
+        h.line(guarded ? 3 : 2, "kf::store_floats<" + w + ">(" + c.pointer(*v) + " + base + e, " + c.pointer(*v) + "_out);");
     if (guarded)
         h.line(2, "}");
     h.line(1, "};");
@@ -295,30 +298,72 @@ void RowFunction::accumulate(const Stat& s)
     }
 }
 
-void RowFunction::mergeSoftmaxChunk(const Step& st)
+void RowFunction::mergeSoftmaxChunk(const Step& st, const std::string& w)
 {
     const std::string in = c.rowName(st, "in"), cmax = c.rowName(st, "cmax"), csum = c.rowName(st, "csum");
     h.line(2, "// This chunk's (max, sum of exp), merged into the thread's running pair.");
     h.line(2, "float " + cmax + " = " + in + "[0];");
     h.line(0, "#pragma unroll");
-    h.line(2, "for (int j = 1; j < W; ++j)");
+    h.line(2, "for (int j = 1; j < " + w + "; ++j)");
     h.line(3, cmax + " = fmaxf(" + cmax + ", " + in + "[j]);");
     h.line(2, "float " + csum + " = 0.0f;");
     h.line(0, "#pragma unroll");
-    h.line(2, "for (int j = 0; j < W; ++j)");
+    h.line(2, "for (int j = 0; j < " + w + "; ++j)");
     h.line(3, csum + " += expf(" + in + "[j] - " + cmax + ");");
     h.line(2, "kf::online_softmax_merge(" + c.rowName(st, "tmax") + ", " + c.rowName(st, "tsum") + ", " + cmax + ", " +
                   csum + ");");
+}
+
+void RowFunction::rowChunks()
+{
+    if (!paths.anyLength) {
+        h.line(1, "const long long chunks = cols / W;");
+        return;
+    }
+    h.line(1, "// A row may start off a 16-byte boundary: its elements before the first boundary (head) and");
+    h.line(1, "// after the last whole chunk go one at a time, the chunks between them 16 bytes at a time.");
+    h.line(1, "const long long head = W == 1 ? 0 : ((W - base % W) % W < cols ? (W - base % W) % W : cols);");
+    h.line(1, "const long long chunks = (cols - head) / W;");
+}
+
+void RowFunction::edgeElements(int pass, const std::vector<const Stat*>& stats, const std::vector<const Value*>& inputs,
+                               const std::vector<const Value*>& columns, const std::vector<const Value*>& writes)
+{
+    h.line(1, "if constexpr (W > 1) { // the elements outside whole chunks, one at a time");
+    // The W = 1 lambda, one level deeper.
+    Code outer = std::move(h);
+    h = Code();
+    chunkLambda(pass, stats, inputs, columns, writes, "1");
+    const std::string lambda = h.text();
+    h = std::move(outer);
+    for (size_t at = 0; at < lambda.size();) {
+        const size_t end = lambda.find('\n', at);
+        const std::string line = lambda.substr(at, end - at);
+        h.line(0, line.empty() || line[0] == '#' ? line : "    " + line);
+        at = end + 1;
+    }
+    std::string args = "e";
+    for (const Value* v : inputs)
+        args += ", kf::load_vec<1>(" + c.pointer(*v) + " + base + e)";
+    const int indent = split() ? 3 : 2;
+    if (split())
+        h.line(2, "if (segment == 0) // they belong to the row's first segment");
+    h.line(indent, "for (long long i = tid; i < cols - chunks * W; i += kThreads) {");
+    h.line(indent + 1, "const long long e = i < head ? i : i + chunks * W;");
+    h.line(indent + 1, "pass" + std::to_string(pass) + "_one(" + args + ");");
+    h.line(indent, "}");
+    h.line(1, "}");
 }
 
 /// The calls of passN: the register-cached chunks first (filled in pass 1), then the rest.
 void RowFunction::chunkLoops(int pass, const std::vector<const Value*>& inputs)
 {
     const std::string fn = "pass" + std::to_string(pass);
-    auto fresh = [&](const Value* v) { return "kf::load_vec<W>(" + c.pointer(*v) + " + base + c * W)"; };
+    const std::string at = paths.anyLength ? "head + c * W" : "c * W";   // the chunk's first element in the row
+    auto fresh = [&](const Value* v) { return "kf::load_vec<W>(" + c.pointer(*v) + " + base + " + at + ")"; };
     const bool cached = !layout.cached.empty();
     if (cached) {
-        std::string callArgs = "c";
+        std::string callArgs = at;
         for (const Value* v : inputs)
             callArgs += ", " + c.pointer(*v) + "_cache[k]";
         h.line(0, "#pragma unroll");
@@ -332,7 +377,7 @@ void RowFunction::chunkLoops(int pass, const std::vector<const Value*>& inputs)
         h.line(2, "}");
         h.line(1, "}");
     }
-    std::string freshArgs = "c";
+    std::string freshArgs = at;
     for (const Value* v : inputs)
         freshArgs += ", " + fresh(v);
     if (cached)
@@ -392,6 +437,15 @@ void RowFunction::finish(const Stat& s)
     }
 }
 
+std::string vectorTest(Context& c, const std::vector<const Value*>& params, const RowPaths& paths, const std::string& vecName)
+{
+    const std::string aligned = alignedPointers(c, params);
+    if (paths.anyLength)
+        return "const bool vector = kf::aligned16(" + aligned + ");";
+    return "const bool vector = cols % " + vecName + " == 0" +
+           (aligned.empty() ? std::string() : " && kf::aligned16(" + aligned + ")") + ";";
+}
+
 void kernelOpening(Code& k, Context& c, const std::string& threads, const std::string& name, const std::string& parameters)
 {
     const std::string minBlocks = c.knob("KF_MIN_BLOCKS", c.options.minBlocksPerSm, {0, 2, 4},
@@ -416,11 +470,9 @@ namespace {
 std::string rowKernel(Context& c, const std::vector<const Value*>& params, const RowPaths& paths,
                       const std::string& threads, const std::string& vecName)
 {
-    const std::string aligned = alignedPointers(c, params);
     Code k;
     kernelOpening(k, c, threads, c.kernel, parameterList(c, params, "long long rows, long long cols"));
-    k.line(1, "const bool vector = cols % " + vecName + " == 0" +
-                  (aligned.empty() ? std::string() : " && kf::aligned16(" + aligned + ")") + ";");
+    k.line(1, vectorTest(c, params, paths, vecName));
     auto call = [&](int indent, const char* block, const std::string& tail) {
         const std::string args = argumentList(c, params, tail);
         k.line(indent, "if (vector)");
@@ -489,8 +541,7 @@ void describeLaunch(Emitted& e, Context& c, const std::vector<const Value*>& par
                          : paths.warp             ? "one row per warp"
                                       : "one row per block of " + std::to_string(c.options.rowBlockThreads) + " threads") +
              "; " + passText + " over each row" +
-             (cached ? ", inputs kept in registers between passes" : std::string()) +
-             "; 16-byte accesses when the row length allows, scalar otherwise";
+             (cached ? ", inputs kept in registers between passes" : std::string());
 }
 
 } // namespace
@@ -507,7 +558,10 @@ Emitted emitRow(Context& c)
     // Rows too long for a block's register cache, and a schedule whose statistics merge from
     // per-segment records: the split path (EmitRowSplit.cpp), which keeps no register cache.
     const bool split = rowRange(c.task, c.tape).first >= c.options.splitRowMin && splittable(plan);
-    const RowPaths paths = split ? splitPaths(c) : choosePaths(c, threads);
+    RowPaths paths = split ? splitPaths(c) : choosePaths(c, threads);
+    // Without per-column tensors a row's chunks need not start at a multiple of kVec.
+    paths.anyLength = std::none_of(params.begin(), params.end(), [](const Value* v) { return v->level == Level::Column; }) &&
+                      std::any_of(params.begin(), params.end(), [](const Value* v) { return v->level == Level::Element; });
     PassLayout layout = layoutPasses(c.tape, plan, params);
     if (split)
         layout.cached.clear();
@@ -522,6 +576,8 @@ Emitted emitRow(Context& c)
         e.kernel = rowKernel(c, params, paths, threads, vecName);
         describeLaunch(e, c, params, paths, plan.passes, !layout.cached.empty());
     }
+    e.mode += paths.anyLength ? "; 16-byte accesses for rows of any length, the elements outside whole chunks one at a time"
+                              : "; 16-byte accesses when the row length allows, scalar otherwise";
     return e;
 }
 

@@ -19,6 +19,9 @@ struct RowPaths {
     std::string lanes;          ///< kRowLanes, on the warp path: lanes per row (a warp holds 32 / lanes rows)
     std::string rowsPerBlock;   ///< kRowsPerBlock, on the warp path
     std::string split;          ///< kSplit, on the split path: the blocks (segments) of a row
+    /// No per-column tensor: the vector path does rows of any length, each row's elements before
+    /// its first 16-byte boundary and after its last whole chunk one at a time.
+    bool anyLength = false;
 };
 
 /// Whether the split schedule can do `plan`: one pass of statistics that merge exactly from
@@ -43,9 +46,9 @@ public:
 private:
     const Value& valueAt(int id) const { return tape.values[static_cast<size_t>(id)]; }
     int idOf(const Value* v) const { return static_cast<int>(v - tape.values.data()); }
-    std::string vecType(const Value* v) const
+    std::string vecType(const Value* v, const std::string& w = "W") const
     {
-        return "kf::Vec<" + c.cudaType(c.task.inputs[static_cast<size_t>(v->input)].dtype) + ", W>";
+        return "kf::Vec<" + c.cudaType(c.task.inputs[static_cast<size_t>(v->input)].dtype) + ", " + w + ">";
     }
     bool split() const { return !paths.split.empty(); }
 
@@ -56,11 +59,18 @@ private:
     void emitPass(int pass);
     void describe(int pass, const std::vector<const Stat*>& stats, const std::vector<const Value*>& writes);
     void declare(const Stat& s);
+    /// passN (w = "W": a chunk) or passN_one (w = "1": one element), from element e of the row.
     void chunkLambda(int pass, const std::vector<const Stat*>& stats, const std::vector<const Value*>& inputs,
-                     const std::vector<const Value*>& columns, const std::vector<const Value*>& writes);
+                     const std::vector<const Value*>& columns, const std::vector<const Value*>& writes,
+                     const std::string& w);
     void accumulate(const Stat& s);
-    void mergeSoftmaxChunk(const Step& st);
+    void mergeSoftmaxChunk(const Step& st, const std::string& w);
     void chunkLoops(int pass, const std::vector<const Value*>& inputs);
+    /// The row's length and chunks, and on the any-length path the elements before the first chunk.
+    void rowChunks();
+    /// Any-length path: the elements outside whole chunks, one at a time, by passN_one.
+    void edgeElements(int pass, const std::vector<const Stat*>& stats, const std::vector<const Value*>& inputs,
+                      const std::vector<const Value*>& columns, const std::vector<const Value*>& writes);
     /// Split path, phase 1: the segment's statistics reduced over the block, stored as its record.
     void splitRecords(const std::vector<const Stat*>& stats);
     /// Split path, phase 2: every segment's record merged into the row's first thread.
@@ -88,6 +98,10 @@ private:
     std::string cacheName;   ///< the number of cached chunks, in the function
     const std::string cols = "static_cast<float>(cols)";
 };
+
+/// "const bool vector = ...;": the 16-byte path for the launch, when every tensor is aligned (and,
+/// with per-column tensors, the row length a multiple of kVec).
+std::string vectorTest(Context& c, const std::vector<const Value*>& params, const RowPaths& paths, const std::string& vecName);
 
 /// `extern "C" __global__ void` with __launch_bounds__ (KF_BLOCK, and KF_MIN_BLOCKS when not 0),
 /// the kernel's name and parameters, and the opening brace.

@@ -59,7 +59,7 @@ void RowFunction::splitHead(const std::string& threads)
     h.line(1, "constexpr int kThreads = " + threads + ";");
     h.line(1, "const int tid = static_cast<int>(threadIdx.x);");
     h.line(1, "const long long base = row * cols;");
-    h.line(1, "const long long chunks = cols / W;");
+    rowChunks();
     h.line(1, "// The segment: chunks [begin, end) of the row, whole 16-byte accesses on the vector path.");
     h.line(1, "const kf::ChunkRange segment_chunks = kf::row_segment(chunks, " + paths.split + ", segment);");
     h.line(1, "const long long begin = segment_chunks.begin, end = segment_chunks.end;");
@@ -139,7 +139,6 @@ void RowFunction::mergeRecords(const std::vector<const Stat*>& stats)
 std::string splitKernels(Context& c, const std::vector<const Value*>& params, const RowPaths& paths,
                          const std::string& threads, const std::string& vecName)
 {
-    const std::string aligned = alignedPointers(c, params);
     const std::string args = argumentList(c, params, "partial, row, cols, segment");
     Code k;
     for (int phase = 1; phase <= 2; ++phase) {
@@ -150,8 +149,7 @@ std::string splitKernels(Context& c, const std::vector<const Value*>& params, co
                       parameterList(c, params, "float* __restrict__ partial, long long rows, long long cols"));
         k.line(1, phase == 1 ? "// Phase 1: a block per segment of a row (blockIdx.x = row * kSplit + segment)."
                              : "// Phase 2: the same blocks, after phase 1 has written every record.");
-        k.line(1, "const bool vector = cols % " + vecName + " == 0" +
-                      (aligned.empty() ? std::string() : " && kf::aligned16(" + aligned + ")") + ";");
+        k.line(1, vectorTest(c, params, paths, vecName));
         k.line(1, "const long long row = blockIdx.x / " + paths.split + ", segment = blockIdx.x % " + paths.split + ";");
         k.line(1, "if (row >= rows)");
         k.line(2, "return;");
@@ -193,8 +191,7 @@ void describeSplitLaunch(Emitted& e, Context& c, const std::vector<const Value*>
     }
     e.mode = "rows split into " + std::to_string(c.options.splitSegments) + " segments of a block of " +
              std::to_string(c.options.rowBlockThreads) + " threads each, in two launches: per-segment statistics into a "
-             "scratch buffer, then each segment merges its row's and writes; the row streams twice; 16-byte accesses "
-             "when the row length allows, scalar otherwise";
+             "scratch buffer, then each segment merges its row's and writes; the row streams twice";
 }
 
 } // namespace kf::gen::detail

@@ -16,8 +16,10 @@
 //                     the grid's stride. On the warp path every lane of a warp must take the same
 //                     turns (the shuffles need the whole warp): loop over the warp's first row,
 //                     let lanes past the last row compute it again, and store nothing from them.
-// Every access is 16 bytes (kf::load_vec) when the row length is a multiple of the vector width
-// and the tensors are aligned; chunk indices, not element indices, so segments stay aligned.
+// Accesses are 16 bytes (kf::load_vec) when the tensors are aligned. A row whose length is not a
+// multiple of the vector width starts anywhere: do the elements before its first 16-byte boundary
+// and after its last whole chunk one at a time, and the chunks between them 16 bytes at a time.
+// Count segments in chunks, not elements, so every segment starts on a boundary.
 
 #include <kf/types.cuh>
 

@@ -67,7 +67,7 @@ __device__ __forceinline__ void generated_row(const __half* __restrict__ x,
 
     // Pass 1: statistics of step 1 (rms_norm).
     float y_sumsq = 0.0f;
-    auto pass1 = [&](long long c, const kf::Vec<__half, W>& x_v) {
+    auto pass1 = [&](long long e, const kf::Vec<__half, W>& x_v) {
 #pragma unroll
         for (int j = 0; j < W; ++j) {
             const float x_j = kf::to_float(x_v[j]);
@@ -79,16 +79,16 @@ __device__ __forceinline__ void generated_row(const __half* __restrict__ x,
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
             x_cache[k] = kf::load_vec<W>(x + base + c * W);
-            pass1(c, x_cache[k]);
+            pass1(c * W, x_cache[k]);
         }
     }
     for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
-        pass1(c, kf::load_vec<W>(x + base + c * W));
+        pass1(c * W, kf::load_vec<W>(x + base + c * W));
     const float y_rstd = rsqrtf(row_sum<Block>(y_sumsq) / static_cast<float>(cols) + kStep1Eps);
 
     // Pass 2: writes y.
-    auto pass2 = [&](long long c, const kf::Vec<__half, W>& x_v) {
-        const kf::Vec<__half, W> w_v = kf::load_vec<W>(w + c * W);
+    auto pass2 = [&](long long e, const kf::Vec<__half, W>& x_v) {
+        const kf::Vec<__half, W> w_v = kf::load_vec<W>(w + e);
         float y_out[W];
 #pragma unroll
         for (int j = 0; j < W; ++j) {
@@ -99,18 +99,18 @@ __device__ __forceinline__ void generated_row(const __half* __restrict__ x,
             y_out[j] = y_j;
         }
         if (active) {
-            kf::store_floats<W>(y + base + c * W, y_out);
+            kf::store_floats<W>(y + base + e, y_out);
         }
     };
 #pragma unroll
     for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
-            pass2(c, x_cache[k]);
+            pass2(c * W, x_cache[k]);
         }
     }
     for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
-        pass2(c, kf::load_vec<W>(x + base + c * W));
+        pass2(c * W, kf::load_vec<W>(x + base + c * W));
 }
 
 } // namespace

@@ -9,8 +9,8 @@
 //   step 5  top = amax(x, dim=-1)              fp32 [B]  output
 //
 // Launch: one row per warp up to 1024 elements, else one per block; 3 passes over each row, inputs
-//   kept in registers between passes; 16-byte accesses when the row length allows, scalar
-//   otherwise.
+//   kept in registers between passes; 16-byte accesses for rows of any length, the elements outside
+//   whole chunks one at a time.
 // Arithmetic in fp32; each output is rounded once, when it is stored, and an output that later
 // steps read is read back in the dtype the reference's next step reads.
 #include <kf/prelude.cuh>
@@ -77,7 +77,10 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
     constexpr int kThreads = Block ? kBlockThreads : kRowLanes;
     const int tid = static_cast<int>(Block ? threadIdx.x : threadIdx.x % kRowLanes);
     const long long base = row * cols;
-    const long long chunks = cols / W;
+    // A row may start off a 16-byte boundary: its elements before the first boundary (head) and
+    // after the last whole chunk go one at a time, the chunks between them 16 bytes at a time.
+    const long long head = W == 1 ? 0 : ((W - base % W) % W < cols ? (W - base % W) % W : cols);
+    const long long chunks = (cols - head) / W;
     constexpr int kCached = W == 1 ? kScalarCacheChunks : kCacheChunks;
     const float s_r = kf::to_float(s[row]);
     kf::Vec<float, W> x_cache[kCached];
@@ -86,7 +89,7 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
     float m_acc = 0.0f;
     float top_tmax = kf::neg_inf();
     int top_tnan = 0;
-    auto pass1 = [&](long long c, const kf::Vec<float, W>& x_v) {
+    auto pass1 = [&](long long e, const kf::Vec<float, W>& x_v) {
 #pragma unroll
         for (int j = 0; j < W; ++j) {
             const float x_j = kf::to_float(x_v[j]);
@@ -101,12 +104,29 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
     for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
-            x_cache[k] = kf::load_vec<W>(x + base + c * W);
-            pass1(c, x_cache[k]);
+            x_cache[k] = kf::load_vec<W>(x + base + head + c * W);
+            pass1(head + c * W, x_cache[k]);
         }
     }
     for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
-        pass1(c, kf::load_vec<W>(x + base + c * W));
+        pass1(head + c * W, kf::load_vec<W>(x + base + head + c * W));
+    if constexpr (W > 1) { // the elements outside whole chunks, one at a time
+        auto pass1_one = [&](long long e, const kf::Vec<float, 1>& x_v) {
+#pragma unroll
+            for (int j = 0; j < 1; ++j) {
+                const float x_j = kf::to_float(x_v[j]);
+                // step 1: a = mul(x, s)
+                const float a_j = x_j * s_r;
+                m_acc += a_j;
+                top_tmax = fmaxf(top_tmax, x_j);
+                top_tnan |= x_j != x_j;
+            }
+        };
+        for (long long i = tid; i < cols - chunks * W; i += kThreads) {
+            const long long e = i < head ? i : i + chunks * W;
+            pass1_one(e, kf::load_vec<1>(x + base + e));
+        }
+    }
     // step 2: m = mean(a, dim=-1, keepdim=True)
     const float m_r = row_sum<Block>(m_acc) / static_cast<float>(cols);
     const float top_max = row_max<Block>(top_tmax);
@@ -120,7 +140,7 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
     // Pass 2: statistics of step 4 (log_softmax).
     float y_tmax = kf::neg_inf(), y_tsum = 0.0f;
     int y_tnan = 0;  // fmaxf drops NaN; a NaN in the row makes it all NaN
-    auto pass2 = [&](long long c, const kf::Vec<float, W>& x_v) {
+    auto pass2 = [&](long long e, const kf::Vec<float, W>& x_v) {
         float y_in[W];
 #pragma unroll
         for (int j = 0; j < W; ++j) {
@@ -147,17 +167,46 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
     for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
-            pass2(c, x_cache[k]);
+            pass2(head + c * W, x_cache[k]);
         }
     }
     for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
-        pass2(c, kf::load_vec<W>(x + base + c * W));
+        pass2(head + c * W, kf::load_vec<W>(x + base + head + c * W));
+    if constexpr (W > 1) { // the elements outside whole chunks, one at a time
+        auto pass2_one = [&](long long e, const kf::Vec<float, 1>& x_v) {
+            float y_in[1];
+#pragma unroll
+            for (int j = 0; j < 1; ++j) {
+                const float x_j = kf::to_float(x_v[j]);
+                // step 1: a = mul(x, s)
+                const float a_j = x_j * s_r;
+                // step 3: c = sub(a, m)
+                const float c_t_j = a_j - m_r;
+                y_in[j] = c_t_j;
+                y_tnan |= c_t_j != c_t_j;
+            }
+            // This chunk's (max, sum of exp), merged into the thread's running pair.
+            float y_cmax = y_in[0];
+#pragma unroll
+            for (int j = 1; j < 1; ++j)
+                y_cmax = fmaxf(y_cmax, y_in[j]);
+            float y_csum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < 1; ++j)
+                y_csum += expf(y_in[j] - y_cmax);
+            kf::online_softmax_merge(y_tmax, y_tsum, y_cmax, y_csum);
+        };
+        for (long long i = tid; i < cols - chunks * W; i += kThreads) {
+            const long long e = i < head ? i : i + chunks * W;
+            pass2_one(e, kf::load_vec<1>(x + base + e));
+        }
+    }
     const float y_max = row_max<Block>(y_tmax);
     const float y_sum = row_max<Block>(y_tnan) != 0 ? __uint_as_float(kQuietNanBits) : row_sum<Block>(y_tmax == kf::neg_inf() ? 0.0f : y_tsum * expf(y_tmax - y_max));
     const float y_logsum = logf(y_sum);
 
     // Pass 3: writes y.
-    auto pass3 = [&](long long c, const kf::Vec<float, W>& x_v) {
+    auto pass3 = [&](long long e, const kf::Vec<float, W>& x_v) {
         float y_out[W];
 #pragma unroll
         for (int j = 0; j < W; ++j) {
@@ -171,18 +220,41 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
             y_out[j] = y_j;
         }
         if (active) {
-            kf::store_floats<W>(y + base + c * W, y_out);
+            kf::store_floats<W>(y + base + e, y_out);
         }
     };
 #pragma unroll
     for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
-            pass3(c, x_cache[k]);
+            pass3(head + c * W, x_cache[k]);
         }
     }
     for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
-        pass3(c, kf::load_vec<W>(x + base + c * W));
+        pass3(head + c * W, kf::load_vec<W>(x + base + head + c * W));
+    if constexpr (W > 1) { // the elements outside whole chunks, one at a time
+        auto pass3_one = [&](long long e, const kf::Vec<float, 1>& x_v) {
+            float y_out[1];
+#pragma unroll
+            for (int j = 0; j < 1; ++j) {
+                const float x_j = kf::to_float(x_v[j]);
+                // step 1: a = mul(x, s)
+                const float a_j = x_j * s_r;
+                // step 3: c = sub(a, m)
+                const float c_t_j = a_j - m_r;
+                // step 4: y = log_softmax(c, dim=-1)
+                const float y_j = c_t_j - y_max - y_logsum;
+                y_out[j] = y_j;
+            }
+            if (active) {
+                kf::store_floats<1>(y + base + e, y_out);
+            }
+        };
+        for (long long i = tid; i < cols - chunks * W; i += kThreads) {
+            const long long e = i < head ? i : i + chunks * W;
+            pass3_one(e, kf::load_vec<1>(x + base + e));
+        }
+    }
 }
 
 } // namespace
@@ -200,7 +272,7 @@ extern "C" __global__ void
         float* __restrict__ top,
         long long rows, long long cols)
 {
-    const bool vector = cols % kVec == 0 && kf::aligned16(x, y);
+    const bool vector = kf::aligned16(x, y);
     if (cols <= kWarpRowMax) { // rows per warp
         // A warp's lanes loop alike (the shuffles need all 32): from the warp's first row.
         for (long long first = static_cast<long long>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32 * (32 / kRowLanes); first < rows;

@@ -7,7 +7,8 @@
 //
 // Launch: rows split into 4 segments of a block of 128 threads each, in two launches: per-segment
 //   statistics into a scratch buffer, then each segment merges its row's and writes; the row
-//   streams twice; 16-byte accesses when the row length allows, scalar otherwise.
+//   streams twice; 16-byte accesses for rows of any length, the elements outside whole chunks one
+//   at a time.
 // Arithmetic in fp32; each output is rounded once, when it is stored, and an output that later
 // steps read is read back in the dtype the reference's next step reads.
 #include <kf/prelude.cuh>
@@ -63,7 +64,10 @@ __device__ __forceinline__ void generated_row_partial(const float* __restrict__ 
     constexpr int kThreads = kBlockThreads;
     const int tid = static_cast<int>(threadIdx.x);
     const long long base = row * cols;
-    const long long chunks = cols / W;
+    // A row may start off a 16-byte boundary: its elements before the first boundary (head) and
+    // after the last whole chunk go one at a time, the chunks between them 16 bytes at a time.
+    const long long head = W == 1 ? 0 : ((W - base % W) % W < cols ? (W - base % W) % W : cols);
+    const long long chunks = (cols - head) / W;
     // The segment: chunks [begin, end) of the row, whole 16-byte accesses on the vector path.
     const kf::ChunkRange segment_chunks = kf::row_segment(chunks, kSplit, segment);
     const long long begin = segment_chunks.begin, end = segment_chunks.end;
@@ -71,7 +75,7 @@ __device__ __forceinline__ void generated_row_partial(const float* __restrict__ 
     // Pass 1: statistics of step 2 (log_softmax).
     float y_tmax = kf::neg_inf(), y_tsum = 0.0f;
     int y_tnan = 0;  // fmaxf drops NaN; a NaN in the row makes it all NaN
-    auto pass1 = [&](long long c, const kf::Vec<float, W>& x_v) {
+    auto pass1 = [&](long long e, const kf::Vec<float, W>& x_v) {
         float y_in[W];
 #pragma unroll
         for (int j = 0; j < W; ++j) {
@@ -93,7 +97,35 @@ __device__ __forceinline__ void generated_row_partial(const float* __restrict__ 
         kf::online_softmax_merge(y_tmax, y_tsum, y_cmax, y_csum);
     };
     for (long long c = begin + tid; c < end; c += kThreads)
-        pass1(c, kf::load_vec<W>(x + base + c * W));
+        pass1(head + c * W, kf::load_vec<W>(x + base + head + c * W));
+    if constexpr (W > 1) { // the elements outside whole chunks, one at a time
+        auto pass1_one = [&](long long e, const kf::Vec<float, 1>& x_v) {
+            float y_in[1];
+#pragma unroll
+            for (int j = 0; j < 1; ++j) {
+                const float x_j = kf::to_float(x_v[j]);
+                // step 1: s = mul(x, 1.25)
+                const float s_j = x_j * kStep1Scalar;
+                y_in[j] = s_j;
+                y_tnan |= s_j != s_j;
+            }
+            // This chunk's (max, sum of exp), merged into the thread's running pair.
+            float y_cmax = y_in[0];
+#pragma unroll
+            for (int j = 1; j < 1; ++j)
+                y_cmax = fmaxf(y_cmax, y_in[j]);
+            float y_csum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < 1; ++j)
+                y_csum += expf(y_in[j] - y_cmax);
+            kf::online_softmax_merge(y_tmax, y_tsum, y_cmax, y_csum);
+        };
+        if (segment == 0) // they belong to the row's first segment
+            for (long long i = tid; i < cols - chunks * W; i += kThreads) {
+                const long long e = i < head ? i : i + chunks * W;
+                pass1_one(e, kf::load_vec<1>(x + base + e));
+            }
+    }
     // The segment's statistics, reduced over the block, stored as its record.
     const float y_pmax = row_max<Block>(y_tmax);
     const float y_psum = row_sum<Block>(y_tmax == kf::neg_inf() ? 0.0f : y_tsum * expf(y_tmax - y_pmax));
@@ -116,7 +148,10 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
     constexpr int kThreads = kBlockThreads;
     const int tid = static_cast<int>(threadIdx.x);
     const long long base = row * cols;
-    const long long chunks = cols / W;
+    // A row may start off a 16-byte boundary: its elements before the first boundary (head) and
+    // after the last whole chunk go one at a time, the chunks between them 16 bytes at a time.
+    const long long head = W == 1 ? 0 : ((W - base % W) % W < cols ? (W - base % W) % W : cols);
+    const long long chunks = (cols - head) / W;
     // The segment: chunks [begin, end) of the row, whole 16-byte accesses on the vector path.
     const kf::ChunkRange segment_chunks = kf::row_segment(chunks, kSplit, segment);
     const long long begin = segment_chunks.begin, end = segment_chunks.end;
@@ -138,7 +173,7 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
     const float y_logsum = logf(y_sum);
 
     // Pass 2: writes y.
-    auto pass2 = [&](long long c, const kf::Vec<float, W>& x_v) {
+    auto pass2 = [&](long long e, const kf::Vec<float, W>& x_v) {
         float y_out[W];
 #pragma unroll
         for (int j = 0; j < W; ++j) {
@@ -149,10 +184,30 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
             const float y_j = s_j - y_max - y_logsum;
             y_out[j] = y_j;
         }
-        kf::store_floats<W>(y + base + c * W, y_out);
+        kf::store_floats<W>(y + base + e, y_out);
     };
     for (long long c = begin + tid; c < end; c += kThreads)
-        pass2(c, kf::load_vec<W>(x + base + c * W));
+        pass2(head + c * W, kf::load_vec<W>(x + base + head + c * W));
+    if constexpr (W > 1) { // the elements outside whole chunks, one at a time
+        auto pass2_one = [&](long long e, const kf::Vec<float, 1>& x_v) {
+            float y_out[1];
+#pragma unroll
+            for (int j = 0; j < 1; ++j) {
+                const float x_j = kf::to_float(x_v[j]);
+                // step 1: s = mul(x, 1.25)
+                const float s_j = x_j * kStep1Scalar;
+                // step 2: y = log_softmax(s, dim=-1)
+                const float y_j = s_j - y_max - y_logsum;
+                y_out[j] = y_j;
+            }
+            kf::store_floats<1>(y + base + e, y_out);
+        };
+        if (segment == 0) // they belong to the row's first segment
+            for (long long i = tid; i < cols - chunks * W; i += kThreads) {
+                const long long e = i < head ? i : i + chunks * W;
+                pass2_one(e, kf::load_vec<1>(x + base + e));
+            }
+    }
 }
 
 } // namespace
@@ -168,7 +223,7 @@ extern "C" __global__ void
         float* __restrict__ partial, long long rows, long long cols)
 {
     // Phase 1: a block per segment of a row (blockIdx.x = row * kSplit + segment).
-    const bool vector = cols % kVec == 0 && kf::aligned16(x, y);
+    const bool vector = kf::aligned16(x, y);
     const long long row = blockIdx.x / kSplit, segment = blockIdx.x % kSplit;
     if (row >= rows)
         return;
@@ -189,7 +244,7 @@ extern "C" __global__ void
         float* __restrict__ partial, long long rows, long long cols)
 {
     // Phase 2: the same blocks, after phase 1 has written every record.
-    const bool vector = cols % kVec == 0 && kf::aligned16(x, y);
+    const bool vector = kf::aligned16(x, y);
     const long long row = blockIdx.x / kSplit, segment = blockIdx.x % kSplit;
     if (row >= rows)
         return;
