@@ -2,7 +2,7 @@
 // tuner's own enumeration and compile stage (engine/tune/Tuner.h) over a freshly generated
 // candidate, for an elementwise tape (every point) and row tapes, the split path for long rows
 // among them (points that together try every value of every knob), leaves no point that fails to
-// compile or cannot launch.
+// compile or cannot launch; and every point of every test tape's space launches at every shape.
 #include "engine/compile/Compiler.h"
 #include "engine/core/Files.h"
 #include "engine/generate/Generate.h"
@@ -57,6 +57,8 @@ class TestGenerateTune : public QObject {
 private slots:
     void everyPointCompiles_data();
     void everyPointCompiles();
+    void everyPointLaunches_data();
+    void everyPointLaunches();
 };
 
 void TestGenerateTune::everyPointCompiles_data()
@@ -125,6 +127,45 @@ void TestGenerateTune::everyPointCompiles()
                  qPrintable(qs(p.point.label() + ": " + p.reason)));
     }
     QCOMPARE(out.cost.compileFailed, 0);
+}
+
+void TestGenerateTune::everyPointLaunches_data()
+{
+    QTest::addColumn<QString>("tape");
+    for (const auto& d : fs::directory_iterator(kTapes))
+        if (fs::exists(d.path() / "task.json"))
+            QTest::newRow(d.path().filename().string().c_str()) << qs(d.path().filename().string());
+}
+
+/// Every point of every test tape's space (its generated.cu entry is the generator's output, as
+/// tst_generate's goldenSources checks): each launch fits CUDA's limits at every test and
+/// benchmark shape, and the scratch buffer's count evaluates. No compile: the whole space.
+void TestGenerateTune::everyPointLaunches()
+{
+    QFETCH(QString, tape);
+    auto task = loadTask(kTapes / tape.toStdString());
+    KF_VERIFY_OK(task);
+    const Candidate* c = task->findCandidate("generated.cu");
+    QVERIFY(c);
+    auto space = tune::enumerate(*task, *c, 0);
+    KF_VERIFY_OK(space);
+    QVERIFY(space->points.size() >= 12);
+    std::vector<ShapeBinding> shapes = task->testShapes;
+    shapes.insert(shapes.end(), task->benchmarkShapes.begin(), task->benchmarkShapes.end());
+    for (const tune::Point& p : space->points) {
+        const Candidate point = tune::withPoint(*c, p);
+        for (const ShapeBinding& shape : shapes) {
+            for (const Launch& l : point.launches) {
+                auto g = evaluateLaunch(*task, point, l, shape);
+                QVERIFY2(g.ok(), qPrintable(qs(p.label() + " at " + shape.describe() + ": " + (g ? "" : g.error().message()))));
+                QVERIFY(g->grid[0] >= 1);
+            }
+            for (const Scratch& s : point.scratch) {
+                auto n = s.count.eval(task->environment(point, shape));
+                QVERIFY2(n.ok() && n->asDouble() >= 1, qPrintable(qs(p.label() + " at " + shape.describe())));
+            }
+        }
+    }
 }
 
 QTEST_GUILESS_MAIN(TestGenerateTune)
