@@ -1,7 +1,9 @@
 // The row template (docs/generate.md): rows per warp when rows are short, one per block when
-// they are long, and very long rows split over several blocks (EmitRowSplit.cpp). The passes over the row are scheduled in engine/generate/RowPlan.cpp; this file
-// writes them. Inputs are kept in registers between passes for the first kCacheChunks chunks of
-// every thread; longer rows read the rest again (from L2). Each pass hands every chunk to one lambda, whether cached or not.
+// they are long, and very long rows split over several blocks (EmitRowSplit.cpp). The passes over
+// the row are scheduled in engine/generate/RowPlan.cpp; this file writes them. Inputs are kept in
+// registers between passes for the first kCacheChunks chunks of every thread; longer rows read the
+// rest again (from L2). Each pass hands every chunk to one lambda, whether cached or not, and the
+// elements outside whole chunks to its one-element copy.
 #include "engine/generate/EmitRow.h"
 
 #include <algorithm>
@@ -25,16 +27,6 @@ RowPaths choosePaths(Context& c, const std::string& threads)
         p.lanes = c.constant("kRowLanes", "int", lanesKnob, "warp path: the lanes of a row, a power of two up to 32");
         p.rowsPerBlock = c.constant("kRowsPerBlock", "int", threads + " / " + p.lanes, "warp path: rows per block");
     }
-    return p;
-}
-
-RowPaths splitPaths(Context& c)
-{
-    RowPaths p;
-    p.block = true;
-    const std::string knob = c.knob("KF_SPLIT", c.options.splitSegments, {1, 2, 4, 8, 16},
-                                    "split path: blocks (segments) per row, in each of the two launches");
-    p.split = c.constant("kSplit", "int", knob, "split path: segments per row, a block each");
     return p;
 }
 

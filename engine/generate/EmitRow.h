@@ -27,6 +27,8 @@ struct RowPaths {
 /// Whether the split schedule can do `plan`: one pass of statistics that merge exactly from
 /// per-segment records (not layer_norm's variance around the mean), then at most one writing pass.
 bool splittable(const Plan& plan);
+/// The split path's constants: kSplit (the KF_SPLIT knob).
+RowPaths splitPaths(Context& c);
 /// Floats of one segment's record of statistic `s`.
 int recordFloats(const Stat& s);
 

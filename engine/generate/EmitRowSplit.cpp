@@ -11,6 +11,16 @@
 
 namespace kf::gen::detail {
 
+RowPaths splitPaths(Context& c)
+{
+    RowPaths p;
+    p.block = true;
+    const std::string knob = c.knob("KF_SPLIT", c.options.splitSegments, {1, 2, 4, 8, 16},
+                                    "split path: blocks (segments) per row, in each of the two launches");
+    p.split = c.constant("kSplit", "int", knob, "split path: segments per row, a block each");
+    return p;
+}
+
 bool splittable(const Plan& plan)
 {
     if (plan.stats.empty() || plan.passes != 2)
