@@ -234,7 +234,9 @@ void TestGenerate::goldenSources()
             if (e["file"] == "generated.cu")
                 entry = e;
         QVERIFY2(entry == Json::parse(g->candidate.dump()), qPrintable(qs(entry.dump() + "\n" + g->candidate.dump())));
-        QCOMPARE(c->launches.size(), size_t(1));
+        // One launch; two on the split path for long rows (phase 1 writes the records phase 2 reads).
+        QCOMPARE(c->launches.size(), g->candidate["launches"].size());
+        QCOMPARE(c->launches.size(), size_t(c->scratch.empty() ? 1 : 2));
     }
 }
 
@@ -277,8 +279,10 @@ void TestGenerate::goldenCompile()
         if (kr.name == lowered->second)
             k = &kr;
     QVERIFY(k);
-    QVERIFY2(k->spillStoreBytes <= 0 && k->spillLoadBytes <= 0,
-             qPrintable(QStringLiteral("spills %1 B").arg(k->spillStoreBytes)));
+    // Every kernel of the file (the split path has two) keeps its registers.
+    for (const auto& kr : r->kernels)
+        QVERIFY2(kr.spillStoreBytes <= 0 && kr.spillLoadBytes <= 0,
+                 qPrintable(QStringLiteral("%1 spills %2 B").arg(qs(kr.name)).arg(kr.spillStoreBytes)));
     QCOMPARE(k->paramBytes, static_cast<int>(8 * g->candidate["launches"][0]["args"].size()));
 }
 
@@ -372,7 +376,7 @@ void TestGenerate::corners_data()
     QTest::newRow("outputs y and y_out: each keeps its own identifier")
         << x << R"([{"name": "y", "dtype": "fp32", "shape": ["B", "D"]}, {"name": "y_out", "dtype": "fp32", "shape": ["B", "D"]}, {"name": "s", "dtype": "fp32", "shape": ["B"]}])"
         << R"([{"op": "mul", "inputs": ["x"], "attrs": {"scalar": 2}, "output": "y"}, {"op": "mul", "inputs": ["x"], "attrs": {"scalar": 3}, "output": "y_out"}, {"op": "sum", "inputs": ["x"], "attrs": {"dim": -1}, "output": "s"}])"
-        << "source:kf::store_floats<W>(y_out_t + base + c * W, y_out_t_out);";
+        << "source:kf::store_floats<W>(y_out_t + base + e, y_out_t_out);";
     QTest::newRow("softmax and log_softmax of one row")
         << x << R"([{"name": "y", "dtype": "fp32", "shape": ["B", "D"]}, {"name": "z", "dtype": "fp32", "shape": ["B", "D"]}])"
         << R"([{"op": "softmax", "inputs": ["x"], "output": "y"}, {"op": "log_softmax", "inputs": ["x"], "output": "z"}])"

@@ -108,8 +108,12 @@ int run(const GenerateArgs& a)
     }
     if (a.dryRun) {
         std::cout << generated->source;
+        // The split path for long rows has two launches and a scratch buffer: show them all.
+        const auto& launches = generated->candidate["launches"];
         std::cerr << "kforge: " << generated->summary << "\nkforge: " << compileLine << "\nkforge: launch plan: "
-                  << generated->candidate["launches"][0].dump() << "\nkforge: dry run, nothing written\n";
+                  << (launches.size() == 1 ? launches[0].dump() : launches.dump())
+                  << (generated->candidate.contains("scratch") ? ", scratch: " + generated->candidate["scratch"].dump() : std::string())
+                  << "\nkforge: dry run, nothing written\n";
         return code;
     }
     if (code != kExitOk)

@@ -4,6 +4,7 @@
 
 #include "engine/generate/Generate.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -34,6 +35,25 @@ struct Context {
                          const std::string& comment);
     const std::vector<std::string>& constantLines() const { return m_constantLines; }
 
+    /// A knob of the schedule: a macro the candidate's "defines" set (NVRTC's -D) and `kforge
+    /// tune` varies over `values`; the source keeps `value` as its default (#ifndef). Returns
+    /// the macro's name. Emitted once, in first-use order.
+    std::string knob(const std::string& name, int value, std::vector<int> values, const std::string& comment);
+    struct Knob {
+        std::string name;
+        int value = 0;
+        std::vector<int> values;   ///< what the tune block lists, ascending, the default among them
+        std::string comment;
+    };
+    const std::vector<Knob>& knobs() const { return m_knobs; }
+    /// A condition of the tune block's "where" over the knobs (an impossible combination).
+    void where(const std::string& condition)
+    {
+        if (std::find(m_where.begin(), m_where.end(), condition) == m_where.end())
+            m_where.push_back(condition);
+    }
+    const std::vector<std::string>& conditions() const { return m_where; }
+
     /// The kernel parameter of a tensor (its task name, unless that would clash with ours).
     std::string pointer(const Value& v) const;
     /// The float that holds v where an expression reads it: x_j (per element), s_r (per row),
@@ -55,6 +75,8 @@ private:
     std::vector<std::string> m_identifiers;   ///< per value: its identifier in the source
     std::vector<std::string> m_constantLines;
     std::set<std::string> m_constantNames;
+    std::vector<Knob> m_knobs;
+    std::vector<std::string> m_where;
 };
 
 std::string floatLiteral(double v);
@@ -62,7 +84,8 @@ std::string floatLiteral(double v);
 struct Emitted {
     std::string helpers;                 ///< device functions before the kernel
     std::string kernel;                  ///< the extern "C" kernel
-    nlohmann::ordered_json launch;       ///< one entry of "launches"
+    nlohmann::ordered_json launches = nlohmann::ordered_json::array();   ///< the candidate's "launches"
+    nlohmann::ordered_json scratch;      ///< the candidate's "scratch", when a launch needs one
     std::string mode;                    ///< how it is launched, in words
 };
 

@@ -14,7 +14,8 @@ const std::set<std::string, std::less<>> kReserved = {
     "row", "rows", "cols", "base", "chunks", "tid", "k", "c", "n", "i", "j", "W", "Block", "first", "tail",
     "vec", "vector", "d", "float", "int", "long", "const", "auto", "kf", "threadIdx", "blockIdx", "blockDim",
     "gridDim", "warpSize", "min", "max", "expf", "logf", "erff", "tanhf", "sqrtf", "rsqrtf", "fabsf", "fmaxf",
-    "generated_row", "generated_chunk", "row_sum", "row_max", "kThreads", "kCached", "signed", "unsigned",
+    "generated_row", "generated_chunk", "row_sum", "row_max", "kThreads", "kCached", "active",
+    "partial", "segment", "segment_chunks", "head", "e", "begin", "end", "record", "generated_row_partial", "signed", "unsigned",
     "double", "short", "char", "bool", "void", "return", "if", "else", "for", "while", "do", "switch", "case",
     "default", "break", "continue", "new", "delete", "this", "true", "false", "static", "extern", "inline",
     "template", "typename", "class", "struct", "union", "enum", "namespace", "using", "operator", "sizeof",
@@ -29,13 +30,13 @@ const std::set<std::string, std::less<>> kReserved = {
 /// What the generated code appends to a tensor's name for the values derived from it.
 const char* const kSuffixes[] = {"_j", "_r", "_c", "_v", "_t", "_out", "_in", "_cache", "_acc", "_sumsq", "_m2",
                                  "_d", "_tmax", "_tnan", "_tsum", "_cmax", "_csum", "_max", "_sum", "_logsum",
-                                 "_mean", "_rstd"};
+                                 "_mean", "_rstd", "_part", "_pmax", "_psum", "_pnan"};
 
-/// Names whose shape is ours whatever follows: constants (kVec, kStep1Scalar) and names that
-/// C++ reserves (__x). A suffix cannot fix them; a prefix can.
+/// Names whose shape is ours whatever follows: constants (kVec, kStep1Scalar), the knobs' macros
+/// (KF_BLOCK) and names that C++ reserves (__x). A suffix cannot fix them; a prefix can.
 bool oursByPrefix(const std::string& name)
 {
-    return name.rfind("__", 0) == 0 ||
+    return name.rfind("__", 0) == 0 || name.rfind("KF_", 0) == 0 ||
            (name.size() > 1 && name[0] == 'k' && std::isupper(static_cast<unsigned char>(name[1])));
 }
 
@@ -46,8 +47,10 @@ bool clashes(const std::vector<std::string>& ids, size_t i)
     const std::string& name = ids[i];
     if (kReserved.count(name) || oursByPrefix(name))
         return true;
-    if (name.rfind("pass", 0) == 0 && name.size() > 4 &&
-        std::all_of(name.begin() + 4, name.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+    // pass1, pass2_one: the pass lambdas.
+    const std::string lambda = name.size() > 4 && name.compare(name.size() - 4, 4, "_one") == 0 ? name.substr(0, name.size() - 4) : name;
+    if (lambda.rfind("pass", 0) == 0 && lambda.size() > 4 &&
+        std::all_of(lambda.begin() + 4, lambda.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
         return true;
     for (size_t k = 0; k < ids.size(); ++k) {
         if (k == i)
@@ -113,6 +116,18 @@ std::string Context::constant(const std::string& name, const std::string& type, 
     if (m_constantNames.insert(name).second)
         m_constantLines.push_back("constexpr " + type + " " + name + " = " + value + ";" +
                                   (comment.empty() ? "" : "  // " + comment));
+    return name;
+}
+
+std::string Context::knob(const std::string& name, int value, std::vector<int> values, const std::string& comment)
+{
+    for (const Knob& k : m_knobs)
+        if (k.name == name)
+            return name;
+    values.push_back(value);
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    m_knobs.push_back({name, value, std::move(values), comment});
     return name;
 }
 

@@ -113,9 +113,12 @@ Emitted emitElementwise(Context& c)
     const Tape& tape = c.tape;
     const auto params = parameters(tape);
     const bool broadcast = tape.broadcastDims > 0;
-    const std::string threads = c.constant("kBlockThreads", "int", std::to_string(c.options.blockThreads),
-                                           "threads per block: the launch plan's \"block\"");
-    const std::string chunksPer = c.constant("kChunksPerThread", "int", std::to_string(c.options.chunksPerThread),
+    const std::string blockKnob = c.knob("KF_BLOCK", c.options.blockThreads, {128, 256, 512, 1024},
+                                         "threads per block: the launch plan's \"block\"");
+    const std::string chunksKnob = c.knob("KF_CHUNKS", c.options.chunksPerThread, {1, 2, 4},
+                                          "16-byte chunks per thread and tensor: loads in flight");
+    const std::string threads = c.constant("kBlockThreads", "int", blockKnob, "threads per block: the launch plan's \"block\"");
+    const std::string chunksPer = c.constant("kChunksPerThread", "int", chunksKnob,
                                              "vector chunks per thread: loads in flight per tensor");
     const std::string vecName = c.constant("kVec", "int", std::to_string(c.vec),
                                            "elements per 16-byte access of the widest stored type");
@@ -123,15 +126,16 @@ Emitted emitElementwise(Context& c)
     Emitted e;
     e.helpers = chunkFunction(c, params, broadcast);
     e.kernel = elementwiseKernel(c, params, broadcast, threads, chunksPer, vecName);
-    const int perBlock = c.options.blockThreads * c.options.chunksPerThread * c.vec;
-    e.launch["kernel"] = c.kernel;
-    e.launch["grid"] = "ceil_div(" + tape.elements() + ", " + std::to_string(perBlock) + ")";
-    e.launch["block"] = c.options.blockThreads;
+    nlohmann::ordered_json launch;
+    launch["kernel"] = c.kernel;
+    launch["grid"] = "ceil_div(" + tape.elements() + ", " + blockKnob + " * " + chunksKnob + " * " + std::to_string(c.vec) + ")";
+    launch["block"] = blockKnob;
     nlohmann::ordered_json args = tensorArguments(params);
     args.push_back({{"scalar", tape.elements()}, {"type", "int64"}});
     if (broadcast)
         args.push_back({{"scalar", tape.rowLength()}, {"type", "int64"}});
-    e.launch["args"] = args;
+    launch["args"] = args;
+    e.launches.push_back(launch);
     e.mode = "elementwise: " + std::to_string(c.options.blockThreads) + " threads per block, " +
              std::to_string(c.options.chunksPerThread) + " chunks of " + std::to_string(c.vec) +
              " elements per thread (16-byte accesses), a scalar path for misaligned tensors";

@@ -1,23 +1,16 @@
-// The row template (docs/generate.md): one row per warp when rows are short, one per block when
-// they are long. The passes over the row are scheduled in engine/generate/RowPlan.cpp; this file
-// writes them. Inputs are kept in registers between passes for the first kCacheChunks chunks of
-// every thread; longer rows read the rest again (from L2). Each pass hands every chunk to one lambda, whether cached or not.
-#include "engine/generate/Emit.h"
-#include "engine/generate/RowPlan.h"
+// The row template (docs/generate.md): rows per warp when rows are short, one per block when
+// they are long, and very long rows split over several blocks (EmitRowSplit.cpp). The passes over
+// the row are scheduled in engine/generate/RowPlan.cpp; this file writes them. Inputs are kept in
+// registers between passes for the first kCacheChunks chunks of every thread; longer rows read the
+// rest again (from L2). Each pass hands every chunk to one lambda, whether cached or not, and the
+// elements outside whole chunks to its one-element copy.
+#include "engine/generate/EmitRow.h"
 
 #include <algorithm>
 
 namespace kf::gen::detail {
 
 namespace {
-
-/// Which row paths the task's row lengths need, and their constants.
-struct RowPaths {
-    bool warp = false;          ///< some rows are short enough for a warp each
-    bool block = false;         ///< some rows need a whole block
-    std::string warpMax;        ///< kWarpRowMax, when both paths are compiled
-    std::string rowsPerBlock;   ///< kRowsPerBlock, on the warp path
-};
 
 RowPaths choosePaths(Context& c, const std::string& threads)
 {
@@ -28,8 +21,12 @@ RowPaths choosePaths(Context& c, const std::string& threads)
     if (p.warp && p.block)
         p.warpMax = c.constant("kWarpRowMax", "int", std::to_string(c.options.warpRowMax),
                                "rows up to this length get a warp each, longer rows a block");
-    if (p.warp)
-        p.rowsPerBlock = c.constant("kRowsPerBlock", "int", threads + " / 32", "warp per row: rows per block");
+    if (p.warp) {
+        // Short rows leave most of a warp idle: several rows per warp, each a group of lanes.
+        const std::string lanesKnob = c.knob("KF_ROW_LANES", 32, {8, 16, 32}, "warp path: lanes per row (32 / lanes rows per warp)");
+        p.lanes = c.constant("kRowLanes", "int", lanesKnob, "warp path: the lanes of a row, a power of two up to 32");
+        p.rowsPerBlock = c.constant("kRowsPerBlock", "int", threads + " / " + p.lanes, "warp path: rows per block");
+    }
     return p;
 }
 
@@ -43,14 +40,15 @@ std::string cacheChunks(Context& c, const std::vector<const Value*>& cached)
     for (const Value* v : cached)
         regsPerChunk += (c.vec * dtypeSize(c.task.inputs[static_cast<size_t>(v->input)].dtype) + 3) / 4;
     const int wholeWarpRow = (c.options.warpRowMax + 32 * c.vec - 1) / (32 * c.vec);
-    return c.constant(
-        "kCacheChunks", "int",
-        std::to_string(std::clamp(std::min(wholeWarpRow, c.options.cacheRegisters / std::max(regsPerChunk, 1)), 1, 8)),
-        "chunks per thread kept in registers between passes");
+    const int chosen = std::clamp(std::min(wholeWarpRow, c.options.cacheRegisters / std::max(regsPerChunk, 1)), 1, 8);
+    // Half and twice the default: fewer registers (more rows in flight) or fewer re-reads from L2.
+    const std::string knob = c.knob("KF_CACHE_CHUNKS", chosen, {std::max(1, chosen / 2), std::min(8, chosen * 2)},
+                                    "vector chunks per thread and input kept in registers between passes");
+    return c.constant("kCacheChunks", "int", knob, "chunks per thread kept in registers between passes");
 }
 
 /// row_sum or row_max: a reduction over the row's threads, a warp's or the whole block's.
-void rowReduction(Code& h, const std::string& what, const std::string& doc)
+void rowReduction(Code& h, const std::string& what, const std::string& doc, const std::string& lanes)
 {
     h.line(0, "/// " + doc);
     h.line(0, "template <bool Block, typename T>");
@@ -59,57 +57,26 @@ void rowReduction(Code& h, const std::string& what, const std::string& doc)
     h.line(1, "if constexpr (Block)");
     h.line(2, "return kf::block_reduce_" + what + "(v);");
     h.line(1, "else");
-    h.line(2, "return kf::warp_reduce_" + what + "(v);");
+    h.line(2, "return kf::warp_reduce_" + what + (lanes.empty() ? "" : "<" + lanes + ">") + "(v);");
     h.line(0, "}");
     h.line(0);
 }
 
-/// generated_row, the device function that does one row: its passes, each a lambda over a chunk
-/// called for the cached chunks and then for the rest, and the statistics finished after each.
-class RowFunction {
-public:
-    RowFunction(Context& c, const Plan& plan, const std::vector<const Value*>& params, const PassLayout& layout)
-        : c(c), tape(c.tape), plan(plan), params(params), layout(layout)
-    {
-    }
-
-    std::string emit(const std::string& threads, const std::string& cacheChunks);
-
-private:
-    const Value& valueAt(int id) const { return tape.values[static_cast<size_t>(id)]; }
-    int idOf(const Value* v) const { return static_cast<int>(v - tape.values.data()); }
-    std::string vecType(const Value* v) const
-    {
-        return "kf::Vec<" + c.cudaType(c.task.inputs[static_cast<size_t>(v->input)].dtype) + ", W>";
-    }
-
-    void reductions();
-    void head(const std::string& threads, const std::string& cacheChunks);
-    void rowValues(int pass);
-    void emitPass(int pass);
-    void describe(int pass, const std::vector<const Stat*>& stats, const std::vector<const Value*>& writes);
-    void declare(const Stat& s);
-    void chunkLambda(int pass, const std::vector<const Stat*>& stats, const std::vector<const Value*>& inputs,
-                     const std::vector<const Value*>& columns, const std::vector<const Value*>& writes);
-    void accumulate(const Stat& s);
-    void mergeSoftmaxChunk(const Step& st);
-    void chunkLoops(int pass, const std::vector<const Value*>& inputs);
-    void finish(const Stat& s);
-
-    Context& c;
-    const Tape& tape;
-    const Plan& plan;
-    const std::vector<const Value*>& params;
-    const PassLayout& layout;
-    Code h;
-    std::string cacheName;   ///< the number of cached chunks, in the function
-    const std::string cols = "static_cast<float>(cols)";
-};
+} // namespace
 
 std::string RowFunction::emit(const std::string& threads, const std::string& cacheChunks)
 {
     reductions();
-    head(threads, cacheChunks);
+    if (split()) { // generated_row_partial: pass 1 over a segment, into its record
+        phase = 1;
+        splitHead(threads);
+        rowValues(0);
+        emitPass(1);
+        h.line(0, "}");
+        h.line(0);
+        phase = 2;
+    }
+    split() ? splitHead(threads) : head(threads, cacheChunks);
     rowValues(0);
     for (const Value* v : layout.cached)
         h.line(1, vecType(v) + " " + c.pointer(*v) + "_cache[" + cacheName + "];");
@@ -127,10 +94,11 @@ void RowFunction::reductions()
         usesSum = usesSum || s.kind == StatKind::Softmax;
     }
     if (usesSum)
-        rowReduction(h, "sum", "The sum of v over the row's threads: a warp (Block = false) or the whole block.");
+        rowReduction(h, "sum", "The sum of v over the row's threads: its lanes (Block = false) or the whole block.", paths.lanes);
     if (usesMax)
         rowReduction(h, "max",
-                     "The maximum of v over the row's threads (fmaxf: NaN is tracked apart where it must propagate).");
+                     "The maximum of v over the row's threads (fmaxf: NaN is tracked apart where it must propagate).",
+                     paths.lanes);
 }
 
 void RowFunction::head(const std::string& threads, const std::string& cacheChunks)
@@ -138,17 +106,19 @@ void RowFunction::head(const std::string& threads, const std::string& cacheChunk
     bool needBase = false;
     for (const Value* v : params)
         needBase = needBase || v->level == Level::Element;
-    h.line(0, "/// One row: W elements per access (kVec on the vector path, 1 on the scalar one), processed by a");
-    h.line(0, "/// warp (Block = false) or by the whole block.");
+    h.line(0, "/// One row: W elements per access (kVec on the vector path, 1 on the scalar one), processed by");
+    h.line(0, paths.warp ? "/// kRowLanes lanes of a warp (Block = false) or by the whole block. Stores only when active."
+                         : "/// the whole block.");
     h.line(0, "template <int W, bool Block>");
     h.line(0, "__device__ __forceinline__ void generated_row(" +
-                  parameterList(c, params, "long long row, long long cols") + ")");
+                  parameterList(c, params, paths.warp ? "long long row, long long cols, bool active" : "long long row, long long cols") + ")");
     h.line(0, "{");
-    h.line(1, "constexpr int kThreads = Block ? " + threads + " : 32;");
-    h.line(1, "const int tid = static_cast<int>(Block ? threadIdx.x : threadIdx.x % 32);");
+    const std::string lanes = paths.warp ? paths.lanes : "32";
+    h.line(1, "constexpr int kThreads = Block ? " + threads + " : " + lanes + ";");
+    h.line(1, "const int tid = static_cast<int>(Block ? threadIdx.x : threadIdx.x % " + lanes + ");");
     if (needBase)
         h.line(1, "const long long base = row * cols;");
-    h.line(1, "const long long chunks = cols / W;");
+    rowChunks();
     if (!layout.cached.empty()) {
         const std::string scalarChunks = c.constant("kScalarCacheChunks", "int", "2",
                                                     "the scalar path keeps fewer: more costs it spills");
@@ -162,7 +132,8 @@ void RowFunction::head(const std::string& threads, const std::string& cacheChunk
 void RowFunction::rowValues(int pass)
 {
     for (const Value* v : params)
-        if (pass == 0 && v->input >= 0 && (v->level == Level::Row || v->level == Level::Const))
+        if (pass == 0 && v->input >= 0 && (v->level == Level::Row || v->level == Level::Const) &&
+            (phase != 1 || neededInPhase1(idOf(v))))
             h.line(1, "const float " + c.token(*v) + " = kf::to_float(" + c.pointer(*v) +
                           (v->level == Level::Row ? "[row]);" : "[0]);"));
     for (const Step& s : tape.steps) {
@@ -170,15 +141,15 @@ void RowFunction::rowValues(int pass)
         if (!s.live || (r.level != Level::Row && r.level != Level::Const) ||
             plan.ready[static_cast<size_t>(s.result)] != pass)
             continue;
-        if (s.isReduction())
-            continue; // defined where its statistic is finished
+        if (s.isReduction() || (phase == 1 && !neededInPhase1(s.result)))
+            continue; // defined where its statistic is finished, or not read by phase 1
         h.line(1, "// " + c.stepLabel(s));
         h.line(1, c.definition(r, c.expression(s)));
     }
     for (const Value* v : params)
-        if (v->output >= 0 && v->level == Level::Row && plan.ready[static_cast<size_t>(idOf(v))] == pass) {
+        if (v->output >= 0 && v->level == Level::Row && plan.ready[static_cast<size_t>(idOf(v))] == pass && phase != 1) {
             const std::string t = c.cudaType(c.task.outputs[static_cast<size_t>(v->output)].dtype);
-            h.line(1, "if (tid == 0)");
+            h.line(1, "if (" + rowStoreGuard() + ")");
             h.line(2, c.pointer(*v) + "[row] = kf::from_float<" + t + ">(" + c.token(*v) + ");");
         }
 }
@@ -201,8 +172,18 @@ void RowFunction::emitPass(int pass)
     describe(pass, stats, writes);
     for (const Stat* s : stats)
         declare(*s);
-    chunkLambda(pass, stats, inputs, columns, writes);
-    chunkLoops(pass, inputs);
+    if (phase == 2 && pass == 1) { // pass 1 ran in phase 1: the records hold its statistics
+        mergeRecords(stats);
+    } else {
+        chunkLambda(pass, stats, inputs, columns, writes, "W");
+        chunkLoops(pass, inputs);
+        if (paths.anyLength)
+            edgeElements(pass, stats, inputs, columns, writes);
+    }
+    if (phase == 1) {
+        splitRecords(stats);
+        return;
+    }
     // Finish this pass's statistics: every thread of the row gets them.
     for (const Stat* s : stats)
         finish(*s);
@@ -218,7 +199,8 @@ void RowFunction::describe(int pass, const std::vector<const Stat*>& stats, cons
     for (const Value* v : writes)
         what += (what.empty() ? "writes " : (what.find("writes") == std::string::npos ? "; writes " : ", ")) + v->name;
     h.line(0);
-    h.line(1, "// Pass " + std::to_string(pass) + ": " + what + ".");
+    h.line(1, "// Pass " + std::to_string(pass) + (phase == 2 && pass == 1 ? " (done by generated_row_partial)" : "") + ": " +
+                  what + ".");
 }
 
 /// The thread's running accumulators of one statistic.
@@ -242,22 +224,23 @@ void RowFunction::declare(const Stat& s)
 
 /// passN: one chunk of W elements — its values, its share of the statistics, its stores.
 void RowFunction::chunkLambda(int pass, const std::vector<const Stat*>& stats, const std::vector<const Value*>& inputs,
-                              const std::vector<const Value*>& columns, const std::vector<const Value*>& writes)
+                              const std::vector<const Value*>& columns, const std::vector<const Value*>& writes,
+                              const std::string& w)
 {
     const std::set<int>& here = layout.closure[static_cast<size_t>(pass)];
-    std::string lambdaParams = "long long c";
+    std::string lambdaParams = "long long e";
     for (const Value* v : inputs)
-        lambdaParams += ", const " + vecType(v) + "& " + c.pointer(*v) + "_v";
-    h.line(1, "auto pass" + std::to_string(pass) + " = [&](" + lambdaParams + ") {");
+        lambdaParams += ", const " + vecType(v, w) + "& " + c.pointer(*v) + "_v";
+    h.line(1, "auto pass" + std::to_string(pass) + (w == "1" ? "_one" : "") + " = [&](" + lambdaParams + ") {");
     for (const Value* v : columns)
-        h.line(2, "const " + vecType(v) + " " + c.pointer(*v) + "_v = kf::load_vec<W>(" + c.pointer(*v) + " + c * W);");
+        h.line(2, "const " + vecType(v, w) + " " + c.pointer(*v) + "_v = kf::load_vec<" + w + ">(" + c.pointer(*v) + " + e);");
     for (const Value* v : writes)
-        h.line(2, "float " + c.pointer(*v) + "_out[W];");
+        h.line(2, "float " + c.pointer(*v) + "_out[" + w + "];");
     for (const Stat* s : stats)
         if (s->kind == StatKind::Softmax)
-            h.line(2, "float " + c.rowName(tape.steps[static_cast<size_t>(s->step)], "in") + "[W];");
+            h.line(2, "float " + c.rowName(tape.steps[static_cast<size_t>(s->step)], "in") + "[" + w + "];");
     h.line(0, "#pragma unroll");
-    h.line(2, "for (int j = 0; j < W; ++j) {");
+    h.line(2, "for (int j = 0; j < " + w + "; ++j) {");
     for (const Value* v : params)
         if (v->input >= 0 && here.count(idOf(v)))
             h.line(3, "const float " + c.token(*v) + " = kf::to_float(" + c.pointer(*v) + "_v[j]);");
@@ -273,9 +256,14 @@ void RowFunction::chunkLambda(int pass, const std::vector<const Stat*>& stats, c
     h.line(2, "}");
     for (const Stat* s : stats)
         if (s->kind == StatKind::Softmax)
-            mergeSoftmaxChunk(tape.steps[static_cast<size_t>(s->step)]);
+            mergeSoftmaxChunk(tape.steps[static_cast<size_t>(s->step)], w);
+    const bool guarded = !writes.empty() && !storeGuard().empty();
+    if (guarded)
+        h.line(2, "if (" + storeGuard() + ") {");
     for (const Value* v : writes)
-        h.line(2, "kf::store_floats<W>(" + c.pointer(*v) + " + base + c * W, " + c.pointer(*v) + "_out);");
+        h.line(guarded ? 3 : 2, "kf::store_floats<" + w + ">(" + c.pointer(*v) + " + base + e, " + c.pointer(*v) + "_out);");
+    if (guarded)
+        h.line(2, "}");
     h.line(1, "};");
 }
 
@@ -302,30 +290,72 @@ void RowFunction::accumulate(const Stat& s)
     }
 }
 
-void RowFunction::mergeSoftmaxChunk(const Step& st)
+void RowFunction::mergeSoftmaxChunk(const Step& st, const std::string& w)
 {
     const std::string in = c.rowName(st, "in"), cmax = c.rowName(st, "cmax"), csum = c.rowName(st, "csum");
     h.line(2, "// This chunk's (max, sum of exp), merged into the thread's running pair.");
     h.line(2, "float " + cmax + " = " + in + "[0];");
     h.line(0, "#pragma unroll");
-    h.line(2, "for (int j = 1; j < W; ++j)");
+    h.line(2, "for (int j = 1; j < " + w + "; ++j)");
     h.line(3, cmax + " = fmaxf(" + cmax + ", " + in + "[j]);");
     h.line(2, "float " + csum + " = 0.0f;");
     h.line(0, "#pragma unroll");
-    h.line(2, "for (int j = 0; j < W; ++j)");
+    h.line(2, "for (int j = 0; j < " + w + "; ++j)");
     h.line(3, csum + " += expf(" + in + "[j] - " + cmax + ");");
     h.line(2, "kf::online_softmax_merge(" + c.rowName(st, "tmax") + ", " + c.rowName(st, "tsum") + ", " + cmax + ", " +
                   csum + ");");
+}
+
+void RowFunction::rowChunks()
+{
+    if (!paths.anyLength) {
+        h.line(1, "const long long chunks = cols / W;");
+        return;
+    }
+    h.line(1, "// A row may start off a 16-byte boundary: its elements before the first boundary (head) and");
+    h.line(1, "// after the last whole chunk go one at a time, the chunks between them 16 bytes at a time.");
+    h.line(1, "const long long head = W == 1 ? 0 : ((W - base % W) % W < cols ? (W - base % W) % W : cols);");
+    h.line(1, "const long long chunks = (cols - head) / W;");
+}
+
+void RowFunction::edgeElements(int pass, const std::vector<const Stat*>& stats, const std::vector<const Value*>& inputs,
+                               const std::vector<const Value*>& columns, const std::vector<const Value*>& writes)
+{
+    h.line(1, "if constexpr (W > 1) { // the elements outside whole chunks, one at a time");
+    // The W = 1 lambda, one level deeper.
+    Code outer = std::move(h);
+    h = Code();
+    chunkLambda(pass, stats, inputs, columns, writes, "1");
+    const std::string lambda = h.text();
+    h = std::move(outer);
+    for (size_t at = 0; at < lambda.size();) {
+        const size_t end = lambda.find('\n', at);
+        const std::string line = lambda.substr(at, end - at);
+        h.line(0, line.empty() || line[0] == '#' ? line : "    " + line);
+        at = end + 1;
+    }
+    std::string args = "e";
+    for (const Value* v : inputs)
+        args += ", kf::load_vec<1>(" + c.pointer(*v) + " + base + e)";
+    const int indent = split() ? 3 : 2;
+    if (split())
+        h.line(2, "if (segment == 0) // they belong to the row's first segment");
+    h.line(indent, "for (long long i = tid; i < cols - chunks * W; i += kThreads) {");
+    h.line(indent + 1, "const long long e = i < head ? i : i + chunks * W;");
+    h.line(indent + 1, "pass" + std::to_string(pass) + "_one(" + args + ");");
+    h.line(indent, "}");
+    h.line(1, "}");
 }
 
 /// The calls of passN: the register-cached chunks first (filled in pass 1), then the rest.
 void RowFunction::chunkLoops(int pass, const std::vector<const Value*>& inputs)
 {
     const std::string fn = "pass" + std::to_string(pass);
-    auto fresh = [&](const Value* v) { return "kf::load_vec<W>(" + c.pointer(*v) + " + base + c * W)"; };
+    const std::string at = paths.anyLength ? "head + c * W" : "c * W";   // the chunk's first element in the row
+    auto fresh = [&](const Value* v) { return "kf::load_vec<W>(" + c.pointer(*v) + " + base + " + at + ")"; };
     const bool cached = !layout.cached.empty();
     if (cached) {
-        std::string callArgs = "c";
+        std::string callArgs = at;
         for (const Value* v : inputs)
             callArgs += ", " + c.pointer(*v) + "_cache[k]";
         h.line(0, "#pragma unroll");
@@ -339,12 +369,14 @@ void RowFunction::chunkLoops(int pass, const std::vector<const Value*>& inputs)
         h.line(2, "}");
         h.line(1, "}");
     }
-    std::string freshArgs = "c";
+    std::string freshArgs = at;
     for (const Value* v : inputs)
         freshArgs += ", " + fresh(v);
     if (cached)
         h.line(1, "for (long long c = tid + static_cast<long long>(" + cacheName +
                       ") * kThreads; c < chunks; c += kThreads) // beyond the register cache");
+    else if (split())
+        h.line(1, "for (long long c = begin + tid; c < end; c += kThreads)");
     else
         h.line(1, "for (long long c = tid; c < chunks; c += kThreads)");
     h.line(2, fn + "(" + freshArgs + ");");
@@ -397,51 +429,74 @@ void RowFunction::finish(const Stat& s)
     }
 }
 
-/// The kernel: picks the path (vector or scalar; warp or block) uniformly for the launch.
+std::string vectorTest(Context& c, const std::vector<const Value*>& params, const RowPaths& paths, const std::string& vecName)
+{
+    const std::string aligned = alignedPointers(c, params);
+    if (paths.anyLength)
+        return "const bool vector = kf::aligned16(" + aligned + ");";
+    return "const bool vector = cols % " + vecName + " == 0" +
+           (aligned.empty() ? std::string() : " && kf::aligned16(" + aligned + ")") + ";";
+}
+
+void kernelOpening(Code& k, Context& c, const std::string& threads, const std::string& name, const std::string& parameters)
+{
+    const std::string minBlocks = c.knob("KF_MIN_BLOCKS", c.options.minBlocksPerSm, {0, 2, 4},
+                                         "__launch_bounds__: blocks per SM the register budget must allow (0: none)");
+    // An SM holds 2048 threads: a larger bound cannot be met.
+    c.where("KF_BLOCK * " + minBlocks + " <= 2048");
+    k.line(0, "extern \"C\" __global__ void");
+    k.line(0, "#if " + minBlocks + " > 0");
+    k.line(1, "__launch_bounds__(" + threads + ", " + minBlocks + ") // bandwidth needs rows in flight");
+    k.line(0, "#else");
+    k.line(1, "__launch_bounds__(" + threads + ")");
+    k.line(0, "#endif");
+    k.line(1, name + "(" + parameters + ")");
+    k.line(0, "{");
+}
+
+namespace {
+
+/// The kernel: picks the path (vector or scalar; warp or block) uniformly for the launch. Blocks
+/// loop over their rows with the grid's stride, so a grid capped at KF_PERSIST_BLOCKS (persistent
+/// blocks) covers every row; uncapped, each block does one turn.
 std::string rowKernel(Context& c, const std::vector<const Value*>& params, const RowPaths& paths,
                       const std::string& threads, const std::string& vecName)
 {
-    const std::string aligned = alignedPointers(c, params);
-    const std::string args = argumentList(c, params, "row, cols");
     Code k;
-    std::string bounds = threads;
-    if (c.options.minBlocksPerSm > 0)
-        bounds += ", " + c.constant("kMinBlocksPerSm", "int", std::to_string(c.options.minBlocksPerSm),
-                                    "blocks per SM the register budget must allow (bandwidth needs rows in flight)");
-    k.line(0, "extern \"C\" __global__ void __launch_bounds__(" + bounds + ")");
-    k.line(1, c.kernel + "(" + parameterList(c, params, "long long rows, long long cols") + ")");
-    k.line(0, "{");
-    k.line(1, "const bool vector = cols % " + vecName + " == 0" +
-                  (aligned.empty() ? std::string() : " && kf::aligned16(" + aligned + ")") + ";");
-    auto call = [&](int indent, const char* block) {
+    kernelOpening(k, c, threads, c.kernel, parameterList(c, params, "long long rows, long long cols"));
+    k.line(1, vectorTest(c, params, paths, vecName));
+    auto call = [&](int indent, const char* block, const std::string& tail) {
+        const std::string args = argumentList(c, params, tail);
         k.line(indent, "if (vector)");
         k.line(indent + 1, "generated_row<" + vecName + ", " + block + ">(" + args + ");");
         k.line(indent, "else");
         k.line(indent + 1, "generated_row<1, " + std::string(block) + ">(" + args + ");");
     };
     auto warpBody = [&](int indent) {
-        k.line(indent, "const long long row = static_cast<long long>(blockIdx.x) * " + paths.rowsPerBlock +
-                           " + threadIdx.x / 32;");
-        k.line(indent, "if (row >= rows)");
-        k.line(indent + 1, "return;");
-        call(indent, "false");
+        k.line(indent, "// A warp's lanes loop alike (the shuffles need all 32): from the warp's first row.");
+        k.line(indent, "for (long long first = static_cast<long long>(blockIdx.x) * " + paths.rowsPerBlock +
+                           " + threadIdx.x / 32 * (32 / " + paths.lanes + "); first < rows;");
+        k.line(indent + 1, "first += static_cast<long long>(gridDim.x) * " + paths.rowsPerBlock + ") {");
+        k.line(indent + 1, "const long long row = first + threadIdx.x % 32 / " + paths.lanes + ";");
+        call(indent + 1, "false", "row < rows ? row : rows - 1, cols, row < rows");
+        k.line(indent, "}");
     };
     auto blockBody = [&](int indent) {
-        k.line(indent, "const long long row = blockIdx.x;");
-        call(indent, "true");
+        k.line(indent, "for (long long row = blockIdx.x; row < rows; row += gridDim.x) {");
+        call(indent + 1, "true", paths.warp ? "row, cols, true" : "row, cols");
+        k.line(indent, "}");
     };
     if (paths.warp && paths.block) {
-        k.line(1, "if (cols <= " + paths.warpMax + ") { // one row per warp");
+        k.line(1, "if (cols <= " + paths.warpMax + ") { // rows per warp");
         warpBody(2);
         k.line(1, "} else { // one row per block");
         blockBody(2);
         k.line(1, "}");
     } else if (paths.warp) {
-        k.line(1, "// One row per warp: the task's rows are at most " + std::to_string(c.options.warpRowMax) + " long.");
+        k.line(1, "// Rows per warp: the task's rows are at most " + std::to_string(c.options.warpRowMax) + " long.");
         warpBody(1);
     } else {
         k.line(1, "// One row per block: the task's rows are longer than " + std::to_string(c.options.warpRowMax) + ".");
-        k.line(1, "(void)rows;");
         blockBody(1);
     }
     k.line(0, "}");
@@ -454,29 +509,31 @@ void describeLaunch(Emitted& e, Context& c, const std::vector<const Value*>& par
 {
     const Tape& tape = c.tape;
     const std::string rows = tape.rowCount(), len = tape.rowLength();
-    const std::string rpb = std::to_string(c.options.rowBlockThreads / 32);
     const std::string paren = rows.find(' ') == std::string::npos ? rows : "(" + rows + ")";
     const std::string warpMax = std::to_string(c.options.warpRowMax);
-    e.launch["kernel"] = c.kernel;
-    if (paths.warp && paths.block)
-        e.launch["grid"] = "(" + len + " <= " + warpMax + ") * ceil_div(" + rows + ", " + rpb + ") + (" + len + " > " +
-                           warpMax + ") * " + paren;
-    else if (paths.warp)
-        e.launch["grid"] = "ceil_div(" + rows + ", " + rpb + ")";
-    else
-        e.launch["grid"] = rows;
-    e.launch["block"] = c.options.rowBlockThreads;
+    const std::string warpGrid = paths.warp ? "ceil_div(" + rows + ", KF_BLOCK / KF_ROW_LANES)" : std::string();
+    std::string grid = paths.warp && paths.block
+                           ? "(" + len + " <= " + warpMax + ") * " + warpGrid + " + (" + len + " > " + warpMax + ") * " + paren
+                       : paths.warp ? warpGrid
+                                    : rows;
+    const std::string persist = c.knob("KF_PERSIST_BLOCKS", 0, {0, 264, 1056},
+                                       "0: a block per row or group of rows; else at most this many blocks, looping over rows");
+    const std::string full = grid.find(' ') == std::string::npos ? grid : "(" + grid + ")";
+    nlohmann::ordered_json launch;
+    launch["kernel"] = c.kernel;
+    launch["grid"] = "(" + persist + " == 0) * " + full + " + (" + persist + " > 0) * min(" + grid + ", " + persist + ")";
+    launch["block"] = "KF_BLOCK";
     nlohmann::ordered_json a = tensorArguments(params);
     a.push_back({{"scalar", rows}, {"type", "int64"}});
     a.push_back({{"scalar", len}, {"type", "int64"}});
-    e.launch["args"] = a;
+    launch["args"] = a;
+    e.launches.push_back(launch);
     const std::string passText = std::to_string(passes) + (passes == 1 ? " pass" : " passes");
     e.mode = std::string(paths.warp && paths.block ? "one row per warp up to " + warpMax + " elements, else one per block"
                          : paths.warp             ? "one row per warp"
                                       : "one row per block of " + std::to_string(c.options.rowBlockThreads) + " threads") +
              "; " + passText + " over each row" +
-             (cached ? ", inputs kept in registers between passes" : std::string()) +
-             "; 16-byte accesses when the row length allows, scalar otherwise";
+             (cached ? ", inputs kept in registers between passes" : std::string());
 }
 
 } // namespace
@@ -485,18 +542,34 @@ Emitted emitRow(Context& c)
 {
     const Plan plan = schedule(c.tape);
     const auto params = parameters(c.tape);
-    const std::string threads = c.constant("kBlockThreads", "int", std::to_string(c.options.rowBlockThreads),
-                                           "threads per block: the launch plan's \"block\"");
+    const std::string blockKnob = c.knob("KF_BLOCK", c.options.rowBlockThreads, {128, 256, 512, 1024},
+                                         "threads per block: the launch plan's \"block\"");
+    const std::string threads = c.constant("kBlockThreads", "int", blockKnob, "threads per block: the launch plan's \"block\"");
     const std::string vecName = c.constant("kVec", "int", std::to_string(c.vec),
                                            "elements per 16-byte access of the widest stored type");
-    const RowPaths paths = choosePaths(c, threads);
-    const PassLayout layout = layoutPasses(c.tape, plan, params);
+    // Rows too long for a block's register cache, and a schedule whose statistics merge from
+    // per-segment records: the split path (EmitRowSplit.cpp), which keeps no register cache.
+    const bool split = rowRange(c.task, c.tape).first >= c.options.splitRowMin && splittable(plan);
+    RowPaths paths = split ? splitPaths(c) : choosePaths(c, threads);
+    // Without per-column tensors a row's chunks need not start at a multiple of kVec.
+    paths.anyLength = std::none_of(params.begin(), params.end(), [](const Value* v) { return v->level == Level::Column; }) &&
+                      std::any_of(params.begin(), params.end(), [](const Value* v) { return v->level == Level::Element; });
+    PassLayout layout = layoutPasses(c.tape, plan, params);
+    if (split)
+        layout.cached.clear();
     const std::string chunks = cacheChunks(c, layout.cached);
 
     Emitted e;
-    e.helpers = RowFunction(c, plan, params, layout).emit(threads, chunks);
-    e.kernel = rowKernel(c, params, paths, threads, vecName);
-    describeLaunch(e, c, params, paths, plan.passes, !layout.cached.empty());
+    e.helpers = RowFunction(c, plan, params, layout, paths).emit(threads, chunks);
+    if (split) {
+        e.kernel = splitKernels(c, params, paths, threads, vecName);
+        describeSplitLaunch(e, c, params, plan);
+    } else {
+        e.kernel = rowKernel(c, params, paths, threads, vecName);
+        describeLaunch(e, c, params, paths, plan.passes, !layout.cached.empty());
+    }
+    e.mode += paths.anyLength ? "; 16-byte accesses for rows of any length, the elements outside whole chunks one at a time"
+                              : "; 16-byte accesses when the row length allows, scalar otherwise";
     return e;
 }
 

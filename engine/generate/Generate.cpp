@@ -78,6 +78,34 @@ std::string header(const detail::Context& c, const std::string& kind, const std:
     return h;
 }
 
+/// The knobs' defaults, each a macro the candidate's defines (NVRTC's -D) may override.
+std::string knobLines(const detail::Context& c)
+{
+    if (c.knobs().empty())
+        return {};
+    std::string s = "// The schedule's knobs (docs/generate.md): the candidate's \"defines\" set them, and `kforge tune`\n"
+                    "// tries the values its \"tune\" block lists. Each default below is the candidate's own value.\n";
+    for (const auto& k : c.knobs())
+        s += "#ifndef " + k.name + "\n#define " + k.name + " " + std::to_string(k.value) + "  // " + k.comment + "\n#endif\n";
+    return s + "\n";
+}
+
+/// The candidate's "defines" (the knobs' defaults) and its "tune" block (the values to try).
+void addTuneSpace(const detail::Context& c, nlohmann::ordered_json& candidate)
+{
+    if (c.knobs().empty())
+        return;
+    nlohmann::ordered_json defines = nlohmann::ordered_json::object(), space = nlohmann::ordered_json::object();
+    for (const auto& k : c.knobs()) {
+        defines[k.name] = k.value;
+        space[k.name] = k.values;
+    }
+    candidate["defines"] = defines;
+    candidate["tune"]["space"] = space;
+    if (!c.conditions().empty())
+        candidate["tune"]["where"] = c.conditions();
+}
+
 } // namespace
 
 Result<ReferenceSteps> opReferenceSteps(const Task& task)
@@ -117,7 +145,7 @@ Result<Generated> generateCandidate(const Task& task, const ReferenceSteps& step
                              : task.reference.kind == Reference::Kind::Tape ? "op tape"
                                                                             : "TorchScript";
     std::string src = header(c, kind, e.mode);
-    src += "#include <kf/prelude.cuh>\n\nnamespace {\n\n";
+    src += "#include <kf/prelude.cuh>\n\n" + knobLines(c) + "namespace {\n\n";
     for (const auto& l : c.constantLines())
         src += l + "\n";
     src += "\n" + e.helpers + "\n} // namespace\n\n" + e.kernel;
@@ -128,7 +156,10 @@ Result<Generated> generateCandidate(const Task& task, const ReferenceSteps& step
         ops += (ops.empty() ? "" : " -> ") + s.op;
     g.candidate["file"] = options.fileName;
     g.candidate["description"] = "generated from the reference (" + ops + "): " + e.mode;
-    g.candidate["launches"] = nlohmann::ordered_json::array({e.launch});
+    addTuneSpace(c, g.candidate);
+    if (!e.scratch.is_null())
+        g.candidate["scratch"] = e.scratch;
+    g.candidate["launches"] = e.launches;
     g.summary = ops + " fused into " + c.kernel + "; " + e.mode;
     g.kernel = c.kernel;
     return g;
@@ -138,6 +169,9 @@ Result<CompileResult> compileGenerated(const Task& task, const Generated& genera
 {
     Candidate candidate;
     candidate.file = generated.candidate.value("file", std::string("generated.cu"));
+    if (const auto d = generated.candidate.find("defines"); d != generated.candidate.end())
+        for (const auto& [name, value] : d->items())
+            candidate.defines.emplace_back(name, value.is_string() ? value.get<std::string>() : value.dump());
     Launch launch;
     launch.kernel = generated.kernel;
     candidate.launches.push_back(launch);

@@ -27,6 +27,8 @@ struct GenerateOptions {
     int cacheRegisters = 64;     ///< 32-bit registers per thread that keep inputs between passes
     int chunksPerThread = 2;     ///< elementwise kernels: 16-byte accesses in flight per thread and tensor
     int minBlocksPerSm = 4;      ///< row kernels: __launch_bounds__'s second argument (0: none)
+    int splitRowMin = 16384;     ///< rows at least this long (all the task admits) are split over blocks
+    int splitSegments = 4;       ///< split rows: blocks (segments) per row
 };
 
 /// The steps a task's reference computes, with where they came from for errors.

@@ -10,10 +10,19 @@
 // steps read is read back in the dtype the reference's next step reads.
 #include <kf/prelude.cuh>
 
+// The schedule's knobs (docs/generate.md): the candidate's "defines" set them, and `kforge tune`
+// tries the values its "tune" block lists. Each default below is the candidate's own value.
+#ifndef KF_BLOCK
+#define KF_BLOCK 256  // threads per block: the launch plan's "block"
+#endif
+#ifndef KF_CHUNKS
+#define KF_CHUNKS 2  // 16-byte chunks per thread and tensor: loads in flight
+#endif
+
 namespace {
 
-constexpr int kBlockThreads = 256;  // threads per block: the launch plan's "block"
-constexpr int kChunksPerThread = 2;  // vector chunks per thread: loads in flight per tensor
+constexpr int kBlockThreads = KF_BLOCK;  // threads per block: the launch plan's "block"
+constexpr int kChunksPerThread = KF_CHUNKS;  // vector chunks per thread: loads in flight per tensor
 constexpr int kVec = 4;  // elements per 16-byte access of the widest stored type
 
 /// W consecutive elements from element i: W = kVec on the vector path, 1 on the scalar one.

@@ -12,39 +12,57 @@
 // steps read is read back in the dtype the reference's next step reads.
 #include <kf/prelude.cuh>
 
+// The schedule's knobs (docs/generate.md): the candidate's "defines" set them, and `kforge tune`
+// tries the values its "tune" block lists. Each default below is the candidate's own value.
+#ifndef KF_BLOCK
+#define KF_BLOCK 128  // threads per block: the launch plan's "block"
+#endif
+#ifndef KF_ROW_LANES
+#define KF_ROW_LANES 32  // warp path: lanes per row (32 / lanes rows per warp)
+#endif
+#ifndef KF_CACHE_CHUNKS
+#define KF_CACHE_CHUNKS 4  // vector chunks per thread and input kept in registers between passes
+#endif
+#ifndef KF_MIN_BLOCKS
+#define KF_MIN_BLOCKS 4  // __launch_bounds__: blocks per SM the register budget must allow (0: none)
+#endif
+#ifndef KF_PERSIST_BLOCKS
+#define KF_PERSIST_BLOCKS 0  // 0: a block per row or group of rows; else at most this many blocks, looping over rows
+#endif
+
 namespace {
 
-constexpr int kBlockThreads = 128;  // threads per block: the launch plan's "block"
+constexpr int kBlockThreads = KF_BLOCK;  // threads per block: the launch plan's "block"
 constexpr int kVec = 8;  // elements per 16-byte access of the widest stored type
 constexpr int kWarpRowMax = 1024;  // rows up to this length get a warp each, longer rows a block
-constexpr int kRowsPerBlock = kBlockThreads / 32;  // warp per row: rows per block
-constexpr int kCacheChunks = 4;  // chunks per thread kept in registers between passes
+constexpr int kRowLanes = KF_ROW_LANES;  // warp path: the lanes of a row, a power of two up to 32
+constexpr int kRowsPerBlock = kBlockThreads / kRowLanes;  // warp path: rows per block
+constexpr int kCacheChunks = KF_CACHE_CHUNKS;  // chunks per thread kept in registers between passes
 constexpr int kScalarCacheChunks = 2;  // the scalar path keeps fewer: more costs it spills
 constexpr float kStep2Eps = 1e-06f;  // step 2: rms_norm eps
-constexpr int kMinBlocksPerSm = 4;  // blocks per SM the register budget must allow (bandwidth needs rows in flight)
 
-/// The sum of v over the row's threads: a warp (Block = false) or the whole block.
+/// The sum of v over the row's threads: its lanes (Block = false) or the whole block.
 template <bool Block, typename T>
 __device__ __forceinline__ T row_sum(T v)
 {
     if constexpr (Block)
         return kf::block_reduce_sum(v);
     else
-        return kf::warp_reduce_sum(v);
+        return kf::warp_reduce_sum<kRowLanes>(v);
 }
 
-/// One row: W elements per access (kVec on the vector path, 1 on the scalar one), processed by a
-/// warp (Block = false) or by the whole block.
+/// One row: W elements per access (kVec on the vector path, 1 on the scalar one), processed by
+/// kRowLanes lanes of a warp (Block = false) or by the whole block. Stores only when active.
 template <int W, bool Block>
 __device__ __forceinline__ void generated_row(const __half* __restrict__ x,
         const __half* __restrict__ residual,
         const __half* __restrict__ w,
         __half* __restrict__ y,
         __half* __restrict__ h,
-        long long row, long long cols)
+        long long row, long long cols, bool active)
 {
-    constexpr int kThreads = Block ? kBlockThreads : 32;
-    const int tid = static_cast<int>(Block ? threadIdx.x : threadIdx.x % 32);
+    constexpr int kThreads = Block ? kBlockThreads : kRowLanes;
+    const int tid = static_cast<int>(Block ? threadIdx.x : threadIdx.x % kRowLanes);
     const long long base = row * cols;
     const long long chunks = cols / W;
     constexpr int kCached = W == 1 ? kScalarCacheChunks : kCacheChunks;
@@ -53,7 +71,7 @@ __device__ __forceinline__ void generated_row(const __half* __restrict__ x,
 
     // Pass 1: statistics of step 2 (rms_norm); writes h.
     float y_sumsq = 0.0f;
-    auto pass1 = [&](long long c, const kf::Vec<__half, W>& x_v, const kf::Vec<__half, W>& residual_v) {
+    auto pass1 = [&](long long e, const kf::Vec<__half, W>& x_v, const kf::Vec<__half, W>& residual_v) {
         float h_out[W];
 #pragma unroll
         for (int j = 0; j < W; ++j) {
@@ -64,7 +82,9 @@ __device__ __forceinline__ void generated_row(const __half* __restrict__ x,
             y_sumsq += h_j * h_j;
             h_out[j] = h_j;
         }
-        kf::store_floats<W>(h + base + c * W, h_out);
+        if (active) {
+            kf::store_floats<W>(h + base + e, h_out);
+        }
     };
 #pragma unroll
     for (int k = 0; k < kCached; ++k) {
@@ -72,16 +92,16 @@ __device__ __forceinline__ void generated_row(const __half* __restrict__ x,
         if (c < chunks) {
             x_cache[k] = kf::load_vec<W>(x + base + c * W);
             residual_cache[k] = kf::load_vec<W>(residual + base + c * W);
-            pass1(c, x_cache[k], residual_cache[k]);
+            pass1(c * W, x_cache[k], residual_cache[k]);
         }
     }
     for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
-        pass1(c, kf::load_vec<W>(x + base + c * W), kf::load_vec<W>(residual + base + c * W));
+        pass1(c * W, kf::load_vec<W>(x + base + c * W), kf::load_vec<W>(residual + base + c * W));
     const float y_rstd = rsqrtf(row_sum<Block>(y_sumsq) / static_cast<float>(cols) + kStep2Eps);
 
     // Pass 2: writes y.
-    auto pass2 = [&](long long c, const kf::Vec<__half, W>& x_v, const kf::Vec<__half, W>& residual_v) {
-        const kf::Vec<__half, W> w_v = kf::load_vec<W>(w + c * W);
+    auto pass2 = [&](long long e, const kf::Vec<__half, W>& x_v, const kf::Vec<__half, W>& residual_v) {
+        const kf::Vec<__half, W> w_v = kf::load_vec<W>(w + e);
         float y_out[W];
 #pragma unroll
         for (int j = 0; j < W; ++j) {
@@ -94,22 +114,29 @@ __device__ __forceinline__ void generated_row(const __half* __restrict__ x,
             const float y_j = h_j * y_rstd * w_j;
             y_out[j] = y_j;
         }
-        kf::store_floats<W>(y + base + c * W, y_out);
+        if (active) {
+            kf::store_floats<W>(y + base + e, y_out);
+        }
     };
 #pragma unroll
     for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
-            pass2(c, x_cache[k], residual_cache[k]);
+            pass2(c * W, x_cache[k], residual_cache[k]);
         }
     }
     for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
-        pass2(c, kf::load_vec<W>(x + base + c * W), kf::load_vec<W>(residual + base + c * W));
+        pass2(c * W, kf::load_vec<W>(x + base + c * W), kf::load_vec<W>(residual + base + c * W));
 }
 
 } // namespace
 
-extern "C" __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm)
+extern "C" __global__ void
+#if KF_MIN_BLOCKS > 0
+    __launch_bounds__(kBlockThreads, KF_MIN_BLOCKS) // bandwidth needs rows in flight
+#else
+    __launch_bounds__(kBlockThreads)
+#endif
     generated_gen_add_rms_norm_fp16(const __half* __restrict__ x,
         const __half* __restrict__ residual,
         const __half* __restrict__ w,
@@ -118,19 +145,22 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm)
         long long rows, long long cols)
 {
     const bool vector = cols % kVec == 0 && kf::aligned16(x, residual, w, y, h);
-    if (cols <= kWarpRowMax) { // one row per warp
-        const long long row = static_cast<long long>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
-        if (row >= rows)
-            return;
-        if (vector)
-            generated_row<kVec, false>(x, residual, w, y, h, row, cols);
-        else
-            generated_row<1, false>(x, residual, w, y, h, row, cols);
+    if (cols <= kWarpRowMax) { // rows per warp
+        // A warp's lanes loop alike (the shuffles need all 32): from the warp's first row.
+        for (long long first = static_cast<long long>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32 * (32 / kRowLanes); first < rows;
+            first += static_cast<long long>(gridDim.x) * kRowsPerBlock) {
+            const long long row = first + threadIdx.x % 32 / kRowLanes;
+            if (vector)
+                generated_row<kVec, false>(x, residual, w, y, h, row < rows ? row : rows - 1, cols, row < rows);
+            else
+                generated_row<1, false>(x, residual, w, y, h, row < rows ? row : rows - 1, cols, row < rows);
+        }
     } else { // one row per block
-        const long long row = blockIdx.x;
-        if (vector)
-            generated_row<kVec, true>(x, residual, w, y, h, row, cols);
-        else
-            generated_row<1, true>(x, residual, w, y, h, row, cols);
+        for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+            if (vector)
+                generated_row<kVec, true>(x, residual, w, y, h, row, cols, true);
+            else
+                generated_row<1, true>(x, residual, w, y, h, row, cols, true);
+        }
     }
 }

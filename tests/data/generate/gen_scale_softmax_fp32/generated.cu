@@ -6,32 +6,50 @@
 //   step 2  y = softmax(s, dim=-1)  fp32 [B, D]  output
 //
 // Launch: one row per warp up to 1024 elements, else one per block; 2 passes over each row, inputs
-//   kept in registers between passes; 16-byte accesses when the row length allows, scalar
-//   otherwise.
+//   kept in registers between passes; 16-byte accesses for rows of any length, the elements outside
+//   whole chunks one at a time.
 // Arithmetic in fp32; each output is rounded once, when it is stored, and an output that later
 // steps read is read back in the dtype the reference's next step reads.
 #include <kf/prelude.cuh>
 
+// The schedule's knobs (docs/generate.md): the candidate's "defines" set them, and `kforge tune`
+// tries the values its "tune" block lists. Each default below is the candidate's own value.
+#ifndef KF_BLOCK
+#define KF_BLOCK 128  // threads per block: the launch plan's "block"
+#endif
+#ifndef KF_ROW_LANES
+#define KF_ROW_LANES 32  // warp path: lanes per row (32 / lanes rows per warp)
+#endif
+#ifndef KF_CACHE_CHUNKS
+#define KF_CACHE_CHUNKS 8  // vector chunks per thread and input kept in registers between passes
+#endif
+#ifndef KF_MIN_BLOCKS
+#define KF_MIN_BLOCKS 4  // __launch_bounds__: blocks per SM the register budget must allow (0: none)
+#endif
+#ifndef KF_PERSIST_BLOCKS
+#define KF_PERSIST_BLOCKS 0  // 0: a block per row or group of rows; else at most this many blocks, looping over rows
+#endif
+
 namespace {
 
-constexpr int kBlockThreads = 128;  // threads per block: the launch plan's "block"
+constexpr int kBlockThreads = KF_BLOCK;  // threads per block: the launch plan's "block"
 constexpr int kVec = 4;  // elements per 16-byte access of the widest stored type
 constexpr int kWarpRowMax = 1024;  // rows up to this length get a warp each, longer rows a block
-constexpr int kRowsPerBlock = kBlockThreads / 32;  // warp per row: rows per block
-constexpr int kCacheChunks = 8;  // chunks per thread kept in registers between passes
+constexpr int kRowLanes = KF_ROW_LANES;  // warp path: the lanes of a row, a power of two up to 32
+constexpr int kRowsPerBlock = kBlockThreads / kRowLanes;  // warp path: rows per block
+constexpr int kCacheChunks = KF_CACHE_CHUNKS;  // chunks per thread kept in registers between passes
 constexpr int kScalarCacheChunks = 2;  // the scalar path keeps fewer: more costs it spills
 constexpr float kStep1Scalar = 0.125f;  // step 1: the scalar of mul
 constexpr unsigned kQuietNanBits = 0x7fc00000u;  // a NaN: a NaN in a row propagates, as in LibTorch
-constexpr int kMinBlocksPerSm = 4;  // blocks per SM the register budget must allow (bandwidth needs rows in flight)
 
-/// The sum of v over the row's threads: a warp (Block = false) or the whole block.
+/// The sum of v over the row's threads: its lanes (Block = false) or the whole block.
 template <bool Block, typename T>
 __device__ __forceinline__ T row_sum(T v)
 {
     if constexpr (Block)
         return kf::block_reduce_sum(v);
     else
-        return kf::warp_reduce_sum(v);
+        return kf::warp_reduce_sum<kRowLanes>(v);
 }
 
 /// The maximum of v over the row's threads (fmaxf: NaN is tracked apart where it must propagate).
@@ -41,27 +59,30 @@ __device__ __forceinline__ T row_max(T v)
     if constexpr (Block)
         return kf::block_reduce_max(v);
     else
-        return kf::warp_reduce_max(v);
+        return kf::warp_reduce_max<kRowLanes>(v);
 }
 
-/// One row: W elements per access (kVec on the vector path, 1 on the scalar one), processed by a
-/// warp (Block = false) or by the whole block.
+/// One row: W elements per access (kVec on the vector path, 1 on the scalar one), processed by
+/// kRowLanes lanes of a warp (Block = false) or by the whole block. Stores only when active.
 template <int W, bool Block>
 __device__ __forceinline__ void generated_row(const float* __restrict__ x,
         float* __restrict__ y,
-        long long row, long long cols)
+        long long row, long long cols, bool active)
 {
-    constexpr int kThreads = Block ? kBlockThreads : 32;
-    const int tid = static_cast<int>(Block ? threadIdx.x : threadIdx.x % 32);
+    constexpr int kThreads = Block ? kBlockThreads : kRowLanes;
+    const int tid = static_cast<int>(Block ? threadIdx.x : threadIdx.x % kRowLanes);
     const long long base = row * cols;
-    const long long chunks = cols / W;
+    // A row may start off a 16-byte boundary: its elements before the first boundary (head) and
+    // after the last whole chunk go one at a time, the chunks between them 16 bytes at a time.
+    const long long head = W == 1 ? 0 : ((W - base % W) % W < cols ? (W - base % W) % W : cols);
+    const long long chunks = (cols - head) / W;
     constexpr int kCached = W == 1 ? kScalarCacheChunks : kCacheChunks;
     kf::Vec<float, W> x_cache[kCached];
 
     // Pass 1: statistics of step 2 (softmax).
     float y_tmax = kf::neg_inf(), y_tsum = 0.0f;
     int y_tnan = 0;  // fmaxf drops NaN; a NaN in the row makes it all NaN
-    auto pass1 = [&](long long c, const kf::Vec<float, W>& x_v) {
+    auto pass1 = [&](long long e, const kf::Vec<float, W>& x_v) {
         float y_in[W];
 #pragma unroll
         for (int j = 0; j < W; ++j) {
@@ -86,17 +107,44 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
     for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
-            x_cache[k] = kf::load_vec<W>(x + base + c * W);
-            pass1(c, x_cache[k]);
+            x_cache[k] = kf::load_vec<W>(x + base + head + c * W);
+            pass1(head + c * W, x_cache[k]);
         }
     }
     for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
-        pass1(c, kf::load_vec<W>(x + base + c * W));
+        pass1(head + c * W, kf::load_vec<W>(x + base + head + c * W));
+    if constexpr (W > 1) { // the elements outside whole chunks, one at a time
+        auto pass1_one = [&](long long e, const kf::Vec<float, 1>& x_v) {
+            float y_in[1];
+#pragma unroll
+            for (int j = 0; j < 1; ++j) {
+                const float x_j = kf::to_float(x_v[j]);
+                // step 1: s = mul(x, 0.125)
+                const float s_j = x_j * kStep1Scalar;
+                y_in[j] = s_j;
+                y_tnan |= s_j != s_j;
+            }
+            // This chunk's (max, sum of exp), merged into the thread's running pair.
+            float y_cmax = y_in[0];
+#pragma unroll
+            for (int j = 1; j < 1; ++j)
+                y_cmax = fmaxf(y_cmax, y_in[j]);
+            float y_csum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < 1; ++j)
+                y_csum += expf(y_in[j] - y_cmax);
+            kf::online_softmax_merge(y_tmax, y_tsum, y_cmax, y_csum);
+        };
+        for (long long i = tid; i < cols - chunks * W; i += kThreads) {
+            const long long e = i < head ? i : i + chunks * W;
+            pass1_one(e, kf::load_vec<1>(x + base + e));
+        }
+    }
     const float y_max = row_max<Block>(y_tmax);
     const float y_sum = row_max<Block>(y_tnan) != 0 ? __uint_as_float(kQuietNanBits) : row_sum<Block>(y_tmax == kf::neg_inf() ? 0.0f : y_tsum * expf(y_tmax - y_max));
 
     // Pass 2: writes y.
-    auto pass2 = [&](long long c, const kf::Vec<float, W>& x_v) {
+    auto pass2 = [&](long long e, const kf::Vec<float, W>& x_v) {
         float y_out[W];
 #pragma unroll
         for (int j = 0; j < W; ++j) {
@@ -107,40 +155,71 @@ __device__ __forceinline__ void generated_row(const float* __restrict__ x,
             const float y_j = expf(s_j - y_max) / y_sum;
             y_out[j] = y_j;
         }
-        kf::store_floats<W>(y + base + c * W, y_out);
+        if (active) {
+            kf::store_floats<W>(y + base + e, y_out);
+        }
     };
 #pragma unroll
     for (int k = 0; k < kCached; ++k) {
         const long long c = tid + static_cast<long long>(k) * kThreads;
         if (c < chunks) {
-            pass2(c, x_cache[k]);
+            pass2(head + c * W, x_cache[k]);
         }
     }
     for (long long c = tid + static_cast<long long>(kCached) * kThreads; c < chunks; c += kThreads) // beyond the register cache
-        pass2(c, kf::load_vec<W>(x + base + c * W));
+        pass2(head + c * W, kf::load_vec<W>(x + base + head + c * W));
+    if constexpr (W > 1) { // the elements outside whole chunks, one at a time
+        auto pass2_one = [&](long long e, const kf::Vec<float, 1>& x_v) {
+            float y_out[1];
+#pragma unroll
+            for (int j = 0; j < 1; ++j) {
+                const float x_j = kf::to_float(x_v[j]);
+                // step 1: s = mul(x, 0.125)
+                const float s_j = x_j * kStep1Scalar;
+                // step 2: y = softmax(s, dim=-1)
+                const float y_j = expf(s_j - y_max) / y_sum;
+                y_out[j] = y_j;
+            }
+            if (active) {
+                kf::store_floats<1>(y + base + e, y_out);
+            }
+        };
+        for (long long i = tid; i < cols - chunks * W; i += kThreads) {
+            const long long e = i < head ? i : i + chunks * W;
+            pass2_one(e, kf::load_vec<1>(x + base + e));
+        }
+    }
 }
 
 } // namespace
 
-extern "C" __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm)
+extern "C" __global__ void
+#if KF_MIN_BLOCKS > 0
+    __launch_bounds__(kBlockThreads, KF_MIN_BLOCKS) // bandwidth needs rows in flight
+#else
+    __launch_bounds__(kBlockThreads)
+#endif
     generated_gen_scale_softmax_fp32(const float* __restrict__ x,
         float* __restrict__ y,
         long long rows, long long cols)
 {
-    const bool vector = cols % kVec == 0 && kf::aligned16(x, y);
-    if (cols <= kWarpRowMax) { // one row per warp
-        const long long row = static_cast<long long>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
-        if (row >= rows)
-            return;
-        if (vector)
-            generated_row<kVec, false>(x, y, row, cols);
-        else
-            generated_row<1, false>(x, y, row, cols);
+    const bool vector = kf::aligned16(x, y);
+    if (cols <= kWarpRowMax) { // rows per warp
+        // A warp's lanes loop alike (the shuffles need all 32): from the warp's first row.
+        for (long long first = static_cast<long long>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32 * (32 / kRowLanes); first < rows;
+            first += static_cast<long long>(gridDim.x) * kRowsPerBlock) {
+            const long long row = first + threadIdx.x % 32 / kRowLanes;
+            if (vector)
+                generated_row<kVec, false>(x, y, row < rows ? row : rows - 1, cols, row < rows);
+            else
+                generated_row<1, false>(x, y, row < rows ? row : rows - 1, cols, row < rows);
+        }
     } else { // one row per block
-        const long long row = blockIdx.x;
-        if (vector)
-            generated_row<kVec, true>(x, y, row, cols);
-        else
-            generated_row<1, true>(x, y, row, cols);
+        for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+            if (vector)
+                generated_row<kVec, true>(x, y, row, cols, true);
+            else
+                generated_row<1, true>(x, y, row, cols, true);
+        }
     }
 }
