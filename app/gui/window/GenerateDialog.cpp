@@ -103,10 +103,15 @@ bool GenerateDialog::prepare(const QString& taskDir)
     QStringList args;
     for (const auto& a : launch["args"])
         args << QString::fromStdString(a.is_string() ? a.get<std::string>() : a.value("scalar", std::string()));
-    m_plan->setText(tr("Launch plan: <code>%1</code> with grid <code>%2</code>, block <code>%3</code>, arguments <code>%4</code>.")
-                        .arg(QString::fromStdString(launch["kernel"].get<std::string>()),
-                             QString::fromStdString(launch["grid"].get<std::string>()).toHtmlEscaped(),
-                             QString::number(launch["block"].get<int>()), args.join(QStringLiteral(", ")).toHtmlEscaped()));
+    // grid and block are expressions (text, a number, or the generated knobs such as "KF_BLOCK").
+    auto text = [](const nlohmann::ordered_json& v) {
+        return QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump()).toHtmlEscaped();
+    };
+    const auto launches = m_generated->candidate["launches"].size();
+    m_plan->setText(tr("Launch plan: <code>%1</code> with grid <code>%2</code>, block <code>%3</code>, arguments <code>%4</code>%5.")
+                        .arg(QString::fromStdString(launch["kernel"].get<std::string>()).toHtmlEscaped(), text(launch["grid"]),
+                             text(launch["block"]), args.join(QStringLiteral(", ")).toHtmlEscaped(),
+                             launches > 1 ? tr(", then %n more launch(es)", nullptr, int(launches - 1)) : QString()));
     m_name->setText(name);
     m_name->setEnabled(true);
     m_add->setEnabled(false);
