@@ -14,6 +14,7 @@ extern const char kKforgeBin[];       // the kforge executable
 extern const char kRunnerBin[];       // the kforge-runner executable
 extern const char kCastFixtureDir[];  // the .cast fixtures tst_cast and cast_models write
 extern const char kTorchPython[];     // a Python that imports this tree's torch; empty if none
+extern const char kTestCacheDir[];    // caches the tests keep outside the clone (~/.cache/kernelforge/tests)
 }  // namespace kf::testpaths
 
 #define KF_SOURCE_DIR (::kf::testpaths::kSourceDir)
@@ -22,3 +23,4 @@ extern const char kTorchPython[];     // a Python that imports this tree's torch
 #define KF_RUNNER_BIN (::kf::testpaths::kRunnerBin)
 #define KF_CAST_FIXTURE_DIR (::kf::testpaths::kCastFixtureDir)
 #define KF_TORCH_PYTHON (::kf::testpaths::kTorchPython)
+#define KF_TEST_CACHE_DIR (::kf::testpaths::kTestCacheDir)

@@ -3,7 +3,9 @@
 // parameters), the refusals word for word, writing a candidate into a task, and 400 random tapes
 // that must generate deterministically into a plan the engine accepts for every shape.
 #include "engine/cast/ReferenceSteps.h"
+#include "engine/compile/CompileCache.h"
 #include "engine/compile/Compiler.h"
+#include "engine/core/FileLock.h"
 #include "engine/core/Files.h"
 #include "engine/generate/Generate.h"
 #include "engine/task/Task.h"
@@ -21,6 +23,15 @@ using namespace kf;
 using Json = nlohmann::json;
 
 namespace {
+
+/// NVRTC's results for these sources, kept outside the clone (docs/test-loop.md): the key is the
+/// source, the options and NVRTC's version, so a machine that ran the test before reads each
+/// build back instead of compiling ~140 kernels again; a changed generator is a new key.
+const kf::CompileCache& testCache()
+{
+    static const kf::CompileCache cache(std::filesystem::path(KF_TEST_CACHE_DIR) / "generate-compile");
+    return cache;
+}
 
 const fs::path kExamples = std::string(KF_SOURCE_DIR) + "/resources/examples";
 const fs::path kTapes = std::string(KF_TEST_DATA_DIR) + "/generate";
@@ -265,7 +276,7 @@ void TestGenerate::goldenCompile()
     KF_VERIFY_OK(t);
     auto g = generateFor(*t);
     KF_VERIFY_OK(g);
-    auto r = gen::compileGenerated(*t, *g, arch.toStdString());
+    auto r = gen::compileGenerated(*t, *g, arch.toStdString(), &testCache());
     KF_VERIFY_OK(r);
     QVERIFY2(r->success, r->log.c_str());
     QCOMPARE(r->warningCount(), 0);
@@ -464,7 +475,7 @@ void TestGenerate::corners()
     QCOMPARE(qs(g->kernel), QString("generated_row_kernel")); // the task is named "row": not the helper's name
     if (!nvrtcVersion())
         return;
-    auto r = gen::compileGenerated(*task, *g, "sm_90");
+    auto r = gen::compileGenerated(*task, *g, "sm_90", &testCache());
     KF_VERIFY_OK(r);
     QVERIFY2(r->success && r->warningCount() == 0, r->log.c_str());
 }
@@ -508,8 +519,16 @@ void TestGenerate::writesIntoTheTask()
 /// shape. Every 4th is compiled with NVRTC: no error, no warning.
 void TestGenerate::randomTapes()
 {
-    QTemporaryDir dir;
-    const fs::path d = dir.path().toStdString();
+    // The task folder is an include directory, so its path and files are part of each build's
+    // cache key: a fixed folder beside the test cache (emptied first, locked against another
+    // clone's run) lets a machine that ran this before read the 100 builds back.
+    const fs::path d = fs::path(KF_TEST_CACHE_DIR) / "random-tapes";
+    std::error_code ec;
+    fs::create_directories(d.parent_path(), ec);
+    auto lock = FileLock::acquire(d.parent_path() / "random-tapes.lock", std::chrono::minutes(10));
+    KF_VERIFY_OK(lock);
+    fs::remove_all(d, ec);
+    fs::create_directories(d, ec);
     KF_VERIFY_OK(writeFileAtomic(d / "placeholder.cu", "extern \"C\" __global__ void k() {}\n"));
     const bool nvrtc = nvrtcVersion().ok();
     int generated = 0, compiled = 0;
@@ -528,7 +547,7 @@ void TestGenerate::randomTapes()
         QVERIFY2(check, qPrintable(qs(check ? "" : check.error().message() + "\n" + g->candidate.dump())));
         ++generated;
         if (nvrtc && seed % 4 == 0) {
-            auto r = gen::compileGenerated(*task, *g, "sm_90");
+            auto r = gen::compileGenerated(*task, *g, "sm_90", &testCache());
             KF_VERIFY_OK(r);
             QVERIFY2(r->success && r->warningCount() == 0, qPrintable(qs(r->log + "\n" + tj.dump(1))));
             ++compiled;

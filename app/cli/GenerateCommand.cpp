@@ -5,6 +5,7 @@
 #include "ExitCodes.h"
 #include "engine/cast/ReferenceSteps.h"
 #include "engine/compile/Compiler.h"
+#include "engine/compile/CompileCache.h"
 #include "engine/generate/Generate.h"
 #include "engine/task/Task.h"
 
@@ -58,11 +59,13 @@ int run(const GenerateArgs& a)
     nlohmann::json compiled = {{"arch", arch}};
     std::string compileLine;
     int code = kExitOk;
+    // The user's compile cache: generating the same task again checks it at once.
+    const CompileCache userCache(CompileCache::defaultDirectory());
     if (auto v = nvrtcVersion(); !v) {
         compiled["status"] = "not compiled";
         compiled["why"] = v.error().why;
         compileLine = "not compiled: " + v.error().why;
-    } else if (auto r = gen::compileGenerated(*task, *generated, arch); !r) {
+    } else if (auto r = gen::compileGenerated(*task, *generated, arch, &userCache); !r) {
         compiled["status"] = "not compiled";
         compiled["why"] = r.error().message();
         compileLine = "not compiled: " + r.error().message();

@@ -165,7 +165,8 @@ Result<Generated> generateCandidate(const Task& task, const ReferenceSteps& step
     return g;
 }
 
-Result<CompileResult> compileGenerated(const Task& task, const Generated& generated, const std::string& arch)
+Result<CompileResult> compileGenerated(const Task& task, const Generated& generated, const std::string& arch,
+                                       const CompileCache* cache)
 {
     Candidate candidate;
     candidate.file = generated.candidate.value("file", std::string("generated.cu"));
@@ -179,7 +180,7 @@ Result<CompileResult> compileGenerated(const Task& task, const Generated& genera
     // The check before writing reads errors, warnings, registers and spills, never the SASS:
     // no disassembler run (about half of each check's time).
     request.wantSass = false;
-    return compile(request);
+    return compile(request, cache);
 }
 
 Result<fs::path> addGeneratedCandidate(const fs::path& taskDir, const Generated& generated)

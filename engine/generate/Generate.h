@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+namespace kf {
+class CompileCache;
+}
+
 namespace kf::gen {
 
 struct GenerateOptions {
@@ -54,8 +58,10 @@ Result<Generated> generateCandidate(const Task& task, const ReferenceSteps& step
 
 /// Compiles the generated source with NVRTC for `arch` under the task's compile settings, as the
 /// task's own candidates are compiled (the CLI's and the workbench's check before writing). The
-/// result carries no SASS (sassUnavailableReason says it was not requested).
-Result<CompileResult> compileGenerated(const Task& task, const Generated& generated, const std::string& arch);
+/// result carries no SASS (sassUnavailableReason says it was not requested). With `cache`, a
+/// source and options compiled before are read back instead of compiled again.
+Result<CompileResult> compileGenerated(const Task& task, const Generated& generated, const std::string& arch,
+                                       const CompileCache* cache = nullptr);
 
 /// Adds `generated` to the task in `taskDir` as `generated.candidate["file"]`: writes the source,
 /// then task.json (both atomically), after the engine validated the new task. Refuses a file

@@ -157,7 +157,8 @@ void GenerateDialog::startCompileCheck()
     watcher->setFuture(QtConcurrent::run([task, generated, arch]() -> Result<CompileResult> {
         if (auto v = nvrtcVersion(); !v)
             return v.error();
-        return gen::compileGenerated(task, generated, arch);
+        const CompileCache cache(CompileCache::defaultDirectory());
+        return gen::compileGenerated(task, generated, arch, &cache);
     }));
 }
 
