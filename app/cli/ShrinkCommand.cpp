@@ -147,12 +147,10 @@ int runShrink(const RunArgs& a)
     if (int rc = readArguments(a, task, candidate, given, seed); rc != kExitOk)
         return rc;
 
-    std::optional<Endpoint> endpoint;
-    if (auto rc = resolveEndpointOrExit(a.endpoint, endpoint))
-        return *rc;
-    RunnerSession session(a.runnerPath, a.arch, endpoint);
-    if (auto failed = session.start())
+    std::unique_ptr<RunnerSession> runner;
+    if (auto failed = startRunner(a, runner))
         return *failed;
+    RunnerSession& session = *runner;
     const std::string label = task.name + "/" + candidate->file;
 
     // 1. Where does it fail, and how? The task's test shapes, or the one given.
