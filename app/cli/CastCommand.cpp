@@ -1,6 +1,7 @@
-// `kforge cast export | inspect | check | run`: .cast packages of registry kernels (docs/cast.md,
-// docs/cast-format.md).
+// `kforge cast export | inspect | check` and the command line of `kforge cast`: .cast packages of
+// registry kernels (docs/cast.md, docs/cast-format.md). `kforge cast run` is in CastRun.cpp.
 #include "CastCommand.h"
+#include "CastArgs.h"
 
 #include "ExitCodes.h"
 #include "ProgressLine.h"
@@ -10,13 +11,8 @@
 #include "engine/cast/ModelRuns.h"
 #include "engine/cast/CastPackage.h"
 #include "engine/cast/CastPackageEvidence.h"
-#include "engine/core/Files.h"
-#include "engine/core/InstallLayout.h"
 #include "engine/protocol/Signature.h"
 #include "engine/registry/Registry.h"
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -33,36 +29,9 @@
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace kf::cli {
+namespace kf::cli::castcli {
 
 namespace {
-
-struct CastArgs {
-    std::vector<std::string> ids;
-    std::string output;
-    std::string archs;
-    std::string ptx;
-    std::vector<std::string> names;
-    std::string packageName;
-    std::string packageVersion = "1.0.0";
-    bool allowDeprecated = false;
-    std::string registry;
-    std::string file;
-    bool json = false;
-    // cast run
-    std::string device;
-    int runs = 20;
-    bool noKernels = false;
-    std::string op;
-    // models
-    std::vector<std::string> models;    // export: [NAME=]FILE
-    std::vector<std::string> inputs;    // export: [NAME=]FILE, by position or name
-    std::string model;                  // run: which model
-    int warmup = 5;
-    bool check = false;
-    bool allowFallback = false;
-    bool record = false;
-};
 
 void printJson(const json& j) { std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n'; }
 
@@ -91,17 +60,18 @@ std::vector<std::string> splitList(const std::string& s)
     return out;
 }
 
-int reportError(const Error& e, bool asJson, const char* command, int code)
+// "cast::a, cast::b": the ops of a package or of a model, as C++ calls them.
+std::string castOps(const std::vector<std::string>& names)
 {
-    if (asJson)
-        printJson({{"schema_version", 1}, {"command", std::string("cast ") + command}, {"ok", false},
-                   {"error", {{"what", e.what}, {"why", e.why}, {"hint", e.hint}, {"file", e.file}, {"entry", e.pointer}}}});
-    else
-        std::cerr << "kforge: " << e.message() << '\n';
-    return code;
+    std::string out;
+    for (const auto& n : names)
+        out += (out.empty() ? "cast::" : ", cast::") + n;
+    return out;
 }
 
-int exportCommand(const CastArgs& a)
+// The export's options from the command line: --name ID=NAME and the [NAME=]FILE of --model and
+// --inputs.
+Result<cast::ExportOptions> exportOptions(const CastArgs& a)
 {
     cast::ExportOptions o;
     o.ids = a.ids;
@@ -114,8 +84,7 @@ int exportCommand(const CastArgs& a)
     for (const std::string& n : a.names) {
         const auto eq = n.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == n.size())
-            return reportError(Error::failed("read --name", "\"" + n + "\" is not ID=NAME", "e.g. --name cuda_add_h100_fp32_n64_v1=my_add"),
-                               a.json, "export", kExitUsage);
+            return Error::failed("read --name", "\"" + n + "\" is not ID=NAME", "e.g. --name cuda_add_h100_fp32_n64_v1=my_add");
         o.opNames[n.substr(0, eq)] = n.substr(eq + 1);
     }
     // "[NAME=]FILE": a name before the first '=', when that comes before any '/'.
@@ -137,20 +106,57 @@ int exportCommand(const CastArgs& a)
                 return (me.name.empty() ? cast::defaultOpName(me.file.stem().string()) : me.name) == name;
             });
             if (it == o.models.end())
-                return reportError(Error::failed("read --inputs", "no --model is named \"" + name + "\"", "name the model: --model " + name + "=FILE"), a.json, "export", kExitUsage);
+                return Error::failed("read --inputs", "no --model is named \"" + name + "\"", "name the model: --model " + name + "=FILE");
             it->inputs = file;
         } else if (i < o.models.size()) {
             o.models[i].inputs = file;
         } else {
-            return reportError(Error::failed("read --inputs", "there are more --inputs than --model files", "give one --inputs per --model, or NAME=FILE"), a.json, "export", kExitUsage);
+            return Error::failed("read --inputs", "there are more --inputs than --model files", "give one --inputs per --model, or NAME=FILE");
         }
     }
+    return o;
+}
+
+void printExportSummary(const CastArgs& a, const cast::ExportSummary& s)
+{
+    if (a.json) {
+        printJson({{"schema_version", 1}, {"command", "cast export"}, {"ok", true}, {"file", s.file.string()},
+                   {"bytes", s.bytes}, {"ops", s.ops}, {"architectures", s.architectures},
+                   {"ptx", s.ptx.empty() ? json() : json(s.ptx)}, {"compile_ms", s.compileMs},
+                   {"models", [&] {
+                        json list = json::array();
+                        for (const auto& m : s.models)
+                            list.push_back({{"name", m.name}, {"uses", m.uses}});
+                        return list;
+                    }()}});
+        return;
+    }
+    std::string archs;
+    for (const auto& x : s.architectures)
+        archs += (archs.empty() ? "" : ", ") + x;
+    std::cout << "wrote " << s.file.string() << " (" << s.bytes << " bytes): " << castOps(s.ops) << "\n  cubins for " << archs
+              << (s.ptx.empty() ? std::string(", no PTX") : ", PTX " + s.ptx) << "; compiled in "
+              << static_cast<long long>(s.compileMs) << " ms\n";
+    for (const auto& m : s.models) {
+        const std::string uses = castOps(m.uses);
+        std::cout << "  model " << m.name << ": "
+                  << (uses.empty() ? std::string("no packaged op matches an operator its graph calls")
+                                   : "its graph calls what " + uses + " implement" + (m.uses.size() > 1 ? "" : "s"))
+                  << " (each call site is matched when it runs: `kforge cast run`)\n";
+    }
+}
+
+int exportCommand(const CastArgs& a)
+{
+    auto o = exportOptions(a);
+    if (!o)
+        return reportError(o.error(), a.json, "export", kExitUsage);
     auto dir = Registry::resolveDirectory(a.registry, fs::current_path());
     if (!dir)
         return reportError(dir.error(), a.json, "export", kExitUsage);
     Registry registry(dir.value());
     ProgressLine line;
-    auto done = cast::exportPackage(registry, o, a.output, [&](const cast::ExportProgress& p) {
+    auto done = cast::exportPackage(registry, *o, a.output, [&](const cast::ExportProgress& p) {
         line.show("[" + std::to_string(p.done) + "/" + std::to_string(p.total) + "] " + p.text);
     });
     line.clear();
@@ -163,47 +169,8 @@ int exportCommand(const CastArgs& a)
             code = kExitFailed;
         return reportError(e, a.json, "export", code);
     }
-    const cast::ExportSummary& s = done.value();
-    if (a.json) {
-        printJson({{"schema_version", 1}, {"command", "cast export"}, {"ok", true}, {"file", s.file.string()},
-                   {"bytes", s.bytes}, {"ops", s.ops}, {"architectures", s.architectures},
-                   {"ptx", s.ptx.empty() ? json() : json(s.ptx)}, {"compile_ms", s.compileMs},
-                   {"models", [&] {
-                        json list = json::array();
-                        for (const auto& m : s.models)
-                            list.push_back({{"name", m.name}, {"uses", m.uses}});
-                        return list;
-                    }()}});
-        return kExitOk;
-    }
-    std::string ops;
-    for (const auto& n : s.ops)
-        ops += (ops.empty() ? "cast::" : ", cast::") + n;
-    std::string archs;
-    for (const auto& x : s.architectures)
-        archs += (archs.empty() ? "" : ", ") + x;
-    std::cout << "wrote " << s.file.string() << " (" << s.bytes << " bytes): " << ops << "\n  cubins for " << archs
-              << (s.ptx.empty() ? std::string(", no PTX") : ", PTX " + s.ptx) << "; compiled in "
-              << static_cast<long long>(s.compileMs) << " ms\n";
-    for (const auto& m : s.models) {
-        std::string uses;
-        for (const auto& u : m.uses)
-            uses += (uses.empty() ? "cast::" : ", cast::") + u;
-        std::cout << "  model " << m.name << ": "
-                  << (uses.empty() ? std::string("no packaged op matches an operator its graph calls")
-                                   : "its graph calls what " + uses + " implement" + (m.uses.size() > 1 ? "" : "s"))
-                  << " (each call site is matched when it runs: `kforge cast run`)\n";
-    }
+    printExportSummary(a, done.value());
     return kExitOk;
-}
-
-int openFailureCode(const Error& e)
-{
-    if (e.kind == cast::kCastNoSuchFile)
-        return kExitUsage;
-    if (e.what.find("libcrypto") != std::string::npos || e.what.find("SHA-256") != std::string::npos)
-        return kExitEnvironment;
-    return kExitFailed;
 }
 
 // Each op's evidence as the signed record in the package says it, checked now (never the
@@ -245,42 +212,31 @@ void printEvidenceProblems(const cast::Package& p, const std::vector<cast::OpEvi
     }
 }
 
-int inspectCommand(const CastArgs& a, bool checkOnly)
+void printInspectJson(const CastArgs& a, const cast::Package& p, bool checkOnly)
 {
     const char* name = checkOnly ? "check" : "inspect";
-    auto pkg = cast::openPackage(a.file);
-    if (!pkg)
-        return reportError(pkg.error(), a.json, name, openFailureCode(pkg.error()));
-    const cast::Package& p = pkg.value();
-    if (a.json) {
-        json j = {{"schema_version", 1}, {"command", std::string("cast ") + name}, {"ok", true}, {"file", a.file},
-                  {"package", {{"name", p.name}, {"version", p.version}}}, {"files", p.files.size()}, {"ops", json::array()}};
-        const std::vector<cast::OpEvidence> evidence = checkOnly ? std::vector<cast::OpEvidence>() : opEvidence(p);
-        for (std::size_t i = 0; i < p.ops.size(); ++i) {
-            const auto& op = p.ops[i];
-            j["ops"].push_back({{"name", op.name}, {"registry_id", op.registryId}, {"schema", op.schema}, {"images", op.images}});
-            if (!checkOnly)
-                j["ops"].back()["evidence"] = evidence[i].toJson();
-        }
-        j["models"] = json::array();
-        for (const auto& mo : p.models)
-            j["models"].push_back({{"name", mo.name}, {"format", mo.format}, {"uses", mo.uses}, {"runs", mo.runs.size()}});
+    json j = {{"schema_version", 1}, {"command", std::string("cast ") + name}, {"ok", true}, {"file", a.file},
+              {"package", {{"name", p.name}, {"version", p.version}}}, {"files", p.files.size()}, {"ops", json::array()}};
+    const std::vector<cast::OpEvidence> evidence = checkOnly ? std::vector<cast::OpEvidence>() : opEvidence(p);
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+        const auto& op = p.ops[i];
+        j["ops"].push_back({{"name", op.name}, {"registry_id", op.registryId}, {"schema", op.schema}, {"images", op.images}});
         if (!checkOnly)
-            j["manifest"] = p.manifest;
-        printJson(j);
-        return kExitOk;
+            j["ops"].back()["evidence"] = evidence[i].toJson();
     }
-    if (checkOnly) {
-        std::uint64_t bytes = 0;
-        for (const auto& f : p.files)
-            bytes += static_cast<std::uint64_t>(f.bytes);
-        std::cout << a.file << ": ok — " << p.ops.size() << " op(s), "
-                  << (p.models.empty() ? std::string() : std::to_string(p.models.size()) + " model(s), ") << p.files.size()
-                  << " files, every SHA-256 matches (" << bytes << " bytes unpacked)\n";
-        return kExitOk;
-    }
+    j["models"] = json::array();
+    for (const auto& mo : p.models)
+        j["models"].push_back({{"name", mo.name}, {"format", mo.format}, {"uses", mo.uses}, {"runs", mo.runs.size()}});
+    if (!checkOnly)
+        j["manifest"] = p.manifest;
+    printJson(j);
+}
+
+// The package's header and its ops with their op-level evidence.
+void printOps(const std::string& file, const cast::Package& p)
+{
     const json& m = p.manifest;
-    std::cout << "package  " << p.name << " " << p.version << "  (" << a.file << ")\n"
+    std::cout << "package  " << p.name << " " << p.version << "  (" << file << ")\n"
               << "made     " << p.createdAt << " by KernelForge " << p.kernelforgeVersion << ", NVRTC "
               << m.value("nvrtc_version", "") << "\n";
     std::string archs;
@@ -299,47 +255,79 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
                  "   mode where the registry measured it; \"-\" where it did not; \"unverified\" where the record's\n"
                  "   signature does not hold under this user's key, a file it names differs, or its reports were unsigned)\n";
     printEvidenceProblems(p, evidence);
-    for (const cast::PackageModel& mo : p.models) {
-        const json& e = mo.json;
-        std::string uses, ins;
-        for (const auto& u : mo.uses)
-            uses += (uses.empty() ? "cast::" : ", cast::") + u;
-        for (const auto& t : e["inputs"])
-            ins += (ins.empty() ? "" : "; ") + t["name"].get<std::string>() + " " + t["dtype"].get<std::string>() + " " +
-                   t["shape"].dump();
-        std::cout << "\nmodel " << mo.name << "  (" << mo.format
-                  << (e["torch_version"].get<std::string>().empty() ? "" : ", torch " + e["torch_version"].get<std::string>())
-                  << ", " << mo.file << ")\n  inputs  " << (ins.empty() ? std::string("(a TorchScript module does not declare them)") : ins)
-                  << " — runs use "
-                  << (e["example"]["file"].is_string() ? e["example"]["kind"].get<std::string>() + " " + e["example"]["file"].get<std::string>()
-                                                       : std::string("the program's own sample inputs"))
-                  << "\n  may use " << (uses.empty() ? std::string("none of the packaged ops") : uses) << "\n";
-        if (mo.runs.empty()) {
-            std::cout << "  no model-level evidence yet (`kforge cast run " << a.file << " --record`)\n";
+}
+
+// A model's model-level evidence: one row per recorded run.
+void printModelRuns(const cast::Package& p, const cast::PackageModel& mo)
+{
+    TextTable runs({{"model run (model-level, end to end)"}, {"GPU"}, {"torch"}, {"with", TextTable::Align::Right},
+                    {"without", TextTable::Align::Right}, {"speedup (unsigned, unverified)", TextTable::Align::Right}, {"substituted"},
+                    {"fallbacks", TextTable::Align::Right}});
+    for (const std::string& path : mo.runs) {
+        auto r = json::parse(p.file(path)->bytes, nullptr, false);
+        if (r.is_discarded())
             continue;
-        }
-        TextTable runs({{"model run (model-level, end to end)"}, {"GPU"}, {"torch"}, {"with", TextTable::Align::Right},
-                        {"without", TextTable::Align::Right}, {"speedup (unsigned, unverified)", TextTable::Align::Right}, {"substituted"},
-                        {"fallbacks", TextTable::Align::Right}});
-        for (const std::string& path : mo.runs) {
-            auto r = json::parse(p.file(path)->bytes, nullptr, false);
-            if (r.is_discarded())
-                continue;
-            const cast::RunTally tally = cast::tallyOf(r);   // the run passed checkModelRun in openPackage
-            auto ms = [&](const char* key) {
-                if (!r.contains(key) || !r[key].is_object() || !r[key]["median"].is_number())
-                    return std::string("–");
-                char b[32];
-                std::snprintf(b, sizeof b, "%.4f ms", r[key]["median"].get<double>());
-                return std::string(b);
-            };
-            runs.addRow({r["created_at"].get<std::string>(), r["gpu"].get<std::string>().empty() ? "CPU" : r["gpu"].get<std::string>(),
-                         r["torch"].get<std::string>(), ms("with_kernels_ms"), ms("without_kernels_ms"),
-                         fixed(r["speedup"], "×"), std::to_string(tally.substituted) + " of " + std::to_string(tally.sites),
-                         std::to_string(tally.fallbacks)});
-        }
-        runs.print(std::cout);
+        const cast::RunTally tally = cast::tallyOf(r);   // the run passed checkModelRun in openPackage
+        auto ms = [&](const char* key) {
+            if (!r.contains(key) || !r[key].is_object() || !r[key]["median"].is_number())
+                return std::string("–");
+            char b[32];
+            std::snprintf(b, sizeof b, "%.4f ms", r[key]["median"].get<double>());
+            return std::string(b);
+        };
+        runs.addRow({r["created_at"].get<std::string>(), r["gpu"].get<std::string>().empty() ? "CPU" : r["gpu"].get<std::string>(),
+                     r["torch"].get<std::string>(), ms("with_kernels_ms"), ms("without_kernels_ms"),
+                     fixed(r["speedup"], "×"), std::to_string(tally.substituted) + " of " + std::to_string(tally.sites),
+                     std::to_string(tally.fallbacks)});
     }
+    runs.print(std::cout);
+}
+
+void printModel(const std::string& file, const cast::Package& p, const cast::PackageModel& mo)
+{
+    const json& e = mo.json;
+    const std::string uses = castOps(mo.uses);
+    std::string ins;
+    for (const auto& t : e["inputs"])
+        ins += (ins.empty() ? "" : "; ") + t["name"].get<std::string>() + " " + t["dtype"].get<std::string>() + " " +
+               t["shape"].dump();
+    std::cout << "\nmodel " << mo.name << "  (" << mo.format
+              << (e["torch_version"].get<std::string>().empty() ? "" : ", torch " + e["torch_version"].get<std::string>())
+              << ", " << mo.file << ")\n  inputs  " << (ins.empty() ? std::string("(a TorchScript module does not declare them)") : ins)
+              << " — runs use "
+              << (e["example"]["file"].is_string() ? e["example"]["kind"].get<std::string>() + " " + e["example"]["file"].get<std::string>()
+                                                   : std::string("the program's own sample inputs"))
+              << "\n  may use " << (uses.empty() ? std::string("none of the packaged ops") : uses) << "\n";
+    if (mo.runs.empty()) {
+        std::cout << "  no model-level evidence yet (`kforge cast run " << file << " --record`)\n";
+        return;
+    }
+    printModelRuns(p, mo);
+}
+
+int inspectCommand(const CastArgs& a, bool checkOnly)
+{
+    const char* name = checkOnly ? "check" : "inspect";
+    auto pkg = cast::openPackage(a.file);
+    if (!pkg)
+        return reportError(pkg.error(), a.json, name, openFailureCode(pkg.error()));
+    const cast::Package& p = pkg.value();
+    if (a.json) {
+        printInspectJson(a, p, checkOnly);
+        return kExitOk;
+    }
+    if (checkOnly) {
+        std::uint64_t bytes = 0;
+        for (const auto& f : p.files)
+            bytes += static_cast<std::uint64_t>(f.bytes);
+        std::cout << a.file << ": ok — " << p.ops.size() << " op(s), "
+                  << (p.models.empty() ? std::string() : std::to_string(p.models.size()) + " model(s), ") << p.files.size()
+                  << " files, every SHA-256 matches (" << bytes << " bytes unpacked)\n";
+        return kExitOk;
+    }
+    printOps(a.file, p);
+    for (const cast::PackageModel& mo : p.models)
+        printModel(a.file, p, mo);
     std::cout << "\nfiles\n";
     TextTable files({{"path"}, {"bytes", TextTable::Align::Right}, {"sha256"}});
     for (const auto& f : p.files)
@@ -349,175 +337,34 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
     return kExitOk;
 }
 
-/// `kforge cast run` of a package's model: the Python runtime runs torch.export programs
-/// ($KF_CAST_PYTHON, else python3, with kernelforge_cast importable). With --record, its evidence
-/// is then stored in the package.
-/// kforge-cast: $KF_CAST_TOOL, else an installed one (<prefix>/libexec/kernelforge), else beside
-/// kforge, else "" (then PATH).
-fs::path castTool()
-{
-    if (const char* env = std::getenv("KF_CAST_TOOL"); env && *env)
-        return env;
-    const fs::path self = executableDir();
-    if (fs::path installed = installedPath(InstallDir::Libexec, "kforge-cast", "", self); !installed.empty())
-        return installed;
-    std::error_code ec;
-    if (!self.empty() && fs::exists(self / "kforge-cast", ec))
-        return self / "kforge-cast";
-    return {};
-}
-
-int runModelCommand(const CastArgs& a, const cast::Package& pkg)
-{
-    const std::string modelName = a.model.empty() ? pkg.models.front().name : a.model;
-    const bool script = std::any_of(pkg.models.begin(), pkg.models.end(), [&](const cast::PackageModel& m) {
-        return m.name == modelName && m.format == cast::kModelTorchScript;
-    });
-    // A TorchScript model runs in the C++ runtime, as a LibTorch program would; a torch.export
-    // program needs Python.
-    const std::string python = [&] {
-        if (script) {
-            const fs::path tool = castTool();
-            return tool.empty() ? std::string("kforge-cast") : tool.string();
-        }
-        const char* env = std::getenv("KF_CAST_PYTHON");
-        return std::string(env && *env ? env : "python3");
-    }();
-    std::string evidence, evidenceDir;
-    if (a.record) {
-        // A private folder: a predictable name in /tmp could be a link planted by someone else.
-        std::string tmpl = (fs::temp_directory_path() / "kforge-model-run-XXXXXX").string();
-        if (!::mkdtemp(tmpl.data()))
-            return reportError(Error::failed("run the model", "cannot make a temporary folder for the run's evidence"),
-                               a.json, "run", kExitEnvironment);
-        evidenceDir = tmpl;
-        evidence = evidenceDir + "/run.json";
-    }
-    std::vector<std::string> argv = {python, "-m", "kernelforge_cast", "run", a.file, "--runs", std::to_string(a.runs),
-                                     "--warmup", std::to_string(a.warmup)};
-    if (script)
-        argv = {python, "model", a.file, "--runs", std::to_string(a.runs), "--warmup", std::to_string(a.warmup)};
-    if (!a.model.empty())
-        argv.insert(argv.end(), {"--model", a.model});
-    if (!a.device.empty())
-        argv.insert(argv.end(), {"--device", a.device});
-    for (auto [flag, on] : {std::pair{"--no-kernels", a.noKernels}, {"--check", a.check},
-                            {"--allow-fallback", a.allowFallback}, {"--json", a.json}})
-        if (on)
-            argv.push_back(flag);
-    if (!evidence.empty())
-        argv.insert(argv.end(), {"--evidence", evidence});
-    std::vector<char*> cargv;
-    for (auto& s : argv)
-        cargv.push_back(s.data());
-    cargv.push_back(nullptr);
-    std::cout.flush();
-#ifdef KF_CAST_PYTHONPATH
-    // The runtime of this KernelForge (installed, or the build tree's); one installed with pip is
-    // found by Python when neither exists.
-    if (const fs::path runtime = installedPath(InstallDir::Data, "python/cast", KF_CAST_PYTHONPATH); fs::exists(runtime)) {
-        const char* old = std::getenv("PYTHONPATH");
-        const std::string path = runtime.string() + (old && *old ? ":" + std::string(old) : "");
-        ::setenv("PYTHONPATH", path.c_str(), 1);
-    }
-#endif
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        ::execvp(python.c_str(), cargv.data());
-        if (script)
-            std::fprintf(stderr, "kforge: cannot start %s: the C++ runtime (kforge-cast, with LibTorch) runs a TorchScript "
-                                 "model; build the kforge-cast target or point $KF_CAST_TOOL at it\n", python.c_str());
-        else
-            std::fprintf(stderr, "kforge: cannot start %s: the Python runtime (kernelforge_cast, with PyTorch) runs a "
-                                 "package's model; set $KF_CAST_PYTHON to a Python that has both\n", python.c_str());
-        ::_exit(kExitEnvironment);
-    }
-    int status = 0;
-    if (pid < 0 || ::waitpid(pid, &status, 0) < 0)
-        return reportError(Error::failed("run the model", "cannot start a process"), a.json, "run", kExitEnvironment);
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitEnvironment;
-    auto bytes = evidence.empty() ? Result<std::string>(std::string()) : readFileBytes(evidence);
-    if (!evidenceDir.empty()) {
-        std::error_code ec;
-        fs::remove_all(evidenceDir, ec);
-    }
-    if (code != 0 || evidence.empty())
-        return code;
-    if (!bytes)
-        return reportError(bytes.error(), false, "run", kExitFailed);
-    const json run = json::parse(bytes.value(), nullptr, false);
-    if (run.is_discarded())
-        return reportError(Error::inFile(evidence, {}, "record the model run", "the runtime's evidence is not JSON"), false, "run",
-                           kExitFailed);
-    auto stored = cast::recordModelRun(a.file, modelName, run);
-    if (!stored)
-        return reportError(stored.error(), false, "run", kExitFailed);
-    std::cerr << "kforge: recorded this run in " << a.file << " as " << stored.value() << " (model-level evidence)\n";
-    // And beside each registry version whose kernel ran, so the registry browser shows it with
-    // the version's own evidence (when this machine has that registry).
-    auto dir = Registry::resolveDirectory(a.registry, fs::current_path());
-    if (!dir) {
-        std::cerr << "kforge: no registry here (" << dir.error().why << "): the run is in the package only\n";
-        return kExitOk;
-    }
-    auto copies = cast::recordModelRunInRegistry(Registry(dir.value()), pkg, run);
-    if (!copies)
-        return reportError(copies.error(), false, "run", kExitFailed);
-    for (const auto& c : copies.value())
-        std::cerr << "kforge: " << c.id << ": "
-                  << (c.file.empty() ? c.why + "; the run is in the package only" : "model run stored beside its evidence (" + c.file + ")")
-                  << '\n';
-    return kExitOk;
-}
-
-/// `kforge cast run`: kforge does not link LibTorch, so the work is kforge-cast's ($KF_CAST_TOOL,
-/// beside kforge, PATH), which replaces this process with the same arguments. A package that
-/// carries a model runs the model (unless --op names an op).
-int runCommand(const CastArgs& a)
-{
-    {
-        auto pkg = cast::openPackage(a.file);
-        if (!pkg)
-            return reportError(pkg.error(), a.json, "run", openFailureCode(pkg.error()));
-        if (!pkg->models.empty() && a.op.empty()) {
-            if (!a.model.empty() && std::none_of(pkg->models.begin(), pkg->models.end(),
-                                                 [&](const cast::PackageModel& m) { return m.name == a.model; }))
-                return reportError(Error::inFile(a.file, {}, "run the model", "the package has no model \"" + a.model + "\"", "`kforge cast inspect` lists its models"), a.json, "run", kExitUsage);
-            return runModelCommand(a, pkg.value());
-        }
-        if (!a.model.empty() || a.record || a.check || a.allowFallback)
-            return reportError(Error::inFile(a.file, {}, "run the package", "--model, --record, --check and --allow-fallback are for a package's model, "
-                                     "and this run is of its ops", "drop them, or export a model into the package (--model)"), a.json, "run", kExitUsage);
-    }
-    const fs::path tool = castTool();
-    std::vector<std::string> argv = {tool.empty() ? "kforge-cast" : tool.string(), "run", a.file, "--runs", std::to_string(a.runs)};
-    if (!a.device.empty())
-        argv.insert(argv.end(), {"--device", a.device});
-    if (a.noKernels)
-        argv.push_back("--no-kernels");
-    if (!a.op.empty())
-        argv.insert(argv.end(), {"--op", a.op});
-    if (a.json)
-        argv.push_back("--json");
-    std::vector<char*> cargv;
-    for (auto& s : argv)
-        cargv.push_back(s.data());
-    cargv.push_back(nullptr);
-    std::cout.flush();
-    if (tool.empty())
-        ::execvp("kforge-cast", cargv.data());
-    else
-        ::execv(tool.c_str(), cargv.data());
-    std::cerr << "kforge: cannot start kforge-cast (" << (tool.empty() ? std::string("not beside kforge nor on PATH") : tool.string())
-              << "): it is the LibTorch half of `kforge cast run`; build the kforge-cast target (it needs LibTorch) "
-                 "or point $KF_CAST_TOOL at it\n";
-    return kExitEnvironment;
-}
-
 } // namespace
+
+int reportError(const Error& e, bool asJson, const char* command, int code)
+{
+    if (asJson)
+        printJson({{"schema_version", 1}, {"command", std::string("cast ") + command}, {"ok", false},
+                   {"error", {{"what", e.what}, {"why", e.why}, {"hint", e.hint}, {"file", e.file}, {"entry", e.pointer}}}});
+    else
+        std::cerr << "kforge: " << e.message() << '\n';
+    return code;
+}
+
+int openFailureCode(const Error& e)
+{
+    if (e.kind == cast::kCastNoSuchFile)
+        return kExitUsage;
+    if (e.what.find("libcrypto") != std::string::npos || e.what.find("SHA-256") != std::string::npos)
+        return kExitEnvironment;
+    return kExitFailed;
+}
+
+} // namespace kf::cli::castcli
+
+namespace kf::cli {
 
 void addCastCommand(CLI::App& app, int& exitCode)
 {
+    using namespace castcli;
     auto args = std::make_shared<CastArgs>();
     CLI::App* cast = app.add_subcommand("cast", "Export registry kernels as .cast packages, inspect and check them");
     cast->require_subcommand(1);

@@ -27,6 +27,76 @@ struct GenerateArgs {
     gen::GenerateOptions options;
 };
 
+// The compile check of the generated source: the "compile" block of --json, its line for people,
+// and the exit code (failed when it does not compile cleanly: that is the generator's bug).
+struct CompileCheck {
+    nlohmann::json json;
+    std::string line;
+    int code = kExitOk;
+};
+
+CompileCheck checkCompiles(const Task& task, const gen::Generated& generated, const std::string& arch)
+{
+    CompileCheck c;
+    c.json = {{"arch", arch}};
+    if (auto v = nvrtcVersion(); !v) {
+        c.json["status"] = "not compiled";
+        c.json["why"] = v.error().why;
+        c.line = "not compiled: " + v.error().why;
+        return c;
+    }
+    // The user's compile cache: generating the same task again checks it at once.
+    const CompileCache userCache(CompileCache::defaultDirectory());
+    auto r = gen::compileGenerated(task, generated, arch, &userCache);
+    if (!r) {
+        c.json["status"] = "not compiled";
+        c.json["why"] = r.error().message();
+        c.line = "not compiled: " + r.error().message();
+        return c;
+    }
+    c.json["status"] = r->success && r->warningCount() == 0 ? "clean" : "failed";
+    c.json["errors"] = r->errorCount();
+    c.json["warnings"] = r->warningCount();
+    int regs = -1, spills = 0;
+    for (const auto& k : r->kernels) {
+        regs = std::max(regs, k.registers);
+        spills = std::max(spills, std::max(k.spillStoreBytes, 0));
+    }
+    c.json["registers"] = regs;
+    c.json["spill_bytes"] = spills;
+    c.line = "compiled for " + arch + ": " + std::to_string(r->errorCount()) + " errors, " + std::to_string(r->warningCount()) +
+             " warnings, " + std::to_string(regs) + " registers, " + std::to_string(spills) + " bytes spilled";
+    if (!r->success || r->warningCount() > 0) {
+        std::cerr << "kforge: the generated source does not compile cleanly for " << arch
+                  << " — a generator bug; please report it with the task:\n" << r->log << '\n';
+        c.code = kExitFailed;
+    }
+    return c;
+}
+
+// --json: the result as one document, after writing the candidate unless --dry-run or it failed.
+int emitJson(const GenerateArgs& a, const Task& task, const gen::Generated& generated, const CompileCheck& check)
+{
+    const bool write = !a.dryRun && check.code == kExitOk;
+    nlohmann::json out = {{"task", task.name},
+                          {"summary", generated.summary},
+                          {"candidate", nlohmann::json::parse(generated.candidate.dump())},
+                          {"compile", check.json},
+                          {"written", write}};
+    if (a.dryRun)
+        out["source"] = generated.source;
+    if (write) {
+        auto w = gen::addGeneratedCandidate(task.directory, generated);
+        if (!w) {
+            std::cerr << "kforge: " << w.error().message() << '\n';
+            return kExitUsage;
+        }
+        out["file"] = w->string();
+    }
+    std::cout << out.dump(2) << '\n';
+    return check.code;
+}
+
 int run(const GenerateArgs& a)
 {
     auto task = loadTask(a.path);
@@ -52,82 +122,31 @@ int run(const GenerateArgs& a)
         return kExitUsage;
     }
 
-    // The generated code must compile cleanly; when it does not, that is the generator's bug.
     const std::string arch = !a.arch.empty()                ? a.arch
                              : task->architectures.empty() ? std::string("sm_90")
                                                            : task->architectures.front();
-    nlohmann::json compiled = {{"arch", arch}};
-    std::string compileLine;
-    int code = kExitOk;
-    // The user's compile cache: generating the same task again checks it at once.
-    const CompileCache userCache(CompileCache::defaultDirectory());
-    if (auto v = nvrtcVersion(); !v) {
-        compiled["status"] = "not compiled";
-        compiled["why"] = v.error().why;
-        compileLine = "not compiled: " + v.error().why;
-    } else if (auto r = gen::compileGenerated(*task, *generated, arch, &userCache); !r) {
-        compiled["status"] = "not compiled";
-        compiled["why"] = r.error().message();
-        compileLine = "not compiled: " + r.error().message();
-    } else {
-        compiled["status"] = r->success && r->warningCount() == 0 ? "clean" : "failed";
-        compiled["errors"] = r->errorCount();
-        compiled["warnings"] = r->warningCount();
-        int regs = -1, spills = 0;
-        for (const auto& k : r->kernels) {
-            regs = std::max(regs, k.registers);
-            spills = std::max(spills, std::max(k.spillStoreBytes, 0));
-        }
-        compiled["registers"] = regs;
-        compiled["spill_bytes"] = spills;
-        compileLine = "compiled for " + arch + ": " + std::to_string(r->errorCount()) + " errors, " +
-                      std::to_string(r->warningCount()) + " warnings, " + std::to_string(regs) + " registers, " +
-                      std::to_string(spills) + " bytes spilled";
-        if (!r->success || r->warningCount() > 0) {
-            std::cerr << "kforge: the generated source does not compile cleanly for " << arch
-                      << " — a generator bug; please report it with the task:\n" << r->log << '\n';
-            code = kExitFailed;
-        }
-    }
-
-    if (a.json) {
-        nlohmann::json out = {{"task", task->name},
-                              {"summary", generated->summary},
-                              {"candidate", nlohmann::json::parse(generated->candidate.dump())},
-                              {"compile", compiled},
-                              {"written", !a.dryRun && code == kExitOk}};
-        if (a.dryRun)
-            out["source"] = generated->source;
-        if (!a.dryRun && code == kExitOk) {
-            auto w = gen::addGeneratedCandidate(task->directory, *generated);
-            if (!w) {
-                std::cerr << "kforge: " << w.error().message() << '\n';
-                return kExitUsage;
-            }
-            out["file"] = w->string();
-        }
-        std::cout << out.dump(2) << '\n';
-        return code;
-    }
+    const CompileCheck check = checkCompiles(*task, *generated, arch);
+    if (a.json)
+        return emitJson(a, *task, *generated, check);
     if (a.dryRun) {
         std::cout << generated->source;
         // The split path for long rows has two launches and a scratch buffer: show them all.
         const auto& launches = generated->candidate["launches"];
-        std::cerr << "kforge: " << generated->summary << "\nkforge: " << compileLine << "\nkforge: launch plan: "
+        std::cerr << "kforge: " << generated->summary << "\nkforge: " << check.line << "\nkforge: launch plan: "
                   << (launches.size() == 1 ? launches[0].dump() : launches.dump())
                   << (generated->candidate.contains("scratch") ? ", scratch: " + generated->candidate["scratch"].dump() : std::string())
                   << "\nkforge: dry run, nothing written\n";
-        return code;
+        return check.code;
     }
-    if (code != kExitOk)
-        return code;
+    if (check.code != kExitOk)
+        return check.code;
     auto w = gen::addGeneratedCandidate(task->directory, *generated);
     if (!w) {
         std::cerr << "kforge: " << w.error().message() << '\n';
         return kExitUsage;
     }
     std::cout << "wrote " << w->string() << " and added it to task.json\n  " << generated->summary << "\n  "
-              << compileLine << "\n  next: kforge verify " << a.path << " --candidate " << options.fileName << '\n';
+              << check.line << "\n  next: kforge verify " << a.path << " --candidate " << options.fileName << '\n';
     return kExitOk;
 }
 

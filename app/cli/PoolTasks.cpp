@@ -17,34 +17,44 @@ namespace fs = std::filesystem;
 
 namespace kf::cli {
 
-int runPoolOverTasks(const RunArgs& a)
+namespace {
+
+// What the pool runs: every candidate of every task, with the static scan of its source.
+struct PoolTasks {
+    std::vector<std::unique_ptr<Task>> tasks;
+    std::vector<PoolCandidate> list;
+    std::vector<std::pair<std::string, std::vector<ScanFinding>>> scans;   // per list entry (verify)
+};
+
+// The options that a run over several tasks refuses, and the seed. Returns an exit code.
+int checkArguments(const RunArgs& a, const char* command, std::optional<std::uint64_t>& seed)
 {
-    const bool bench = a.kind == RunKind::Bench;
-    const char* command = bench ? "bench" : "verify";
     if (!a.candidates.empty() || a.repeat > 1 || !a.exportRepro.empty() || !a.sanitize.empty()) {
         std::cerr << "kforge: with several tasks, " << command
                   << " runs every candidate of each once: leave out --candidate, --repeat, --export-repro and --sanitize\n";
         return kExitUsage;
     }
-    if (bench && a.baseline != "eager") {
+    if (a.kind == RunKind::Bench && a.baseline != "eager") {
         std::cerr << "kforge: with several tasks, bench measures against eager LibTorch only; use --baseline eager\n";
         return kExitUsage;
     }
-    std::optional<std::uint64_t> seed;
     if (!a.seed.empty() && !(seed = protocol::parseSeed(a.seed))) {
         std::cerr << "kforge: --seed " << a.seed << " is not a 64-bit hexadecimal number (e.g. 0x9f3a5c)\n";
         return kExitUsage;
     }
-    // Every task, and every candidate's source, must read before any runner starts.
-    std::vector<std::unique_ptr<Task>> tasks;
-    std::vector<PoolCandidate> list;
-    std::vector<std::pair<std::string, std::vector<ScanFinding>>> scans;   // per list entry (verify)
+    return kExitOk;
+}
+
+// Every task, and every candidate's source, must read before any runner starts. Returns an exit code.
+int loadTasks(const RunArgs& a, PoolTasks& out)
+{
+    const bool bench = a.kind == RunKind::Bench;
     for (const std::string& path : a.taskPaths) {
         auto loaded = loadTaskArgument(path);
         if (!loaded)
             return kExitUsage;
-        tasks.push_back(std::make_unique<Task>(std::move(*loaded)));
-        const Task& task = *tasks.back();
+        out.tasks.push_back(std::make_unique<Task>(std::move(*loaded)));
+        const Task& task = *out.tasks.back();
         if (task.candidates.empty()) {
             std::cerr << "kforge: task " << task.name << " (" << path << ") has no candidates yet\n";
             return kExitUsage;
@@ -60,10 +70,43 @@ int runPoolOverTasks(const RunArgs& a)
                 std::cerr << "kforge: " << req.error().message() << '\n';
                 return kExitUsage;
             }
-            list.push_back({&task, &c});
-            scans.emplace_back((task.directory / c.file).string(), bench ? std::vector<ScanFinding>{} : scanSource(req->source));
+            out.list.push_back({&task, &c});
+            out.scans.emplace_back((task.directory / c.file).string(), bench ? std::vector<ScanFinding>{} : scanSource(req->source));
         }
     }
+    return kExitOk;
+}
+
+// The document of the whole run: the reports in order, the pool's summary and (verify) the scans.
+nlohmann::json runDocument(const char* command, bool bench, bool allOk, const PoolTasks& p,
+                           const std::vector<protocol::RunReport>& reports, const nlohmann::json& poolSummary)
+{
+    nlohmann::json documents = nlohmann::json::array();
+    for (const protocol::RunReport& r : reports)
+        documents.push_back(r.document());
+    nlohmann::json all = {{"schema_version", 1}, {"command", command}, {"ok", allOk}, {"reports", documents}, {"pool", poolSummary}};
+    if (!bench) {   // outside the signed reports: the scan is advice, not evidence
+        nlohmann::json scanned = nlohmann::json::array();
+        for (std::size_t i = 0; i < p.list.size(); ++i)
+            scanned.push_back({{"task", p.list[i].task->name}, {"candidate", p.list[i].candidate->file},
+                               {"findings", scanFindingsJson(p.scans[i].second)}});
+        all["static_scan"] = scanned;
+    }
+    return all;
+}
+
+} // namespace
+
+int runPoolOverTasks(const RunArgs& a)
+{
+    const bool bench = a.kind == RunKind::Bench;
+    const char* command = bench ? "bench" : "verify";
+    std::optional<std::uint64_t> seed;
+    if (int rc = checkArguments(a, command, seed); rc != kExitOk)
+        return rc;
+    PoolTasks p;
+    if (int rc = loadTasks(a, p); rc != kExitOk)
+        return rc;
     std::vector<Endpoint> endpoints;
     if (auto rc = resolvePoolOrExit(a.endpoint, a.runnerPath, endpoints))
         return *rc;
@@ -76,12 +119,12 @@ int runPoolOverTasks(const RunArgs& a)
     auto settingsOf = [&](const Candidate& c) {
         RunSettings s = settings;
         // Dumps of several tasks: one folder per task and candidate.
-        for (const PoolCandidate& pc : list)
+        for (const PoolCandidate& pc : p.list)
             if (pc.candidate == &c && !settings.dumpDir.empty())
                 s.dumpDir = (fs::path(settings.dumpDir) / pc.task->name / fs::path(c.file).stem()).string();
         return s;
     };
-    PoolRun run = runPool(a.kind, list, endpoints, a.runnerPath, a.arch, settingsOf, a.json,
+    PoolRun run = runPool(a.kind, p.list, endpoints, a.runnerPath, a.arch, settingsOf, a.json,
                           [&](std::size_t i, protocol::RunReport report, const Endpoint*) {
                               if (!report.passed())
                                   allOk = false;
@@ -92,7 +135,7 @@ int runPoolOverTasks(const RunArgs& a)
                                   if (bench) {
                                       printBenchReport(std::cout, report, withSet);
                                   } else {
-                                      std::cout << scanText(scans[i].second, scans[i].first);
+                                      std::cout << scanText(p.scans[i].second, p.scans[i].first);
                                       printVerifyReport(std::cout, report, withSet);
                                   }
                                   std::cout.flush();
@@ -106,19 +149,7 @@ int runPoolOverTasks(const RunArgs& a)
     if (run.missing > 0)
         allOk = false;
     const int failedExit = gpuFull || run.allLost ? kExitEnvironment : kExitFailed;
-
-    nlohmann::json documents = nlohmann::json::array();
-    for (const protocol::RunReport& r : reports)
-        documents.push_back(r.document());
-    nlohmann::json all = {{"schema_version", 1}, {"command", command}, {"ok", allOk}, {"reports", documents}, {"pool", run.summary}};
-    if (!bench) {   // outside the signed reports: the scan is advice, not evidence
-        nlohmann::json scanned = nlohmann::json::array();
-        for (std::size_t i = 0; i < list.size(); ++i)
-            scanned.push_back({{"task", list[i].task->name}, {"candidate", list[i].candidate->file},
-                               {"findings", scanFindingsJson(scans[i].second)}});
-        all["static_scan"] = scanned;
-    }
-    return emitRunDocument(a, all, allOk ? kExitOk : failedExit);
+    return emitRunDocument(a, runDocument(command, bench, allOk, p, reports, run.summary), allOk ? kExitOk : failedExit);
 }
 
 } // namespace kf::cli

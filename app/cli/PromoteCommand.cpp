@@ -52,34 +52,138 @@ void printGates(std::ostream& out, const GateVerdict& v)
             << '\n';
 }
 
+// The candidate to promote, as task.json names it (reports carry that name): the one given, or
+// the task's only one. Empty after printing why when there is none to choose.
+std::string chooseCandidate(const Task& task, const std::string& given)
+{
+    if (!given.empty()) {
+        if (const Candidate* c = task.findCandidate(given))
+            return c->file;
+        std::cerr << "kforge: " << given << " is not a candidate of task " << task.name
+                  << "; list it with its launch plan under \"candidates\" in task.json\n";
+        return {};
+    }
+    if (task.candidates.empty()) {
+        std::cerr << "kforge: task " << task.name << " has no candidates yet; add one with kforge candidate add\n";
+        return {};
+    }
+    if (task.candidates.size() != 1) {
+        std::string names;
+        for (const Candidate& c : task.candidates)
+            names += (names.empty() ? "" : ", ") + c.file;
+        std::cerr << "kforge: task " << task.name << " has " << task.candidates.size()
+                  << " candidates; name the one to promote with --candidate (" << names << ")\n";
+        return {};
+    }
+    return task.candidates.front().file;
+}
+
+// The saved reports given with --evidence. Returns an exit code (kExitOk when all were read).
+int readSavedEvidence(const std::vector<std::string>& files, std::vector<Json>& documents)
+{
+    for (const std::string& file : files) {
+        auto j = kf::json::readFile(file);
+        if (!j) {
+            std::cerr << "kforge: " << j.error().message() << '\n';
+            return kExitUsage;
+        }
+        // A report that cannot be read is named with its file and pointer, not mistaken for
+        // a missing one by the gates.
+        std::vector<Error> unreadable;
+        (void)protocol::reportsOfDocument(j.value(), &unreadable);
+        if (!unreadable.empty()) {
+            Error e = unreadable.front();
+            e.file = file;
+            std::cerr << "kforge: " << e.message() << "\n  what to do: pass the report as `kforge verify|bench --report` "
+                      << "wrote it, or run them again\n";
+            return kExitUsage;
+        }
+        documents.push_back(std::move(j.value()));
+    }
+    return kExitOk;
+}
+
+// A fresh verification (test and held-out shapes) and benchmark of `candidate`. Returns an exit
+// code: kExitOk when both ran, whatever they found.
+int runFreshEvidence(const PromoteArgs& a, const std::string& candidate, std::vector<Json>& documents)
+{
+    std::vector<protocol::RunReport> reports;
+    RunArgs run;
+    run.path = a.path;
+    run.candidates = {candidate};
+    run.json = a.json;
+    run.runnerPath = a.runnerPath;
+    run.endpoint = a.endpoint;
+    run.launchTimeoutMs = a.launchTimeoutMs;
+    run.kind = RunKind::Verify;
+    run.shapes = "tests";
+    run.trials = kMinTrialsForPromotion;
+    run.heldOut = 2;
+    // compute-sanitizer too, where the runner's host has it: the sanitizer gate refuses a
+    // kernel it finds a bug in, and a report it did not run on where the host has it
+    // (docs/registry.md, "The sanitizer policy").
+    run.sanitizeIfAvailable = true;
+    int rc = runOnRunner(run, &reports);
+    if (rc != kExitOk && rc != kExitFailed)
+        return rc; // no GPU, no runner, interrupted: nothing to judge
+    if (!a.json)
+        std::cout << '\n';
+    run.kind = RunKind::Bench;
+    run.shapes = "benchmarks";
+    run.timeCapMs = a.timeCapMs;
+    run.baseline = a.baseline;
+    rc = runOnRunner(run, &reports);
+    if (rc != kExitOk && rc != kExitFailed)
+        return rc;
+    Json fresh = Json::array();
+    for (const protocol::RunReport& r : reports)
+        fresh.push_back(r.document());
+    documents.push_back(Json{{"reports", fresh}});
+    if (!a.json)
+        std::cout << '\n';
+    return kExitOk;
+}
+
+void printOutcome(const PromoteArgs& a, const Registry& registry, const PromotionInput& in, const PromotionOutcome& outcome)
+{
+    const bool ok = outcome.entry.has_value();
+    if (a.json) {
+        Json out = {{"schema_version", 1},
+                    {"command", "promote"},
+                    {"ok", ok},
+                    {"registry", registry.directory().string()},
+                    {"candidate", in.candidateFile},
+                    {"gates", outcome.gates.toJson()},
+                    {"verdict", outcome.gates.sentence()}};
+        if (ok) {
+            out["id"] = outcome.entry->id;
+            out["folder"] = registry.entryDirectory(outcome.entry->id).string();
+            out["entry"] = registryEntryToJson(*outcome.entry);
+        }
+        std::cout << out.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+        return;
+    }
+    std::cout << "Promotion gates for " << in.task.name << "/" << in.candidateFile << ":\n";
+    printGates(std::cout, outcome.gates);
+    if (ok) {
+        std::cout << "promoted " << outcome.entry->id << "\n  folder: " << registry.entryDirectory(outcome.entry->id).string()
+                  << "\n  scope: " << evidenceScope(in.task, *in.performance->bench()) << '\n';
+    } else {
+        const GateCheck* f = outcome.gates.firstFailure();
+        std::cerr << "kforge: promotion refused: " << f->title << ": " << f->detail
+                  << (f->hint.empty() ? "" : "\n  what to do: " + f->hint) << '\n';
+    }
+}
+
 int promote(const PromoteArgs& a)
 {
     auto loaded = loadTaskArgument(a.path, a.candidate.empty() ? std::vector<std::string>{} : std::vector<std::string>{a.candidate});
     if (!loaded)
         return kExitUsage;
     Task task = std::move(*loaded);
-    std::string candidate = a.candidate;
-    if (candidate.empty()) {
-        if (task.candidates.empty()) {
-            std::cerr << "kforge: task " << task.name << " has no candidates yet; add one with kforge candidate add\n";
-            return kExitUsage;
-        }
-        if (task.candidates.size() != 1) {
-            std::string names;
-            for (const Candidate& c : task.candidates)
-                names += (names.empty() ? "" : ", ") + c.file;
-            std::cerr << "kforge: task " << task.name << " has " << task.candidates.size()
-                      << " candidates; name the one to promote with --candidate (" << names << ")\n";
-            return kExitUsage;
-        }
-        candidate = task.candidates.front().file;
-    } else if (const Candidate* c = task.findCandidate(candidate)) {
-        candidate = c->file; // as task.json names it (reports carry that name)
-    } else {
-        std::cerr << "kforge: " << candidate << " is not a candidate of task " << task.name
-                  << "; list it with its launch plan under \"candidates\" in task.json\n";
+    const std::string candidate = chooseCandidate(task, a.candidate);
+    if (candidate.empty())
         return kExitUsage;
-    }
     auto dir = Registry::resolveDirectory(a.registry, task.directory);
     if (!dir) {
         std::cerr << "kforge: " << dir.error().message() << '\n';
@@ -89,62 +193,9 @@ int promote(const PromoteArgs& a)
 
     // The evidence: saved reports, or a fresh verification (test and held-out shapes) and benchmark.
     std::vector<Json> documents;
-    if (!a.evidence.empty()) {
-        for (const std::string& file : a.evidence) {
-            auto j = kf::json::readFile(file);
-            if (!j) {
-                std::cerr << "kforge: " << j.error().message() << '\n';
-                return kExitUsage;
-            }
-            // A report that cannot be read is named with its file and pointer, not mistaken for
-            // a missing one by the gates.
-            std::vector<Error> unreadable;
-            (void)protocol::reportsOfDocument(j.value(), &unreadable);
-            if (!unreadable.empty()) {
-                Error e = unreadable.front();
-                e.file = file;
-                std::cerr << "kforge: " << e.message() << "\n  what to do: pass the report as `kforge verify|bench --report` "
-                          << "wrote it, or run them again\n";
-                return kExitUsage;
-            }
-            documents.push_back(std::move(j.value()));
-        }
-    } else {
-        std::vector<protocol::RunReport> reports;
-        RunArgs run;
-        run.path = a.path;
-        run.candidates = {candidate};
-        run.json = a.json;
-        run.runnerPath = a.runnerPath;
-        run.endpoint = a.endpoint;
-        run.launchTimeoutMs = a.launchTimeoutMs;
-        run.kind = RunKind::Verify;
-        run.shapes = "tests";
-        run.trials = kMinTrialsForPromotion;
-        run.heldOut = 2;
-        // compute-sanitizer too, where the runner's host has it: the sanitizer gate refuses a
-        // kernel it finds a bug in, and a report it did not run on where the host has it
-        // (docs/registry.md, "The sanitizer policy").
-        run.sanitizeIfAvailable = true;
-        int rc = runOnRunner(run, &reports);
-        if (rc != kExitOk && rc != kExitFailed)
-            return rc; // no GPU, no runner, interrupted: nothing to judge
-        if (!a.json)
-            std::cout << '\n';
-        run.kind = RunKind::Bench;
-        run.shapes = "benchmarks";
-        run.timeCapMs = a.timeCapMs;
-        run.baseline = a.baseline;
-        rc = runOnRunner(run, &reports);
-        if (rc != kExitOk && rc != kExitFailed)
-            return rc;
-        Json fresh = Json::array();
-        for (const protocol::RunReport& r : reports)
-            fresh.push_back(r.document());
-        documents.push_back(Json{{"reports", fresh}});
-        if (!a.json)
-            std::cout << '\n';
-    }
+    const int rc = a.evidence.empty() ? runFreshEvidence(a, candidate, documents) : readSavedEvidence(a.evidence, documents);
+    if (rc != kExitOk)
+        return rc;
     const Evidence evidence = collectEvidence(documents, candidate);
     for (const Error& e : evidence.unreadable)
         std::cerr << "kforge: not evidence: " << e.message() << '\n';
@@ -155,34 +206,8 @@ int promote(const PromoteArgs& a)
         std::cerr << "kforge: " << outcome.error().message() << '\n';
         return kExitEnvironment;
     }
-    const bool ok = outcome->entry.has_value();
-    if (a.json) {
-        Json out = {{"schema_version", 1},
-                    {"command", "promote"},
-                    {"ok", ok},
-                    {"registry", registry.directory().string()},
-                    {"candidate", candidate},
-                    {"gates", outcome->gates.toJson()},
-                    {"verdict", outcome->gates.sentence()}};
-        if (ok) {
-            out["id"] = outcome->entry->id;
-            out["folder"] = registry.entryDirectory(outcome->entry->id).string();
-            out["entry"] = registryEntryToJson(*outcome->entry);
-        }
-        std::cout << out.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
-    } else {
-        std::cout << "Promotion gates for " << in.task.name << "/" << candidate << ":\n";
-        printGates(std::cout, outcome->gates);
-        if (ok) {
-            std::cout << "promoted " << outcome->entry->id << "\n  folder: " << registry.entryDirectory(outcome->entry->id).string()
-                      << "\n  scope: " << evidenceScope(in.task, *in.performance->bench()) << '\n';
-        } else {
-            const GateCheck* f = outcome->gates.firstFailure();
-            std::cerr << "kforge: promotion refused: " << f->title << ": " << f->detail
-                      << (f->hint.empty() ? "" : "\n  what to do: " + f->hint) << '\n';
-        }
-    }
-    return ok ? kExitOk : kExitFailed;
+    printOutcome(a, registry, in, *outcome);
+    return outcome->entry ? kExitOk : kExitFailed;
 }
 
 } // namespace

@@ -80,11 +80,8 @@ int runRepro(const RunArgs& a)
     std::error_code ec;
     const fs::path inputs = fs::absolute(b.caseDir / "inputs", ec);
 
-    std::optional<Endpoint> endpoint;
-    if (auto rc = resolveEndpointOrExit(a.endpoint, endpoint))
-        return *rc;
-    RunnerSession session(a.runnerPath, a.arch, endpoint);
-    if (auto failed = session.start())
+    std::unique_ptr<RunnerSession> session;
+    if (auto failed = startRunner(a, session))
         return *failed;
     RunSettings s;
     s.onlyShapes = {b.kase.shape};
@@ -97,14 +94,14 @@ int runRepro(const RunArgs& a)
     s.inputsDir = inputs.string();
     // The re-run's tensors stay with the bundle, so a fixed and a broken run sit side by side.
     s.dumpDir = newRunDumpDir(b.task.name, b.kase.candidateFile, fs::absolute(b.dir, ec) / "reruns").string();
-    if (session.arch() != b.kase.arch && !b.kase.arch.empty())
-        std::cerr << "note: the case failed on " << b.kase.arch << "; this GPU is " << session.arch()
+    if (session->arch() != b.kase.arch && !b.kase.arch.empty())
+        std::cerr << "note: the case failed on " << b.kase.arch << "; this GPU is " << session->arch()
                   << ", so the candidate is compiled for it\n";
     const std::string label = b.task.name + "/" + candidate->file + " (repro" + (source ? ", edited source" : "") + ")";
-    auto report = session.verify(b.task, *candidate, s, label, source);
+    auto report = session->verify(b.task, *candidate, s, label, source);
     if (!report) {
-        std::cerr << "kforge: " << (session.cancelled() ? std::string("cancelled") : report.error().message()) << '\n';
-        return session.cancelled() ? kExitInterrupted : kExitFailed;
+        std::cerr << "kforge: " << (session->cancelled() ? std::string("cancelled") : report.error().message()) << '\n';
+        return session->cancelled() ? kExitInterrupted : kExitFailed;
     }
     protocol::RunReport& r = report.value();
     const protocol::Trial* trial = nullptr;
@@ -139,6 +136,15 @@ int runRepro(const RunArgs& a)
             std::cout << "  tensors of the re-run: " << rerunCase.string() << '\n';
     }
     return r.header().passed() ? kExitOk : kExitFailed;
+}
+
+std::optional<int> startRunner(const RunArgs& a, std::unique_ptr<RunnerSession>& session)
+{
+    std::optional<Endpoint> endpoint;
+    if (auto rc = resolveEndpointOrExit(a.endpoint, endpoint))
+        return rc;
+    session = std::make_unique<RunnerSession>(a.runnerPath, a.arch, endpoint);
+    return session->start();
 }
 
 } // namespace kf::cli

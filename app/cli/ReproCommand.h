@@ -8,9 +8,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
+#include <optional>
 #include <string>
 
 namespace kf::cli {
+
+class RunnerSession;
+
+/// The runner of --repro and --shrink: --runner-endpoint resolved and the runner started in
+/// `session`. The exit code to end with when either fails (the reason is printed).
+std::optional<int> startRunner(const RunArgs& args, std::unique_ptr<RunnerSession>& session);
 
 /// Re-runs the bundle at args.repro; exit 1 when it still fails, 0 when it now passes.
 int runRepro(const RunArgs& args);

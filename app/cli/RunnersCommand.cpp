@@ -59,6 +59,83 @@ int list(const RunnersArgs& a)
     return kExitOk;
 }
 
+// The endpoints named on the command line (all of runners.json's when none is). Returns an exit code.
+int chooseEndpoints(const RunnersArgs& a, const RunnersConfig& config, std::vector<Endpoint>& chosen)
+{
+    if (a.names.empty()) {
+        chosen = config.endpoints;
+        return kExitOk;
+    }
+    for (const std::string& n : a.names) {
+        const Endpoint* e = config.find(n);
+        if (!e) {
+            std::cerr << "kforge: there is no endpoint \"" << n << "\" in runners.json (kforge runners list)\n";
+            return kExitUsage;
+        }
+        chosen.push_back(*e);
+    }
+    return kExitOk;
+}
+
+// Starts the endpoint's runner and pings it: its row of the --json document (with "ok") and of
+// the table `t`.
+nlohmann::json checkEndpoint(const RunnersArgs& a, const Endpoint& e, const std::string& myKey, CancelToken& cancel, TextTable& t)
+{
+    RunnerSupervisor::Options o = RunnerSupervisor::forEndpoint(e, a.runnerPath);
+    o.onStartLog = [&](const std::string& line) {
+        if (!a.json)
+            std::cerr << "kforge: " << e.name << ": " << line << '\n';
+    };
+    RunnerSupervisor runner(o);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto hello = runner.hello();
+    const double startMs = msSince(t0);
+    nlohmann::json row = {{"name", e.name}, {"where", e.describe()}};
+    for (const std::string& w : runner.startWarnings())
+        std::cerr << "kforge: " << e.name << ": warning: " << w << '\n';
+    if (!hello) {
+        row["ok"] = false;
+        row["error"] = hello.error().message();
+        t.addRow({e.name, "—", hello.error().why});
+        return row;
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    auto pong = runner.control({{"type", "ping"}}, {}, &cancel);
+    const double pingMs = msSince(t1);
+    const protocol::Hello& h = hello.value();
+    std::string key = h.signingKeyId.empty() ? "none" : h.signingKeyId == myKey ? "yours" : "another (" + h.signingKeyId + ")";
+    // An endpoint that does not share this machine's files needs a runner that takes them.
+    const bool takesFiles = e.sharedFs || h.has("stage");
+    const bool ok = static_cast<bool>(pong) && takesFiles;
+    row["files"] = e.sharedFs ? "shared" : takesFiles ? "staged" : "refused";
+    row["ok"] = ok;
+    row["host"] = h.host;
+    row["gpu"] = h.device ? h.device->gpu : std::string();
+    row["uuid"] = h.device ? h.device->uuid : std::string();
+    row["arch"] = h.arch();
+    row["device_error"] = h.deviceError;
+    row["start_ms"] = startMs;
+    row["ping_ms"] = pingMs;
+    row["sanitizer"] = h.sanitizer ? h.sanitizer->version : std::string();
+    row["signing_key"] = key;
+    if (!pong)
+        row["error"] = pong.error().message();
+    else if (!takesFiles)
+        row["error"] = "the runner there is too old to be sent the task's files (its hello does not list \"stage\"), and "
+                       "shared_fs is false for this endpoint: install this KernelForge's kforge-runner there, or share "
+                       "the task folders and set \"shared_fs\": true";
+    if (!takesFiles && !a.json)
+        std::cerr << "kforge: " << e.name << ": " << row["error"].get<std::string>() << '\n';
+    char start[32], ping[32];
+    std::snprintf(start, sizeof start, "%.1f s", startMs / 1000.0);
+    std::snprintf(ping, sizeof ping, ok ? "%.1f ms" : "failed", pingMs);
+    t.addRow({e.name, h.host, h.device ? h.device->gpu : "no GPU: " + h.deviceError,
+              h.device && !h.device->uuid.empty() ? h.device->uuid.substr(0, 12) + "…" : "", start, ping,
+              h.sanitizer ? h.sanitizer->version : "not found", key});
+    runner.stop();
+    return row;
+}
+
 int check(const RunnersArgs& a)
 {
     auto config = readRunnersOption(a.file);
@@ -67,18 +144,8 @@ int check(const RunnersArgs& a)
         return kExitUsage;
     }
     std::vector<Endpoint> chosen;
-    if (a.names.empty()) {
-        chosen = config->endpoints;
-    } else {
-        for (const std::string& n : a.names) {
-            const Endpoint* e = config->find(n);
-            if (!e) {
-                std::cerr << "kforge: there is no endpoint \"" << n << "\" in runners.json (kforge runners list)\n";
-                return kExitUsage;
-            }
-            chosen.push_back(*e);
-        }
-    }
+    if (int rc = chooseEndpoints(a, *config, chosen); rc != kExitOk)
+        return rc;
     auto mine = protocol::loadSigningKey(false);
     const std::string myKey = mine ? mine->id : std::string();
     CancelToken cancel;
@@ -90,62 +157,9 @@ int check(const RunnersArgs& a)
     for (const Endpoint& e : chosen) {
         if (cancel.cancelled())
             return kExitInterrupted;
-        RunnerSupervisor::Options o = RunnerSupervisor::forEndpoint(e, a.runnerPath);
-        o.onStartLog = [&](const std::string& line) {
-            if (!a.json)
-                std::cerr << "kforge: " << e.name << ": " << line << '\n';
-        };
-        RunnerSupervisor runner(o);
-        const auto t0 = std::chrono::steady_clock::now();
-        auto hello = runner.hello();
-        const double startMs = msSince(t0);
-        nlohmann::json row = {{"name", e.name}, {"where", e.describe()}};
-        for (const std::string& w : runner.startWarnings())
-            std::cerr << "kforge: " << e.name << ": warning: " << w << '\n';
-        if (!hello) {
-            allOk = false;
-            row["ok"] = false;
-            row["error"] = hello.error().message();
-            out.push_back(row);
-            t.addRow({e.name, "—", hello.error().why});
-            continue;
-        }
-        const auto t1 = std::chrono::steady_clock::now();
-        auto pong = runner.control({{"type", "ping"}}, {}, &cancel);
-        const double pingMs = msSince(t1);
-        const protocol::Hello& h = hello.value();
-        std::string key = h.signingKeyId.empty() ? "none" : h.signingKeyId == myKey ? "yours" : "another (" + h.signingKeyId + ")";
-        // An endpoint that does not share this machine's files needs a runner that takes them.
-        const bool takesFiles = e.sharedFs || h.has("stage");
-        const bool ok = static_cast<bool>(pong) && takesFiles;
-        allOk = allOk && ok;
-        row["files"] = e.sharedFs ? "shared" : takesFiles ? "staged" : "refused";
-        row["ok"] = ok;
-        row["host"] = h.host;
-        row["gpu"] = h.device ? h.device->gpu : std::string();
-        row["uuid"] = h.device ? h.device->uuid : std::string();
-        row["arch"] = h.arch();
-        row["device_error"] = h.deviceError;
-        row["start_ms"] = startMs;
-        row["ping_ms"] = pingMs;
-        row["sanitizer"] = h.sanitizer ? h.sanitizer->version : std::string();
-        row["signing_key"] = key;
-        if (!pong)
-            row["error"] = pong.error().message();
-        else if (!takesFiles)
-            row["error"] = "the runner there is too old to be sent the task's files (its hello does not list \"stage\"), and "
-                           "shared_fs is false for this endpoint: install this KernelForge's kforge-runner there, or share "
-                           "the task folders and set \"shared_fs\": true";
-        if (!takesFiles && !a.json)
-            std::cerr << "kforge: " << e.name << ": " << row["error"].get<std::string>() << '\n';
-        out.push_back(row);
-        char start[32], ping[32];
-        std::snprintf(start, sizeof start, "%.1f s", startMs / 1000.0);
-        std::snprintf(ping, sizeof ping, ok ? "%.1f ms" : "failed", pingMs);
-        t.addRow({e.name, h.host, h.device ? h.device->gpu : "no GPU: " + h.deviceError,
-                  h.device && !h.device->uuid.empty() ? h.device->uuid.substr(0, 12) + "…" : "", start, ping,
-                  h.sanitizer ? h.sanitizer->version : "not found", key});
-        runner.stop();
+        nlohmann::json row = checkEndpoint(a, e, myKey, cancel, t);
+        allOk = allOk && row["ok"].get<bool>();
+        out.push_back(std::move(row));
     }
     if (a.json)
         std::cout << out.dump(2) << '\n';

@@ -95,13 +95,10 @@ std::string money(double usd)
     return buf;
 }
 
-int runSynth(const SynthArgs& a)
+// The synthesis request of the command line, with its primary model and, when it differs, the
+// escalation model.
+Result<synth::SynthRequest> requestFor(const SynthArgs& a, const synth::ModelsConfig& config)
 {
-    auto config = synth::readModelsConfig(synth::modelsConfigPath());
-    if (!config) {
-        std::cerr << "kforge: " << config.error().message() << '\n';
-        return kExitUsage;
-    }
     synth::SynthRequest r;
     r.request = a.request;
     r.taskDir = a.taskDir;
@@ -120,48 +117,30 @@ int runSynth(const SynthArgs& a)
     r.budget.maxTokens = a.budgetTokens;
     r.budget.maxSeconds = a.budgetSeconds;
     r.budget.escalateAfter = a.escalateAfter;
-    auto primary = modelFor(a, *config, a.model.empty() ? config->defaultModel : a.model, true);
-    if (!primary) {
-        std::cerr << "kforge: " << primary.error().message() << '\n';
-        return kExitUsage;
-    }
+    auto primary = modelFor(a, config, a.model.empty() ? config.defaultModel : a.model, true);
+    if (!primary)
+        return primary.error();
     r.models.push_back(*primary);
-    const std::string escalation = a.escalate.empty() ? config->escalationModel : a.escalate;
-    if (!escalation.empty() && escalation != (a.model.empty() ? config->defaultModel : a.model)) {
-        auto stronger = modelFor(a, *config, escalation, false);
-        if (!stronger) {
-            std::cerr << "kforge: " << stronger.error().message() << '\n';
-            return kExitUsage;
-        }
+    const std::string escalation = a.escalate.empty() ? config.escalationModel : a.escalate;
+    if (!escalation.empty() && escalation != (a.model.empty() ? config.defaultModel : a.model)) {
+        auto stronger = modelFor(a, config, escalation, false);
+        if (!stronger)
+            return stronger.error();
         r.models.push_back(*stronger);
     }
+    return r;
+}
 
-    // The runner starts when the first kernel compiles: the interview and codegen need no GPU.
-    std::optional<Endpoint> endpoint;
-    if (auto rc = resolveEndpointOrExit(a.endpoint, endpoint))
-        return *rc;
-    auto runner = std::make_unique<RunnerSession>(a.runnerPath, a.arch, endpoint);
-    std::optional<int> runnerFailed;
-    bool started = false;
-    const bool tty = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
-    const bool chatty = !a.json && !a.quiet;
+// The terminal side of a run: the model's questions, the acceptance of its task and the progress
+// lines. Questions are asked only on a terminal without --yes.
+struct SynthConsole {
+    const SynthArgs& a;
+    bool tty = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+    bool chatty = !a.json && !a.quiet;
+    bool midLine = false;   ///< streamed model text left the cursor mid-line
 
-    synth::SynthHooks hooks;
-    hooks.run = [&](RunKind kind, const Task& task, const std::string& file, const std::string& source, const RunSettings& settings,
-                    const CancelToken&) -> Result<protocol::RunReport> {
-        if (!started) {
-            started = true;
-            runnerFailed = runner->start();
-        }
-        if (runnerFailed)
-            return Error::failed("run the kernel", "the runner did not start (its reason is printed above)", "verify and bench need a GPU: run kforge doctor");
-        auto outcome = runner->run(task, RunPlan{kind, file, settings, source, {}}, file + (kind == RunKind::Verify ? " verify" : " bench"));
-        runner->progress().clear();
-        if (!outcome)
-            return outcome.error();
-        return std::move(outcome->report);
-    };
-    hooks.answer = [&](const std::vector<std::string>& questions) {
+    std::vector<std::string> answer(const std::vector<std::string>& questions) const
+    {
         std::vector<std::string> answers;
         if (!tty || a.yes) {
             if (chatty)
@@ -179,8 +158,10 @@ int runSynth(const SynthArgs& a)
             answers.push_back(line);
         }
         return answers;
-    };
-    hooks.accept = [&](const nlohmann::ordered_json& task, const std::vector<std::string>& assumptions) {
+    }
+
+    bool accept(const nlohmann::ordered_json& task, const std::vector<std::string>& assumptions) const
+    {
         // Shown whenever the user is asked, even with --quiet or --json: nobody accepts unseen.
         if (chatty || (!a.yes && tty)) {
             std::cerr << "\nThe proposed task (" << printable(task.value("name", std::string("?"))) << "):\n"
@@ -197,9 +178,10 @@ int runSynth(const SynthArgs& a)
         std::cerr << "Accept this task? [y/N] " << std::flush;
         std::string line;
         return std::getline(std::cin, line) && (line == "y" || line == "Y" || line == "yes");
-    };
-    bool midLine = false;
-    hooks.onEvent = [&](const synth::SynthEvent& e) {
+    }
+
+    void onEvent(const synth::SynthEvent& e)
+    {
         if (!chatty)
             return;
         using T = synth::SynthEvent::Type;
@@ -226,14 +208,11 @@ int runSynth(const SynthArgs& a)
             break;
         case T::Totals: break;
         }
-    };
-
-    auto result = synth::synthesize(r, hooks, runner->cancel());
-    if (!result) {
-        std::cerr << "kforge: " << result.error().message() << '\n';
-        return kExitUsage;
     }
-    const synth::SynthResult& s = *result;
+};
+
+void printResult(const SynthArgs& a, const synth::SynthResult& s, bool midLine)
+{
     if (a.json) {
         nlohmann::ordered_json j{{"outcome", s.outcome}, {"failed_stage", s.failedStage.empty() ? nlohmann::json() : nlohmann::json(s.failedStage)},
                                  {"reason", s.reason}, {"run_dir", s.runDir.string()}, {"task_dir", s.taskDir.string()},
@@ -241,23 +220,79 @@ int runSynth(const SynthArgs& a)
                                  {"speedup", s.speedup ? nlohmann::json(*s.speedup) : nlohmann::json()},
                                  {"totals", s.totals.toJson()}};
         std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    } else {
-        std::cout << (midLine ? "\n" : "") << "synth: " << s.outcome << (s.failedStage.empty() ? "" : " (in " + s.failedStage + ")") << ": "
-                  << s.reason << "\n  run folder: " << s.runDir.string() << "\n  " << s.totals.modelCalls << " model call(s), "
-                  << s.totals.tokensIn << " tokens in, " << s.totals.tokensOut << " out, " << money(s.totals.usd) << ", "
-                  << int(s.totals.seconds) << " s\n";
-        if (s.outcome == "candidate")
-            std::cout << "  next: kforge promote " << s.taskDir.string() << " --candidate " << s.candidate << '\n';
+        return;
     }
+    std::cout << (midLine ? "\n" : "") << "synth: " << s.outcome << (s.failedStage.empty() ? "" : " (in " + s.failedStage + ")") << ": "
+              << s.reason << "\n  run folder: " << s.runDir.string() << "\n  " << s.totals.modelCalls << " model call(s), "
+              << s.totals.tokensIn << " tokens in, " << s.totals.tokensOut << " out, " << money(s.totals.usd) << ", "
+              << int(s.totals.seconds) << " s\n";
     if (s.outcome == "candidate")
+        std::cout << "  next: kforge promote " << s.taskDir.string() << " --candidate " << s.candidate << '\n';
+}
+
+int exitCodeFor(const std::string& outcome)
+{
+    if (outcome == "candidate")
         return kExitOk;
-    if (s.outcome == "cancelled")
+    if (outcome == "cancelled")
         return kExitInterrupted;
-    if (s.outcome == "error")
+    if (outcome == "error")
         return kExitEnvironment;
-    if (s.outcome == "refused")
+    if (outcome == "refused")
         return kExitUsage;
     return kExitFailed;
+}
+
+int runSynth(const SynthArgs& a)
+{
+    auto config = synth::readModelsConfig(synth::modelsConfigPath());
+    if (!config) {
+        std::cerr << "kforge: " << config.error().message() << '\n';
+        return kExitUsage;
+    }
+    auto r = requestFor(a, *config);
+    if (!r) {
+        std::cerr << "kforge: " << r.error().message() << '\n';
+        return kExitUsage;
+    }
+
+    // The runner starts when the first kernel compiles: the interview and codegen need no GPU.
+    std::optional<Endpoint> endpoint;
+    if (auto rc = resolveEndpointOrExit(a.endpoint, endpoint))
+        return *rc;
+    auto runner = std::make_unique<RunnerSession>(a.runnerPath, a.arch, endpoint);
+    std::optional<int> runnerFailed;
+    bool started = false;
+    SynthConsole console{a};
+
+    synth::SynthHooks hooks;
+    hooks.run = [&](RunKind kind, const Task& task, const std::string& file, const std::string& source, const RunSettings& settings,
+                    const CancelToken&) -> Result<protocol::RunReport> {
+        if (!started) {
+            started = true;
+            runnerFailed = runner->start();
+        }
+        if (runnerFailed)
+            return Error::failed("run the kernel", "the runner did not start (its reason is printed above)", "verify and bench need a GPU: run kforge doctor");
+        auto outcome = runner->run(task, RunPlan{kind, file, settings, source, {}}, file + (kind == RunKind::Verify ? " verify" : " bench"));
+        runner->progress().clear();
+        if (!outcome)
+            return outcome.error();
+        return std::move(outcome->report);
+    };
+    hooks.answer = [&](const std::vector<std::string>& questions) { return console.answer(questions); };
+    hooks.accept = [&](const nlohmann::ordered_json& task, const std::vector<std::string>& assumptions) {
+        return console.accept(task, assumptions);
+    };
+    hooks.onEvent = [&](const synth::SynthEvent& e) { console.onEvent(e); };
+
+    auto result = synth::synthesize(*r, hooks, runner->cancel());
+    if (!result) {
+        std::cerr << "kforge: " << result.error().message() << '\n';
+        return kExitUsage;
+    }
+    printResult(a, *result, console.midLine);
+    return exitCodeFor(result->outcome);
 }
 
 } // namespace

@@ -131,6 +131,72 @@ void printVerifyReport(std::ostream& out, const protocol::RunReport& run, bool w
     }
 }
 
+namespace {
+
+// What to do for the options given: replay a bundle, shrink a failure, or verify on the runner
+// (or a pool). Refuses the combinations that mean nothing. Returns the exit code.
+int dispatchVerify(const RunArgs& a)
+{
+    if (!a.endpoint.pool.empty() && (!a.repro.empty() || a.shrink)) {
+        std::cerr << "kforge: --pool fans a task's candidates out; --repro and --shrink run one candidate on one endpoint "
+                     "(use --runner-endpoint)\n";
+        return kExitUsage;
+    }
+    if (!a.repro.empty()) {
+        if (!a.path.empty() || a.shrink || !a.exportRepro.empty()) {
+            std::cerr << "kforge: --repro replays a bundle; give no task, --shrink or --export-repro with it\n";
+            return kExitUsage;
+        }
+        return runRepro(a);
+    }
+    if (a.path.empty()) {
+        std::cerr << "kforge: verify needs a task folder (or --repro BUNDLE)\n";
+        return kExitUsage;
+    }
+    if (!a.candidateSource.empty() || (!a.shape.empty() && !a.shrink)) {
+        std::cerr << "kforge: " << (a.candidateSource.empty() ? "--shape" : "--candidate-source") << " needs "
+                  << (a.candidateSource.empty() ? "--shrink" : "--repro") << '\n';
+        return kExitUsage;
+    }
+    if (a.shrink) {
+        if (a.shapes != "tests" || a.heldOut > 0 || a.repeat > 1) {
+            std::cerr << "kforge: --shrink starts from the test shapes (or --shape); it takes no --shapes, --held-out "
+                         "or --repeat\n";
+            return kExitUsage;
+        }
+        return runShrink(a);
+    }
+    return runOnRunner(a);
+}
+
+// The options of what a failure leaves behind: the sanitizer, dumps, repro bundles and --shrink.
+void addFailureOptions(CLI::App* cmd, RunArgs* args)
+{
+    cmd->add_flag("--sanitize{all}", args->sanitize,
+                  "also run the candidate under compute-sanitizer on the smallest test shapes: all tools, or a comma-separated "
+                  "list of memcheck, racecheck, initcheck, synccheck (--sanitize=memcheck,racecheck)");
+    cmd->add_option("--arch", args->arch, "compile for this architecture instead of the GPU's, e.g. sm_90");
+    cmd->add_option("--samples", args->samples, "mismatching elements listed per output in the report")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--dump", args->dumpDir,
+                    "save the inputs, expected and actual outputs of failing trials here (.npy, see docs/tensor-files.md)");
+    cmd->add_option("--dump-max-mib", args->dumpMaxMib, "the most --dump may write in a run, in MiB (default 2048)")
+        ->check(CLI::Range(0, 65536));
+    cmd->add_flag("--dump-all", args->dumpAllFailing, "save every failing trial, not only each shape's first");
+    cmd->add_option("--export-repro", args->exportRepro,
+                    "write the first failing case as a repro bundle to this new folder (one candidate)");
+    cmd->add_option("--repro", args->repro, "re-run a repro bundle from its saved inputs instead of a task");
+    cmd->add_option("--candidate-source", args->candidateSource,
+                    "with --repro: compile this file instead of the bundle's copy (try a fix on the same inputs)");
+    cmd->add_flag("--shrink", args->shrink, "find the smallest shape that still fails the same way");
+    cmd->add_option("--shape", args->shape, "with --shrink: start from this shape, e.g. N=4099 or B=7,D=4097");
+    cmd->add_option("--shrink-budget", args->shrinkBudget, "with --shrink: the most shapes to probe")
+        ->check(CLI::Range(1, 4096));
+    cmd->add_flag("--shrink-any", args->shrinkAny, "with --shrink: accept any failure, not only one of the same kind");
+}
+
+} // namespace
+
 void addVerifyCommand(CLI::App& app, int& exitCode)
 {
     auto args = std::make_shared<RunArgs>();
@@ -156,67 +222,10 @@ void addVerifyCommand(CLI::App& app, int& exitCode)
     cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
     addEndpointOptions(cmd, &args->endpoint);
     addPoolOption(cmd, &args->endpoint);
-    cmd->add_flag("--sanitize{all}", args->sanitize,
-                  "also run the candidate under compute-sanitizer on the smallest test shapes: all tools, or a comma-separated "
-                  "list of memcheck, racecheck, initcheck, synccheck (--sanitize=memcheck,racecheck)");
-    cmd->add_option("--arch", args->arch, "compile for this architecture instead of the GPU's, e.g. sm_90");
-    cmd->add_option("--samples", args->samples, "mismatching elements listed per output in the report")
-        ->check(CLI::Range(1, 1000));
-    cmd->add_option("--dump", args->dumpDir,
-                    "save the inputs, expected and actual outputs of failing trials here (.npy, see docs/tensor-files.md)");
-    cmd->add_option("--dump-max-mib", args->dumpMaxMib, "the most --dump may write in a run, in MiB (default 2048)")
-        ->check(CLI::Range(0, 65536));
-    cmd->add_flag("--dump-all", args->dumpAllFailing, "save every failing trial, not only each shape's first");
-    cmd->add_option("--export-repro", args->exportRepro,
-                    "write the first failing case as a repro bundle to this new folder (one candidate)");
-    cmd->add_option("--repro", args->repro, "re-run a repro bundle from its saved inputs instead of a task");
-    cmd->add_option("--candidate-source", args->candidateSource,
-                    "with --repro: compile this file instead of the bundle's copy (try a fix on the same inputs)");
-    cmd->add_flag("--shrink", args->shrink, "find the smallest shape that still fails the same way");
-    cmd->add_option("--shape", args->shape, "with --shrink: start from this shape, e.g. N=4099 or B=7,D=4097");
-    cmd->add_option("--shrink-budget", args->shrinkBudget, "with --shrink: the most shapes to probe")
-        ->check(CLI::Range(1, 4096));
-    cmd->add_flag("--shrink-any", args->shrinkAny, "with --shrink: accept any failure, not only one of the same kind");
+    addFailureOptions(cmd, args.get());
     cmd->callback([args, &exitCode] {
         args->path = args->taskPaths.empty() ? std::string() : args->taskPaths.front();
-        const RunArgs& a = *args;
-        if (!a.endpoint.pool.empty() && (!a.repro.empty() || a.shrink)) {
-            std::cerr << "kforge: --pool fans a task's candidates out; --repro and --shrink run one candidate on one endpoint "
-                         "(use --runner-endpoint)\n";
-            exitCode = kExitUsage;
-            return;
-        }
-        if (!a.repro.empty()) {
-            if (!a.path.empty() || a.shrink || !a.exportRepro.empty()) {
-                std::cerr << "kforge: --repro replays a bundle; give no task, --shrink or --export-repro with it\n";
-                exitCode = kExitUsage;
-                return;
-            }
-            exitCode = runRepro(a);
-            return;
-        }
-        if (a.path.empty()) {
-            std::cerr << "kforge: verify needs a task folder (or --repro BUNDLE)\n";
-            exitCode = kExitUsage;
-            return;
-        }
-        if (!a.candidateSource.empty() || (!a.shape.empty() && !a.shrink)) {
-            std::cerr << "kforge: " << (a.candidateSource.empty() ? "--shape" : "--candidate-source") << " needs "
-                      << (a.candidateSource.empty() ? "--shrink" : "--repro") << '\n';
-            exitCode = kExitUsage;
-            return;
-        }
-        if (a.shrink) {
-            if (a.shapes != "tests" || a.heldOut > 0 || a.repeat > 1) {
-                std::cerr << "kforge: --shrink starts from the test shapes (or --shape); it takes no --shapes, --held-out "
-                             "or --repeat\n";
-                exitCode = kExitUsage;
-                return;
-            }
-            exitCode = runShrink(a);
-            return;
-        }
-        exitCode = runOnRunner(a);
+        exitCode = dispatchVerify(*args);
     });
 }
 

@@ -86,7 +86,31 @@ AssistantDock::AssistantDock(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
 
-    // The request.
+    buildRequest(layout);
+    buildLimits(layout);
+    m_target = new QLabel(this);
+    m_target->setWordWrap(true);
+    m_target->setVisible(false);
+    layout->addWidget(m_target);
+
+    buildStages(layout);
+    layout->addWidget(buildProgress(), 1);
+    m_totals = new QLabel(this);
+    m_totals->setObjectName(QStringLiteral("assistantTotals"));
+    layout->addWidget(m_totals);
+    m_outcome = new QLabel(this);
+    m_outcome->setObjectName(QStringLiteral("assistantOutcome"));
+    m_outcome->setWordWrap(true);
+    m_outcome->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_outcome);
+    setTotals(0, 0, 0);
+
+    wireSignals();
+    setModels({}, {});
+}
+
+void AssistantDock::buildRequest(QVBoxLayout* layout)
+{
     m_request = new QPlainTextEdit(this);
     m_request->setObjectName(QStringLiteral("assistantRequest"));
     m_request->setPlaceholderText(tr("Describe the kernel: \"a fused softmax over the last axis of a float32 [B, D] "
@@ -110,7 +134,11 @@ AssistantDock::AssistantDock(QWidget* parent)
     row->addWidget(m_start);
     row->addWidget(m_cancel);
     layout->addLayout(row);
-    // The run's limits (docs/synthesis.md, "Budgets and escalation"): the CLI's defaults.
+}
+
+// The run's limits (docs/synthesis.md, "Budgets and escalation"): the CLI's defaults.
+void AssistantDock::buildLimits(QVBoxLayout* layout)
+{
     auto* limits = new QHBoxLayout;
     limits->addWidget(new QLabel(tr("Attempts per stage:"), this));
     m_attempts = new QSpinBox(this);
@@ -137,12 +165,10 @@ AssistantDock::AssistantDock(QWidget* parent)
     limits->addWidget(m_budget);
     limits->addStretch(1);
     layout->addLayout(limits);
-    m_target = new QLabel(this);
-    m_target->setWordWrap(true);
-    m_target->setVisible(false);
-    layout->addWidget(m_target);
+}
 
-    // The stages.
+void AssistantDock::buildStages(QVBoxLayout* layout)
+{
     auto* stages = new QHBoxLayout;
     stages->setSpacing(4);
     for (const QString& s : stageNames()) {
@@ -158,7 +184,11 @@ AssistantDock::AssistantDock(QWidget* parent)
     for (const QString& s : stageNames())
         setStageStatus(s, QStringLiteral("pending"));
 
-    // Conversation, streamed text and candidates share the height.
+}
+
+// Conversation, streamed text and candidates share the height.
+QWidget* AssistantDock::buildProgress()
+{
     auto* split = new QSplitter(Qt::Vertical, this);
     m_conversation = new QWidget;
     m_conversationLayout = new QVBoxLayout(m_conversation);
@@ -191,18 +221,11 @@ AssistantDock::AssistantDock(QWidget* parent)
     split->setStretchFactor(2, 2);
     split->setSizes({5000, 3000, 1600}); // relative: the conversation first
     split->setChildrenCollapsible(false);
-    layout->addWidget(split, 1);
+    return split;
+}
 
-    m_totals = new QLabel(this);
-    m_totals->setObjectName(QStringLiteral("assistantTotals"));
-    layout->addWidget(m_totals);
-    m_outcome = new QLabel(this);
-    m_outcome->setObjectName(QStringLiteral("assistantOutcome"));
-    m_outcome->setWordWrap(true);
-    m_outcome->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    layout->addWidget(m_outcome);
-    setTotals(0, 0, 0);
-
+void AssistantDock::wireSignals()
+{
     m_textTimer = new QTimer(this);
     m_textTimer->setSingleShot(true);
     m_textTimer->setInterval(kTextRepaintMs);
@@ -214,7 +237,6 @@ AssistantDock::AssistantDock(QWidget* parent)
     connect(m_candidates, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
         emit candidateActivated(item->data(0, Qt::UserRole).toString());
     });
-    setModels({}, {});
 }
 
 void AssistantDock::setModels(const QStringList& names, const QString& preselect, const QString& problem)

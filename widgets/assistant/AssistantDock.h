@@ -104,6 +104,12 @@ signals:
     void candidateActivated(const QString& path);
 
 private:
+    // The constructor's parts, top to bottom, then the connections.
+    void buildRequest(QVBoxLayout* layout);
+    void buildLimits(QVBoxLayout* layout);
+    void buildStages(QVBoxLayout* layout);
+    QWidget* buildProgress();
+    void wireSignals();
     QFrame* addBubble(const QString& title, const QString& text, const QString& role);
     void flushText();
     void scrollConversationToEnd();

@@ -135,6 +135,16 @@ bool ModelRunView::setEvidence(const Json& run)
         return false;
     }
     clear({});
+    showSummary(run);
+    showSites(run);
+    showTimes(run);
+    showChecks(run);
+    return true;
+}
+
+// The summary: what ran where, the end-to-end speedup, the substitution and the fallbacks.
+void ModelRunView::showSummary(const Json& run)
+{
     const QString gpu = str(run, "gpu").isEmpty() ? tr("CPU") : str(run, "gpu");
     const kf::cast::RunTally tally = kf::cast::tallyOf(run);
     QString fallbacks;
@@ -161,7 +171,11 @@ bool ModelRunView::setEvidence(const Json& run)
                  str(run, "torch").toHtmlEscaped(), str(run, "runtime").toHtmlEscaped(), str(run, "created_at").toHtmlEscaped(),
                  speed, QString::number(tally.substituted), QString::number(tally.sites),
                  QString::number(run["runs"].get<int>()), QString::number(run["warmup"].get<int>()), fallbackText));
+}
 
+// One row per candidate call site: substituted by which op, or kept and why.
+void ModelRunView::showSites(const Json& run)
+{
     for (const Json& s : run["substitution"]) {
         const int row = m_sites->rowCount();
         m_sites->insertRow(row);
@@ -176,7 +190,11 @@ bool ModelRunView::setEvidence(const Json& run)
         m_sites->item(row, 3)->setToolTip(m_sites->item(row, 3)->text());
     }
     m_sites->resizeColumnsToContents();
+}
 
+// The box plot of the timed passes with and without the kernels.
+void ModelRunView::showTimes(const Json& run)
+{
     double top = 0, bottom = 0;
     QStringList categories;
     for (auto [key, label] : {std::pair{"with_kernels_ms", tr("with kernels")}, {"without_kernels_ms", tr("without kernels")}}) {
@@ -194,7 +212,11 @@ bool ModelRunView::setEvidence(const Json& run)
     // Zoomed to the data (the axis labels say where it starts): from zero, a 4 % difference is invisible.
     const double pad = std::max((top - bottom) * 0.25, top * 0.01);
     m_y->setRange(std::max(0.0, bottom - pad), top > 0 ? top + pad : 1.0);
+}
 
+// The outputs compared with the unsubstituted model and fp64, when the run checked them.
+void ModelRunView::showChecks(const Json& run)
+{
     if (run["check"].is_object()) {
         m_checkNote->setText(tr("Outputs compared with the unsubstituted model and an fp64 run (%1).").arg(str(run["check"], "fp64")));
         for (const Json& o : run["check"]["outputs"]) {
@@ -210,7 +232,6 @@ bool ModelRunView::setEvidence(const Json& run)
     } else {
         m_checkNote->setText(tr("Outputs were not compared (run with Check)."));
     }
-    return true;
 }
 
 } // namespace kf::ui

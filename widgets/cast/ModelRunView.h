@@ -37,6 +37,11 @@ public:
     QBoxPlotSeries* boxes() const { return m_boxes; }
 
 private:
+    // setEvidence's parts (ModelRunView.cpp).
+    void showSummary(const nlohmann::json& run);
+    void showSites(const nlohmann::json& run);
+    void showTimes(const nlohmann::json& run);
+    void showChecks(const nlohmann::json& run);
     QLabel* m_summary = nullptr;
     QTableWidget* m_sites = nullptr;
     QTableWidget* m_checks = nullptr;

@@ -178,7 +178,33 @@ void ColorLegend::paintEvent(QPaintEvent*)
     p.setFont(font());
 
     const Layout l = layoutFor(width());
-    const QRect bar = l.bar;
+    paintBar(p, l.bar, text, dim);
+
+    // Swatches to the right of the bar, in as many columns as fit.
+    const int sx = l.swatchX, sy = l.swatchY, col = l.column, columns = l.columns;
+    int i = 0;
+    for (const auto& s : m_spec.swatches) {
+        const QRect box(sx + (i % columns) * col, sy + (i / columns) * (h + 4), 14, 14);
+        paintSwatch(p, s, box);
+        p.setPen(QPen(dim, 1));
+        p.drawRect(QRectF(box).adjusted(-0.5, -0.5, 0.5, 0.5));
+        p.setPen(text);
+        p.drawText(QRect(box.right() + 6, box.center().y() - h / 2, col - 20, h), Qt::AlignLeft | Qt::AlignVCenter,
+                   fm.elidedText(s.label, Qt::ElideRight, std::max(0, width() - box.right() - 8)));
+        ++i;
+    }
+    if (!m_spec.note.isEmpty()) {
+        p.setPen(dim);
+        p.drawText(QRect(4, l.noteTop, width() - 8, h), Qt::AlignLeft | Qt::AlignVCenter,
+                   fm.elidedText(m_spec.note, Qt::ElideRight, width() - 8));
+    }
+}
+
+// The gradient bar with its break mark, ticks and the break's label.
+void ColorLegend::paintBar(QPainter& p, const QRect& bar, const QColor& text, const QColor& dim) const
+{
+    const QFontMetrics fm = fontMetrics();
+    const int h = fm.height();
     QLinearGradient g(bar.topLeft(), bar.topRight());
     g.setStops(m_spec.stops);
     p.fillRect(bar, g);
@@ -205,44 +231,31 @@ void ColorLegend::paintEvent(QPaintEvent*)
         p.drawText(QRectF(x - 60, bar.bottom() + 4 + h, 120, h), Qt::AlignHCenter | Qt::AlignTop, m_spec.breakLabel);
         p.setFont(font());
     }
+}
 
-    // Swatches to the right of the bar, in as many columns as fit.
-    const int sx = l.swatchX, sy = l.swatchY, col = l.column, columns = l.columns;
-    int i = 0;
-    for (const auto& s : m_spec.swatches) {
-        const QRect box(sx + (i % columns) * col, sy + (i / columns) * (h + 4), 14, 14);
-        switch (s.pattern) {
-        case LegendSpec::Swatch::Pattern::Fill: p.fillRect(box, s.color); break;
-        case LegendSpec::Swatch::Pattern::Outlined:
-            p.fillRect(box, s.color);
-            p.setPen(QPen(QColor(cm::kOutline), 2));
-            p.drawRect(QRectF(box).adjusted(1, 1, -1, -1));
-            break;
-        case LegendSpec::Swatch::Pattern::Cross:
-            p.fillRect(box, s.color);
-            p.setPen(QPen(QColor(cm::kCross), 2));
-            p.drawLine(box.topLeft() + QPoint(3, 3), box.bottomRight() - QPoint(3, 3));
-            p.drawLine(box.topRight() + QPoint(-3, 3), box.bottomLeft() + QPoint(3, -3));
-            break;
-        case LegendSpec::Swatch::Pattern::Hazard:
-            for (int yy = 0; yy < box.height(); ++yy)
-                for (int xx = 0; xx < box.width(); ++xx) {
-                    p.setPen(QColor(cm::hazard(xx, yy)));
-                    p.drawPoint(box.left() + xx, box.top() + yy);
-                }
-            break;
-        }
-        p.setPen(QPen(dim, 1));
-        p.drawRect(QRectF(box).adjusted(-0.5, -0.5, 0.5, 0.5));
-        p.setPen(text);
-        p.drawText(QRect(box.right() + 6, box.center().y() - h / 2, col - 20, h), Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(s.label, Qt::ElideRight, std::max(0, width() - box.right() - 8)));
-        ++i;
-    }
-    if (!m_spec.note.isEmpty()) {
-        p.setPen(dim);
-        p.drawText(QRect(4, l.noteTop, width() - 8, h), Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(m_spec.note, Qt::ElideRight, width() - 8));
+// A swatch's fill in its pattern, as the canvas draws that class of element.
+void ColorLegend::paintSwatch(QPainter& p, const LegendSpec::Swatch& s, const QRect& box)
+{
+    switch (s.pattern) {
+    case LegendSpec::Swatch::Pattern::Fill: p.fillRect(box, s.color); break;
+    case LegendSpec::Swatch::Pattern::Outlined:
+        p.fillRect(box, s.color);
+        p.setPen(QPen(QColor(cm::kOutline), 2));
+        p.drawRect(QRectF(box).adjusted(1, 1, -1, -1));
+        break;
+    case LegendSpec::Swatch::Pattern::Cross:
+        p.fillRect(box, s.color);
+        p.setPen(QPen(QColor(cm::kCross), 2));
+        p.drawLine(box.topLeft() + QPoint(3, 3), box.bottomRight() - QPoint(3, 3));
+        p.drawLine(box.topRight() + QPoint(-3, 3), box.bottomLeft() + QPoint(3, -3));
+        break;
+    case LegendSpec::Swatch::Pattern::Hazard:
+        for (int yy = 0; yy < box.height(); ++yy)
+            for (int xx = 0; xx < box.width(); ++xx) {
+                p.setPen(QColor(cm::hazard(xx, yy)));
+                p.drawPoint(box.left() + xx, box.top() + yy);
+            }
+        break;
     }
 }
 

@@ -7,6 +7,8 @@
 #include <QList>
 #include <QWidget>
 
+class QPainter;
+
 namespace kf::ui {
 
 struct LegendSpec {
@@ -58,6 +60,8 @@ private:
         int noteTop = 0, height = 0;
     };
     Layout layoutFor(int width) const;
+    void paintBar(QPainter& p, const QRect& bar, const QColor& text, const QColor& dim) const;
+    static void paintSwatch(QPainter& p, const LegendSpec::Swatch& s, const QRect& box);
 
     LegendSpec m_spec;
 };

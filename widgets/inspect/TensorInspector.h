@@ -12,12 +12,14 @@
 #include <memory>
 
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QProgressBar;
 class QPushButton;
 class QStackedWidget;
 class QTableView;
 class QThreadPool;
+class QVBoxLayout;
 
 namespace kf::ui {
 
@@ -85,7 +87,14 @@ signals:
     void rerunRequested(const QString& caseDir);
 
 private:
+    // The widgets, top to bottom, and their wiring (TensorInspectorUi.cpp).
     void buildUi();
+    void buildHeader(QWidget* page, QVBoxLayout* layout);
+    QPushButton* buildControls(QWidget* page, QVBoxLayout* layout);
+    QWidget* buildPanes(QWidget* page);
+    QWidget* buildLists(QWidget* page);
+    QHBoxLayout* buildActions(QWidget* page);
+    void wireControls(QPushButton* fit);
     void showError(const QString& message);
     void selectTensor(int output, int input);
     void onAnalysed(quint64 generation, std::shared_ptr<const TensorAnalysis> analysis);

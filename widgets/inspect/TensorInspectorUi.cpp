@@ -73,6 +73,31 @@ void TensorInspector::buildUi()
     layout->setContentsMargins(8, 8, 8, 6);
     layout->setSpacing(6);
 
+    buildHeader(page, layout);
+    QPushButton* fit = buildControls(page, layout);
+    m_progress = new QProgressBar(page);
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumHeight(m_progress->fontMetrics().height());
+    m_progress->setFormat(tr("Judging every element… %p%"));
+    m_progress->hide();
+    layout->addWidget(m_progress);
+
+    QWidget* top = buildPanes(page);
+    QWidget* lower = buildLists(page);
+    auto* split = new QSplitter(Qt::Vertical, page);
+    split->setChildrenCollapsible(false);
+    split->addWidget(top);
+    split->addWidget(lower);
+    split->setStretchFactor(0, 5);
+    split->setStretchFactor(1, 2);
+    layout->addWidget(split, 1);
+
+    layout->addLayout(buildActions(page));
+    wireControls(fit);
+}
+
+void TensorInspector::buildHeader(QWidget* page, QVBoxLayout* layout)
+{
     m_title = new QLabel(page);
     QFont big = m_title->font();
     big.setBold(true);
@@ -90,7 +115,10 @@ void TensorInspector::buildUi()
     layout->addWidget(m_title);
     layout->addWidget(m_failure);
     layout->addWidget(m_warning);
+}
 
+QPushButton* TensorInspector::buildControls(QWidget* page, QVBoxLayout* layout)
+{
     auto* controls = new QHBoxLayout;
     m_tensorBox = new QComboBox(page);
     m_tensorBox->setToolTip(tr("Outputs show reference, candidate and difference; inputs show their values"));
@@ -116,14 +144,12 @@ void TensorInspector::buildUi()
     controls->addWidget(m_next);
     controls->addWidget(fit);
     layout->addLayout(controls);
+    return fit;
+}
 
-    m_progress = new QProgressBar(page);
-    m_progress->setRange(0, 1000);
-    m_progress->setMaximumHeight(m_progress->fontMetrics().height());
-    m_progress->setFormat(tr("Judging every element… %p%"));
-    m_progress->hide();
-    layout->addWidget(m_progress);
-
+// The three panes side by side, the hover line and the two colour legends.
+QWidget* TensorInspector::buildPanes(QWidget* page)
+{
     auto* panes = new QSplitter(Qt::Horizontal, page);
     panes->setChildrenCollapsible(false);
     const QString titles[3] = {tr("Reference (expected)"), tr("Candidate (actual)"), tr("Difference")};
@@ -163,8 +189,12 @@ void TensorInspector::buildUi()
     topLayout->addWidget(panes, 1);
     topLayout->addWidget(m_hover);
     topLayout->addLayout(legends);
+    return top;
+}
 
-    // Below the panes: the list and the case's tensors on the left, the histogram beside them.
+// Below the panes: the list and the case's tensors on the left, the histogram beside them.
+QWidget* TensorInspector::buildLists(QWidget* page)
+{
     auto* tabs = new QTabWidget(page);
     m_mismatchView = table(m_mismatches, tabs);
     m_tensorView = table(m_tensors, tabs);
@@ -177,15 +207,12 @@ void TensorInspector::buildUi()
     lower->setStretchFactor(0, 1);
     lower->setStretchFactor(1, 1);
     lower->setSizes({1000, 800});
+    return lower;
+}
 
-    auto* split = new QSplitter(Qt::Vertical, page);
-    split->setChildrenCollapsible(false);
-    split->addWidget(top);
-    split->addWidget(lower);
-    split->setStretchFactor(0, 5);
-    split->setStretchFactor(1, 2);
-    layout->addWidget(split, 1);
-
+// The status line with Export repro, Shrink and Re-run, which hand the case to the caller.
+QHBoxLayout* TensorInspector::buildActions(QWidget* page)
+{
     auto* bottom = new QHBoxLayout;
     m_status = new QLabel(page);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -199,11 +226,15 @@ void TensorInspector::buildUi()
     bottom->addWidget(exportButton);
     bottom->addWidget(shrinkButton);
     bottom->addWidget(rerunButton);
-    layout->addLayout(bottom);
-
     connect(exportButton, &QPushButton::clicked, this, [this] { emit exportReproRequested(caseDir()); });
     connect(shrinkButton, &QPushButton::clicked, this, [this] { emit shrinkRequested(caseDir()); });
     connect(rerunButton, &QPushButton::clicked, this, [this] { emit rerunRequested(caseDir()); });
+    return bottom;
+}
+
+// Navigation (buttons, F8 and Shift+F8), the tensor and difference choices, the slice and the list.
+void TensorInspector::wireControls(QPushButton* fit)
+{
     connect(m_prev, &QPushButton::clicked, this, &TensorInspector::previous);
     connect(m_next, &QPushButton::clicked, this, &TensorInspector::next);
     connect(fit, &QPushButton::clicked, this, &TensorInspector::fitView);

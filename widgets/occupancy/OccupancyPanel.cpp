@@ -51,6 +51,30 @@ OccupancyPanel::~OccupancyPanel() = default;
 
 void OccupancyPanel::buildUi()
 {
+    buildTable();
+
+    m_messageLabel = new QLabel(this);
+    m_messageLabel->setObjectName(QStringLiteral("messageLabel"));
+    m_messageLabel->setWordWrap(true);
+
+    QFormLayout* form = buildInputs();
+    QVBoxLayout* result = buildResult();
+    auto* middle = new QHBoxLayout;
+    middle->addLayout(form, 2);
+    middle->addLayout(result, 3);
+
+    QHBoxLayout* chartRow = buildCharts();
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_messageLabel);
+    layout->addWidget(m_table);
+    layout->addLayout(middle);
+    layout->addLayout(chartRow, 1);
+}
+
+// The resource table: one row per kernel of the build.
+void OccupancyPanel::buildTable()
+{
     m_model = new ResourceModel(this);
     m_table = new QTableView(this);
     m_table->setObjectName(QStringLiteral("resourceTable"));
@@ -67,11 +91,11 @@ void OccupancyPanel::buildUi()
                               + 4 * m_table->verticalHeader()->defaultSectionSize() + 4);
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) { onTableRowActivated(current.row()); });
+}
 
-    m_messageLabel = new QLabel(this);
-    m_messageLabel->setObjectName(QStringLiteral("messageLabel"));
-    m_messageLabel->setWordWrap(true);
-
+// What the numbers are computed for: architecture, kernel, block size, shared memory, registers.
+QFormLayout* OccupancyPanel::buildInputs()
+{
     m_archCombo = new QComboBox(this);
     m_archCombo->setObjectName(QStringLiteral("architectureCombo"));
     for (const kf::ArchInfo& a : kf::knownArchitectures())
@@ -122,7 +146,12 @@ void OccupancyPanel::buildUi()
     form->addRow(tr("Dynamic shared"), m_sharedSpin);
     form->addRow(tr("Registers/thread"), m_regsSpin);
     form->addRow(QString(), m_kernelFacts);
+    return form;
+}
 
+// The result: the occupancy, resident blocks and warps, the limiter and the limits.
+QVBoxLayout* OccupancyPanel::buildResult()
+{
     m_occupancyLabel = new QLabel(this);
     m_occupancyLabel->setObjectName(QStringLiteral("occupancyLabel"));
     QFont big = m_occupancyLabel->font();
@@ -152,11 +181,11 @@ void OccupancyPanel::buildUi()
     result->addWidget(m_limitsLabel);
     result->addWidget(m_errorLabel);
     result->addStretch(1);
+    return result;
+}
 
-    auto* middle = new QHBoxLayout;
-    middle->addLayout(form, 2);
-    middle->addLayout(result, 3);
-
+QHBoxLayout* OccupancyPanel::buildCharts()
+{
     m_charts = {
         new OccupancyChart(tr("Occupancy vs block size"), tr("threads per block"), this),
         new OccupancyChart(tr("Occupancy vs registers"), tr("registers per thread"), this),
@@ -168,12 +197,7 @@ void OccupancyPanel::buildUi()
     auto* chartRow = new QHBoxLayout;
     for (OccupancyChart* c : m_charts)
         chartRow->addWidget(c, 1);
-
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(m_messageLabel);
-    layout->addWidget(m_table);
-    layout->addLayout(middle);
-    layout->addLayout(chartRow, 1);
+    return chartRow;
 }
 
 void OccupancyPanel::setKernels(std::vector<kf::KernelResources> kernels, std::vector<LaunchConfig> launches)

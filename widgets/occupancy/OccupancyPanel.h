@@ -12,9 +12,12 @@
 #include <vector>
 
 class QComboBox;
+class QFormLayout;
+class QHBoxLayout;
 class QLabel;
 class QSpinBox;
 class QTableView;
+class QVBoxLayout;
 
 namespace kf::ui {
 
@@ -83,6 +86,10 @@ private:
     };
 
     void buildUi();
+    void buildTable();
+    QFormLayout* buildInputs();
+    QVBoxLayout* buildResult();
+    QHBoxLayout* buildCharts();
     void onArchitectureIndexChanged(int index);
     void onEntryChanged(int index);
     void onTableRowActivated(int row);

@@ -15,6 +15,7 @@
 class QBoxLayout;
 class QComboBox;
 class QFrame;
+class QGroupBox;
 class QLabel;
 class QProgressBar;
 class QScrollArea;
@@ -75,6 +76,8 @@ protected:
 
 private:
     void buildUi();
+    void buildBusyRow();
+    QGroupBox* buildRoofline(QWidget* content);
     QWidget* buildHeader();
     QWidget* buildDetails();
     void showMessage(const QString& text, bool isError);

@@ -38,20 +38,7 @@ QLabel* selectableLabel(const QString& name, QWidget* parent)
 
 void ProfilePanel::buildUi()
 {
-    m_busyBar = new QProgressBar(this);
-    m_busyBar->setRange(0, 0); // indeterminate: the runner reports no progress within a profile
-    m_busyBar->setMaximumWidth(120);
-    m_busyBar->setTextVisible(false);
-    m_busyLabel = new QLabel(this);
-    m_busyLabel->setObjectName(QStringLiteral("busyLabel"));
-    m_busyLabel->setWordWrap(true);
-    m_busyRow = new QWidget(this);
-    m_busyRow->setObjectName(QStringLiteral("busyRow"));
-    auto* busy = new QHBoxLayout(m_busyRow);
-    busy->setContentsMargins(0, 0, 0, 0);
-    busy->addWidget(m_busyBar);
-    busy->addWidget(m_busyLabel, 1);
-    m_busyRow->hide();
+    buildBusyRow();
 
     m_messageLabel = selectableLabel(QStringLiteral("messageLabel"), this);
     m_messageLabel->setAlignment(Qt::AlignTop | Qt::AlignLeft);
@@ -72,22 +59,7 @@ void ProfilePanel::buildUi()
     m_numbersRow->addWidget(m_throughput, 1, Qt::AlignTop);
     layout->addLayout(m_numbersRow);
 
-    auto* rooflineBox = new QGroupBox(tr("Roofline"), content);
-    rooflineBox->setObjectName(QStringLiteral("rooflineSection"));
-    m_roofline = new RooflineChart(rooflineBox);
-    m_roofline->setObjectName(QStringLiteral("rooflineChart"));
-    m_roofline->setMinimumHeight(280);
-    m_rooflineNotes = new QLabel(rooflineBox);
-    m_rooflineNotes->setObjectName(QStringLiteral("rooflineNotes"));
-    m_rooflineNotes->setWordWrap(true);
-    QFont small = m_rooflineNotes->font();
-    small.setPointSizeF(small.pointSizeF() * 0.9);
-    m_rooflineNotes->setFont(small);
-    auto* rooflineLayout = new QVBoxLayout(rooflineBox);
-    rooflineLayout->setContentsMargins(4, 4, 4, 4);
-    rooflineLayout->addWidget(m_roofline, 1);
-    rooflineLayout->addWidget(m_rooflineNotes);
-
+    QGroupBox* rooflineBox = buildRoofline(content);
     auto* hintsBox = new QGroupBox(tr("Hints"), content);
     hintsBox->setObjectName(QStringLiteral("hintsSection"));
     m_hints = new HintList(hintsBox);
@@ -120,6 +92,46 @@ void ProfilePanel::buildUi()
     outer->setSpacing(2);
     outer->addWidget(m_busyRow);
     outer->addWidget(m_pages, 1);
+}
+
+// The busy row above the pages: an indeterminate bar and what is being profiled.
+void ProfilePanel::buildBusyRow()
+{
+    m_busyBar = new QProgressBar(this);
+    m_busyBar->setRange(0, 0); // indeterminate: the runner reports no progress within a profile
+    m_busyBar->setMaximumWidth(120);
+    m_busyBar->setTextVisible(false);
+    m_busyLabel = new QLabel(this);
+    m_busyLabel->setObjectName(QStringLiteral("busyLabel"));
+    m_busyLabel->setWordWrap(true);
+    m_busyRow = new QWidget(this);
+    m_busyRow->setObjectName(QStringLiteral("busyRow"));
+    auto* busy = new QHBoxLayout(m_busyRow);
+    busy->setContentsMargins(0, 0, 0, 0);
+    busy->addWidget(m_busyBar);
+    busy->addWidget(m_busyLabel, 1);
+    m_busyRow->hide();
+}
+
+// The roofline chart with its notes below.
+QGroupBox* ProfilePanel::buildRoofline(QWidget* content)
+{
+    auto* rooflineBox = new QGroupBox(tr("Roofline"), content);
+    rooflineBox->setObjectName(QStringLiteral("rooflineSection"));
+    m_roofline = new RooflineChart(rooflineBox);
+    m_roofline->setObjectName(QStringLiteral("rooflineChart"));
+    m_roofline->setMinimumHeight(280);
+    m_rooflineNotes = new QLabel(rooflineBox);
+    m_rooflineNotes->setObjectName(QStringLiteral("rooflineNotes"));
+    m_rooflineNotes->setWordWrap(true);
+    QFont small = m_rooflineNotes->font();
+    small.setPointSizeF(small.pointSizeF() * 0.9);
+    m_rooflineNotes->setFont(small);
+    auto* rooflineLayout = new QVBoxLayout(rooflineBox);
+    rooflineLayout->setContentsMargins(4, 4, 4, 4);
+    rooflineLayout->addWidget(m_roofline, 1);
+    rooflineLayout->addWidget(m_rooflineNotes);
+    return rooflineBox;
 }
 
 QWidget* ProfilePanel::buildHeader()

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace kf::ui {
 namespace {
@@ -76,15 +77,11 @@ QString describe(const RooflinePoint& p, const kf::profile::Ceilings& c, const k
     return text;
 }
 
-} // namespace
-
-Roofline Roofline::compute(const kf::profile::Ceilings& c, const std::vector<RooflineInput>& inputs)
+/// The x range: at least 0.01 .. 1000 FLOP/B (every ridge of a current GPU lies inside), widened
+/// to whole decades around the ridges and whatever is measured. Adds the y values seen to `ys`.
+void setXRange(Roofline& r, const kf::profile::Ceilings& c, const std::vector<RooflineInput>& inputs, std::vector<double>& ys)
 {
-    Roofline r;
-    // Ranges: at least 0.01 .. 1000 FLOP/B (every ridge of a current GPU lies inside), widened
-    // to whole decades around whatever is measured.
     double xLo = 0.01, xHi = 1000;
-    std::vector<double> ys;
     auto widenX = [&](double x) {
         xLo = std::min(xLo, decadeBelow(x / 2));
         xHi = std::max(xHi, decadeAbove(x * 2));
@@ -105,38 +102,44 @@ Roofline Roofline::compute(const kf::profile::Ceilings& c, const std::vector<Roo
     }
     r.xMin = xLo;
     r.xMax = xHi;
+}
 
-    for (const RooflineInput& in : inputs) {
-        const kf::profile::Totals& t = in.totals;
-        RooflinePoint p;
-        p.role = in.role;
-        p.label = in.label;
-        p.intensity = t.arithmeticIntensity;
-        p.gflops = t.achievedGflops;
-        p.dramGbs = t.achievedDramGbs;
-        if (!t.hasCounters || t.durationNs <= 0) {
-            r.notes << tr("%1 is not drawn: no counters were collected for it").arg(in.label);
-            continue;
-        }
-        if (t.flops > 0 && t.dramBytes > 0) {
-            p.placement = RooflinePoint::Placement::Measured;
-            p.plotted = QPointF(t.arithmeticIntensity, t.achievedGflops);
-        } else if (t.dramBytes > 0) {
-            p.placement = RooflinePoint::Placement::NoFlops;
-            const double x = r.xMin * kEdgeInset;
-            p.plotted = QPointF(x, t.achievedDramGbs * x);
-        } else if (t.flops > 0) {
-            p.placement = RooflinePoint::Placement::NoDramTraffic;
-            p.plotted = QPointF(r.xMax / kEdgeInset, t.achievedGflops);
-        } else {
-            r.notes << tr("%1 is not drawn: it did neither floating-point work nor DRAM traffic").arg(in.label);
-            continue;
-        }
-        ys.push_back(p.plotted.y());
-        p.description = describe(p, c, t);
-        r.points.push_back(std::move(p));
+/// Where `in` is drawn in r's x range: measured, or moved to an edge when it has no FLOPs or no
+/// DRAM traffic. Nothing (with a note in `r`) when it cannot be drawn.
+std::optional<RooflinePoint> placePoint(Roofline& r, const kf::profile::Ceilings& c, const RooflineInput& in)
+{
+    const kf::profile::Totals& t = in.totals;
+    RooflinePoint p;
+    p.role = in.role;
+    p.label = in.label;
+    p.intensity = t.arithmeticIntensity;
+    p.gflops = t.achievedGflops;
+    p.dramGbs = t.achievedDramGbs;
+    if (!t.hasCounters || t.durationNs <= 0) {
+        r.notes << tr("%1 is not drawn: no counters were collected for it").arg(in.label);
+        return std::nullopt;
     }
+    if (t.flops > 0 && t.dramBytes > 0) {
+        p.placement = RooflinePoint::Placement::Measured;
+        p.plotted = QPointF(t.arithmeticIntensity, t.achievedGflops);
+    } else if (t.dramBytes > 0) {
+        p.placement = RooflinePoint::Placement::NoFlops;
+        const double x = r.xMin * kEdgeInset;
+        p.plotted = QPointF(x, t.achievedDramGbs * x);
+    } else if (t.flops > 0) {
+        p.placement = RooflinePoint::Placement::NoDramTraffic;
+        p.plotted = QPointF(r.xMax / kEdgeInset, t.achievedGflops);
+    } else {
+        r.notes << tr("%1 is not drawn: it did neither floating-point work nor DRAM traffic").arg(in.label);
+        return std::nullopt;
+    }
+    p.description = describe(p, c, t);
+    return p;
+}
 
+/// The notes that explain the hollow marks at the edges.
+void noteEdgePoints(Roofline& r)
+{
     QStringList noFlops, noTraffic;
     for (const RooflinePoint& p : r.points) {
         if (p.placement == RooflinePoint::Placement::NoFlops)
@@ -152,43 +155,66 @@ Roofline Roofline::compute(const kf::profile::Ceilings& c, const std::vector<Roo
     if (!noTraffic.isEmpty())
         r.notes << tr("Hollow marks near the right edge (%1): FLOPs but no DRAM traffic, so the intensity is unbounded")
                        .arg(noTraffic.join(QStringLiteral(", ")));
+}
 
+/// The DRAM slope, up to the highest compute roof. Adds its ends to `ys`.
+void addDramCeiling(Roofline& r, const kf::profile::Ceilings& c, std::vector<double>& ys)
+{
+    ys.push_back(c.dramGbs * r.xMin);
+    const double top = std::max(c.fp32Gflops, c.fp16TensorGflops);
+    RooflineCeiling dram;
+    dram.kind = RooflineCeiling::Kind::Dram;
+    dram.peak = c.dramGbs;
+    dram.label = tr("DRAM %1").arg(bandwidthText(c.dramGbs));
+    dram.description = tr("DRAM peak %1 (%2): below a ridge, a kernel can reach at most this bandwidth × its "
+                          "intensity")
+                           .arg(bandwidthText(c.dramGbs),
+                                c.dramSource.empty() ? tr("source unknown")
+                                                     : tr("from %1").arg(QString::fromStdString(c.dramSource)));
+    const double end = top > 0 ? top / c.dramGbs : r.xMax;
+    dram.line = {QPointF(r.xMin, c.dramGbs * r.xMin), QPointF(end, c.dramGbs * end)};
+    ys.push_back(c.dramGbs * end);
+    r.ceilings.push_back(std::move(dram));
+}
+
+/// A flat compute roof from its ridge (or the left edge without a DRAM peak) to the right edge.
+void addComputeCeiling(Roofline& r, const kf::profile::Ceilings& c, RooflineCeiling::Kind kind, double peak, const QString& name)
+{
+    if (peak <= 0)
+        return;
+    RooflineCeiling ceiling;
+    ceiling.kind = kind;
+    ceiling.peak = peak;
+    ceiling.label = QStringLiteral("%1 %2").arg(name, flopRateText(peak));
+    ceiling.description = tr("%1 peak %2").arg(name, flopRateText(peak));
+    double start = r.xMin;
     if (c.dramGbs > 0) {
-        ys.push_back(c.dramGbs * r.xMin);
-        const double top = std::max(c.fp32Gflops, c.fp16TensorGflops);
-        RooflineCeiling dram;
-        dram.kind = RooflineCeiling::Kind::Dram;
-        dram.peak = c.dramGbs;
-        dram.label = tr("DRAM %1").arg(bandwidthText(c.dramGbs));
-        dram.description = tr("DRAM peak %1 (%2): below a ridge, a kernel can reach at most this bandwidth × its "
-                              "intensity")
-                               .arg(bandwidthText(c.dramGbs),
-                                    c.dramSource.empty() ? tr("source unknown")
-                                                         : tr("from %1").arg(QString::fromStdString(c.dramSource)));
-        const double end = top > 0 ? top / c.dramGbs : r.xMax;
-        dram.line = {QPointF(r.xMin, c.dramGbs * r.xMin), QPointF(end, c.dramGbs * end)};
-        ys.push_back(c.dramGbs * end);
-        r.ceilings.push_back(std::move(dram));
+        start = peak / c.dramGbs;
+        ceiling.ridge = QPointF(start, peak);
+        ceiling.description += tr("; ridge at %1: below it the DRAM slope is the lower roof").arg(intensityText(start));
     }
-    auto addCompute = [&](RooflineCeiling::Kind kind, double peak, const QString& name) {
-        if (peak <= 0)
-            return;
-        RooflineCeiling ceiling;
-        ceiling.kind = kind;
-        ceiling.peak = peak;
-        ceiling.label = QStringLiteral("%1 %2").arg(name, flopRateText(peak));
-        ceiling.description = tr("%1 peak %2").arg(name, flopRateText(peak));
-        double start = r.xMin;
-        if (c.dramGbs > 0) {
-            start = peak / c.dramGbs;
-            ceiling.ridge = QPointF(start, peak);
-            ceiling.description += tr("; ridge at %1: below it the DRAM slope is the lower roof").arg(intensityText(start));
+    ceiling.line = {QPointF(start, peak), QPointF(r.xMax, peak)};
+    r.ceilings.push_back(std::move(ceiling));
+}
+
+} // namespace
+
+Roofline Roofline::compute(const kf::profile::Ceilings& c, const std::vector<RooflineInput>& inputs)
+{
+    Roofline r;
+    std::vector<double> ys;
+    setXRange(r, c, inputs, ys);
+    for (const RooflineInput& in : inputs)
+        if (std::optional<RooflinePoint> p = placePoint(r, c, in)) {
+            ys.push_back(p->plotted.y());
+            r.points.push_back(std::move(*p));
         }
-        ceiling.line = {QPointF(start, peak), QPointF(r.xMax, peak)};
-        r.ceilings.push_back(std::move(ceiling));
-    };
-    addCompute(RooflineCeiling::Kind::Fp32, c.fp32Gflops, tr("FP32"));
-    addCompute(RooflineCeiling::Kind::Fp16Tensor, c.fp16TensorGflops, tr("FP16 tensor"));
+    noteEdgePoints(r);
+
+    if (c.dramGbs > 0)
+        addDramCeiling(r, c, ys);
+    addComputeCeiling(r, c, RooflineCeiling::Kind::Fp32, c.fp32Gflops, tr("FP32"));
+    addComputeCeiling(r, c, RooflineCeiling::Kind::Fp16Tensor, c.fp16TensorGflops, tr("FP16 tensor"));
 
     std::erase_if(ys, [](double y) { return !(y > 0) || !std::isfinite(y); });
     if (!ys.empty()) {

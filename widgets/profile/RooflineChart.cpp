@@ -93,6 +93,26 @@ void RooflineChart::rebuild()
     m_x->setRange(m_roofline.xMin / hair, m_roofline.xMax * hair);
     m_y->setRange(m_roofline.yMin / kGflopsPerUnit / hair, m_roofline.yMax / kGflopsPerUnit * hair);
 
+    drawCeilings(c);
+    drawPoints(c);
+    applyPalette();
+    placeLabels();
+}
+
+// The series' description as a tooltip while the pointer is over it.
+void RooflineChart::tipOnHover(QXYSeries* s, const QString& tip)
+{
+    connect(s, &QXYSeries::hovered, this, [tip](const QPointF&, bool state) {
+        if (state)
+            QToolTip::showText(QCursor::pos(), tip);
+        else
+            QToolTip::hideText();
+    });
+}
+
+// The roofs, labelled, and the ridge points where a compute roof meets the DRAM slope.
+void RooflineChart::drawCeilings(QChart* c)
+{
     QList<QPointF> ridges;
     for (const RooflineCeiling& ceiling : m_roofline.ceilings) {
         auto* s = new QLineSeries(c);
@@ -102,13 +122,7 @@ void RooflineChart::rebuild()
         attach(c, s, m_x, m_y);
         auto* label = new QGraphicsSimpleTextItem(ceiling.label, c);
         label->setZValue(5);
-        const QString tip = ceiling.description;
-        connect(s, &QLineSeries::hovered, this, [tip](const QPointF&, bool state) {
-            if (state)
-                QToolTip::showText(QCursor::pos(), tip);
-            else
-                QToolTip::hideText();
-        });
+        tipOnHover(s, ceiling.description);
         m_ceilings.push_back({s, label, &ceiling});
         if (ceiling.ridge)
             ridges << toChart(*ceiling.ridge);
@@ -121,7 +135,11 @@ void RooflineChart::rebuild()
         m_ridges->replace(ridges);
         attach(c, m_ridges, m_x, m_y);
     }
+}
 
+// One labelled marker per point, shaped by its role.
+void RooflineChart::drawPoints(QChart* c)
+{
     // The baseline first, so the candidate is drawn over it where they coincide.
     std::vector<const RooflinePoint*> drawOrder;
     for (const RooflinePoint& point : m_roofline.points)
@@ -150,17 +168,9 @@ void RooflineChart::rebuild()
         attach(c, s, m_x, m_y);
         auto* label = new QGraphicsSimpleTextItem(point.label, c);
         label->setZValue(6);
-        const QString tip = point.description;
-        connect(s, &QScatterSeries::hovered, this, [tip](const QPointF&, bool state) {
-            if (state)
-                QToolTip::showText(QCursor::pos(), tip);
-            else
-                QToolTip::hideText();
-        });
+        tipOnHover(s, point.description);
         m_points.push_back({s, label, &point});
     }
-    applyPalette();
-    placeLabels();
 }
 
 void RooflineChart::applyPalette()

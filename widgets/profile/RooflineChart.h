@@ -13,6 +13,7 @@ class QGraphicsSimpleTextItem;
 class QLineSeries;
 class QLogValueAxis;
 class QScatterSeries;
+class QXYSeries;
 
 namespace kf::ui {
 
@@ -58,6 +59,9 @@ private:
     };
 
     void rebuild();
+    void drawCeilings(QChart* c);
+    void drawPoints(QChart* c);
+    void tipOnHover(QXYSeries* s, const QString& tip);
     void applyPalette();
     void placeLabels();
     QPointF toChart(const QPointF& gflopsPoint) const;

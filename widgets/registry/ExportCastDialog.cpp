@@ -41,6 +41,37 @@ ExportCastDialog::ExportCastDialog(const kf::RegistryIndex& index, const QString
     intro->setWordWrap(true);
     layout->addWidget(intro);
 
+    const std::string firstOp = buildVersions(index, current);
+    auto* form = new QFormLayout;
+    form->addRow(tr("Versions"), m_versions);
+    buildTargets(form);
+    buildOutput(form, QDir(folder).filePath(qs(firstOp.empty() ? "kernels" : firstOp) + ".cast"));
+    buildModels(form);
+    layout->addLayout(form);
+
+    m_problem = new QLabel(this);
+    m_problem->setWordWrap(true);
+    m_problem->setStyleSheet(QStringLiteral("color: #d9822b"));
+    layout->addWidget(m_problem);
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    m_buttons->button(QDialogButtonBox::Ok)->setText(tr("Export"));
+    layout->addWidget(m_buttons);
+
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(m_versions, &QListWidget::itemChanged, this, &ExportCastDialog::update);
+    connect(m_output, &QLineEdit::textChanged, this, &ExportCastDialog::update);
+    connect(m_ptx, &QComboBox::currentIndexChanged, this, &ExportCastDialog::update);
+    connect(m_models, &QTableWidget::itemChanged, this, &ExportCastDialog::update);
+    connect(m_models, &QTableWidget::itemSelectionChanged, this, &ExportCastDialog::update);
+    resize(760, 560);
+    update();
+}
+
+// The registry's active versions (and `current`, even deprecated), `current` checked. Returns the
+// task name of `current`, for the default file name.
+std::string ExportCastDialog::buildVersions(const kf::RegistryIndex& index, const QString& current)
+{
     m_versions = new QListWidget(this);
     const kf::RegistryEntry* currentEntry = index.find(current.toStdString());
     std::string firstOp;
@@ -56,9 +87,12 @@ ExportCastDialog::ExportCastDialog(const kf::RegistryIndex& index, const QString
         if (on)
             firstOp = e.taskName;
     }
-    auto* form = new QFormLayout;
-    form->addRow(tr("Versions"), m_versions);
+    return firstOp;
+}
 
+// The cubin architectures (the export's defaults checked) and the PTX choice.
+void ExportCastDialog::buildTargets(QFormLayout* form)
+{
     auto* archRow = new QHBoxLayout;
     for (const char* a : kArchitectures) {
         auto* box = new QCheckBox(QString::fromLatin1(a), this);
@@ -78,18 +112,31 @@ ExportCastDialog::ExportCastDialog(const kf::RegistryIndex& index, const QString
         m_ptx->addItem(tr("PTX of %1").arg(QString::fromLatin1(a).replace("sm_", "compute_")),
                        QString::fromLatin1(a).replace("sm_", "compute_"));
     form->addRow(tr("PTX"), m_ptx);
+}
 
+// The package file (with Browse…) and its version.
+void ExportCastDialog::buildOutput(QFormLayout* form, const QString& file)
+{
     auto* outRow = new QHBoxLayout;
-    m_output = new QLineEdit(QDir(folder).filePath(qs(firstOp.empty() ? "kernels" : firstOp) + ".cast"), this);
+    m_output = new QLineEdit(file, this);
     auto* browse = new QPushButton(tr("Browse…"), this);
     outRow->addWidget(m_output, 1);
     outRow->addWidget(browse);
     form->addRow(tr("File"), outRow);
     m_version = new QLineEdit(QStringLiteral("1.0.0"), this);
     form->addRow(tr("Package version"), m_version);
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getSaveFileName(this, tr("Export .cast package"), m_output->text(),
+                                                       tr("KernelForge packages (*.cast)"));
+        if (!f.isEmpty())
+            m_output->setText(f.endsWith(QLatin1String(".cast")) ? f : f + QLatin1String(".cast"));
+    });
+}
 
-    // Models: a torch.export program or TorchScript module the package carries, run with these
-    // kernels substituted (`kforge cast run`, Run ▸ Run Model from .cast Package…).
+// Models: a torch.export program or TorchScript module the package carries, run with these
+// kernels substituted (`kforge cast run`, Run ▸ Run Model from .cast Package…).
+void ExportCastDialog::buildModels(QFormLayout* form)
+{
     auto* modelBox = new QVBoxLayout;
     m_models = new QTableWidget(0, 3, this);
     m_models->setHorizontalHeaderLabels({tr("Name"), tr("Model file"), tr("Inputs (empty: the .pt2's own)")});
@@ -113,21 +160,7 @@ ExportCastDialog::ExportCastDialog(const kf::RegistryIndex& index, const QString
     modelBox->addWidget(m_models);
     modelBox->addLayout(modelButtons);
     form->addRow(tr("Models"), modelBox);
-    layout->addLayout(form);
 
-    m_problem = new QLabel(this);
-    m_problem->setWordWrap(true);
-    m_problem->setStyleSheet(QStringLiteral("color: #d9822b"));
-    layout->addWidget(m_problem);
-    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
-    m_buttons->button(QDialogButtonBox::Ok)->setText(tr("Export"));
-    layout->addWidget(m_buttons);
-
-    connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
-    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-    connect(m_versions, &QListWidget::itemChanged, this, &ExportCastDialog::update);
-    connect(m_output, &QLineEdit::textChanged, this, &ExportCastDialog::update);
-    connect(m_ptx, &QComboBox::currentIndexChanged, this, &ExportCastDialog::update);
     connect(addModelButton, &QPushButton::clicked, this, [this] {
         const QString f = QFileDialog::getOpenFileName(this, tr("Add a model"), m_output->text(),
                                                        tr("Models (*.pt2 *.pt *.ts);;All files (*)"));
@@ -148,16 +181,6 @@ ExportCastDialog::ExportCastDialog(const kf::RegistryIndex& index, const QString
             m_models->removeRow(m_models->currentRow());
         update();
     });
-    connect(m_models, &QTableWidget::itemChanged, this, &ExportCastDialog::update);
-    connect(m_models, &QTableWidget::itemSelectionChanged, this, &ExportCastDialog::update);
-    connect(browse, &QPushButton::clicked, this, [this] {
-        const QString f = QFileDialog::getSaveFileName(this, tr("Export .cast package"), m_output->text(),
-                                                       tr("KernelForge packages (*.cast)"));
-        if (!f.isEmpty())
-            m_output->setText(f.endsWith(QLatin1String(".cast")) ? f : f + QLatin1String(".cast"));
-    });
-    resize(760, 560);
-    update();
 }
 
 int ExportCastDialog::addModel(const QString& file, const QString& inputs)

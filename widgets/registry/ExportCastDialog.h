@@ -12,6 +12,7 @@
 class QCheckBox;
 class QComboBox;
 class QDialogButtonBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -59,6 +60,11 @@ public:
     int addModel(const QString& file, const QString& inputs = {});
 
 private:
+    // The constructor's rows (ExportCastDialog.cpp).
+    std::string buildVersions(const kf::RegistryIndex& index, const QString& current);
+    void buildTargets(QFormLayout* form);
+    void buildOutput(QFormLayout* form, const QString& file);
+    void buildModels(QFormLayout* form);
     void update();
 
     QListWidget* m_versions = nullptr;

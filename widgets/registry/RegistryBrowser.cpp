@@ -94,27 +94,7 @@ RegistryBrowser::RegistryBrowser(QWidget* parent) : QWidget(parent)
     filterRow->addWidget(m_showDeprecated);
     layout->addLayout(filterRow);
 
-    m_table = new QTableView(this);
-    m_table->setModel(m_filter);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->setSortingEnabled(true);
-    m_table->sortByColumn(RegistryModel::DateColumn, Qt::DescendingOrder); // newest promotion first
-    m_table->setAlternatingRowColors(true);
-    m_table->setTextElideMode(Qt::ElideMiddle); // IDs differ at both ends: op first, version last
-    m_table->setWordWrap(false);
-    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
-    m_table->verticalHeader()->hide();
-    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    QHeaderView* header = m_table->horizontalHeader();
-    header->setSectionResizeMode(QHeaderView::Interactive);
-    header->setStretchLastSection(false);
-    header->setSectionResizeMode(RegistryModel::ShapesColumn, QHeaderView::Stretch);
-    for (int c : {RegistryModel::OpColumn, RegistryModel::DTypeColumn, RegistryModel::SpeedupColumn, RegistryModel::MinSpeedupColumn,
-                  RegistryModel::CompileSpeedupColumn,
-                  RegistryModel::DateColumn, RegistryModel::StatusColumn})
-        header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
-    header->setSectionResizeMode(RegistryModel::GpuColumn, QHeaderView::ResizeToContents);
+    buildTable();
 
     m_placeholder = new QLabel(this);
     m_placeholder->setAlignment(Qt::AlignCenter);
@@ -138,6 +118,41 @@ RegistryBrowser::RegistryBrowser(QWidget* parent) : QWidget(parent)
     m_splitter->setStretchFactor(1, 1);
     layout->addWidget(m_splitter, 1);
 
+    wireSignals();
+
+    setDirectory(QString());
+    updatePlaceholder();
+    clearDetails(tr("Select a kernel to see its evidence, source, reports and speedups."));
+}
+
+// The versions table: newest promotion first, the shapes column taking what is left.
+void RegistryBrowser::buildTable()
+{
+    m_table = new QTableView(this);
+    m_table->setModel(m_filter);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(RegistryModel::DateColumn, Qt::DescendingOrder); // newest promotion first
+    m_table->setAlternatingRowColors(true);
+    m_table->setTextElideMode(Qt::ElideMiddle); // IDs differ at both ends: op first, version last
+    m_table->setWordWrap(false);
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    QHeaderView* header = m_table->horizontalHeader();
+    header->setSectionResizeMode(QHeaderView::Interactive);
+    header->setStretchLastSection(false);
+    header->setSectionResizeMode(RegistryModel::ShapesColumn, QHeaderView::Stretch);
+    for (int c : {RegistryModel::OpColumn, RegistryModel::DTypeColumn, RegistryModel::SpeedupColumn, RegistryModel::MinSpeedupColumn,
+                  RegistryModel::CompileSpeedupColumn,
+                  RegistryModel::DateColumn, RegistryModel::StatusColumn})
+        header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(RegistryModel::GpuColumn, QHeaderView::ResizeToContents);
+}
+
+void RegistryBrowser::wireSignals()
+{
     connect(m_filterEdit, &QLineEdit::textChanged, this, [this](const QString& text) {
         m_filter->setFilterText(text);
         updatePlaceholder();
@@ -163,10 +178,6 @@ RegistryBrowser::RegistryBrowser(QWidget* parent) : QWidget(parent)
             menu.addAction(b->text(), b, &QPushButton::click)->setEnabled(b->isEnabled());
         menu.exec(m_table->viewport()->mapToGlobal(pos));
     });
-
-    setDirectory(QString());
-    updatePlaceholder();
-    clearDetails(tr("Select a kernel to see its evidence, source, reports and speedups."));
 }
 
 QWidget* RegistryBrowser::buildDetails()
@@ -175,7 +186,32 @@ QWidget* RegistryBrowser::buildDetails()
     auto* layout = new QVBoxLayout(details);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(4);
+    layout->addLayout(buildDetailsHeader(details));
 
+    m_tabs = new QTabWidget(details);
+    m_tabs->setDocumentMode(true);
+
+    m_evidence = new QTextBrowser(m_tabs);
+    m_evidence->setOpenLinks(false);
+    m_tabs->addTab(m_evidence, tr("Evidence"));
+
+    m_source = new KernelEditor(m_tabs);
+    m_source->setReadOnly(true);
+    m_tabs->addTab(m_source, tr("Source"));
+
+    m_tabs->addTab(buildReportsTable(), tr("Reports"));
+
+    m_chart = new SpeedupChart(m_tabs);
+    m_tabs->addTab(m_chart, tr("Chart"));
+
+    m_tabs->addTab(buildDiffPage(), tr("Diff"));
+    layout->addWidget(m_tabs, 1);
+    return details;
+}
+
+// The version's title and what can be done with it.
+QHBoxLayout* RegistryBrowser::buildDetailsHeader(QWidget* details)
+{
     auto* header = new QHBoxLayout;
     m_title = new ElidedLabel(details);
     QFont bold = m_title->font();
@@ -195,25 +231,18 @@ QWidget* RegistryBrowser::buildDetails()
     header->addWidget(m_title, 1);
     for (QPushButton* b : {m_open, m_reverify, m_export, m_deprecate, m_remove})
         header->addWidget(b);
-    layout->addLayout(header);
 
     connect(m_open, &QPushButton::clicked, this, [this] { emitFor(&RegistryBrowser::openAsCandidateRequested); });
     connect(m_reverify, &QPushButton::clicked, this, [this] { emitFor(&RegistryBrowser::reverifyRequested); });
     connect(m_deprecate, &QPushButton::clicked, this, [this] { emitFor(&RegistryBrowser::deprecateRequested); });
     connect(m_remove, &QPushButton::clicked, this, [this] { emitFor(&RegistryBrowser::removeRequested); });
     connect(m_export, &QPushButton::clicked, this, [this] { emitFor(&RegistryBrowser::exportRequested); });
+    return header;
+}
 
-    m_tabs = new QTabWidget(details);
-    m_tabs->setDocumentMode(true);
-
-    m_evidence = new QTextBrowser(m_tabs);
-    m_evidence->setOpenLinks(false);
-    m_tabs->addTab(m_evidence, tr("Evidence"));
-
-    m_source = new KernelEditor(m_tabs);
-    m_source->setReadOnly(true);
-    m_tabs->addTab(m_source, tr("Source"));
-
+// The version's saved reports, in their order: tests, held-out, benchmarks.
+QWidget* RegistryBrowser::buildReportsTable()
+{
     m_reports = new ResultsModel(this);
     auto* reportsSort = new QSortFilterProxyModel(this);
     reportsSort->setSourceModel(m_reports);
@@ -229,11 +258,12 @@ QWidget* RegistryBrowser::buildDetails()
     m_reportsTable->horizontalHeader()->setStretchLastSection(true);
     m_reportsTable->sortByColumn(-1, Qt::AscendingOrder); // the reports' order: tests, held-out, benchmarks
     m_reportsTable->hideColumn(ResultsModel::CandidateColumn); // one kernel file per entry: the title names it
-    m_tabs->addTab(m_reportsTable, tr("Reports"));
+    return m_reportsTable;
+}
 
-    m_chart = new SpeedupChart(m_tabs);
-    m_tabs->addTab(m_chart, tr("Chart"));
-
+// The source compared with another version's.
+QWidget* RegistryBrowser::buildDiffPage()
+{
     auto* diffPage = new QWidget(m_tabs);
     auto* diffLayout = new QVBoxLayout(diffPage);
     diffLayout->setContentsMargins(4, 4, 4, 4);
@@ -246,11 +276,8 @@ QWidget* RegistryBrowser::buildDetails()
     m_diff = new DiffView(diffPage);
     diffLayout->addLayout(diffRow);
     diffLayout->addWidget(m_diff, 1);
-    m_tabs->addTab(diffPage, tr("Diff"));
-    layout->addWidget(m_tabs, 1);
     connect(m_diffWith, &QComboBox::currentIndexChanged, this, [this] { requestDiff(); });
-
-    return details;
+    return diffPage;
 }
 
 void RegistryBrowser::setDirectory(const QString& path)

@@ -12,6 +12,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -105,6 +106,11 @@ protected:
 
 private:
     QWidget* buildDetails();
+    void buildTable();
+    void wireSignals();
+    QHBoxLayout* buildDetailsHeader(QWidget* details);
+    QWidget* buildReportsTable();
+    QWidget* buildDiffPage();
     void onCurrentRowChanged();
     void updateButtons();
     void updatePlaceholder();

@@ -105,6 +105,32 @@ EndpointDialog::EndpointDialog(const kf::Endpoint& e, Validator validate, QWidge
 {
     setWindowTitle(tr("Runner Endpoint"));
     m_form = new QFormLayout;
+    addIdentityRows(e);
+    addConnectionRows(e);
+    addRunnerRows(e);
+    addTimeoutRows(e);
+
+    m_problem = new QLabel(this);
+    m_problem->setObjectName(QStringLiteral("endpointProblem"));
+    m_problem->setWordWrap(true);
+    m_problem->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_problem->setStyleSheet(QStringLiteral("color: #d9534f;"));
+    m_problem->setVisible(false);
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(m_form);
+    layout->addWidget(m_problem);
+    layout->addWidget(m_buttons);
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &EndpointDialog::accept);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &EndpointDialog::reject);
+    connect(m_kindBox, &QComboBox::currentIndexChanged, this, &EndpointDialog::kindChanged);
+    kindChanged();
+    setMinimumWidth(560);
+}
+
+// The endpoint's name and kind.
+void EndpointDialog::addIdentityRows(const kf::Endpoint& e)
+{
     m_name = line(this, "endpointName", tr("gpu-box"), tr("Lower-case letters, digits, '.', '_' and '-', starting with a letter or digit"));
     m_name->setText(qs(e.name));
     m_form->addRow(tr("&Name:"), m_name);
@@ -116,7 +142,11 @@ EndpointDialog::EndpointDialog(const kf::Endpoint& e, Validator validate, QWidge
     m_kindBox->setToolTip(tr("local: kforge-runner on this machine · ssh: on a host you log in to with a key · "
                              "srun: a Slurm job · command: any command around {runner} (a container, a wrapper)"));
     m_form->addRow(tr("&Kind:"), m_kindBox);
+}
 
+// How the runner is reached: ssh's host, user, port, key and options, srun's arguments, a command.
+void EndpointDialog::addConnectionRows(const kf::Endpoint& e)
+{
     m_host = line(this, "endpointHost", tr("gpu-box.lan"));
     m_host->setText(qs(e.host));
     m_form->addRow(tr("&Host:"), m_host);
@@ -144,7 +174,11 @@ EndpointDialog::EndpointDialog(const kf::Endpoint& e, Validator validate, QWidge
                         "where the runner program goes"));
     m_command->setText(joinWords(e.command));
     m_form->addRow(tr("&Command:"), m_command);
+}
 
+// The runner there: its program, environment, files and compute-sanitizer.
+void EndpointDialog::addRunnerRows(const kf::Endpoint& e)
+{
     m_runner = line(this, "endpointRunner", tr("the default"),
                     tr("The runner program on the endpoint's host. Empty: this KernelForge's kforge-runner (local, srun, "
                        "command), kforge-runner on the remote PATH (ssh)."));
@@ -170,6 +204,11 @@ EndpointDialog::EndpointDialog(const kf::Endpoint& e, Validator validate, QWidge
                        tr("compute-sanitizer's path on that host, if the runner does not find it by itself"));
     m_sanitizer->setText(qs(e.sanitizer));
     m_form->addRow(tr("compute-&sanitizer:"), m_sanitizer);
+}
+
+// The timeouts, and whether kforge --pool uses the endpoint.
+void EndpointDialog::addTimeoutRows(const kf::Endpoint& e)
+{
     m_startTimeout = spin(this, "endpointStartTimeout", 1, 86400, tr(" s"));
     m_startTimeout->setValue(e.startTimeoutS);
     m_startTimeout->setToolTip(tr("How long to wait for the runner's hello (an srun job may queue)"));
@@ -190,23 +229,6 @@ EndpointDialog::EndpointDialog(const kf::Endpoint& e, Validator validate, QWidge
     m_pool->setObjectName(QStringLiteral("endpointPool"));
     m_pool->setChecked(e.pool);
     m_form->addRow(tr("P&ool:"), m_pool);
-
-    m_problem = new QLabel(this);
-    m_problem->setObjectName(QStringLiteral("endpointProblem"));
-    m_problem->setWordWrap(true);
-    m_problem->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_problem->setStyleSheet(QStringLiteral("color: #d9534f;"));
-    m_problem->setVisible(false);
-    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
-    auto* layout = new QVBoxLayout(this);
-    layout->addLayout(m_form);
-    layout->addWidget(m_problem);
-    layout->addWidget(m_buttons);
-    connect(m_buttons, &QDialogButtonBox::accepted, this, &EndpointDialog::accept);
-    connect(m_buttons, &QDialogButtonBox::rejected, this, &EndpointDialog::reject);
-    connect(m_kindBox, &QComboBox::currentIndexChanged, this, &EndpointDialog::kindChanged);
-    kindChanged();
-    setMinimumWidth(560);
 }
 
 void EndpointDialog::kindChanged()

@@ -49,6 +49,11 @@ public slots:
     void accept() override;
 
 private:
+    // The form's rows, top to bottom (EndpointDialog.cpp).
+    void addIdentityRows(const kf::Endpoint& e);
+    void addConnectionRows(const kf::Endpoint& e);
+    void addRunnerRows(const kf::Endpoint& e);
+    void addTimeoutRows(const kf::Endpoint& e);
     void kindChanged();
     void showProblem();
 

@@ -22,8 +22,7 @@ const char* const kNone = QT_TRANSLATE_NOOP("kf::app::ModelsPage", "(none)");
 } // namespace
 
 ModelsPage::ModelsPage(const QString& file, QWidget* parent)
-    : QWidget(parent)
-    , m_file(file.isEmpty() ? qs(kf::synth::modelsConfigPath().string()) : file)
+    : ConfigFilePage(file.isEmpty() ? qs(kf::synth::modelsConfigPath().string()) : file, parent)
 {
     setObjectName(QStringLiteral("modelsPage"));
     auto* layout = new QVBoxLayout(this);
@@ -79,11 +78,7 @@ ModelsPage::ModelsPage(const QString& file, QWidget* parent)
     keyNote->setObjectName(QStringLiteral("keyNote"));
     keyNote->setWordWrap(true);
     layout->addWidget(keyNote);
-    m_problem = new QLabel(this);
-    m_problem->setObjectName(QStringLiteral("modelsProblem"));
-    m_problem->setWordWrap(true);
-    m_problem->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_problem->setStyleSheet(QStringLiteral("color: #d9534f;"));
+    m_problem = makeProblemLabel(QStringLiteral("modelsProblem"));
     layout->addWidget(m_problem);
 
     connect(m_add, &QPushButton::clicked, this, [this] { m_table->setCurrentCell(addModel(), Name); });
@@ -127,13 +122,12 @@ void ModelsPage::setRow(int row, const kf::synth::NamedModel& m)
 
 bool ModelsPage::load()
 {
-    m_loading = true;
+    beginLoad();
     m_table->setRowCount(0);
     m_base.clear();
     auto config = kf::synth::readModelsConfig(m_file.toStdString());
-    m_loadError.clear();
     if (!config) {
-        m_loadError = tr("%1 does not read, so it is left as it is: %2").arg(m_file, qs(config.error().message()));
+        fileDoesNotRead(config.error());
     } else {
         for (const kf::synth::NamedModel& m : config->models) {
             const int row = m_table->rowCount();
@@ -151,11 +145,7 @@ bool ModelsPage::load()
         m_default->setCurrentIndex(std::max(0, m_default->findText(qs(config->defaultModel))));
         m_escalation->setCurrentIndex(std::max(0, m_escalation->findText(qs(config->escalationModel))));
     }
-    m_loading = false;
-    m_modified = false;
-    m_problem->setText(m_loadError);
-    emit changed();
-    return m_loadError.isEmpty();
+    return endLoad();
 }
 
 void ModelsPage::refreshPickers()
@@ -182,16 +172,6 @@ void ModelsPage::refreshPickers()
         picker->setCurrentIndex(std::max(0, current.isEmpty() ? 0 : picker->findText(current)));
     }
     m_rowNames = rowNames;
-}
-
-void ModelsPage::edited()
-{
-    if (m_loading)
-        return;
-    m_modified = true;
-    const QString problem = validationError();
-    m_problem->setText(m_loadError.isEmpty() ? problem : m_loadError);
-    emit changed();
 }
 
 int ModelsPage::addModel()
@@ -250,10 +230,8 @@ kf::synth::ModelsConfig ModelsPage::config() const
     return out;
 }
 
-QString ModelsPage::validationError() const
+QString ModelsPage::firstProblem() const
 {
-    if (!m_loadError.isEmpty())
-        return {};   // nothing to save: the file stays as it is
     const kf::synth::ModelsConfig c = config();
     for (size_t i = 0; i < c.models.size(); ++i)
         if (c.models[i].config.model.empty())
@@ -265,22 +243,9 @@ QString ModelsPage::validationError() const
     return {};
 }
 
-bool ModelsPage::save(QString* error)
+kf::Result<void> ModelsPage::write() const
 {
-    if (!m_modified || !m_loadError.isEmpty())
-        return true;
-    if (const QString problem = validationError(); !problem.isEmpty()) {
-        if (error)
-            *error = problem;
-        return false;
-    }
-    if (auto w = kf::synth::writeModelsConfig(m_file.toStdString(), config()); !w) {
-        if (error)
-            *error = qs(w.error().message());
-        return false;
-    }
-    m_modified = false;
-    return true;
+    return kf::synth::writeModelsConfig(m_file.toStdString(), config());
 }
 
 } // namespace kf::app

@@ -5,11 +5,11 @@
 // environment variable holding an API key is stored, never the key. A file that does not read is
 // shown with its path and JSON pointer and is never overwritten from an empty table.
 
+#include "app/gui/settings/ConfigFilePage.h"
 #include "engine/synth/ModelsConfig.h"
 
 #include <QString>
 #include <QStringList>
-#include <QWidget>
 
 #include <vector>
 
@@ -21,7 +21,7 @@ class QTableWidget;
 namespace kf::app {
 
 /// GUI thread.
-class ModelsPage : public QWidget {
+class ModelsPage : public ConfigFilePage {
     Q_OBJECT
 public:
     enum Column { Name, Provider, BaseUrl, Model, KeyVariable, PriceIn, PriceOut, ColumnCount };
@@ -29,19 +29,11 @@ public:
     /// `file` empty: synth::modelsConfigPath(). Loads it at once.
     explicit ModelsPage(const QString& file = {}, QWidget* parent = nullptr);
 
-    QString file() const { return m_file; }
     /// Reads the file into the table. False when it does not read: the table is emptied and
     /// disabled, loadError() says why, and save() leaves the file alone.
     bool load();
-    QString loadError() const { return m_loadError; }
     /// The table as a configuration (fields the table does not show are kept from the file).
     kf::synth::ModelsConfig config() const;
-    /// The first problem of the table as the engine's reader states it; empty when it can be saved.
-    QString validationError() const;
-    /// Writes the table with writeModelsConfig when it changed since load(). False with the
-    /// reason in `error` (an invalid table, a write that failed).
-    bool save(QString* error);
-    bool isModified() const { return m_modified; }
 
     /// Appends a row (provider openai, a local server's URL) and returns its index.
     int addModel();
@@ -54,19 +46,16 @@ public:
     /// The provider picker of `row`.
     QComboBox* providerPicker(int row) const;
 
-signals:
-    /// The table or a picker changed (the dialog validates again).
-    void changed();
+protected:
+    /// A model without a name, then what the engine's reader refuses (save() writes with
+    /// writeModelsConfig).
+    QString firstProblem() const override;
+    kf::Result<void> write() const override;
 
 private:
     void setRow(int row, const kf::synth::NamedModel& m);
     void refreshPickers();
-    void edited();
 
-    QString m_file;
-    QString m_loadError;
-    bool m_modified = false;
-    bool m_loading = false;
     std::vector<kf::synth::ModelConfig> m_base;   ///< per row: what the table does not show
     QTableWidget* m_table = nullptr;
     QComboBox* m_default = nullptr;
@@ -74,7 +63,6 @@ private:
     QPushButton* m_add = nullptr;
     QStringList m_rowNames;   ///< the Name column as the pickers last saw it, by row
     QPushButton* m_remove = nullptr;
-    QLabel* m_problem = nullptr;
 };
 
 } // namespace kf::app

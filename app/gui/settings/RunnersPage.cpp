@@ -66,8 +66,7 @@ QString gpusEntry(const kf::Endpoint& e)
 } // namespace
 
 RunnersPage::RunnersPage(const QString& file, QWidget* parent)
-    : QWidget(parent)
-    , m_file(file.isEmpty() ? qs(kf::runnersConfigPath().string()) : file)
+    : ConfigFilePage(file.isEmpty() ? qs(kf::runnersConfigPath().string()) : file, parent)
     , m_watcher(new QFutureWatcher<EndpointCheck>(this))
 {
     qRegisterMetaType<kf::app::EndpointCheck>();
@@ -82,6 +81,28 @@ RunnersPage::RunnersPage(const QString& file, QWidget* parent)
     intro->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(intro);
 
+    buildTable();
+    layout->addWidget(m_table, 1);
+
+    layout->addLayout(buildButtons());
+
+    m_checkText = new QLabel(this);
+    m_checkText->setObjectName(QStringLiteral("checkResult"));
+    m_checkText->setWordWrap(true);
+    m_checkText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_checkText);
+
+    layout->addLayout(buildPickers());
+
+    m_problem = makeProblemLabel(QStringLiteral("runnersProblem"));
+    layout->addWidget(m_problem);
+
+    wireSignals();
+    load();
+}
+
+void RunnersPage::buildTable()
+{
     m_table = new QTableWidget(0, ColumnCount, this);
     m_table->setObjectName(QStringLiteral("runnersTable"));
     m_table->setHorizontalHeaderLabels({tr("Name"), tr("Kind"), tr("Where"), tr("Files"), tr("Last check")});
@@ -95,8 +116,10 @@ RunnersPage::RunnersPage(const QString& file, QWidget* parent)
     m_table->horizontalHeaderItem(FilesColumn)->setToolTip(
         tr("Whether the runner sees this machine's task folders at the same paths. One that does not is sent the "
            "task files it lacks before each run, by content."));
-    layout->addWidget(m_table, 1);
+}
 
+QHBoxLayout* RunnersPage::buildButtons()
+{
     auto* buttons = new QHBoxLayout;
     m_add = new QPushButton(tr("&Add…"), this);
     m_add->setObjectName(QStringLiteral("addEndpoint"));
@@ -118,14 +141,12 @@ RunnersPage::RunnersPage(const QString& file, QWidget* parent)
     buttons->addWidget(m_check);
     buttons->addStretch(1);
     buttons->addWidget(m_reload);
-    layout->addLayout(buttons);
+    return buttons;
+}
 
-    m_checkText = new QLabel(this);
-    m_checkText->setObjectName(QStringLiteral("checkResult"));
-    m_checkText->setWordWrap(true);
-    m_checkText->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    layout->addWidget(m_checkText);
-
+// runners.json's default endpoint and the one this workbench runs on.
+QFormLayout* RunnersPage::buildPickers()
+{
     auto* form = new QFormLayout;
     m_default = new QComboBox(this);
     m_default->setObjectName(QStringLiteral("defaultEndpoint"));
@@ -135,15 +156,11 @@ RunnersPage::RunnersPage(const QString& file, QWidget* parent)
     m_workbench->setToolTip(tr("Where Verify, Benchmark and Profile run in this workbench; the change takes effect at the next run"));
     form->addRow(tr("&Default endpoint:"), m_default);
     form->addRow(tr("The &workbench runs on:"), m_workbench);
-    layout->addLayout(form);
+    return form;
+}
 
-    m_problem = new QLabel(this);
-    m_problem->setObjectName(QStringLiteral("runnersProblem"));
-    m_problem->setWordWrap(true);
-    m_problem->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_problem->setStyleSheet(QStringLiteral("color: #d9534f;"));
-    layout->addWidget(m_problem);
-
+void RunnersPage::wireSignals()
+{
     connect(m_add, &QPushButton::clicked, this, [this] { editRow(-1); });
     connect(m_edit, &QPushButton::clicked, this, [this] { editRow(m_table->currentRow()); });
     connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
@@ -185,7 +202,6 @@ RunnersPage::RunnersPage(const QString& file, QWidget* parent)
         showCheck();
         emit checkFinished(result);
     });
-    load();
 }
 
 RunnersPage::~RunnersPage()
@@ -197,12 +213,10 @@ RunnersPage::~RunnersPage()
 
 bool RunnersPage::load()
 {
-    m_loading = true;
-    m_loadError.clear();
+    beginLoad();
     auto config = kf::readRunnersConfig(m_file.toStdString());
     if (!config) {
-        // Never overwritten from here: only Reload reads it again once it is mended by hand.
-        m_loadError = tr("%1 does not read, so it is left as it is: %2").arg(m_file, qs(config.error().message()));
+        fileDoesNotRead(config.error());
         m_config = kf::RunnersConfig{};
     } else {
         m_config = std::move(config.value());
@@ -213,12 +227,8 @@ bool RunnersPage::load()
     fill();
     for (QWidget* w : std::initializer_list<QWidget*>{m_table, m_add, m_edit, m_remove, m_check, m_default, m_workbench})
         w->setEnabled(m_loadError.isEmpty());
-    m_loading = false;
-    m_modified = false;
-    m_problem->setText(m_loadError);
     updateButtons();
-    emit changed();
-    return m_loadError.isEmpty();
+    return endLoad();
 }
 
 void RunnersPage::fill()
@@ -314,16 +324,6 @@ void RunnersPage::setWorkbenchEndpoint(const QString& name)
         emit changed();
 }
 
-void RunnersPage::edited()
-{
-    if (m_loading)
-        return;
-    m_modified = true;
-    const QString problem = validationError();
-    m_problem->setText(m_loadError.isEmpty() ? problem : m_loadError);
-    emit changed();
-}
-
 void RunnersPage::updateButtons()
 {
     const int row = m_table->currentRow();
@@ -379,29 +379,9 @@ QString RunnersPage::judge(const kf::RunnersConfig& config) const
     return parsed ? QString() : qs(parsed.error().message());
 }
 
-QString RunnersPage::validationError() const
+kf::Result<void> RunnersPage::write() const
 {
-    if (!m_loadError.isEmpty())
-        return {}; // nothing to save: the file stays as it is
-    return judge(m_config);
-}
-
-bool RunnersPage::save(QString* error)
-{
-    if (!m_modified || !m_loadError.isEmpty())
-        return true;
-    if (const QString problem = validationError(); !problem.isEmpty()) {
-        if (error)
-            *error = problem;
-        return false;
-    }
-    if (auto w = kf::writeRunnersConfig(m_file.toStdString(), m_config); !w) {
-        if (error)
-            *error = qs(w.error().message());
-        return false;
-    }
-    m_modified = false;
-    return true;
+    return kf::writeRunnersConfig(m_file.toStdString(), m_config);
 }
 
 bool RunnersPage::addEndpoint(const kf::Endpoint& endpoint, QString* error)

@@ -8,17 +8,19 @@
 // writeRunnersConfig (atomic) on OK; a file that does not read is shown with its JSON pointer and
 // never overwritten.
 
+#include "app/gui/settings/ConfigFilePage.h"
 #include "app/gui/settings/EndpointCheck.h"
 #include "engine/runner/RunnersConfig.h"
 
 #include <QFutureWatcher>
 #include <QHash>
 #include <QString>
-#include <QWidget>
 
 #include <memory>
 
 class QComboBox;
+class QFormLayout;
+class QHBoxLayout;
 class QLabel;
 class QPushButton;
 class QTableWidget;
@@ -26,7 +28,7 @@ class QTableWidget;
 namespace kf::app {
 
 /// GUI thread.
-class RunnersPage : public QWidget {
+class RunnersPage : public ConfigFilePage {
     Q_OBJECT
 public:
     enum Column { NameColumn, KindColumn, WhereColumn, FilesColumn, CheckColumn, ColumnCount };
@@ -35,19 +37,11 @@ public:
     explicit RunnersPage(const QString& file = {}, QWidget* parent = nullptr);
     ~RunnersPage() override;
 
-    QString file() const { return m_file; }
     /// Reads the file into the table. False when it does not read: the page is disabled,
     /// loadError() says why (with the file and the JSON pointer), and save() leaves the file alone.
     bool load();
-    QString loadError() const { return m_loadError; }
-    /// The configuration as edited (what save() writes).
+    /// The configuration as edited (what save() writes, with writeRunnersConfig).
     const kf::RunnersConfig& config() const { return m_config; }
-    /// The first problem of the edited configuration as the engine's reader states it; empty when it can be saved.
-    QString validationError() const;
-    /// Writes the configuration with writeRunnersConfig when it changed since load(). False with
-    /// the reason in `error` (an invalid configuration, a write that failed).
-    bool save(QString* error);
-    bool isModified() const { return m_modified; }
 
     /// Adds `endpoint` after the others; false with the reader's sentence in `error` when it may
     /// not be added (a name used twice, an ssh option that asks for a terminal…).
@@ -86,26 +80,28 @@ public:
     QLabel* problemLabel() const { return m_problem; }
 
 signals:
-    /// The table or a picker changed (the dialog validates again).
-    void changed();
     void checkFinished(const kf::app::EndpointCheck& result);
 
+protected:
+    QString firstProblem() const override { return judge(m_config); }
+    kf::Result<void> write() const override;
+
 private:
+    // The constructor's parts, top to bottom, then the connections (RunnersPage.cpp).
+    void buildTable();
+    QHBoxLayout* buildButtons();
+    QFormLayout* buildPickers();
+    void wireSignals();
     void fill();
     void refreshPickers();
-    void edited();
     void updateButtons();
     void showCheck();
     void editRow(int row);
     /// `config` judged by the engine's reader; empty when it reads.
     QString judge(const kf::RunnersConfig& config) const;
 
-    QString m_file;
-    QString m_loadError;
     QString m_localRunner;
     kf::RunnersConfig m_config;
-    bool m_modified = false;
-    bool m_loading = false;
     QHash<QString, EndpointCheck> m_checks;
     std::shared_ptr<kf::CancelToken> m_cancel;
     QFutureWatcher<EndpointCheck>* m_watcher = nullptr;
@@ -120,7 +116,6 @@ private:
     QComboBox* m_default = nullptr;
     QComboBox* m_workbench = nullptr;
     QLabel* m_checkText = nullptr;
-    QLabel* m_problem = nullptr;
 };
 
 } // namespace kf::app

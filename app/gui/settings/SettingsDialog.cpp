@@ -47,6 +47,45 @@ SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent, const QStrin
     setWindowTitle(tr("Settings"));
     auto* form = new QFormLayout;
 
+    addCompileRows(form);
+    addRunRows(form);
+    addWorkbenchRows(form);
+
+    m_problem = new QLabel(this);
+    m_problem->setObjectName(QStringLiteral("problem"));
+    m_problem->setWordWrap(true);
+    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+
+    auto* tabs = new QTabWidget(this);
+    tabs->setObjectName(QStringLiteral("settingsTabs"));
+    auto* general = new QWidget(tabs);
+    general->setLayout(form);
+    tabs->addTab(general, tr("&General"));
+    m_models = new ModelsPage({}, tabs);
+    tabs->addTab(m_models, tr("&Models"));
+    m_runners = new RunnersPage(runnersFile, tabs);
+    tabs->addTab(m_runners, tr("R&unners"));
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(tabs);
+    layout->addWidget(m_problem);
+    layout->addWidget(m_buttons);
+
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &SettingsDialog::accept);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &SettingsDialog::reject);
+    connect(m_models, &ModelsPage::changed, this, &SettingsDialog::validate);
+    connect(m_runners, &RunnersPage::changed, this, &SettingsDialog::validate);
+    // A check of a local endpoint starts the runner the General page names.
+    connect(m_runnerPath, &QLineEdit::textChanged, m_runners, &RunnersPage::setLocalRunner);
+    for (QLineEdit* e : {m_nvrtcOptions, m_rtol, m_atol, m_runnerPath, m_skillDirs})
+        connect(e, &QLineEdit::textChanged, this, &SettingsDialog::validate);
+
+    load();
+    validate();
+}
+
+// The compile and tolerance rows of the General page.
+void SettingsDialog::addCompileRows(QFormLayout* form)
+{
     m_architecture = new QComboBox(this);
     m_architecture->setObjectName(QStringLiteral("architecture"));
     for (const kf::ArchInfo& a : kf::knownArchitectures()) {
@@ -76,7 +115,11 @@ SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent, const QStrin
     m_atol->setObjectName(QStringLiteral("atol"));
     m_atol->setPlaceholderText(tr("task's tolerance"));
     form->addRow(tr("Override a&tol:"), m_atol);
+}
 
+// The runner, its watchdog, verify trials and the torch.compile baseline.
+void SettingsDialog::addRunRows(QFormLayout* form)
+{
     m_runnerPath = new QLineEdit(this);
     m_runnerPath->setObjectName(QStringLiteral("runnerPath"));
     m_runnerPath->setPlaceholderText(tr("the runner installed with KernelForge"));
@@ -86,6 +129,7 @@ SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent, const QStrin
     runnerRow->addWidget(m_runnerPath, 1);
     runnerRow->addWidget(browse);
     form->addRow(tr("R&unner:"), runnerRow);
+    connect(browse, &QPushButton::clicked, this, &SettingsDialog::browseRunner);
 
     m_launchTimeout = new QSpinBox(this);
     m_launchTimeout->setObjectName(QStringLiteral("launchTimeout"));
@@ -106,7 +150,11 @@ SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent, const QStrin
                                   "with torch.compile and times it beside eager and the candidate; the Runs panel shows the "
                                   "second speedup. $KF_BASELINE_PYTHON picks the Python."));
     form->addRow(tr("&Benchmarks:"), m_benchCompile);
+}
 
+// Agent skills and the theme.
+void SettingsDialog::addWorkbenchRows(QFormLayout* form)
+{
     m_skillDirs = new QLineEdit(this);
     m_skillDirs->setObjectName(QStringLiteral("skillDirs"));
     m_skillDirs->setPlaceholderText(tr("none: the built-in skills only"));
@@ -120,38 +168,6 @@ SettingsDialog::SettingsDialog(Settings* settings, QWidget* parent, const QStrin
     m_theme->addItem(tr("Light"), int(Settings::Theme::Light));
     m_theme->addItem(tr("Dark"), int(Settings::Theme::Dark));
     form->addRow(tr("T&heme:"), m_theme);
-
-    m_problem = new QLabel(this);
-    m_problem->setObjectName(QStringLiteral("problem"));
-    m_problem->setWordWrap(true);
-    m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
-
-    auto* tabs = new QTabWidget(this);
-    tabs->setObjectName(QStringLiteral("settingsTabs"));
-    auto* general = new QWidget(tabs);
-    general->setLayout(form);
-    tabs->addTab(general, tr("&General"));
-    m_models = new ModelsPage({}, tabs);
-    tabs->addTab(m_models, tr("&Models"));
-    m_runners = new RunnersPage(runnersFile, tabs);
-    tabs->addTab(m_runners, tr("R&unners"));
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(tabs);
-    layout->addWidget(m_problem);
-    layout->addWidget(m_buttons);
-
-    connect(m_buttons, &QDialogButtonBox::accepted, this, &SettingsDialog::accept);
-    connect(m_buttons, &QDialogButtonBox::rejected, this, &SettingsDialog::reject);
-    connect(browse, &QPushButton::clicked, this, &SettingsDialog::browseRunner);
-    connect(m_models, &ModelsPage::changed, this, &SettingsDialog::validate);
-    connect(m_runners, &RunnersPage::changed, this, &SettingsDialog::validate);
-    // A check of a local endpoint starts the runner the General page names.
-    connect(m_runnerPath, &QLineEdit::textChanged, m_runners, &RunnersPage::setLocalRunner);
-    for (QLineEdit* e : {m_nvrtcOptions, m_rtol, m_atol, m_runnerPath, m_skillDirs})
-        connect(e, &QLineEdit::textChanged, this, &SettingsDialog::validate);
-
-    load();
-    validate();
 }
 
 bool SettingsDialog::parseNvrtcOptions(const QString& text, QStringList* options, QString* error)

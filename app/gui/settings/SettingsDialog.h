@@ -10,6 +10,7 @@
 
 class QComboBox;
 class QDialogButtonBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QCheckBox;
@@ -47,6 +48,10 @@ public slots:
     void accept() override;
 
 private:
+    // The General page's rows (SettingsDialog.cpp).
+    void addCompileRows(QFormLayout* form);
+    void addRunRows(QFormLayout* form);
+    void addWorkbenchRows(QFormLayout* form);
     void load();
     void validate();
     void browseRunner();

@@ -164,7 +164,15 @@ private:
     void restoreLayout();
     void openFirstWorkspace(const QString& endpointWarning);
     void applyDefaultSizes();
+    // The menu bar (MainWindowMenus.cpp), one menu each; Edit and Help are extended by buildNavigation.
     void buildMenus();
+    void buildFileMenu();
+    QMenu* buildEditMenu();
+    void buildRunMenu();
+    void buildViewMenu();
+    QMenu* buildHelpMenu();
+    void openReportDialog();     ///< Run ▸ Open Report…: asks for the file, then openReport()
+    void showModelRunDialog();   ///< Run ▸ Run Model from .cast Package…
     void rebuildRecentMenu();
     void openDefaultFile();
     void onCurrentTabChanged(int index);

@@ -23,6 +23,16 @@ namespace kf::app {
 
 void MainWindow::buildMenus()
 {
+    buildFileMenu();
+    QMenu* edit = buildEditMenu();
+    buildRunMenu();
+    buildViewMenu();
+    QMenu* help = buildHelpMenu();
+    buildNavigation(edit, help);
+}
+
+void MainWindow::buildFileMenu()
+{
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open Workspace…"), QKeySequence::Open, this, &MainWindow::openWorkspaceDialog);
     m_recentMenu = file->addMenu(tr("Recent &Workspaces"));
@@ -47,7 +57,10 @@ void MainWindow::buildMenus()
     file->addSeparator();
     file->addAction(tr("Se&ttings…"), QKeySequence::Preferences, this, &MainWindow::showSettings);
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
 
+QMenu* MainWindow::buildEditMenu()
+{
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
     edit->addAction(tr("&Undo"), QKeySequence::Undo, this, [this] { if (auto* t = currentTab()) t->editor()->undo(); });
     edit->addAction(tr("&Redo"), QKeySequence::Redo, this, [this] { if (auto* t = currentTab()) t->editor()->redo(); });
@@ -55,7 +68,12 @@ void MainWindow::buildMenus()
     edit->addAction(tr("Copy Agent &Prompt"), QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_C), this, &MainWindow::copyAgentPrompt)
         ->setStatusTip(tr("Copy a strict task for a coding agent: the operation, hardware, shapes, objective, rules and "
                           "skills (kforge prompt)"));
+    return edit;
+}
 
+// One statement per item: a new run action is one more line here.
+void MainWindow::buildRunMenu()
+{
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     m_verifyAction = run->addAction(tr("&Verify"), QKeySequence(Qt::Key_F5), this, &MainWindow::verify);
     m_verifySanitizedAction = run->addAction(tr("Verify under compute-&sanitizer"), QKeySequence(tr("Ctrl+F5")), this,
@@ -67,12 +85,7 @@ void MainWindow::buildMenus()
     m_profileAction->setStatusTip(tr("Replay one launch under the hardware counters: achieved occupancy, throughput, "
                                      "roofline and hints, beside the LibTorch baseline"));
     m_cancelAction = run->addAction(tr("&Cancel Run"), QKeySequence(tr("Shift+F5")), this, [this] { m_run->cancel(); });
-    run->addAction(tr("Open &Report…"), this, [this] {
-           const QString file = QFileDialog::getOpenFileName(this, tr("Open Report"), QString(),
-                                                             tr("Reports (*.json);;All files (*)"));
-           if (!file.isEmpty())
-               openReport(file);
-       })
+    run->addAction(tr("Open &Report…"), this, &MainWindow::openReportDialog)
         ->setStatusTip(tr("Show the reports of a kforge verify or bench --json file in the Runs panel, with "
                           "compute-sanitizer's findings at their lines"));
     run->addAction(tr("&Tune…"), QKeySequence(tr("Ctrl+F6")), this, [this] { m_tune->show(currentTab()); })
@@ -82,20 +95,18 @@ void MainWindow::buildMenus()
     m_promoteAction->setEnabled(false);
     m_cancelAction->setEnabled(false);
     run->addSeparator();
-    run->addAction(tr("Run &Model from .cast Package…"), this, [this] {
-        if (!m_modelRun)
-            m_modelRun = new ModelRunDialog(this);
-        m_modelRun->show();
-        m_modelRun->raise();
-        m_modelRun->activateWindow();
-    })->setStatusTip(tr("Run a packaged model with and without its verified kernels: substitution, end-to-end time, "
-                        "errors against the original and fp64"));
+    run->addAction(tr("Run &Model from .cast Package…"), this, &MainWindow::showModelRunDialog)
+        ->setStatusTip(tr("Run a packaged model with and without its verified kernels: substitution, end-to-end time, "
+                          "errors against the original and fp64"));
     run->addSeparator();
     run->addAction(tr("&Recompile"), QKeySequence(tr("Ctrl+B")), this, [this] {
         if (auto* t = currentTab())
             t->compileNow();
     });
+}
 
+void MainWindow::buildViewMenu()
+{
     QMenu* view = menuBar()->addMenu(tr("&View"));
     QDockWidget* assistant = dock("assistantDock");
     for (QDockWidget* d : findChildren<QDockWidget*>())
@@ -114,14 +125,33 @@ void MainWindow::buildMenus()
     view->addAction(tr("Reset &Layout"), this, &MainWindow::resetLayout)
         ->setStatusTip(tr("The editor in the middle, the Workspace on the left, assembly, resources, task and registry "
                           "on the right, problems and runs below"));
+}
 
+QMenu* MainWindow::buildHelpMenu()
+{
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About KernelForge"), this, [this] {
         QMessageBox::about(this, tr("About KernelForge"),
                            tr("<b>KernelForge %1</b><p>Write CUDA kernels that are proven correct and proven fast.</p>")
                                .arg(QStringLiteral(KF_VERSION)));
     });
-    buildNavigation(edit, help);
+    return help;
+}
+
+void MainWindow::openReportDialog()
+{
+    const QString file = QFileDialog::getOpenFileName(this, tr("Open Report"), QString(), tr("Reports (*.json);;All files (*)"));
+    if (!file.isEmpty())
+        openReport(file);
+}
+
+void MainWindow::showModelRunDialog()
+{
+    if (!m_modelRun)
+        m_modelRun = new ModelRunDialog(this);
+    m_modelRun->show();
+    m_modelRun->raise();
+    m_modelRun->activateWindow();
 }
 
 void MainWindow::rebuildRecentMenu()

@@ -80,46 +80,10 @@ ModelRunDialog::ModelRunDialog(QWidget* parent) : QDialog(parent), m_kforge(defa
     m_recorded = new QComboBox(this);
     form->addRow(tr("Recorded runs"), m_recorded);
 
-    auto* options = new QHBoxLayout;
-    m_device = new QComboBox(this);
-    m_device->addItem(tr("CUDA"), QStringLiteral("cuda"));
-    m_device->addItem(tr("CPU (reference ops)"), QStringLiteral("cpu"));
-    m_runs = new QSpinBox(this);
-    m_runs->setRange(1, 100000);
-    m_runs->setValue(30);
-    m_runs->setPrefix(tr("runs "));
-    m_warmup = new QSpinBox(this);
-    m_warmup->setRange(0, 100000);
-    m_warmup->setValue(10);
-    m_warmup->setPrefix(tr("warm-up "));
-    m_check = new QCheckBox(tr("Check outputs (original, fp64)"), this);
-    m_check->setChecked(true);
-    m_record = new QCheckBox(tr("Record in the package"), this);
-    m_fallback = new QCheckBox(tr("Allow fallback"), this);
-    m_fallback->setToolTip(tr("A kernel that raises runs its reference ops instead: said once per op and counted. "
-                              "Off, a raising kernel fails the run."));
-    for (QWidget* w : {static_cast<QWidget*>(m_device), static_cast<QWidget*>(m_runs), static_cast<QWidget*>(m_warmup),
-                       static_cast<QWidget*>(m_check), static_cast<QWidget*>(m_record), static_cast<QWidget*>(m_fallback)})
-        options->addWidget(w);
-    options->addStretch();
-    form->addRow(tr("Options"), options);
+    form->addRow(tr("Options"), buildOptions());
     layout->addLayout(form);
 
-    auto* buttons = new QHBoxLayout;
-    m_runButton = new QPushButton(tr("Run"), this);
-    m_runButton->setDefault(true);
-    m_cancelButton = new QPushButton(tr("Cancel"), this);
-    m_busy = new QProgressBar(this);
-    m_busy->setRange(0, 0);
-    m_busy->setMaximumWidth(160);
-    m_busy->hide();
-    m_status = new QLabel(this);
-    m_status->setWordWrap(true);
-    buttons->addWidget(m_runButton);
-    buttons->addWidget(m_cancelButton);
-    buttons->addWidget(m_busy);
-    buttons->addWidget(m_status, 1);
-    layout->addLayout(buttons);
+    layout->addLayout(buildRunRow());
     m_view = new kf::ui::ModelRunView(this);
     layout->addWidget(m_view, 1);
 
@@ -143,6 +107,54 @@ ModelRunDialog::ModelRunDialog(QWidget* parent) : QDialog(parent), m_kforge(defa
     setBusy(false);
     m_runButton->setEnabled(false);
     resize(1100, 720);
+}
+
+// How the model runs: device, timed and warm-up passes, output check, recording, fallback.
+QHBoxLayout* ModelRunDialog::buildOptions()
+{
+    auto* options = new QHBoxLayout;
+    m_device = new QComboBox(this);
+    m_device->addItem(tr("CUDA"), QStringLiteral("cuda"));
+    m_device->addItem(tr("CPU (reference ops)"), QStringLiteral("cpu"));
+    m_runs = new QSpinBox(this);
+    m_runs->setRange(1, 100000);
+    m_runs->setValue(30);
+    m_runs->setPrefix(tr("runs "));
+    m_warmup = new QSpinBox(this);
+    m_warmup->setRange(0, 100000);
+    m_warmup->setValue(10);
+    m_warmup->setPrefix(tr("warm-up "));
+    m_check = new QCheckBox(tr("Check outputs (original, fp64)"), this);
+    m_check->setChecked(true);
+    m_record = new QCheckBox(tr("Record in the package"), this);
+    m_fallback = new QCheckBox(tr("Allow fallback"), this);
+    m_fallback->setToolTip(tr("A kernel that raises runs its reference ops instead: said once per op and counted. "
+                              "Off, a raising kernel fails the run."));
+    for (QWidget* w : {static_cast<QWidget*>(m_device), static_cast<QWidget*>(m_runs), static_cast<QWidget*>(m_warmup),
+                       static_cast<QWidget*>(m_check), static_cast<QWidget*>(m_record), static_cast<QWidget*>(m_fallback)})
+        options->addWidget(w);
+    options->addStretch();
+    return options;
+}
+
+// Run and Cancel with the busy bar and the status line.
+QHBoxLayout* ModelRunDialog::buildRunRow()
+{
+    auto* buttons = new QHBoxLayout;
+    m_runButton = new QPushButton(tr("Run"), this);
+    m_runButton->setDefault(true);
+    m_cancelButton = new QPushButton(tr("Cancel"), this);
+    m_busy = new QProgressBar(this);
+    m_busy->setRange(0, 0);
+    m_busy->setMaximumWidth(160);
+    m_busy->hide();
+    m_status = new QLabel(this);
+    m_status->setWordWrap(true);
+    buttons->addWidget(m_runButton);
+    buttons->addWidget(m_cancelButton);
+    buttons->addWidget(m_busy);
+    buttons->addWidget(m_status, 1);
+    return buttons;
 }
 
 ModelRunDialog::~ModelRunDialog()

@@ -12,6 +12,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QProcess;
@@ -59,6 +60,9 @@ signals:
     void runFinished(bool ok, const QString& sentence);
 
 private:
+    // The constructor's rows (ModelRunDialog.cpp).
+    QHBoxLayout* buildOptions();
+    QHBoxLayout* buildRunRow();
     struct Opened;
     void showOpened(const std::shared_ptr<Opened>& opened);
     void showRecorded(int index);

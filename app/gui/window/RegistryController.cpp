@@ -120,74 +120,16 @@ void RegistryController::exportCast(const QString& id)
     const std::optional<kf::ui::CastExportChoice> choice = m_askExport ? m_askExport(id) : std::nullopt;
     if (!choice)
         return;
-    kf::cast::ExportOptions options;
-    for (const QString& v : choice->ids)
-        options.ids.push_back(v.toStdString());
-    for (const QString& a : choice->architectures)
-        options.architectures.push_back(a.toStdString());
-    options.ptx = choice->ptx.toStdString();
-    options.packageVersion = choice->packageVersion.isEmpty() ? "1.0.0" : choice->packageVersion.toStdString();
-    options.kernelforgeVersion = KF_VERSION;
-    for (const kf::ui::CastModelChoice& m : choice->models)
-        options.models.push_back({m.file.toStdString(), m.name.toStdString(), m.inputs.toStdString()});
+    const kf::cast::ExportOptions options = exportOptions(*choice);
     const std::string output = choice->output.toStdString();
     const std::string dir = directory().toStdString();
 
     auto job = std::make_shared<ExportJob>();
     m_export = job;
-    if (m_dialogParent) {
-        auto* progress = new QProgressDialog(tr("Compiling %n version(s) for %1…", nullptr, int(options.ids.size()))
-                                                 .arg(choice->architectures.join(QStringLiteral(", "))),
-                                             tr("Cancel"), 0, int(options.ids.size() * options.architectures.size()),
-                                             m_dialogParent);
-        progress->setWindowTitle(tr("Export .cast package"));
-        progress->setWindowModality(Qt::WindowModal);
-        progress->setMinimumDuration(300);
-        progress->setAttribute(Qt::WA_DeleteOnClose);
-        connect(progress, &QProgressDialog::canceled, this, [job] { job->cancel.cancel(); });
-        job->progress = progress;
-    }
+    if (m_dialogParent)
+        showExportProgress(job, options, choice->architectures);
     job->watcher = new QFutureWatcher<kf::Result<kf::cast::ExportSummary>>(this);
-    connect(job->watcher, &QFutureWatcherBase::finished, this, [this, job] {
-        const auto result = job->watcher->result();
-        job->watcher->deleteLater();
-        job->watcher = nullptr;
-        if (job->progress)
-            job->progress->close();
-        if (m_export == job)
-            m_export.reset();
-        if (!result) {
-            const bool cancelled = job->cancel.cancelled();
-            const QString sentence = cancelled ? tr("Export cancelled; nothing was written.")
-                                               : tr("Export failed: %1").arg(qs(result.error().message()));
-            if (!cancelled)
-                emit problem(sentence);
-            emit exportFinished(false, sentence);
-            return;
-        }
-        QStringList ops;
-        for (const auto& o : result->ops)
-            ops << QStringLiteral("cast::") + qs(o);
-        const QString sentence = tr("Wrote %1 (%2 KiB): %3, cubins for %4%5.")
-                                     .arg(qs(result->file.string()))
-                                     .arg((result->bytes + 1023) / 1024)
-                                     .arg(ops.join(QStringLiteral(", ")))
-                                     .arg(qs([&] {
-                                         std::string a;
-                                         for (const auto& x : result->architectures)
-                                             a += (a.empty() ? "" : ", ") + x;
-                                         return a;
-                                     }()))
-                                     .arg(result->ptx.empty() ? QString() : tr(" and PTX %1").arg(qs(result->ptx)));
-        QStringList models;
-        for (const auto& m : result->models)
-            models << tr("%1 (may use %n packaged op(s))", nullptr, int(m.uses.size())).arg(qs(m.name));
-        const QString withModels = models.isEmpty() ? sentence
-                                                    : sentence + tr(" Models: %1; Run ▸ Run Model from .cast Package… "
-                                                                    "measures them.").arg(models.join(QStringLiteral(", ")));
-        emit message(withModels);
-        emit exportFinished(true, withModels);
-    });
+    connect(job->watcher, &QFutureWatcherBase::finished, this, [this, job] { finishExport(job); });
     QPointer<RegistryController> self(this);
     job->watcher->setFuture(QtConcurrent::run([job, options, output, dir, self] {
         return kf::cast::exportPackage(
@@ -205,6 +147,83 @@ void RegistryController::exportCast(const QString& id)
             },
             &job->cancel);
     }));
+}
+
+kf::cast::ExportOptions RegistryController::exportOptions(const kf::ui::CastExportChoice& choice)
+{
+    kf::cast::ExportOptions options;
+    for (const QString& v : choice.ids)
+        options.ids.push_back(v.toStdString());
+    for (const QString& a : choice.architectures)
+        options.architectures.push_back(a.toStdString());
+    options.ptx = choice.ptx.toStdString();
+    options.packageVersion = choice.packageVersion.isEmpty() ? "1.0.0" : choice.packageVersion.toStdString();
+    options.kernelforgeVersion = KF_VERSION;
+    for (const kf::ui::CastModelChoice& m : choice.models)
+        options.models.push_back({m.file.toStdString(), m.name.toStdString(), m.inputs.toStdString()});
+    return options;
+}
+
+// A window-modal progress dialog over the dialog parent; Cancel cancels the job.
+void RegistryController::showExportProgress(const std::shared_ptr<ExportJob>& job, const kf::cast::ExportOptions& options,
+                                            const QStringList& architectures)
+{
+    auto* progress = new QProgressDialog(tr("Compiling %n version(s) for %1…", nullptr, int(options.ids.size()))
+                                             .arg(architectures.join(QStringLiteral(", "))),
+                                         tr("Cancel"), 0, int(options.ids.size() * options.architectures.size()),
+                                         m_dialogParent);
+    progress->setWindowTitle(tr("Export .cast package"));
+    progress->setWindowModality(Qt::WindowModal);
+    progress->setMinimumDuration(300);
+    progress->setAttribute(Qt::WA_DeleteOnClose);
+    connect(progress, &QProgressDialog::canceled, this, [job] { job->cancel.cancel(); });
+    job->progress = progress;
+}
+
+void RegistryController::finishExport(const std::shared_ptr<ExportJob>& job)
+{
+    const auto result = job->watcher->result();
+    job->watcher->deleteLater();
+    job->watcher = nullptr;
+    if (job->progress)
+        job->progress->close();
+    if (m_export == job)
+        m_export.reset();
+    if (!result) {
+        const bool cancelled = job->cancel.cancelled();
+        const QString sentence = cancelled ? tr("Export cancelled; nothing was written.")
+                                           : tr("Export failed: %1").arg(qs(result.error().message()));
+        if (!cancelled)
+            emit problem(sentence);
+        emit exportFinished(false, sentence);
+        return;
+    }
+    const QString sentence = exportedSentence(*result);
+    emit message(sentence);
+    emit exportFinished(true, sentence);
+}
+
+// "Wrote FILE (N KiB): cast::a, cubins for sm_80, sm_90 and PTX compute_80." and the models.
+QString RegistryController::exportedSentence(const kf::cast::ExportSummary& result)
+{
+    QStringList ops;
+    for (const auto& o : result.ops)
+        ops << QStringLiteral("cast::") + qs(o);
+    QStringList archs;
+    for (const auto& x : result.architectures)
+        archs << qs(x);
+    const QString sentence = tr("Wrote %1 (%2 KiB): %3, cubins for %4%5.")
+                                 .arg(qs(result.file.string()))
+                                 .arg((result.bytes + 1023) / 1024)
+                                 .arg(ops.join(QStringLiteral(", ")))
+                                 .arg(archs.join(QStringLiteral(", ")))
+                                 .arg(result.ptx.empty() ? QString() : tr(" and PTX %1").arg(qs(result.ptx)));
+    QStringList models;
+    for (const auto& m : result.models)
+        models << tr("%1 (may use %n packaged op(s))", nullptr, int(m.uses.size())).arg(qs(m.name));
+    return models.isEmpty() ? sentence
+                            : sentence + tr(" Models: %1; Run ▸ Run Model from .cast Package… "
+                                            "measures them.").arg(models.join(QStringLiteral(", ")));
 }
 
 void RegistryController::setDirectory(const QString& dir)

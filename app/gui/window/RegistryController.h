@@ -21,6 +21,10 @@ class QFutureWatcher;
 namespace kf::ui {
 class RegistryBrowser;
 }
+namespace kf::cast {
+struct ExportOptions;
+struct ExportSummary;
+}
 
 namespace kf::app {
 
@@ -86,6 +90,14 @@ private:
     AskExport m_askExport;
     struct ExportJob;
     std::shared_ptr<ExportJob> m_export;
+
+    // Export .cast… (RegistryController.cpp): the options of the dialog's choice, the progress
+    // dialog, and the sentence the finished export is reported with.
+    static kf::cast::ExportOptions exportOptions(const kf::ui::CastExportChoice& choice);
+    void showExportProgress(const std::shared_ptr<ExportJob>& job, const kf::cast::ExportOptions& options,
+                            const QStringList& architectures);
+    void finishExport(const std::shared_ptr<ExportJob>& job);
+    static QString exportedSentence(const kf::cast::ExportSummary& result);
 };
 
 } // namespace kf::app
