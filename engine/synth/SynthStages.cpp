@@ -93,6 +93,27 @@ std::optional<Stop> Run::kernelStage(Stage stage, const std::string& firstPrompt
     return std::nullopt;
 }
 
+std::vector<ChatMessage> Run::performanceMessages(double target, const std::string& failedReply,
+                                                  const std::string& failedFeedback) const
+{
+    const std::string goal = "The promotion threshold is " + fixed(target, 2)
+                             + "x over eager LibTorch (geometric mean); a kernel near the bandwidth peak cannot go much further.";
+    std::string perf = agent::agentProse("synth-performance");
+    const size_t g = perf.find("{goal}");
+    if (g != std::string::npos)
+        perf.replace(g, 6, goal);
+    std::vector<ChatMessage> messages{{"user", codegenPromptCache},
+                                      {"assistant", asReply(*m_best)},
+                                      {"user", perf + "\n" + m_best->feedback}};
+    if (!failedReply.empty()) {
+        // The last round's reply did not get through: the model sees it and why.
+        messages.push_back({"assistant", failedReply});
+        messages.push_back({"user", failedFeedback + "\nThe best correct kernel is still the first one above. Send a faster, "
+                                                     "correct version in the same two blocks."});
+    }
+    return messages;
+}
+
 std::optional<Stop> Run::performance()
 {
     const Stage S = Stage::Performance;
@@ -116,23 +137,8 @@ std::optional<Stop> Run::performance()
             save();
             return stop;
         }
-        const std::string goal = "The promotion threshold is " + fixed(target, 2)
-                                 + "x over eager LibTorch (geometric mean); a kernel near the bandwidth peak cannot go much further.";
-        std::string perf = agent::agentProse("synth-performance");
-        const size_t g = perf.find("{goal}");
-        if (g != std::string::npos)
-            perf.replace(g, 6, goal);
-        std::vector<ChatMessage> messages{{"user", codegenPromptCache},
-                                          {"assistant", asReply(*m_best)},
-                                          {"user", perf + "\n" + m_best->feedback}};
-        if (!failedReply.empty()) {
-            // The last round's reply did not get through: the model sees it and why.
-            messages.push_back({"assistant", failedReply});
-            messages.push_back({"user", failedFeedback + "\nThe best correct kernel is still the first one above. Send a faster, "
-                                                         "correct version in the same two blocks."});
-        }
         json step;
-        auto reply = ask(S, messages, step);
+        auto reply = ask(S, performanceMessages(target, failedReply, failedFeedback), step);
         if (!reply) {
             addStep(m_trace, S, step);
             if (auto stop = endsTheRun(S, reply.error()))
