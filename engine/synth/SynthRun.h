@@ -114,6 +114,10 @@ private:
                                          json& step, std::string& problem, bool& accepted);
     Result<void> freezeExisting();
     std::string codegenPrompt();
+    /// `a` becomes the best kernel, and the trace says which step wrote it.
+    void keepBest(const Attempt& a);
+    /// `stage` ends with `stop`: its status "cancelled" for a cancel, `status` otherwise.
+    std::optional<Stop> stopStage(Stage stage, const Stop& stop, const char* status);
     std::optional<Stop> kernelStage(Stage stage, const std::string& firstPrompt, int attempts, bool& reached);
     std::optional<Stop> performance();
     /// A performance round's conversation: the prompt, the best kernel with its feedback, and the
