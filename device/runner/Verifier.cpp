@@ -342,20 +342,20 @@ Result<nlohmann::json> Verifier::saveCase(size_t shapeIndex, int trial, std::uin
     for (size_t o = 0; o < outputs.size() && o < checks.size(); ++o) {
         const TensorLayout& l = *outputs[o];
         const bool hasGolden = checks[o].golden.available;
-        auto e = TorchBridge::expectedAsDouble(expected.refs, l.name, hasGolden);
-        if (!e)
-            return trialError(e.error(), where);
-        expectedValues.push_back(std::move(e.value()));
-        tensors.push_back({{l.name, CaseTensor::Role::Expected, 0, DType::F64, l.extents, {}}, expectedValues.back().data(),
-                           expectedValues.back().size() * sizeof(double)});
-        if (hasGolden) {
-            auto lt = TorchBridge::expectedAsDouble(expected.refs, l.name, false);
-            if (!lt)
-                return trialError(lt.error(), where);
-            libtorchValues.push_back(std::move(lt.value()));
-            tensors.push_back({{l.name, CaseTensor::Role::Libtorch, 0, DType::F64, l.extents, {}}, libtorchValues.back().data(),
-                               libtorchValues.back().size() * sizeof(double)});
-        }
+        // An expected result as float64 (golden, or LibTorch's), kept in `owned` until the save.
+        auto addExpected = [&](CaseTensor::Role role, bool golden, std::vector<std::vector<double>>& owned) -> Result<void> {
+            auto values = TorchBridge::expectedAsDouble(expected.refs, l.name, golden);
+            if (!values)
+                return trialError(values.error(), where);
+            owned.push_back(std::move(values.value()));
+            tensors.push_back({{l.name, role, 0, DType::F64, l.extents, {}}, owned.back().data(), owned.back().size() * sizeof(double)});
+            return {};
+        };
+        if (auto r = addExpected(CaseTensor::Role::Expected, hasGolden, expectedValues); !r)
+            return r.error();
+        if (hasGolden)
+            if (auto r = addExpected(CaseTensor::Role::Libtorch, false, libtorchValues); !r)
+                return r.error();
         tensors.push_back({{l.name, CaseTensor::Role::Actual, 0, l.dtype, l.extents, {}}, t.outputs[0][o].data(),
                            t.outputs[0][o].size()});
         if (compared.outputDisagreements[o] > 0) {

@@ -14,18 +14,17 @@ nlohmann::json optionalNumber(const std::optional<double>& v) { return v ? numbe
 /// The record's "sanitizer": the policy it was promoted under and what the tools found.
 PromotionRecord::Sanitizer readSanitizer(const Fields& san)
 {
-    PromotionRecord::Sanitizer s;
     const std::string policy = san.text("policy", sanitizerPolicyName(kDefaultSanitizerPolicy));
     const auto parsed = parseSanitizerPolicy(policy);
     if (!parsed)
         kf::json::fail(san.at("policy"), "\"" + policy + "\" is not a sanitizer policy: use " + kSanitizerPolicyChoices);
-    s.policy = *parsed;
-    s.outcome = san.text("outcome");
-    s.detail = san.text("detail");
-    s.toolVersion = san.text("tool_version");
-    s.tools = san.texts("tools");
-    s.shapes = san.texts("shapes");
-    return s;
+    // Read in the order of the members (a braced list is evaluated left to right).
+    return PromotionRecord::Sanitizer{.policy = *parsed,
+                                      .outcome = san.text("outcome"),
+                                      .detail = san.text("detail"),
+                                      .toolVersion = san.text("tool_version"),
+                                      .tools = san.texts("tools"),
+                                      .shapes = san.texts("shapes")};
 }
 
 } // namespace
