@@ -1,4 +1,4 @@
-#include "device/runner/Bencher.h"
+#include "device/runner/BencherShape.h"
 #include "engine/protocol/Verdict.h"
 
 #include "device/CudaDriver.h"
@@ -19,36 +19,7 @@
 
 namespace kf::device {
 
-namespace {
-
-constexpr int kInputSets = 3;
-constexpr std::uint64_t kGuardSalt = 0xb3c4ull;
-constexpr std::uint64_t kInputSalt = 0x2000ull;
-constexpr std::uint64_t kRecheckSalt = 0x7e000ull;
-constexpr std::uint64_t kSentinelSalt = 0x5e00ull;
-
-double round3(double v)
-{
-    return std::round(v * 1e3) / 1e3;
-}
-
-} // namespace
-
-// Everything one benchmark shape owns; freed when the shape is done (bounded memory).
-struct Bencher::Shape {
-    const ShapeRef* ref = nullptr;
-    std::string name;
-    std::vector<TensorLayout> layout;
-    std::vector<BufferSet> inputs;                          ///< kInputSets rotating sets
-    BufferSet outputs;                                      ///< outputs and scratch, shared by all sets
-    std::vector<std::unique_ptr<TorchBridge::Reference>> references; ///< one per input set
-    std::vector<std::vector<BoundLaunch>> launches;         ///< per input set
-    std::vector<std::vector<unsigned char>> sentinels[2];   ///< [variant][output]
-    std::vector<std::uint64_t> fingerprints;                ///< the re-checked set's inputs, keyed (TorchBridge::fingerprint)
-    std::uint64_t recheckSeed = 0;                          ///< regenerates those inputs exactly
-    std::uint64_t fingerprintKey = 0;
-    std::string recheckProblem;                             ///< guard or input finding of the re-check
-};
+using namespace bencher;
 
 Bencher::Bencher(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions)
     : m_channel(channel), m_gpu(gpu), m_request(request), m_header(request, gpu.info, std::move(versions))
@@ -58,6 +29,29 @@ Bencher::Bencher(Channel& channel, const GpuContext& gpu, const RunPlan& request
 Error Bencher::fatal(const Error& e, const std::string& where) const
 {
     return lostContextError(e, "benchmark", m_request, where);
+}
+
+Result<void> Bencher::setUp()
+{
+    if (auto r = m_gpu.context.makeCurrent(); !r)
+        return r;
+    m_stream = static_cast<CUstream>(TorchBridge::currentStream());
+    for (CudaEvent* e : {&m_before, &m_start, &m_end}) {
+        auto ev = CudaEvent::create();
+        if (!ev)
+            return ev.error();
+        *e = std::move(ev.value());
+    }
+    const bool persisting = m_gpu.info.persistingL2MaxBytes > 0;
+    if (persisting)
+        m_carveOutProblem = L2Flusher::disablePersistingCarveOut();
+    if (auto e = stickyError())
+        return cuError(*e, "cuCtxSetLimit", __FILE__, __LINE__);
+    auto f = L2Flusher::create(m_gpu.info.l2Bytes, persisting);
+    if (!f)
+        return f.error();
+    m_flusher = std::move(f.value());
+    return {};
 }
 
 Result<nlohmann::json> Bencher::run()
@@ -71,28 +65,7 @@ Result<nlohmann::json> Bencher::run()
     report["all_shapes_at_least_1x"] = false;
     report["shapes"] = nlohmann::json::array();
 
-    auto setup = [&]() -> Result<void> {
-        if (auto r = m_gpu.context.makeCurrent(); !r)
-            return r;
-        m_stream = static_cast<CUstream>(TorchBridge::currentStream());
-        for (CudaEvent* e : {&m_before, &m_start, &m_end}) {
-            auto ev = CudaEvent::create();
-            if (!ev)
-                return ev.error();
-            *e = std::move(ev.value());
-        }
-        const bool persisting = m_gpu.info.persistingL2MaxBytes > 0;
-        if (persisting)
-            m_carveOutProblem = L2Flusher::disablePersistingCarveOut();
-        if (auto e = stickyError())
-            return cuError(*e, "cuCtxSetLimit", __FILE__, __LINE__);
-        auto f = L2Flusher::create(m_gpu.info.l2Bytes, persisting);
-        if (!f)
-            return f.error();
-        m_flusher = std::move(f.value());
-        return {};
-    };
-    if (auto r = setup(); !r) {
+    if (auto r = setUp(); !r) {
         if (stickyError())
             return r.error();
         ReportHeader::markError(report, r.error());
@@ -323,7 +296,6 @@ Result<std::string> Bencher::compareRecheck(Shape& s, int set, int variant)
 
 Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
 {
-    const BenchSettings& cfg = m_request.bench;
     // The time cap is wall-clock for the whole shape: set-up, warm-up, inputs, flushes, samples
     // and re-checks all count (docs/verification.md, timing rule 3).
     const auto shapeStart = std::chrono::steady_clock::now();
@@ -334,6 +306,31 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
     s.name = binding.label.empty() ? binding.describe() : binding.label + " (" + binding.describe() + ")";
     const std::string where = "shape " + s.name;
     const std::uint64_t seed = deriveSeed(m_request.seeds.front(), shapeIndex);
+    if (auto r = setUpShape(s, seed); !r)
+        return r.error();
+    const std::int64_t sampleTimeout = m_request.launchTimeoutMs * static_cast<std::int64_t>(2 + s.launches.front().size());
+    const double setupMs = msSince(shapeStart);
+
+    // Warm-up: both sides, discarded (cuBLAS handles, allocator pools, instruction caches).
+    for (int w = 0; w < m_request.bench.warmup; ++w) {
+        m_channel.launchBegin(m_request.id, "bench warm-up " + std::to_string(w) + " " + where, sampleTimeout);
+        auto c = candidateCall(s, w % kInputSets, w % 2, where);
+        auto b = c ? baselineCall(s, w % kInputSets, where) : Result<Timing>(c.error());
+        m_channel.launchEnd(m_request.id);
+        if (!b)
+            return b.error();
+    }
+
+    const double warmupMs = msSince(shapeStart) - setupMs;
+    Samples m;
+    if (auto r = takeSamples(s, shapeIndex, seed, shapeStart, sampleTimeout, m); !r)
+        return r.error();
+    return shapeReport(s, m, shapeStart, setupMs, warmupMs);
+}
+
+Result<void> Bencher::setUpShape(Shape& s, std::uint64_t seed)
+{
+    const ShapeBinding& binding = s.ref->binding;
     auto layout = layoutFor(m_request.task, m_request.candidate(), binding, m_gpu.info.memoryBytes);
     if (!layout)
         return layout.error();
@@ -376,178 +373,7 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
             return bound.error();
         s.launches.push_back(std::move(bound.value()));
     }
-    const std::int64_t sampleTimeout = m_request.launchTimeoutMs * static_cast<std::int64_t>(2 + s.launches.front().size());
-    const double setupMs = msSince(shapeStart);
-
-    // Warm-up: both sides, discarded (cuBLAS handles, allocator pools, instruction caches).
-    for (int w = 0; w < cfg.warmup; ++w) {
-        m_channel.launchBegin(m_request.id, "bench warm-up " + std::to_string(w) + " " + where, sampleTimeout);
-        auto c = candidateCall(s, w % kInputSets, w % 2, where);
-        auto b = c ? baselineCall(s, w % kInputSets, where) : Result<Timing>(c.error());
-        m_channel.launchEnd(m_request.id);
-        if (!b)
-            return b.error();
-    }
-
-    const double warmupMs = msSince(shapeStart) - setupMs;
-    double recheckMs = 0; // counted in the cap like everything else; reported so a user sees where time went
-    std::mt19937_64 rng(deriveSeed(seed, 0x4ec4ull));
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    const int evenBelowMin = std::max(1, (cfg.minSamples + 1) / 2);
-    const int forcedRecheck = cfg.recheckFraction > 0 ? 2 * static_cast<int>(rng() % static_cast<std::uint64_t>(evenBelowMin)) : -1;
-    const double recheckProbability = std::min(1.0, 2.0 * cfg.recheckFraction); // only even samples qualify
-
-    std::vector<double> cand, base;
-    double wallSum = 0, windowSum = 0;
-    int rechecks = 0;
-    std::string recheckFailure;
-    bool spreadReached = false;
-    std::string stoppedBy = "max_samples";
-    for (int n = 0; n < cfg.maxSamples; ++n) {
-        const int set = n % kInputSets;
-        const bool candidateFirst = n % 2 == 0;
-        const int variant = (n / 2) % 2;
-        const bool recheck = candidateFirst && (n == forcedRecheck || (cfg.recheckFraction > 0 && uniform(rng) < recheckProbability));
-        const auto sampleStart = std::chrono::steady_clock::now();
-        if (recheck)
-            // Fresh data in a buffer the candidate has seen before: a result cached by pointer is stale.
-            if (auto r = regenerate(s, set, deriveSeed(seed, kRecheckSalt + static_cast<std::uint64_t>(rechecks)), 0, true); !r)
-                return stickyError() ? fatal(r.error(), where) : r.error();
-
-        m_channel.launchBegin(m_request.id, "bench sample " + std::to_string(n) + " " + where, sampleTimeout);
-        Timing tc, tb;
-        for (int side = 0; side < 2; ++side) {
-            const bool candidateNow = (side == 0) == candidateFirst;
-            auto t = candidateNow ? candidateCall(s, set, variant, where) : baselineCall(s, set, where);
-            if (!t) {
-                m_channel.launchEnd(m_request.id);
-                return t.error();
-            }
-            (candidateNow ? tc : tb) = t.value();
-            if (candidateNow && recheck)
-                if (auto r = captureRecheck(s, set); !r) {
-                    m_channel.launchEnd(m_request.id);
-                    return stickyError() ? fatal(r.error(), where) : r.error();
-                }
-        }
-        m_channel.launchEnd(m_request.id);
-        if (recheck) {
-            ++rechecks;
-            auto why = compareRecheck(s, set, variant);
-            if (!why)
-                return why.error();
-            if (!why->empty() && recheckFailure.empty())
-                recheckFailure = "sample " + std::to_string(n) + ": " + why.value();
-            recheckMs += msSince(sampleStart) - tc.wallMs - tb.wallMs;
-        }
-        cand.push_back(tc.callMs);
-        base.push_back(tb.callMs);
-        wallSum += tc.wallMs + tb.wallMs;
-        windowSum += tc.windowMs + tb.windowMs;
-
-        const double elapsed = msSince(shapeStart);
-        const double done = std::max(static_cast<double>(n + 1) / cfg.maxSamples, elapsed / cfg.timeCapMs);
-        std::string stage = "benchmark " + where + ": " + std::to_string(n + 1) + " samples";
-        if (n >= 2) {
-            char spread[96];
-            std::snprintf(spread, sizeof spread, ", spread %.1f%% / %.1f%% (target %.1f%%)",
-                          100.0 * TimingStats::of(cand).medianRelSpread, 100.0 * TimingStats::of(base).medianRelSpread,
-                          100.0 * cfg.targetSpread);
-            stage += spread;
-        }
-        m_channel.progress(m_request.id,
-                           static_cast<int>(999.0 * (static_cast<double>(shapeIndex) + std::min(1.0, done)) /
-                                            static_cast<double>(m_request.runShapes.size())),
-                           stage);
-        if (elapsed >= cfg.timeCapMs) {
-            // The cap wins over the minimum sample count: a promise of wall time is kept.
-            stoppedBy = "time_cap";
-            spreadReached = n + 1 >= cfg.minSamples && TimingStats::of(cand).medianRelSpread <= cfg.targetSpread &&
-                            TimingStats::of(base).medianRelSpread <= cfg.targetSpread;
-            break;
-        }
-        if (n + 1 < cfg.minSamples)
-            continue;
-        spreadReached = TimingStats::of(cand).medianRelSpread <= cfg.targetSpread &&
-                        TimingStats::of(base).medianRelSpread <= cfg.targetSpread;
-        if (spreadReached) {
-            stoppedBy = "spread";
-            break;
-        }
-    }
-
-    const TimingStats c = TimingStats::of(cand), b = TimingStats::of(base);
-    std::vector<DType> inputTypes;
-    for (const auto& l : s.layout)
-        if (l.role == TensorLayout::Role::Input)
-            inputTypes.push_back(l.dtype);
-    const Roofline roof = Roofline::at(m_request.task, binding, inputTypes, m_gpu.info, m_request.arch);
-    const bool belowFloor = roof.below(c.medianMs);
-    const double speedup = c.medianMs > 0 ? b.medianMs / c.medianMs : 0.0;
-
-    nlohmann::json flags = nlohmann::json::array();
-    std::string failure;
-    if (belowFloor) {
-        flags.push_back("below roofline floor");
-        failure = where + ": the median " + formatNumber(c.medianMs) + " ms is below the roofline floor " +
-                  formatNumber(roof.floorMs) + " ms (" + formatNumber(roof.bytes) + " bytes at " + formatNumber(roof.peakGBs) +
-                  " GB/s, " + formatNumber(roof.flops) + " flops at " + formatNumber(roof.floorTflops) +
-                  " TFLOP/s): the timing cannot be real";
-    }
-    if (!recheckFailure.empty()) {
-        flags.push_back("re-check failed");
-        if (failure.empty())
-            failure = where + ": re-check of a timed call failed: " + recheckFailure;
-    }
-    const double wallGapPct = wallSum > 0 ? 100.0 * (wallSum - windowSum) / wallSum : 0.0;
-    const double calls = static_cast<double>(cand.size() + base.size());
-    // Host launch and wake-up latency is tens of microseconds per call; more means untimed work.
-    if (calls > 0 && (wallSum - windowSum) / calls > 0.2 && wallGapPct > 25.0)
-        flags.push_back("event/wall gap " + std::to_string(static_cast<int>(std::lround(wallGapPct))) + "%");
-    if (windowSum > wallSum * 1.05)
-        flags.push_back("event time exceeds wall time");
-    const bool unstable = !spreadReached;
-    if (unstable)
-        flags.push_back(std::string(stoppedBy == "time_cap" ? "unstable: time cap reached" : "unstable: sample limit reached") +
-                        " before the spread target (candidate " + formatNumber(100.0 * c.medianRelSpread) + "%, baseline " +
-                        formatNumber(100.0 * b.medianRelSpread) + "%)");
-    if (static_cast<int>(cand.size()) < cfg.minSamples)
-        flags.push_back("only " + std::to_string(cand.size()) + " samples within the time cap (minimum " +
-                        std::to_string(cfg.minSamples) + ")");
-    if (!m_flusher->persistingResetProblem().empty())
-        flags.push_back("persisting L2 lines not reset (" + m_flusher->persistingResetProblem() + ")");
-    if (!m_carveOutProblem.empty())
-        flags.push_back("persisting L2 carve-out not removed (" + m_carveOutProblem + ")");
-
-    nlohmann::json values = nlohmann::json::object();
-    for (const auto& [k, v] : binding.values)
-        values[k] = v;
-    nlohmann::json out = {{"shape", values},
-                          {"label", binding.label},
-                          {"set", s.ref->set},
-                          {"candidate", c.toJson()},
-                          {"baseline", b.toJson()},
-                          {"speedup", round3(speedup)},
-                          {"bytes", roof.bytes},
-                          {"flops", roof.flops},
-                          {"achieved_gbs", round3(roof.achievedGBs(c.medianMs))},
-                          {"achieved_tflops", round3(roof.achievedTflops(c.medianMs))},
-                          {"pct_peak_bandwidth", roof.peakGBs > 0 ? round3(100.0 * roof.achievedGBs(c.medianMs) / roof.peakGBs) : 0.0},
-                          {"pct_peak_flops",
-                           roof.typicalTflops > 0 ? round3(100.0 * roof.achievedTflops(c.medianMs) / roof.typicalTflops) : 0.0},
-                          {"roofline_floor_ms", std::round(roof.floorMs * 1e6) / 1e6},
-                          {"below_floor", belowFloor},
-                          {"recheck", {{"checked", rechecks}, {"passed", recheckFailure.empty()}, {"failure", recheckFailure}}},
-                          {"wall_gap_pct", std::round(wallGapPct * 10.0) / 10.0},
-                          {"stopped_by", stoppedBy},
-                          {"unstable", unstable},
-                          {"wall_ms", std::round(msSince(shapeStart))},
-                          {"phase_ms", {{"setup", std::round(setupMs)}, {"warmup", std::round(warmupMs)},
-                                        {"rechecks", std::round(recheckMs)}}},
-                          {"flags", flags}};
-    if (!failure.empty())
-        out["failure"] = failure; // taken out by run() for the summary
-    return out;
+    return {};
 }
 
 } // namespace kf::device

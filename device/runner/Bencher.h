@@ -19,11 +19,16 @@
 
 #include <cuda.h>
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 
 namespace kf::device {
+
+struct Roofline;
+struct TimingStats;
 
 class Bencher {
 public:
@@ -41,7 +46,26 @@ private:
         double wallMs = 0;    ///< host clock over the same window, through the device-wide sync
     };
 
+    struct Samples;
+    /// The context current, the events, the L2 flusher and the persisting-L2 carve-out removed.
+    Result<void> setUp();
     Result<nlohmann::json> runShape(size_t shapeIndex);
+    /// Untimed set-up of a shape: its layout, shared outputs and sentinels, and kInputSets input
+    /// sets, each with a prepared baseline and a bound launch plan.
+    Result<void> setUpShape(Shape& s, std::uint64_t seed);
+    /// Samples until the spread target, the sample limit or the time cap (timing rules 2-6).
+    Result<void> takeSamples(Shape& s, size_t shapeIndex, std::uint64_t seed, std::chrono::steady_clock::time_point shapeStart,
+                             std::int64_t sampleTimeout, Samples& m);
+    /// Sample `n`: both sides timed in alternating order, with a re-check when `recheck`.
+    Result<void> timeSample(Shape& s, int n, bool recheck, std::uint64_t seed, std::int64_t sampleTimeout, Samples& m);
+    /// Reports progress after sample `n`; true when sampling stops (m.stoppedBy, m.spreadReached).
+    bool sampledEnough(size_t shapeIndex, int n, double elapsed, const std::string& where, Samples& m);
+    /// The shape's entry of the report; a failing shape has "failure", which run() takes out.
+    nlohmann::json shapeReport(const Shape& s, const Samples& m, std::chrono::steady_clock::time_point shapeStart,
+                               double setupMs, double warmupMs) const;
+    /// The shape's flags; `failure` gets the first finding that fails the benchmark.
+    nlohmann::json shapeFlags(const std::string& where, const TimingStats& c, const TimingStats& b, const Roofline& roof,
+                              double wallGapPct, const Samples& m, std::string& failure) const;
     /// One timed call: flush, start event, `body`, end event, device-wide synchronise.
     Result<Timing> timed(const std::function<Result<void>()>& body, const std::string& where);
     Result<void> prepareCandidateCall(Shape& s, int variant);

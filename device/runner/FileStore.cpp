@@ -124,6 +124,59 @@ void FileStore::drop(const std::string& sha)
     m_uploads.erase(it);
 }
 
+Result<std::map<std::string, FileStore::Upload>::iterator> FileStore::startUpload(const protocol::PutFile& c)
+{
+    // A (re)start: whatever was received of this blob before is dropped.
+    drop(c.sha256);
+    if (m_uploads.size() >= kMaxUploads) {
+        auto oldest = std::min_element(m_uploads.begin(), m_uploads.end(),
+                                       [](const auto& a, const auto& b) { return a.second.started < b.second.started; });
+        drop(oldest->first);
+    }
+    std::error_code ec;
+    fs::create_directories(m_cache, ec);
+    ::chmod(m_cache.c_str(), 0700);
+    const fs::space_info space = fs::space(m_cache, ec);
+    if (!ec && static_cast<std::int64_t>(space.available) < c.size + (std::int64_t(64) << 20))
+        return putError("the runner's host has " + std::to_string(space.available >> 20) + " MiB free in " + m_cache.string() +
+                            ", too little for a file of " + std::to_string(c.size >> 20) + " MiB",
+                        "/size", "free disk space on the runner's host (its staged files may be removed: docs/runners.md)");
+    std::string temp = (m_cache / ("." + c.sha256 + ".part-XXXXXX")).string();
+    const int fd = ::mkstemp(temp.data());
+    if (fd < 0)
+        return putError("cannot write in " + m_cache.string() + ": " + std::strerror(errno), "/sha256",
+                        "check that the runner's cache folder can be written");
+    Upload u;
+    u.temp = temp;
+    u.fd = fd;
+    u.size = c.size;
+    u.hash = std::make_unique<Sha256>();
+    u.started = ++m_uploadCount;
+    if (auto ready = u.hash->ready(); !ready) {
+        ::close(fd);
+        ::unlink(temp.c_str());
+        return ready.error();
+    }
+    return m_uploads.emplace(c.sha256, std::move(u)).first;
+}
+
+Result<bool> FileStore::store(const std::string& sha256, Upload& u)
+{
+    // Whole and verified: read-only, on disk, then under its name in one rename.
+    ::fchmod(u.fd, 0400);
+    const bool synced = ::fsync(u.fd) == 0;
+    ::close(u.fd);
+    u.fd = -1;
+    const fs::path blob = m_cache / sha256;
+    if (!synced || ::rename(u.temp.c_str(), blob.c_str()) != 0) {
+        const std::string why = std::strerror(errno);
+        drop(sha256);
+        return putError("cannot store " + blob.string() + ": " + why, "/sha256", "free disk space on the runner's host");
+    }
+    m_uploads.erase(sha256);
+    return true;
+}
+
 Result<bool> FileStore::put(const protocol::PutFile& c)
 {
     if (!protocol::isSha256(c.sha256))
@@ -132,38 +185,10 @@ Result<bool> FileStore::put(const protocol::PutFile& c)
         return putError("a staged file holds at most " + std::to_string(protocol::kMaxStagedBytes >> 30) + " GiB", "/size");
     auto it = m_uploads.find(c.sha256);
     if (c.offset == 0) {
-        // A (re)start: whatever was received of this blob before is dropped.
-        drop(c.sha256);
-        if (m_uploads.size() >= kMaxUploads) {
-            auto oldest = std::min_element(m_uploads.begin(), m_uploads.end(),
-                                           [](const auto& a, const auto& b) { return a.second.started < b.second.started; });
-            drop(oldest->first);
-        }
-        std::error_code ec;
-        fs::create_directories(m_cache, ec);
-        ::chmod(m_cache.c_str(), 0700);
-        const fs::space_info space = fs::space(m_cache, ec);
-        if (!ec && static_cast<std::int64_t>(space.available) < c.size + (std::int64_t(64) << 20))
-            return putError("the runner's host has " + std::to_string(space.available >> 20) + " MiB free in " + m_cache.string() +
-                                ", too little for a file of " + std::to_string(c.size >> 20) + " MiB",
-                            "/size", "free disk space on the runner's host (its staged files may be removed: docs/runners.md)");
-        std::string temp = (m_cache / ("." + c.sha256 + ".part-XXXXXX")).string();
-        const int fd = ::mkstemp(temp.data());
-        if (fd < 0)
-            return putError("cannot write in " + m_cache.string() + ": " + std::strerror(errno), "/sha256",
-                            "check that the runner's cache folder can be written");
-        Upload u;
-        u.temp = temp;
-        u.fd = fd;
-        u.size = c.size;
-        u.hash = std::make_unique<Sha256>();
-        u.started = ++m_uploadCount;
-        if (auto ready = u.hash->ready(); !ready) {
-            ::close(fd);
-            ::unlink(temp.c_str());
-            return ready.error();
-        }
-        it = m_uploads.emplace(c.sha256, std::move(u)).first;
+        auto started = startUpload(c);
+        if (!started)
+            return started.error();
+        it = started.value();
     } else if (it == m_uploads.end()) {
         return putError("a chunk at offset " + std::to_string(c.offset) + " of a file whose first chunk never came", "/offset",
                         "send the file from offset 0");
@@ -204,19 +229,7 @@ Result<bool> FileStore::put(const protocol::PutFile& c)
         return putError("the bytes received have sha256 " + got.value() + ", not " + c.sha256 + "; the file was not kept",
                         "/sha256", "the file changed while it was sent, or the connection altered it: send it again");
     }
-    // Whole and verified: read-only, on disk, then under its name in one rename.
-    ::fchmod(u.fd, 0400);
-    const bool synced = ::fsync(u.fd) == 0;
-    ::close(u.fd);
-    u.fd = -1;
-    const fs::path blob = m_cache / c.sha256;
-    if (!synced || ::rename(u.temp.c_str(), blob.c_str()) != 0) {
-        const std::string why = std::strerror(errno);
-        drop(c.sha256);
-        return putError("cannot store " + blob.string() + ": " + why, "/sha256", "free disk space on the runner's host");
-    }
-    m_uploads.erase(c.sha256);
-    return true;
+    return store(c.sha256, u);
 }
 
 Result<fs::path> FileStore::privateDir()

@@ -73,6 +73,10 @@ private:
         std::uint64_t started = 0;
     };
     void drop(const std::string& sha);
+    /// put's first chunk of a file: the old attempt dropped, room made, a private temporary file.
+    Result<std::map<std::string, Upload>::iterator> startUpload(const protocol::PutFile& first);
+    /// put's last chunk of a verified file: read-only and synced, then renamed to its hash.
+    Result<bool> store(const std::string& sha256, Upload& u);
 
     std::filesystem::path m_cache;
     std::optional<TempFolder> m_private;

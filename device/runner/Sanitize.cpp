@@ -155,6 +155,165 @@ std::string findingKey(const protocol::SanitizerFinding& f)
     return f.tool + "|" + f.kind + "|" + access(f.where) + "|" + (f.other ? access(*f.other) : std::string());
 }
 
+/// compute-sanitizer started once per tool on the runner itself (`self`), reading the child's
+/// request; a tool that cannot start has its error in `section` at once.
+std::vector<Child> startTools(const RunPlan& plan, const std::string& toolPath, const fs::path& folder, const fs::path& requestFile,
+                              const std::string& self, protocol::SanitizerSection& section)
+{
+    const protocol::SanitizeSettings& s = *plan.sanitize;
+    std::vector<Child> children;
+    for (const std::string& t : s.tools) {
+        Child c;
+        c.tool = t;
+        c.xml = folder / (t + ".xml");
+        c.out = folder / (t + ".out");
+        c.err = folder / (t + ".err");
+        std::vector<std::string> args = {toolPath, "--tool", t, "--xml", "--save", c.xml.string(),
+                                         "--print-limit", std::to_string(kPrintLimit), "--error-exitcode", std::to_string(kErrorExit),
+                                         "--launch-timeout", std::to_string(std::max<std::int64_t>(s.timeoutMs / 1000, 10)),
+                                         "--check-exit-code", "no"};
+        // Only the candidate's kernels are checked, except by initcheck: it does not see what an
+        // unchecked kernel writes, so with LibTorch's kernels filtered out it calls every input
+        // LibTorch drew on the GPU uninitialised (seen on the H100). Its findings in LibTorch's
+        // kernels are dropped below like any finding outside the candidate's kernels.
+        if (t != "initcheck")
+            for (const auto& [expr, lowered] : plan.loweredNames) {
+                args.push_back("--kernel-name");
+                args.push_back("kne=" + lowered);
+            }
+        args.push_back(self);
+        c.started = std::chrono::steady_clock::now();
+        auto pid = spawnChild(args, requestFile, c.out, c.err);
+        protocol::SanitizerToolRun run;
+        run.tool = t;
+        if (!pid) {
+            c.done = true;
+            c.status = -1;
+            section.tools.push_back(run);
+            section.tools.back().error = pid.error().why;
+        }
+        else {
+            c.pid = pid.value();
+        }
+        children.push_back(c);
+    }
+    return children;
+}
+
+/// Reaps the children that finished and kills those past the timeout; true while any runs.
+bool reapChildren(std::vector<Child>& children, std::int64_t timeoutMs)
+{
+    bool running = false;
+    for (Child& c : children) {
+        if (c.done || c.pid <= 0)
+            continue;
+        int st = 0;
+        const pid_t r = ::waitpid(c.pid, &st, WNOHANG);
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c.started).count();
+        if (r == c.pid) {
+            c.done = true;
+            c.status = st;
+            c.ms = ms;
+            ::kill(-c.pid, SIGKILL);   // anything the tool left in its group
+        } else if (ms > static_cast<double>(timeoutMs)) {
+            ::kill(-c.pid, SIGKILL);
+            ::waitpid(c.pid, &st, 0);
+            c.done = true;
+            c.timedOut = true;
+            c.ms = ms;
+        } else {
+            running = true;
+        }
+    }
+    return running;
+}
+
+/// Waits for all, killing a tool that overruns; the heartbeat thread keeps the client informed.
+void waitForTools(Channel& channel, std::int64_t id, std::vector<Child>& children, std::int64_t timeoutMs)
+{
+    int lastReport = -1;
+    auto lastSaid = std::chrono::steady_clock::now();
+    while (true) {
+        const bool running = reapChildren(children, timeoutMs);
+        int finished = 0;
+        for (const Child& c : children)
+            finished += c.done ? 1 : 0;
+        // Progress when a tool finishes, and every 2 s: progress is work to the supervisor, whose
+        // stuck-runner timeout would otherwise see a long tool as a hang.
+        const auto now = std::chrono::steady_clock::now();
+        if (finished != lastReport || now - lastSaid > std::chrono::seconds(2)) {
+            lastReport = finished;
+            lastSaid = now;
+            std::string names;
+            for (const Child& c : children)
+                if (!c.done)
+                    names += (names.empty() ? "" : ", ") + c.tool;
+            channel.progress(id, 900 + 100 * finished / std::max<int>(1, static_cast<int>(children.size())),
+                             "compute-sanitizer: " + (names.empty() ? std::string("reading the results") : names + " running"));
+        }
+        if (!running)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+}
+
+/// One tool's run: how it ended, its findings in the candidate's kernels (added to `section`'s,
+/// each place once; `seen` indexes them), and whether its child really ran the candidate.
+protocol::SanitizerToolRun readToolRun(const Child& c, const std::vector<std::string>& kernels, std::int64_t timeoutMs,
+                                       std::map<std::string, std::size_t>& seen, protocol::SanitizerSection& section)
+{
+    protocol::SanitizerToolRun run;
+    run.tool = c.tool;
+    run.durationMs = static_cast<std::int64_t>(c.ms);
+    run.exitCode = WIFEXITED(c.status) ? WEXITSTATUS(c.status) : -1;
+    if (c.timedOut) {
+        run.error = "did not finish within " + std::to_string(timeoutMs / 1000) + " s";
+        return run;
+    }
+    if (WIFSIGNALED(c.status)) {
+        run.error = "compute-sanitizer was killed by signal " + std::to_string(WTERMSIG(c.status)) + " (" + lastLines(c.err) + ")";
+        return run;
+    }
+    auto text = readFileBytes(c.xml);   // 64 MiB, what parseSanitizerXml reads
+    if (!text) {
+        run.error = "compute-sanitizer wrote no XML that could be read (" + text.error().why + "; exit code " +
+                    std::to_string(run.exitCode) + "): " + lastLines(c.err);
+        return run;
+    }
+    auto parsed = sanitize::parseSanitizerXml(*text, c.tool, c.xml.filename().string());
+    if (!parsed) {
+        run.error = parsed.error().message();
+        return run;
+    }
+    run.ran = true;
+    run.truncated = parsed->records >= kPrintLimit;
+    for (protocol::SanitizerFinding& f : parsed->findings) {
+        if (f.hostSide || !sanitize::findingInKernels(f, kernels)) {
+            ++run.ignored;
+            continue;
+        }
+        const std::string key = findingKey(f);
+        if (auto it = seen.find(key); it != seen.end()) {
+            section.findings[it->second].count += f.count;
+            continue;
+        }
+        seen[key] = section.findings.size();
+        section.findings.push_back(std::move(f));
+        ++run.findings;
+    }
+    // The child itself must have run the candidate: a child that could not (no GPU memory,
+    // a LibTorch start-up failure) checked nothing.
+    const std::string outcome = childOutcome(c.out);
+    if (outcome.rfind("verdict ", 0) != 0 && run.findings == 0) {
+        run.ran = false;
+        run.error = "the runner under compute-sanitizer did not finish its run (" + outcome + "): " + lastLines(c.err);
+    } else if (run.exitCode == kErrorExit && run.findings == 0 && run.ignored == 0) {
+        run.ran = false;
+        run.error = "compute-sanitizer reported errors its XML does not list: " + lastLines(c.out);
+    }
+    return run;
+}
+
 } // namespace
 
 protocol::SanitizerSection runSanitizer(Channel& channel, const RunPlan& plan, const json& requestJson)
@@ -194,153 +353,16 @@ protocol::SanitizerSection runSanitizer(Channel& channel, const RunPlan& plan, c
     if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec)
         self = exe.string();
 
-    std::vector<Child> children;
-    for (const std::string& t : s.tools) {
-        Child c;
-        c.tool = t;
-        c.xml = folder / (t + ".xml");
-        c.out = folder / (t + ".out");
-        c.err = folder / (t + ".err");
-        std::vector<std::string> args = {tool->path, "--tool", t, "--xml", "--save", c.xml.string(),
-                                         "--print-limit", std::to_string(kPrintLimit), "--error-exitcode", std::to_string(kErrorExit),
-                                         "--launch-timeout", std::to_string(std::max<std::int64_t>(s.timeoutMs / 1000, 10)),
-                                         "--check-exit-code", "no"};
-        // Only the candidate's kernels are checked, except by initcheck: it does not see what an
-        // unchecked kernel writes, so with LibTorch's kernels filtered out it calls every input
-        // LibTorch drew on the GPU uninitialised (seen on the H100). Its findings in LibTorch's
-        // kernels are dropped below like any finding outside the candidate's kernels.
-        if (t != "initcheck")
-            for (const auto& [expr, lowered] : plan.loweredNames) {
-                args.push_back("--kernel-name");
-                args.push_back("kne=" + lowered);
-            }
-        args.push_back(self);
-        c.started = std::chrono::steady_clock::now();
-        auto pid = spawnChild(args, requestFile, c.out, c.err);
-        protocol::SanitizerToolRun run;
-        run.tool = t;
-        if (!pid) {
-            c.done = true;
-            c.status = -1;
-            section.tools.push_back(run);
-            section.tools.back().error = pid.error().why;
-        }
-        else {
-            c.pid = pid.value();
-        }
-        children.push_back(c);
-    }
-
-    // Wait for all, killing a tool that overruns; the heartbeat thread keeps the client informed.
-    const std::int64_t id = plan.id;
-    int lastReport = -1;
-    auto lastSaid = std::chrono::steady_clock::now();
-    while (true) {
-        bool running = false;
-        for (Child& c : children) {
-            if (c.done || c.pid <= 0)
-                continue;
-            int st = 0;
-            const pid_t r = ::waitpid(c.pid, &st, WNOHANG);
-            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c.started).count();
-            if (r == c.pid) {
-                c.done = true;
-                c.status = st;
-                c.ms = ms;
-                ::kill(-c.pid, SIGKILL);   // anything the tool left in its group
-            } else if (ms > static_cast<double>(s.timeoutMs)) {
-                ::kill(-c.pid, SIGKILL);
-                ::waitpid(c.pid, &st, 0);
-                c.done = true;
-                c.timedOut = true;
-                c.ms = ms;
-            } else {
-                running = true;
-            }
-        }
-        int finished = 0;
-        for (const Child& c : children)
-            finished += c.done ? 1 : 0;
-        // Progress when a tool finishes, and every 2 s: progress is work to the supervisor, whose
-        // stuck-runner timeout would otherwise see a long tool as a hang.
-        const auto now = std::chrono::steady_clock::now();
-        if (finished != lastReport || now - lastSaid > std::chrono::seconds(2)) {
-            lastReport = finished;
-            lastSaid = now;
-            std::string names;
-            for (const Child& c : children)
-                if (!c.done)
-                    names += (names.empty() ? "" : ", ") + c.tool;
-            channel.progress(id, 900 + 100 * finished / std::max<int>(1, static_cast<int>(children.size())),
-                             "compute-sanitizer: " + (names.empty() ? std::string("reading the results") : names + " running"));
-        }
-        if (!running)
-            break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    std::vector<Child> children = startTools(plan, tool->path, folder, requestFile, self, section);
+    waitForTools(channel, plan.id, children, s.timeoutMs);
 
     std::vector<std::string> kernels;
     for (const auto& [expr, lowered] : plan.loweredNames)
         kernels.push_back(expr);
     std::map<std::string, std::size_t> seen;
-    for (const Child& c : children) {
-        if (c.pid <= 0)
-            continue;
-        protocol::SanitizerToolRun run;
-        run.tool = c.tool;
-        run.durationMs = static_cast<std::int64_t>(c.ms);
-        run.exitCode = WIFEXITED(c.status) ? WEXITSTATUS(c.status) : -1;
-        if (c.timedOut) {
-            run.error = "did not finish within " + std::to_string(s.timeoutMs / 1000) + " s";
-            section.tools.push_back(run);
-            continue;
-        }
-        if (WIFSIGNALED(c.status)) {
-            run.error = "compute-sanitizer was killed by signal " + std::to_string(WTERMSIG(c.status)) + " (" + lastLines(c.err) + ")";
-            section.tools.push_back(run);
-            continue;
-        }
-        auto text = readFileBytes(c.xml);   // 64 MiB, what parseSanitizerXml reads
-        if (!text) {
-            run.error = "compute-sanitizer wrote no XML that could be read (" + text.error().why + "; exit code " +
-                        std::to_string(run.exitCode) + "): " + lastLines(c.err);
-            section.tools.push_back(run);
-            continue;
-        }
-        auto parsed = sanitize::parseSanitizerXml(*text, c.tool, c.xml.filename().string());
-        if (!parsed) {
-            run.error = parsed.error().message();
-            section.tools.push_back(run);
-            continue;
-        }
-        run.ran = true;
-        run.truncated = parsed->records >= kPrintLimit;
-        for (protocol::SanitizerFinding& f : parsed->findings) {
-            if (f.hostSide || !sanitize::findingInKernels(f, kernels)) {
-                ++run.ignored;
-                continue;
-            }
-            const std::string key = findingKey(f);
-            if (auto it = seen.find(key); it != seen.end()) {
-                section.findings[it->second].count += f.count;
-                continue;
-            }
-            seen[key] = section.findings.size();
-            section.findings.push_back(std::move(f));
-            ++run.findings;
-        }
-        // The child itself must have run the candidate: a child that could not (no GPU memory,
-        // a LibTorch start-up failure) checked nothing.
-        const std::string outcome = childOutcome(c.out);
-        if (outcome.rfind("verdict ", 0) != 0 && run.findings == 0) {
-            run.ran = false;
-            run.error = "the runner under compute-sanitizer did not finish its run (" + outcome + "): " + lastLines(c.err);
-        } else if (run.exitCode == kErrorExit && run.findings == 0 && run.ignored == 0) {
-            run.ran = false;
-            run.error = "compute-sanitizer reported errors its XML does not list: " + lastLines(c.out);
-        }
-        section.tools.push_back(run);
-    }
+    for (const Child& c : children)
+        if (c.pid > 0)
+            section.tools.push_back(readToolRun(c, kernels, s.timeoutMs, seen, section));
     section.ran = true;
     section.durationMs = static_cast<std::int64_t>(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());

@@ -194,6 +194,168 @@ at::Tensor effectiveAtolTensor(const Tolerance& tol, const at::Tensor& truth, at
     return tol.atolMode == Tolerance::AtolMode::Rms ? rms * tol.atol : at::full({}, tol.atol, truth.options());
 }
 
+/// What a judged element may differ by: the task's tolerance, widened with a golden result to
+/// LibTorch's own error plus one ulp of the output's dtype where both are finite.
+at::Tensor allowedError(const at::Tensor& tolAllowed, const at::Tensor& g, const at::Tensor& absG, const at::Tensor& gf,
+                        const at::Tensor& l, const at::Tensor& lf, DType dtype)
+{
+    const auto [mantissa, minExp] = ulpParameters(dtype);
+    // floor(log2 |g|) exactly, as ulpAt() reads it from the exponent bits (log2 can round up
+    // just below a power of two); zero and non-finite values take the smallest normal exponent.
+    const at::Tensor exponent = at::where(gf & absG.ne(0), std::get<1>(at::frexp(absG)).to(at::kDouble) - 1.0,
+                                          at::full({}, double(minExp), g.options()))
+                                    .clamp_min(static_cast<double>(minExp));
+    const at::Tensor ulp = at::exp2(exponent - static_cast<double>(mantissa));
+    return at::where(lf & gf, at::maximum(tolAllowed, at::abs(l - g) + ulp), tolAllowed);
+}
+
+/// The check's counts, errors and histogram from `scalars` (in the order judgeOnDevice stacks
+/// them) and the histogram's `bins`: one copy to the host, one synchronisation.
+void readSums(OutputCheck& c, const std::vector<at::Tensor>& scalars, const at::Tensor& bins, bool golden)
+{
+    const std::int64_t nScalars = static_cast<std::int64_t>(scalars.size());
+    const at::Tensor host = at::cat({at::stack(scalars), bins.to(at::kDouble)}).to(at::kCPU).contiguous();
+    const double* v = host.const_data_ptr<double>();
+    c.mismatches = static_cast<std::int64_t>(v[0]);
+    c.unwritten = static_cast<std::int64_t>(v[1]);
+    c.nonFiniteMismatches = static_cast<std::int64_t>(v[2]);
+    c.maxAbsError = v[3];
+    c.maxRelError = v[4];
+    c.referenceRms = v[5];
+    c.atolEffective = v[6];
+    c.histogram.exact = static_cast<std::int64_t>(v[7]);
+    c.histogram.below = static_cast<std::int64_t>(v[8]);
+    c.histogram.above = static_cast<std::int64_t>(v[9]);
+    c.histogram.nonFinite = c.nonFiniteMismatches;
+    c.histogram.unwritten = c.unwritten;
+    for (int b = 0; b < ErrorHistogram::kBins; ++b)
+        c.histogram.bins[b] = static_cast<std::int64_t>(v[nScalars + b]);
+    if (golden) {
+        c.golden.candidateMaxError = c.maxAbsError;
+        c.golden.candidateRmsError = v[10];
+        c.golden.libtorchMaxError = v[11];
+        c.golden.libtorchRmsError = v[12];
+        c.golden.rescued = static_cast<std::int64_t>(v[13]);
+    }
+    c.mismatchFraction = c.elements ? static_cast<double>(c.mismatches) / static_cast<double>(c.elements) : 0.0;
+    c.passed = c.mismatches == 0;
+}
+
+/// The per-column and per-row summaries of a failing output, and the bounded samples: indices
+/// first, then only those elements' values.
+void locateMismatches(OutputCheck& c, const std::vector<std::int64_t>& extents, const at::Tensor& axisRatio, const at::Tensor& bad,
+                      const at::Tensor& unwritten, const at::Tensor& written, const at::Tensor& g, const at::Tensor& a,
+                      int maxSamples)
+{
+    const std::int64_t width = extents.empty() ? 1 : std::max<std::int64_t>(extents.back(), 1);
+    if (!extents.empty())
+        c.columns.reset(width);
+    if (extents.size() >= 2)
+        c.rows.reset(c.elements / width);
+    if (!c.passed && c.elements > 0) {
+        const at::Tensor r2 = axisRatio.view({c.elements / width, width});
+        const at::Tensor b2 = bad.view({c.elements / width, width});
+        if (!extents.empty())
+            fillAxis(c.columns, r2, b2, 0);
+        if (extents.size() >= 2)
+            fillAxis(c.rows, r2, b2, 1);
+    }
+
+    if (c.unwritten > 0)
+        for (std::int64_t i : firstIndices(unwritten, maxSamples))
+            c.firstUnwritten.push_back(unflattenIndex(i, extents));
+    if (c.mismatches > c.unwritten) {
+        const auto idx = firstIndices(bad & written, maxSamples);
+        const auto ev = gather(g, idx), avals = gather(a, idx);
+        for (size_t k = 0; k < idx.size(); ++k) {
+            const double e = ev[k], x = avals[k];
+            const bool finite = std::isfinite(e) && std::isfinite(x);
+            const double absErr = std::fabs(x - e);
+            const double relErr = finite ? (e != 0 ? absErr / std::fabs(e) : (absErr == 0 ? 0 : std::numeric_limits<double>::infinity()))
+                                         : std::numeric_limits<double>::infinity();
+            c.firstMismatches.push_back({unflattenIndex(idx[k], extents), e, x, absErr, relErr});
+        }
+    }
+}
+
+/// judgeWith where the data is (the compute device): every element classified as classify()
+/// does, with only sums, the histogram and the bounded samples copied back.
+Result<OutputCheck> judgeOnDevice(const ExpectedTensors& ex, const TensorSpec& output, const RawTensor& actual, const void* sentinel,
+                                  int maxSamples, const std::string& what)
+{
+    OutputCheck c;
+    c.output = output.name;
+    c.elements = actual.elements();
+    c.rtol = output.tolerance.rtol;
+    if (ex.truth.numel() != c.elements)
+        return bridgeError(what, "the reference produced " + std::to_string(ex.truth.numel()) + " elements for " +
+                                     output.name + ", expected " + std::to_string(c.elements),
+                           "check the task's output shape against the reference op");
+    const bool golden = ex.golden.defined();
+    c.golden.available = golden;
+    c.golden.note = ex.note;
+
+    const at::Tensor raw = flatOnDevice(actual);
+    const at::Tensor a = decode(raw);
+    const at::Tensor& g = ex.truth;
+    const at::Tensor& l = ex.libtorch;
+    const auto opts = g.options();
+    const at::Tensor zero = at::zeros({}, opts);
+    const at::Tensor inf = at::full({}, std::numeric_limits<double>::infinity(), opts);
+
+    const at::Tensor unwritten = sentinelMask(raw, actual.dtype, sentinel);
+    const at::Tensor written = ~unwritten;
+    const at::Tensor af = at::isfinite(a), gf = at::isfinite(g);
+    const at::Tensor finitePair = af & gf & written;
+
+    at::Tensor rms;
+    const at::Tensor atol = effectiveAtolTensor(output.tolerance, g, &rms);
+    const at::Tensor absG = at::abs(g);
+    const at::Tensor err = at::where(finitePair, at::abs(a - g), zero);
+    const at::Tensor tolAllowed = atol + c.rtol * absG;
+    const at::Tensor lf = golden ? at::isfinite(l) : at::Tensor();
+    const at::Tensor allowed = golden ? allowedError(tolAllowed, g, absG, gf, l, lf, actual.dtype) : tolAllowed;
+    const at::Tensor okFinite = err <= allowed;
+    const at::Tensor nanA = at::isnan(a);
+    at::Tensor same = (nanA & at::isnan(g)) | (~nanA & a.eq(g));
+    if (golden)
+        same = same | (~af & ((nanA & at::isnan(l)) | (~nanA & a.eq(l))));
+    const at::Tensor nonFinitePair = written & ~(af & gf);
+    const at::Tensor nonFiniteBad = nonFinitePair & ~same;
+    const at::Tensor outside = finitePair & ~okFinite;
+    const at::Tensor bad = unwritten | nonFiniteBad | outside;
+
+    // ratio as classify() defines it; unwritten and non-finite mismatches are inf for the axis summaries.
+    at::Tensor ratio = at::where(err.eq(0), zero, at::where(allowed > 0, err / allowed, inf));
+    ratio = at::where(finitePair, ratio, zero);
+    const at::Tensor axisRatio = at::where(unwritten | nonFiniteBad, inf, ratio);
+    const at::Tensor rel = at::where(finitePair & g.ne(0), err / absG, zero);
+
+    // Histogram over the written elements that are not non-finite mismatches.
+    const at::Tensor judged = written & ~nonFiniteBad;
+    const at::Tensor bin = at::floor((at::log10(ratio) - ErrorHistogram::kLo) / ErrorHistogram::kWidth);
+    const at::Tensor positive = judged & (ratio > 0);
+    const at::Tensor inRange = positive & (bin >= 0) & (bin < ErrorHistogram::kBins);
+    const at::Tensor binIndex = at::where(inRange, bin, at::full({}, double(ErrorHistogram::kBins), opts)).to(at::kLong);
+    const at::Tensor bins = at::bincount(binIndex, {}, ErrorHistogram::kBins + 1).narrow(0, 0, ErrorHistogram::kBins);
+
+    std::vector<at::Tensor> scalars = {bad.sum(at::kDouble), unwritten.sum(at::kDouble), nonFiniteBad.sum(at::kDouble),
+                                       c.elements ? err.max() : zero, c.elements ? rel.max() : zero, rms, atol,
+                                       (judged & ratio.eq(0)).sum(at::kDouble), (positive & (bin < 0)).sum(at::kDouble),
+                                       (positive & (bin >= ErrorHistogram::kBins)).sum(at::kDouble)};
+    if (golden) {
+        const at::Tensor lfp = lf & gf;
+        const at::Tensor lerr = at::where(lfp, at::abs(l - g), zero);
+        scalars.push_back(at::sqrt((err * err).sum() / finitePair.sum(at::kDouble).clamp_min(1.0)));
+        scalars.push_back(c.elements ? lerr.max() : zero);
+        scalars.push_back(at::sqrt((lerr * lerr).sum() / lfp.sum(at::kDouble).clamp_min(1.0)));
+        scalars.push_back((finitePair & okFinite & ~(err <= tolAllowed)).sum(at::kDouble));
+    }
+    readSums(c, scalars, bins, golden);
+    locateMismatches(c, actual.extents, axisRatio, bad, unwritten, written, g, a, maxSamples);
+    return c;
+}
+
 Result<OutputCheck> judgeWith(const Result<ExpectedTensors>& ex, bool onTheHost, const TensorSpec& output,
                               const RawTensor& actual, const void* sentinel, int maxSamples)
 {
@@ -211,151 +373,7 @@ Result<OutputCheck> judgeWith(const Result<ExpectedTensors>& ex, bool onTheHost,
             c.golden.note = ex->note;
             return c;
         }
-        OutputCheck c;
-        c.output = output.name;
-        c.elements = actual.elements();
-        c.rtol = output.tolerance.rtol;
-        if (ex->truth.numel() != c.elements)
-            return bridgeError(what, "the reference produced " + std::to_string(ex->truth.numel()) + " elements for " +
-                                         output.name + ", expected " + std::to_string(c.elements),
-                               "check the task's output shape against the reference op");
-        const bool golden = ex->golden.defined();
-        c.golden.available = golden;
-        c.golden.note = ex->note;
-
-        const at::Tensor raw = flatOnDevice(actual);
-        const at::Tensor a = decode(raw);
-        const at::Tensor& g = ex->truth;
-        const at::Tensor& l = ex->libtorch;
-        const auto opts = g.options();
-        const at::Tensor zero = at::zeros({}, opts);
-        const at::Tensor inf = at::full({}, std::numeric_limits<double>::infinity(), opts);
-
-        const at::Tensor unwritten = sentinelMask(raw, actual.dtype, sentinel);
-        const at::Tensor written = ~unwritten;
-        const at::Tensor af = at::isfinite(a), gf = at::isfinite(g);
-        const at::Tensor finitePair = af & gf & written;
-
-        at::Tensor rms;
-        const at::Tensor atol = effectiveAtolTensor(output.tolerance, g, &rms);
-        const at::Tensor absG = at::abs(g);
-        const at::Tensor err = at::where(finitePair, at::abs(a - g), zero);
-        const at::Tensor tolAllowed = atol + c.rtol * absG;
-        at::Tensor allowed = tolAllowed;
-        at::Tensor lf;
-        if (golden) {
-            lf = at::isfinite(l);
-            const auto [mantissa, minExp] = ulpParameters(actual.dtype);
-            // floor(log2 |g|) exactly, as ulpAt() reads it from the exponent bits (log2 can round up
-            // just below a power of two); zero and non-finite values take the smallest normal exponent.
-            const at::Tensor exponent = at::where(gf & absG.ne(0), std::get<1>(at::frexp(absG)).to(at::kDouble) - 1.0,
-                                                  at::full({}, double(minExp), opts))
-                                            .clamp_min(static_cast<double>(minExp));
-            const at::Tensor ulp = at::exp2(exponent - static_cast<double>(mantissa));
-            allowed = at::where(lf & gf, at::maximum(tolAllowed, at::abs(l - g) + ulp), tolAllowed);
-        }
-        const at::Tensor okFinite = err <= allowed;
-        const at::Tensor nanA = at::isnan(a);
-        at::Tensor same = (nanA & at::isnan(g)) | (~nanA & a.eq(g));
-        if (golden)
-            same = same | (~af & ((nanA & at::isnan(l)) | (~nanA & a.eq(l))));
-        const at::Tensor nonFinitePair = written & ~(af & gf);
-        const at::Tensor nonFiniteBad = nonFinitePair & ~same;
-        const at::Tensor outside = finitePair & ~okFinite;
-        const at::Tensor bad = unwritten | nonFiniteBad | outside;
-
-        // ratio as classify() defines it; unwritten and non-finite mismatches are inf for the axis summaries.
-        at::Tensor ratio = at::where(err.eq(0), zero, at::where(allowed > 0, err / allowed, inf));
-        ratio = at::where(finitePair, ratio, zero);
-        const at::Tensor axisRatio = at::where(unwritten | nonFiniteBad, inf, ratio);
-        const at::Tensor rel = at::where(finitePair & g.ne(0), err / absG, zero);
-
-        // Histogram over the written elements that are not non-finite mismatches.
-        const at::Tensor judged = written & ~nonFiniteBad;
-        const at::Tensor bin = at::floor((at::log10(ratio) - ErrorHistogram::kLo) / ErrorHistogram::kWidth);
-        const at::Tensor positive = judged & (ratio > 0);
-        const at::Tensor inRange = positive & (bin >= 0) & (bin < ErrorHistogram::kBins);
-        const at::Tensor binIndex = at::where(inRange, bin, at::full({}, double(ErrorHistogram::kBins), opts)).to(at::kLong);
-        const at::Tensor bins = at::bincount(binIndex, {}, ErrorHistogram::kBins + 1).narrow(0, 0, ErrorHistogram::kBins);
-
-        std::vector<at::Tensor> scalars = {bad.sum(at::kDouble),
-                                           unwritten.sum(at::kDouble),
-                                           nonFiniteBad.sum(at::kDouble),
-                                           c.elements ? err.max() : zero,
-                                           c.elements ? rel.max() : zero,
-                                           rms,
-                                           atol,
-                                           (judged & ratio.eq(0)).sum(at::kDouble),
-                                           (positive & (bin < 0)).sum(at::kDouble),
-                                           (positive & (bin >= ErrorHistogram::kBins)).sum(at::kDouble)};
-        if (golden) {
-            const at::Tensor lfp = lf & gf;
-            const at::Tensor lerr = at::where(lfp, at::abs(l - g), zero);
-            scalars.push_back(at::sqrt((err * err).sum() / finitePair.sum(at::kDouble).clamp_min(1.0)));
-            scalars.push_back(c.elements ? lerr.max() : zero);
-            scalars.push_back(at::sqrt((lerr * lerr).sum() / lfp.sum(at::kDouble).clamp_min(1.0)));
-            scalars.push_back((finitePair & okFinite & ~(err <= tolAllowed)).sum(at::kDouble));
-        }
-        // One copy to the host (one synchronisation): the scalars, then the histogram's bins.
-        const std::int64_t nScalars = static_cast<std::int64_t>(scalars.size());
-        const at::Tensor host = at::cat({at::stack(scalars), bins.to(at::kDouble)}).to(at::kCPU).contiguous();
-        const double* v = host.const_data_ptr<double>();
-        c.mismatches = static_cast<std::int64_t>(v[0]);
-        c.unwritten = static_cast<std::int64_t>(v[1]);
-        c.nonFiniteMismatches = static_cast<std::int64_t>(v[2]);
-        c.maxAbsError = v[3];
-        c.maxRelError = v[4];
-        c.referenceRms = v[5];
-        c.atolEffective = v[6];
-        c.histogram.exact = static_cast<std::int64_t>(v[7]);
-        c.histogram.below = static_cast<std::int64_t>(v[8]);
-        c.histogram.above = static_cast<std::int64_t>(v[9]);
-        c.histogram.nonFinite = c.nonFiniteMismatches;
-        c.histogram.unwritten = c.unwritten;
-        for (int b = 0; b < ErrorHistogram::kBins; ++b)
-            c.histogram.bins[b] = static_cast<std::int64_t>(v[nScalars + b]);
-        if (golden) {
-            c.golden.candidateMaxError = c.maxAbsError;
-            c.golden.candidateRmsError = v[10];
-            c.golden.libtorchMaxError = v[11];
-            c.golden.libtorchRmsError = v[12];
-            c.golden.rescued = static_cast<std::int64_t>(v[13]);
-        }
-        c.mismatchFraction = c.elements ? static_cast<double>(c.mismatches) / static_cast<double>(c.elements) : 0.0;
-        c.passed = c.mismatches == 0;
-
-        const auto& extents = actual.extents;
-        const std::int64_t width = extents.empty() ? 1 : std::max<std::int64_t>(extents.back(), 1);
-        if (!extents.empty())
-            c.columns.reset(width);
-        if (extents.size() >= 2)
-            c.rows.reset(c.elements / width);
-        if (!c.passed && c.elements > 0) {
-            const at::Tensor r2 = axisRatio.view({c.elements / width, width});
-            const at::Tensor b2 = bad.view({c.elements / width, width});
-            if (!extents.empty())
-                fillAxis(c.columns, r2, b2, 0);
-            if (extents.size() >= 2)
-                fillAxis(c.rows, r2, b2, 1);
-        }
-
-        // Bounded samples: indices first, then only those elements' values.
-        if (c.unwritten > 0)
-            for (std::int64_t i : firstIndices(unwritten, maxSamples))
-                c.firstUnwritten.push_back(unflattenIndex(i, extents));
-        if (c.mismatches > c.unwritten) {
-            const auto idx = firstIndices(bad & written, maxSamples);
-            const auto ev = gather(g, idx), avals = gather(a, idx);
-            for (size_t k = 0; k < idx.size(); ++k) {
-                const double e = ev[k], x = avals[k];
-                const bool finite = std::isfinite(e) && std::isfinite(x);
-                const double absErr = std::fabs(x - e);
-                const double relErr = finite ? (e != 0 ? absErr / std::fabs(e) : (absErr == 0 ? 0 : std::numeric_limits<double>::infinity()))
-                                             : std::numeric_limits<double>::infinity();
-                c.firstMismatches.push_back({unflattenIndex(idx[k], extents), e, x, absErr, relErr});
-            }
-        }
-        return c;
+        return judgeOnDevice(*ex, output, actual, sentinel, maxSamples, what);
     } catch (const c10::Error& e) {
         return detail::torchError(what, e);
     }

@@ -119,56 +119,46 @@ std::vector<std::int64_t> lastDims(const at::Tensor& x, std::int64_t count, cons
     return std::vector<std::int64_t>(s.end() - count, s.end());
 }
 
-/// Compiles one step into a closure over its parsed attributes; an empty function plus a
-/// sentence in `why` when the step cannot be run.
-OpFn compileOp(const OpStep& s, bool golden, std::optional<double> goldenEps, std::string& why)
+/// add, sub, mul, div: two tensors, or a tensor and the attribute "scalar".
+OpFn arithmeticOp(const std::string& op, size_t n, Attrs& a, std::string& why)
 {
-    Attrs a(s);
-    const std::string& op = s.op;
-    const size_t n = s.inputs.size();
-    const OpInfo* info = findOp(op);
-    if (!info) {
-        why = "\"" + op + "\" is not a catalog op";
-        return {};
-    }
-    if (static_cast<int>(n) < info->minInputs || static_cast<int>(n) > info->maxInputs) {
-        why = op + " takes " + std::to_string(info->minInputs) +
-              (info->minInputs == info->maxInputs ? "" : " to " + std::to_string(info->maxInputs)) + " input(s), got " +
-              std::to_string(n);
-        return {};
-    }
     OpFn fn;
+    at::Tensor (*bt)(const at::Tensor&, const at::Tensor&) = nullptr;
+    at::Tensor (*bs)(const at::Tensor&, const at::Scalar&) = nullptr;
+    if (op == "add") {
+        bt = [](const at::Tensor& x, const at::Tensor& y) { return at::add(x, y); };
+        bs = [](const at::Tensor& x, const at::Scalar& y) { return at::add(x, y); };
+    } else if (op == "sub") {
+        bt = [](const at::Tensor& x, const at::Tensor& y) { return at::sub(x, y); };
+        bs = [](const at::Tensor& x, const at::Scalar& y) { return at::sub(x, y); };
+    } else if (op == "mul") {
+        bt = [](const at::Tensor& x, const at::Tensor& y) { return at::mul(x, y); };
+        bs = [](const at::Tensor& x, const at::Scalar& y) { return at::mul(x, y); };
+    } else {
+        bt = [](const at::Tensor& x, const at::Tensor& y) { return at::div(x, y); };
+        bs = [](const at::Tensor& x, const at::Scalar& y) { return at::div(x, y); };
+    }
+    const Json* scalar = a.raw("scalar");
+    if (n == 2 && scalar) {
+        why = op + " takes either two inputs or one input and the attribute \"scalar\", not both";
+    } else if (n == 2) {
+        fn = [bt](const Args& x) { return bt(*x[0], *x[1]); };
+    } else if (!scalar || !scalar->is_number()) {
+        why = op + " with one input needs a numeric attribute \"scalar\"";
+    } else {
+        // An integer scalar keeps an integer tensor integer (PyTorch's type promotion).
+        at::Scalar v = scalar->is_number_integer() ? at::Scalar(scalar->get<std::int64_t>())
+                                                   : at::Scalar(scalar->get<double>());
+        fn = [bs, v](const Args& x) { return bs(*x[0], v); };
+    }
+    return fn;
+}
 
-    if (op == "add" || op == "sub" || op == "mul" || op == "div") {
-        at::Tensor (*bt)(const at::Tensor&, const at::Tensor&) = nullptr;
-        at::Tensor (*bs)(const at::Tensor&, const at::Scalar&) = nullptr;
-        if (op == "add") {
-            bt = [](const at::Tensor& x, const at::Tensor& y) { return at::add(x, y); };
-            bs = [](const at::Tensor& x, const at::Scalar& y) { return at::add(x, y); };
-        } else if (op == "sub") {
-            bt = [](const at::Tensor& x, const at::Tensor& y) { return at::sub(x, y); };
-            bs = [](const at::Tensor& x, const at::Scalar& y) { return at::sub(x, y); };
-        } else if (op == "mul") {
-            bt = [](const at::Tensor& x, const at::Tensor& y) { return at::mul(x, y); };
-            bs = [](const at::Tensor& x, const at::Scalar& y) { return at::mul(x, y); };
-        } else {
-            bt = [](const at::Tensor& x, const at::Tensor& y) { return at::div(x, y); };
-            bs = [](const at::Tensor& x, const at::Scalar& y) { return at::div(x, y); };
-        }
-        const Json* scalar = a.raw("scalar");
-        if (n == 2 && scalar) {
-            why = op + " takes either two inputs or one input and the attribute \"scalar\", not both";
-        } else if (n == 2) {
-            fn = [bt](const Args& x) { return bt(*x[0], *x[1]); };
-        } else if (!scalar || !scalar->is_number()) {
-            why = op + " with one input needs a numeric attribute \"scalar\"";
-        } else {
-            // An integer scalar keeps an integer tensor integer (PyTorch's type promotion).
-            at::Scalar v = scalar->is_number_integer() ? at::Scalar(scalar->get<std::int64_t>())
-                                                       : at::Scalar(scalar->get<double>());
-            fn = [bs, v](const Args& x) { return bs(*x[0], v); };
-        }
-    } else if (op == "neg") {
+/// The elementwise ops of one tensor; empty when `op` is none of them.
+OpFn elementwiseOp(const std::string& op, Attrs& a, std::string& why)
+{
+    OpFn fn;
+    if (op == "neg") {
         fn = [](const Args& x) { return at::neg(*x[0]); };
     } else if (op == "abs") {
         fn = [](const Args& x) { return at::abs(*x[0]); };
@@ -193,7 +183,15 @@ OpFn compileOp(const OpStep& s, bool golden, std::optional<double> goldenEps, st
         if (approx != "none" && approx != "tanh")
             why = "gelu: approximate must be \"none\" or \"tanh\", not \"" + approx + "\"";
         fn = [approx](const Args& x) { return at::gelu(*x[0], approx); };
-    } else if (op == "softmax" || op == "log_softmax") {
+    }
+    return fn;
+}
+
+/// softmax, log_softmax, layer_norm and rms_norm over the trailing dimensions.
+OpFn normalisingOp(const std::string& op, size_t n, Attrs& a, bool golden, std::optional<double> goldenEps)
+{
+    OpFn fn;
+    if (op == "softmax" || op == "log_softmax") {
         // No dtype argument: a half input gives a half output (accumulation is fp32 inside).
         std::int64_t dim = a.integer("dim").value_or(-1);
         if (op == "softmax")
@@ -223,7 +221,15 @@ OpFn compileOp(const OpStep& s, bool golden, std::optional<double> goldenEps, st
                 w = *x[1];
             return at::rms_norm(*x[0], lastDims(*x[0], nd, "rms_norm"), w, eps);
         };
-    } else if (op == "matmul") {
+    }
+    return fn;
+}
+
+/// matmul, bmm, transpose and permute.
+OpFn layoutOp(const std::string& op, Attrs& a)
+{
+    OpFn fn;
+    if (op == "matmul") {
         fn = [](const Args& x) { return at::matmul(*x[0], *x[1]); };
     } else if (op == "bmm") {
         fn = [](const Args& x) { return at::bmm(*x[0], *x[1]); };
@@ -241,7 +247,15 @@ OpFn compileOp(const OpStep& s, bool golden, std::optional<double> goldenEps, st
             std::vector<std::int64_t> dims = a.integers("dims").value_or(std::vector<std::int64_t>{});
             fn = [dims](const Args& x) { return x[0]->permute(dims).clone(at::MemoryFormat::Contiguous); };
         }
-    } else if (op == "sum" || op == "mean" || op == "amax") {
+    }
+    return fn;
+}
+
+/// sum, mean, amax and cumsum.
+OpFn reductionOp(const std::string& op, Attrs& a)
+{
+    OpFn fn;
+    if (op == "sum" || op == "mean" || op == "amax") {
         std::optional<std::int64_t> dim = a.integer("dim");
         bool keep = a.boolean("keepdim").value_or(false);
         // No dim reduces every dimension (keepdim then keeps them all as size 1).
@@ -262,6 +276,38 @@ OpFn compileOp(const OpStep& s, bool golden, std::optional<double> goldenEps, st
         a.require("dim");
         std::int64_t dim = a.integer("dim").value_or(0);
         fn = [dim](const Args& x) { return at::cumsum(*x[0], dim); };
+    }
+    return fn;
+}
+
+/// Compiles one step into a closure over its parsed attributes; an empty function plus a
+/// sentence in `why` when the step cannot be run.
+OpFn compileOp(const OpStep& s, bool golden, std::optional<double> goldenEps, std::string& why)
+{
+    Attrs a(s);
+    const std::string& op = s.op;
+    const size_t n = s.inputs.size();
+    const OpInfo* info = findOp(op);
+    if (!info) {
+        why = "\"" + op + "\" is not a catalog op";
+        return {};
+    }
+    if (static_cast<int>(n) < info->minInputs || static_cast<int>(n) > info->maxInputs) {
+        why = op + " takes " + std::to_string(info->minInputs) +
+              (info->minInputs == info->maxInputs ? "" : " to " + std::to_string(info->maxInputs)) + " input(s), got " +
+              std::to_string(n);
+        return {};
+    }
+    OpFn fn;
+
+    if (op == "add" || op == "sub" || op == "mul" || op == "div") {
+        fn = arithmeticOp(op, n, a, why);
+    } else if (op == "softmax" || op == "log_softmax" || op == "layer_norm" || op == "rms_norm") {
+        fn = normalisingOp(op, n, a, golden, goldenEps);
+    } else if (op == "matmul" || op == "bmm" || op == "transpose" || op == "permute") {
+        fn = layoutOp(op, a);
+    } else if (op == "sum" || op == "mean" || op == "amax" || op == "cumsum") {
+        fn = reductionOp(op, a);
     } else if (op == "to") {
         a.require("dtype");
         std::string name = a.string("dtype").value_or("");
@@ -273,6 +319,8 @@ OpFn compileOp(const OpStep& s, bool golden, std::optional<double> goldenEps, st
         fn = [st](const Args& x) { return x[0]->to(st, /*non_blocking=*/false, /*copy=*/true); };
     } else if (op == "clone") {
         fn = [](const Args& x) { return at::clone(*x[0], at::MemoryFormat::Contiguous); };
+    } else if (OpFn f = elementwiseOp(op, a, why)) {
+        fn = std::move(f);
     } else {
         why = "\"" + op + "\" is in the catalog but this runner has no mapping for it";
     }

@@ -109,6 +109,13 @@ Result<nlohmann::json> Verifier::run()
     }
     m_channel.progress(m_request.id, 1000, "done");
 
+    conclude(report, runError, failedShapes, firstFailure, discriminates);
+    return report;
+}
+
+void Verifier::conclude(nlohmann::json& report, const std::optional<Error>& runError, int failedShapes,
+                        const std::string& firstFailure, bool discriminates)
+{
     // The header again: duration_ms covers the whole run.
     nlohmann::json done = m_header.make("correctness", "pass", "");
     for (auto it = done.begin(); it != done.end(); ++it)
@@ -131,7 +138,6 @@ Result<nlohmann::json> Verifier::run()
                                   "for some shape (see negative_control)";
         report["summary"] = s;
     }
-    return report;
 }
 
 Result<nlohmann::json> Verifier::runShape(size_t shapeIndex, int& unitsDone, bool& discriminates)
@@ -167,6 +173,204 @@ Result<nlohmann::json> Verifier::runShape(size_t shapeIndex, int& unitsDone, boo
     return out;
 }
 
+Error Verifier::trialError(const Error& e, const std::string& where) const
+{
+    return stickyError() ? fatal(e, where) : e;
+}
+
+Result<void> Verifier::fingerprintInputs(const std::vector<const TensorLayout*>& inputs, const BufferSet& buffers, Trial& t,
+                                         const std::string& where) const
+{
+    for (const TensorLayout* l : inputs) {
+        if (l->bytes <= kFingerprintBytes) {
+            t.inputPrints.push_back(0); // small inputs are compared byte by byte on the host
+            continue;
+        }
+        auto print = TorchBridge::fingerprint(
+            RawTensor{reinterpret_cast<void*>(buffers.find(l->name)->ptr()), l->dtype, l->extents, true}, t.fingerprintKey);
+        if (!print)
+            return trialError(print.error(), where);
+        t.inputPrints.push_back(print.value());
+    }
+    return {};
+}
+
+Result<void> Verifier::prepareExpected(const std::vector<const TensorLayout*>& inputs,
+                                       const std::vector<std::vector<unsigned char>>& pristine, Expectation& into,
+                                       const std::string& where) const
+{
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        auto m = DeviceMemory::allocate(inputs[i]->bytes);
+        if (!m)
+            return trialError(m.error(), where);
+        if (inputs[i]->bytes > 0) {
+            const CUresult r = KF_CU(cuMemcpyHtoD, m->ptr(), pristine[i].data(), inputs[i]->bytes);
+            if (r != CUDA_SUCCESS)
+                return trialError(cuError(r, "cuMemcpyHtoD", __FILE__, __LINE__), where);
+        }
+        into.inputs[inputs[i]->name] = RawTensor{reinterpret_cast<void*>(m->ptr()), inputs[i]->dtype, inputs[i]->extents, true};
+        into.memory.push_back(std::move(m.value()));
+    }
+    auto libtorch = TorchBridge::prepareReference(m_request.task, into.inputs);
+    if (!libtorch)
+        return trialError(libtorch.error(), where);
+    into.libtorch = std::move(libtorch.value());
+    if (auto r = into.libtorch->run(); !r)
+        return trialError(r.error(), where);
+    into.refs = TorchBridge::Expected{into.libtorch.get(), nullptr, {}};
+    into.golden = TorchBridge::runGolden(m_request.task, into.inputs, into.refs.goldenNote);
+    into.refs.golden = into.golden.get();
+    return {};
+}
+
+Result<void> Verifier::compareOutputs(const std::vector<const TensorLayout*>& outputs, const BufferSet& buffers, Trial& t,
+                                      const Expectation& expected, bool firstTrialOfShape, nlohmann::json& negativeControls,
+                                      Comparison& into, const std::string& where) const
+{
+    for (size_t o = 0; o < outputs.size(); ++o) {
+        const TensorLayout& l = *outputs[o];
+        const RawTensor run0{t.outputs[0][o].data(), l.dtype, l.extents, false};
+        const RawTensor run1{reinterpret_cast<void*>(buffers.find(l.name)->ptr()), l.dtype, l.extents, true};
+        auto judged = TorchBridge::judgeTrial(expected.refs, *l.spec, run0, run1, t.sentinel[0][o].data(), m_request.samples,
+                                              firstTrialOfShape);
+        if (!judged)
+            return trialError(judged.error(), where);
+        if (judged->negativeControl)
+            negativeControls.push_back(protocol::toJson(*judged->negativeControl));
+        OutputCheck c = std::move(judged->check);
+        const std::string of = std::to_string(c.elements);
+        if (c.unwritten > 0 && into.unwrittenFailure.empty())
+            into.unwrittenFailure = l.name + ": " + std::to_string(c.unwritten) + " of " + of + " elements never written (first at " +
+                                    formatIndex(c.firstUnwritten.front()) + ")";
+        const std::int64_t wrong = c.mismatches - c.unwritten;
+        if (wrong > 0 && into.mismatchFailure.empty() && !c.firstMismatches.empty()) {
+            const Mismatch& m = c.firstMismatches.front();
+            into.mismatchFailure = l.name + ": " + std::to_string(wrong) + " of " + of + " elements outside tolerance (max abs error " +
+                                   formatNumber(c.maxAbsError) + "; first at " + formatIndex(m.index) + ": expected " +
+                                   formatNumber(m.expected) + ", got " + formatNumber(m.actual) + ")";
+            if (c.nonFiniteMismatches > 0)
+                into.mismatchFailure += ", " + std::to_string(c.nonFiniteMismatches) + " of them non-finite where the reference differs";
+        }
+        const double diff = judged->runMaxAbsDiff;
+        const std::int64_t d = judged->runDisagreements;
+        into.disagreements += d;
+        into.outputDisagreements.push_back(d);
+        into.maxDiff = std::max(into.maxDiff, diff);
+        if (d > 0 && into.disagreeFailure.empty())
+            into.disagreeFailure = "the two runs disagree: " + l.name + " differs in " + std::to_string(d) + " of " + of +
+                                   " elements (max difference " + formatNumber(diff) + ")";
+        into.outs.push_back(protocol::toJson(c));
+        into.checks.push_back(std::move(c));
+    }
+    return {};
+}
+
+std::string Verifier::trialFailure(const Trial& t, const Comparison& compared)
+{
+    std::string failure;
+    if (!t.launchError.empty())
+        failure = "launch error: " + t.launchError;
+    else if (!t.guards.empty())
+        failure = guardSentence(t.guards.front(), t.guardWhen.front());
+    else if (!t.modified.empty()) {
+        const InputChange& c = t.changes.at(t.modified.front()); // runCandidate records a change for each
+        failure = "input " + t.modified.front() + " was modified by the candidate (" + std::to_string(c.bytesChanged) +
+                  " bytes differ from the pristine copy, the first at byte " + std::to_string(c.firstByte) + ")";
+    } else if (!compared.unwrittenFailure.empty())
+        failure = compared.unwrittenFailure;
+    else if (!compared.mismatchFailure.empty())
+        failure = compared.mismatchFailure;
+    else if (!compared.disagreeFailure.empty())
+        failure = compared.disagreeFailure;
+    return failure;
+}
+
+nlohmann::json Verifier::trialReport(int trial, std::uint64_t seed, const nlohmann::json& distributions, const std::string& failure,
+                                     const Trial& t, const Comparison& compared)
+{
+    nlohmann::json guards = nlohmann::json::array();
+    for (const auto& g : t.guards)
+        guards.push_back({{"buffer", g.buffer}, {"side", g.side()}, {"offset_bytes", g.offsetBytes}});
+    const bool ran = t.launchError.empty();
+    return {{"trial", trial},
+            {"seed", seedHex(seed)},
+            {"distributions", distributions},
+            {"passed", failure.empty()},
+            {"failure", failure},
+            {"launch_error", t.launchError},
+            {"guard_violations", guards},
+            {"modified_inputs", t.modified},
+            {"runs_agree", ran && compared.disagreements == 0},
+            {"run_disagreements", compared.disagreements},
+            {"run_max_abs_diff", jsonNumber(compared.maxDiff)},
+            {"outputs", compared.outs}};
+}
+
+Result<nlohmann::json> Verifier::saveCase(size_t shapeIndex, int trial, std::uint64_t seed, const nlohmann::json& result,
+                                          const std::vector<const TensorLayout*>& inputs,
+                                          const std::vector<const TensorLayout*>& outputs,
+                                          const std::vector<std::vector<unsigned char>>& pristine, const BufferSet& buffers,
+                                          const Trial& t, const Expectation& expected, const Comparison& compared,
+                                          const std::string& where)
+{
+    const ShapeRef& shape = m_request.runShapes[shapeIndex];
+    m_channel.progress(m_request.id, m_permille, "saving the tensors of shape " + shapeName(shape) + " trial " + std::to_string(trial));
+    CaseInfo info;
+    info.taskName = m_request.task.name;
+    info.taskHash = m_request.taskHash;
+    info.candidateFile = m_request.candidate().file;
+    info.sourceHash = m_request.sourceHash;
+    info.arch = m_request.arch;
+    info.shape = shape.binding;
+    info.set = shape.set;
+    info.shapeIndex = static_cast<int>(shapeIndex);
+    info.trial = trial;
+    info.seed = seedHex(seed);
+    info.inputsFrom = m_request.inputsDir.empty() ? "seeded" : "file";
+    info.distributions = result["distributions"];
+    info.failure = result["failure"].get<std::string>();
+    info.trialReport = result;
+    info.environment = m_header.environment();
+    std::vector<CaseTensorData> tensors;
+    for (size_t i = 0; i < inputs.size(); ++i)
+        tensors.push_back({{inputs[i]->name, CaseTensor::Role::Input, 0, inputs[i]->dtype, inputs[i]->extents, {}},
+                           pristine[i].data(), pristine[i].size()});
+    // Owned here until the case is written: the expected results and run 1's outputs.
+    std::vector<std::vector<double>> expectedValues, libtorchValues;
+    std::vector<std::vector<unsigned char>> run1Values;
+    const std::vector<OutputCheck>& checks = compared.checks;
+    for (size_t o = 0; o < outputs.size() && o < checks.size(); ++o) {
+        const TensorLayout& l = *outputs[o];
+        const bool hasGolden = checks[o].golden.available;
+        // An expected result as float64 (golden, or LibTorch's), kept in `owned` until the save.
+        auto addExpected = [&](CaseTensor::Role role, bool golden, std::vector<std::vector<double>>& owned) -> Result<void> {
+            auto values = TorchBridge::expectedAsDouble(expected.refs, l.name, golden);
+            if (!values)
+                return trialError(values.error(), where);
+            owned.push_back(std::move(values.value()));
+            tensors.push_back({{l.name, role, 0, DType::F64, l.extents, {}}, owned.back().data(), owned.back().size() * sizeof(double)});
+            return {};
+        };
+        if (auto r = addExpected(CaseTensor::Role::Expected, hasGolden, expectedValues); !r)
+            return r.error();
+        if (hasGolden)
+            if (auto r = addExpected(CaseTensor::Role::Libtorch, false, libtorchValues); !r)
+                return r.error();
+        tensors.push_back({{l.name, CaseTensor::Role::Actual, 0, l.dtype, l.extents, {}}, t.outputs[0][o].data(),
+                           t.outputs[0][o].size()});
+        if (compared.outputDisagreements[o] > 0) {
+            run1Values.emplace_back(l.bytes);
+            if (auto r = buffers.find(l.name)->download(run1Values.back().data(), m_stream); !r)
+                return trialError(r.error(), where);
+            tensors.push_back({{l.name, CaseTensor::Role::Actual, 1, l.dtype, l.extents, {}}, run1Values.back().data(),
+                               run1Values.back().size()});
+        }
+        info.outputs.push_back({l.name, l.dtype, checks[o].atolEffective, checks[o].rtol, {t.sentinel[0][o], t.sentinel[1][o]},
+                                compared.outs[o]});
+    }
+    return m_cases->save(info, tensors);
+}
+
 Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<TensorLayout>& layout, int position,
                                           nlohmann::json& negativeControls, bool& saved)
 {
@@ -174,7 +378,6 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
     const std::uint64_t seed = m_request.seeds[static_cast<size_t>(position)];
     const int trial = m_request.firstTrial + position;
     const std::string where = "shape " + shapeName(shape) + " trial " + std::to_string(trial);
-    auto fail = [&](const Error& e) -> Error { return stickyError() ? fatal(e, where) : e; };
 
     std::vector<const TensorLayout*> inputs, outputs;
     for (const auto& l : layout) {
@@ -197,51 +400,21 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
     auto buffers = BufferSet::allocate(layout, {TensorLayout::Role::Input, TensorLayout::Role::Output, TensorLayout::Role::Scratch},
                                        deriveSeed(seed, kGuardSalt), m_stream);
     if (!buffers)
-        return fail(buffers.error());
+        return trialError(buffers.error(), where);
     if (auto r = fillInputs(inputs, buffers.value(), trial, seed, distributions, pristine); !r)
-        return fail(r.error());
+        return trialError(r.error(), where);
     t.fingerprintKey = deriveSeed(seed, kFingerprintSalt);
-    for (const TensorLayout* l : inputs) {
-        if (l->bytes <= kFingerprintBytes) {
-            t.inputPrints.push_back(0); // small inputs are compared byte by byte on the host
-            continue;
-        }
-        auto print = TorchBridge::fingerprint(
-            RawTensor{reinterpret_cast<void*>(buffers->find(l->name)->ptr()), l->dtype, l->extents, true}, t.fingerprintKey);
-        if (!print)
-            return fail(print.error());
-        t.inputPrints.push_back(print.value());
-    }
+    if (auto r = fingerprintInputs(inputs, buffers.value(), t, where); !r)
+        return r.error();
     phase(m_phases.inputs);
     for (int run = 0; run < 2 && t.launchError.empty(); ++run)
         if (auto r = runCandidate(shape, layout, buffers.value(), pristine, position, run, t); !r)
             return r.error();
     phase(m_phases.candidate);
 
-    // The references, from the pristine copy in memory the candidate never had: LibTorch's own
-    // (the baseline) and the float64 golden result errors are measured against (rule 7).
-    std::vector<DeviceMemory> refMemory;
-    std::map<std::string, RawTensor> refInputs;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-        auto m = DeviceMemory::allocate(inputs[i]->bytes);
-        if (!m)
-            return fail(m.error());
-        if (inputs[i]->bytes > 0) {
-            const CUresult r = KF_CU(cuMemcpyHtoD, m->ptr(), pristine[i].data(), inputs[i]->bytes);
-            if (r != CUDA_SUCCESS)
-                return fail(cuError(r, "cuMemcpyHtoD", __FILE__, __LINE__));
-        }
-        refInputs[inputs[i]->name] = RawTensor{reinterpret_cast<void*>(m->ptr()), inputs[i]->dtype, inputs[i]->extents, true};
-        refMemory.push_back(std::move(m.value()));
-    }
-    auto libtorch = TorchBridge::prepareReference(m_request.task, refInputs);
-    if (!libtorch)
-        return fail(libtorch.error());
-    if (auto r = libtorch.value()->run(); !r)
-        return fail(r.error());
-    TorchBridge::Expected expected{libtorch.value().get(), nullptr, {}};
-    const std::unique_ptr<TorchBridge::Reference> golden = TorchBridge::runGolden(m_request.task, refInputs, expected.goldenNote);
-    expected.golden = golden.get();
+    Expectation expected;
+    if (auto r = prepareExpected(inputs, pristine, expected, where); !r)
+        return r.error();
     TorchBridge::synchronize();
     if (auto e = stickyError())
         return fatal(cuError(*e, "the reference", __FILE__, __LINE__), where);
@@ -250,149 +423,29 @@ Result<nlohmann::json> Verifier::runTrial(size_t shapeIndex, const std::vector<T
     const bool firstTrialOfShape = negativeControls.empty();
     if (firstTrialOfShape && !t.launchError.empty())
         for (const TensorLayout* o : outputs) {
-            auto nc = TorchBridge::negativeControl(expected, *o->spec);
+            auto nc = TorchBridge::negativeControl(expected.refs, *o->spec);
             if (!nc)
-                return fail(nc.error());
+                return trialError(nc.error(), where);
             negativeControls.push_back(protocol::toJson(nc.value()));
         }
 
-    // Comparison in float64 where the data is (rules 2, 7, 8, 9, 10).
-    nlohmann::json outs = nlohmann::json::array();
-    std::string unwrittenFailure, mismatchFailure, disagreeFailure;
-    std::vector<OutputCheck> checks;
-    std::vector<std::int64_t> outputDisagreements;
-    std::int64_t disagreements = 0;
-    double maxDiff = 0;
-    if (t.launchError.empty()) {
-        for (size_t o = 0; o < outputs.size(); ++o) {
-            const TensorLayout& l = *outputs[o];
-            const RawTensor run0{t.outputs[0][o].data(), l.dtype, l.extents, false};
-            const RawTensor run1{reinterpret_cast<void*>(buffers->find(l.name)->ptr()), l.dtype, l.extents, true};
-            auto judged = TorchBridge::judgeTrial(expected, *l.spec, run0, run1, t.sentinel[0][o].data(), m_request.samples,
-                                                  firstTrialOfShape);
-            if (!judged)
-                return fail(judged.error());
-            if (judged->negativeControl)
-                negativeControls.push_back(protocol::toJson(*judged->negativeControl));
-            OutputCheck c = std::move(judged->check);
-            const std::string of = std::to_string(c.elements);
-            if (c.unwritten > 0 && unwrittenFailure.empty())
-                unwrittenFailure = l.name + ": " + std::to_string(c.unwritten) + " of " + of + " elements never written (first at " +
-                                   formatIndex(c.firstUnwritten.front()) + ")";
-            const std::int64_t wrong = c.mismatches - c.unwritten;
-            if (wrong > 0 && mismatchFailure.empty() && !c.firstMismatches.empty()) {
-                const Mismatch& m = c.firstMismatches.front();
-                mismatchFailure = l.name + ": " + std::to_string(wrong) + " of " + of + " elements outside tolerance (max abs error " +
-                                  formatNumber(c.maxAbsError) + "; first at " + formatIndex(m.index) + ": expected " +
-                                  formatNumber(m.expected) + ", got " + formatNumber(m.actual) + ")";
-                if (c.nonFiniteMismatches > 0)
-                    mismatchFailure += ", " + std::to_string(c.nonFiniteMismatches) + " of them non-finite where the reference differs";
-            }
-            const double diff = judged->runMaxAbsDiff;
-            const std::int64_t d = judged->runDisagreements;
-            disagreements += d;
-            outputDisagreements.push_back(d);
-            maxDiff = std::max(maxDiff, diff);
-            if (d > 0 && disagreeFailure.empty())
-                disagreeFailure = "the two runs disagree: " + l.name + " differs in " + std::to_string(d) + " of " + of +
-                                  " elements (max difference " + formatNumber(diff) + ")";
-            outs.push_back(protocol::toJson(c));
-            checks.push_back(std::move(c));
-        }
-    }
+    Comparison compared;
+    if (t.launchError.empty())
+        if (auto r = compareOutputs(outputs, buffers.value(), t, expected, firstTrialOfShape, negativeControls, compared, where); !r)
+            return r.error();
     if (auto e = stickyError())
         return fatal(cuError(*e, "the comparison", __FILE__, __LINE__), where);
     phase(m_phases.compare);
 
-    std::string failure;
-    if (!t.launchError.empty())
-        failure = "launch error: " + t.launchError;
-    else if (!t.guards.empty())
-        failure = guardSentence(t.guards.front(), t.guardWhen.front());
-    else if (!t.modified.empty()) {
-        const InputChange& c = t.changes[t.modified.front()];
-        failure = "input " + t.modified.front() + " was modified by the candidate (" + std::to_string(c.bytesChanged) +
-                  " bytes differ from the pristine copy, the first at byte " + std::to_string(c.firstByte) + ")";
-    } else if (!unwrittenFailure.empty())
-        failure = unwrittenFailure;
-    else if (!mismatchFailure.empty())
-        failure = mismatchFailure;
-    else if (!disagreeFailure.empty())
-        failure = disagreeFailure;
-
-    nlohmann::json guards = nlohmann::json::array();
-    for (const auto& g : t.guards)
-        guards.push_back({{"buffer", g.buffer}, {"side", g.side()}, {"offset_bytes", g.offsetBytes}});
-    const bool ran = t.launchError.empty();
-    nlohmann::json result{{"trial", trial},
-                          {"seed", seedHex(seed)},
-                          {"distributions", distributions},
-                          {"passed", failure.empty()},
-                          {"failure", failure},
-                          {"launch_error", t.launchError},
-                          {"guard_violations", guards},
-                          {"modified_inputs", t.modified},
-                          {"runs_agree", ran && disagreements == 0},
-                          {"run_disagreements", disagreements},
-                          {"run_max_abs_diff", jsonNumber(maxDiff)},
-                          {"outputs", outs}};
+    const std::string failure = trialFailure(t, compared);
+    nlohmann::json result = trialReport(trial, seed, distributions, failure, t, compared);
     if (m_cases && !failure.empty() && (!saved || m_cases->settings().allFailing)) {
-        m_channel.progress(m_request.id, m_permille, "saving the tensors of shape " + shapeName(shape) + " trial " + std::to_string(trial));
-        CaseInfo info;
-        info.taskName = m_request.task.name;
-        info.taskHash = m_request.taskHash;
-        info.candidateFile = m_request.candidate().file;
-        info.sourceHash = m_request.sourceHash;
-        info.arch = m_request.arch;
-        info.shape = shape.binding;
-        info.set = shape.set;
-        info.shapeIndex = static_cast<int>(shapeIndex);
-        info.trial = trial;
-        info.seed = seedHex(seed);
-        info.inputsFrom = m_request.inputsDir.empty() ? "seeded" : "file";
-        info.distributions = distributions;
-        info.failure = failure;
-        info.trialReport = result;
-        info.environment = m_header.environment();
-        std::vector<CaseTensorData> tensors;
-        for (size_t i = 0; i < inputs.size(); ++i)
-            tensors.push_back({{inputs[i]->name, CaseTensor::Role::Input, 0, inputs[i]->dtype, inputs[i]->extents, {}},
-                               pristine[i].data(), pristine[i].size()});
-        // Owned here until the case is written: the expected results and run 1's outputs.
-        std::vector<std::vector<double>> expectedValues, libtorchValues;
-        std::vector<std::vector<unsigned char>> run1Values;
-        for (size_t o = 0; o < outputs.size() && o < checks.size(); ++o) {
-            const TensorLayout& l = *outputs[o];
-            const bool hasGolden = checks[o].golden.available;
-            auto e = TorchBridge::expectedAsDouble(expected, l.name, hasGolden);
-            if (!e)
-                return fail(e.error());
-            expectedValues.push_back(std::move(e.value()));
-            tensors.push_back({{l.name, CaseTensor::Role::Expected, 0, DType::F64, l.extents, {}}, expectedValues.back().data(),
-                               expectedValues.back().size() * sizeof(double)});
-            if (hasGolden) {
-                auto lt = TorchBridge::expectedAsDouble(expected, l.name, false);
-                if (!lt)
-                    return fail(lt.error());
-                libtorchValues.push_back(std::move(lt.value()));
-                tensors.push_back({{l.name, CaseTensor::Role::Libtorch, 0, DType::F64, l.extents, {}},
-                                   libtorchValues.back().data(), libtorchValues.back().size() * sizeof(double)});
-            }
-            tensors.push_back({{l.name, CaseTensor::Role::Actual, 0, l.dtype, l.extents, {}}, t.outputs[0][o].data(),
-                               t.outputs[0][o].size()});
-            if (outputDisagreements[o] > 0) {
-                run1Values.emplace_back(l.bytes);
-                if (auto r = buffers->find(l.name)->download(run1Values.back().data(), m_stream); !r)
-                    return fail(r.error());
-                tensors.push_back({{l.name, CaseTensor::Role::Actual, 1, l.dtype, l.extents, {}}, run1Values.back().data(),
-                                   run1Values.back().size()});
-            }
-            info.outputs.push_back({l.name, l.dtype, checks[o].atolEffective, checks[o].rtol,
-                                    {t.sentinel[0][o], t.sentinel[1][o]}, outs[o]});
-        }
-        nlohmann::json where = m_cases->save(info, tensors);
-        saved = saved || where.contains("case");
-        result.update(where);
+        auto savedCase = saveCase(shapeIndex, trial, seed, result, inputs, outputs, pristine, buffers.value(), t, expected,
+                                  compared, where);
+        if (!savedCase)
+            return savedCase.error();
+        saved = saved || savedCase->contains("case");
+        result.update(savedCase.value());
     }
     return result;
 }

@@ -27,9 +27,30 @@ verifier::InputChange verifier::diffBytes(const std::vector<unsigned char>& a, c
 Result<void> Verifier::runCandidate(const ShapeRef& shape, const std::vector<TensorLayout>& layout, const BufferSet& buffers,
                                     const std::vector<std::vector<unsigned char>>& pristine, int trial, int run, Trial& t)
 {
-    const std::uint64_t seed = m_request.seeds[static_cast<size_t>(trial)];
     const std::string where =
         "shape " + shapeName(shape) + " trial " + std::to_string(m_request.firstTrial + trial) + " run " + std::to_string(run);
+    if (auto r = prepareRun(layout, buffers, pristine, trial, run, t, where); !r)
+        return r.error();
+
+    auto bound = m_program->plan().bind(m_request.task, shape.binding, buffers.pointers(), m_gpu.info);
+    if (!bound) {
+        t.launchError = bound.error().what + ": " + bound.error().why;
+        return {};
+    }
+    for (const BoundLaunch& l : bound.value()) {
+        if (auto r = launchOnce(l, shape, buffers, trial, run, t, where); !r)
+            return r.error();
+        if (!t.launchError.empty()) // the launch failed: the trial reports it, nothing more runs
+            return {};
+    }
+    return collectRun(layout, buffers, pristine, run, t, where);
+}
+
+Result<void> Verifier::prepareRun(const std::vector<TensorLayout>& layout, const BufferSet& buffers,
+                                  const std::vector<std::vector<unsigned char>>& pristine, int trial, int run, Trial& t,
+                                  const std::string& where)
+{
+    const std::uint64_t seed = m_request.seeds[static_cast<size_t>(trial)];
     // Fresh state for this run: pristine inputs, canaries, sentinel outputs, zeroed scratch.
     size_t in = 0, outIndex = 0;
     t.sentinel[run].clear();
@@ -48,67 +69,71 @@ Result<void> Verifier::runCandidate(const ShapeRef& shape, const std::vector<Ten
             r = b->zero(m_stream);
         }
         if (!r)
-            return stickyError() ? fatal(r.error(), where) : r.error();
+            return trialError(r.error(), where);
     }
     if (run > 0)
         if (auto r = buffers.writeGuards(m_stream); !r)
-            return stickyError() ? fatal(r.error(), where) : r.error();
+            return trialError(r.error(), where);
+    return {};
+}
 
-    auto bound = m_program->plan().bind(m_request.task, shape.binding, buffers.pointers(), m_gpu.info);
-    if (!bound) {
-        t.launchError = bound.error().what + ": " + bound.error().why;
+Result<void> Verifier::launchOnce(const BoundLaunch& l, const ShapeRef& shape, const BufferSet& buffers, int trial, int run,
+                                  Trial& t, const std::string& where)
+{
+    const std::string label = l.describe() + " shape " + shapeName(shape) + " trial " + std::to_string(trial) +
+                              " run " + std::to_string(run);
+    // Shared memory as the last kernel left it would hide a read of shared memory the
+    // candidate never wrote: 0xFF (NaN) before run 0, 0x00 before run 1 (rule 9).
+    if (m_gpu.poison)
+        if (auto r = m_gpu.poison->fill(run == 0 ? 0xFF : 0x00, m_stream); !r)
+            return trialError(r.error(), where);
+    m_channel.launchBegin(m_request.id, label, m_request.launchTimeoutMs);
+    auto launched = LaunchPlan::enqueue(l, m_stream);
+    CUresult sync = CUDA_SUCCESS;
+    if (launched)
+        sync = KF_CU(cuCtxSynchronize);
+    m_channel.launchEnd(m_request.id);
+    if (!launched) {
+        if (stickyError())
+            return fatal(launched.error(), l.describe() + " at " + where);
+        const Error& e = launched.error();
+        t.launchError = l.describe() + ": " + e.why + (e.hint.empty() ? "" : " (" + e.hint + ")");
         return {};
     }
-    for (const BoundLaunch& l : bound.value()) {
-        const std::string label = l.describe() + " shape " + shapeName(shape) + " trial " + std::to_string(trial) +
-                                  " run " + std::to_string(run);
-        // Shared memory as the last kernel left it would hide a read of shared memory the
-        // candidate never wrote: 0xFF (NaN) before run 0, 0x00 before run 1 (rule 9).
-        if (m_gpu.poison)
-            if (auto r = m_gpu.poison->fill(run == 0 ? 0xFF : 0x00, m_stream); !r)
-                return stickyError() ? fatal(r.error(), where) : r.error();
-        m_channel.launchBegin(m_request.id, label, m_request.launchTimeoutMs);
-        auto launched = LaunchPlan::enqueue(l, m_stream);
-        CUresult sync = CUDA_SUCCESS;
-        if (launched)
-            sync = KF_CU(cuCtxSynchronize);
-        m_channel.launchEnd(m_request.id);
-        if (!launched) {
-            if (stickyError())
-                return fatal(launched.error(), l.describe() + " at " + where);
-            const Error& e = launched.error();
-            t.launchError = l.describe() + ": " + e.why + (e.hint.empty() ? "" : " (" + e.hint + ")");
-            return {};
-        }
-        if (sync != CUDA_SUCCESS) {
-            Error e = cuError(sync, "cuCtxSynchronize", __FILE__, __LINE__);
-            e.why = cuResultString(sync) + " (" + cuResultName(sync) + ")";
-            if (stickyError())
-                return fatal(e, l.describe() + " at " + where);
-            t.launchError = e.why + " in " + l.describe();
-            return {};
-        }
-        // Canaries after every launch: a later launch must not hide an earlier one's stray write.
-        auto guards = buffers.checkGuards(m_stream);
-        if (!guards)
-            return stickyError() ? fatal(guards.error(), where) : guards.error();
-        for (const auto& v : guards.value()) {
-            bool seen = false;
-            for (const auto& g : t.guards)
-                seen = seen || (g.buffer == v.buffer && g.after == v.after);
-            if (!seen) {
-                t.guards.push_back(v);
-                t.guardWhen.push_back("after " + l.describe() + " in run " + std::to_string(run));
-            }
-        }
-        if (!guards->empty())
-            if (auto r = buffers.writeGuards(m_stream); !r)
-                return stickyError() ? fatal(r.error(), where) : r.error();
+    if (sync != CUDA_SUCCESS) {
+        Error e = cuError(sync, "cuCtxSynchronize", __FILE__, __LINE__);
+        e.why = cuResultString(sync) + " (" + cuResultName(sync) + ")";
+        if (stickyError())
+            return fatal(e, l.describe() + " at " + where);
+        t.launchError = e.why + " in " + l.describe();
+        return {};
     }
+    // Canaries after every launch: a later launch must not hide an earlier one's stray write.
+    auto guards = buffers.checkGuards(m_stream);
+    if (!guards)
+        return trialError(guards.error(), where);
+    for (const auto& v : guards.value()) {
+        bool seen = false;
+        for (const auto& g : t.guards)
+            seen = seen || (g.buffer == v.buffer && g.after == v.after);
+        if (!seen) {
+            t.guards.push_back(v);
+            t.guardWhen.push_back("after " + l.describe() + " in run " + std::to_string(run));
+        }
+    }
+    if (!guards->empty())
+        if (auto r = buffers.writeGuards(m_stream); !r)
+            return trialError(r.error(), where);
+    return {};
+}
 
+Result<void> Verifier::collectRun(const std::vector<TensorLayout>& layout, const BufferSet& buffers,
+                                  const std::vector<std::vector<unsigned char>>& pristine, int run, Trial& t,
+                                  const std::string& where)
+{
     // Run 0's outputs to the host; inputs checked by their keyed fingerprints on the device
     // (rule 4), and compared byte by byte with the pristine copy only when one changed.
-    in = 0;
+    size_t in = 0;
     t.inputsDirty = false;
     std::vector<std::vector<unsigned char>> outs;
     for (const auto& l : layout) {
@@ -121,7 +146,7 @@ Result<void> Verifier::runCandidate(const ShapeRef& shape, const std::vector<Ten
             auto print = TorchBridge::fingerprint(RawTensor{reinterpret_cast<void*>(b->ptr()), l.dtype, l.extents, true},
                                                   t.fingerprintKey);
             if (!print)
-                return stickyError() ? fatal(print.error(), where) : print.error();
+                return trialError(print.error(), where);
             if (print.value() == t.inputPrints[in++])
                 continue;
             t.inputsDirty = true;
@@ -130,7 +155,7 @@ Result<void> Verifier::runCandidate(const ShapeRef& shape, const std::vector<Ten
         }
         std::vector<unsigned char> host(l.bytes);
         if (auto r = b->download(host.data(), m_stream); !r)
-            return stickyError() ? fatal(r.error(), where) : r.error();
+            return trialError(r.error(), where);
         if (l.role == TensorLayout::Role::Output) {
             outs.push_back(std::move(host));
             continue;

@@ -2,11 +2,14 @@
 // Shared by the Verifier's two units (Verifier.cpp: a trial's flow and verdict;
 // VerifierCandidate.cpp: running the candidate on fresh state). Not for other code.
 
+#include "device/DeviceMemory.h"
+#include "device/runner/TorchBridge.h"
 #include "device/runner/Verifier.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +46,25 @@ struct Verifier::Trial {
     std::uint64_t fingerprintKey = 0;                     ///< secret, per trial
     std::vector<std::uint64_t> inputPrints;               ///< the pristine inputs' fingerprints
     bool inputsDirty = false;                             ///< the last run changed an input
+};
+
+// A trial's references and the memory they read, alive until its case is saved.
+struct Verifier::Expectation {
+    std::vector<DeviceMemory> memory;              ///< the references' copy of the pristine inputs
+    std::map<std::string, RawTensor> inputs;       ///< views of `memory`
+    std::unique_ptr<TorchBridge::Reference> libtorch;
+    std::unique_ptr<TorchBridge::Reference> golden;
+    TorchBridge::Expected refs;                    ///< points at libtorch and golden
+};
+
+// A trial's outputs as judged, and the first sentence of each kind of failure.
+struct Verifier::Comparison {
+    nlohmann::json outs = nlohmann::json::array();
+    std::string unwrittenFailure, mismatchFailure, disagreeFailure;
+    std::vector<OutputCheck> checks;
+    std::vector<std::int64_t> outputDisagreements;
+    std::int64_t disagreements = 0;
+    double maxDiff = 0;
 };
 
 } // namespace kf::device

@@ -171,31 +171,33 @@ Result<nlohmann::ordered_json> parsePlanJson(std::string_view text, const std::s
     }
 }
 
-Result<AddedCandidate> addCandidate(const AddCandidateRequest& r)
+namespace {
+
+/// The candidate's source: a regular file of at most kMaxSourceBytes that sourceProblem() accepts.
+Result<std::string> readSource(const fs::path& file)
 {
     std::error_code ec;
-    const fs::path jsonPath = r.taskDir / "task.json";
-    auto task = loadTask(r.taskDir);
-    if (!task)
-        return task.error();
-
-    // The source.
-    const std::string sourceName = r.source.string();
-    if (!fs::is_regular_file(r.source, ec))
+    const std::string sourceName = file.string();
+    if (!fs::is_regular_file(file, ec))
         return fail("no such file", sourceName, "give the .cu file the agent wrote");
-    if (fs::file_size(r.source, ec) > kMaxSourceBytes)
+    if (fs::file_size(file, ec) > kMaxSourceBytes)
         return fail("the file is larger than " + std::to_string(kMaxSourceBytes >> 20) + " MiB", sourceName);
-    auto source = readFileBytes(r.source, kMaxSourceBytes);
+    auto source = readFileBytes(file, kMaxSourceBytes);
     if (!source)
         return source.error();
     if (auto problem = sourceProblem(*source, sourceName))
         return fail(problem->message, sourceName + ":" + std::to_string(problem->line) + ":" + std::to_string(problem->column));
+    return std::move(*source);
+}
 
-    // The plan: a file or a fence, exactly one.
-    auto fence = fencedPlan(*source, sourceName);
+/// The launch plan: a file or a fence in the source, exactly one; `planOrigin` names where it is.
+Result<nlohmann::ordered_json> readPlan(const AddCandidateRequest& r, const std::string& source, const std::string& sourceName,
+                                        std::string& planOrigin)
+{
+    std::error_code ec;
+    auto fence = fencedPlan(source, sourceName);
     if (!fence)
         return fence.error();
-    std::string planOrigin;
     Result<nlohmann::ordered_json> plan = Error{};
     if (!r.planFile.empty()) {
         planOrigin = r.planFile.string();
@@ -224,6 +226,42 @@ Result<AddedCandidate> addCandidate(const AddCandidateRequest& r)
     if (!plan->is_object())
         return fail("the launch plan must be a JSON object with \"launches\", not " + std::string(plan->type_name()),
                     planOrigin, {}, "/");
+    return plan;
+}
+
+/// The plan as the task's entry for `out.name`, with the description asked for; a note in `out`
+/// when the plan named another file.
+nlohmann::ordered_json namedEntry(const nlohmann::ordered_json& plan, const AddCandidateRequest& r, AddedCandidate& out)
+{
+    if (plan.contains("file") && plan["file"] != out.name)
+        out.notes.push_back("the plan's \"file\" (" + plan["file"].dump() + ") was replaced by " + out.name);
+    nlohmann::ordered_json named = candidateEntry(out.name, plan);
+    if (!named.contains("description") || !named["description"].is_string() || named["description"].get<std::string>().empty())
+        named["description"] = r.description.empty() ? std::string("added by kforge candidate add") : r.description;
+    else if (!r.description.empty())
+        named["description"] = r.description;
+    return named;
+}
+
+} // namespace
+
+Result<AddedCandidate> addCandidate(const AddCandidateRequest& r)
+{
+    std::error_code ec;
+    const fs::path jsonPath = r.taskDir / "task.json";
+    auto task = loadTask(r.taskDir);
+    if (!task)
+        return task.error();
+
+    const std::string sourceName = r.source.string();
+    auto source = readSource(r.source);
+    if (!source)
+        return source.error();
+
+    std::string planOrigin;
+    auto plan = readPlan(r, *source, sourceName, planOrigin);
+    if (!plan)
+        return plan.error();
 
     // The name.
     AddedCandidate out;
@@ -242,13 +280,7 @@ Result<AddedCandidate> addCandidate(const AddCandidateRequest& r)
         return fail(out.name + " already exists in the task folder", target.string(), "choose another name with --name");
 
     // The entry, checked in memory against the whole task.
-    if (plan->contains("file") && (*plan)["file"] != out.name)
-        out.notes.push_back("the plan's \"file\" (" + (*plan)["file"].dump() + ") was replaced by " + out.name);
-    nlohmann::ordered_json named = candidateEntry(out.name, *plan);
-    if (!named.contains("description") || !named["description"].is_string() || named["description"].get<std::string>().empty())
-        named["description"] = r.description.empty() ? std::string("added by kforge candidate add") : r.description;
-    else if (!r.description.empty())
-        named["description"] = r.description;
+    nlohmann::ordered_json named = namedEntry(*plan, r, out);
     auto taskJson = readFileBytes(jsonPath, json::kMaxJsonFileBytes);
     if (!taskJson)
         return taskJson.error();

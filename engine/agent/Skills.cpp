@@ -195,28 +195,63 @@ Result<Skill> parseSkill(std::string_view text, const std::string& origin, std::
     return skill;
 }
 
+namespace {
+
+/// Adds `s` to `lib`, replacing a skill of the same name (a later folder overrides).
+void addSkill(SkillLibrary& lib, Skill s)
+{
+    for (Skill& existing : lib.skills)
+        if (existing.name == s.name) {
+            // A replacement that says nothing about when it applies keeps the planner keys
+            // of the skill it replaces (a team's own text for the same playbook).
+            static const char* const planner[] = {"ops", "dtypes", "archs", "always", "priority"};
+            if (std::none_of(std::begin(planner), std::end(planner), [&](const char* k) { return s.metadata.count(k); })) {
+                s.ops = existing.ops;
+                s.dtypes = existing.dtypes;
+                s.archs = existing.archs;
+                s.always = existing.always;
+                s.priority = existing.priority;
+            }
+            s.overrides = existing.origin;
+            existing = std::move(s);
+            return;
+        }
+    lib.skills.push_back(std::move(s));
+}
+
+/// The skill in `folder`/SKILL.md, or a problem in `lib` when it cannot be read.
+void readSkillFolder(SkillLibrary& lib, const fs::path& folder)
+{
+    fs::path file = folder / "SKILL.md";
+    std::error_code ec;
+    auto size = fs::file_size(file, ec);
+    if (ec || !fs::is_regular_file(file, ec)) {
+        lib.problems.push_back(skillError(file.string(), "not a readable regular file"));
+        return;
+    }
+    if (size > kMaxSkillBytes) {
+        lib.problems.push_back(skillError(file.string(), "the file is " + std::to_string(size)
+                                                              + " bytes; a SKILL.md may have at most "
+                                                              + std::to_string(kMaxSkillBytes)));
+        return;
+    }
+    auto bytes = readFileBytes(file);
+    if (!bytes) {
+        lib.problems.push_back(bytes.error());
+        return;
+    }
+    auto s = parseSkill(*bytes, file.string(), folder.filename().string());
+    if (s)
+        addSkill(lib, std::move(s).value());
+    else
+        lib.problems.push_back(s.error());
+}
+
+} // namespace
+
 SkillLibrary loadSkills(const std::vector<std::filesystem::path>& extraDirs)
 {
     SkillLibrary lib;
-    auto add = [&](Skill s) {
-        for (Skill& existing : lib.skills)
-            if (existing.name == s.name) {
-                // A replacement that says nothing about when it applies keeps the planner keys
-                // of the skill it replaces (a team's own text for the same playbook).
-                static const char* const planner[] = {"ops", "dtypes", "archs", "always", "priority"};
-                if (std::none_of(std::begin(planner), std::end(planner), [&](const char* k) { return s.metadata.count(k); })) {
-                    s.ops = existing.ops;
-                    s.dtypes = existing.dtypes;
-                    s.archs = existing.archs;
-                    s.always = existing.always;
-                    s.priority = existing.priority;
-                }
-                s.overrides = existing.origin;
-                existing = std::move(s);
-                return;
-            }
-        lib.skills.push_back(std::move(s));
-    };
     for (const EmbeddedFile& f : agentres::files()) {
         std::string_view name = f.name;
         if (!text::startsWith(name, "skills/") || name.size() < 16 || name.substr(name.size() - 9) != "/SKILL.md")
@@ -224,35 +259,10 @@ SkillLibrary loadSkills(const std::vector<std::filesystem::path>& extraDirs)
         std::string folder(name.substr(7, name.size() - 7 - 9));
         auto s = parseSkill(f.contents, "resources/" + std::string(name) + " (built in)", folder);
         if (s)
-            add(std::move(s).value());
+            addSkill(lib, std::move(s).value());
         else
             lib.problems.push_back(s.error());
     }
-    auto readOne = [&](const fs::path& folder) {
-        fs::path file = folder / "SKILL.md";
-        std::error_code ec;
-        auto size = fs::file_size(file, ec);
-        if (ec || !fs::is_regular_file(file, ec)) {
-            lib.problems.push_back(skillError(file.string(), "not a readable regular file"));
-            return;
-        }
-        if (size > kMaxSkillBytes) {
-            lib.problems.push_back(skillError(file.string(), "the file is " + std::to_string(size)
-                                                                  + " bytes; a SKILL.md may have at most "
-                                                                  + std::to_string(kMaxSkillBytes)));
-            return;
-        }
-        auto bytes = readFileBytes(file);
-        if (!bytes) {
-            lib.problems.push_back(bytes.error());
-            return;
-        }
-        auto s = parseSkill(*bytes, file.string(), folder.filename().string());
-        if (s)
-            add(std::move(s).value());
-        else
-            lib.problems.push_back(s.error());
-    };
     for (const fs::path& dir : extraDirs) {
         std::error_code ec;
         if (!fs::is_directory(dir, ec)) {
@@ -264,7 +274,7 @@ SkillLibrary loadSkills(const std::vector<std::filesystem::path>& extraDirs)
             fs::path one = fs::absolute(dir, ec).lexically_normal();
             if (one.filename().empty())
                 one = one.parent_path();
-            readOne(one);
+            readSkillFolder(lib, one);
             continue;
         }
         std::vector<fs::path> folders;
@@ -276,7 +286,7 @@ SkillLibrary loadSkills(const std::vector<std::filesystem::path>& extraDirs)
         if (folders.empty())
             lib.problems.push_back(skillError(dir.string(), "the folder holds no <name>/SKILL.md"));
         for (const fs::path& f : folders)
-            readOne(f);
+            readSkillFolder(lib, f);
     }
     std::sort(lib.skills.begin(), lib.skills.end(), [](const Skill& a, const Skill& b) { return a.name < b.name; });
     return lib;

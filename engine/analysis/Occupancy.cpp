@@ -7,6 +7,7 @@
 #include <cctype>
 #include <climits>
 #include <cstdlib>
+#include <optional>
 
 namespace kf {
 namespace {
@@ -50,7 +51,8 @@ Attempt fail(Occupancy::Limiter limiter, std::string why, std::string hint)
     return {Error::failed("compute occupancy", std::move(why), std::move(hint)), limiter};
 }
 
-Attempt attempt(const ArchInfo& a, const OccupancyQuery& q)
+/// The query's own limits on `a`: a failed Attempt when the block cannot launch at all.
+std::optional<Attempt> queryProblem(const ArchInfo& a, const OccupancyQuery& q)
 {
     using L = Occupancy::Limiter;
     const std::string on = " on " + a.arch;
@@ -81,51 +83,40 @@ Attempt attempt(const ArchInfo& a, const OccupancyQuery& q)
                         + bytesText(a.sharedPerBlock) + " per block" + on,
                     "move the large arrays to dynamic shared memory (extern __shared__) and opt in with "
                     "cudaFuncSetAttribute(..., cudaFuncAttributeMaxDynamicSharedMemorySize, ...)");
+    return std::nullopt;
+}
 
-    const cudaOccDeviceProp prop = deviceProp(a);
-    cudaOccFuncAttributes attr;
-    attr.maxThreadsPerBlock = q.maxThreadsPerBlock > 0 ? q.maxThreadsPerBlock : a.maxThreadsPerBlock;
-    attr.numRegs = q.registersPerThread;
-    attr.sharedSizeBytes = static_cast<size_t>(q.staticSharedBytes);
-    // Model a launch that opts in to exactly the dynamic size it asks for, as a kernel needing
-    // more than the default must (cudaFuncAttributeMaxDynamicSharedMemorySize).
-    attr.shmemLimitConfig = FUNC_SHMEM_LIMIT_OPTIN;
-    attr.maxDynamicSharedSizeBytes = static_cast<size_t>(q.dynamicSharedBytes);
-    attr.numBlockBarriers = 1; // what cudaOccFuncAttributes(cudaFuncAttributes) assumes
-    cudaOccDeviceState state;
-    cudaOccResult r{};
-    const cudaOccError status = cudaOccMaxActiveBlocksPerMultiprocessor(
-        &r, &prop, &attr, &state, q.blockSize, static_cast<size_t>(q.dynamicSharedBytes));
-    if (status != CUDA_OCC_SUCCESS)
-        return fail(L::None,
-                    "cuda_occupancy.h rejected the input for " + a.arch + " (error "
-                        + std::to_string(static_cast<int>(status)) + ")",
-                    "the architecture table and the toolkit's occupancy calculator disagree; report this");
-
-    const int warpsPerBlock = (q.blockSize + a.warpSize - 1) / a.warpSize;
-    if (r.activeBlocksPerMultiprocessor == 0) {
-        const long long shared = q.staticSharedBytes + static_cast<long long>(q.dynamicSharedBytes);
-        if (r.blockLimitRegs == 0) {
-            // The launch check counts whole warps rounded up to the 4 SM sub-partitions
-            // (cuda_occupancy.h's "hardware check"), so 25 warps cost as much as 28.
-            const int perWarp = r.allocatedRegistersPerBlock / warpsPerBlock;
-            const int counted = std::max(r.allocatedRegistersPerBlock, perWarp * ((warpsPerBlock + 3) / 4 * 4));
-            return fail(L::Registers,
-                        "a block of " + std::to_string(q.blockSize) + " threads at " + std::to_string(q.registersPerThread)
-                            + " registers per thread needs " + std::to_string(counted) + " registers, more than the "
-                            + std::to_string(a.regsPerBlock) + " registers per block" + on,
-                        "launch smaller blocks, or cap registers with __launch_bounds__ or -maxrregcount");
-        }
-        if (r.blockLimitSharedMem == 0)
-            return fail(L::SharedMemory,
-                        bytesText(shared) + " of shared memory per block (" + bytesText(q.staticSharedBytes) + " static + "
-                            + bytesText(q.dynamicSharedBytes) + " dynamic, plus " + bytesText(a.reservedSharedPerBlock)
-                            + " reserved) exceed the opt-in limit of " + bytesText(a.sharedPerBlockOptin)
-                            + " per block" + on,
-                        "use less shared memory per block");
-        return fail(L::BlockSize, "a block of " + std::to_string(q.blockSize) + " threads cannot be resident" + on, "");
+/// Why no block of the query is resident, from the calculator's per-resource block limits.
+Attempt notResident(const ArchInfo& a, const OccupancyQuery& q, const cudaOccResult& r, int warpsPerBlock)
+{
+    using L = Occupancy::Limiter;
+    const std::string on = " on " + a.arch;
+    const long long shared = q.staticSharedBytes + static_cast<long long>(q.dynamicSharedBytes);
+    if (r.blockLimitRegs == 0) {
+        // The launch check counts whole warps rounded up to the 4 SM sub-partitions
+        // (cuda_occupancy.h's "hardware check"), so 25 warps cost as much as 28.
+        const int perWarp = r.allocatedRegistersPerBlock / warpsPerBlock;
+        const int counted = std::max(r.allocatedRegistersPerBlock, perWarp * ((warpsPerBlock + 3) / 4 * 4));
+        return fail(L::Registers,
+                    "a block of " + std::to_string(q.blockSize) + " threads at " + std::to_string(q.registersPerThread)
+                        + " registers per thread needs " + std::to_string(counted) + " registers, more than the "
+                        + std::to_string(a.regsPerBlock) + " registers per block" + on,
+                    "launch smaller blocks, or cap registers with __launch_bounds__ or -maxrregcount");
     }
+    if (r.blockLimitSharedMem == 0)
+        return fail(L::SharedMemory,
+                    bytesText(shared) + " of shared memory per block (" + bytesText(q.staticSharedBytes) + " static + "
+                        + bytesText(q.dynamicSharedBytes) + " dynamic, plus " + bytesText(a.reservedSharedPerBlock)
+                        + " reserved) exceed the opt-in limit of " + bytesText(a.sharedPerBlockOptin)
+                        + " per block" + on,
+                    "use less shared memory per block");
+    return fail(L::BlockSize, "a block of " + std::to_string(q.blockSize) + " threads cannot be resident" + on, "");
+}
 
+/// The occupancy the calculator found, with the limiter worth acting on.
+Occupancy occupancyOf(const ArchInfo& a, const cudaOccResult& r, int warpsPerBlock)
+{
+    using L = Occupancy::Limiter;
     Occupancy o;
     o.activeBlocksPerSm = r.activeBlocksPerMultiprocessor;
     o.activeWarpsPerSm = o.activeBlocksPerSm * warpsPerBlock;
@@ -156,7 +147,39 @@ Attempt attempt(const ArchInfo& a, const OccupancyQuery& q)
         o.limiter = L::Warps;
     else
         o.limiter = L::None;
-    return {std::move(o)};
+    return o;
+}
+
+Attempt attempt(const ArchInfo& a, const OccupancyQuery& q)
+{
+    using L = Occupancy::Limiter;
+    if (auto problem = queryProblem(a, q))
+        return std::move(*problem);
+
+    const cudaOccDeviceProp prop = deviceProp(a);
+    cudaOccFuncAttributes attr;
+    attr.maxThreadsPerBlock = q.maxThreadsPerBlock > 0 ? q.maxThreadsPerBlock : a.maxThreadsPerBlock;
+    attr.numRegs = q.registersPerThread;
+    attr.sharedSizeBytes = static_cast<size_t>(q.staticSharedBytes);
+    // Model a launch that opts in to exactly the dynamic size it asks for, as a kernel needing
+    // more than the default must (cudaFuncAttributeMaxDynamicSharedMemorySize).
+    attr.shmemLimitConfig = FUNC_SHMEM_LIMIT_OPTIN;
+    attr.maxDynamicSharedSizeBytes = static_cast<size_t>(q.dynamicSharedBytes);
+    attr.numBlockBarriers = 1; // what cudaOccFuncAttributes(cudaFuncAttributes) assumes
+    cudaOccDeviceState state;
+    cudaOccResult r{};
+    const cudaOccError status = cudaOccMaxActiveBlocksPerMultiprocessor(
+        &r, &prop, &attr, &state, q.blockSize, static_cast<size_t>(q.dynamicSharedBytes));
+    if (status != CUDA_OCC_SUCCESS)
+        return fail(L::None,
+                    "cuda_occupancy.h rejected the input for " + a.arch + " (error "
+                        + std::to_string(static_cast<int>(status)) + ")",
+                    "the architecture table and the toolkit's occupancy calculator disagree; report this");
+
+    const int warpsPerBlock = (q.blockSize + a.warpSize - 1) / a.warpSize;
+    if (r.activeBlocksPerMultiprocessor == 0)
+        return notResident(a, q, r, warpsPerBlock);
+    return {occupancyOf(a, r, warpsPerBlock)};
 }
 
 } // namespace

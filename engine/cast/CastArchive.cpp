@@ -48,23 +48,50 @@ struct ZipCloser {
 };
 using ZipPtr = std::unique_ptr<zip_t, ZipCloser>;
 
-Result<Archive> readOpen(zip_t* za, const std::string& origin, const ArchiveLimits& limits)
-{
-    const zip_int64_t count = zip_get_num_entries(za, 0);
-    if (count < 0)
-        return archiveError(origin, {}, "libzip cannot count its entries");
-    if (count == 0)
-        return archiveError(origin, {}, "the archive is empty");
-    if (static_cast<std::uint64_t>(count) > limits.maxEntries)
-        return archiveError(origin, {}, "it has " + std::to_string(count) + " entries; a package may have at most " +
-                                            std::to_string(limits.maxEntries));
+// An entry as pass 1 found it in the central directory.
+struct Planned {
+    zip_uint64_t index;
+    std::string name;
+    zip_uint64_t size;
+};
 
-    // Pass 1: the central directory only. Nothing is decompressed before every entry passed.
-    struct Planned {
-        zip_uint64_t index;
-        std::string name;
-        zip_uint64_t size;
-    };
+/// One directory record's checks: a size, no encryption, a method a package uses, a regular
+/// file, and the limits on its size and compression ratio.
+Result<void> checkRecord(zip_t* za, zip_int64_t i, const zip_stat_t& st, const std::string& name, const std::string& origin,
+                         const ArchiveLimits& limits)
+{
+    if (!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE))
+        return archiveError(origin, name, "its directory record has no size");
+    if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
+        return archiveError(origin, name, "it is encrypted; packages are never encrypted");
+    if ((st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
+        return archiveError(origin, name, "compression method " + std::to_string(st.comp_method) +
+                                              " is not one a package uses (stored or deflated)");
+    zip_uint8_t opsys = 0;
+    zip_uint32_t attributes = 0;
+    if (zip_file_get_external_attributes(za, static_cast<zip_uint64_t>(i), 0, &opsys, &attributes) == 0 &&
+        opsys == ZIP_OPSYS_UNIX) {
+        const mode_t mode = static_cast<mode_t>(attributes >> 16);
+        if (S_ISLNK(mode))
+            return archiveError(origin, name, "it is a symbolic link; a package holds only regular files");
+        if ((mode & S_IFMT) != 0 && !S_ISREG(mode))
+            return archiveError(origin, name, "it is not a regular file (mode " + std::to_string(mode & S_IFMT) + ")");
+    }
+    if (st.size > limits.maxEntryBytes)
+        return archiveError(origin, name, "it unpacks to " + std::to_string(st.size) + " bytes; the limit is " +
+                                              std::to_string(limits.maxEntryBytes));
+    if (st.size > limits.ratioFloorBytes &&
+        static_cast<double>(st.size) > limits.maxRatio * static_cast<double>(std::max<zip_uint64_t>(st.comp_size, 1)))
+        return archiveError(origin, name, "it unpacks " + std::to_string(st.comp_size) + " bytes into " +
+                                              std::to_string(st.size) + ", a ratio above " +
+                                              std::to_string(static_cast<int>(limits.maxRatio)) +
+                                              " (a zip bomb)");
+    return {};
+}
+
+/// Pass 1: the central directory only. Nothing is decompressed before every entry passed.
+Result<std::vector<Planned>> planEntries(zip_t* za, zip_int64_t count, const std::string& origin, const ArchiveLimits& limits)
+{
     std::vector<Planned> planned;
     std::map<std::string, std::string> seen;   // lower-cased name -> name
     std::uint64_t total = 0, compressed = 0;
@@ -84,32 +111,8 @@ Result<Archive> readOpen(zip_t* za, const std::string& origin, const ArchiveLimi
                                                                  : "the name differs from \"" + it->second +
                                                                        "\" only in case (two entries would land on one file)");
         seen.emplace(key, name);
-        if (!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE))
-            return archiveError(origin, name, "its directory record has no size");
-        if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
-            return archiveError(origin, name, "it is encrypted; packages are never encrypted");
-        if ((st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
-            return archiveError(origin, name, "compression method " + std::to_string(st.comp_method) +
-                                                  " is not one a package uses (stored or deflated)");
-        zip_uint8_t opsys = 0;
-        zip_uint32_t attributes = 0;
-        if (zip_file_get_external_attributes(za, static_cast<zip_uint64_t>(i), 0, &opsys, &attributes) == 0 &&
-            opsys == ZIP_OPSYS_UNIX) {
-            const mode_t mode = static_cast<mode_t>(attributes >> 16);
-            if (S_ISLNK(mode))
-                return archiveError(origin, name, "it is a symbolic link; a package holds only regular files");
-            if ((mode & S_IFMT) != 0 && !S_ISREG(mode))
-                return archiveError(origin, name, "it is not a regular file (mode " + std::to_string(mode & S_IFMT) + ")");
-        }
-        if (st.size > limits.maxEntryBytes)
-            return archiveError(origin, name, "it unpacks to " + std::to_string(st.size) + " bytes; the limit is " +
-                                                  std::to_string(limits.maxEntryBytes));
-        if (st.size > limits.ratioFloorBytes &&
-            static_cast<double>(st.size) > limits.maxRatio * static_cast<double>(std::max<zip_uint64_t>(st.comp_size, 1)))
-            return archiveError(origin, name, "it unpacks " + std::to_string(st.comp_size) + " bytes into " +
-                                                  std::to_string(st.size) + ", a ratio above " +
-                                                  std::to_string(static_cast<int>(limits.maxRatio)) +
-                                                  " (a zip bomb)");
+        if (auto r = checkRecord(za, i, st, name, origin, limits); !r)
+            return r.error();
         total += st.size;
         if (total > limits.maxTotalBytes)
             return archiveError(origin, name, "the entries so far unpack to " + std::to_string(total) +
@@ -125,46 +128,70 @@ Result<Archive> readOpen(zip_t* za, const std::string& origin, const ArchiveLimi
         return archiveError(origin, {}, "its entries unpack " + std::to_string(compressed) + " bytes into " +
                                             std::to_string(total) + ", a ratio above " +
                                             std::to_string(static_cast<int>(limits.maxRatio)) + " (a zip bomb)");
+    return planned;
+}
 
-    // Pass 2: decompress, never more than the declared size (libzip checks each CRC at the end).
-    Archive out;
-    out.entries.reserve(planned.size());
-    for (const Planned& p : planned) {
-        zip_file_t* zf = zip_fopen_index(za, p.index, 0);
-        if (!zf)
-            return archiveError(origin, p.name, "libzip cannot open it: " + libzipError(zip_get_error(za)));
-        ArchiveEntry e;
-        e.name = p.name;
-        e.bytes.resize(static_cast<std::size_t>(p.size));
-        std::uint64_t got = 0;
-        bool failed = false;
-        while (got < p.size) {
-            const zip_int64_t n = zip_fread(zf, e.bytes.data() + got, p.size - got);
-            if (n < 0) {
-                failed = true;
-                break;
-            }
-            if (n == 0)
-                break;
-            got += static_cast<std::uint64_t>(n);
+/// Pass 2 for one entry: decompressed, never more than the declared size (libzip checks the CRC
+/// at the end).
+Result<ArchiveEntry> unpack(zip_t* za, const Planned& p, const std::string& origin)
+{
+    zip_file_t* zf = zip_fopen_index(za, p.index, 0);
+    if (!zf)
+        return archiveError(origin, p.name, "libzip cannot open it: " + libzipError(zip_get_error(za)));
+    ArchiveEntry e;
+    e.name = p.name;
+    e.bytes.resize(static_cast<std::size_t>(p.size));
+    std::uint64_t got = 0;
+    bool failed = false;
+    while (got < p.size) {
+        const zip_int64_t n = zip_fread(zf, e.bytes.data() + got, p.size - got);
+        if (n < 0) {
+            failed = true;
+            break;
         }
-        std::string why;
-        if (failed)
+        if (n == 0)
+            break;
+        got += static_cast<std::uint64_t>(n);
+    }
+    std::string why;
+    if (failed)
+        why = "it cannot be unpacked: " + libzipError(zip_file_get_error(zf));
+    else if (got != p.size)
+        why = "it unpacks to " + std::to_string(got) + " bytes, not the " + std::to_string(p.size) + " its record declares";
+    else {
+        char extra = 0;
+        const zip_int64_t more = zip_fread(zf, &extra, 1);
+        if (more > 0)
+            why = "it unpacks to more than the " + std::to_string(p.size) + " bytes its record declares";
+        else if (more < 0)
             why = "it cannot be unpacked: " + libzipError(zip_file_get_error(zf));
-        else if (got != p.size)
-            why = "it unpacks to " + std::to_string(got) + " bytes, not the " + std::to_string(p.size) + " its record declares";
-        else {
-            char extra = 0;
-            const zip_int64_t more = zip_fread(zf, &extra, 1);
-            if (more > 0)
-                why = "it unpacks to more than the " + std::to_string(p.size) + " bytes its record declares";
-            else if (more < 0)
-                why = "it cannot be unpacked: " + libzipError(zip_file_get_error(zf));
-        }
-        zip_fclose(zf);
-        if (!why.empty())
-            return archiveError(origin, p.name, why);
-        out.entries.push_back(std::move(e));
+    }
+    zip_fclose(zf);
+    if (!why.empty())
+        return archiveError(origin, p.name, why);
+    return e;
+}
+
+Result<Archive> readOpen(zip_t* za, const std::string& origin, const ArchiveLimits& limits)
+{
+    const zip_int64_t count = zip_get_num_entries(za, 0);
+    if (count < 0)
+        return archiveError(origin, {}, "libzip cannot count its entries");
+    if (count == 0)
+        return archiveError(origin, {}, "the archive is empty");
+    if (static_cast<std::uint64_t>(count) > limits.maxEntries)
+        return archiveError(origin, {}, "it has " + std::to_string(count) + " entries; a package may have at most " +
+                                            std::to_string(limits.maxEntries));
+    auto planned = planEntries(za, count, origin, limits);
+    if (!planned)
+        return planned.error();
+    Archive out;
+    out.entries.reserve(planned->size());
+    for (const Planned& p : *planned) {
+        auto e = unpack(za, p, origin);
+        if (!e)
+            return e.error();
+        out.entries.push_back(std::move(e.value()));
     }
     return out;
 }

@@ -418,6 +418,106 @@ bool isOpName(std::string_view name)
     return !keywords.count(name);
 }
 
+namespace {
+
+/// The manifest's header: format and version first (a newer package must say so, not fail on a
+/// key we do not know), the package's name and version, the architectures. Returns the schema.
+std::int64_t checkHeader(jr::Object& top, Package& pkg)
+{
+    if (top.string("format") != kCastFormat)
+        jr::fail("/format", "is not \"" + std::string(kCastFormat) + "\": this is not a KernelForge package");
+    const std::int64_t version = top.integer("schema_version");
+    if (version != kCastSchemaVersion && version != kCastModelSchemaVersion)
+        jr::fail("/schema_version", "is " + std::to_string(version) + "; this KernelForge reads schemas " +
+                                        std::to_string(kCastSchemaVersion) + " and " +
+                                        std::to_string(kCastModelSchemaVersion) +
+                                        (version > kCastModelSchemaVersion ? " (the package is newer: update KernelForge)" : ""));
+    pkg.schemaVersion = static_cast<int>(version);
+    jr::Object package(top.required("package"), "/package");
+    pkg.name = package.string("name");
+    pkg.version = package.string("version");
+    package.finish();
+    pkg.kernelforgeVersion = top.string("kernelforge_version");
+    pkg.createdAt = top.string("created_at");
+    top.string("nvrtc_version");
+    for (const std::string& a : jr::asStringArray(top.required("architectures"), "/architectures"))
+        if (!isArchName(a) || a.rfind("sm_", 0) != 0)
+            jr::fail("/architectures", "\"" + a + "\" is not an sm_XY architecture");
+    if (const Json* ptx = top.optional("ptx"); ptx && !ptx->is_null() && !(ptx->is_string() && isArchName(ptx->get<std::string>())))
+        jr::fail("/ptx", "is a compute_XY architecture or null");
+    return version;
+}
+
+/// Files: exactly the archive's entries after the manifest, each hash and size right. Returns
+/// the paths listed.
+std::set<std::string, std::less<>> checkFiles(jr::Object& top, const Archive& archive, Package& pkg)
+{
+    const Json& files = jr::asArray(top.required("files"), "/files");
+    std::set<std::string, std::less<>> listed;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        const std::string p = jr::child("/files", i);
+        jr::Object f(files[i], p);
+        PackageFile pf;
+        pf.path = f.string("path");
+        pf.sha256 = f.string("sha256");
+        pf.bytes = f.integer("bytes");
+        f.finish();
+        if (pf.path == kManifestName || !listed.insert(pf.path).second)
+            jr::fail(p + "/path", "\"" + pf.path + "\" is listed twice");
+        if (pf.sha256.size() != 64 || pf.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+            jr::fail(p + "/sha256", "is not 64 lowercase hex digits");
+        const ArchiveEntry* e = archive.find(pf.path);
+        if (!e)
+            jr::fail(p + "/path", "\"" + pf.path + "\" is listed but not in the archive");
+        if (static_cast<std::int64_t>(e->bytes.size()) != pf.bytes)
+            jr::fail(p + "/bytes", "\"" + pf.path + "\" has " + std::to_string(e->bytes.size()) +
+                                       " bytes, the manifest says " + std::to_string(pf.bytes));
+        auto sha = sha256Hex(e->bytes);
+        if (!sha)
+            throw sha.error();
+        if (!constantTimeEquals(sha.value(), pf.sha256))
+            jr::fail(p + "/sha256", "\"" + pf.path + "\" does not match its SHA-256 (the file was changed after export)");
+        pkg.files.push_back(std::move(pf));
+    }
+    for (std::size_t i = 1; i < archive.entries.size(); ++i)
+        if (!listed.count(archive.entries[i].name))
+            jr::fail("/files", "the archive holds \"" + archive.entries[i].name + "\", which the manifest does not list");
+    return listed;
+}
+
+/// The ops, each against its task, and (schema 2) the models.
+void checkOpsAndModels(jr::Object& top, std::int64_t version, const Archive& archive, const std::set<std::string, std::less<>>& listed,
+                       const std::string& origin, Package& pkg)
+{
+    const Json& ops = jr::asArray(top.required("ops"), "/ops");
+    if (ops.empty())
+        jr::fail("/ops", "a package holds at least one op");
+    std::set<std::string, std::less<>> names;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        const std::string p = jr::child("/ops", i);
+        PackageOp op = checkOp(ops[i], p, listed, names);
+        const ArchiveEntry* task = archive.find(op.json["task"].get<std::string>());
+        auto taskJson = jr::parseText(task->bytes, origin + ":" + task->name);
+        if (!taskJson)
+            jr::fail(p + "/task", taskJson.error().why);
+        checkAgainstTask(op, taskJson.value(), origin + ":" + task->name, p);
+        pkg.ops.push_back(std::move(op));
+    }
+    // Schema 2 adds models; schema 1 has none, so its readers never meet one.
+    if (version == kCastModelSchemaVersion) {
+        const Json& models = jr::asArray(top.required("models"), "/models");
+        if (models.empty())
+            jr::fail("/models", "a schema 2 package holds at least one model (without models it is schema 1)");
+        std::set<std::string, std::less<>> opNames, modelNames;
+        for (const PackageOp& op : pkg.ops)
+            opNames.insert(op.name);
+        for (std::size_t i = 0; i < models.size(); ++i)
+            pkg.models.push_back(checkModel(models[i], jr::child("/models", i), archive, listed, opNames, modelNames, origin));
+    }
+}
+
+} // namespace
+
 Result<Package> checkPackage(Archive archive, const std::string& origin)
 {
     const std::string what = "open package " + origin;
@@ -438,87 +538,10 @@ Result<Package> checkPackage(Archive archive, const std::string& origin)
     try {
         if (!m.is_object())
             jr::fail("", "the manifest is a JSON object");
-        // Format and version first: a newer package must say so, not fail on a key we do not know.
         jr::Object top(m, "");
-        if (top.string("format") != kCastFormat)
-            jr::fail("/format", "is not \"" + std::string(kCastFormat) + "\": this is not a KernelForge package");
-        const std::int64_t version = top.integer("schema_version");
-        if (version != kCastSchemaVersion && version != kCastModelSchemaVersion)
-            jr::fail("/schema_version", "is " + std::to_string(version) + "; this KernelForge reads schemas " +
-                                            std::to_string(kCastSchemaVersion) + " and " +
-                                            std::to_string(kCastModelSchemaVersion) +
-                                            (version > kCastModelSchemaVersion ? " (the package is newer: update KernelForge)" : ""));
-        pkg.schemaVersion = static_cast<int>(version);
-        jr::Object package(top.required("package"), "/package");
-        pkg.name = package.string("name");
-        pkg.version = package.string("version");
-        package.finish();
-        pkg.kernelforgeVersion = top.string("kernelforge_version");
-        pkg.createdAt = top.string("created_at");
-        top.string("nvrtc_version");
-        for (const std::string& a : jr::asStringArray(top.required("architectures"), "/architectures"))
-            if (!isArchName(a) || a.rfind("sm_", 0) != 0)
-                jr::fail("/architectures", "\"" + a + "\" is not an sm_XY architecture");
-        if (const Json* ptx = top.optional("ptx"); ptx && !ptx->is_null() && !(ptx->is_string() && isArchName(ptx->get<std::string>())))
-            jr::fail("/ptx", "is a compute_XY architecture or null");
-
-        // Files: exactly the archive's entries after the manifest, each hash and size right.
-        const Json& files = jr::asArray(top.required("files"), "/files");
-        std::set<std::string, std::less<>> listed;
-        for (std::size_t i = 0; i < files.size(); ++i) {
-            const std::string p = jr::child("/files", i);
-            jr::Object f(files[i], p);
-            PackageFile pf;
-            pf.path = f.string("path");
-            pf.sha256 = f.string("sha256");
-            pf.bytes = f.integer("bytes");
-            f.finish();
-            if (pf.path == kManifestName || !listed.insert(pf.path).second)
-                jr::fail(p + "/path", "\"" + pf.path + "\" is listed twice");
-            if (pf.sha256.size() != 64 || pf.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
-                jr::fail(p + "/sha256", "is not 64 lowercase hex digits");
-            const ArchiveEntry* e = archive.find(pf.path);
-            if (!e)
-                jr::fail(p + "/path", "\"" + pf.path + "\" is listed but not in the archive");
-            if (static_cast<std::int64_t>(e->bytes.size()) != pf.bytes)
-                jr::fail(p + "/bytes", "\"" + pf.path + "\" has " + std::to_string(e->bytes.size()) +
-                                           " bytes, the manifest says " + std::to_string(pf.bytes));
-            auto sha = sha256Hex(e->bytes);
-            if (!sha)
-                throw sha.error();
-            if (!constantTimeEquals(sha.value(), pf.sha256))
-                jr::fail(p + "/sha256", "\"" + pf.path + "\" does not match its SHA-256 (the file was changed after export)");
-            pkg.files.push_back(std::move(pf));
-        }
-        for (std::size_t i = 1; i < archive.entries.size(); ++i)
-            if (!listed.count(archive.entries[i].name))
-                jr::fail("/files", "the archive holds \"" + archive.entries[i].name + "\", which the manifest does not list");
-
-        const Json& ops = jr::asArray(top.required("ops"), "/ops");
-        if (ops.empty())
-            jr::fail("/ops", "a package holds at least one op");
-        std::set<std::string, std::less<>> names;
-        for (std::size_t i = 0; i < ops.size(); ++i) {
-            const std::string p = jr::child("/ops", i);
-            PackageOp op = checkOp(ops[i], p, listed, names);
-            const ArchiveEntry* task = archive.find(op.json["task"].get<std::string>());
-            auto taskJson = jr::parseText(task->bytes, origin + ":" + task->name);
-            if (!taskJson)
-                jr::fail(p + "/task", taskJson.error().why);
-            checkAgainstTask(op, taskJson.value(), origin + ":" + task->name, p);
-            pkg.ops.push_back(std::move(op));
-        }
-        // Schema 2 adds models; schema 1 has none, so its readers never meet one.
-        if (version == kCastModelSchemaVersion) {
-            const Json& models = jr::asArray(top.required("models"), "/models");
-            if (models.empty())
-                jr::fail("/models", "a schema 2 package holds at least one model (without models it is schema 1)");
-            std::set<std::string, std::less<>> opNames, modelNames;
-            for (const PackageOp& op : pkg.ops)
-                opNames.insert(op.name);
-            for (std::size_t i = 0; i < models.size(); ++i)
-                pkg.models.push_back(checkModel(models[i], jr::child("/models", i), archive, listed, opNames, modelNames, origin));
-        }
+        const std::int64_t version = checkHeader(top, pkg);
+        const std::set<std::string, std::less<>> listed = checkFiles(top, archive, pkg);
+        checkOpsAndModels(top, version, archive, listed, origin, pkg);
         top.finish();
     } catch (const jr::SchemaError& e) {
         return Error::inFile(origin, "manifest.json#" + e.pointer, what, e.message, hint);

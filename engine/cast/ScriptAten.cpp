@@ -198,6 +198,95 @@ std::string dtypeOfScalarType(std::int64_t code)
 
 bool knownAtenOp(std::string_view name) { return schemas().count(name) > 0; }
 
+namespace {
+
+/// add, sub, mul, div: a tensor, then a tensor or a number; alpha 1 only.
+void mapArithmetic(Call& c, const std::string& op, MappedCall& m)
+{
+    if (const Value* self = c.given("self"); self && self->kind != Value::Kind::Tensor)
+        c.refuse("has " + describe(*self) + " as its first operand; the catalog's " + op + " takes a tensor first");
+    m.inputs.push_back(c.tensor("self"));
+    const Value* other = c.given("other");
+    if (!other)
+        c.refuse("has no second operand");
+    if (other->kind == Value::Kind::Tensor)
+        m.inputs.push_back(other->tensor);
+    else if (other->kind == Value::Kind::Int)
+        m.attrs["scalar"] = other->integer;
+    else if (other->kind == Value::Kind::Float)
+        m.attrs["scalar"] = other->number;
+    else
+        c.refuse("has " + describe(*other) + " as its second operand, neither a tensor nor a number");
+    if (const Value* alpha = c.given("alpha"))
+        if (!((alpha->kind == Value::Kind::Int && alpha->integer == 1) || (alpha->kind == Value::Kind::Float && alpha->number == 1.0)))
+            c.refuse("has alpha=" + shown(*alpha) + "; the catalog's " + op + " has no alpha (only 1)");
+    if (op == "div")
+        c.mustBeNone("rounding_mode", "the catalog's div is true division");
+}
+
+/// layer_norm and rms_norm: the input, the optional weight (and bias), eps, and how many
+/// trailing dimensions are normalized.
+void mapNorm(Call& c, const std::string& op, MappedCall& m)
+{
+    m.inputs.push_back(c.tensor("input"));
+    const Value* shape = c.given("normalized_shape");
+    if (!shape || shape->kind != Value::Kind::List || shape->items.empty())
+        c.refuse("needs normalized_shape as a list of one or more sizes, not " + (shape ? describe(*shape) : std::string("None")));
+    const bool weight = c.given("weight") != nullptr;
+    if (weight)
+        m.inputs.push_back(c.tensor("weight"));
+    if (op == "layer_norm" && c.given("bias")) {
+        if (!weight)
+            c.refuse("has a bias but no weight; the catalog's layer_norm takes x[, weight[, bias]]");
+        m.inputs.push_back(c.tensor("bias"));
+    }
+    if (const Value* eps = c.given("eps")) {
+        if (eps->kind == Value::Kind::Int)
+            m.attrs["eps"] = static_cast<double>(eps->integer);
+        else if (eps->kind == Value::Kind::Float)
+            m.attrs["eps"] = eps->number;
+        else
+            c.refuse("needs a number as eps, not " + describe(*eps));
+    }
+    if (op == "layer_norm")
+        (void)c.flag("cudnn_enable");
+    m.attrs["normalized_dims"] = static_cast<std::int64_t>(shape->items.size());
+}
+
+/// sum, mean and amax over one dim or all.
+void mapReduction(Call& c, const std::string& op, MappedCall& m)
+{
+    m.inputs.push_back(c.tensor("self"));
+    const std::vector<std::int64_t> dims = c.integers("dim");
+    if (dims.size() > 1)
+        c.refuse("reduces over the dims " + listText(dims) + "; the catalog's " + op + " reduces over one dim or all");
+    if (dims.size() == 1)
+        m.attrs["dim"] = dims.front();
+    if (c.flag("keepdim"))
+        m.attrs["keepdim"] = true;
+    if (op != "amax")
+        c.mustBeNone("dtype", "a " + op + " that converts the dtype has no catalog op");
+}
+
+/// to(x, <ScalarType>): only a dtype is read.
+void mapTo(Call& c, MappedCall& m)
+{
+    m.inputs.push_back(c.tensor("self"));
+    const Value* dtype = c.given("dtype");
+    if (!dtype || dtype->kind != Value::Kind::Int)
+        c.refuse("converts to " + (dtype ? describe(*dtype) : std::string("None")) +
+                 "; only a dtype (torch.to(x, <ScalarType>)) is read, not a device or another tensor");
+    const std::string name = dtypeOfScalarType(dtype->integer);
+    if (name.empty())
+        c.refuse("converts to ScalarType " + std::to_string(dtype->integer) + ", which the task schema has no dtype for");
+    m.attrs["dtype"] = name;
+    (void)c.flag("non_blocking");
+    (void)c.flag("copy");   // the catalog's to always makes a fresh tensor
+    c.memoryFormat();
+}
+
+} // namespace
+
 MappedCall mapAtenCall(const std::string& callee, std::string_view name, int line, const std::vector<Value>& positional,
                        const std::vector<std::pair<std::string, Value>>& keywords)
 {
@@ -210,25 +299,7 @@ MappedCall mapAtenCall(const std::string& callee, std::string_view name, int lin
     m.op = std::string(name);
     const std::string op = m.op;
     if (op == "add" || op == "sub" || op == "mul" || op == "div") {
-        if (const Value* self = c.given("self"); self && self->kind != Value::Kind::Tensor)
-            c.refuse("has " + describe(*self) + " as its first operand; the catalog's " + op + " takes a tensor first");
-        m.inputs.push_back(c.tensor("self"));
-        const Value* other = c.given("other");
-        if (!other)
-            c.refuse("has no second operand");
-        if (other->kind == Value::Kind::Tensor)
-            m.inputs.push_back(other->tensor);
-        else if (other->kind == Value::Kind::Int)
-            m.attrs["scalar"] = other->integer;
-        else if (other->kind == Value::Kind::Float)
-            m.attrs["scalar"] = other->number;
-        else
-            c.refuse("has " + describe(*other) + " as its second operand, neither a tensor nor a number");
-        if (const Value* alpha = c.given("alpha"))
-            if (!((alpha->kind == Value::Kind::Int && alpha->integer == 1) || (alpha->kind == Value::Kind::Float && alpha->number == 1.0)))
-                c.refuse("has alpha=" + shown(*alpha) + "; the catalog's " + op + " has no alpha (only 1)");
-        if (op == "div")
-            c.mustBeNone("rounding_mode", "the catalog's div is true division");
+        mapArithmetic(c, op, m);
     } else if (schema->second.size() == 1) {
         m.inputs.push_back(c.tensor("self"));
     } else if (op == "gelu") {
@@ -245,53 +316,11 @@ MappedCall mapAtenCall(const std::string& callee, std::string_view name, int lin
         m.attrs["dim"] = c.integer("dim");
         c.mustBeNone("dtype", "a " + op + " that converts the dtype has no catalog op");
     } else if (op == "layer_norm" || op == "rms_norm") {
-        m.inputs.push_back(c.tensor("input"));
-        const Value* shape = c.given("normalized_shape");
-        if (!shape || shape->kind != Value::Kind::List || shape->items.empty())
-            c.refuse("needs normalized_shape as a list of one or more sizes, not " + (shape ? describe(*shape) : std::string("None")));
-        const bool weight = c.given("weight") != nullptr;
-        if (weight)
-            m.inputs.push_back(c.tensor("weight"));
-        if (op == "layer_norm" && c.given("bias")) {
-            if (!weight)
-                c.refuse("has a bias but no weight; the catalog's layer_norm takes x[, weight[, bias]]");
-            m.inputs.push_back(c.tensor("bias"));
-        }
-        if (const Value* eps = c.given("eps")) {
-            if (eps->kind == Value::Kind::Int)
-                m.attrs["eps"] = static_cast<double>(eps->integer);
-            else if (eps->kind == Value::Kind::Float)
-                m.attrs["eps"] = eps->number;
-            else
-                c.refuse("needs a number as eps, not " + describe(*eps));
-        }
-        if (op == "layer_norm")
-            (void)c.flag("cudnn_enable");
-        m.attrs["normalized_dims"] = static_cast<std::int64_t>(shape->items.size());
+        mapNorm(c, op, m);
     } else if (op == "sum" || op == "mean" || op == "amax") {
-        m.inputs.push_back(c.tensor("self"));
-        const std::vector<std::int64_t> dims = c.integers("dim");
-        if (dims.size() > 1)
-            c.refuse("reduces over the dims " + listText(dims) + "; the catalog's " + op + " reduces over one dim or all");
-        if (dims.size() == 1)
-            m.attrs["dim"] = dims.front();
-        if (c.flag("keepdim"))
-            m.attrs["keepdim"] = true;
-        if (op != "amax")
-            c.mustBeNone("dtype", "a " + op + " that converts the dtype has no catalog op");
+        mapReduction(c, op, m);
     } else if (op == "to") {
-        m.inputs.push_back(c.tensor("self"));
-        const Value* dtype = c.given("dtype");
-        if (!dtype || dtype->kind != Value::Kind::Int)
-            c.refuse("converts to " + (dtype ? describe(*dtype) : std::string("None")) +
-                     "; only a dtype (torch.to(x, <ScalarType>)) is read, not a device or another tensor");
-        const std::string name = dtypeOfScalarType(dtype->integer);
-        if (name.empty())
-            c.refuse("converts to ScalarType " + std::to_string(dtype->integer) + ", which the task schema has no dtype for");
-        m.attrs["dtype"] = name;
-        (void)c.flag("non_blocking");
-        (void)c.flag("copy");   // the catalog's to always makes a fresh tensor
-        c.memoryFormat();
+        mapTo(c, m);
     } else if (op == "clone") {
         m.inputs.push_back(c.tensor("self"));
         c.memoryFormat();

@@ -271,6 +271,84 @@ std::string dottedName(const Node& n)
     return at->kind == Node::Kind::Name ? at->text + out : std::string();
 }
 
+namespace {
+
+/// forward's parameters (with their annotations) from its def line.
+void readSignature(const Line& def, Forward& f)
+{
+    Parser p(def);
+    p.take();
+    p.take();
+    p.expect("(", "after def forward");
+    while (!p.isOp(")")) {
+        if (p.peek().kind != Token::Kind::Name)
+            p.fail("expected a parameter name, found " + p.describe());
+        Param param{p.peek().text, {}, p.peek().line};
+        p.take();
+        for (const char* part : {":", "="}) {
+            if (!p.isOp(part))
+                continue;
+            p.take();
+            int depth = 0;
+            while (!p.atEnd() && (depth > 0 || (!p.isOp(",") && !p.isOp(")") && !p.isOp("=")))) {
+                const Token& t = p.take();
+                if (t.kind == Token::Kind::Op && (t.text == "[" || t.text == "("))
+                    ++depth;
+                else if (t.kind == Token::Kind::Op && (t.text == "]" || t.text == ")"))
+                    --depth;
+                if (part[0] == ':')
+                    param.annotation += t.text;
+            }
+        }
+        f.params.push_back(std::move(param));
+        if (!p.isOp(","))
+            break;
+        p.take();
+    }
+    p.expect(")", "to close forward's parameters");
+    if (p.isOp("->")) {
+        p.take();
+        while (!p.atEnd() && !(p.isOp(":") && p.peek(1).kind == Token::Kind::End))
+            p.take();
+    }
+    p.expect(":", "to end the def line");
+    p.expectEnd();
+}
+
+/// forward's body: the lines of lines[d + 1, end) indented deeper than the def, one statement each.
+void readBody(const std::vector<Line>& lines, std::size_t d, std::size_t end, Forward& f)
+{
+    const Line& def = lines[d];
+    // The body: the lines indented deeper than the def, up to the next member.
+    int bodyIndent = -1;
+    bool inBlock = false;
+    for (std::size_t b = d + 1; b < end && lines[b].indent > def.indent; ++b) {
+        const Line& l = lines[b];
+        if (bodyIndent < 0)
+            bodyIndent = l.indent;
+        if (l.indent < bodyIndent) {
+            f.body.push_back(Stmt{Stmt::Kind::Broken, l.line, {}, {}, {}, "the indentation does not match the lines before"});
+            break;
+        }
+        if (l.indent > bodyIndent) {
+            if (!inBlock)
+                f.body.push_back(Stmt{Stmt::Kind::Broken, l.line, {}, {}, {}, "the line is indented deeper than the lines before"});
+            inBlock = true;
+            continue;
+        }
+        Stmt s;
+        try {
+            s = statement(l);
+        } catch (const ScriptError& e) {
+            s = Stmt{Stmt::Kind::Broken, e.line, {}, {}, {}, e.why};
+        }
+        inBlock = s.kind == Stmt::Kind::Unsupported || s.kind == Stmt::Kind::Broken;
+        f.body.push_back(std::move(s));
+    }
+}
+
+} // namespace
+
 Forward parseForward(std::string_view code, std::string_view className)
 {
     if (code.size() > kMaxScriptBytes)
@@ -295,69 +373,8 @@ Forward parseForward(std::string_view code, std::string_view className)
             Forward f;
             f.className = head.toks[1].text;
             f.line = def.line;
-            Parser p(def);
-            p.take();
-            p.take();
-            p.expect("(", "after def forward");
-            while (!p.isOp(")")) {
-                if (p.peek().kind != Token::Kind::Name)
-                    p.fail("expected a parameter name, found " + p.describe());
-                Param param{p.peek().text, {}, p.peek().line};
-                p.take();
-                for (const char* part : {":", "="}) {
-                    if (!p.isOp(part))
-                        continue;
-                    p.take();
-                    int depth = 0;
-                    while (!p.atEnd() && (depth > 0 || (!p.isOp(",") && !p.isOp(")") && !p.isOp("=")))) {
-                        const Token& t = p.take();
-                        if (t.kind == Token::Kind::Op && (t.text == "[" || t.text == "("))
-                            ++depth;
-                        else if (t.kind == Token::Kind::Op && (t.text == "]" || t.text == ")"))
-                            --depth;
-                        if (part[0] == ':')
-                            param.annotation += t.text;
-                    }
-                }
-                f.params.push_back(std::move(param));
-                if (!p.isOp(","))
-                    break;
-                p.take();
-            }
-            p.expect(")", "to close forward's parameters");
-            if (p.isOp("->")) {
-                p.take();
-                while (!p.atEnd() && !(p.isOp(":") && p.peek(1).kind == Token::Kind::End))
-                    p.take();
-            }
-            p.expect(":", "to end the def line");
-            p.expectEnd();
-            // The body: the lines indented deeper than the def, up to the next member.
-            int bodyIndent = -1;
-            bool inBlock = false;
-            for (std::size_t b = d + 1; b < end && lines[b].indent > def.indent; ++b) {
-                const Line& l = lines[b];
-                if (bodyIndent < 0)
-                    bodyIndent = l.indent;
-                if (l.indent < bodyIndent) {
-                    f.body.push_back(Stmt{Stmt::Kind::Broken, l.line, {}, {}, {}, "the indentation does not match the lines before"});
-                    break;
-                }
-                if (l.indent > bodyIndent) {
-                    if (!inBlock)
-                        f.body.push_back(Stmt{Stmt::Kind::Broken, l.line, {}, {}, {}, "the line is indented deeper than the lines before"});
-                    inBlock = true;
-                    continue;
-                }
-                Stmt s;
-                try {
-                    s = statement(l);
-                } catch (const ScriptError& e) {
-                    s = Stmt{Stmt::Kind::Broken, e.line, {}, {}, {}, e.why};
-                }
-                inBlock = s.kind == Stmt::Kind::Unsupported || s.kind == Stmt::Kind::Broken;
-                f.body.push_back(std::move(s));
-            }
+            readSignature(def, f);
+            readBody(lines, d, end, f);
             return f;
         }
         fail(head.line, "class " + head.toks[1].text + " has no forward method");

@@ -244,16 +244,159 @@ private:
         return 1;
     }
 
+    static std::optional<double> number(const Json& attrs, const char* key)
+    {
+        if (attrs.is_object() && attrs.contains(key) && attrs[key].is_number())
+            return attrs[key].get<double>();
+        return std::nullopt;
+    }
+    static Operand operand(int id) { return Operand{id, 0.0}; }
+    const Value& arg(const std::vector<int>& ins, size_t i) const { return m_tape.values[static_cast<size_t>(ins[i])]; }
+
+    // addStep by kind of op: `ins` are the inputs' values; each fills the step's arguments, the
+    // result's shape, level and dtype, and the step as the trace renders it.
+    void binaryStep(const OpStep& s, const std::vector<int>& ins, Step& step, Value& out, std::string& rendered)
+    {
+        if (ins.size() == 2) {
+            auto shape = broadcast(arg(ins, 0).shape, arg(ins, 1).shape);
+            if (!shape)
+                throw Refusal{s.inputs[0] + " " + shapeText(arg(ins, 0).shape) + " and " + s.inputs[1] + " " +
+                              shapeText(arg(ins, 1).shape) + " do not broadcast"};
+            out.shape = *shape;
+            out.level = combine(arg(ins, 0).level, arg(ins, 1).level);
+            out.span = std::max(arg(ins, 0).span, arg(ins, 1).span);
+            // A per-row value is indexed by its row: it must broadcast along the row, so it
+            // needs the full rank with trailing 1s ([B, 1], a keepdim reduction). [B] against
+            // [B, D] would broadcast along the columns in PyTorch.
+            for (size_t k = 0; k < 2; ++k) {
+                const Value& v = arg(ins, k);
+                if (v.level != Level::Row)
+                    continue;
+                const bool asRow = out.level == Level::Row ? v.shape == out.shape : rowLayout(v);
+                if (!asRow)
+                    throw Refusal{v.name + " " + shapeText(v.shape) + " holds one value per row but broadcasts as " +
+                                  shapeText(out.shape) + " against " + s.inputs[1 - k] + " " +
+                                  shapeText(arg(ins, 1 - k).shape) + "; give its reduction \"keepdim\": true so it "
+                                  "broadcasts along the row"};
+            }
+            const bool zeroDim0 = arg(ins, 0).shape.empty(), zeroDim1 = arg(ins, 1).shape.empty();
+            out.natural = zeroDim0 && !zeroDim1 ? arg(ins, 1).natural
+                          : zeroDim1 && !zeroDim0 ? arg(ins, 0).natural
+                                                  : promote(arg(ins, 0).natural, arg(ins, 1).natural);
+            step.args = {operand(ins[0]), operand(ins[1])};
+            rendered = s.op + "(" + s.inputs[0] + ", " + s.inputs[1] + ")";
+        } else {
+            auto scalar = number(s.attrs, "scalar");
+            if (!scalar)
+                throw Refusal{s.op + " with one input needs a numeric \"scalar\""};
+            if (!std::isfinite(*scalar) || std::fabs(*scalar) > std::numeric_limits<float>::max())
+                throw Refusal{"the scalar " + literalText(*scalar) + " is outside fp32's range; the generated "
+                              "kernel computes in fp32"};
+            out.shape = arg(ins, 0).shape;
+            out.level = arg(ins, 0).level;
+            out.span = arg(ins, 0).span;
+            out.natural = arg(ins, 0).natural;
+            step.args = {operand(ins[0]), Operand{-1, *scalar}};
+            rendered = s.op + "(" + s.inputs[0] + ", " + literalText(*scalar) + ")";
+        }
+        if (out.level == Level::Element && out.shape != m_tape.full)
+            throw Refusal{"the result " + shapeText(out.shape) + " is wider than the iteration space " +
+                          shapeText(m_tape.full) + " of the task's widest input"};
+    }
+
+    void unaryStep(const OpStep& s, const std::vector<int>& ins, Step& step, Value& out, std::string& rendered)
+    {
+        out.shape = arg(ins, 0).shape;
+        out.level = arg(ins, 0).level;
+        out.span = arg(ins, 0).span;
+        out.natural = arg(ins, 0).natural;
+        step.args = {operand(ins[0])};
+        rendered = s.op + "(" + s.inputs[0];
+        if (s.op == "gelu") {
+            if (s.attrs.is_object() && s.attrs.contains("approximate") && s.attrs["approximate"].is_string())
+                step.approximate = s.attrs["approximate"].get<std::string>();
+            if (step.approximate != "none" && step.approximate != "tanh")
+                throw Refusal{"gelu: approximate must be \"none\" or \"tanh\""};
+            if (step.approximate != "none")
+                rendered += ", approximate=" + step.approximate;
+        } else if (s.op == "to") {
+            std::string name = s.attrs.is_object() && s.attrs.contains("dtype") && s.attrs["dtype"].is_string()
+                                   ? s.attrs["dtype"].get<std::string>() : "";
+            auto t = parseDType(name);
+            if (!t || !supportedStorage(*t))
+                throw Refusal{"to " + (name.empty() ? std::string("an unnamed dtype") : name) +
+                              " is not supported; the generator converts to fp32, fp16 and bf16"};
+            step.to = *t;
+            out.natural = *t;
+            rendered += ", " + name;
+        }
+        rendered += ")";
+    }
+
+    void rowStep(const OpStep& s, const std::vector<int>& ins, Step& step, Value& out, std::string& rendered)
+    {
+        // Reductions over the row: the input must span the rows.
+        const Value& x = arg(ins, 0);
+        if (x.level == Level::Row)
+            throw Refusal{"it reduces " + x.name + ", which is already reduced to one value per row"};
+        if (x.level != Level::Element)
+            throw Refusal{"it reduces " + x.name + " " + shapeText(x.shape) + ", which holds " + levelWord(x.level) +
+                          ", not a full tensor"};
+        if (m_tape.full.empty())
+            throw Refusal{s.op + " of a 0-dimensional tensor is not supported"};
+        out.natural = x.natural;
+        step.args = {operand(ins[0])};
+        rendered = s.op + "(" + s.inputs[0];
+        if (kRowReductions.count(s.op)) {
+            useRowDims(lastAxis(s.attrs, "dim", true, s.op), "it");
+            step.keepdim = s.attrs.is_object() && s.attrs.contains("keepdim") && s.attrs["keepdim"].is_boolean() &&
+                           s.attrs["keepdim"].get<bool>();
+            out.level = Level::Row;
+            out.span = 1;
+            out.shape.assign(m_tape.full.begin(), m_tape.full.end() - 1);
+            if (step.keepdim)
+                out.shape.push_back("1");
+            rendered += ", dim=-1" + std::string(step.keepdim ? ", keepdim=True" : "");
+        } else if (s.op == "softmax" || s.op == "log_softmax") {
+            useRowDims(lastAxis(s.attrs, "dim", false, s.op), "it");
+            out.level = Level::Element;
+            out.shape = m_tape.full;
+            rendered += ", dim=-1";
+        } else {
+            int nd = 1;
+            if (s.attrs.is_object() && s.attrs.contains("normalized_dims") && s.attrs["normalized_dims"].is_number_integer())
+                nd = s.attrs["normalized_dims"].get<int>();
+            if (nd < 1 || nd > static_cast<int>(m_tape.full.size()))
+                throw Refusal{s.op + ": normalized_dims " + std::to_string(nd) + " is not between 1 and the rank " +
+                              std::to_string(m_tape.full.size())};
+            useRowDims(nd, "it");
+            for (size_t k = 1; k < ins.size(); ++k) {
+                const Value& w = arg(ins, k);
+                if (w.level != Level::Column || w.span != nd)
+                    throw Refusal{s.op + ": " + w.name + " " + shapeText(w.shape) + " must have the normalized shape " +
+                                  shapeText(std::vector<std::string>(m_tape.full.end() - nd, m_tape.full.end()))};
+                step.args.push_back(operand(ins[k]));
+                rendered += ", " + s.inputs[k];
+            }
+            // LibTorch's defaults: layer_norm 1e-5; rms_norm the epsilon of the accumulation
+            // type (float for fp32, fp16 and bf16 inputs).
+            step.eps = number(s.attrs, "eps").value_or(s.op == "layer_norm" ? 1e-5
+                                                                   : double(std::numeric_limits<float>::epsilon()));
+            if (!(step.eps >= 0.0) || step.eps > std::numeric_limits<float>::max())
+                throw Refusal{s.op + ": eps " + literalText(step.eps) + " is not a non-negative fp32 number"};
+            out.level = Level::Element;
+            out.shape = m_tape.full;
+            rendered += ", eps=" + literalText(step.eps);
+            if (nd != 1)
+                rendered += ", normalized_dims=" + std::to_string(nd);
+        }
+        rendered += ")";
+    }
+
     void addStep(const OpStep& s)
     {
         Step step;
         step.op = s.op;
-        const Json& attrs = s.attrs;
-        auto number = [&](const char* key) -> std::optional<double> {
-            if (attrs.is_object() && attrs.contains(key) && attrs[key].is_number())
-                return attrs[key].get<double>();
-            return std::nullopt;
-        };
         const bool known = kBinary.count(s.op) || kUnary.count(s.op) || kRowReductions.count(s.op) ||
                            kRowOps.count(s.op) || s.op == "to";
         if (!known)
@@ -261,143 +404,16 @@ private:
         std::vector<int> ins;
         for (const auto& in : s.inputs)
             ins.push_back(valueOf(in));
-        auto operand = [&](int id) { return Operand{id, 0.0}; };
-        auto arg = [&](size_t i) -> const Value& { return m_tape.values[static_cast<size_t>(ins[i])]; };
 
         Value out;
         out.name = s.output;
         std::string rendered;
-
-        if (kBinary.count(s.op)) {
-            if (ins.size() == 2) {
-                auto shape = broadcast(arg(0).shape, arg(1).shape);
-                if (!shape)
-                    throw Refusal{s.inputs[0] + " " + shapeText(arg(0).shape) + " and " + s.inputs[1] + " " +
-                                  shapeText(arg(1).shape) + " do not broadcast"};
-                out.shape = *shape;
-                out.level = combine(arg(0).level, arg(1).level);
-                out.span = std::max(arg(0).span, arg(1).span);
-                // A per-row value is indexed by its row: it must broadcast along the row, so it
-                // needs the full rank with trailing 1s ([B, 1], a keepdim reduction). [B] against
-                // [B, D] would broadcast along the columns in PyTorch.
-                for (size_t k = 0; k < 2; ++k) {
-                    const Value& v = arg(k);
-                    if (v.level != Level::Row)
-                        continue;
-                    const bool asRow = out.level == Level::Row ? v.shape == out.shape : rowLayout(v);
-                    if (!asRow)
-                        throw Refusal{v.name + " " + shapeText(v.shape) + " holds one value per row but broadcasts as " +
-                                      shapeText(out.shape) + " against " + s.inputs[1 - k] + " " +
-                                      shapeText(arg(1 - k).shape) + "; give its reduction \"keepdim\": true so it "
-                                      "broadcasts along the row"};
-                }
-                const bool zeroDim0 = arg(0).shape.empty(), zeroDim1 = arg(1).shape.empty();
-                out.natural = zeroDim0 && !zeroDim1 ? arg(1).natural
-                              : zeroDim1 && !zeroDim0 ? arg(0).natural
-                                                      : promote(arg(0).natural, arg(1).natural);
-                step.args = {operand(ins[0]), operand(ins[1])};
-                rendered = s.op + "(" + s.inputs[0] + ", " + s.inputs[1] + ")";
-            } else {
-                auto scalar = number("scalar");
-                if (!scalar)
-                    throw Refusal{s.op + " with one input needs a numeric \"scalar\""};
-                if (!std::isfinite(*scalar) || std::fabs(*scalar) > std::numeric_limits<float>::max())
-                    throw Refusal{"the scalar " + literalText(*scalar) + " is outside fp32's range; the generated "
-                                  "kernel computes in fp32"};
-                out.shape = arg(0).shape;
-                out.level = arg(0).level;
-                out.span = arg(0).span;
-                out.natural = arg(0).natural;
-                step.args = {operand(ins[0]), Operand{-1, *scalar}};
-                rendered = s.op + "(" + s.inputs[0] + ", " + literalText(*scalar) + ")";
-            }
-            if (out.level == Level::Element && out.shape != m_tape.full)
-                throw Refusal{"the result " + shapeText(out.shape) + " is wider than the iteration space " +
-                              shapeText(m_tape.full) + " of the task's widest input"};
-        } else if (kUnary.count(s.op) || s.op == "to") {
-            out.shape = arg(0).shape;
-            out.level = arg(0).level;
-            out.span = arg(0).span;
-            out.natural = arg(0).natural;
-            step.args = {operand(ins[0])};
-            rendered = s.op + "(" + s.inputs[0];
-            if (s.op == "gelu") {
-                if (attrs.is_object() && attrs.contains("approximate") && attrs["approximate"].is_string())
-                    step.approximate = attrs["approximate"].get<std::string>();
-                if (step.approximate != "none" && step.approximate != "tanh")
-                    throw Refusal{"gelu: approximate must be \"none\" or \"tanh\""};
-                if (step.approximate != "none")
-                    rendered += ", approximate=" + step.approximate;
-            } else if (s.op == "to") {
-                std::string name = attrs.is_object() && attrs.contains("dtype") && attrs["dtype"].is_string()
-                                       ? attrs["dtype"].get<std::string>() : "";
-                auto t = parseDType(name);
-                if (!t || !supportedStorage(*t))
-                    throw Refusal{"to " + (name.empty() ? std::string("an unnamed dtype") : name) +
-                                  " is not supported; the generator converts to fp32, fp16 and bf16"};
-                step.to = *t;
-                out.natural = *t;
-                rendered += ", " + name;
-            }
-            rendered += ")";
-        } else {
-            // Reductions over the row: the input must span the rows.
-            const Value& x = arg(0);
-            if (x.level == Level::Row)
-                throw Refusal{"it reduces " + x.name + ", which is already reduced to one value per row"};
-            if (x.level != Level::Element)
-                throw Refusal{"it reduces " + x.name + " " + shapeText(x.shape) + ", which holds " + levelWord(x.level) +
-                              ", not a full tensor"};
-            if (m_tape.full.empty())
-                throw Refusal{s.op + " of a 0-dimensional tensor is not supported"};
-            out.natural = x.natural;
-            step.args = {operand(ins[0])};
-            rendered = s.op + "(" + s.inputs[0];
-            if (kRowReductions.count(s.op)) {
-                useRowDims(lastAxis(attrs, "dim", true, s.op), "it");
-                step.keepdim = attrs.is_object() && attrs.contains("keepdim") && attrs["keepdim"].is_boolean() &&
-                               attrs["keepdim"].get<bool>();
-                out.level = Level::Row;
-                out.span = 1;
-                out.shape.assign(m_tape.full.begin(), m_tape.full.end() - 1);
-                if (step.keepdim)
-                    out.shape.push_back("1");
-                rendered += ", dim=-1" + std::string(step.keepdim ? ", keepdim=True" : "");
-            } else if (s.op == "softmax" || s.op == "log_softmax") {
-                useRowDims(lastAxis(attrs, "dim", false, s.op), "it");
-                out.level = Level::Element;
-                out.shape = m_tape.full;
-                rendered += ", dim=-1";
-            } else {
-                int nd = 1;
-                if (attrs.is_object() && attrs.contains("normalized_dims") && attrs["normalized_dims"].is_number_integer())
-                    nd = attrs["normalized_dims"].get<int>();
-                if (nd < 1 || nd > static_cast<int>(m_tape.full.size()))
-                    throw Refusal{s.op + ": normalized_dims " + std::to_string(nd) + " is not between 1 and the rank " +
-                                  std::to_string(m_tape.full.size())};
-                useRowDims(nd, "it");
-                for (size_t k = 1; k < ins.size(); ++k) {
-                    const Value& w = arg(k);
-                    if (w.level != Level::Column || w.span != nd)
-                        throw Refusal{s.op + ": " + w.name + " " + shapeText(w.shape) + " must have the normalized shape " +
-                                      shapeText(std::vector<std::string>(m_tape.full.end() - nd, m_tape.full.end()))};
-                    step.args.push_back(operand(ins[k]));
-                    rendered += ", " + s.inputs[k];
-                }
-                // LibTorch's defaults: layer_norm 1e-5; rms_norm the epsilon of the accumulation
-                // type (float for fp32, fp16 and bf16 inputs).
-                step.eps = number("eps").value_or(s.op == "layer_norm" ? 1e-5
-                                                                       : double(std::numeric_limits<float>::epsilon()));
-                if (!(step.eps >= 0.0) || step.eps > std::numeric_limits<float>::max())
-                    throw Refusal{s.op + ": eps " + literalText(step.eps) + " is not a non-negative fp32 number"};
-                out.level = Level::Element;
-                out.shape = m_tape.full;
-                rendered += ", eps=" + literalText(step.eps);
-                if (nd != 1)
-                    rendered += ", normalized_dims=" + std::to_string(nd);
-            }
-            rendered += ")";
-        }
+        if (kBinary.count(s.op))
+            binaryStep(s, ins, step, out, rendered);
+        else if (kUnary.count(s.op) || s.op == "to")
+            unaryStep(s, ins, step, out, rendered);
+        else
+            rowStep(s, ins, step, out, rendered);
         // An op or tape reference casts a step that produces a task output to the output's dtype
         // at once, and later steps read the cast tensor; a TorchScript module casts only at the end.
         if (m_task.reference.kind != Reference::Kind::TorchScript)

@@ -304,6 +304,29 @@ private:
     int m_losses = 0;
 };
 
+/// Every item queued and not done, every endpoint alive with an empty summary.
+void startState(PoolState& state, std::size_t items, const std::vector<Endpoint>& endpoints)
+{
+    for (std::size_t i = 0; i < items; ++i)
+        state.queue.push_back(i);
+    state.lostOn.resize(items);
+    state.attempts.assign(items, 0);
+    state.done.assign(items, false);
+    state.result.outcomes.resize(items);
+    state.result.endpointOf.resize(items);
+    state.result.attemptOf.assign(items, 0);
+    state.result.missingWhy.resize(items);
+    state.result.intervalOf.assign(items, {0.0, 0.0});
+    for (const Endpoint& e : endpoints) {
+        PoolEndpointSummary s;
+        s.name = e.name;
+        s.description = e.describe();
+        state.result.endpoints.push_back(std::move(s));
+        state.liveNames.push_back(e.name);
+    }
+    state.alive = static_cast<int>(endpoints.size());
+}
+
 } // namespace
 
 RunPool::RunPool(Options options) : m_options(std::move(options)) {}
@@ -320,24 +343,7 @@ Result<PoolOutcome> RunPool::run(RunKind kind, const Task& task, const std::vect
         return Error::failed("run on a pool of runners", "the pool has no endpoints", "list endpoints in runners.json (docs/runners.md)");
     PoolState state;
     state.started = Clock::now();
-    for (std::size_t i = 0; i < items.size(); ++i)
-        state.queue.push_back(i);
-    state.lostOn.resize(items.size());
-    state.attempts.assign(items.size(), 0);
-    state.done.assign(items.size(), false);
-    state.result.outcomes.resize(items.size());
-    state.result.endpointOf.resize(items.size());
-    state.result.attemptOf.assign(items.size(), 0);
-    state.result.missingWhy.resize(items.size());
-    state.result.intervalOf.assign(items.size(), {0.0, 0.0});
-    for (const Endpoint& e : m_options.endpoints) {
-        PoolEndpointSummary s;
-        s.name = e.name;
-        s.description = e.describe();
-        state.result.endpoints.push_back(std::move(s));
-        state.liveNames.push_back(e.name);
-    }
-    state.alive = static_cast<int>(m_options.endpoints.size());
+    startState(state, items.size(), m_options.endpoints);
 
     // Runners on this machine share its cores: LibTorch sizes its CPU thread pool to every core,
     // and k runners at once would each start that many threads (measured on two H200s: each

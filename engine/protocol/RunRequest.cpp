@@ -43,10 +43,9 @@ std::string absoluteDir(jr::Object& o, std::string_view key)
     return dir;
 }
 
-RunRequest readOrThrow(const nlohmann::json& j)
+/// What runs: the kind, the task, the candidate's cubin and how it was built.
+void readWhat(jr::Object& o, RunRequest& r)
 {
-    jr::Object o(j, "");
-    RunRequest r;
     const std::string type = o.string("type");
     if (type == "verify")
         r.kind = RunKind::Verify;
@@ -84,7 +83,11 @@ RunRequest readOrThrow(const nlohmann::json& j)
     if (const nlohmann::json* opts = o.optional("compile_options"))
         r.compileOptions = jr::asStringArray(*opts, o.at("compile_options"));
     r.nvrtcVersion = o.stringOr("nvrtc", "");
+}
 
+/// The seeds, one per trial.
+void readTrials(jr::Object& o, RunRequest& r)
+{
     const std::vector<std::string> seeds = jr::asStringArray(o.required("seeds"), o.at("seeds"));
     for (size_t i = 0; i < seeds.size(); ++i) {
         auto s = parseSeed(seeds[i]);
@@ -101,7 +104,12 @@ RunRequest readOrThrow(const nlohmann::json& j)
         jr::fail(o.at("seeds"), "give one seed per trial: " + std::to_string(trials) + " trials but " +
                                     std::to_string(r.seeds.size()) + " seeds");
     r.trials = static_cast<int>(trials);
+}
 
+/// Which shapes run: the task's sets, a client's own or held-out ones; the first trial's number
+/// and the samples kept per output.
+void readShapes(jr::Object& o, RunRequest& r)
+{
     r.shapes = o.stringOr("shapes", r.kind == RunKind::Verify ? "tests" : "benchmarks");
     if (r.shapes != "tests" && r.shapes != "benchmarks" && r.shapes != "all")
         jr::fail(o.at("shapes"), "expected \"tests\", \"benchmarks\" or \"all\"");
@@ -122,6 +130,11 @@ RunRequest readOrThrow(const nlohmann::json& j)
     r.samples = static_cast<int>(o.integerOr("samples", r.samples));
     if (r.samples < 1 || r.samples > 1000)
         jr::fail(o.at("samples"), "samples must be between 1 and 1000");
+}
+
+/// Failing cases saved, and a repro's inputs from files.
+void readCasesAndInputs(jr::Object& o, RunRequest& r)
+{
     if (const nlohmann::json* d = o.optional("dump")) {
         jr::Object dump(*d, o.at("dump"));
         DumpSettings s;
@@ -153,6 +166,11 @@ RunRequest readOrThrow(const nlohmann::json& j)
         if (r.onlyShapes.size() != 1 || r.trials != 1)
             jr::fail(o.at("inputs_files"), "inputs_files needs exactly one shape in only_shapes and trials 1");
     }
+}
+
+/// compute-sanitizer on a verify.
+void readSanitize(jr::Object& o, RunRequest& r)
+{
     if (const nlohmann::json* p = o.optional("sanitize")) {
         jr::Object so(*p, o.at("sanitize"));
         SanitizeSettings san;
@@ -180,6 +198,11 @@ RunRequest readOrThrow(const nlohmann::json& j)
             jr::fail(o.at("sanitize"), "sanitize goes with verify only");
         r.sanitize = std::move(san);
     }
+}
+
+/// Where the run is placed, the launch watchdog and profile options.
+void readPlacement(jr::Object& o, RunRequest& r)
+{
     if (const nlohmann::json* p = o.optional("placement")) {
         jr::Object po(*p, o.at("placement"));
         r.endpoint = po.stringOr("endpoint", "");
@@ -196,6 +219,11 @@ RunRequest readOrThrow(const nlohmann::json& j)
         r.profile.baseline = po.booleanOr("baseline", r.profile.baseline);
         po.finish();
     }
+}
+
+/// The benchmark's settings (docs/verification.md, timing rules).
+void readBench(jr::Object& o, RunRequest& r)
+{
     BenchSettings& b = r.bench;
     b.timeCapMs = o.numberOr("time_cap_ms", b.timeCapMs);
     b.minSamples = static_cast<int>(o.integerOr("min_samples", b.minSamples));
@@ -213,6 +241,19 @@ RunRequest readOrThrow(const nlohmann::json& j)
         jr::fail(o.at("recheck_fraction"), "recheck_fraction must be between 0 and 1");
     if (b.warmup < 0 || b.warmup > 1000)
         jr::fail(o.at("warmup"), "warmup must be between 0 and 1000");
+}
+
+RunRequest readOrThrow(const nlohmann::json& j)
+{
+    jr::Object o(j, "");
+    RunRequest r;
+    readWhat(o, r);
+    readTrials(o, r);
+    readShapes(o, r);
+    readCasesAndInputs(o, r);
+    readSanitize(o, r);
+    readPlacement(o, r);
+    readBench(o, r);
     // Unknown keys are ignored: the client asks hello's features before sending optional ones.
     return r;
 }

@@ -11,6 +11,21 @@ using protocol::numberJson;
 
 nlohmann::json optionalNumber(const std::optional<double>& v) { return v ? numberJson(*v) : nlohmann::json(nullptr); }
 
+/// The record's "sanitizer": the policy it was promoted under and what the tools found.
+PromotionRecord::Sanitizer readSanitizer(const Fields& san)
+{
+    const std::string policy = san.text("policy", sanitizerPolicyName(kDefaultSanitizerPolicy));
+    const auto parsed = parseSanitizerPolicy(policy);
+    if (!parsed)
+        kf::json::fail(san.at("policy"), "\"" + policy + "\" is not a sanitizer policy: use " + kSanitizerPolicyChoices);
+    // Read in the order of the members (a braced list is evaluated left to right).
+    return PromotionRecord::Sanitizer{.policy = *parsed,
+                                      .outcome = san.text("outcome"),
+                                      .detail = san.text("detail"),
+                                      .toolVersion = san.text("tool_version"),
+                                      .tools = san.texts("tools"),
+                                      .shapes = san.texts("shapes")};
+}
 
 } // namespace
 
@@ -118,21 +133,8 @@ Result<PromotionRecord> PromotionRecord::fromJson(const nlohmann::json& j, const
             p.gates.push_back({g.text("gate"), g.text("title"), g.boolean("passed"), g.text("detail"), g.text("hint"),
                                g.boolean("not_run")});
         });
-        if (f.find("sanitizer")) {
-            const Fields san = f.object("sanitizer");
-            Sanitizer s;
-            const std::string policy = san.text("policy", sanitizerPolicyName(kDefaultSanitizerPolicy));
-            const auto parsed = parseSanitizerPolicy(policy);
-            if (!parsed)
-                kf::json::fail(san.at("policy"), "\"" + policy + "\" is not a sanitizer policy: use " + kSanitizerPolicyChoices);
-            s.policy = *parsed;
-            s.outcome = san.text("outcome");
-            s.detail = san.text("detail");
-            s.toolVersion = san.text("tool_version");
-            s.tools = san.texts("tools");
-            s.shapes = san.texts("shapes");
-            p.sanitizer = std::move(s);
-        }
+        if (f.find("sanitizer"))
+            p.sanitizer = readSanitizer(f.object("sanitizer"));
         const Fields speed = f.object("speedup");
         p.geomeanSpeedup = speed.optionalNumber("geomean");
         p.minSpeedup = speed.optionalNumber("min");

@@ -116,6 +116,92 @@ void checkSshOptions(const std::vector<std::string>& opts, const std::string& pt
     }
 }
 
+/// The endpoint's "env": names, values on one line, nothing Slurm sets itself.
+void readEnv(json::Object& o, const Json& env, Endpoint& e)
+{
+    json::Object vars(env, o.at("env"));
+    for (auto it = env.begin(); it != env.end(); ++it) {
+        const std::string at = vars.at(it.key());
+        if (!isEnvName(it.key()))
+            refuse(at, "environment variable name " + inQuotes(it.key()) + " is not letters, digits and '_' starting with a letter or '_'",
+                   "rename it");
+        std::string value = json::asString(it.value(), at);
+        if (hasLineBreakOrNul(value))
+            refuse(at, "the value of " + it.key() + " holds a line break or a NUL", "give it on one line");
+        if (e.kind == Kind::Srun && it.key() == "CUDA_VISIBLE_DEVICES")
+            refuse(at, "Slurm sets CUDA_VISIBLE_DEVICES for --gres", "leave it out; ask for a GPU with \"--gres=gpu:1\" in srun_args");
+        e.env[it.key()] = std::move(value);
+        vars.optional(it.key());
+    }
+}
+
+/// An ssh endpoint's host, user, port, identity file and options.
+void readSsh(json::Object& o, Endpoint& e)
+{
+    if (!o.has("host"))
+        refuse(o.pointer(), "an ssh endpoint needs \"host\"", "add \"host\": \"gpu-box.lan\"");
+    e.host = wordAt(o, "host");
+    if (e.host[0] == '-')
+        refuse(o.at("host"), "host " + inQuotes(e.host) + " starts with \"-\"", "ssh would read it as an option; give the host's name");
+    if (e.host.find_first_of(" \t") != std::string::npos)
+        refuse(o.at("host"), "host " + inQuotes(e.host) + " holds a space", "give the host's name alone");
+    if (o.has("user"))
+        e.user = wordAt(o, "user");
+    if (o.has("port"))
+        e.port = intInRange(o, "port", 22, 1, 65535, "port");
+    if (o.has("identity_file"))
+        e.identityFile = wordAt(o, "identity_file");
+    if (o.has("ssh_options")) {
+        e.sshOptions = wordsAt(o, "ssh_options");
+        checkSshOptions(e.sshOptions, o.at("ssh_options"));
+    }
+}
+
+/// A command endpoint's program, with "{runner}" exactly once.
+void readCommand(json::Object& o, Endpoint& e)
+{
+    if (!o.has("command"))
+        refuse(o.pointer(), "a command endpoint needs \"command\"", "add \"command\": [\"sh\", \"-c\", \"exec \\\"$0\\\"\", \"{runner}\"]");
+    e.command = wordsAt(o, "command");
+    std::vector<size_t> at;
+    for (size_t i = 0; i < e.command.size(); ++i)
+        if (e.command[i] == "{runner}")
+            at.push_back(i);
+    if (at.empty())
+        refuse(o.at("command"), "command has no \"{runner}\" element", "put \"{runner}\" where the runner program goes, as an element of its own");
+    if (at.size() > 1)
+        refuse(json::child(o.at("command"), at[1]), "command has \"{runner}\" twice (elements " + std::to_string(at[0]) + " and " + std::to_string(at[1]) + ")",
+               "keep one");
+    if (e.command[0].empty())
+        refuse(json::child(o.at("command"), 0), "command's first element names no program", "give the program to start");
+}
+
+/// A local endpoint's "gpus": "all", or distinct CUDA device indices.
+void readGpus(json::Object& o, const Json& g, const Endpoint& e, std::vector<int>& gpus, bool& allGpus)
+{
+    const std::string ptr = o.at("gpus");
+    if (e.name == "local")
+        refuse(ptr, "the endpoint \"local\" cannot list GPUs (it must stay one endpoint)", "give the GPUs an endpoint of their own, e.g. \"gpus\"");
+    if (e.env.count("CUDA_VISIBLE_DEVICES"))
+        refuse(json::child(o.at("env"), "CUDA_VISIBLE_DEVICES"), "gpus sets CUDA_VISIBLE_DEVICES for each GPU", "leave it out of env");
+    if (g.is_string() && g.get<std::string>() == "all") {
+        allGpus = true;
+    } else if (g.is_array()) {
+        if (g.empty() || g.size() > 64)
+            refuse(ptr, "gpus lists " + std::to_string(g.size()) + " GPUs", "list 1 to 64 GPU indices, or write \"all\"");
+        for (size_t i = 0; i < g.size(); ++i) {
+            const std::int64_t index = json::asInteger(g[i], json::child(ptr, i));
+            if (index < 0 || index > 1023)
+                refuse(json::child(ptr, i), "GPU index " + std::to_string(index) + " is not from 0 to 1023", "give CUDA's device index");
+            if (std::find(gpus.begin(), gpus.end(), int(index)) != gpus.end())
+                refuse(json::child(ptr, i), "GPU " + std::to_string(index) + " is listed twice", "list each GPU once");
+            gpus.push_back(int(index));
+        }
+    } else {
+        refuse(ptr, "gpus must be \"all\" or an array of GPU indices, not " + json::describe(g), "write \"all\" or e.g. [0, 1]");
+    }
+}
+
 Endpoint readEndpoint(json::Object& o, std::vector<int>& gpus, bool& allGpus)
 {
     Endpoint e;
@@ -149,63 +235,18 @@ Endpoint readEndpoint(json::Object& o, std::vector<int>& gpus, bool& allGpus)
         if (e.runner[0] == '-')
             refuse(o.at("runner"), "runner " + inQuotes(e.runner) + " starts with \"-\"", "give the runner program's path");
     }
-    if (const Json* env = o.optional("env")) {
-        json::Object vars(*env, o.at("env"));
-        for (auto it = env->begin(); it != env->end(); ++it) {
-            const std::string at = vars.at(it.key());
-            if (!isEnvName(it.key()))
-                refuse(at, "environment variable name " + inQuotes(it.key()) + " is not letters, digits and '_' starting with a letter or '_'",
-                       "rename it");
-            std::string value = json::asString(it.value(), at);
-            if (hasLineBreakOrNul(value))
-                refuse(at, "the value of " + it.key() + " holds a line break or a NUL", "give it on one line");
-            if (e.kind == Kind::Srun && it.key() == "CUDA_VISIBLE_DEVICES")
-                refuse(at, "Slurm sets CUDA_VISIBLE_DEVICES for --gres", "leave it out; ask for a GPU with \"--gres=gpu:1\" in srun_args");
-            e.env[it.key()] = std::move(value);
-            vars.optional(it.key());
-        }
-    }
-    if (e.kind == Kind::Ssh) {
-        if (!o.has("host"))
-            refuse(o.pointer(), "an ssh endpoint needs \"host\"", "add \"host\": \"gpu-box.lan\"");
-        e.host = wordAt(o, "host");
-        if (e.host[0] == '-')
-            refuse(o.at("host"), "host " + inQuotes(e.host) + " starts with \"-\"", "ssh would read it as an option; give the host's name");
-        if (e.host.find_first_of(" \t") != std::string::npos)
-            refuse(o.at("host"), "host " + inQuotes(e.host) + " holds a space", "give the host's name alone");
-        if (o.has("user"))
-            e.user = wordAt(o, "user");
-        if (o.has("port"))
-            e.port = intInRange(o, "port", 22, 1, 65535, "port");
-        if (o.has("identity_file"))
-            e.identityFile = wordAt(o, "identity_file");
-        if (o.has("ssh_options")) {
-            e.sshOptions = wordsAt(o, "ssh_options");
-            checkSshOptions(e.sshOptions, o.at("ssh_options"));
-        }
-    }
+    if (const Json* env = o.optional("env"))
+        readEnv(o, *env, e);
+    if (e.kind == Kind::Ssh)
+        readSsh(o, e);
     if (e.kind == Kind::Srun && o.has("srun_args")) {
         e.srunArgs = wordsAt(o, "srun_args");
         for (size_t i = 0; i < e.srunArgs.size(); ++i)
             if (e.srunArgs[i] == "--pty" || e.srunArgs[i].rfind("--pty=", 0) == 0)
                 refuse(json::child(o.at("srun_args"), i), "a pseudo-terminal rewrites protocol lines", "leave --pty out");
     }
-    if (e.kind == Kind::Command) {
-        if (!o.has("command"))
-            refuse(o.pointer(), "a command endpoint needs \"command\"", "add \"command\": [\"sh\", \"-c\", \"exec \\\"$0\\\"\", \"{runner}\"]");
-        e.command = wordsAt(o, "command");
-        std::vector<size_t> at;
-        for (size_t i = 0; i < e.command.size(); ++i)
-            if (e.command[i] == "{runner}")
-                at.push_back(i);
-        if (at.empty())
-            refuse(o.at("command"), "command has no \"{runner}\" element", "put \"{runner}\" where the runner program goes, as an element of its own");
-        if (at.size() > 1)
-            refuse(json::child(o.at("command"), at[1]), "command has \"{runner}\" twice (elements " + std::to_string(at[0]) + " and " + std::to_string(at[1]) + ")",
-                   "keep one");
-        if (e.command[0].empty())
-            refuse(json::child(o.at("command"), 0), "command's first element names no program", "give the program to start");
-    }
+    if (e.kind == Kind::Command)
+        readCommand(o, e);
     e.sharedFs = o.booleanOr("shared_fs", e.kind == Kind::Local || e.kind == Kind::Srun);
     e.startTimeoutS = intInRange(o, "start_timeout_s", e.kind == Kind::Srun ? 1800 : 120, 1, 86400, "seconds");
     e.idleTimeoutS = intInRange(o, "idle_timeout_s", 600, 1, 86400, "seconds");
@@ -215,29 +256,8 @@ Endpoint readEndpoint(json::Object& o, std::vector<int>& gpus, bool& allGpus)
         e.sanitizer = wordAt(o, "sanitizer");
     e.pool = o.booleanOr("pool", true);
 
-    if (const Json* g = o.optional("gpus")) {
-        const std::string ptr = o.at("gpus");
-        if (e.name == "local")
-            refuse(ptr, "the endpoint \"local\" cannot list GPUs (it must stay one endpoint)", "give the GPUs an endpoint of their own, e.g. \"gpus\"");
-        if (e.env.count("CUDA_VISIBLE_DEVICES"))
-            refuse(json::child(o.at("env"), "CUDA_VISIBLE_DEVICES"), "gpus sets CUDA_VISIBLE_DEVICES for each GPU", "leave it out of env");
-        if (g->is_string() && g->get<std::string>() == "all") {
-            allGpus = true;
-        } else if (g->is_array()) {
-            if (g->empty() || g->size() > 64)
-                refuse(ptr, "gpus lists " + std::to_string(g->size()) + " GPUs", "list 1 to 64 GPU indices, or write \"all\"");
-            for (size_t i = 0; i < g->size(); ++i) {
-                const std::int64_t index = json::asInteger((*g)[i], json::child(ptr, i));
-                if (index < 0 || index > 1023)
-                    refuse(json::child(ptr, i), "GPU index " + std::to_string(index) + " is not from 0 to 1023", "give CUDA's device index");
-                if (std::find(gpus.begin(), gpus.end(), int(index)) != gpus.end())
-                    refuse(json::child(ptr, i), "GPU " + std::to_string(index) + " is listed twice", "list each GPU once");
-                gpus.push_back(int(index));
-            }
-        } else {
-            refuse(ptr, "gpus must be \"all\" or an array of GPU indices, not " + json::describe(*g), "write \"all\" or e.g. [0, 1]");
-        }
-    }
+    if (const Json* g = o.optional("gpus"))
+        readGpus(o, *g, e, gpus, allGpus);
     o.finish();
     return e;
 }

@@ -198,6 +198,31 @@ Error curlError(CURLcode code, const HttpRequest& request, const char* detail)
     }
 }
 
+/// The transfer's options: a POST of the body with the headers, the connect timeout, the
+/// callbacks into `t`, HTTP(S) only.
+void setOptions(CURL* e, const HttpRequest& request, curl_slist* headers, Transfer& t, char* errorBuffer)
+{
+    curl_easy_setopt(e, CURLOPT_URL, request.url.c_str());
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::max(1.0, request.connectTimeoutS * 1000)));
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, onHeader);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, onBody);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errorBuffer);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");   // gzip and friends, decoded by libcurl
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "KernelForge");
+}
+
 } // namespace
 
 std::string displayUrl(const std::string& url)
@@ -227,25 +252,7 @@ Result<HttpResponse> httpPost(const HttpRequest& request, const HttpStreamFn& on
     char errorBuffer[CURL_ERROR_SIZE] = {};
 
     CURL* e = easy.get();
-    curl_easy_setopt(e, CURLOPT_URL, request.url.c_str());
-    curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, request.body.data());
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headerList.get());
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::max(1.0, request.connectTimeoutS * 1000)));
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, onHeader);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, onBody);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errorBuffer);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");   // gzip and friends, decoded by libcurl
-#if LIBCURL_VERSION_NUM >= 0x075500
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "KernelForge");
+    setOptions(e, request, headerList.get(), t, errorBuffer);
     curl_multi_add_handle(multi.get(), e);
 
     const auto idle = std::chrono::duration<double>(std::max(0.05, request.idleTimeoutS));

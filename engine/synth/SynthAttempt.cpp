@@ -65,6 +65,35 @@ std::string Run::codegenPrompt()
     return text;
 }
 
+namespace {
+
+/// `a` as an attempt that did not get through: `feedback` for the model (introduced by the
+/// prose `key`) and `line` for the trace.
+Attempt failedAttempt(Attempt& a, json& trace, std::string key, std::string feedback, std::string line)
+{
+    a.feedbackKey = std::move(key);
+    a.feedback = std::move(feedback);
+    a.line = std::move(line);
+    trace["result"] = a.line;
+    return a;
+}
+
+/// The kernel written into the task folder while the runner reads it, removed afterwards.
+struct Placed {
+    fs::path file;
+    Placed() = default;
+    Placed(const Placed&) = delete;
+    Placed& operator=(const Placed&) = delete;
+    ~Placed()
+    {
+        std::error_code ec;
+        if (!file.empty())
+            fs::remove(file, ec);
+    }
+};
+
+} // namespace
+
 Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& trace, std::optional<Stop>& stop)
 {
     Attempt a;
@@ -72,13 +101,6 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
     a.file = "synth-" + m_runId + "-" + twoDigits(step) + ".cu";
     a.tier = m_tier;
     a.stage = stage;
-    auto fail = [&](std::string key, std::string feedback, std::string line) {
-        a.feedbackKey = std::move(key);
-        a.feedback = std::move(feedback);
-        a.line = std::move(line);
-        trace["result"] = a.line;
-        return a;
-    };
     if (stage == Stage::Performance) {
         // "DONE:" with no blocks: the model believes the kernel is at the limit.
         if (fencedBlocks(reply).empty() && reply.find("DONE:") != std::string::npos) {
@@ -87,6 +109,18 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
             return a;
         }
     }
+    std::optional<Task> task = planKernel(reply, prefix, a, trace);
+    if (task && compileKernel(*task, prefix, a, trace, stop))
+        runKernel(stage, *task, prefix, a, trace, stop);
+    return a;
+}
+
+std::optional<Task> Run::planKernel(const std::string& reply, const std::string& prefix, Attempt& a, json& trace)
+{
+    auto fail = [&](std::string key, std::string feedback, std::string line) -> std::optional<Task> {
+        failedAttempt(a, trace, std::move(key), std::move(feedback), std::move(line));
+        return std::nullopt;
+    };
     auto parts = kernelReply(reply);
     if (!parts)
         return fail("synth-plan-failed", parts.error().why, parts.error().why);
@@ -130,19 +164,23 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
     }
     task->directory = m_task->directory;
     a.entry = entry;
-    const Candidate* candidate = task->findCandidate(a.file);
+    return std::move(task.value());
+}
 
+bool Run::compileKernel(const Task& task, const std::string& prefix, Attempt& a, json& trace, std::optional<Stop>& stop)
+{
+    const Candidate* candidate = task.findCandidate(a.file);
     // NVRTC, for every architecture of the task.
-    auto built = compileForEveryArchitecture(*task, *candidate, a.source, a.file, "the launch plan", &m_cancel);
+    auto built = compileForEveryArchitecture(task, *candidate, a.source, a.file, "the launch plan", &m_cancel);
     if (!built) {
         stop = m_cancel.cancelled() ? Stop{"cancelled", "cancelled by the user"}
                                     : Stop{"error", "NVRTC could not run: " + built.error().message()};
-        return a;
+        return false;
     }
     json compiled = json::array();
     for (size_t i = 0; i < built->results.size(); ++i) {
         const CompileResult& result = built->results[i];
-        compiled.push_back(json{{"arch", task->architectures[i]}, {"success", result.success}, {"errors", result.errorCount()},
+        compiled.push_back(json{{"arch", task.architectures[i]}, {"success", result.success}, {"errors", result.errorCount()},
                                 {"warnings", result.warningCount()}, {"ms", result.compileMs}});
     }
     const std::vector<Diagnostic>& diagnostics = built->diagnostics;
@@ -150,37 +188,35 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
     const std::string diagText = compileFeedback(diagnostics, "kernel.cu");
     write(prefix + "-compile.json", json{{"architectures", compiled}, {"diagnostics", diagText}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     trace["compile"] = ok ? "ok" : "failed";
-    if (!ok)
-        return fail("synth-compile-failed", diagText, "did not compile: " + diagText.substr(0, diagText.find('\n')));
+    if (!ok) {
+        failedAttempt(a, trace, "synth-compile-failed", diagText, "did not compile: " + diagText.substr(0, diagText.find('\n')));
+        return false;
+    }
     a.compiled = true;
     ++m_totals.candidates;
+    return true;
+}
 
+void Run::runKernel(Stage stage, const Task& task, const std::string& prefix, Attempt& a, json& trace, std::optional<Stop>& stop)
+{
     // The runner: verify with held-out shapes over every shape set, then bench. The runner reads
     // the task as a task folder, so the kernel sits in it while it runs (under a name no candidate
     // has) and is removed afterwards; its copy stays in the run folder.
     if (!m_h.run) {
         stop = Stop{"error", "no runner is connected"};
-        return a;
+        return;
     }
-    struct Placed {
-        fs::path file;
-        ~Placed()
-        {
-            std::error_code ec;
-            if (!file.empty())
-                fs::remove(file, ec);
-        }
-    } placed;
+    Placed placed;
     {
         std::error_code ec;
         const fs::path target = m_task->directory / a.file;
         if (fs::exists(target, ec)) {
             stop = Stop{"error", target.string() + " exists already: remove it and run again"};
-            return a;
+            return;
         }
         if (auto w = writeFileAtomic(target, a.source); !w) {
             stop = Stop{"error", w.error().message()};
-            return a;
+            return;
         }
         placed.file = target;
     }
@@ -188,29 +224,40 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
     vs.shapes = "all";
     vs.heldOutCount = m_r.heldOut;
     const auto t0 = std::chrono::steady_clock::now();
-    auto verified = m_h.run(RunKind::Verify, *task, a.file, a.source, vs, m_cancel);
+    auto verified = m_h.run(RunKind::Verify, task, a.file, a.source, vs, m_cancel);
     trace["run_seconds"] = msSince(t0) / 1000.0;
     if (!verified) {
         stop = Stop{m_cancel.cancelled() ? "cancelled" : "error", verified.error().message()};
-        return a;
+        return;
     }
     write(prefix + "-verify.json", verified->document().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     trace["verify"] = protocol::verdictName(verified->header().verdict);
     trace["verify_report"] = prefix + "-verify.json";
     if (m_cancel.cancelled()) {
         stop = Stop{"cancelled", "cancelled by the user"};
-        return a;
+        return;
     }
-    if (!verified->header().passed())
-        return fail("synth-verify-failed", verifyFeedback(*verified), reportLine(*verified));
+    if (!verified->header().passed()) {
+        failedAttempt(a, trace, "synth-verify-failed", verifyFeedback(*verified), reportLine(*verified));
+        return;
+    }
     a.verified = true;
+    if (!benchKernel(task, prefix, a, trace, stop))
+        return;
+    // Counters, where the GPU allows them: the profiler's hints go back with the benchmark. A
+    // profile that cannot run (no counter permission, an old runner) is only noted.
+    if (m_r.profile && stage != Stage::Polish)
+        profileKernel(task, prefix, a, trace);
+}
 
+bool Run::benchKernel(const Task& task, const std::string& prefix, Attempt& a, json& trace, std::optional<Stop>& stop)
+{
     const auto t1 = std::chrono::steady_clock::now();
-    auto benched = m_h.run(RunKind::Bench, *task, a.file, a.source, RunSettings{}, m_cancel);
+    auto benched = m_h.run(RunKind::Bench, task, a.file, a.source, RunSettings{}, m_cancel);
     trace["run_seconds"] = trace["run_seconds"].get<double>() + msSince(t1) / 1000.0;
     if (!benched) {
         stop = Stop{m_cancel.cancelled() ? "cancelled" : "error", benched.error().message()};
-        return a;
+        return false;
     }
     write(prefix + "-bench.json", benched->document().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     trace["bench_report"] = prefix + "-bench.json";
@@ -225,34 +272,34 @@ Attempt Run::tryKernel(Stage stage, const std::string& reply, int step, json& tr
         // that is added, since nothing says it is fast.
         trace["bench"] = reportLine(*benched);
         a.verified = false;
-        return fail("synth-verify-failed", "The kernel passed verification, but the benchmark failed:\n" + a.feedback,
-                    "correct, but the benchmark failed: " + reportLine(*benched));
+        failedAttempt(a, trace, "synth-verify-failed", "The kernel passed verification, but the benchmark failed:\n" + a.feedback,
+                      "correct, but the benchmark failed: " + reportLine(*benched));
+        return false;
     }
     a.line = "correct; " + reportLine(*benched);
     trace["result"] = a.line;
+    return true;
+}
 
-    // Counters, where the GPU allows them: the profiler's hints go back with the benchmark. A
-    // profile that cannot run (no counter permission, an old runner) is only noted.
-    if (m_r.profile && stage != Stage::Polish) {
-        RunSettings ps;
-        ps.profileBaseline = false;   // the candidate's counters are what the hints need
-        auto profiled = m_h.run(RunKind::Profile, *task, a.file, a.source, ps, m_cancel);
-        if (profiled && profiled->profile()) {
-            write(prefix + "-profile.json", profiled->document().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-            trace["profile_report"] = prefix + "-profile.json";
-            const std::vector<profile::Hint> hints = profile::hintsFor(*profiled->profile());
-            if (!hints.empty()) {
-                a.feedback += "\nThe profiler's hints (from hardware counters of one benchmark shape):\n";
-                for (size_t i = 0; i < hints.size() && i < 5; ++i)
-                    a.feedback += "- " + hints[i].title + ": " + hints[i].evidence
-                                  + (hints[i].suggestion.empty() ? std::string() : ". " + hints[i].suggestion) + "\n";
-            }
-            trace["profile"] = protocol::verdictName(profiled->header().verdict);
-        } else {
-            trace["profile"] = profiled ? reportLine(*profiled) : profiled.error().message();
+void Run::profileKernel(const Task& task, const std::string& prefix, Attempt& a, json& trace)
+{
+    RunSettings ps;
+    ps.profileBaseline = false;   // the candidate's counters are what the hints need
+    auto profiled = m_h.run(RunKind::Profile, task, a.file, a.source, ps, m_cancel);
+    if (profiled && profiled->profile()) {
+        write(prefix + "-profile.json", profiled->document().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        trace["profile_report"] = prefix + "-profile.json";
+        const std::vector<profile::Hint> hints = profile::hintsFor(*profiled->profile());
+        if (!hints.empty()) {
+            a.feedback += "\nThe profiler's hints (from hardware counters of one benchmark shape):\n";
+            for (size_t i = 0; i < hints.size() && i < 5; ++i)
+                a.feedback += "- " + hints[i].title + ": " + hints[i].evidence
+                              + (hints[i].suggestion.empty() ? std::string() : ". " + hints[i].suggestion) + "\n";
         }
+        trace["profile"] = protocol::verdictName(profiled->header().verdict);
+    } else {
+        trace["profile"] = profiled ? reportLine(*profiled) : profiled.error().message();
     }
-    return a;
 }
 
 // Codegen and correctness share one loop: a reply must compile (codegen) and then pass (correctness).

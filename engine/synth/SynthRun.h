@@ -106,13 +106,49 @@ private:
 
     // Stages.
     std::optional<Stop> interview(bool& accepted);
+    /// The model asked questions: the user's answers (or leave to choose) go back to it.
+    std::optional<Stop> answerQuestions(const SpecReply& parsed, json& step, std::vector<ChatMessage>& messages);
+    /// A proposed task: loaded, shown to the user and, when accepted, frozen (`accepted` set).
+    /// A Stop ends the run; otherwise a non-empty `problem` is what the model is told.
+    std::optional<Stop> considerProposal(const json& proposal, const SpecReply& parsed, const std::optional<Task>& reference,
+                                         json& step, std::string& problem, bool& accepted);
     Result<void> freezeExisting();
     std::string codegenPrompt();
+    /// `a` becomes the best kernel, and the trace says which step wrote it.
+    void keepBest(const Attempt& a);
+    /// `stage` ends with `stop`: its status "cancelled" for a cancel, `status` otherwise.
+    std::optional<Stop> stopStage(Stage stage, const Stop& stop, const char* status);
     std::optional<Stop> kernelStage(Stage stage, const std::string& firstPrompt, int attempts, bool& reached);
     std::optional<Stop> performance();
+    /// A performance round's conversation: the prompt, the best kernel with its feedback, and the
+    /// last round's reply that did not get through.
+    std::vector<ChatMessage> performanceMessages(double target, const std::string& failedReply,
+                                                 const std::string& failedFeedback) const;
     std::optional<Stop> polish();
     Attempt tryKernel(Stage stage, const std::string& reply, int step, json& trace, std::optional<Stop>& stop);
+    // tryKernel's steps. A false (or nullopt) ends the attempt: `a` says why, or `stop` is set.
+    /// The reply's kernel and launch plan, written to the run folder, as a task with one candidate.
+    std::optional<Task> planKernel(const std::string& reply, const std::string& prefix, Attempt& a, json& trace);
+    /// NVRTC, for every architecture of the task.
+    bool compileKernel(const Task& task, const std::string& prefix, Attempt& a, json& trace, std::optional<Stop>& stop);
+    /// The runner: verify with held-out shapes over every shape set, bench, then profile; the
+    /// kernel sits in the task folder meanwhile.
+    void runKernel(Stage stage, const Task& task, const std::string& prefix, Attempt& a, json& trace, std::optional<Stop>& stop);
+    bool benchKernel(const Task& task, const std::string& prefix, Attempt& a, json& trace, std::optional<Stop>& stop);
+    /// The profiler's hints, added to the feedback; a profile that cannot run is only noted.
+    void profileKernel(const Task& task, const std::string& prefix, Attempt& a, json& trace);
     SynthResult finish(std::string outcome, Stage stage, std::string reason);
+    // go()'s steps. A SynthResult from one of them ends the run.
+    /// The request's checks that come before anything is spent.
+    Result<void> checkStart(bool existing);
+    /// The trace's header (request, models, budget, stages pending) and request.md.
+    void startTrace();
+    /// 1. The spec: the existing task, or the interview's accepted proposal.
+    std::optional<SynthResult> freezeSpec(bool existing);
+    /// 2.-3. Codegen (a reply that compiles), then correctness (one that passes).
+    std::optional<SynthResult> firstCorrectKernel();
+    /// The best kernel joins the task, if the spec is still the one frozen.
+    SynthResult addBest(const std::string& stopNote, const std::string& bestFile);
 
     const SynthRequest& m_r;
     const SynthHooks& m_h;

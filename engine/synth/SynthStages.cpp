@@ -26,6 +26,20 @@ std::optional<Stop> Run::endsTheRun(Stage stage, const Error& e)
     return Stop{cancelled ? "cancelled" : "error", cancelled ? std::string("cancelled by the user") : e.message()};
 }
 
+void Run::keepBest(const Attempt& a)
+{
+    m_best = a;
+    m_trace["best_step"] = m_step;
+    m_trace["best_step_file"] = twoDigits(m_step) + "-" + stageName(m_best->stage) + ".cu";
+}
+
+std::optional<Stop> Run::stopStage(Stage stage, const Stop& stop, const char* status)
+{
+    setStatus(m_trace, stage, stop.outcome == "cancelled" ? "cancelled" : status, stop.reason);
+    save();
+    return stop;
+}
+
 std::optional<Stop> Run::kernelStage(Stage stage, const std::string& firstPrompt, int attempts, bool& reached)
 {
     reached = false;
@@ -35,9 +49,7 @@ std::optional<Stop> Run::kernelStage(Stage stage, const std::string& firstPrompt
     std::string& feedback = m_feedback;
     for (int attempt = 0; attempt < attempts; ++attempt) {
         if (auto stop = stopNow()) {
-            setStatus(m_trace, stage, stop->outcome == "cancelled" ? "cancelled" : "failed", stop->reason);
-            save();
-            return stop;
+            return stopStage(stage, *stop, "failed");
         }
         std::vector<ChatMessage> messages{{"user", firstPrompt}};
         if (!m_lastReply.empty() && !feedback.empty()) {
@@ -64,16 +76,12 @@ std::optional<Stop> Run::kernelStage(Stage stage, const std::string& firstPrompt
         addStep(m_trace, stage, step);
         save();
         if (stop) {
-            setStatus(m_trace, stage, stop->outcome == "cancelled" ? "cancelled" : "failed", stop->reason);
-            save();
-            return stop;
+            return stopStage(stage, *stop, "failed");
         }
         note(stage, step.value("result", std::string()));
         const bool passed = stage == Stage::Codegen ? a.compiled : a.verified;
         if (a.verified && (!m_best || (a.speedup && (!m_best->speedup || *a.speedup > *m_best->speedup)))) {
-            m_best = a;
-            m_trace["best_step"] = m_step;
-            m_trace["best_step_file"] = twoDigits(m_step) + "-" + stageName(m_best->stage) + ".cu";
+            keepBest(a);
         }
         if (passed) {
             feedbackKey = a.feedbackKey;
@@ -91,6 +99,27 @@ std::optional<Stop> Run::kernelStage(Stage stage, const std::string& firstPrompt
     setStatus(m_trace, stage, "failed", "no reply got through in " + std::to_string(attempts) + " attempts: " + text::clipUtf8(feedback, 300));
     save();
     return std::nullopt;
+}
+
+std::vector<ChatMessage> Run::performanceMessages(double target, const std::string& failedReply,
+                                                  const std::string& failedFeedback) const
+{
+    const std::string goal = "The promotion threshold is " + fixed(target, 2)
+                             + "x over eager LibTorch (geometric mean); a kernel near the bandwidth peak cannot go much further.";
+    std::string perf = agent::agentProse("synth-performance");
+    const size_t g = perf.find("{goal}");
+    if (g != std::string::npos)
+        perf.replace(g, 6, goal);
+    std::vector<ChatMessage> messages{{"user", codegenPromptCache},
+                                      {"assistant", asReply(*m_best)},
+                                      {"user", perf + "\n" + m_best->feedback}};
+    if (!failedReply.empty()) {
+        // The last round's reply did not get through: the model sees it and why.
+        messages.push_back({"assistant", failedReply});
+        messages.push_back({"user", failedFeedback + "\nThe best correct kernel is still the first one above. Send a faster, "
+                                                     "correct version in the same two blocks."});
+    }
+    return messages;
 }
 
 std::optional<Stop> Run::performance()
@@ -112,27 +141,10 @@ std::optional<Stop> Run::performance()
             return std::nullopt;
         }
         if (auto stop = stopNow()) {
-            setStatus(m_trace, S, stop->outcome == "cancelled" ? "cancelled" : "stopped", stop->reason);
-            save();
-            return stop;
-        }
-        const std::string goal = "The promotion threshold is " + fixed(target, 2)
-                                 + "x over eager LibTorch (geometric mean); a kernel near the bandwidth peak cannot go much further.";
-        std::string perf = agent::agentProse("synth-performance");
-        const size_t g = perf.find("{goal}");
-        if (g != std::string::npos)
-            perf.replace(g, 6, goal);
-        std::vector<ChatMessage> messages{{"user", codegenPromptCache},
-                                          {"assistant", asReply(*m_best)},
-                                          {"user", perf + "\n" + m_best->feedback}};
-        if (!failedReply.empty()) {
-            // The last round's reply did not get through: the model sees it and why.
-            messages.push_back({"assistant", failedReply});
-            messages.push_back({"user", failedFeedback + "\nThe best correct kernel is still the first one above. Send a faster, "
-                                                         "correct version in the same two blocks."});
+            return stopStage(S, *stop, "stopped");
         }
         json step;
-        auto reply = ask(S, messages, step);
+        auto reply = ask(S, performanceMessages(target, failedReply, failedFeedback), step);
         if (!reply) {
             addStep(m_trace, S, step);
             if (auto stop = endsTheRun(S, reply.error()))
@@ -152,9 +164,7 @@ std::optional<Stop> Run::performance()
             failedFeedback = agent::agentProse(a.feedbackKey) + "\n" + a.feedback;
         }
         if (stop) {
-            setStatus(m_trace, S, stop->outcome == "cancelled" ? "cancelled" : "failed", stop->reason);
-            save();
-            return stop;
+            return stopStage(S, *stop, "failed");
         }
         if (a.done) {
             setStatus(m_trace, S, "done", "the model says the kernel is at the hardware's limit");
@@ -166,9 +176,7 @@ std::optional<Stop> Run::performance()
             const double before = m_best->speedup.value_or(0);
             if (*a.speedup > before) {
                 flat = *a.speedup < before * (1 + m_r.budget.plateau) ? flat + 1 : 0;
-                m_best = a;
-                m_trace["best_step"] = m_step;
-                m_trace["best_step_file"] = twoDigits(m_step) + "-" + stageName(m_best->stage) + ".cu";
+                keepBest(a);
             } else {
                 ++flat;
             }
@@ -197,9 +205,7 @@ std::optional<Stop> Run::polish()
     setStatus(m_trace, S, "running");
     event(SynthEvent::Type::Stage, S, stageName(S));
     if (auto stop = stopNow()) {
-        setStatus(m_trace, S, stop->outcome == "cancelled" ? "cancelled" : "stopped", stop->reason);
-        save();
-        return stop;
+        return stopStage(S, *stop, "stopped");
     }
     std::vector<ChatMessage> messages{{"user", codegenPromptCache},
                                       {"assistant", asReply(*m_best)},
@@ -226,9 +232,7 @@ std::optional<Stop> Run::polish()
     step["kept"] = keep;
     addStep(m_trace, S, step);
     if (keep) {
-        m_best = a;
-        m_trace["best_step"] = m_step;
-        m_trace["best_step_file"] = twoDigits(m_step) + "-" + stageName(m_best->stage) + ".cu";
+        keepBest(a);
         setStatus(m_trace, S, "done", "the tidied kernel is correct and no more than 2 % slower");
     } else {
         setStatus(m_trace, S, "done",

@@ -242,6 +242,41 @@ Result<SynthResult> Run::go()
         return Error::failed("start the synthesis", "no model is configured", "give --model and --base-url, or set them in the settings");
     std::error_code ec;
     const bool existing = fs::is_regular_file(m_r.taskDir / "task.json", ec);
+    if (auto checked = checkStart(existing); !checked)
+        return checked.error();
+    if (auto opened = openRunFolder(); !opened)
+        return opened.error();
+    if (m_candidateName.empty())
+        m_candidateName = "synth-" + m_runId + ".cu";
+    startTrace();
+
+    if (auto ended = freezeSpec(existing))
+        return *ended;
+    if (auto ended = firstCorrectKernel())
+        return *ended;
+
+    // 4.–5. Performance and polish work on the best correct kernel; a stop keeps it.
+    // A stop there (a budget, a server or runner failure) still adds the best correct kernel;
+    // only Cancel adds nothing, and says where the kernel is.
+    std::string stopNote;
+    std::optional<Stop> late = performance();
+    Stage lateStage = Stage::Performance;
+    if (!late) {
+        late = polish();
+        lateStage = Stage::Polish;
+    }
+    const std::string bestFile = (m_runDir / m_trace["best_step_file"].get<std::string>()).string();
+    if (late) {
+        if (late->outcome == "cancelled")
+            return finish("cancelled", lateStage, "cancelled by the user; the best correct kernel so far is " + bestFile);
+        stopNote = late->reason;
+    }
+    return addBest(stopNote, bestFile);
+}
+
+Result<void> Run::checkStart(bool existing)
+{
+    std::error_code ec;
     if (fs::exists(m_r.taskDir, ec) && !fs::is_directory(m_r.taskDir, ec))
         return Error::inFile(m_r.taskDir.string(), {}, "start the synthesis", "the task folder is a file", "give a folder");
     if (existing && !m_r.referenceTask.empty())
@@ -256,11 +291,11 @@ Result<SynthResult> Run::go()
         if (fs::exists(m_r.taskDir / m_candidateName, ec))
             return Error::inFile((m_r.taskDir / m_candidateName).string(), {}, "start the synthesis", m_candidateName + " already exists in the task folder", "give another --name");
     }
-    if (auto opened = openRunFolder(); !opened)
-        return opened.error();
-    if (m_candidateName.empty())
-        m_candidateName = "synth-" + m_runId + ".cu";
+    return {};
+}
 
+void Run::startTrace()
+{
     m_trace = ojson::object();
     m_trace["schema_version"] = 1;
     m_trace["kind"] = "synthesis";
@@ -288,7 +323,10 @@ Result<SynthResult> Run::go()
     m_trace["outcome"] = "running";
     write("request.md", m_r.request + "\n");
     save();
+}
 
+std::optional<SynthResult> Run::freezeSpec(bool existing)
+{
     // 1. The spec: the existing task, or the interview's accepted proposal.
     if (existing) {
         if (auto frozen = freezeExisting(); !frozen)
@@ -304,7 +342,12 @@ Result<SynthResult> Run::go()
     write("spec.json", m_spec.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     m_trace["spec"] = ojson{{"file", "spec.json"}, {"hash", m_specHash}, {"task", m_task->name}};
     save();
+    return std::nullopt;
+}
 
+std::optional<SynthResult> Run::firstCorrectKernel()
+{
+    const Budget& b = m_r.budget;
     // 2.–3. Codegen (a reply that compiles), then correctness (one that passes).
     codegenPromptCache = codegenPrompt();
     bool reached = false;
@@ -321,24 +364,11 @@ Result<SynthResult> Run::go()
     } else {
         setStatus(m_trace, Stage::Correctness, "done", "the first kernel that compiled also passed");
     }
+    return std::nullopt;
+}
 
-    // 4.–5. Performance and polish work on the best correct kernel; a stop keeps it.
-    // A stop there (a budget, a server or runner failure) still adds the best correct kernel;
-    // only Cancel adds nothing, and says where the kernel is.
-    std::string stopNote;
-    std::optional<Stop> late = performance();
-    Stage lateStage = Stage::Performance;
-    if (!late) {
-        late = polish();
-        lateStage = Stage::Polish;
-    }
-    const std::string bestFile = (m_runDir / m_trace["best_step_file"].get<std::string>()).string();
-    if (late) {
-        if (late->outcome == "cancelled")
-            return finish("cancelled", lateStage, "cancelled by the user; the best correct kernel so far is " + bestFile);
-        stopNote = late->reason;
-    }
-
+SynthResult Run::addBest(const std::string& stopNote, const std::string& bestFile)
+{
     // The best kernel joins the task, if the spec is still the one frozen.
     auto now = loadTask(m_r.taskDir);
     if (!now)

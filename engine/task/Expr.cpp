@@ -243,6 +243,159 @@ std::int64_t checked(bool overflow, std::int64_t v, int column)
     return v;
 }
 
+Value evalNode(const Node& n, const Env& env);
+
+Value evalUnary(const Node& n, const Env& env)
+{
+    Value a = evalNode(*n.kids[0], env);
+    if (n.name == "!")
+        return Value::integer(a.asDouble() == 0.0 ? 1 : 0);
+    if (n.name == "+")
+        return a;
+    if (a.isInt) {
+        std::int64_t r = 0;
+        { const bool ovf = __builtin_sub_overflow(std::int64_t{0}, a.i, &r); return Value::integer(checked(ovf, r, n.column)); }
+    }
+    return Value::real(-a.d);
+}
+
+Value evalBinary(const Node& n, const Env& env)
+{
+    const std::string& op = n.name;
+    if (op == "&&" || op == "||") {
+        bool a = evalNode(*n.kids[0], env).asDouble() != 0.0;
+        if (op == "&&" && !a)
+            return Value::integer(0);
+        if (op == "||" && a)
+            return Value::integer(1);
+        return Value::integer(evalNode(*n.kids[1], env).asDouble() != 0.0 ? 1 : 0);
+    }
+    Value a = evalNode(*n.kids[0], env);
+    Value b = evalNode(*n.kids[1], env);
+    if (op == "==" || op == "!=" || op == "<" || op == "<=" || op == ">" || op == ">=") {
+        bool r;
+        if (a.isInt && b.isInt) {
+            r = op == "==" ? a.i == b.i : op == "!=" ? a.i != b.i : op == "<" ? a.i < b.i
+              : op == "<=" ? a.i <= b.i : op == ">" ? a.i > b.i : a.i >= b.i;
+        } else {
+            double x = a.asDouble(), y = b.asDouble();
+            r = op == "==" ? x == y : op == "!=" ? x != y : op == "<" ? x < y
+              : op == "<=" ? x <= y : op == ">" ? x > y : x >= y;
+        }
+        return Value::integer(r ? 1 : 0);
+    }
+    if (a.isInt && b.isInt) {
+        std::int64_t r = 0;
+        if (op == "+")
+            { const bool ovf = __builtin_add_overflow(a.i, b.i, &r); return Value::integer(checked(ovf, r, n.column)); }
+        if (op == "-")
+            { const bool ovf = __builtin_sub_overflow(a.i, b.i, &r); return Value::integer(checked(ovf, r, n.column)); }
+        if (op == "*")
+            { const bool ovf = __builtin_mul_overflow(a.i, b.i, &r); return Value::integer(checked(ovf, r, n.column)); }
+        if (b.i == 0)
+            throw EvalError{n.column, std::string(op == "/" ? "division" : "modulo") + " by zero"};
+        if (a.i == INT64_MIN && b.i == -1)
+            throw EvalError{n.column, "integer overflow"};
+        return Value::integer(op == "/" ? a.i / b.i : a.i % b.i);
+    }
+    double x = a.asDouble(), y = b.asDouble();
+    if (op == "+")
+        return Value::real(x + y);
+    if (op == "-")
+        return Value::real(x - y);
+    if (op == "*")
+        return Value::real(x * y);
+    if (y == 0.0)
+        throw EvalError{n.column, std::string(op == "/" ? "division" : "modulo") + " by zero"};
+    return Value::real(op == "/" ? x / y : std::fmod(x, y));
+}
+
+// A function of kFunctions on its evaluated arguments (their number already checked).
+Value callFunction(const Node& n, const std::vector<Value>& args)
+{
+    const std::string& fn = n.name;
+    auto needInts = [&]() {
+        for (const auto& a : args)
+            if (!a.isInt)
+                throw EvalError{n.column, fn + " needs integer arguments"};
+    };
+    if (fn == "ceil_div" || fn == "round_up") {
+        needInts();
+        if (args[1].i <= 0)
+            throw EvalError{n.column, fn + ": the divisor must be positive, got " + std::to_string(args[1].i)};
+        std::int64_t a = args[0].i, b = args[1].i;
+        std::int64_t q = a >= 0 ? a / b + (a % b != 0) : a / b;
+        if (fn == "ceil_div")
+            return Value::integer(q);
+        std::int64_t r = 0;
+        { const bool ovf = __builtin_mul_overflow(q, b, &r); return Value::integer(checked(ovf, r, n.column)); }
+    }
+    if (fn == "min" || fn == "max") {
+        if (args[0].isInt && args[1].isInt)
+            return Value::integer(fn == "min" ? std::min(args[0].i, args[1].i) : std::max(args[0].i, args[1].i));
+        double x = args[0].asDouble(), y = args[1].asDouble();
+        return Value::real(fn == "min" ? std::min(x, y) : std::max(x, y));
+    }
+    if (fn == "abs") {
+        if (args[0].isInt && args[0].i == std::numeric_limits<std::int64_t>::min())
+            throw EvalError{n.column, "integer overflow: abs(" + std::to_string(args[0].i) + ") does not fit in int64"};
+        return args[0].isInt ? Value::integer(args[0].i < 0 ? -args[0].i : args[0].i)
+                             : Value::real(std::fabs(args[0].d));
+    }
+    if (fn == "next_pow2") {
+        needInts();
+        std::int64_t v = 1;
+        while (v < args[0].i) {
+            if (v > INT64_MAX / 2)
+                throw EvalError{n.column, "integer overflow"};
+            v *= 2;
+        }
+        return Value::integer(v);
+    }
+    if (fn == "log2") {
+        if (args[0].isInt) {
+            if (args[0].i <= 0)
+                throw EvalError{n.column, "log2 of a non-positive integer"};
+            std::int64_t r = 0;
+            for (std::int64_t v = args[0].i; v > 1; v >>= 1)
+                ++r;
+            return Value::integer(r);
+        }
+        return Value::real(std::log2(args[0].d));
+    }
+    if (fn == "sqrt")
+        return Value::real(std::sqrt(args[0].asDouble()));
+    if (fn == "float")
+        return Value::real(args[0].asDouble());
+    // int(): truncation toward zero, like a C cast.
+    if (args[0].isInt)
+        return args[0];
+    if (!std::isfinite(args[0].d) || std::fabs(args[0].d) > 9.2e18)
+        throw EvalError{n.column, "int() of a value out of range"};
+    return Value::integer(static_cast<std::int64_t>(args[0].d));
+}
+
+Value evalCall(const Node& n, const Env& env)
+{
+    const FunctionInfo* f = nullptr;
+    for (const auto& fi : kFunctions)
+        if (fi.name == n.name)
+            f = &fi;
+    if (!f) {
+        std::string names;
+        for (const auto& fi : kFunctions)
+            names += (names.empty() ? "" : ", ") + std::string(fi.name);
+        throw EvalError{n.column, "unknown function '" + n.name + "'; available: " + names};
+    }
+    if (static_cast<int>(n.kids.size()) != f->arity)
+        throw EvalError{n.column, n.name + " takes " + std::to_string(f->arity) + " argument" +
+                                      (f->arity == 1 ? "" : "s") + ", got " + std::to_string(n.kids.size())};
+    std::vector<Value> args;
+    for (const auto& k : n.kids)
+        args.push_back(evalNode(*k, env));
+    return callFunction(n, args);
+}
+
 Value evalNode(const Node& n, const Env& env)
 {
     switch (n.kind) {
@@ -259,145 +412,12 @@ Value evalNode(const Node& n, const Env& env)
         }
         return it->second;
     }
-    case Node::Kind::Unary: {
-        Value a = evalNode(*n.kids[0], env);
-        if (n.name == "!")
-            return Value::integer(a.asDouble() == 0.0 ? 1 : 0);
-        if (n.name == "+")
-            return a;
-        if (a.isInt) {
-            std::int64_t r = 0;
-            { const bool ovf = __builtin_sub_overflow(std::int64_t{0}, a.i, &r); return Value::integer(checked(ovf, r, n.column)); }
-        }
-        return Value::real(-a.d);
-    }
-    case Node::Kind::Binary: {
-        const std::string& op = n.name;
-        if (op == "&&" || op == "||") {
-            bool a = evalNode(*n.kids[0], env).asDouble() != 0.0;
-            if (op == "&&" && !a)
-                return Value::integer(0);
-            if (op == "||" && a)
-                return Value::integer(1);
-            return Value::integer(evalNode(*n.kids[1], env).asDouble() != 0.0 ? 1 : 0);
-        }
-        Value a = evalNode(*n.kids[0], env);
-        Value b = evalNode(*n.kids[1], env);
-        if (op == "==" || op == "!=" || op == "<" || op == "<=" || op == ">" || op == ">=") {
-            bool r;
-            if (a.isInt && b.isInt) {
-                r = op == "==" ? a.i == b.i : op == "!=" ? a.i != b.i : op == "<" ? a.i < b.i
-                  : op == "<=" ? a.i <= b.i : op == ">" ? a.i > b.i : a.i >= b.i;
-            } else {
-                double x = a.asDouble(), y = b.asDouble();
-                r = op == "==" ? x == y : op == "!=" ? x != y : op == "<" ? x < y
-                  : op == "<=" ? x <= y : op == ">" ? x > y : x >= y;
-            }
-            return Value::integer(r ? 1 : 0);
-        }
-        if (a.isInt && b.isInt) {
-            std::int64_t r = 0;
-            if (op == "+")
-                { const bool ovf = __builtin_add_overflow(a.i, b.i, &r); return Value::integer(checked(ovf, r, n.column)); }
-            if (op == "-")
-                { const bool ovf = __builtin_sub_overflow(a.i, b.i, &r); return Value::integer(checked(ovf, r, n.column)); }
-            if (op == "*")
-                { const bool ovf = __builtin_mul_overflow(a.i, b.i, &r); return Value::integer(checked(ovf, r, n.column)); }
-            if (b.i == 0)
-                throw EvalError{n.column, std::string(op == "/" ? "division" : "modulo") + " by zero"};
-            if (a.i == INT64_MIN && b.i == -1)
-                throw EvalError{n.column, "integer overflow"};
-            return Value::integer(op == "/" ? a.i / b.i : a.i % b.i);
-        }
-        double x = a.asDouble(), y = b.asDouble();
-        if (op == "+")
-            return Value::real(x + y);
-        if (op == "-")
-            return Value::real(x - y);
-        if (op == "*")
-            return Value::real(x * y);
-        if (y == 0.0)
-            throw EvalError{n.column, std::string(op == "/" ? "division" : "modulo") + " by zero"};
-        return Value::real(op == "/" ? x / y : std::fmod(x, y));
-    }
-    case Node::Kind::Call: {
-        const FunctionInfo* f = nullptr;
-        for (const auto& fi : kFunctions)
-            if (fi.name == n.name)
-                f = &fi;
-        if (!f) {
-            std::string names;
-            for (const auto& fi : kFunctions)
-                names += (names.empty() ? "" : ", ") + std::string(fi.name);
-            throw EvalError{n.column, "unknown function '" + n.name + "'; available: " + names};
-        }
-        if (static_cast<int>(n.kids.size()) != f->arity)
-            throw EvalError{n.column, n.name + " takes " + std::to_string(f->arity) + " argument" +
-                                          (f->arity == 1 ? "" : "s") + ", got " + std::to_string(n.kids.size())};
-        std::vector<Value> args;
-        for (const auto& k : n.kids)
-            args.push_back(evalNode(*k, env));
-        const std::string& fn = n.name;
-        auto needInts = [&]() {
-            for (const auto& a : args)
-                if (!a.isInt)
-                    throw EvalError{n.column, fn + " needs integer arguments"};
-        };
-        if (fn == "ceil_div" || fn == "round_up") {
-            needInts();
-            if (args[1].i <= 0)
-                throw EvalError{n.column, fn + ": the divisor must be positive, got " + std::to_string(args[1].i)};
-            std::int64_t a = args[0].i, b = args[1].i;
-            std::int64_t q = a >= 0 ? a / b + (a % b != 0) : a / b;
-            if (fn == "ceil_div")
-                return Value::integer(q);
-            std::int64_t r = 0;
-            { const bool ovf = __builtin_mul_overflow(q, b, &r); return Value::integer(checked(ovf, r, n.column)); }
-        }
-        if (fn == "min" || fn == "max") {
-            if (args[0].isInt && args[1].isInt)
-                return Value::integer(fn == "min" ? std::min(args[0].i, args[1].i) : std::max(args[0].i, args[1].i));
-            double x = args[0].asDouble(), y = args[1].asDouble();
-            return Value::real(fn == "min" ? std::min(x, y) : std::max(x, y));
-        }
-        if (fn == "abs") {
-            if (args[0].isInt && args[0].i == std::numeric_limits<std::int64_t>::min())
-                throw EvalError{n.column, "integer overflow: abs(" + std::to_string(args[0].i) + ") does not fit in int64"};
-            return args[0].isInt ? Value::integer(args[0].i < 0 ? -args[0].i : args[0].i)
-                                 : Value::real(std::fabs(args[0].d));
-        }
-        if (fn == "next_pow2") {
-            needInts();
-            std::int64_t v = 1;
-            while (v < args[0].i) {
-                if (v > INT64_MAX / 2)
-                    throw EvalError{n.column, "integer overflow"};
-                v *= 2;
-            }
-            return Value::integer(v);
-        }
-        if (fn == "log2") {
-            if (args[0].isInt) {
-                if (args[0].i <= 0)
-                    throw EvalError{n.column, "log2 of a non-positive integer"};
-                std::int64_t r = 0;
-                for (std::int64_t v = args[0].i; v > 1; v >>= 1)
-                    ++r;
-                return Value::integer(r);
-            }
-            return Value::real(std::log2(args[0].d));
-        }
-        if (fn == "sqrt")
-            return Value::real(std::sqrt(args[0].asDouble()));
-        if (fn == "float")
-            return Value::real(args[0].asDouble());
-        // int(): truncation toward zero, like a C cast.
-        if (args[0].isInt)
-            return args[0];
-        if (!std::isfinite(args[0].d) || std::fabs(args[0].d) > 9.2e18)
-            throw EvalError{n.column, "int() of a value out of range"};
-        return Value::integer(static_cast<std::int64_t>(args[0].d));
-    }
+    case Node::Kind::Unary:
+        return evalUnary(n, env);
+    case Node::Kind::Binary:
+        return evalBinary(n, env);
+    case Node::Kind::Call:
+        return evalCall(n, env);
     }
     return {};
 }

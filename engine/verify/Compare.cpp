@@ -75,6 +75,27 @@ bool withinTolerance(double a, double e, double atol, double rtol, double floor 
     return std::fabs(a - e) <= std::max(atol + rtol * std::fabs(e), floor);
 }
 
+/// The number of elements of a tensor with `extents` (1 for a 0-dimensional one).
+std::int64_t elementCount(const std::vector<std::int64_t>& extents)
+{
+    std::int64_t n = 1;
+    for (auto e : extents)
+        n *= e;
+    return n;
+}
+
+/// Sizes `c`'s per-column summary (an output with dimensions) and per-row summary (two or more)
+/// for `extents`; `c.elements` must be set. Returns the row width (the last extent, at least 1).
+std::int64_t resetAxisSummaries(OutputCheck& c, const std::vector<std::int64_t>& extents)
+{
+    const std::int64_t width = extents.empty() ? 1 : std::max<std::int64_t>(extents.back(), 1);
+    if (!extents.empty())
+        c.columns.reset(width);
+    if (extents.size() >= 2)
+        c.rows.reset(c.elements / width);
+    return width;
+}
+
 } // namespace
 
 std::vector<std::int64_t> unflattenIndex(std::int64_t i, const std::vector<std::int64_t>& extents)
@@ -291,18 +312,12 @@ OutputCheck compareOutput(const std::string& name, DType t, const void* actualRa
 {
     OutputCheck c;
     c.output = name;
-    std::int64_t n = 1;
-    for (auto e : extents)
-        n *= e;
+    const std::int64_t n = elementCount(extents);
     c.elements = n;
     c.referenceRms = rmsOf(expected, n);
     c.atolEffective = effectiveAtol(tol, c.referenceRms);
     c.rtol = tol.rtol;
-    const std::int64_t width = extents.empty() ? 1 : std::max<std::int64_t>(extents.back(), 1);
-    if (!extents.empty())
-        c.columns.reset(width);
-    if (extents.size() >= 2)
-        c.rows.reset(n / width);
+    const std::int64_t width = resetAxisSummaries(c, extents);
     const auto* p = static_cast<const unsigned char*>(actualRaw);
     const int size = dtypeSize(t);
     long double candidateSq = 0, libtorchSq = 0;
@@ -409,9 +424,7 @@ NegativeControl negativeControl(const std::string& output, DType t, const double
 {
     NegativeControl nc;
     nc.output = output;
-    std::int64_t n = 1;
-    for (auto e : extents)
-        n *= e;
+    const std::int64_t n = elementCount(extents);
     const double atol = effectiveAtol(tol, rmsOf(expected, n));
     long double sum = 0;
     std::int64_t finite = 0;

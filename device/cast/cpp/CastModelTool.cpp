@@ -205,11 +205,9 @@ std::string dtypeName(at::ScalarType t)
     return it == names.end() ? std::string(c10::toString(t)) : it->second;
 }
 
-} // namespace
-
-int runModel(const std::vector<std::string>& rest)
+/// Reads the options after "model"; 0, or the exit code of a usage error.
+int parseArgs(const std::vector<std::string>& rest, ModelArgs& a)
 {
-    ModelArgs a;
     for (std::size_t i = 1; i < rest.size(); ++i) {
         const std::string& s = rest[i];
         auto value = [&]() -> std::string { return i + 1 < rest.size() ? rest[++i] : std::string(); };
@@ -244,132 +242,101 @@ int runModel(const std::vector<std::string>& rest)
         return usage("name the package");
     if (a.runs < 1 || a.warmup < 0)
         return usage("--runs is at least 1 and --warmup at least 0");
-    const bool haveCuda = at::hasCUDA() && c10::cuda::device_count() > 0;
-    if (a.device.empty())
-        a.device = haveCuda ? "cuda" : "cpu";
-    if (a.device == "cuda" && !haveCuda) {
-        std::cerr << "kforge cast run: --device cuda, but there is no CUDA device\n";
-        return 3;
-    }
-    const at::Device device(a.device == "cuda" ? at::kCUDA : at::kCPU);
-    const bool cuda = device.is_cuda();
+    return 0;
+}
 
+/// The package, its model as exported (frozen) and with the packaged kernels substituted, and
+/// the model's inputs.
+struct ModelUnderTest {
     std::shared_ptr<const kf_cast::Package> pkg;
     torch::jit::Module original, unfrozen;
     std::vector<c10::IValue> inputs;
     kf_cast::Substituted sub;
-    std::string model = a.model;
-    try {
-        pkg = kf_cast::load(a.package);
-        if (model.empty()) {
-            const auto all = kf_cast::models(*pkg);
-            if (all.empty())
-                throw std::runtime_error(a.package + " carries no model (export one with `kforge cast export ... --model FILE`)");
-            model = all.front().first;
-        }
-        unfrozen = kf_cast::loadModel(*pkg, model, device);
-        inputs = kf_cast::modelInputs(*pkg, model, device, a.seed);
-        sub = kf_cast::substitute(*pkg, unfrozen, inputs);
-        // The baseline is frozen the same way, so the substitution is the only difference timed.
-        original = torch::jit::freeze_module(unfrozen.clone());
-    } catch (const std::exception& e) {
-        std::cerr << "kforge cast run: " << e.what() << '\n';
-        return 1;
-    }
-    auto& loaded = dynamic_cast<const kf_cast::detail::LoadedPackage&>(*pkg);
-    pkg->allowFallback(a.allowFallback);
-    const auto fallbacksBefore = pkg->fallbacks();
-    if (a.noKernels)
-        for (kf_cast::Site& s : sub.report)
-            if (s.status == "substituted") {
-                s.status = "kept";
-                s.reason = "--no-kernels (cast::" + s.castOp + " would run here)";
-                s.castOp.clear();
-            }
+    std::string model;
+};
 
-    auto timed = [&](torch::jit::Module& m) {
-        if (cuda) {
-            at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
-            start.record();
-            m.forward(inputs);
-            end.record();
-            end.synchronize();
-            return static_cast<double>(start.elapsed_time(end));
-        }
-        auto t = std::chrono::steady_clock::now();
-        m.forward(inputs);
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-    };
-    std::vector<double> tOrig, tSub;
-    Json check;
+/// Loads the package and the model and substitutes the kernels; throws what went wrong.
+void load(const ModelArgs& a, const at::Device& device, ModelUnderTest& m)
+{
+    m.model = a.model;
+    m.pkg = kf_cast::load(a.package);
+    if (m.model.empty()) {
+        const auto all = kf_cast::models(*m.pkg);
+        if (all.empty())
+            throw std::runtime_error(a.package + " carries no model (export one with `kforge cast export ... --model FILE`)");
+        m.model = all.front().first;
+    }
+    m.unfrozen = kf_cast::loadModel(*m.pkg, m.model, device);
+    m.inputs = kf_cast::modelInputs(*m.pkg, m.model, device, a.seed);
+    m.sub = kf_cast::substitute(*m.pkg, m.unfrozen, m.inputs);
+    // The baseline is frozen the same way, so the substitution is the only difference timed.
+    m.original = torch::jit::freeze_module(m.unfrozen.clone());
+}
+
+/// The model's outputs compared: with the kernels against the original, and both against an
+/// fp64 run where one is possible. Throws when the runs return different numbers of tensors.
+Json checkOutputs(ModelUnderTest& m, bool noKernels)
+{
+    auto ref = flat(m.original.forward(m.inputs));
+    std::vector<at::Tensor> got;
+    if (!noKernels)
+        got = flat(m.sub.module.forward(m.inputs));
+    std::vector<at::Tensor> ref64;
+    std::string fp64 = "ran";
     try {
-        torch::NoGradGuard noGrad;
-        for (int i = 0; i < a.warmup; ++i) {
-            original.forward(inputs);
-            if (!a.noKernels)
-                sub.module.forward(inputs);
-        }
-        for (int i = 0; i < a.runs; ++i) {
-            tOrig.push_back(timed(original));
-            if (!a.noKernels)
-                tSub.push_back(timed(sub.module));
-        }
-        if (a.check) {
-            auto ref = flat(original.forward(inputs));
-            std::vector<at::Tensor> got;
-            if (!a.noKernels)
-                got = flat(sub.module.forward(inputs));
-            std::vector<at::Tensor> ref64;
-            std::string fp64 = "ran";
-            try {
-                torch::jit::Module m64 = asFp64(unfrozen);
-                std::vector<c10::IValue> in64;
-                for (const auto& v : inputs)
-                    in64.push_back(v.isTensor() && v.toTensor().is_floating_point() ? c10::IValue(v.toTensor().to(at::kDouble)) : v);
-                ref64 = flat(m64.forward(in64));
-                if (ref64.size() != ref.size())
-                    throw std::runtime_error("the fp64 run returned " + std::to_string(ref64.size()) + " tensors");
-            } catch (const std::exception& e) {
-                ref64.clear();
-                std::string why = e.what();
-                fp64 = "not possible: " + why.substr(0, why.find('\n'));
-            }
-            if (!got.empty() && got.size() != ref.size())
-                throw std::runtime_error("the model with the kernels returned " + std::to_string(got.size()) +
-                                         " tensors, the model as exported " + std::to_string(ref.size()));
-            check = {{"outputs", Json::array()}, {"fp64", fp64}};
-            for (std::size_t i = 0; i < ref.size(); ++i) {
-                Json o = {{"index", i}, {"dtype", dtypeName(ref[i].scalar_type())}, {"shape", ref[i].sizes().vec()}};
-                if (!got.empty())
-                    o["kernels_vs_original"] = errors(got[i], ref[i]);
-                if (!ref64.empty()) {
-                    o["original_vs_fp64"] = errors(ref[i], ref64[i]);
-                    if (!got.empty())
-                        o["kernels_vs_fp64"] = errors(got[i], ref64[i]);
-                }
-                check["outputs"].push_back(o);
-            }
-        }
+        torch::jit::Module m64 = asFp64(m.unfrozen);
+        std::vector<c10::IValue> in64;
+        for (const auto& v : m.inputs)
+            in64.push_back(v.isTensor() && v.toTensor().is_floating_point() ? c10::IValue(v.toTensor().to(at::kDouble)) : v);
+        ref64 = flat(m64.forward(in64));
+        if (ref64.size() != ref.size())
+            throw std::runtime_error("the fp64 run returned " + std::to_string(ref64.size()) + " tensors");
     } catch (const std::exception& e) {
+        ref64.clear();
         std::string why = e.what();
-        std::cerr << "kforge cast run: the model run failed: " << why.substr(0, why.find("\nException raised from"))
-                  << (a.allowFallback ? "" : "\n(a packaged kernel that raises is an error; --allow-fallback runs its reference "
-                                             "ops instead, said once and counted)")
-                  << '\n';
-        return 1;
+        fp64 = "not possible: " + why.substr(0, why.find('\n'));
     }
+    if (!got.empty() && got.size() != ref.size())
+        throw std::runtime_error("the model with the kernels returned " + std::to_string(got.size()) +
+                                 " tensors, the model as exported " + std::to_string(ref.size()));
+    Json check = {{"outputs", Json::array()}, {"fp64", fp64}};
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        Json o = {{"index", i}, {"dtype", dtypeName(ref[i].scalar_type())}, {"shape", ref[i].sizes().vec()}};
+        if (!got.empty())
+            o["kernels_vs_original"] = errors(got[i], ref[i]);
+        if (!ref64.empty()) {
+            o["original_vs_fp64"] = errors(ref[i], ref64[i]);
+            if (!got.empty())
+                o["kernels_vs_fp64"] = errors(got[i], ref64[i]);
+        }
+        check["outputs"].push_back(o);
+    }
+    return check;
+}
 
-    Json report = Json::array();
-    for (const kf_cast::Site& s : sub.report)
-        report.push_back({{"node", s.node}, {"op", s.op}, {"status", s.status}, {"cast_op", s.castOp}, {"reason", s.reason}});
-    Json fallbacks = Json::object();
-    const auto fallbacksAfter = pkg->fallbacks();
-    for (std::size_t i = 0; i < fallbacksAfter.size(); ++i)
-        if (auto n = fallbacksAfter[i].second - fallbacksBefore[i].second; n > 0)
-            fallbacks[fallbacksAfter[i].first] = n;
+/// One forward pass's time in ms: CUDA events on a GPU, the wall clock on the CPU.
+double timedForward(torch::jit::Module& m, const std::vector<c10::IValue>& inputs, bool cuda)
+{
+    if (cuda) {
+        at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
+        start.record();
+        m.forward(inputs);
+        end.record();
+        end.synchronize();
+        return static_cast<double>(start.elapsed_time(end));
+    }
+    auto t = std::chrono::steady_clock::now();
+    m.forward(inputs);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+/// The model's inputs as the evidence names them (names from the package's example shapes).
+Json inputsEvidence(const ModelUnderTest& m)
+{
+    auto& loaded = dynamic_cast<const kf_cast::detail::LoadedPackage&>(*m.pkg);
     const Json& entry = [&]() -> const Json& {
         for (const Json& e : loaded.m_source->manifest["models"])
-            if (e["name"] == model)
+            if (e["name"] == m.model)
                 return e;
         throw std::logic_error("model vanished");
     }();
@@ -377,11 +344,21 @@ int runModel(const std::vector<std::string>& rest)
     const Json spec = entry["example"]["kind"] == "shapes"
                           ? Json::parse(loaded.m_source->file(entry["example"]["file"].get<std::string>())->bytes)["inputs"]
                           : Json::array();
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-        if (inputs[i].isTensor())
+    for (std::size_t i = 0; i < m.inputs.size(); ++i)
+        if (m.inputs[i].isTensor())
             ins.push_back({{"name", i < spec.size() ? spec[i]["name"].get<std::string>() : "arg" + std::to_string(i)},
-                           {"dtype", dtypeName(inputs[i].toTensor().scalar_type())},
-                           {"shape", inputs[i].toTensor().sizes().vec()}});
+                           {"dtype", dtypeName(m.inputs[i].toTensor().scalar_type())},
+                           {"shape", m.inputs[i].toTensor().sizes().vec()}});
+    return ins;
+}
+
+/// The model-level evidence (docs/cast-format.md, "Model runs").
+Json evidence(const ModelArgs& a, const ModelUnderTest& m, bool cuda, const std::vector<double>& tOrig,
+              const std::vector<double>& tSub, const Json& check, const Json& fallbacks)
+{
+    Json report = Json::array();
+    for (const kf_cast::Site& s : m.sub.report)
+        report.push_back({{"node", s.node}, {"op", s.op}, {"status", s.status}, {"cast_op", s.castOp}, {"reason", s.reason}});
     std::string driver;
     if (cuda) {
         int v = 0;
@@ -389,15 +366,15 @@ int runModel(const std::vector<std::string>& rest)
             driver = kf::device::driverApiString(v);
     }
     Json ev = {{"scope", kScope},
-               {"model", model},
-               {"package", {{"name", pkg->name()}, {"version", pkg->version()}}},
+               {"model", m.model},
+               {"package", {{"name", m.pkg->name()}, {"version", m.pkg->version()}}},
                {"created_at", utcNow()},
                {"device", cuda ? "cuda:" + std::to_string(c10::cuda::current_device()) : std::string("cpu")},
                {"gpu", cuda ? std::string(at::cuda::getCurrentDeviceProperties()->name) : std::string()},
                {"torch", TORCH_VERSION},
                {"cuda_driver", driver},
                {"runtime", "kf_cast (LibTorch " + std::string(TORCH_VERSION) + ")"},
-               {"inputs", ins},
+               {"inputs", inputsEvidence(m)},
                {"runs", a.runs},
                {"warmup", a.warmup},
                {"without_kernels_ms", stats(tOrig)},
@@ -409,6 +386,74 @@ int runModel(const std::vector<std::string>& rest)
         ev["with_kernels_ms"] = stats(tSub);
         ev["speedup"] = ev["without_kernels_ms"]["median"].get<double>() / ev["with_kernels_ms"]["median"].get<double>();
     }
+    return ev;
+}
+
+} // namespace
+
+int runModel(const std::vector<std::string>& rest)
+{
+    ModelArgs a;
+    if (int usageError = parseArgs(rest, a))
+        return usageError;
+    const bool haveCuda = at::hasCUDA() && c10::cuda::device_count() > 0;
+    if (a.device.empty())
+        a.device = haveCuda ? "cuda" : "cpu";
+    if (a.device == "cuda" && !haveCuda) {
+        std::cerr << "kforge cast run: --device cuda, but there is no CUDA device\n";
+        return 3;
+    }
+    const at::Device device(a.device == "cuda" ? at::kCUDA : at::kCPU);
+    const bool cuda = device.is_cuda();
+
+    ModelUnderTest m;
+    try {
+        load(a, device, m);
+    } catch (const std::exception& e) {
+        std::cerr << "kforge cast run: " << e.what() << '\n';
+        return 1;
+    }
+    m.pkg->allowFallback(a.allowFallback);
+    const auto fallbacksBefore = m.pkg->fallbacks();
+    if (a.noKernels)
+        for (kf_cast::Site& s : m.sub.report)
+            if (s.status == "substituted") {
+                s.status = "kept";
+                s.reason = "--no-kernels (cast::" + s.castOp + " would run here)";
+                s.castOp.clear();
+            }
+
+    std::vector<double> tOrig, tSub;
+    Json check;
+    try {
+        torch::NoGradGuard noGrad;
+        for (int i = 0; i < a.warmup; ++i) {
+            m.original.forward(m.inputs);
+            if (!a.noKernels)
+                m.sub.module.forward(m.inputs);
+        }
+        for (int i = 0; i < a.runs; ++i) {
+            tOrig.push_back(timedForward(m.original, m.inputs, cuda));
+            if (!a.noKernels)
+                tSub.push_back(timedForward(m.sub.module, m.inputs, cuda));
+        }
+        if (a.check)
+            check = checkOutputs(m, a.noKernels);
+    } catch (const std::exception& e) {
+        std::string why = e.what();
+        std::cerr << "kforge cast run: the model run failed: " << why.substr(0, why.find("\nException raised from"))
+                  << (a.allowFallback ? "" : "\n(a packaged kernel that raises is an error; --allow-fallback runs its reference "
+                                             "ops instead, said once and counted)")
+                  << '\n';
+        return 1;
+    }
+
+    Json fallbacks = Json::object();
+    const auto fallbacksAfter = m.pkg->fallbacks();
+    for (std::size_t i = 0; i < fallbacksAfter.size(); ++i)
+        if (auto n = fallbacksAfter[i].second - fallbacksBefore[i].second; n > 0)
+            fallbacks[fallbacksAfter[i].first] = n;
+    const Json ev = evidence(a, m, cuda, tOrig, tSub, check, fallbacks);
     if (!a.evidence.empty()) {
         const std::string tmp = a.evidence + ".tmp";
         std::ofstream(tmp) << ev.dump(2) << '\n';
