@@ -221,6 +221,79 @@ void nameExpressionsToPlan(CompileResult& result, const CompileRequest& request)
     result.diagnostics = std::move(kept);
 }
 
+/// The options NVRTC is given: the request's, without ptxas's for a virtual architecture (ptxas
+/// does not run and would reject them), plus the toolkit's include folders.
+std::vector<std::string> nvrtcCommandLine(const CompileRequest& req)
+{
+    std::vector<std::string> args = req.options.nvrtcArguments();
+    if (isVirtualArch(req.options.arch)) {
+        std::vector<std::string> kept;
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (args[i] == "-Xptxas") {
+                ++i;
+                continue;
+            }
+            if (args[i].rfind("--ptxas-options", 0) == 0 || args[i].rfind("-maxrregcount", 0) == 0)
+                continue;
+            kept.push_back(args[i]);
+        }
+        args = std::move(kept);
+    }
+    const std::string toolkitInclude = toolkitIncludeDir();
+    if (!toolkitInclude.empty()) {
+        args.push_back("-I" + toolkitInclude);
+        std::error_code ec;
+        if (fs::is_directory(fs::path(toolkitInclude) / "cccl", ec)) // CUDA 13 moved libcu++ here
+            args.push_back("-I" + (fs::path(toolkitInclude) / "cccl").string());
+    }
+    return args;
+}
+
+/// A successful build's PTX, cubin and lowered names, into `res`.
+Result<void> readBuild(const NvrtcLibrary& lib, nvrtcProgram prog, const CompileRequest& req, CompileResult& res)
+{
+    size_t ptxSize = 0;
+    KF_NVRTC_CHECK(lib, getPTXSize(prog, &ptxSize));
+    res.ptx.resize(ptxSize);
+    KF_NVRTC_CHECK(lib, getPTX(prog, res.ptx.data()));
+    while (!res.ptx.empty() && res.ptx.back() == '\0')
+        res.ptx.pop_back();
+    if (!isVirtualArch(req.options.arch)) {
+        size_t cubinSize = 0;
+        KF_NVRTC_CHECK(lib, getCUBINSize(prog, &cubinSize));
+        res.cubin.resize(cubinSize);
+        KF_NVRTC_CHECK(lib, getCUBIN(prog, res.cubin.data()));
+    }
+    for (const auto& ne : req.nameExpressions) {
+        const char* lowered = nullptr;
+        KF_NVRTC_CHECK(lib, getLoweredName(prog, expandDefines(ne, req.options.defines).c_str(), &lowered));
+        // NVRTC hands back null for an expression it did not instantiate (seen with a source it
+        // misread); an empty name then fails later with the kernel named, never here.
+        res.loweredNames[ne] = lowered ? lowered : "";
+    }
+    return {};
+}
+
+/// The cubin's kernels and their resources (registers, spills, launch bounds), and the SASS when asked.
+Result<void> analyseCubin(const CompileRequest& req, CompileResult& res)
+{
+    if (!res.cubin.empty()) {
+        auto kernels = readCubinResources(res.cubin);
+        if (!kernels)
+            return Error::failed("analyse the cubin of " + req.fileName, kernels.error().why);
+        res.kernels = std::move(kernels.value());
+        applyPtxasReport(res.log, res.kernels);
+        applyPtxDirectives(res.ptx, res.kernels); // min blocks per SM exists only in the PTX
+        if (req.wantSass)
+            res.sass = disassemble(res.cubin, res.sassUnavailableReason);
+        else
+            res.sassUnavailableReason = "SASS not requested";
+    } else {
+        res.sassUnavailableReason = "SASS unavailable: " + req.options.arch + " is a virtual architecture (PTX only)";
+    }
+    return {};
+}
+
 Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileRequest& req, const CancelToken* cancel)
 {
     CompileResult res;
@@ -241,28 +314,7 @@ Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileReq
     if (cancel && lib.setFlowCallback)
         KF_NVRTC_CHECK(lib, setFlowCallback(prog.get(), &flowCallback, const_cast<CancelToken*>(cancel)));
 
-    std::vector<std::string> args = req.options.nvrtcArguments();
-    if (isVirtualArch(req.options.arch)) {
-        // ptxas does not run for a virtual architecture; its options would be rejected.
-        std::vector<std::string> kept;
-        for (size_t i = 0; i < args.size(); ++i) {
-            if (args[i] == "-Xptxas") {
-                ++i;
-                continue;
-            }
-            if (args[i].rfind("--ptxas-options", 0) == 0 || args[i].rfind("-maxrregcount", 0) == 0)
-                continue;
-            kept.push_back(args[i]);
-        }
-        args = std::move(kept);
-    }
-    const std::string toolkitInclude = toolkitIncludeDir();
-    if (!toolkitInclude.empty()) {
-        args.push_back("-I" + toolkitInclude);
-        std::error_code ec;
-        if (fs::is_directory(fs::path(toolkitInclude) / "cccl", ec)) // CUDA 13 moved libcu++ here
-            args.push_back("-I" + (fs::path(toolkitInclude) / "cccl").string());
-    }
+    const std::vector<std::string> args = nvrtcCommandLine(req);
     std::vector<const char*> argv;
     for (const auto& a : args)
         argv.push_back(a.c_str());
@@ -300,39 +352,10 @@ Result<CompileResult> compileWithNvrtc(const NvrtcLibrary& lib, const CompileReq
         return res;
     }
 
-    size_t ptxSize = 0;
-    KF_NVRTC_CHECK(lib, getPTXSize(prog.get(), &ptxSize));
-    res.ptx.resize(ptxSize);
-    KF_NVRTC_CHECK(lib, getPTX(prog.get(), res.ptx.data()));
-    while (!res.ptx.empty() && res.ptx.back() == '\0')
-        res.ptx.pop_back();
-    if (!isVirtualArch(req.options.arch)) {
-        size_t cubinSize = 0;
-        KF_NVRTC_CHECK(lib, getCUBINSize(prog.get(), &cubinSize));
-        res.cubin.resize(cubinSize);
-        KF_NVRTC_CHECK(lib, getCUBIN(prog.get(), res.cubin.data()));
-    }
-    for (const auto& ne : req.nameExpressions) {
-        const char* lowered = nullptr;
-        KF_NVRTC_CHECK(lib, getLoweredName(prog.get(), expandDefines(ne, req.options.defines).c_str(), &lowered));
-        // NVRTC hands back null for an expression it did not instantiate (seen with a source it
-        // misread); an empty name then fails later with the kernel named, never here.
-        res.loweredNames[ne] = lowered ? lowered : "";
-    }
-    if (!res.cubin.empty()) {
-        auto kernels = readCubinResources(res.cubin);
-        if (!kernels)
-            return Error::failed("analyse the cubin of " + req.fileName, kernels.error().why);
-        res.kernels = std::move(kernels.value());
-        applyPtxasReport(res.log, res.kernels);
-        applyPtxDirectives(res.ptx, res.kernels); // min blocks per SM exists only in the PTX
-        if (req.wantSass)
-            res.sass = disassemble(res.cubin, res.sassUnavailableReason);
-        else
-            res.sassUnavailableReason = "SASS not requested";
-    } else {
-        res.sassUnavailableReason = "SASS unavailable: " + req.options.arch + " is a virtual architecture (PTX only)";
-    }
+    if (auto out = readBuild(lib, prog.get(), req, res); !out)
+        return out.error();
+    if (auto a = analyseCubin(req, res); !a)
+        return a.error();
     return res;
 }
 
