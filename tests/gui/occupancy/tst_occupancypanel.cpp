@@ -420,7 +420,7 @@ private slots:
         panel.setKernels(result->kernels, configs);
         QCOMPARE(child<QSpinBox>(panel, "registersSpin")->value(), analyses[0].resources->registers);
         QCOMPARE(child<QSpinBox>(panel, "blockSizeSpin")->value(), 512);
-        QVERIFY(child<QComboBox>(panel, "kernelCombo")->currentText().contains(QStringLiteral("softmax_block<512, 4>")));
+        QVERIFY(child<QComboBox>(panel, "kernelCombo")->currentText().contains(QStringLiteral("softmax_block<KF_THREADS, KF_CACHE>")));
         QCOMPARE(panel.occupancy(), analyses[0].occupancy->occupancy);
         const int row = panel.resourceModel()->rowOf(analyses[0].lowered);
         QVERIFY(row >= 0);

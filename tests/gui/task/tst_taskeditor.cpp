@@ -278,9 +278,10 @@ void TestTaskEditor::launchErrorShowsInLaunchPlanOfItsCandidate()
     // The second candidate's block is in the JSON only; its error must bring its plan into view.
     QString text = f.jsonText();
     const int second = text.indexOf(QStringLiteral("optimized.cu"));
-    const int block = text.indexOf(QStringLiteral("\"block\": 256"), second);
+    const QString given = QStringLiteral("\"block\": \"KF_BLOCK\"");   // the example's tune knob
+    const int block = text.indexOf(given, second);
     QVERIFY(second > 0 && block > second);
-    f.typeJson(text.replace(block, 12, QStringLiteral("\"block\": 2048")));
+    f.typeJson(text.replace(block, given.size(), QStringLiteral("\"block\": 2048")));
     QTRY_VERIFY(!f.editor.isValid());
     QCOMPARE(f.editor.errorPointer(), QStringLiteral("/candidates/1/launches/0/block"));
     QVERIFY(f.editor.validationMessage().contains(QStringLiteral("1024")));
@@ -293,7 +294,7 @@ void TestTaskEditor::launchErrorShowsInLaunchPlanOfItsCandidate()
     QCOMPARE(cell.data().toString(), QStringLiteral("2048"));
     QVERIFY(cell.data(Qt::BackgroundRole).isValid());
     // Fixing it in the form's launch table.
-    QVERIFY(f.model(QStringLiteral("launchesTable"))->setData(cell, QStringLiteral("256"), Qt::EditRole));
+    QVERIFY(f.model(QStringLiteral("launchesTable"))->setData(cell, QStringLiteral("KF_BLOCK"), Qt::EditRole));
     QVERIFY(f.editor.isValid());
     COMPARE_JSON(f.editor.document(), readExample(QStringLiteral("vector_add")));
 }

@@ -428,7 +428,8 @@ void TestWorkspaceModel::createCandidateFromTemplateForATemplatedKernel()
     KF_VERIFY_OK(copy);
     auto task = kf::loadTask(fsp(dir));
     KF_VERIFY_OK(task);
-    QCOMPARE(qs(task->findCandidate("mine.cu")->launches.at(0).kernel), QString("softmax_block<512, 4>"));
+    QCOMPARE(qs(task->findCandidate("mine.cu")->launches.at(0).kernel), QString("softmax_block<KF_THREADS, KF_CACHE>"));
+    QCOMPARE(*task->findCandidate("mine.cu")->define("KF_THREADS"), std::string("512"));   // the plan's knobs come along
     QCOMPARE(qs(task->findCandidate("mine2.cu")->launches.at(0).kernel), QString("softmax_naive"));
 }
 
@@ -445,7 +446,8 @@ void TestWorkspaceModel::createCandidateAsACopy()
     KF_VERIFY_OK(task);
     const kf::Candidate* c = task->findCandidate("vec4_copy.cu");
     QVERIFY(c);
-    QCOMPARE(qs(c->launches.at(0).kernel), QString("vector_add_vec4<2>"));
+    QCOMPARE(qs(c->launches.at(0).kernel), QString("vector_add_vec4<KF_UNROLL>"));
+    QCOMPARE(*c->define("KF_UNROLL"), std::string("2"));
     QCOMPARE(qs(c->description), QString("copy of optimized.cu"));
 }
 
