@@ -95,6 +95,12 @@ std::vector<fs::path> programFolders(const std::string& program)
             out.push_back(p.parent_path().parent_path());
         out.push_back(p);   // the file itself, when its prefix is a folder that stays hidden
     }
+    // A venv reached through a link (a clone's .venv -> the venv its pins share under
+    // ~/.cache/kernelforge, packaging/setup.sh): the prefix where it really is. The interpreter's
+    // own link resolves past it, to the system Python the venv was made from.
+    const fs::path prefix = fs::absolute(exe, ec).parent_path().parent_path();
+    if (!prefix.empty())
+        out.push_back(fs::weakly_canonical(prefix, ec));
     return out;
 }
 
