@@ -95,13 +95,24 @@ std::vector<fs::path> programFolders(const std::string& program)
             out.push_back(p.parent_path().parent_path());
         out.push_back(p);   // the file itself, when its prefix is a folder that stays hidden
     }
-    // A venv reached through a link (a clone's .venv -> the venv its pins share under
-    // ~/.cache/kernelforge, packaging/setup.sh): the prefix where it really is. The interpreter's
-    // own link resolves past it, to the system Python the venv was made from.
-    const fs::path prefix = fs::absolute(exe, ec).parent_path().parent_path();
-    if (!prefix.empty())
-        out.push_back(fs::weakly_canonical(prefix, ec));
     return out;
+}
+
+// The program as the sandbox sees it: a venv reached through a link (a clone's .venv -> the venv
+// its pins share under ~/.cache/kernelforge, packaging/setup.sh) is named by its real folder,
+// which is what gets bound; the link itself may sit in a folder the sandbox empties (/tmp). The
+// interpreter's own link is kept, so Python still finds the venv's pyvenv.cfg.
+std::string programInRealPrefix(const std::string& program)
+{
+    if (program.find('/') == std::string::npos)
+        return program;
+    std::error_code ec;
+    const fs::path exe = fs::absolute(program, ec);
+    const fs::path prefix = exe.parent_path().parent_path();
+    if (prefix.empty())
+        return program;
+    const fs::path real = fs::weakly_canonical(prefix, ec);
+    return real == prefix ? program : (real / exe.lexically_relative(prefix)).string();
 }
 
 bool inAny(const fs::path& p, const std::vector<fs::path>& folders)
@@ -249,7 +260,8 @@ Result<ConfinedOutput> runConfined(const std::vector<std::string>& argv, const C
     std::vector<std::string> command = argv;
     if (sandboxed) {
         command = bwrapArguments(s, o, readable);
-        command.insert(command.end(), argv.begin(), argv.end());
+        command.push_back(programInRealPrefix(argv.front()));
+        command.insert(command.end(), argv.begin() + 1, argv.end());
     }
     const std::string marker = runMarker();
     if (!sandboxed)
