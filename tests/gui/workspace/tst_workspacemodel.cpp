@@ -429,7 +429,7 @@ void TestWorkspaceModel::createCandidateFromTemplateForATemplatedKernel()
     auto task = kf::loadTask(fsp(dir));
     KF_VERIFY_OK(task);
     QCOMPARE(qs(task->findCandidate("mine.cu")->launches.at(0).kernel), QString("softmax_block<KF_THREADS, KF_CACHE>"));
-    QCOMPARE(*task->findCandidate("mine.cu")->define("KF_THREADS"), std::string("512"));   // the plan's knobs come along
+    QCOMPARE(*task->findCandidate("mine.cu")->define("KF_THREADS"), std::string("256"));   // the plan's knobs come along
     QCOMPARE(qs(task->findCandidate("mine2.cu")->launches.at(0).kernel), QString("softmax_naive"));
 }
 
