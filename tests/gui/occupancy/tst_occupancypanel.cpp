@@ -334,7 +334,7 @@ private slots:
         child<QSpinBox>(panel, "blockSizeSpin")->setValue(512);
         // An edit lowers the register count; the plan is unchanged.
         panel.setKernels({kernel("_Z1kPf", 40)}, {launch("_Z1kPf", "k", 256)});
-        QCOMPARE(child<QSpinBox>(panel, "blockSizeSpin")->value(), 256);
+        QCOMPARE(child<QSpinBox>(panel, "blockSizeSpin")->value(), 512);
         QCOMPARE(child<QSpinBox>(panel, "registersSpin")->value(), 40);
         QCOMPARE(panel.occupancy(), 0.75); // 40 × 512 → 20480 each: 3 blocks of 16 warps
         // The plan itself changes its block size: the calculator follows the plan.
@@ -419,7 +419,7 @@ private slots:
         QCOMPARE(configs[0].blockThreads, 256);
         panel.setKernels(result->kernels, configs);
         QCOMPARE(child<QSpinBox>(panel, "registersSpin")->value(), analyses[0].resources->registers);
-        QCOMPARE(child<QSpinBox>(panel, "blockSizeSpin")->value(), 512);
+        QCOMPARE(child<QSpinBox>(panel, "blockSizeSpin")->value(), 256);
         QVERIFY(child<QComboBox>(panel, "kernelCombo")->currentText().contains(QStringLiteral("softmax_block<KF_THREADS, KF_CACHE>")));
         QCOMPARE(panel.occupancy(), analyses[0].occupancy->occupancy);
         const int row = panel.resourceModel()->rowOf(analyses[0].lowered);
