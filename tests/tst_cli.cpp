@@ -53,6 +53,18 @@ Run kforgeBounded(const QStringList& args, int seconds)
 }
 
 const QString kExamples = QString(KF_SOURCE_DIR) + "/resources/examples";
+
+/// A copy of example `name` in `tmp` (its files, not its folders); empty when a copy failed.
+QString copyExample(const QTemporaryDir& tmp, const QString& name)
+{
+    const QString task = tmp.filePath(name);
+    if (!QDir().mkpath(task))
+        return {};
+    for (const QString& f : QDir(kExamples + "/" + name).entryList(QDir::Files))
+        if (!QFile::copy(kExamples + "/" + name + "/" + f, task + "/" + f))
+            return {};
+    return task;
+}
 } // namespace
 
 class TestCli : public QObject {
@@ -391,10 +403,8 @@ void TestCli::generate()
     QFETCH(QString, stdoutHas);
     QFETCH(QString, stderrHas);
     QTemporaryDir tmp;
-    const QString task = tmp.filePath(example);
-    QVERIFY(QDir().mkpath(task));
-    for (const QString& f : QDir(kExamples + "/" + example).entryList(QDir::Files))
-        QVERIFY(QFile::copy(kExamples + "/" + example + "/" + f, task + "/" + f));
+    const QString task = copyExample(tmp, example);
+    QVERIFY(!task.isEmpty());
     QFile json(task + "/task.json");
     QVERIFY(json.open(QIODevice::ReadOnly));
     const QByteArray before = json.readAll();
@@ -446,10 +456,8 @@ void TestCli::tune()
     QFETCH(QString, stdoutHas);
     QFETCH(QString, stderrHas);
     QTemporaryDir tmp;
-    const QString task = tmp.filePath(example);
-    QVERIFY(QDir().mkpath(task));
-    for (const QString& f : QDir(kExamples + "/" + example).entryList(QDir::Files))
-        QVERIFY(QFile::copy(kExamples + "/" + example + "/" + f, task + "/" + f));
+    const QString task = copyExample(tmp, example);
+    QVERIFY(!task.isEmpty());
     Run r = kforge(QStringList{"tune", task} + extra);
     QVERIFY2(r.exitCode == exitCode, qPrintable(QString::number(r.exitCode) + ": " + r.err));
     QVERIFY2(r.out.contains(stdoutHas), qPrintable(r.out));
