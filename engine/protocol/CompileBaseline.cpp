@@ -101,6 +101,97 @@ void markCompileNotMeasured(Json& report, const std::string& reason)
     report["compile_baseline"] = {{"measured", false}, {"reason", reason}};
 }
 
+namespace {
+
+/// The harness's entry for a report shape, matched by its text ("label (B=7 D=4099) [set]").
+const HarnessShape* harnessShapeFor(const Json& shape, const HarnessResult& h)
+{
+    const ShapeId id = [&] {
+        try {
+            return ShapeId::read(Fields(shape, ""));
+        } catch (...) {
+            return ShapeId{};
+        }
+    }();
+    const std::string key = id.text(true);
+    const HarnessShape* hs = nullptr;
+    for (const HarnessShape& s : h.shapes)
+        if (s.label == key)
+            hs = &s;
+    return hs;
+}
+
+/// Each mode's compile time and median; `best` and `bestMode` the fastest measured one.
+Json modesJson(const HarnessShape& hs, std::optional<double>& best, std::string& bestMode)
+{
+    Json modes = Json::object();
+    for (const auto& [mode, m] : hs.modes) {
+        Json mj = {{"measured", m.measured}, {"reason", m.reason}};
+        if (m.compileS)
+            mj["compile_s"] = *m.compileS;
+        if (m.timing && m.timing->medianMs) {
+            mj["median_ms"] = *m.timing->medianMs;
+            mj["samples"] = m.timing->samples;
+            if (m.timing->medianRelSpread)
+                mj["median_rel_spread"] = *m.timing->medianRelSpread;
+        }
+        if (m.measured && m.timing && m.timing->medianMs && (!best || *m.timing->medianMs < *best)) {
+            best = *m.timing->medianMs;
+            bestMode = mode;
+        }
+        modes[mode] = std::move(mj);
+    }
+    return modes;
+}
+
+/// A shape's "compile" block; a measured speedup is added to `logSum` and counted in `timed`.
+Json shapeComparison(const Json& shape, const HarnessShape& hs, double& logSum, int& timed)
+{
+    Json c = {{"measured", false}, {"reason", hs.reason}, {"modes", Json::object()}, {"flags", hs.flags}};
+    std::optional<double> best;
+    std::string bestMode;
+    c["modes"] = modesJson(hs, best, bestMode);
+    const std::optional<double> eager = hs.eager ? hs.eager->medianMs : std::nullopt;
+    const std::optional<double> cand = hs.candidate ? hs.candidate->medianMs : std::nullopt;
+    if (eager)
+        c["eager_ms"] = *eager;
+    if (cand)
+        c["candidate_ms"] = *cand;
+    if (best) {
+        c["best_mode"] = bestMode;
+        c["best_ms"] = *best;
+    }
+    const double speedup = best && cand && *cand > 0 ? *best / *cand : 0.0;
+    if (hs.measured && std::isfinite(speedup) && speedup > 0) {
+        c["measured"] = true;
+        c["reason"] = "";
+        c["speedup"] = speedup;   // unrounded: a 1000x slower candidate is still a number
+        logSum += std::log(speedup);
+        ++timed;
+    } else if (c["reason"].get<std::string>().empty()) {
+        std::string why;
+        for (const auto& [mode, m] : hs.modes)
+            if (!m.measured)
+                why += (why.empty() ? "" : "; ") + mode + ": " + m.reason;
+        c["reason"] = why.empty() ? std::string("the harness timed no candidate") : why;
+    }
+    // The harness against the runner, side by side: how far to trust it (docs/benchmarks.md).
+    auto addGap = [&](const char* runnerKey, const char* side, const std::optional<double>& harness, const char* gapKey) {
+        const std::optional<double> gap = gapPct(harness, shape.contains(runnerKey) ? shape[runnerKey] : Json());
+        if (!gap)
+            return;
+        c[gapKey] = *gap;
+        if (std::abs(*gap) > kHarnessFidelityPct)
+            c["flags"].push_back(std::string("the torch.compile harness's ") + side + " median differs from the runner's by " +
+                                 formatNumber(*gap) + " %");
+    };
+    addGap("baseline", "eager", eager, "eager_gap_pct");
+    addGap("candidate", "candidate", cand, "candidate_gap_pct");
+    return c;
+}
+
+} // namespace
+
 void mergeCompileBaseline(Json& report, const HarnessResult& h)
 {
     if (!report.is_object())
@@ -116,82 +207,11 @@ void mergeCompileBaseline(Json& report, const HarnessResult& h)
                     {"harness", "kernelforge_baseline"}};
     double logSum = 0;
     int timed = 0;
-    if (report.contains("shapes") && report["shapes"].is_array()) {
-        for (Json& shape : report["shapes"]) {
-            if (!shape.is_object())
-                continue;
-            const ShapeId id = [&] {
-                try {
-                    return ShapeId::read(Fields(shape, ""));
-                } catch (...) {
-                    return ShapeId{};
-                }
-            }();
-            const std::string key = id.text(true);
-            const HarnessShape* hs = nullptr;
-            for (const HarnessShape& s : h.shapes)
-                if (s.label == key)
-                    hs = &s;
-            if (!hs)
-                continue;
-            Json c = {{"measured", false}, {"reason", hs->reason}, {"modes", Json::object()}, {"flags", hs->flags}};
-            std::optional<double> best;
-            std::string bestMode;
-            for (const auto& [mode, m] : hs->modes) {
-                Json mj = {{"measured", m.measured}, {"reason", m.reason}};
-                if (m.compileS)
-                    mj["compile_s"] = *m.compileS;
-                if (m.timing && m.timing->medianMs) {
-                    mj["median_ms"] = *m.timing->medianMs;
-                    mj["samples"] = m.timing->samples;
-                    if (m.timing->medianRelSpread)
-                        mj["median_rel_spread"] = *m.timing->medianRelSpread;
-                }
-                if (m.measured && m.timing && m.timing->medianMs && (!best || *m.timing->medianMs < *best)) {
-                    best = *m.timing->medianMs;
-                    bestMode = mode;
-                }
-                c["modes"][mode] = std::move(mj);
-            }
-            const std::optional<double> eager = hs->eager ? hs->eager->medianMs : std::nullopt;
-            const std::optional<double> cand = hs->candidate ? hs->candidate->medianMs : std::nullopt;
-            if (eager)
-                c["eager_ms"] = *eager;
-            if (cand)
-                c["candidate_ms"] = *cand;
-            if (best) {
-                c["best_mode"] = bestMode;
-                c["best_ms"] = *best;
-            }
-            const double speedup = best && cand && *cand > 0 ? *best / *cand : 0.0;
-            if (hs->measured && std::isfinite(speedup) && speedup > 0) {
-                c["measured"] = true;
-                c["reason"] = "";
-                c["speedup"] = speedup;   // unrounded: a 1000x slower candidate is still a number
-                logSum += std::log(speedup);
-                ++timed;
-            } else if (c["reason"].get<std::string>().empty()) {
-                std::string why;
-                for (const auto& [mode, m] : hs->modes)
-                    if (!m.measured)
-                        why += (why.empty() ? "" : "; ") + mode + ": " + m.reason;
-                c["reason"] = why.empty() ? std::string("the harness timed no candidate") : why;
-            }
-            // The harness against the runner, side by side: how far to trust it (docs/benchmarks.md).
-            auto addGap = [&](const char* runnerKey, const char* side, const std::optional<double>& harness, const char* gapKey) {
-                const std::optional<double> gap = gapPct(harness, shape.contains(runnerKey) ? shape[runnerKey] : Json());
-                if (!gap)
-                    return;
-                c[gapKey] = *gap;
-                if (std::abs(*gap) > kHarnessFidelityPct)
-                    c["flags"].push_back(std::string("the torch.compile harness's ") + side + " median differs from the runner's by " +
-                                         formatNumber(*gap) + " %");
-            };
-            addGap("baseline", "eager", eager, "eager_gap_pct");
-            addGap("candidate", "candidate", cand, "candidate_gap_pct");
-            shape["compile"] = std::move(c);
-        }
-    }
+    if (report.contains("shapes") && report["shapes"].is_array())
+        for (Json& shape : report["shapes"])
+            if (shape.is_object())
+                if (const HarnessShape* hs = harnessShapeFor(shape, h))
+                    shape["compile"] = shapeComparison(shape, *hs, logSum, timed);
     const double geomean = timed > 0 ? std::exp(logSum / timed) : 0.0;
     if (timed > 0 && std::isfinite(geomean) && geomean > 0) {
         summary["measured"] = true;
