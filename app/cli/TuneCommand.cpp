@@ -207,12 +207,12 @@ int runTune(const TuneArgs& a)
     if (const tune::PointResult* w = outcome->best(); w && !outcome->cancelled) {
         std::cout << (a.json ? "" : "  winner: " + w->point.label() + ", " + ms(w->finalMs) + " ms geomean\n");
         if (!a.noWrite) {
-            const std::string newFile = tune::tunedFileName(*task, *file);
-            auto written = tune::writeBack(*task, *file, w->point, newFile, tune::winnerDescription(*outcome, *w, "kforge tune"));
+            auto written = tune::writeBack(*task, *file, w->point, tune::winnerDescription(*outcome, *w, "kforge tune"));
             if (!written) {
                 std::cerr << "kforge tune: " << written.error().message() << '\n';
                 return kExitUsage;
             }
+            const std::string newFile = written->filename().string();
             document["written"] = newFile;
             if (!a.json)
                 std::cout << "  written as " << written->string() << "; its verify and bench:\n";

@@ -207,5 +207,8 @@ Result<Task> parseTask(const nlohmann::json& j, const std::string& origin,
                        const std::filesystem::path& directory = {});
 /// Canonical JSON (round-trips through parseTask).
 nlohmann::json taskToJson(const Task& t);
+/// A macro value ("256", "0.5", "__half") as task.json writes a value to try: a number stays a
+/// number, anything else is a string.
+nlohmann::json macroValueJson(const std::string& text);
 
 } // namespace kf

@@ -150,22 +150,13 @@ Json launchJson(const Launch& l)
     return lj;
 }
 
-/// A value to try as task.json wrote it: a number stays a number.
-Json tuneValueJson(const std::string& text)
-{
-    Json parsed = Json::parse(text, nullptr, false);
-    if (!parsed.is_discarded() && (parsed.is_number() || parsed.is_boolean()) && parsed.dump() == text)
-        return parsed;
-    return text;
-}
-
 Json tuneJson(const TuneSpace& t)
 {
     Json space = Json::object();
     for (const auto& [name, values] : t.params) {
         Json list = Json::array();
         for (const auto& v : values)
-            list.push_back(tuneValueJson(v));
+            list.push_back(macroValueJson(v));
         space[name] = list;
     }
     Json out = {{"space", space}};
@@ -201,6 +192,14 @@ Json candidateJson(const Candidate& c)
 }
 
 } // namespace
+
+Json macroValueJson(const std::string& text)
+{
+    Json parsed = Json::parse(text, nullptr, false);
+    if (!parsed.is_discarded() && (parsed.is_number() || parsed.is_boolean()) && parsed.dump() == text)
+        return parsed;
+    return text;
+}
 
 Json taskToJson(const Task& t)
 {

@@ -138,4 +138,9 @@ Result<fs::path> writeBack(const Task& task, const std::string& file, const Poin
                            "remove or rename " + newFile + ", or tune again");
 }
 
+Result<fs::path> writeBack(const Task& task, const std::string& file, const Point& point, const std::string& description)
+{
+    return writeBack(task, file, point, tunedFileName(task, file), description);
+}
+
 } // namespace kf::tune

@@ -15,10 +15,8 @@ std::string Point::label() const
 nlohmann::json Point::toJson() const
 {
     nlohmann::json j = nlohmann::json::object();
-    for (const auto& [name, value] : values) {
-        nlohmann::json parsed = nlohmann::json::parse(value, nullptr, false);
-        j[name] = (!parsed.is_discarded() && parsed.is_number() && parsed.dump() == value) ? parsed : nlohmann::json(value);
-    }
+    for (const auto& [name, value] : values)
+        j[name] = macroValueJson(value);
     return j;
 }
 
@@ -72,10 +70,7 @@ std::string candidatePointer(const Task& task, const Candidate& candidate)
 /// Whether `point` meets every condition; an Error names the condition that cannot be evaluated.
 Result<bool> admitted(const Task& task, const Candidate& candidate, const Point& point)
 {
-    const Candidate c = withPoint(candidate, point);
-    Env env = c.constants();
-    for (const auto& [k, v] : task.parameters)
-        env[k] = v;
+    const Env env = task.environment(withPoint(candidate, point), ShapeBinding{});
     for (const Expr& w : candidate.tune.where) {
         auto v = w.eval(env);
         if (!v)

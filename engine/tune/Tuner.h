@@ -142,5 +142,8 @@ std::string tunedFileName(const Task& task, const std::string& file);
 /// validated and replaced atomically (appendCandidate). Returns the new file's path.
 Result<std::filesystem::path> writeBack(const Task& task, const std::string& file, const Point& point,
                                         const std::string& newFile, const std::string& description);
+/// The same under the first free name, tunedFileName(task, file).
+Result<std::filesystem::path> writeBack(const Task& task, const std::string& file, const Point& point,
+                                        const std::string& description);
 
 } // namespace kf::tune

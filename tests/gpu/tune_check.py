@@ -76,7 +76,7 @@ def check_task(c, a, src, work, rows):
     for i, s in enumerate((bench or {}).get("shapes", [])):
         comp = s.get("compile") or {}
         rows.append({"task": name, "shape": s.get("label") or json.dumps(s.get("shape")),
-                     "start": start["label"], "start_ms": (start.get("shape_ms") or [None] * 99)[i] if start.get("shape_ms") else None,
+                     "start": start["label"], "start_ms": (start.get("shape_ms") or [None] * (i + 1))[i],
                      "winner": win["label"] if win else None, "tuned_ms": s["candidate"].get("median_ms"),
                      "eager_ms": s["baseline"].get("median_ms"), "vs_eager": s.get("speedup"),
                      "compile_ms": comp.get("best_ms"), "vs_compile": comp.get("speedup"), "compile_mode": comp.get("best_mode"),

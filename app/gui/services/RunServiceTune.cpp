@@ -73,9 +73,8 @@ void RunService::tuneOnWorker(quint64 id, const Task& task, const std::string& f
     std::string written;
     std::optional<Error> writeError;
     if (winner && !outcome->cancelled && request.writeBack) {
-        const std::string name = tune::tunedFileName(task, file);
-        if (auto w = tune::writeBack(task, file, winner->point, name, tune::winnerDescription(*outcome, *winner, "Run ▸ Tune")))
-            written = name;
+        if (auto w = tune::writeBack(task, file, winner->point, tune::winnerDescription(*outcome, *winner, "Run ▸ Tune")))
+            written = w->filename().string();
         else
             writeError = w.error();
     }

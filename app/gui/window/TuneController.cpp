@@ -137,14 +137,13 @@ void TuneController::openPoint(const tune::Point& point)
             QMessageBox::warning(m_dialog, tr("Open as Candidate"), qs(task.error().message()));
             return;
         }
-        const std::string name = tune::tunedFileName(*task, m_file.toStdString());
-        auto written = tune::writeBack(*task, m_file.toStdString(), point, name,
+        auto written = tune::writeBack(*task, m_file.toStdString(), point,
                                        "point " + point.label() + " of " + m_file.toStdString() + "'s tune space, opened from Run ▸ Tune");
         if (!written) {
             QMessageBox::warning(m_dialog, tr("Open as Candidate"), qs(written.error().message()));
             return;
         }
-        file = qs(name);
+        file = qs(written->filename().string());
         m_window->workspace()->reload(m_taskDir);
     }
     m_window->openFile(QDir(m_taskDir).filePath(file));
