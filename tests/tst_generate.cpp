@@ -14,6 +14,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -451,8 +453,12 @@ void TestGenerate::corners()
     QFETCH(QString, outputs);
     QFETCH(QString, tape);
     QFETCH(QString, expect);
-    QTemporaryDir dir;
-    const fs::path d = dir.path().toStdString();
+    // A folder of its own per row outside the clone, the same on every run: the source file's
+    // path is part of the compile cache's key, so a temporary folder would compile every row again.
+    std::string tag = QTest::currentDataTag();
+    std::replace_if(tag.begin(), tag.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+    const fs::path d = fs::path(KF_TEST_CACHE_DIR) / "generate-corners" / tag;
+    fs::create_directories(d);
     Json t = {{"schema_version", 1}, {"name", "row"}, {"architectures", {"sm_90"}},
               {"symbols", {{"B", {{"min", 1}, {"max", 64}}}, {"D", {{"min", 1}, {"max", 4096}}}, {"N", {{"min", 1}, {"max", 64}}}}},
               {"inputs", Json::parse(inputs.toStdString())},
