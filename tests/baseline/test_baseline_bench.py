@@ -4,6 +4,8 @@ the float64 result as the runner checks (test_baseline_judge.py), and timed besi
 the runner's sampling rule; every way it cannot be measured is said, never skipped. The candidate side needs CUDA and is proven by gpu.baseline.compile.
 """
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -15,6 +17,7 @@ import torch
 
 import kernelforge_baseline
 from kernelforge_baseline import _bench, _judge
+from kernelforge_baseline import __main__ as kernelforge_main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FUSED = os.path.join(ROOT, "resources", "examples", "fused_add_rms_norm_fp16")
@@ -148,14 +151,18 @@ class Bench(unittest.TestCase):
         self.assertIn("returned 0 outputs, eager 1", count["why"])
 
     def test_cli(self):
-        run = [sys.executable, "-m", "kernelforge_baseline", "bench", "--task", FUSED, "--device", "cpu", "--quiet"]
+        args = ["bench", "--task", FUSED, "--device", "cpu", "--quiet"]
+        run = [sys.executable, "-m", "kernelforge_baseline"] + args
         r = subprocess.run(run + ["--shape", "nope"], capture_output=True, text=True, timeout=300)
         self.assertEqual(r.returncode, 2)
         self.assertIn("cannot read the spec: the task has no shape labelled 'nope'", r.stderr)
-        r = subprocess.run(run + ["--shape", "primes", "--mode", "default", "--json"], capture_output=True, text=True,
-                           timeout=600)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        result = json.loads(r.stdout)
+        # The measured run in this process: a new Python would spend ~30 s on Inductor's CPU
+        # checks before its first compile; the process boundary is proven by the runs around it.
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = kernelforge_main.main(args + ["--shape", "primes", "--mode", "default", "--json"])
+        self.assertEqual(code, 0)
+        result = json.loads(out.getvalue())
         self.assertEqual(result["modes"], ["default"])
         self.assertTrue(result["shapes"][0]["compiled"]["default"]["measured"])
         r = subprocess.run([sys.executable, "-m", "kernelforge_baseline", "bench"], capture_output=True, text=True)
