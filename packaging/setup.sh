@@ -36,6 +36,7 @@ quietly() {
 # --- 1. system packages ------------------------------------------------------------------------
 apt_packages=(
   build-essential cmake ninja-build ccache
+  lld                     # the linker (cmake/KfCompilerSetup.cmake): most of a warm build is linking
   qt6-base-dev qt6-charts-dev qt6-tools-dev
   libqt6opengl6-dev       # Qt6Charts' CMake package needs Qt6OpenGL(Widgets); only "recommended"
   libqscintilla2-qt6-dev libxkbcommon-dev
