@@ -62,55 +62,61 @@ void Runner::start()
 {
     m_testHooks = envFlag("KF_RUNNER_TEST_HOOKS");
     m_torchVersion = TorchBridge::torchVersion();
-
     // The driver first, and the primary context current before LibTorch touches CUDA, so the
     // runtime adopts our context instead of racing us to create state.
-    auto bringUp = [&]() -> std::optional<GpuContext> {
-        if (envFlag("KF_RUNNER_FORCE_CPU")) {
-            m_deviceError = "no CUDA device: CPU mode forced by KF_RUNNER_FORCE_CPU=1";
-            return std::nullopt;
-        }
-        const auto& driver = CudaDriver::get();
-        if (!driver) {
-            m_deviceError = "no CUDA driver: " + oneLine(driver.error().why);
-            return std::nullopt;
-        }
-        if (const CUresult r = KF_CU(cuInit, 0); r != CUDA_SUCCESS) {
-            m_deviceError = r == CUDA_ERROR_NO_DEVICE ? "no CUDA device" : "no CUDA driver: " + cuFailure(r, "cuInit");
-            return std::nullopt;
-        }
-        (void)KF_CU(cuDriverGetVersion, &m_driverApi);
-        int count = 0;
-        if (const CUresult r = KF_CU(cuDeviceGetCount, &count); r != CUDA_SUCCESS || count < 1) {
-            m_deviceError = r == CUDA_SUCCESS ? "no CUDA device" : "no CUDA device: " + cuFailure(r, "cuDeviceGetCount");
-            return std::nullopt;
-        }
-        m_devices = listVisibleDevices();
-        // Device 0 of what CUDA_VISIBLE_DEVICES exposes: LibTorch's default device too.
-        GpuContext gpu;
-        if (const CUresult r = KF_CU(cuDeviceGet, &gpu.device, 0); r != CUDA_SUCCESS) {
-            m_deviceError = "no CUDA device: " + cuFailure(r, "cuDeviceGet");
-            return std::nullopt;
-        }
-        auto info = queryDevice(gpu.device, 0);
-        if (!info) {
-            m_deviceError = "no CUDA device: " + info.error().why;
-            return std::nullopt;
-        }
-        gpu.info = std::move(info.value());
-        auto ctx = PrimaryContext::retain(gpu.device);
-        if (!ctx) {
-            // A full GPU is not a missing one: say so, with what NVML says is free.
-            m_deviceErrorKind = ctx.error().kind;
-            m_deviceError = ctx.error().kind == kGpuOutOfMemory ? outOfMemorySentence(memoryUseFromNvml(gpu.device))
-                                                                 : "no CUDA device: " + ctx.error().why;
-            return std::nullopt;
-        }
-        gpu.context = std::move(ctx.value());
-        return gpu;
-    };
-    m_gpu = bringUp();
+    m_gpu = bringUpGpu();
+    startTorch();
+    m_channel.send(hello().toJson());
+}
 
+std::optional<GpuContext> Runner::bringUpGpu()
+{
+    if (envFlag("KF_RUNNER_FORCE_CPU")) {
+        m_deviceError = "no CUDA device: CPU mode forced by KF_RUNNER_FORCE_CPU=1";
+        return std::nullopt;
+    }
+    const auto& driver = CudaDriver::get();
+    if (!driver) {
+        m_deviceError = "no CUDA driver: " + oneLine(driver.error().why);
+        return std::nullopt;
+    }
+    if (const CUresult r = KF_CU(cuInit, 0); r != CUDA_SUCCESS) {
+        m_deviceError = r == CUDA_ERROR_NO_DEVICE ? "no CUDA device" : "no CUDA driver: " + cuFailure(r, "cuInit");
+        return std::nullopt;
+    }
+    (void)KF_CU(cuDriverGetVersion, &m_driverApi);
+    int count = 0;
+    if (const CUresult r = KF_CU(cuDeviceGetCount, &count); r != CUDA_SUCCESS || count < 1) {
+        m_deviceError = r == CUDA_SUCCESS ? "no CUDA device" : "no CUDA device: " + cuFailure(r, "cuDeviceGetCount");
+        return std::nullopt;
+    }
+    m_devices = listVisibleDevices();
+    // Device 0 of what CUDA_VISIBLE_DEVICES exposes: LibTorch's default device too.
+    GpuContext gpu;
+    if (const CUresult r = KF_CU(cuDeviceGet, &gpu.device, 0); r != CUDA_SUCCESS) {
+        m_deviceError = "no CUDA device: " + cuFailure(r, "cuDeviceGet");
+        return std::nullopt;
+    }
+    auto info = queryDevice(gpu.device, 0);
+    if (!info) {
+        m_deviceError = "no CUDA device: " + info.error().why;
+        return std::nullopt;
+    }
+    gpu.info = std::move(info.value());
+    auto ctx = PrimaryContext::retain(gpu.device);
+    if (!ctx) {
+        // A full GPU is not a missing one: say so, with what NVML says is free.
+        m_deviceErrorKind = ctx.error().kind;
+        m_deviceError = ctx.error().kind == kGpuOutOfMemory ? outOfMemorySentence(memoryUseFromNvml(gpu.device))
+                                                             : "no CUDA device: " + ctx.error().why;
+        return std::nullopt;
+    }
+    gpu.context = std::move(ctx.value());
+    return gpu;
+}
+
+void Runner::startTorch()
+{
     if (m_gpu) {
         auto torch = TorchBridge::init(true);
         Result<void> current = torch ? m_gpu->context.makeCurrent() : Result<void>(torch.error());
@@ -132,7 +138,10 @@ void Runner::start()
     if (!m_gpu)
         if (auto r = TorchBridge::init(false); !r)
             std::fprintf(stderr, "kforge-runner: LibTorch did not initialise in CPU mode: %s\n", r.error().message().c_str());
+}
 
+protocol::Hello Runner::hello() const
+{
     protocol::Hello hello;
     if (m_gpu) {
         hello.device = m_gpu->info.summary();
@@ -152,7 +161,7 @@ void Runner::start()
         hello.signingKeyId = key->id;
     hello.sanitizer = sanitizerTool();
     hello.devices = m_devices;
-    m_channel.send(hello.toJson());
+    return hello;
 }
 
 int Runner::serve(std::istream& in)
@@ -216,16 +225,8 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
     }
     // Staged files first (a client that does not share this host's files): the request then
     // reads like a local one, with folders of this runner's own.
-    std::vector<std::filesystem::path> folders;
-    struct RemoveFolders {
-        std::vector<std::filesystem::path>& folders;
-        ~RemoveFolders()
-        {
-            for (const auto& f : folders)
-                removeTree(f);
-        }
-    } removeFolders{folders};
-    auto local = localise(json, folders);
+    RequestFolders folders;
+    auto local = localise(json, folders.paths);
     if (!local) {
         m_channel.error(id, local.error(), false);
         return std::nullopt;
@@ -236,53 +237,82 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
         return std::nullopt;
     }
     request->id = id;
-    // A streamed dump is written here first, then sent; the report names the client's folder.
-    std::string clientDumpDir;
-    std::filesystem::path streamDir;
-    if (request->dump && request->dump->stream) {
-        auto base = m_files.privateDir();
-        if (!base) {
-            m_channel.error(id, base.error(), false);
-            return std::nullopt;
-        }
-        streamDir = base.value() / ("dump-" + std::to_string(id));
-        removeTree(streamDir);
-        folders.push_back(streamDir);
-        clientDumpDir = request->dump->dir;
-        request->dump->dir = streamDir.string();
+    auto dump = streamDumpHere(request.value(), id, folders);
+    if (!dump) {
+        m_channel.error(id, dump.error(), false);
+        return std::nullopt;
     }
-    const SoftwareVersions versions{m_torchVersion, request->nvrtcVersion};
     m_channel.beginRequest(id);
     struct EndBeats {
         Channel& channel;
         ~EndBeats() { channel.endRequest(); }
     } endBeats{m_channel};
-    Result<nlohmann::json> report = Error{};
+    auto report = runPlanned(type, request.value(), local.value());
+    exitIfContextLost(id, report);
+    if (report && !dump->dir.empty())
+        report = sendStreamedDump(std::move(report.value()), dump.value(), id);
+    if (!report) {
+        m_channel.error(id, report.error(), false);
+        return std::nullopt;
+    }
+    sign(report.value(), request->task.directory);
+    m_channel.send({{"type", "report"}, {"id", id}, {"report", std::move(report.value())}});
+    return std::nullopt;
+}
+
+Result<Runner::StreamedDump> Runner::streamDumpHere(RunPlan& request, std::int64_t id, RequestFolders& folders)
+{
+    // A streamed dump is written here first, then sent; the report names the client's folder.
+    StreamedDump dump;
+    if (!request.dump || !request.dump->stream)
+        return dump;
+    auto base = m_files.privateDir();
+    if (!base)
+        return base.error();
+    dump.dir = base.value() / ("dump-" + std::to_string(id));
+    removeTree(dump.dir);
+    folders.paths.push_back(dump.dir);
+    dump.clientDir = request.dump->dir;
+    request.dump->dir = dump.dir.string();
+    return dump;
+}
+
+Result<nlohmann::json> Runner::runPlanned(const std::string& type, const RunPlan& request, const nlohmann::json& local)
+{
+    const SoftwareVersions versions{m_torchVersion, request.nvrtcVersion};
     try {
         if (type == "verify") {
-            report = Verifier(m_channel, *m_gpu, request.value(), versions).run();
-            // compute-sanitizer after a verification that ran (a lost context is handled below).
-            // Every verify report says whether the tools ran and whether this host has them:
-            // the sanitizer gate tells "not asked for" from "not there" by it.
-            if (report) {
-                const bool ran = report->value("verdict", std::string()) != protocol::verdictName(protocol::Verdict::Error);
-                if (request->sanitize && ran && !stickyError())
-                    addSanitizerSection(report.value(), runSanitizer(m_channel, request.value(), local.value()));
-                else if (request->sanitize)
-                    addSanitizerSection(report.value(), sectionNotRun(true, ran ? "the verification lost its CUDA context"
-                                                                                : "the verification ended in an error"));
-                else
-                    addSanitizerSection(report.value(), sectionNotRun(false));
-            }
+            auto report = Verifier(m_channel, *m_gpu, request, versions).run();
+            if (report)
+                addSanitizer(report.value(), request, local);
+            return report;
         }
-        else if (type == "bench")
-            report = Bencher(m_channel, *m_gpu, request.value(), versions).run();
-        else
-            report = Profiler(m_channel, *m_gpu, request.value(), versions).run();
+        if (type == "bench")
+            return Bencher(m_channel, *m_gpu, request, versions).run();
+        return Profiler(m_channel, *m_gpu, request, versions).run();
     } catch (const std::exception& e) {
         // A bug of ours must not take the runner down with a request half answered.
-        report = Error::failed("run " + type, std::string("internal error: ") + e.what(), "report this as a KernelForge bug");
+        return Error::failed("run " + type, std::string("internal error: ") + e.what(), "report this as a KernelForge bug");
     }
+}
+
+void Runner::addSanitizer(nlohmann::json& report, const RunPlan& request, const nlohmann::json& local)
+{
+    // compute-sanitizer after a verification that ran (a lost context is handled after the run).
+    // Every verify report says whether the tools ran and whether this host has them: the
+    // sanitizer gate tells "not asked for" from "not there" by it.
+    const bool ran = report.value("verdict", std::string()) != protocol::verdictName(protocol::Verdict::Error);
+    if (request.sanitize && ran && !stickyError())
+        addSanitizerSection(report, runSanitizer(m_channel, request, local));
+    else if (request.sanitize)
+        addSanitizerSection(report, sectionNotRun(true, ran ? "the verification lost its CUDA context"
+                                                            : "the verification ended in an error"));
+    else
+        addSanitizerSection(report, sectionNotRun(false));
+}
+
+void Runner::exitIfContextLost(std::int64_t id, const Result<nlohmann::json>& report)
+{
     // LibTorch may have met a sticky error first (its own synchronise): ask the context itself.
     noteResult(KF_CU(cuCtxSynchronize));
     if (auto sticky = stickyError()) {
@@ -292,22 +322,16 @@ std::optional<int> Runner::handleRun(const nlohmann::json& json, std::int64_t id
         e.why += e.why.find(cuResultName(*sticky)) == std::string::npos ? " (" + cuResultName(*sticky) + ")" : "";
         exitFatal(id, e);
     }
-    if (!report) {
-        m_channel.error(id, report.error(), false);
-        return std::nullopt;
-    }
-    if (!streamDir.empty()) {
-        report.value()["dump_dir"] = clientDumpDir;
-        std::error_code ec;
-        if (std::filesystem::is_directory(streamDir, ec))
-            if (auto sent = streamFolder(m_channel, id, streamDir); !sent) {
-                m_channel.error(id, sent.error(), false);
-                return std::nullopt;
-            }
-    }
-    sign(report.value(), request->task.directory);
-    m_channel.send({{"type", "report"}, {"id", id}, {"report", std::move(report.value())}});
-    return std::nullopt;
+}
+
+Result<nlohmann::json> Runner::sendStreamedDump(nlohmann::json report, const StreamedDump& dump, std::int64_t id)
+{
+    report["dump_dir"] = dump.clientDir;
+    std::error_code ec;
+    if (std::filesystem::is_directory(dump.dir, ec))
+        if (auto sent = streamFolder(m_channel, id, dump.dir); !sent)
+            return sent.error();
+    return report;
 }
 
 void Runner::sign(nlohmann::json& report, const std::filesystem::path& taskDirectory)
@@ -340,17 +364,8 @@ std::optional<int> Runner::handleTestHook(const std::string& type, const nlohman
         std::raise(SIGSEGV);
         return 139;
     }
-    if (type == "test_hang") {
-        std::int64_t timeout = 1000;
-        for (const char* key : {"timeout_ms", "launch_timeout_ms"})
-            if (auto it = request.find(key); it != request.end() && it->is_number()) {
-                timeout = it->get<std::int64_t>();
-                break;
-            }
-        m_channel.launchBegin(id, "test_hang: a launch that never ends", timeout);
-        for (;;)
-            ::pause();
-    }
+    if (type == "test_hang")
+        testHang(request, id);
     if (type == "test_stuck") {
         // The main thread blocks for good while the heartbeat thread keeps beating: a driver
         // call that never returns.
@@ -360,64 +375,72 @@ std::optional<int> Runner::handleTestHook(const std::string& type, const nlohman
     }
     if (type == "test_fatal")
         exitFatal(id, Error::failed("run test_fatal", "a simulated sticky CUDA error (CUDA_ERROR_ILLEGAL_ADDRESS) requested by a test"));
-    if (type == "test_garbage") {
+    if (type == "test_garbage")
         m_channel.sendRaw("this line is not JSON {");
-        return std::nullopt;
-    }
-    if (type == "test_prepared_run") {
+    else if (type == "test_prepared_run")
         testPreparedRun(request, id);
-        return std::nullopt;
-    }
-    if (type == "test_dump_stream") {
-        // Files of the given sizes (byte j is j % 251) streamed as a dump is: the transport of
-        // streamed dumps, testable without a GPU.
-        auto base = m_files.privateDir();
-        if (!base) {
-            m_channel.error(id, base.error(), false);
-            return std::nullopt;
-        }
-        const std::filesystem::path dir = base.value() / ("dump-" + std::to_string(id));
-        struct Remove {
-            std::filesystem::path dir;
-            ~Remove() { removeTree(dir); }
-        } remove{dir};
-        if (auto files = request.find("files"); files != request.end() && files->is_object())
-            for (auto it = files->begin(); it != files->end(); ++it) {
-                if (!protocol::pathProblem(it.key()).empty() || !it.value().is_number_integer())
-                    continue;
-                std::string bytes(static_cast<std::size_t>(std::max<std::int64_t>(0, it.value().get<std::int64_t>())), '\0');
-                for (std::size_t j = 0; j < bytes.size(); ++j)
-                    bytes[j] = static_cast<char>(j % 251);
-                if (auto w = writeFileAtomic(dir / it.key(), bytes); !w) {
-                    m_channel.error(id, w.error(), false);
-                    return std::nullopt;
-                }
-            }
-        auto sent = streamFolder(m_channel, id, dir);
-        if (!sent) {
-            m_channel.error(id, sent.error(), false);
-            return std::nullopt;
-        }
-        m_channel.send({{"type", "report"}, {"id", id}, {"report", {{"bytes", sent.value()}}}});
-        return std::nullopt;
-    }
-    if (type == "test_send") {
-        // The given messages as they are (with this request's id), then an empty report: what a
-        // runner that misbehaves would send.
-        if (auto messages = request.find("messages"); messages != request.end() && messages->is_array())
-            for (nlohmann::json m : *messages) {
-                if (!m.is_object())
-                    continue;
-                m["id"] = id;
-                m_channel.send(m);
-            }
-        m_channel.send({{"type", "report"}, {"id", id}, {"report", nlohmann::json::object()}});
-        return std::nullopt;
-    }
-    m_channel.error(id, Error::failed("handle a \"" + type + "\" request", "unknown test hook \"" + type + "\"", "test_crash, test_hang, test_stuck, test_fatal, test_garbage, test_prepared_run, "
-                              "test_dump_stream or test_send"),
-                    false);
+    else if (type == "test_dump_stream")
+        testDumpStream(request, id);
+    else if (type == "test_send")
+        testSend(request, id);
+    else
+        m_channel.error(id, Error::failed("handle a \"" + type + "\" request", "unknown test hook \"" + type + "\"", "test_crash, test_hang, test_stuck, test_fatal, test_garbage, test_prepared_run, "
+                                  "test_dump_stream or test_send"),
+                        false);
     return std::nullopt;
+}
+
+void Runner::testHang(const nlohmann::json& request, std::int64_t id)
+{
+    std::int64_t timeout = 1000;
+    for (const char* key : {"timeout_ms", "launch_timeout_ms"})
+        if (auto it = request.find(key); it != request.end() && it->is_number()) {
+            timeout = it->get<std::int64_t>();
+            break;
+        }
+    m_channel.launchBegin(id, "test_hang: a launch that never ends", timeout);
+    for (;;)
+        ::pause();
+}
+
+void Runner::testDumpStream(const nlohmann::json& request, std::int64_t id)
+{
+    // Files of the given sizes (byte j is j % 251) streamed as a dump is: the transport of
+    // streamed dumps, testable without a GPU.
+    auto base = m_files.privateDir();
+    if (!base)
+        return m_channel.error(id, base.error(), false);
+    RequestFolders folders;
+    const std::filesystem::path dir = base.value() / ("dump-" + std::to_string(id));
+    folders.paths.push_back(dir);
+    if (auto files = request.find("files"); files != request.end() && files->is_object())
+        for (auto it = files->begin(); it != files->end(); ++it) {
+            if (!protocol::pathProblem(it.key()).empty() || !it.value().is_number_integer())
+                continue;
+            std::string bytes(static_cast<std::size_t>(std::max<std::int64_t>(0, it.value().get<std::int64_t>())), '\0');
+            for (std::size_t j = 0; j < bytes.size(); ++j)
+                bytes[j] = static_cast<char>(j % 251);
+            if (auto w = writeFileAtomic(dir / it.key(), bytes); !w)
+                return m_channel.error(id, w.error(), false);
+        }
+    auto sent = streamFolder(m_channel, id, dir);
+    if (!sent)
+        return m_channel.error(id, sent.error(), false);
+    m_channel.send({{"type", "report"}, {"id", id}, {"report", {{"bytes", sent.value()}}}});
+}
+
+void Runner::testSend(const nlohmann::json& request, std::int64_t id)
+{
+    // The given messages as they are (with this request's id), then an empty report: what a
+    // runner that misbehaves would send.
+    if (auto messages = request.find("messages"); messages != request.end() && messages->is_array())
+        for (nlohmann::json m : *messages) {
+            if (!m.is_object())
+                continue;
+            m["id"] = id;
+            m_channel.send(m);
+        }
+    m_channel.send({{"type", "report"}, {"id", id}, {"report", nlohmann::json::object()}});
 }
 
 void Runner::exitFatal(std::int64_t id, const Error& e)

@@ -13,8 +13,15 @@
 #include <istream>
 #include <optional>
 #include <string>
+#include <vector>
+
+namespace kf::protocol {
+struct Hello;
+}
 
 namespace kf::device {
+
+struct RunPlan;
 
 class Runner {
 public:
@@ -29,10 +36,42 @@ public:
     int serve(std::istream& in);
 
 private:
+    /// Folders a request made (staged files, a streamed dump), removed when it ends.
+    struct RequestFolders {
+        std::vector<std::filesystem::path> paths;
+        RequestFolders() = default;
+        RequestFolders(const RequestFolders&) = delete;
+        RequestFolders& operator=(const RequestFolders&) = delete;
+        ~RequestFolders();
+    };
+    /// A dump streamed back to the client: written first in `dir` on this runner; the report
+    /// names the client's folder.
+    struct StreamedDump {
+        std::filesystem::path dir;   ///< empty: the dump is not streamed
+        std::string clientDir;
+    };
+
+    // Start-up: the GPU (or why there is none, in m_deviceError), then LibTorch, then hello.
+    std::optional<GpuContext> bringUpGpu();
+    void startTorch();
+    protocol::Hello hello() const;
+
     /// Handles one parsed request; returns an exit status when the process must end.
     std::optional<int> handle(const nlohmann::json& request);
     std::optional<int> handleRun(const nlohmann::json& request, std::int64_t id);
+    // handleRun's steps: where a streamed dump goes (`request` then writes there), the run itself,
+    // the end of the process when the run lost the CUDA context, and the dump sent back.
+    Result<StreamedDump> streamDumpHere(RunPlan& request, std::int64_t id, RequestFolders& folders);
+    Result<nlohmann::json> runPlanned(const std::string& type, const RunPlan& request, const nlohmann::json& local);
+    /// A verify report's sanitizer section: the tools' findings, or why they did not run.
+    void addSanitizer(nlohmann::json& report, const RunPlan& request, const nlohmann::json& local);
+    void exitIfContextLost(std::int64_t id, const Result<nlohmann::json>& report);
+    Result<nlohmann::json> sendStreamedDump(nlohmann::json report, const StreamedDump& dump, std::int64_t id);
+
     std::optional<int> handleTestHook(const std::string& type, const nlohmann::json& request, std::int64_t id);
+    [[noreturn]] void testHang(const nlohmann::json& request, std::int64_t id);
+    void testDumpStream(const nlohmann::json& request, std::int64_t id);
+    void testSend(const nlohmann::json& request, std::int64_t id);
     /// have_files and put_file (staging, docs/runner-protocol.md "Files").
     void handleFiles(const std::string& type, const nlohmann::json& request, std::int64_t id);
     /// A request whose files were staged, made local: task_files and inputs_files replaced by

@@ -85,87 +85,111 @@ Result<nlohmann::json> Runner::localise(const nlohmann::json& request, std::vect
     return local;
 }
 
-void Runner::testPreparedRun(const nlohmann::json& request, std::int64_t id)
+Runner::RequestFolders::~RequestFolders()
 {
-    auto fail = [&](const Error& e) { m_channel.error(id, e, false); };
-    const auto inner = request.find("request");
-    if (inner == request.end() || !inner->is_object())
-        return fail(Error::inFile("request", "/request", "run test_prepared_run", "give the run request under \"request\""));
-    std::vector<fs::path> folders;
-    struct RemoveFolders {
-        std::vector<fs::path>& folders;
-        ~RemoveFolders()
-        {
-            for (const auto& f : folders)
-                removeTree(f);
-        }
-    } removeFolders{folders};
-    auto local = localise(*inner, folders);
-    if (!local)
-        return fail(local.error());
-    auto plan = planRun(local.value());
-    if (!plan)
-        return fail(plan.error());
-    const Task& task = plan->task;
+    for (const auto& f : paths)
+        removeTree(f);
+}
 
-    // Every file of the task folder as this runner reads it.
+namespace {
+
+// Every file of a folder as this runner reads it: its relative path -> its SHA-256.
+nlohmann::json filesAsRead(const fs::path& folder)
+{
     nlohmann::json files = nlohmann::json::object();
     std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(task.directory, ec); !ec && it != fs::recursive_directory_iterator();
+    for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::recursive_directory_iterator();
          it.increment(ec)) {
         std::error_code fileEc;
         if (it->symlink_status(fileEc).type() != fs::file_type::regular)
             continue;
         auto sha = sha256OfFile(it->path().string());
-        files[fs::relative(it->path(), task.directory, fileEc).generic_string()] = sha ? sha.value() : sha.error().why;
+        files[fs::relative(it->path(), folder, fileEc).generic_string()] = sha ? sha.value() : sha.error().why;
     }
-    char cwd[4096] = {};
-    nlohmann::json out = {{"task_dir", task.directory.string()},
-                          {"inputs_dir", plan->inputsDir},
-                          {"files", files},
-                          {"candidate", plan->candidate().file},
-                          {"shapes", plan->runShapes.size()},
-                          {"cwd", ::getcwd(cwd, sizeof cwd) ? std::string(cwd) : std::string()}};
+    return files;
+}
 
-    // The reference at the first shape, on the CPU, from the task folder (and the inputs folder).
-    const ShapeBinding& shape = plan->runShapes.front().binding;
-    std::map<std::string, std::vector<unsigned char>> storage;
+// The task's inputs at the plan's first shape, in `storage`: read from the inputs folder when
+// the request has one, else drawn from each input's first distribution.
+Result<std::map<std::string, RawTensor>> firstShapeInputs(const RunPlan& plan,
+                                                         std::map<std::string, std::vector<unsigned char>>& storage)
+{
+    const Task& task = plan.task;
+    const ShapeBinding& shape = plan.runShapes.front().binding;
     std::map<std::string, RawTensor> inputs;
     for (std::size_t i = 0; i < task.inputs.size(); ++i) {
         const TensorSpec& spec = task.inputs[i];
         auto ext = task.extents(spec, shape);
         if (!ext)
-            return fail(ext.error());
+            return ext.error();
         std::int64_t n = 1;
         for (std::int64_t e : ext.value())
             n *= e;
         auto& buffer = storage[spec.name];
         buffer.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(dtypeSize(spec.dtype)));
         RawTensor raw{buffer.data(), spec.dtype, ext.value(), false};
-        if (!plan->inputsDir.empty()) {
-            auto bytes = readNpyExpecting(fs::path(plan->inputsDir) / (spec.name + ".npy"), spec.dtype, ext.value());
+        if (!plan.inputsDir.empty()) {
+            auto bytes = readNpyExpecting(fs::path(plan.inputsDir) / (spec.name + ".npy"), spec.dtype, ext.value());
             if (!bytes)
-                return fail(bytes.error());
+                return bytes.error();
             std::copy(bytes->begin(), bytes->end(), buffer.begin());
         } else if (!spec.distributions.empty()) {
-            if (auto r = TorchBridge::fillInput(raw, spec.distributions.front(), deriveSeed(plan->seeds.front(), i)); !r)
-                return fail(r.error());
+            if (auto r = TorchBridge::fillInput(raw, spec.distributions.front(), deriveSeed(plan.seeds.front(), i)); !r)
+                return r.error();
         }
         inputs[spec.name] = raw;
     }
-    auto reference = TorchBridge::prepareReference(task, inputs);
+    return inputs;
+}
+
+// The reference at the first shape, on the CPU: its first output's first 64 values.
+Result<nlohmann::json> referenceAtFirstShape(const RunPlan& plan)
+{
+    std::map<std::string, std::vector<unsigned char>> storage;
+    auto inputs = firstShapeInputs(plan, storage);
+    if (!inputs)
+        return inputs.error();
+    auto reference = TorchBridge::prepareReference(plan.task, inputs.value());
     if (!reference)
-        return fail(reference.error());
+        return reference.error();
     if (auto r = reference.value()->run(); !r)
-        return fail(r.error());
-    const std::string output = task.outputs.front().name;
+        return r.error();
+    const std::string output = plan.task.outputs.front().name;
     auto values = reference.value()->resultAsDouble(output);
     if (!values)
-        return fail(values.error());
+        return values.error();
     const std::size_t shown = std::min<std::size_t>(values->size(), 64);
-    out["reference"] = {{"output", output},
-                        {"elements", values->size()},
-                        {"values", std::vector<double>(values->begin(), values->begin() + static_cast<std::ptrdiff_t>(shown))}};
+    return nlohmann::json{{"output", output},
+                          {"elements", values->size()},
+                          {"values", std::vector<double>(values->begin(), values->begin() + static_cast<std::ptrdiff_t>(shown))}};
+}
+
+} // namespace
+
+void Runner::testPreparedRun(const nlohmann::json& request, std::int64_t id)
+{
+    auto fail = [&](const Error& e) { m_channel.error(id, e, false); };
+    const auto inner = request.find("request");
+    if (inner == request.end() || !inner->is_object())
+        return fail(Error::inFile("request", "/request", "run test_prepared_run", "give the run request under \"request\""));
+    RequestFolders folders;
+    auto local = localise(*inner, folders.paths);
+    if (!local)
+        return fail(local.error());
+    auto plan = planRun(local.value());
+    if (!plan)
+        return fail(plan.error());
+    char cwd[4096] = {};
+    nlohmann::json out = {{"task_dir", plan->task.directory.string()},
+                          {"inputs_dir", plan->inputsDir},
+                          {"files", filesAsRead(plan->task.directory)},
+                          {"candidate", plan->candidate().file},
+                          {"shapes", plan->runShapes.size()},
+                          {"cwd", ::getcwd(cwd, sizeof cwd) ? std::string(cwd) : std::string()}};
+    auto reference = referenceAtFirstShape(plan.value());
+    if (!reference)
+        return fail(reference.error());
+    out["reference"] = std::move(reference.value());
     m_channel.send({{"type", "report"}, {"id", id}, {"report", out}});
 }
 

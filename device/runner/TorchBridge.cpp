@@ -326,6 +326,83 @@ Result<void> fillIntegers(at::Tensor& out, const RawTensor& dst, const Distribut
     return {};
 }
 
+// Student-t: Z / sqrt(V / dof) with V ~ chi2(dof) = 2 * Gamma(dof / 2).
+Result<void> drawHeavyTailed(at::Tensor& x, const Distribution& dist, at::Generator& gen, const std::string& what)
+{
+    if (!(dist.dof > 0))
+        return bridgeError(what, "heavy_tailed needs dof > 0");
+    x.normal_(0.0, 1.0, gen);
+    at::Tensor g = at::_standard_gamma(at::full(x.sizes(), dist.dof / 2.0, x.options()), gen);
+    // A gamma draw can underflow to 0 for small dof; the floor keeps the quotient finite.
+    const double tiny = x.scalar_type() == at::kDouble ? std::numeric_limits<double>::min()
+                                                       : static_cast<double>(std::numeric_limits<float>::min());
+    g.mul_(2.0 / dist.dof).clamp_min_(tiny);
+    x.mul_(g.rsqrt_()).mul_(dist.scale);
+    return {};
+}
+
+// Standard normal values, each row scaled by one of the scales, picked at random.
+Result<void> drawMixedScales(at::Tensor& x, const Distribution& dist, at::Generator& gen, const std::string& what)
+{
+    if (dist.scales.empty())
+        return bridgeError(what, "mixed_scales needs at least one scale");
+    x.normal_(0.0, 1.0, gen);
+    // A row is a last-dim slice (a 0-d or 1-d tensor is one row).
+    const std::int64_t cols = x.dim() == 0 ? 1 : x.size(-1);
+    const std::int64_t rows = x.numel() / cols;
+    at::Tensor pick = at::randint(0, static_cast<std::int64_t>(dist.scales.size()), {rows}, gen,
+                                  x.options().dtype(at::kLong));
+    at::Tensor scales = at::tensor(at::ArrayRef<double>(dist.scales), at::TensorOptions().dtype(at::kDouble))
+                            .to(x.device(), x.scalar_type())
+                            .index_select(0, pick);
+    x.view({rows, cols}).mul_(scales.unsqueeze(1));
+    return {};
+}
+
+// A floating distribution's values in `x` (the working dtype), before clamping.
+Result<void> drawFloats(at::Tensor& x, const Distribution& dist, at::Generator& gen, const std::string& what)
+{
+    switch (dist.kind) {
+    case Distribution::Kind::Normal:
+    case Distribution::Kind::Special:   // its special values are placed after the clamp
+        x.normal_(dist.mean, dist.std, gen);
+        return {};
+    case Distribution::Kind::Uniform:
+        x.uniform_(dist.low, dist.high, gen);
+        return {};
+    case Distribution::Kind::HeavyTailed:
+        return drawHeavyTailed(x, dist, gen, what);
+    case Distribution::Kind::MixedScales:
+        return drawMixedScales(x, dist, gen, what);
+    case Distribution::Kind::IntRange:
+        break; // fillIntegers
+    }
+    return {};
+}
+
+// The special values of a `special` distribution written over the drawn ones.
+Result<void> placeSpecials(at::Tensor& x, const Distribution& dist, at::Generator& gen, double limit, const std::string& what)
+{
+    if (dist.specialValues.empty())
+        return bridgeError(what, "special needs at least one value");
+    if (!(dist.fraction > 0 && dist.fraction <= 1))
+        return bridgeError(what, "special needs a fraction in (0, 1]");
+    // An exact count (at least one) so small test shapes still see every kind of value;
+    // positions are a random permutation prefix, values cycle through the list.
+    const std::int64_t n = x.numel();
+    const std::int64_t k = std::clamp<std::int64_t>(std::llround(dist.fraction * static_cast<double>(n)), 1, n);
+    std::vector<double> values;
+    for (double v : dist.specialValues)
+        values.push_back(std::isfinite(v) ? std::clamp(v, -limit, limit) : v);
+    at::Tensor pos = at::randperm(n, gen, x.options().dtype(at::kLong)).narrow(0, 0, k);
+    at::Tensor which = at::arange(k, x.options().dtype(at::kLong)).remainder_(static_cast<std::int64_t>(values.size()));
+    at::Tensor vals = at::tensor(at::ArrayRef<double>(values), at::TensorOptions().dtype(at::kDouble))
+                          .to(x.device(), x.scalar_type())
+                          .index_select(0, which);
+    x.view({-1}).index_copy_(0, pos, vals);
+    return {};
+}
+
 } // namespace
 
 Result<void> TorchBridge::fillInput(const RawTensor& dst, const Distribution& dist, std::uint64_t seed)
@@ -350,69 +427,12 @@ Result<void> TorchBridge::fillInput(const RawTensor& dst, const Distribution& di
         const at::ScalarType work = dst.dtype == DType::F64 ? at::kDouble : at::kFloat;
         at::Tensor x = out.scalar_type() == work ? out : at::empty(out.sizes(), out.options().dtype(work));
         const double limit = finiteMax(dst.dtype);
-        const std::int64_t n = x.numel();
-
-        switch (dist.kind) {
-        case Distribution::Kind::Normal:
-            x.normal_(dist.mean, dist.std, gen);
-            break;
-        case Distribution::Kind::Uniform:
-            x.uniform_(dist.low, dist.high, gen);
-            break;
-        case Distribution::Kind::HeavyTailed: {
-            if (!(dist.dof > 0))
-                return bridgeError(what, "heavy_tailed needs dof > 0");
-            // Student-t: Z / sqrt(V / dof) with V ~ chi2(dof) = 2 * Gamma(dof / 2).
-            x.normal_(0.0, 1.0, gen);
-            at::Tensor g = at::_standard_gamma(at::full(x.sizes(), dist.dof / 2.0, x.options()), gen);
-            // A gamma draw can underflow to 0 for small dof; the floor keeps the quotient finite.
-            const double tiny = work == at::kDouble ? std::numeric_limits<double>::min()
-                                                    : static_cast<double>(std::numeric_limits<float>::min());
-            g.mul_(2.0 / dist.dof).clamp_min_(tiny);
-            x.mul_(g.rsqrt_()).mul_(dist.scale);
-            break;
-        }
-        case Distribution::Kind::MixedScales: {
-            if (dist.scales.empty())
-                return bridgeError(what, "mixed_scales needs at least one scale");
-            x.normal_(0.0, 1.0, gen);
-            // A row is a last-dim slice (a 0-d or 1-d tensor is one row).
-            const std::int64_t cols = x.dim() == 0 ? 1 : x.size(-1);
-            const std::int64_t rows = n / cols;
-            at::Tensor pick = at::randint(0, static_cast<std::int64_t>(dist.scales.size()), {rows}, gen,
-                                          x.options().dtype(at::kLong));
-            at::Tensor scales = at::tensor(at::ArrayRef<double>(dist.scales), at::TensorOptions().dtype(at::kDouble))
-                                    .to(x.device(), work)
-                                    .index_select(0, pick);
-            x.view({rows, cols}).mul_(scales.unsqueeze(1));
-            break;
-        }
-        case Distribution::Kind::Special:
-            x.normal_(dist.mean, dist.std, gen);
-            break;
-        case Distribution::Kind::IntRange:
-            break; // handled above
-        }
+        if (auto r = drawFloats(x, dist, gen, what); !r)
+            return r.error();
         x.clamp_(-limit, limit);
-
-        if (dist.kind == Distribution::Kind::Special) {
-            if (dist.specialValues.empty())
-                return bridgeError(what, "special needs at least one value");
-            if (!(dist.fraction > 0 && dist.fraction <= 1))
-                return bridgeError(what, "special needs a fraction in (0, 1]");
-            // An exact count (at least one) so small test shapes still see every kind of value;
-            // positions are a random permutation prefix, values cycle through the list.
-            const std::int64_t k = std::clamp<std::int64_t>(std::llround(dist.fraction * static_cast<double>(n)), 1, n);
-            std::vector<double> values;
-            for (double v : dist.specialValues)
-                values.push_back(std::isfinite(v) ? std::clamp(v, -limit, limit) : v);
-            at::Tensor pos = at::randperm(n, gen, x.options().dtype(at::kLong)).narrow(0, 0, k);
-            at::Tensor which = at::arange(k, x.options().dtype(at::kLong)).remainder_(static_cast<std::int64_t>(values.size()));
-            at::Tensor vals = at::tensor(at::ArrayRef<double>(values), at::TensorOptions().dtype(at::kDouble))
-                                  .to(x.device(), work)
-                                  .index_select(0, which);
-            x.view({-1}).index_copy_(0, pos, vals);
-        }
+        if (dist.kind == Distribution::Kind::Special)
+            if (auto r = placeSpecials(x, dist, gen, limit, what); !r)
+                return r.error();
         if (!x.is_same(out))
             out.copy_(x);
         return {};

@@ -131,13 +131,10 @@ struct LogicalLine {
     std::string text;      // comments replaced by one space, splices joined, literals kept
 };
 
-// Translation phases 1-3 as far as directives need them (the C++ standard, [lex.phases]): trigraphs
-// ??= and ??/ (C++11/14), backslash-newline splices, comments as one space (a comment that spans
-// lines joins them, so "#/*\n*/include" is one directive), and string, character and raw string
-// literals kept whole, with digit separators (1'000) not mistaken for a character literal.
-std::vector<LogicalLine> logicalLines(std::string_view in)
+// Phase 1 as far as directives need it: the two trigraphs ??= and ??/ (C++11/14), line breaks
+// untouched.
+std::string replaceTrigraphs(std::string_view in)
 {
-    // Phase 1 first: the two trigraphs that matter here, line breaks untouched.
     std::string src;
     src.reserve(in.size());
     for (std::size_t k = 0; k < in.size(); ++k) {
@@ -148,119 +145,173 @@ std::vector<LogicalLine> logicalLines(std::string_view in)
             src += in[k];
         }
     }
-    std::vector<LogicalLine> out(1);
-    out.back().line = 1;
-    int line = 1;
-    std::size_t i = 0;
-    auto at = [&](std::size_t k) { return i + k < src.size() ? src[i + k] : '\0'; };
-    auto advance = [&]() {
-        line += src[i] == '\n';
-        ++i;
-    };
-    auto newLine = [&]() {
-        out.push_back({});
-        out.back().line = line;
-    };
-    auto splice = [&]() {
-        // "\\\n" or "\\\r\n": nothing, the line goes on.
+    return src;
+}
+
+// Phases 2-3 over the source after phase 1, one character or construct per step: the cursor, the
+// physical line it is on, whether it is inside a comment, and the logical lines so far.
+class LineSplitter {
+public:
+    explicit LineSplitter(std::string src) : src_(std::move(src)) { out_.back().line = 1; }
+
+    std::vector<LogicalLine> run()
+    {
+        while (i_ < src_.size()) {
+            if (state_ != State::BlockComment && splice())
+                continue;
+            if (state_ == State::LineComment)
+                lineComment();
+            else if (state_ == State::BlockComment)
+                blockComment();
+            else
+                code();
+        }
+        return std::move(out_);
+    }
+
+private:
+    enum class State { Code, LineComment, BlockComment };
+
+    char at(std::size_t k) const { return i_ + k < src_.size() ? src_[i_ + k] : '\0'; }
+    void advance()
+    {
+        line_ += src_[i_] == '\n';
+        ++i_;
+    }
+    // Appends the character under the cursor to `t` and moves past it.
+    void take(std::string& t)
+    {
+        t += src_[i_];
+        advance();
+    }
+    void newLine()
+    {
+        out_.push_back({});
+        out_.back().line = line_;
+    }
+    // "\\\n" or "\\\r\n": nothing, the line goes on.
+    bool splice()
+    {
         const std::size_t n = at(0) != '\\' ? 0 : at(1) == '\n' ? 2 : at(1) == '\r' && at(2) == '\n' ? 3 : 0;
         for (std::size_t k = 0; k < n; ++k)
             advance();
         return n > 0;
-    };
-    enum class State { Code, LineComment, BlockComment } state = State::Code;
-    while (i < src.size()) {
-        if (state != State::BlockComment && splice())
-            continue;
+    }
+
+    void lineComment()
+    {
         const char c = at(0);
-        if (state == State::LineComment) {
+        advance();
+        if (c == '\n') {
+            state_ = State::Code;
+            newLine();
+        }
+    }
+    void blockComment()
+    {
+        if (at(0) == '*' && at(1) == '/') {
             advance();
-            if (c == '\n') {
-                state = State::Code;
-                newLine();
-            }
-            continue;
+            state_ = State::Code;
         }
-        if (state == State::BlockComment) {
-            if (c == '*' && at(1) == '/') {
-                advance();
-                state = State::Code;
-            }
-            advance(); // newlines inside the comment do not end the logical line
-            continue;
-        }
+        advance(); // newlines inside the comment do not end the logical line
+    }
+
+    void code()
+    {
+        const char c = at(0);
         if (c == '\n') {
             advance();
             newLine();
-            continue;
+            return;
         }
-        std::string& t = out.back().text;
+        std::string& t = out_.back().text;
         if (c == '/' && (at(1) == '/' || at(1) == '*')) {
-            state = at(1) == '/' ? State::LineComment : State::BlockComment;
+            state_ = at(1) == '/' ? State::LineComment : State::BlockComment;
             t += ' ';
             advance();
             advance();
-            continue;
+        } else if (c == '\'' && isDigitSeparator(t)) {
+            take(t);
+        } else if (c == '"' || c == '\'') {
+            literal(t);
+        } else {
+            take(t);
         }
-        if (c == '\'' && !t.empty() && std::isalnum(static_cast<unsigned char>(t.back()))) {
-            // A digit separator when the token before is a number: scan back over the pp-number.
-            std::size_t b = t.size();
-            while (b > 0 && (isIdentChar(t[b - 1]) || t[b - 1] == '\'' || t[b - 1] == '.'))
-                --b;
-            if (b < t.size() && std::isdigit(static_cast<unsigned char>(t[b]))) {
-                t += c;
-                advance();
-                continue;
-            }
-        }
-        if (c == '"' || c == '\'') {
-            // A raw string: R"delim( ... )delim", prefixes R, u8R, uR, UR, LR.
-            std::size_t b = t.size();
-            while (b > 0 && isIdentChar(t[b - 1]))
-                --b;
-            const std::string prefix = t.substr(b);
-            const bool raw = c == '"' && (prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" || prefix == "LR");
-            t += c;
-            advance();
-            if (raw) {
-                std::string delim;
-                while (i < src.size() && src[i] != '(' && delim.size() <= 16 && src[i] != '\n') {
-                    delim += src[i];
-                    t += src[i];
-                    advance();
-                }
-                const std::string close = ")" + delim + "\"";
-                while (i < src.size() && src.compare(i, close.size(), close) != 0) {
-                    t += src[i] == '\n' ? ' ' : src[i]; // a raw string's lines are not directives
-                    advance();
-                }
-                for (std::size_t k = 0; k < close.size() && i < src.size(); ++k) {
-                    t += src[i];
-                    advance();
-                }
-                continue;
-            }
-            while (i < src.size()) {
-                if (splice())
-                    continue;
-                const char d = at(0);
-                if (d == '\n')
-                    break; // an unterminated literal ends with its line
-                t += d;
-                advance();
-                if (d == '\\' && i < src.size() && src[i] != '\n') {
-                    t += src[i];
-                    advance();
-                } else if (d == c) {
-                    break;
-                }
-            }
-            continue;
-        }
-        t += c;
-        advance();
     }
-    return out;
+
+    // A quote after a letter or digit is a digit separator when the token before is a number:
+    // scan back over the pp-number.
+    static bool isDigitSeparator(const std::string& t)
+    {
+        if (t.empty() || !std::isalnum(static_cast<unsigned char>(t.back())))
+            return false;
+        std::size_t b = t.size();
+        while (b > 0 && (isIdentChar(t[b - 1]) || t[b - 1] == '\'' || t[b - 1] == '.'))
+            --b;
+        return b < t.size() && std::isdigit(static_cast<unsigned char>(t[b]));
+    }
+
+    // A string or character literal, kept whole, the cursor on its opening quote.
+    void literal(std::string& t)
+    {
+        // A raw string: R"delim( ... )delim", prefixes R, u8R, uR, UR, LR.
+        std::size_t b = t.size();
+        while (b > 0 && isIdentChar(t[b - 1]))
+            --b;
+        const std::string prefix = t.substr(b);
+        const char c = at(0);
+        const bool raw = c == '"' && (prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" || prefix == "LR");
+        take(t);
+        if (raw)
+            rawBody(t);
+        else
+            quotedBody(t, c);
+    }
+    void rawBody(std::string& t)
+    {
+        std::string delim;
+        while (i_ < src_.size() && src_[i_] != '(' && delim.size() <= 16 && src_[i_] != '\n') {
+            delim += src_[i_];
+            take(t);
+        }
+        const std::string close = ")" + delim + "\"";
+        while (i_ < src_.size() && src_.compare(i_, close.size(), close) != 0) {
+            t += src_[i_] == '\n' ? ' ' : src_[i_]; // a raw string's lines are not directives
+            advance();
+        }
+        for (std::size_t k = 0; k < close.size() && i_ < src_.size(); ++k)
+            take(t);
+    }
+    void quotedBody(std::string& t, char quote)
+    {
+        while (i_ < src_.size()) {
+            if (splice())
+                continue;
+            const char d = at(0);
+            if (d == '\n')
+                break; // an unterminated literal ends with its line
+            take(t);
+            if (d == '\\' && i_ < src_.size() && src_[i_] != '\n')
+                take(t);
+            else if (d == quote)
+                break;
+        }
+    }
+
+    std::string src_;
+    std::size_t i_ = 0;
+    int line_ = 1;
+    State state_ = State::Code;
+    std::vector<LogicalLine> out_ = std::vector<LogicalLine>(1);
+};
+
+// Translation phases 1-3 as far as directives need them (the C++ standard, [lex.phases]): trigraphs
+// ??= and ??/ (C++11/14), backslash-newline splices, comments as one space (a comment that spans
+// lines joins them, so "#/*\n*/include" is one directive), and string, character and raw string
+// literals kept whole, with digit separators (1'000) not mistaken for a character literal.
+std::vector<LogicalLine> logicalLines(std::string_view in)
+{
+    return LineSplitter(replaceTrigraphs(in)).run();
 }
 
 } // namespace

@@ -316,6 +316,174 @@ struct Matcher {
     }
 };
 
+// The package's ops whose reference is a tape, longer tapes first, so a fused add -> rms_norm
+// wins over a plain add of the same nodes.
+std::vector<PackageOp> tapeOps(const detail::LoadedPackage& p)
+{
+    std::vector<PackageOp> ops;
+    for (std::size_t i = 0; i < p.m_source->ops.size(); ++i)
+        if (p.m_source->ops[i].json["reference"]["kind"] == "tape")
+            ops.push_back({p.m_source->ops[i].name, p.m_source->ops[i].json, p.m_ops[i]});
+    std::stable_sort(ops.begin(), ops.end(), [](const PackageOp& a, const PackageOp& b) {
+        return a.json["reference"]["steps"].size() > b.json["reference"]["steps"].size();
+    });
+    return ops;
+}
+
+// A pattern laid over the graph from one candidate: the node of each step (the candidate is the
+// last step), the value of each of the op's inputs, and the step that runs last.
+struct Match {
+    const Json& steps;
+    const std::vector<std::string>& outputNames;
+    std::map<std::string, Value*> inputs;
+    std::vector<Node*> stepNodes;
+    Node* last = nullptr;
+
+    bool returns(std::size_t k) const
+    {
+        const std::string out = steps[k]["output"].get<std::string>();
+        return std::find(outputNames.begin(), outputNames.end(), out) != outputNames.end();
+    }
+    bool inPattern(Node* n) const { return std::find(stepNodes.begin(), stepNodes.end(), n) != stepNodes.end(); }
+
+    // A step's result the op does not return must be used only inside the pattern.
+    std::string hiddenResultEscapes() const
+    {
+        for (std::size_t k = 0; k < steps.size(); ++k) {
+            if (returns(k))
+                continue;
+            for (const torch::jit::Use& u : stepNodes[k]->output()->uses())
+                if (!inPattern(u.user))
+                    return steps[k]["op"].get<std::string>() + "'s result is used elsewhere and the kernel does not return it";
+        }
+        return {};
+    }
+    // The op runs where the pattern ends: a result it returns may not be used earlier.
+    std::string resultUsedEarly()
+    {
+        last = *std::max_element(stepNodes.begin(), stepNodes.end(), [](Node* a, Node* b) { return b->isAfter(a); });
+        for (std::size_t k = 0; k < steps.size(); ++k) {
+            if (!returns(k))
+                continue;
+            for (const torch::jit::Use& u : stepNodes[k]->output()->uses())
+                if (!inPattern(u.user) && !u.user->isAfter(last))
+                    return steps[k]["op"].get<std::string>() + "'s result is used before the pattern ends";
+        }
+        return {};
+    }
+};
+
+// One substitution pass over a frozen forward graph: the candidates (ATen calls a catalog op
+// computes), the ones a package op has taken, and why the others were refused.
+class Substitution {
+public:
+    Substitution(std::shared_ptr<torch::jit::Graph> graph, std::map<Value*, Meta> types)
+        : graph_(std::move(graph)), types_(std::move(types))
+    {
+        for (Node* n : graph_->nodes())
+            if (auto s = stepOf(n)) {
+                candidates_.push_back(n);
+                catalogOf_[n] = s->op;
+            }
+    }
+
+    // Every place `op`'s pattern matches and fits, each call site's steps replaced by one call.
+    void apply(const PackageOp& op, std::vector<Site>& report)
+    {
+        const Json& steps = op.json["reference"]["steps"];
+        std::vector<std::string> outputNames;
+        for (const Json& o : op.json["outputs"])
+            outputNames.push_back(o["name"].get<std::string>());
+        for (Node* node : candidates_) {
+            if (claimed_.count(node))
+                continue;
+            Match m{steps, outputNames, {}, std::vector<Node*>(steps.size(), nullptr)};
+            m.stepNodes.back() = node;
+            if (const std::string why = refusal(op, m); !why.empty()) {
+                if (catalogOf_[node] == steps.back()["op"].get<std::string>())
+                    reasons_[node].push_back("cast::" + op.name + ": " + why);
+                continue;
+            }
+            replace(op, m, report);
+        }
+    }
+
+    // The candidates no op took, with every op's reason.
+    void reportKept(std::vector<Site>& report)
+    {
+        for (Node* node : candidates_) {
+            if (claimed_.count(node))
+                continue;
+            std::string why;
+            for (const std::string& r : reasons_[node])
+                why += (why.empty() ? "" : "; ") + r;
+            report.push_back({node->output()->debugName(), catalogOf_[node], "kept", "",
+                              why.empty() ? "no packaged kernel implements " + catalogOf_[node] : why});
+        }
+    }
+
+private:
+    // Why `op` cannot replace the pattern ending at m's last step; empty when it can.
+    std::string refusal(const PackageOp& op, Match& m)
+    {
+        const std::vector<Node*>& nodes = m.stepNodes;
+        std::string why = matcher_.matchStep(m.steps, m.steps.size() - 1, nodes.back(), m.inputs, m.stepNodes);
+        if (why.empty() && std::any_of(nodes.begin(), nodes.end(), [&](Node* s) { return !s || claimed_.count(s); }))
+            why = "part of another substitution";
+        if (why.empty() && std::set<Node*>(nodes.begin(), nodes.end()).size() != nodes.size())
+            why = "two steps of the pattern would be one call";
+        if (why.empty())
+            why = m.hiddenResultEscapes();
+        if (why.empty())
+            why = m.resultUsedEarly();
+        if (why.empty())
+            why = matcher_.fits(op, m.inputs);
+        return why;
+    }
+
+    // One call of `op` where the pattern ends, its results in place of the steps' results; the
+    // steps left without uses are removed.
+    void replace(const PackageOp& op, const Match& m, std::vector<Site>& report)
+    {
+        std::vector<Value*> args;
+        for (const Json& t : op.json["inputs"])
+            args.push_back(m.inputs.at(t["name"].get<std::string>()));
+        Node* call = graph_->create(c10::Symbol::fromQualString("cast::" + op.name), args, m.outputNames.size());
+        call->insertBefore(m.last);
+        for (std::size_t k = 0; k < m.steps.size(); ++k) {
+            const std::string out = m.steps[k]["output"].get<std::string>();
+            auto at = std::find(m.outputNames.begin(), m.outputNames.end(), out);
+            if (at == m.outputNames.end())
+                continue;
+            Value* produced = call->output(static_cast<std::size_t>(at - m.outputNames.begin()));
+            Value* replaced = m.stepNodes[k]->output();
+            produced->setType(replaced->type());
+            if (auto t = types_.find(replaced); t != types_.end())
+                types_[produced] = t->second;   // a later pattern may start from this value
+            replaced->replaceAllUsesWith(produced);
+        }
+        for (Node* s : m.stepNodes)
+            claimed_.insert(s);
+        for (Node* s : m.stepNodes)
+            report.push_back({s->output()->debugName(), catalogOf_[s], "substituted", op.name, ""});
+        std::vector<Node*> order = m.stepNodes;
+        std::sort(order.begin(), order.end(), [](Node* a, Node* b) { return a->isAfter(b); });
+        for (Node* s : order)
+            if (!s->output()->hasUses()) {
+                types_.erase(s->output());   // no stale type under an address a new value may reuse
+                s->destroy();
+            }
+    }
+
+    std::shared_ptr<torch::jit::Graph> graph_;
+    std::map<Value*, Meta> types_;
+    Matcher matcher_{types_};
+    std::vector<Node*> candidates_;
+    std::map<Node*, std::string> catalogOf_;
+    std::set<Node*> claimed_;
+    std::map<Node*, std::vector<std::string>> reasons_;
+};
+
 } // namespace
 
 std::vector<std::pair<std::string, std::string>> models(const Package& package)
@@ -406,113 +574,10 @@ Substituted substitute(const Package& package, const torch::jit::Module& module,
     copy.eval();
     Substituted result{torch::jit::freeze_module(copy), {}};
     auto graph = result.module.get_method("forward").graph();
-    std::map<Value*, Meta> types = recordTypes(graph, result.module._ivalue(), example);
-    Matcher matcher{types};
-
-    std::vector<PackageOp> ops;
-    for (std::size_t i = 0; i < p.m_source->ops.size(); ++i)
-        if (p.m_source->ops[i].json["reference"]["kind"] == "tape")
-            ops.push_back({p.m_source->ops[i].name, p.m_source->ops[i].json, p.m_ops[i]});
-    // Longer tapes first, so a fused add -> rms_norm wins over a plain add of the same nodes.
-    std::stable_sort(ops.begin(), ops.end(), [](const PackageOp& a, const PackageOp& b) {
-        return a.json["reference"]["steps"].size() > b.json["reference"]["steps"].size();
-    });
-    std::vector<Node*> candidates;
-    std::map<Node*, std::string> catalogOf;
-    for (Node* n : graph->nodes())
-        if (auto s = stepOf(n)) {
-            candidates.push_back(n);
-            catalogOf[n] = s->op;
-        }
-    std::set<Node*> claimed;
-    std::map<Node*, std::vector<std::string>> reasons;
-    for (const PackageOp& op : ops) {
-        const Json& steps = op.json["reference"]["steps"];
-        std::vector<std::string> outputNames;
-        for (const Json& o : op.json["outputs"])
-            outputNames.push_back(o["name"].get<std::string>());
-        for (Node* node : candidates) {
-            if (claimed.count(node))
-                continue;
-            std::map<std::string, Value*> inputs;
-            std::vector<Node*> stepNodes(steps.size(), nullptr);
-            stepNodes.back() = node;
-            std::string why = matcher.matchStep(steps, steps.size() - 1, node, inputs, stepNodes);
-            if (why.empty() && std::any_of(stepNodes.begin(), stepNodes.end(), [&](Node* s) { return !s || claimed.count(s); }))
-                why = "part of another substitution";
-            if (why.empty() && std::set<Node*>(stepNodes.begin(), stepNodes.end()).size() != stepNodes.size())
-                why = "two steps of the pattern would be one call";
-            if (why.empty())
-                for (std::size_t k = 0; k < steps.size() && why.empty(); ++k) {
-                    const std::string out = steps[k]["output"].get<std::string>();
-                    if (std::find(outputNames.begin(), outputNames.end(), out) != outputNames.end())
-                        continue;
-                    for (const torch::jit::Use& u : stepNodes[k]->output()->uses())
-                        if (std::find(stepNodes.begin(), stepNodes.end(), u.user) == stepNodes.end()) {
-                            why = steps[k]["op"].get<std::string>() + "'s result is used elsewhere and the kernel does not return it";
-                            break;
-                        }
-                }
-            Node* last = nullptr;
-            if (why.empty()) {
-                last = *std::max_element(stepNodes.begin(), stepNodes.end(), [](Node* a, Node* b) { return b->isAfter(a); });
-                // The op runs where the pattern ends: a result it returns may not be used earlier.
-                for (std::size_t k = 0; k < steps.size() && why.empty(); ++k) {
-                    const std::string out = steps[k]["output"].get<std::string>();
-                    if (std::find(outputNames.begin(), outputNames.end(), out) == outputNames.end())
-                        continue;
-                    for (const torch::jit::Use& u : stepNodes[k]->output()->uses())
-                        if (std::find(stepNodes.begin(), stepNodes.end(), u.user) == stepNodes.end() && !u.user->isAfter(last)) {
-                            why = steps[k]["op"].get<std::string>() + "'s result is used before the pattern ends";
-                            break;
-                        }
-                }
-            }
-            if (why.empty())
-                why = matcher.fits(op, inputs);
-            if (!why.empty()) {
-                if (catalogOf[node] == steps.back()["op"].get<std::string>())
-                    reasons[node].push_back("cast::" + op.name + ": " + why);
-                continue;
-            }
-            std::vector<Value*> args;
-            for (const Json& t : op.json["inputs"])
-                args.push_back(inputs.at(t["name"].get<std::string>()));
-            Node* call = graph->create(c10::Symbol::fromQualString("cast::" + op.name), args, outputNames.size());
-            call->insertBefore(last);
-            for (std::size_t k = 0; k < steps.size(); ++k) {
-                const std::string out = steps[k]["output"].get<std::string>();
-                auto at = std::find(outputNames.begin(), outputNames.end(), out);
-                if (at == outputNames.end())
-                    continue;
-                Value* produced = call->output(static_cast<std::size_t>(at - outputNames.begin()));
-                produced->setType(stepNodes[k]->output()->type());
-                if (auto t = types.find(stepNodes[k]->output()); t != types.end())
-                    types[produced] = t->second;   // a later pattern may start from this value
-                stepNodes[k]->output()->replaceAllUsesWith(produced);
-            }
-            for (Node* s : stepNodes)
-                claimed.insert(s);
-            for (std::size_t k = 0; k < steps.size(); ++k)
-                result.report.push_back({stepNodes[k]->output()->debugName(), catalogOf[stepNodes[k]], "substituted", op.name, ""});
-            std::vector<Node*> order = stepNodes;
-            std::sort(order.begin(), order.end(), [](Node* a, Node* b) { return a->isAfter(b); });
-            for (Node* s : order)
-                if (!s->output()->hasUses()) {
-                    types.erase(s->output());   // no stale type under an address a new value may reuse
-                    s->destroy();
-                }
-        }
-    }
-    for (Node* node : candidates) {
-        if (claimed.count(node))
-            continue;
-        std::string why;
-        for (const std::string& r : reasons[node])
-            why += (why.empty() ? "" : "; ") + r;
-        result.report.push_back({node->output()->debugName(), catalogOf[node], "kept", "",
-                                 why.empty() ? "no packaged kernel implements " + catalogOf[node] : why});
-    }
+    Substitution pass(graph, recordTypes(graph, result.module._ivalue(), example));
+    for (const PackageOp& op : tapeOps(p))
+        pass.apply(op, result.report);
+    pass.reportKept(result.report);
     torch::jit::EliminateDeadCode(graph);
     graph->lint();
     return result;

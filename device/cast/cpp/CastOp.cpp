@@ -47,18 +47,8 @@ CastOp::CastOp(const kf::cast::Package& package, const kf::cast::PackageOp& op, 
     : m_name(op.name), m_qualified("cast::" + op.name), m_kernels(options.kernels), m_forceImage(options.image)
 {
     const Json& j = op.json;
-    auto tensors = [](const Json& list) {
-        std::vector<TensorDecl> out;
-        for (const Json& t : list) {
-            TensorDecl d{t["name"], t["dtype"], scalarOf(t["dtype"]), {}};
-            for (const Json& e : t["shape"])
-                d.dims.push_back(e.is_string() ? Dim{e.get<std::string>(), 0} : Dim{{}, e.get<std::int64_t>()});
-            out.push_back(std::move(d));
-        }
-        return out;
-    };
-    m_inputs = tensors(j["inputs"]);
-    m_outputs = tensors(j["outputs"]);
+    m_inputs = tensorDecls(j["inputs"]);
+    m_outputs = tensorDecls(j["outputs"]);
     for (const auto& [k, v] : j["parameters"].items())
         m_parameters[k] = v.is_number_integer() ? kf::Value::integer(v.get<std::int64_t>()) : kf::Value::real(v.get<double>());
     for (const Json& s : j["symbols"])
@@ -73,69 +63,90 @@ CastOp::CastOp(const kf::cast::Package& package, const kf::cast::PackageOp& op, 
         m_scratch.push_back({scalarOf(s["dtype"]), exprOf(s["count"]), s["zero"].get<bool>()});
         m_bufferNames.push_back(s["name"]);
     }
-    for (const Json& l : j["launches"]) {
-        LaunchDecl d;
-        d.kernel = l["kernel"];
-        d.lowered = l["lowered"];
-        for (int k = 0; k < 3; ++k) {
-            d.grid[k] = exprOf(l["grid"][k]);
-            d.block[k] = exprOf(l["block"][k]);
-        }
-        d.shared = exprOf(l["shared_bytes"]);
-        for (const Json& a : l["args"]) {
-            ArgDecl arg;
-            if (a.contains("tensor")) {
-                const std::string t = a["tensor"];
-                arg.tensor = static_cast<int>(std::find(m_bufferNames.begin(), m_bufferNames.end(), t) - m_bufferNames.begin());
-            } else {
-                arg.scalar = exprOf(a["scalar"]);
-                arg.type = a["type"];
-            }
-            d.args.push_back(std::move(arg));
-        }
-        m_launches.push_back(std::move(d));
-    }
+    for (const Json& l : j["launches"])
+        m_launches.push_back(launchDecl(l));
     for (const auto& [arch, path] : j["images"].items())
         m_images[arch] = package.file(path.get<std::string>())->bytes;
 
     const Json& ref = j["reference"];
     if (ref["kind"] == "tape") {
-        std::map<std::string, int> slots;
-        for (std::size_t i = 0; i < m_inputs.size(); ++i)
-            slots[m_inputs[i].name] = static_cast<int>(i);
-        int next = static_cast<int>(m_inputs.size());
-        for (const Json& s : ref["steps"]) {
-            kf::OpStep step{s["op"], s["inputs"].get<std::vector<std::string>>(), s.value("attrs", Json::object()), s["output"]};
-            std::string why;
-            RefStep r;
-            r.fn = kf::device::catalogOp(step, why);
-            if (!r.fn)
-                throw std::runtime_error(package.origin + ": " + m_qualified + ": its reference step " + step.op +
-                                         " cannot run: " + why);
-            for (std::size_t k = 0; k < step.inputs.size() && k < 3; ++k) {
-                auto it = slots.find(step.inputs[k]);
-                if (it == slots.end())
-                    throw std::runtime_error(package.origin + ": " + m_qualified + ": reference step " + step.op +
-                                             " reads \"" + step.inputs[k] + "\", which nothing before it produces");
-                r.args[k] = it->second;
-            }
-            r.slot = next++;
-            slots[step.output] = r.slot;
-            m_tape.push_back(std::move(r));
-        }
-        m_slotCount = static_cast<std::size_t>(next);
-        for (const auto& o : m_outputs) {
-            auto it = slots.find(o.name);
-            if (it == slots.end())
-                throw std::runtime_error(package.origin + ": " + m_qualified + ": no reference step produces " + o.name);
-            m_outputSlots.push_back(it->second);
-        }
+        loadTape(package, ref);
     } else {
         m_script = loadScript(package.file(ref["file"].get<std::string>())->bytes, package.origin);
         for (const Json& n : ref["inputs"]) {
             auto it = std::find_if(m_inputs.begin(), m_inputs.end(), [&](const TensorDecl& t) { return t.name == n.get<std::string>(); });
             m_scriptInputs.push_back(static_cast<int>(it - m_inputs.begin()));
         }
+    }
+}
+
+std::vector<CastOp::TensorDecl> CastOp::tensorDecls(const Json& list)
+{
+    std::vector<TensorDecl> out;
+    for (const Json& t : list) {
+        TensorDecl d{t["name"], t["dtype"], scalarOf(t["dtype"]), {}};
+        for (const Json& e : t["shape"])
+            d.dims.push_back(e.is_string() ? Dim{e.get<std::string>(), 0} : Dim{{}, e.get<std::int64_t>()});
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+CastOp::LaunchDecl CastOp::launchDecl(const Json& l) const
+{
+    LaunchDecl d;
+    d.kernel = l["kernel"];
+    d.lowered = l["lowered"];
+    for (int k = 0; k < 3; ++k) {
+        d.grid[k] = exprOf(l["grid"][k]);
+        d.block[k] = exprOf(l["block"][k]);
+    }
+    d.shared = exprOf(l["shared_bytes"]);
+    for (const Json& a : l["args"]) {
+        ArgDecl arg;
+        if (a.contains("tensor")) {
+            const std::string t = a["tensor"];
+            arg.tensor = static_cast<int>(std::find(m_bufferNames.begin(), m_bufferNames.end(), t) - m_bufferNames.begin());
+        } else {
+            arg.scalar = exprOf(a["scalar"]);
+            arg.type = a["type"];
+        }
+        d.args.push_back(std::move(arg));
+    }
+    return d;
+}
+
+void CastOp::loadTape(const kf::cast::Package& package, const Json& ref)
+{
+    std::map<std::string, int> slots;
+    for (std::size_t i = 0; i < m_inputs.size(); ++i)
+        slots[m_inputs[i].name] = static_cast<int>(i);
+    int next = static_cast<int>(m_inputs.size());
+    for (const Json& s : ref["steps"]) {
+        kf::OpStep step{s["op"], s["inputs"].get<std::vector<std::string>>(), s.value("attrs", Json::object()), s["output"]};
+        std::string why;
+        RefStep r;
+        r.fn = kf::device::catalogOp(step, why);
+        if (!r.fn)
+            throw std::runtime_error(package.origin + ": " + m_qualified + ": its reference step " + step.op +
+                                     " cannot run: " + why);
+        for (std::size_t k = 0; k < step.inputs.size() && k < 3; ++k) {
+            auto it = slots.find(step.inputs[k]);
+            if (it == slots.end())
+                throw std::runtime_error(package.origin + ": " + m_qualified + ": reference step " + step.op +
+                                         " reads \"" + step.inputs[k] + "\", which nothing before it produces");
+            r.args[k] = it->second;
+        }
+        r.slot = next++;
+        slots[step.output] = r.slot;
+        m_tape.push_back(std::move(r));
+    }
+    m_slotCount = static_cast<std::size_t>(next);
+    for (const auto& o : m_outputs) {
+        auto it = slots.find(o.name);
+        if (it == slots.end())
+            throw std::runtime_error(package.origin + ": " + m_qualified + ": no reference step produces " + o.name);
+        m_outputSlots.push_back(it->second);
     }
 }
 
@@ -288,17 +299,8 @@ std::vector<at::Tensor> CastOp::run(c10::ArrayRef<at::Tensor> inputs, Mode mode)
 
 std::vector<at::Tensor> CastOp::runOnce(c10::ArrayRef<at::Tensor> inputs, Mode mode)
 {
-    if (mode == Mode::Meta) {
-        const kf::Env env = bind(inputs, false);
-        std::vector<at::Tensor> outs;
-        for (const TensorDecl& o : m_outputs) {
-            std::vector<std::int64_t> shape;
-            for (const Dim& d : o.dims)
-                shape.push_back(d.symbol.empty() ? d.value : env.at(d.symbol).i);
-            outs.push_back(at::empty(shape, inputs.front().options().dtype(o.type)));
-        }
-        return outs;
-    }
+    if (mode == Mode::Meta)
+        return metaOutputs(inputs);
     if (mode == Mode::Cpu) {
         bind(inputs, true);
         if (m_kernels)
@@ -310,20 +312,7 @@ std::vector<at::Tensor> CastOp::runOnce(c10::ArrayRef<at::Tensor> inputs, Mode m
         return reference(inputs);
     }
     const at::Device device = inputs.front().device();
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const at::Tensor& t = inputs[i];
-        if (t.scalar_type() != m_inputs[i].type)
-            bad("argument '" + m_inputs[i].name + "' is " + std::string(c10::toString(t.scalar_type())) +
-                "; the kernel takes " + m_inputs[i].dtype);
-        if (t.device() != device)
-            bad("argument '" + m_inputs[i].name + "' is on " + t.device().str() + " but '" + m_inputs[0].name + "' is on " +
-                device.str());
-        if (!t.is_contiguous())
-            bad("argument '" + m_inputs[i].name + "' is not contiguous; pass x.contiguous()");
-        if (reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 != 0)
-            bad("argument '" + m_inputs[i].name +
-                "' starts at an address that is not 16-byte aligned (a view with an offset); pass x.clone()");
-    }
+    checkKernelArguments(inputs, device);
     c10::DeviceGuard guard(device);
     const int index = device.index();
     DeviceImage& img = image(index);
@@ -343,6 +332,44 @@ std::vector<at::Tensor> CastOp::runOnce(c10::ArrayRef<at::Tensor> inputs, Mode m
         auto opts = inputs.front().options().dtype(m_scratch[s].type);
         scratch.push_back(m_scratch[s].zero ? at::zeros({p.scratch[s]}, opts) : at::empty({p.scratch[s]}, opts));
     }
+    launchAll(p, img, index, inputs, outs, scratch);
+    return outs;
+}
+
+std::vector<at::Tensor> CastOp::metaOutputs(c10::ArrayRef<at::Tensor> inputs) const
+{
+    const kf::Env env = bind(inputs, false);
+    std::vector<at::Tensor> outs;
+    for (const TensorDecl& o : m_outputs) {
+        std::vector<std::int64_t> shape;
+        for (const Dim& d : o.dims)
+            shape.push_back(d.symbol.empty() ? d.value : env.at(d.symbol).i);
+        outs.push_back(at::empty(shape, inputs.front().options().dtype(o.type)));
+    }
+    return outs;
+}
+
+void CastOp::checkKernelArguments(c10::ArrayRef<at::Tensor> inputs, const at::Device& device) const
+{
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const at::Tensor& t = inputs[i];
+        if (t.scalar_type() != m_inputs[i].type)
+            bad("argument '" + m_inputs[i].name + "' is " + std::string(c10::toString(t.scalar_type())) +
+                "; the kernel takes " + m_inputs[i].dtype);
+        if (t.device() != device)
+            bad("argument '" + m_inputs[i].name + "' is on " + t.device().str() + " but '" + m_inputs[0].name + "' is on " +
+                device.str());
+        if (!t.is_contiguous())
+            bad("argument '" + m_inputs[i].name + "' is not contiguous; pass x.contiguous()");
+        if (reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 != 0)
+            bad("argument '" + m_inputs[i].name +
+                "' starts at an address that is not 16-byte aligned (a view with an offset); pass x.clone()");
+    }
+}
+
+void CastOp::launchAll(const Plan& p, DeviceImage& img, int index, c10::ArrayRef<at::Tensor> inputs,
+                       const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& scratch)
+{
     const auto& cu = kf::device::cuda();
     CUstream stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index)).stream();
     void* small[16];
@@ -371,15 +398,8 @@ std::vector<at::Tensor> CastOp::runOnce(c10::ArrayRef<at::Tensor> inputs, Mode m
             params[a] = l.tensors[a] >= 0 ? static_cast<void*>(&pointers[static_cast<std::size_t>(l.tensors[a])])
                                           : const_cast<unsigned char*>(l.scalars[a].data());
         CUfunction f = reinterpret_cast<CUfunction>(img.functions[static_cast<std::size_t>(l.index)]);
-        if (l.shared > 48 * 1024) {
-            // Raised to the largest amount a shape has needed so far, again when a shape needs more.
-            std::lock_guard<std::mutex> lock(m_mutex);
-            unsigned& allowed = img.sharedRaised[l.index];
-            if (l.shared > allowed) {
-                cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.shared));
-                allowed = l.shared;
-            }
-        }
+        if (l.shared > 48 * 1024)
+            raiseSharedLimit(img, l);
         const CUresult rc = cu.cuLaunchKernel(f, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
                                               l.shared, stream, params, nullptr);
         if (rc != CUDA_SUCCESS) {
@@ -390,7 +410,18 @@ std::vector<at::Tensor> CastOp::runOnce(c10::ArrayRef<at::Tensor> inputs, Mode m
                         ", block ", joined({l.block[0], l.block[1], l.block[2]}), ")");
         }
     }
-    return outs;
+}
+
+void CastOp::raiseSharedLimit(DeviceImage& img, const Plan::Launch& l)
+{
+    // Raised to the largest amount a shape has needed so far, again when a shape needs more.
+    std::lock_guard<std::mutex> lock(m_mutex);
+    unsigned& allowed = img.sharedRaised[l.index];
+    if (l.shared > allowed) {
+        CUfunction f = reinterpret_cast<CUfunction>(img.functions[static_cast<std::size_t>(l.index)]);
+        kf::device::cuda().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.shared));
+        allowed = l.shared;
+    }
 }
 
 } // namespace kf_cast::detail

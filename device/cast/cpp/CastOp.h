@@ -95,8 +95,19 @@ private:
         int slot = -1;
     };
 
+    // Reading the manifest entry (the constructor's parts).
+    static std::vector<TensorDecl> tensorDecls(const nlohmann::json& list);
+    LaunchDecl launchDecl(const nlohmann::json& launch) const;   ///< after m_bufferNames is complete
+    void loadTape(const kf::cast::Package& package, const nlohmann::json& reference);
+
     [[noreturn]] void bad(const std::string& what) const;
     std::vector<at::Tensor> runOnce(c10::ArrayRef<at::Tensor> inputs, Mode mode);
+    std::vector<at::Tensor> metaOutputs(c10::ArrayRef<at::Tensor> inputs) const;
+    void checkKernelArguments(c10::ArrayRef<at::Tensor> inputs, const at::Device& device) const;
+    /// Every launch of the plan on the device's current stream, over these buffers.
+    void launchAll(const Plan& plan, DeviceImage& img, int device, c10::ArrayRef<at::Tensor> inputs,
+                   const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& scratch);
+    void raiseSharedLimit(DeviceImage& img, const Plan::Launch& launch);   ///< takes m_mutex
     kf::Env bind(c10::ArrayRef<at::Tensor> inputs, bool checkRanges) const;
     const Plan& plan(int device, c10::ArrayRef<at::Tensor> inputs);   // CastOpPlan.cpp
     Plan makePlan(const kf::Env& env) const;
