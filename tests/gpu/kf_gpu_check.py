@@ -929,7 +929,7 @@ def compile_tasks(kforge):
         task_dir = os.path.join(TASKS, name)
         if not os.path.isfile(os.path.join(task_dir, "task.json")):
             continue
-        rc, doc, err, _ = run_kforge(kforge, ["compile", task_dir, "--json", "--no-cache"], "", 600)
+        rc, doc, err, _ = run_kforge(kforge, ["compile", task_dir, "--json"], "", 600)
         if rc == 3:
             print(f"SKIP: kforge compile exited 3 (no NVRTC?): {(err.strip().splitlines() or [''])[-1]}")
             return SKIP
