@@ -242,16 +242,52 @@ private Q_SLOTS:
         QVERIFY(j["compile_baseline"]["reason"].get<std::string>().find("did not finish (verdict fail)") != std::string::npos);
     }
 
+    // A TorchScript reference goes to the harness as the op tape read from the scripted module,
+    // which the harness compiles in its place (device/baseline/python: spec_task).
+    void aTorchScriptReferenceGoesAsItsOpTape()
+    {
+        QTemporaryDir dir;
+        const fs::path folder = fs::path(dir.path().toStdString()) / "task";
+        fs::copy(fs::path(KF_TEST_DATA_DIR) / "generate" / "gen_script_scale_softmax_fp32", folder, fs::copy_options::recursive);
+        auto task = loadTask(folder);
+        KF_VERIFY_OK(task);
+        const fs::path specCopy = fs::path(dir.path().toStdString()) / "spec.json";
+        qputenv("KF_SCRIPTED_HARNESS", "measured");
+        qputenv("KF_SCRIPTED_HARNESS_SPEC", QByteArray::fromStdString(specCopy.string()));
+        const auto report = protocol::RunReport::fromJson(test::performanceFor(*task, "generated.cu", {1.25, 1.1}));
+        KF_VERIFY_OK(report);
+        cast::CompileBaselineOptions opts;
+        opts.python = std::string(KF_TEST_DATA_DIR) + "/harness/scripted_harness.py";
+        opts.pythonPath = {std::string(KF_SOURCE_DIR) + "/device/baseline/python"};
+        const protocol::RunReport merged = compared(*task, *report, *task->findCandidate("generated.cu"), opts);
+        qunsetenv("KF_SCRIPTED_HARNESS_SPEC");
+        QVERIFY(merged.bench() && merged.bench()->compileBaseline);
+        QVERIFY2(merged.bench()->compileBaseline->measured, merged.bench()->compileBaseline->reason.c_str());
+        auto spec = readFileBytes(specCopy);
+        KF_VERIFY_OK(spec);
+        const json tape = json::parse(*spec).at("reference_tape");
+        QCOMPARE(tape.size(), size_t(2));
+        QCOMPARE(tape[0]["op"], json("mul"));
+        QCOMPARE(tape[0]["attrs"]["scalar"].get<double>(), 0.125);
+        QCOMPARE(tape[1]["op"], json("softmax"));
+        QCOMPARE(tape[1]["output"], json("y"));
+    }
+
 private:
     /// What the pipeline does after a benchmark (engine/pipeline/RunPipeline.cpp): the cubin the
     /// runner timed goes to the harness, and the report gains the comparison or its reason.
     protocol::RunReport compared(const protocol::RunReport& report, const Candidate& c, const cast::CompileBaselineOptions& opts)
     {
+        return compared(m_task, report, c, opts);
+    }
+    protocol::RunReport compared(const Task& task, const protocol::RunReport& report, const Candidate& c,
+                                 const cast::CompileBaselineOptions& opts)
+    {
         CompileResult built;
-        if (auto req = compileRequestFor(m_task, c, "sm_90"))
+        if (auto req = compileRequestFor(task, c, "sm_90"))
             if (auto r = compile(req.value()))
                 built = r.value();
-        auto measured = cast::measureCompileBaseline(report, m_task, m_task.directory / "task.json", c, built, opts);
+        auto measured = cast::measureCompileBaseline(report, task, task.directory / "task.json", c, built, opts);
         return measured ? report.withCompileBaseline(measured.value()) : report.withCompileNotMeasured(measured.error().why);
     }
 };

@@ -1,6 +1,7 @@
 #include "engine/cast/CompileBaselineRun.h"
 
 #include "engine/cast/CastExport.h"
+#include "engine/cast/ReferenceSteps.h"
 #include "engine/core/Files.h"
 #include "engine/core/InstallLayout.h"
 #include "engine/core/TempFolder.h"
@@ -43,6 +44,25 @@ std::string baselinePython(const CompileBaselineOptions& options)
 
 namespace {
 
+/// A TorchScript reference goes to the harness as the op tape the generator reads from it
+/// (engine/cast/ScriptTape.h): torch.compile traces Python, and a scripted module runs under it
+/// uncompiled. The tape, not the problem's own Python, so nothing imported runs beside the
+/// GPU's harness (docs/decisions.md). A module the reader refuses is not measured, with why.
+void addScriptTape(Json& spec, const Task& task)
+{
+    if (task.reference.kind != Reference::Kind::TorchScript)
+        return;
+    auto steps = referenceSteps(task);
+    if (!steps) {
+        spec["reference_tape_refused"] = steps.error().why;
+        return;
+    }
+    Json tape = Json::array();
+    for (const OpStep& s : steps->steps)
+        tape.push_back({{"op", s.op}, {"inputs", s.inputs}, {"attrs", s.attrs}, {"output", s.output}});
+    spec["reference_tape"] = std::move(tape);
+}
+
 /// What the harness is asked to time: the shapes the runner timed, the modes, the sampling, and
 /// the candidate as a .cast op whose image is `cubin`.
 Result<Json> harnessSpec(const protocol::RunReport& report, const Task& task, const fs::path& taskFile,
@@ -56,7 +76,7 @@ Result<Json> harnessSpec(const protocol::RunReport& report, const Task& task, co
         return Error::failed("time torch.compile", "the benchmark timed no shape");
     const protocol::BenchSettings& b = options.sampling;
     std::error_code ec;
-    return Json{
+    Json spec{
         {"task", fs::absolute(taskFile, ec).string()},
         {"shapes", shapes},
         {"modes", options.modes.empty() ? std::vector<std::string>{"default", "max-autotune-no-cudagraphs"} : options.modes},
@@ -67,6 +87,8 @@ Result<Json> harnessSpec(const protocol::RunReport& report, const Task& task, co
         {"candidate", {{"op", candidateOpJson(task.name, task, candidate, built.loweredNames)},
                        {"arch", report.header().candidate.arch},
                        {"image", cubin.string()}}}};
+    addScriptTape(spec, task);
+    return spec;
 }
 
 /// The harness's environment: PYTHONSAFEPATH, and PYTHONPATH with the harness first.

@@ -62,7 +62,11 @@ class Bench(unittest.TestCase):
 
     def test_not_measured_says_why(self):
         cases = [
-            (spec(fused_task({"torchscript": "reference.pt", "inputs": ["x", "residual", "w"]})), "TorchScript module"),
+            (spec(fused_task({"torchscript": "reference.pt", "inputs": ["x", "residual", "w"]})),
+             "TorchScript module and no op tape of it came with the spec"),
+            (spec(fused_task({"torchscript": "reference.pt", "inputs": ["x", "residual", "w"]}),
+                  reference_tape_refused="forward calls aten::sort"),
+             "cannot be read as an op tape (forward calls aten::sort)"),
             (spec(fused_task({"op": "fft", "inputs": ["x"]})), "does not know"),
             (spec(modes=("fastest",)), "unknown mode fastest"),
             (spec(candidate={"op": {}, "arch": "sm_90", "image": "k.cubin"}), "runs only on CUDA"),
@@ -75,6 +79,20 @@ class Bench(unittest.TestCase):
                 r = kernelforge_baseline.bench(s)
                 self.assertFalse(r["measured"])
                 self.assertIn(why, r["reason"])
+
+    def test_a_torchscript_reference_is_compiled_from_its_op_tape(self):
+        # kforge sends the tape it read from the scripted module (engine/cast/CompileBaselineRun.cpp).
+        with open(os.path.join(ROOT, "tests", "data", "generate", "gen_script_scale_softmax_fp32", "task.json")) as f:
+            task = json.load(f)
+        tape = [{"op": "mul", "inputs": ["x"], "attrs": {"scalar": 0.125}, "output": "s"},
+                {"op": "softmax", "inputs": ["s"], "attrs": {"dim": -1}, "output": "y"}]
+        r = kernelforge_baseline.bench(spec(task, modes=("default",), shapes=[{"label": "rows", "dims": {"B": 3, "D": 33}}],
+                                            reference_tape=tape))
+        self.assertTrue(r["measured"], r["reason"])
+        e = r["shapes"][0]["compiled"]["default"]
+        self.assertTrue(e["measured"], e["reason"])
+        self.assertTrue(e["check"]["passed"])
+        self.assertEqual(task["reference"], {"torchscript": "scale_softmax.pt", "inputs": ["x"]})  # the spec's task is not edited
 
     def test_a_compiled_baseline_that_disagrees_is_not_used(self):
         # A stand-in for a miscompiled program (this test's double, not Inductor): the eager

@@ -5,7 +5,8 @@ is tested without torch or a GPU. It is a double, never the real harness: the re
 tests/baseline (CPU) and gpu.baseline.compile (H100).
 
 Invoked as the "python" of CompileBaselineOptions: argv = [-m, kernelforge_baseline, bench, SPEC,
---out, RESULT]. $KF_SCRIPTED_HARNESS picks the behaviour: measured | crash | garbage.
+--out, RESULT]. $KF_SCRIPTED_HARNESS picks the behaviour: measured | crash | garbage;
+$KF_SCRIPTED_HARNESS_SPEC, if set, names a file to copy the spec to.
 """
 
 import json
@@ -23,6 +24,9 @@ if mode == "garbage":
     sys.exit(0)
 with open(spec_path) as f:
     spec = json.load(f)
+if os.environ.get("KF_SCRIPTED_HARNESS_SPEC"):  # the test reads the spec kforge wrote
+    with open(os.environ["KF_SCRIPTED_HARNESS_SPEC"], "w") as f:
+        json.dump(spec, f)
 problems = []
 if not os.path.isfile(spec["task"]):
     problems.append("task %s missing" % spec["task"])

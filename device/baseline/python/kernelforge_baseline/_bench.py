@@ -27,7 +27,7 @@ import math
 import time
 
 from ._judge import check_outputs, disagreement, golden_outputs, judged_against
-from ._task import MODES, NotCompilable, make_inputs, reference_module, versions
+from ._task import MODES, NotCompilable, make_inputs, reference_module, spec_task, versions
 
 SCHEMA_VERSION = 1
 INPUT_SETS = 3
@@ -317,7 +317,7 @@ def bench(spec, log=lambda text: None):
     elif device != "cpu":
         result["reason"] = "the device is \"cuda\" or \"cpu\", not %r" % device
         return result
-    task = spec["task"]
+    task = spec_task(spec)
     candidate_op = None
     try:
         reference_module(task)

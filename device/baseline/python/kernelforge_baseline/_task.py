@@ -27,16 +27,33 @@ def _dtypes(torch):
             "uint8": torch.uint8, "bool": torch.bool}
 
 
+def spec_task(spec):
+    """The spec's task, a TorchScript reference carrying the op tape kforge read from it
+    (engine/cast/CompileBaselineRun.cpp: reference_tape, or reference_tape_refused with why)."""
+    task = spec["task"]
+    ref = task.get("reference")
+    if isinstance(ref, dict) and "torchscript" in ref:
+        ref = dict(ref)
+        if "reference_tape" in spec:
+            ref["tape"] = spec["reference_tape"]
+        elif "reference_tape_refused" in spec:
+            ref["tape_refused"] = spec["reference_tape_refused"]
+        task = dict(task, reference=ref)
+    return task
+
+
 def _steps(task):
     """The reference as a list of tape steps: {op, inputs, attrs, output}."""
     ref = task.get("reference")
     outputs = [o["name"] for o in task["outputs"]]
     if not isinstance(ref, dict):
         raise NotCompilable("the task has no reference")
-    if "torchscript" in ref:
-        raise NotCompilable("the reference is a TorchScript module: torch.compile traces Python code, and a "
-                            "scripted module runs as TorchScript under it, uncompiled; write the reference as a "
-                            "catalog op or an op tape to measure the compiled baseline")
+    if "torchscript" in ref and "tape" not in ref:
+        # kforge's spec brings a scripted module's op tape (reference_tape, __main__._load_spec).
+        why = ("whose forward cannot be read as an op tape (%s)" % ref["tape_refused"] if "tape_refused" in ref
+               else "and no op tape of it came with the spec")
+        raise NotCompilable("the reference is a TorchScript module %s: torch.compile traces Python code, and a "
+                            "scripted module runs as TorchScript under it, uncompiled" % why)
     if "op" in ref:
         return [{"op": ref["op"], "inputs": ref.get("inputs") or [i["name"] for i in task["inputs"]],
                  "attrs": ref.get("attrs") or {}, "output": outputs[0]}]
