@@ -1,5 +1,6 @@
 #include "widgets/assistant/AssistantDock.h"
 
+#include "widgets/common/SelectableLabel.h"
 #include "widgets/common/StatusColors.h"
 
 #include <QComboBox>
@@ -98,10 +99,7 @@ AssistantDock::AssistantDock(QWidget* parent)
     m_totals = new QLabel(this);
     m_totals->setObjectName(QStringLiteral("assistantTotals"));
     layout->addWidget(m_totals);
-    m_outcome = new QLabel(this);
-    m_outcome->setObjectName(QStringLiteral("assistantOutcome"));
-    m_outcome->setWordWrap(true);
-    m_outcome->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_outcome = selectableLabel(QStringLiteral("assistantOutcome"), this);
     layout->addWidget(m_outcome);
     setTotals(0, 0, 0);
 

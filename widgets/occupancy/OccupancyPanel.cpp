@@ -1,5 +1,6 @@
 #include "widgets/occupancy/OccupancyPanel.h"
 
+#include "widgets/common/SelectableLabel.h"
 #include "widgets/occupancy/OccupancyChart.h"
 #include "widgets/occupancy/OccupancyCurves.h"
 #include "widgets/occupancy/OccupancyExplain.h"
@@ -169,10 +170,7 @@ QVBoxLayout* OccupancyPanel::buildResult()
     m_limitsLabel->setObjectName(QStringLiteral("limitsLabel"));
     m_limitsLabel->setTextFormat(Qt::RichText);
     m_limitsLabel->setWordWrap(true);
-    m_errorLabel = new QLabel(this);
-    m_errorLabel->setObjectName(QStringLiteral("errorLabel"));
-    m_errorLabel->setWordWrap(true);
-    m_errorLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_errorLabel = selectableLabel(QStringLiteral("errorLabel"), this);
 
     auto* result = new QVBoxLayout;
     result->addWidget(m_occupancyLabel);

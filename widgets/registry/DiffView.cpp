@@ -1,5 +1,6 @@
 #include "widgets/registry/DiffView.h"
 
+#include "widgets/common/SelectableLabel.h"
 #include "widgets/common/VerdictStyle.h"
 
 #include <QEvent>
@@ -41,9 +42,7 @@ DiffView::DiffView(QWidget* parent) : QWidget(parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(4);
-    m_summary = new QLabel(this);
-    m_summary->setWordWrap(true);
-    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_summary = selectableLabel({}, this);
     m_text = new QPlainTextEdit(this);
     m_text->setReadOnly(true);
     m_text->setLineWrapMode(QPlainTextEdit::NoWrap);

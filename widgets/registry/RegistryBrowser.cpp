@@ -8,6 +8,7 @@
 #include "widgets/registry/RegistryModel.h"
 #include "widgets/registry/SpeedupChart.h"
 #include "widgets/common/ElidedLabel.h"
+#include "widgets/common/SelectableLabel.h"
 #include "widgets/runs/ResultsModel.h"
 #include "widgets/common/VerdictStyle.h"
 
@@ -77,9 +78,7 @@ RegistryBrowser::RegistryBrowser(QWidget* parent) : QWidget(parent)
     dirLayout->addWidget(m_directoryLabel, 1);
     layout->addWidget(m_directoryRow);
 
-    m_loadError = new QLabel(this);
-    m_loadError->setWordWrap(true);
-    m_loadError->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_loadError = selectableLabel({}, this);
     m_loadError->hide();
     layout->addWidget(m_loadError);
 

@@ -1,5 +1,7 @@
 #include "app/gui/settings/ConfigFilePage.h"
 
+#include "widgets/common/SelectableLabel.h"
+
 #include <QLabel>
 
 namespace kf::app {
@@ -37,10 +39,7 @@ bool ConfigFilePage::save(QString* error)
 
 QLabel* ConfigFilePage::makeProblemLabel(const QString& objectName)
 {
-    auto* label = new QLabel(this);
-    label->setObjectName(objectName);
-    label->setWordWrap(true);
-    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* label = ui::selectableLabel(objectName, this);
     label->setStyleSheet(QStringLiteral("color: #d9534f;"));
     return label;
 }

@@ -1,5 +1,7 @@
 #include "app/gui/settings/EndpointDialog.h"
 
+#include "widgets/common/SelectableLabel.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -110,10 +112,7 @@ EndpointDialog::EndpointDialog(const kf::Endpoint& e, Validator validate, QWidge
     addRunnerRows(e);
     addTimeoutRows(e);
 
-    m_problem = new QLabel(this);
-    m_problem->setObjectName(QStringLiteral("endpointProblem"));
-    m_problem->setWordWrap(true);
-    m_problem->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_problem = ui::selectableLabel(QStringLiteral("endpointProblem"), this);
     m_problem->setStyleSheet(QStringLiteral("color: #d9534f;"));
     m_problem->setVisible(false);
     m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);

@@ -1,6 +1,7 @@
 #include "app/gui/settings/RunnersPage.h"
 
 #include "app/gui/settings/EndpointDialog.h"
+#include "widgets/common/SelectableLabel.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -86,10 +87,7 @@ RunnersPage::RunnersPage(const QString& file, QWidget* parent)
 
     layout->addLayout(buildButtons());
 
-    m_checkText = new QLabel(this);
-    m_checkText->setObjectName(QStringLiteral("checkResult"));
-    m_checkText->setWordWrap(true);
-    m_checkText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_checkText = ui::selectableLabel(QStringLiteral("checkResult"), this);
     layout->addWidget(m_checkText);
 
     layout->addLayout(buildPickers());
