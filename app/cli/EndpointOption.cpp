@@ -11,8 +11,9 @@
 
 namespace kf::cli {
 
-void addEndpointOptions(CLI::App* cmd, EndpointArgs* args)
+void addRunnerOptions(CLI::App* cmd, std::string* runnerPath, EndpointArgs* args)
 {
+    cmd->add_option("--runner", *runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
     cmd->add_option("--runner-endpoint,--endpoint", args->endpoint,
                     "run on this endpoint of runners.json (local, ssh, srun or a command; `kforge runners list`)");
     cmd->add_option("--runners", args->runnersFile, "the endpoints file (default: $KF_RUNNERS_FILE, else ~/.config/KernelForge/runners.json)");

@@ -227,8 +227,7 @@ void addPromoteCommand(CLI::App& app, int& exitCode)
     cmd->add_flag("--allow-unsigned", args->allowUnsigned,
                   "accept saved reports that the runner did not sign or that changed since (recorded in the registry)");
     cmd->add_flag("--json", args->json, "print the outcome as JSON");
-    cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
-    addEndpointOptions(cmd, &args->endpoint);
+    addRunnerOptions(cmd, &args->runnerPath, &args->endpoint);
     cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch")->check(CLI::Range(1, 86400000));
     cmd->add_option("--time-cap-ms", args->timeCapMs, "benchmark time cap per shape")->check(CLI::PositiveNumber);
     cmd->add_option("--baseline", args->baseline,

@@ -17,6 +17,8 @@
 #include "engine/task/HeldOut.h"
 #include "engine/task/Task.h"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -442,6 +444,21 @@ int emitRunDocument(const RunArgs& a, const nlohmann::json& document, int exitCo
         }
     }
     return exitCode;
+}
+
+void addTaskRunOptions(CLI::App* cmd, const std::shared_ptr<RunArgs>& args, int& exitCode,
+                       std::function<int(const RunArgs&)> run)
+{
+    cmd->add_flag("--json", args->json, "print the reports as JSON (docs/report-schema.md)");
+    cmd->add_option("--report", args->reportFile, "also write the JSON reports to this file (atomically)");
+    cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch; a hung kernel is killed after it")
+        ->check(CLI::Range(1, 86400000));
+    addRunnerOptions(cmd, &args->runnerPath, &args->endpoint);
+    addPoolOption(cmd, &args->endpoint);
+    cmd->callback([args, &exitCode, run = std::move(run)] {
+        args->path = args->taskPaths.empty() ? std::string() : args->taskPaths.front();
+        exitCode = run(*args);
+    });
 }
 
 } // namespace kf::cli

@@ -11,10 +11,16 @@
 #include "engine/task/Task.h"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace kf::cli {
 
@@ -82,6 +88,12 @@ nlohmann::json scanFindingsJson(const std::vector<ScanFinding>& findings);
 /// Prints `document` (with --json) and writes it to --report; returns `exitCode`, or the
 /// environment exit code when --report cannot be written.
 int emitRunDocument(const RunArgs& args, const nlohmann::json& document, int exitCode);
+
+/// The options `kforge verify` and `kforge bench` share, after their own (--json, --report,
+/// --launch-timeout-ms, the runner and its endpoint, --pool), and their callback: the first task
+/// argument becomes `path`, then `run` gives the exit code.
+void addTaskRunOptions(CLI::App* cmd, const std::shared_ptr<RunArgs>& args, int& exitCode,
+                       std::function<int(const RunArgs&)> run);
 
 /// `kforge verify|bench TASK TASK… --pool FILE`: every candidate of every task on the pool, the
 /// reports in task order and candidate order (PoolTasks.cpp).

@@ -332,8 +332,7 @@ void addSynthCommand(CLI::App& app, int& exitCode)
     cmd->add_flag("--yes", a->yes, "accept the proposed task and let the model choose where it would ask");
     cmd->add_flag("--json", a->json, "print the outcome as JSON");
     cmd->add_flag("-q,--quiet", a->quiet, "print only the outcome");
-    cmd->add_option("--runner", a->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
-    addEndpointOptions(cmd, &a->endpoint);
+    addRunnerOptions(cmd, &a->runnerPath, &a->endpoint);
     cmd->add_option("--arch", a->arch, "run for this architecture instead of the GPU's");
     cmd->callback([a, &exitCode] { exitCode = runSynth(*a); });
 }
