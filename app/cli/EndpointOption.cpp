@@ -92,10 +92,8 @@ Result<std::optional<Endpoint>> resolveEndpoint(const EndpointArgs& args)
 std::optional<int> resolveEndpointOrExit(const EndpointArgs& args, std::optional<Endpoint>& out)
 {
     auto e = resolveEndpoint(args);
-    if (!e) {
-        std::cerr << "kforge: " << e.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!e)
+        return fail(e.error(), kExitUsage);
     // An endpoint with shared_fs false gets the task's files with each request (RunSession stages
     // them), so every endpoint is usable here; a runner too old to take them is refused when it
     // says hello.

@@ -83,10 +83,8 @@ int readSavedEvidence(const std::vector<std::string>& files, std::vector<Json>& 
 {
     for (const std::string& file : files) {
         auto j = kf::json::readFile(file);
-        if (!j) {
-            std::cerr << "kforge: " << j.error().message() << '\n';
-            return kExitUsage;
-        }
+        if (!j)
+            return fail(j.error(), kExitUsage);
         // A report that cannot be read is named with its file and pointer, not mistaken for
         // a missing one by the gates.
         std::vector<Error> unreadable;
@@ -185,10 +183,8 @@ int promote(const PromoteArgs& a)
     if (candidate.empty())
         return kExitUsage;
     auto dir = Registry::resolveDirectory(a.registry, task.directory);
-    if (!dir) {
-        std::cerr << "kforge: " << dir.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!dir)
+        return fail(dir.error(), kExitUsage);
     const Registry registry(dir.value());
 
     // The evidence: saved reports, or a fresh verification (test and held-out shapes) and benchmark.
@@ -202,10 +198,8 @@ int promote(const PromoteArgs& a)
     PromotionInput in{std::move(task), candidate, evidence.correctness, evidence.performance, whoAmI()};
     in.allowUnsigned = a.allowUnsigned;
     auto outcome = registry.promote(in);
-    if (!outcome) {
-        std::cerr << "kforge: " << outcome.error().message() << '\n';
-        return kExitEnvironment;
-    }
+    if (!outcome)
+        return fail(outcome.error(), kExitEnvironment);
     printOutcome(a, registry, in, *outcome);
     return outcome->entry ? kExitOk : kExitFailed;
 }

@@ -215,10 +215,8 @@ std::optional<int> prepare(const RunArgs& a, const std::optional<std::uint64_t>&
     // judge: warnings beside the verdict, never part of it (docs/agents.md, "The static scan").
     for (const Candidate* c : p.candidates) {
         auto req = compileRequestFor(p.task, *c, a.arch.empty() ? "sm_90" : a.arch);
-        if (!req) {
-            std::cerr << "kforge: " << req.error().message() << '\n';
-            return kExitUsage;
-        }
+        if (!req)
+            return fail(req.error(), kExitUsage);
         if (a.kind == RunKind::Verify)
             p.scans.emplace_back(c->file, scanSource(req->source));
     }
@@ -438,10 +436,8 @@ int emitRunDocument(const RunArgs& a, const nlohmann::json& document, int exitCo
     if (a.json)
         std::cout << text;
     if (!a.reportFile.empty()) {
-        if (auto w = writeFileAtomic(a.reportFile, text); !w) {
-            std::cerr << "kforge: " << w.error().message() << '\n';
-            return kExitEnvironment;
-        }
+        if (auto w = writeFileAtomic(a.reportFile, text); !w)
+            return fail(w.error(), kExitEnvironment);
     }
     return exitCode;
 }

@@ -167,10 +167,8 @@ int runShrink(const RunArgs& a)
         return kExitEnvironment;
     }
     auto report = session.verify(task, *candidate, first, label + " (finding the failure)");
-    if (!report) {
-        std::cerr << "kforge: " << report.error().message() << '\n';
-        return session.cancelled() ? kExitInterrupted : kExitFailed;
-    }
+    if (!report)
+        return fail(report.error(), session.cancelled() ? kExitInterrupted : kExitFailed);
     const auto start = firstFailure(report.value());
     if (!start) {
         std::cerr << "kforge: " << label << " passes " << (given ? "at " + given->describe() : "every test shape")
@@ -181,10 +179,8 @@ int runShrink(const RunArgs& a)
               << start->failure << ")\n";
 
     auto result = shrinkFrom(a, session, task, *candidate, label, *start);
-    if (!result) {
-        std::cerr << "kforge: " << result.error().message() << '\n';
-        return session.cancelled() ? kExitInterrupted : kExitFailed;
-    }
+    if (!result)
+        return fail(result.error(), session.cancelled() ? kExitInterrupted : kExitFailed);
     confirmAndReport(a, session, task, *candidate, label, result.value());
     return kExitFailed;
 }

@@ -246,15 +246,11 @@ int exitCodeFor(const std::string& outcome)
 int runSynth(const SynthArgs& a)
 {
     auto config = synth::readModelsConfig(synth::modelsConfigPath());
-    if (!config) {
-        std::cerr << "kforge: " << config.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!config)
+        return fail(config.error(), kExitUsage);
     auto r = requestFor(a, *config);
-    if (!r) {
-        std::cerr << "kforge: " << r.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!r)
+        return fail(r.error(), kExitUsage);
 
     // The runner starts when the first kernel compiles: the interview and codegen need no GPU.
     std::optional<Endpoint> endpoint;
@@ -287,10 +283,8 @@ int runSynth(const SynthArgs& a)
     hooks.onEvent = [&](const synth::SynthEvent& e) { console.onEvent(e); };
 
     auto result = synth::synthesize(*r, hooks, runner->cancel());
-    if (!result) {
-        std::cerr << "kforge: " << result.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!result)
+        return fail(result.error(), kExitUsage);
     printResult(a, *result, console.midLine);
     return exitCodeFor(result->outcome);
 }
