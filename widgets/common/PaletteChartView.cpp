@@ -2,6 +2,7 @@
 
 #include "widgets/common/StatusColors.h"
 
+#include <QAbstractAxis>
 #include <QChart>
 #include <QEvent>
 
@@ -25,6 +26,14 @@ bool PaletteChartView::applyChartTheme(const QPalette& p)
         chart()->setTheme(theme);
     chart()->setBackgroundBrush(p.color(QPalette::Base));
     return dark;
+}
+
+void PaletteChartView::colorAxis(QAbstractAxis* axis, const QColor& text, const QColor& grid)
+{
+    axis->setLabelsBrush(text);
+    axis->setTitleBrush(text);
+    axis->setGridLineColor(grid);
+    axis->setLinePenColor(grid);
 }
 
 void PaletteChartView::changeEvent(QEvent* event)

@@ -6,6 +6,8 @@
 
 #include <QChartView>
 
+class QAbstractAxis;
+class QColor;
 class QPalette;
 
 namespace kf::ui {
@@ -29,6 +31,8 @@ protected:
     /// setTheme restyles every series and axis, so the subclass's own colours go on after this.
     /// Returns whether `p` is dark.
     bool applyChartTheme(const QPalette& p);
+    /// An axis's labels and title in `text`, its grid and its line in `grid`.
+    static void colorAxis(QAbstractAxis* axis, const QColor& text, const QColor& grid);
 
     void changeEvent(QEvent* event) override;
 };

@@ -183,11 +183,8 @@ void RooflineChart::applyPalette()
     QColor minor = text;
     minor.setAlpha(dark ? 14 : 22);
     for (QLogValueAxis* axis : {m_x, m_y}) {
-        axis->setLabelsBrush(text);
-        axis->setTitleBrush(text);
-        axis->setGridLineColor(grid);
+        colorAxis(axis, text, grid);
         axis->setMinorGridLineColor(minor);
-        axis->setLinePenColor(grid);
     }
 
     const QColor ceilingColor = profilecolors::ceiling(p);

@@ -170,10 +170,7 @@ void TuneChart::applyPalette()
     QColor grid = text;
     grid.setAlpha(dark ? 40 : 45);
     for (QValueAxis* axis : {m_x, m_y}) {
-        axis->setLabelsBrush(text);
-        axis->setTitleBrush(text);
-        axis->setGridLineColor(grid);
-        axis->setLinePenColor(grid);
+        colorAxis(axis, text, grid);
         axis->setMinorGridLineVisible(false);
     }
     const QColor candidate = profilecolors::candidate(p);
