@@ -1,7 +1,7 @@
 #include "widgets/registry/DiffView.h"
 
 #include "widgets/common/SelectableLabel.h"
-#include "widgets/common/VerdictStyle.h"
+#include "widgets/common/StatusColors.h"
 
 #include <QEvent>
 #include <QFontDatabase>
@@ -25,7 +25,7 @@ struct DiffColors {
 
 DiffColors colorsFor(const QPalette& p)
 {
-    if (verdictstyle::isDark(p))
+    if (isDarkPalette(p))
         return {QColor(0x1f, 0x3d, 0x2a), QColor(0x4a, 0x22, 0x26), QColor(0x1e, 0x33, 0x4d), p.color(QPalette::PlaceholderText)};
     return {QColor(0xe6, 0xff, 0xec), QColor(0xff, 0xeb, 0xe9), QColor(0xdd, 0xf4, 0xff), p.color(QPalette::PlaceholderText)};
 }

@@ -9,6 +9,7 @@
 #include "widgets/registry/SpeedupChart.h"
 #include "widgets/common/ElidedLabel.h"
 #include "widgets/common/SelectableLabel.h"
+#include "widgets/common/StatusColors.h"
 #include "widgets/runs/ResultsModel.h"
 #include "widgets/common/VerdictStyle.h"
 
@@ -450,7 +451,7 @@ void RegistryBrowser::setDetails(const RegistryDetails& details)
 void RegistryBrowser::renderEvidence()
 {
     const int scroll = m_evidence->verticalScrollBar() ? m_evidence->verticalScrollBar()->value() : 0;
-    m_evidence->setHtml(evidencehtml::render(m_details, m_model->find(qs(m_details.entry.id)), verdictstyle::isDark(palette())));
+    m_evidence->setHtml(evidencehtml::render(m_details, m_model->find(qs(m_details.entry.id)), isDarkPalette(palette())));
     m_evidence->verticalScrollBar()->setValue(scroll);
 }
 
