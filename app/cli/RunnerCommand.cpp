@@ -90,6 +90,16 @@ std::optional<Task> loadTaskArgument(const std::string& path, const std::vector<
     return std::move(loaded.value());
 }
 
+std::optional<ShapeBinding> shapeArgument(const Task& task, const std::string& text)
+{
+    auto parsed = parseShapeText(task, text);
+    if (!parsed) {
+        std::cerr << "kforge: --shape " << text << ": " << parsed.error().why << '\n';
+        return std::nullopt;
+    }
+    return parsed.value();
+}
+
 namespace {
 
 /// Everything the command line can get wrong before the task is read: a usage error (exit 2).
@@ -169,12 +179,8 @@ std::optional<int> checkAgainstTask(const RunArgs& a, Prepared& p)
         std::optional<ShapeBinding> shape;
         p.settings.setName = "custom";
         if (!a.shape.empty()) {
-            auto parsed = parseShapeText(task, a.shape);
-            if (!parsed) {
-                std::cerr << "kforge: --shape " << a.shape << ": " << parsed.error().why << '\n';
+            if (!(shape = shapeArgument(task, a.shape)))
                 return kExitUsage;
-            }
-            shape = parsed.value();
         } else {
             shape = defaultProfileShape(task);
             p.settings.setName = task.benchmarkShapes.empty() ? "tests" : "benchmarks";

@@ -77,6 +77,10 @@ RunSettings settingsFor(const RunArgs& args, const std::optional<std::uint64_t>&
 /// caller exits with kExitUsage).
 std::optional<kf::Task> loadTaskArgument(const std::string& path, const std::vector<std::string>& onlyCandidates = {});
 
+/// `--shape TEXT` ("N=4099,B=2") bound to `task`'s symbols, or nullopt after printing why on
+/// stderr (the caller exits with kExitUsage).
+std::optional<kf::ShapeBinding> shapeArgument(const kf::Task& task, const std::string& text);
+
 /// Runs the whole command; returns the process exit code (ExitCodes.h, or 130 on Ctrl-C).
 /// With `collect`, the reports are appended there instead of being printed as a --json document
 /// (tables are still printed unless args.json): `kforge promote` gathers its evidence this way.

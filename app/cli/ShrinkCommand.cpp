@@ -60,14 +60,8 @@ int readArguments(const RunArgs& a, const Task& task, const Candidate*& candidat
         std::cerr << "kforge: task " << task.name << " has no shape symbols, so there is nothing to shrink\n";
         return kExitUsage;
     }
-    if (!a.shape.empty()) {
-        auto parsed = parseShapeText(task, a.shape);
-        if (!parsed) {
-            std::cerr << "kforge: --shape " << a.shape << ": " << parsed.error().why << '\n';
-            return kExitUsage;
-        }
-        given = parsed.value();
-    }
+    if (!a.shape.empty() && !(given = shapeArgument(task, a.shape)))
+        return kExitUsage;
     if (!a.seed.empty() && !(seed = protocol::parseSeed(a.seed))) {
         std::cerr << "kforge: --seed " << a.seed << " is not a 64-bit hexadecimal number\n";
         return kExitUsage;
