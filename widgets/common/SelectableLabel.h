@@ -1,7 +1,7 @@
 #pragma once
 // The label the workbench shows a sentence in that a user may want to copy (an error, a path,
-// a summary): it wraps, and the mouse can select its text. Panels and dialogs of widgets/ and
-// app/gui/ make theirs here instead of repeating the three calls.
+// a summary): it wraps, and the mouse can select its text. The panels and the main window's
+// dialogs make theirs here instead of repeating the three calls.
 
 #include <QString>
 #include <Qt>

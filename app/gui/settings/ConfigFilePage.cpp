@@ -1,7 +1,5 @@
 #include "app/gui/settings/ConfigFilePage.h"
 
-#include "widgets/common/SelectableLabel.h"
-
 #include <QLabel>
 
 namespace kf::app {
@@ -39,7 +37,10 @@ bool ConfigFilePage::save(QString* error)
 
 QLabel* ConfigFilePage::makeProblemLabel(const QString& objectName)
 {
-    auto* label = ui::selectableLabel(objectName, this);
+    auto* label = new QLabel(this);
+    label->setObjectName(objectName);
+    label->setWordWrap(true);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
     label->setStyleSheet(QStringLiteral("color: #d9534f;"));
     return label;
 }

@@ -1,8 +1,5 @@
 #include "app/gui/settings/EndpointDialog.h"
 
-#include "widgets/common/SelectableLabel.h"
-#include "widgets/common/SpinBox.h"
-
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -28,6 +25,15 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 bool defaultSharedFs(Kind k) { return k == Kind::Local || k == Kind::Srun; }
 int defaultStartTimeout(Kind k) { return k == Kind::Srun ? 1800 : 120; }
 int defaultLatency(Kind k) { return k == Kind::Local ? 0 : 2000; }
+
+QSpinBox* spin(QWidget* parent, const char* name, int lo, int hi, const QString& suffix)
+{
+    auto* s = new QSpinBox(parent);
+    s->setObjectName(QString::fromLatin1(name));
+    s->setRange(lo, hi);
+    s->setSuffix(suffix);
+    return s;
+}
 
 QLineEdit* line(QWidget* parent, const char* name, const QString& placeholder, const QString& tip = {})
 {
@@ -104,7 +110,10 @@ EndpointDialog::EndpointDialog(const kf::Endpoint& e, Validator validate, QWidge
     addRunnerRows(e);
     addTimeoutRows(e);
 
-    m_problem = ui::selectableLabel(QStringLiteral("endpointProblem"), this);
+    m_problem = new QLabel(this);
+    m_problem->setObjectName(QStringLiteral("endpointProblem"));
+    m_problem->setWordWrap(true);
+    m_problem->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_problem->setStyleSheet(QStringLiteral("color: #d9534f;"));
     m_problem->setVisible(false);
     m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
@@ -144,7 +153,7 @@ void EndpointDialog::addConnectionRows(const kf::Endpoint& e)
     m_user = line(this, "endpointUser", tr("your login name there"));
     m_user->setText(qs(e.user));
     m_form->addRow(tr("&User:"), m_user);
-    m_port = ui::rangeSpinBox(QStringLiteral("endpointPort"), this, 0, 65535);
+    m_port = spin(this, "endpointPort", 0, 65535, {});
     m_port->setSpecialValueText(tr("ssh's default"));
     m_port->setValue(e.port);
     m_form->addRow(tr("&Port:"), m_port);
@@ -200,19 +209,19 @@ void EndpointDialog::addRunnerRows(const kf::Endpoint& e)
 // The timeouts, and whether kforge --pool uses the endpoint.
 void EndpointDialog::addTimeoutRows(const kf::Endpoint& e)
 {
-    m_startTimeout = ui::rangeSpinBox(QStringLiteral("endpointStartTimeout"), this, 1, 86400, tr(" s"));
+    m_startTimeout = spin(this, "endpointStartTimeout", 1, 86400, tr(" s"));
     m_startTimeout->setValue(e.startTimeoutS);
     m_startTimeout->setToolTip(tr("How long to wait for the runner's hello (an srun job may queue)"));
     m_form->addRow(tr("S&tart timeout:"), m_startTimeout);
-    m_idleTimeout = ui::rangeSpinBox(QStringLiteral("endpointIdleTimeout"), this, 1, 86400, tr(" s"));
+    m_idleTimeout = spin(this, "endpointIdleTimeout", 1, 86400, tr(" s"));
     m_idleTimeout->setValue(e.idleTimeoutS);
     m_idleTimeout->setToolTip(tr("No message at all for this long: the runner is treated as hung"));
     m_form->addRow(tr("I&dle timeout:"), m_idleTimeout);
-    m_heartbeat = ui::rangeSpinBox(QStringLiteral("endpointHeartbeat"), this, 1, 600, tr(" s"));
+    m_heartbeat = spin(this, "endpointHeartbeat", 1, 600, tr(" s"));
     m_heartbeat->setValue(e.heartbeatTimeoutS);
     m_heartbeat->setToolTip(tr("No heartbeat for this long during a request: the connection is presumed lost"));
     m_form->addRow(tr("&Heartbeat timeout:"), m_heartbeat);
-    m_latency = ui::rangeSpinBox(QStringLiteral("endpointLatency"), this, 0, 60000, tr(" ms"));
+    m_latency = spin(this, "endpointLatency", 0, 60000, tr(" ms"));
     m_latency->setValue(e.launchLatencyMs);
     m_latency->setToolTip(tr("Added to every launch's watchdog budget (network, scheduler)"));
     m_form->addRow(tr("&Launch latency:"), m_latency);

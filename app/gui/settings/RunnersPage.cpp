@@ -1,7 +1,6 @@
 #include "app/gui/settings/RunnersPage.h"
 
 #include "app/gui/settings/EndpointDialog.h"
-#include "widgets/common/SelectableLabel.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -87,7 +86,10 @@ RunnersPage::RunnersPage(const QString& file, QWidget* parent)
 
     layout->addLayout(buildButtons());
 
-    m_checkText = ui::selectableLabel(QStringLiteral("checkResult"), this);
+    m_checkText = new QLabel(this);
+    m_checkText->setObjectName(QStringLiteral("checkResult"));
+    m_checkText->setWordWrap(true);
+    m_checkText->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_checkText);
 
     layout->addLayout(buildPickers());

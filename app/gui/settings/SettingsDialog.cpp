@@ -6,7 +6,6 @@
 #include "app/gui/settings/Settings.h"
 
 #include "engine/core/Architectures.h"
-#include "widgets/common/SpinBox.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -101,7 +100,11 @@ void SettingsDialog::addCompileRows(QFormLayout* form)
     m_nvrtcOptions->setToolTip(tr("Extra NVRTC options for every compile, after the task's own."));
     form->addRow(tr("Extra &NVRTC options:"), m_nvrtcOptions);
 
-    m_debounce = ui::rangeSpinBox(QStringLiteral("debounce"), this, 0, 5000, tr(" ms"), 50);
+    m_debounce = new QSpinBox(this);
+    m_debounce->setObjectName(QStringLiteral("debounce"));
+    m_debounce->setRange(0, 5000);
+    m_debounce->setSingleStep(50);
+    m_debounce->setSuffix(tr(" ms"));
     form->addRow(tr("Compile after typing &pauses for:"), m_debounce);
 
     m_rtol = new QLineEdit(this);
@@ -128,11 +131,17 @@ void SettingsDialog::addRunRows(QFormLayout* form)
     form->addRow(tr("R&unner:"), runnerRow);
     connect(browse, &QPushButton::clicked, this, &SettingsDialog::browseRunner);
 
-    m_launchTimeout = ui::rangeSpinBox(QStringLiteral("launchTimeout"), this, 100, 600000, tr(" ms"), 1000);
+    m_launchTimeout = new QSpinBox(this);
+    m_launchTimeout->setObjectName(QStringLiteral("launchTimeout"));
+    m_launchTimeout->setRange(100, 600000);
+    m_launchTimeout->setSingleStep(1000);
+    m_launchTimeout->setSuffix(tr(" ms"));
     m_launchTimeout->setToolTip(tr("A launch running longer is treated as hung and the runner is restarted."));
     form->addRow(tr("&Launch timeout:"), m_launchTimeout);
 
-    m_trials = ui::rangeSpinBox(QStringLiteral("trials"), this, 1, 1000);
+    m_trials = new QSpinBox(this);
+    m_trials->setObjectName(QStringLiteral("trials"));
+    m_trials->setRange(1, 1000);
     form->addRow(tr("Verify t&rials per shape:"), m_trials);
 
     m_benchCompile = new QCheckBox(tr("Also time the reference under torch.compile"), this);
