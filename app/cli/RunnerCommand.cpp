@@ -1,5 +1,6 @@
 #include "RunnerCommand.h"
 
+#include "CommaList.h"
 #include "ExitCodes.h"
 #include "ProgressLine.h"
 #include "ReproCommand.h"
@@ -35,18 +36,7 @@ std::vector<std::string> sanitizeToolList(const std::string& text)
 {
     if (text == "all")
         return protocol::SanitizeSettings::allTools();
-    std::vector<std::string> tools;
-    std::size_t pos = 0;
-    while (pos <= text.size()) {
-        std::size_t comma = text.find(',', pos);
-        std::string t = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        if (!t.empty())
-            tools.push_back(t);
-        if (comma == std::string::npos)
-            break;
-        pos = comma + 1;
-    }
-    return tools;
+    return splitCommaList(text);
 }
 
 RunSettings settingsFor(const RunArgs& a, const std::optional<std::uint64_t>& seed)
