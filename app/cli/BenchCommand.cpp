@@ -105,16 +105,12 @@ void addBenchCommand(CLI::App& app, int& exitCode)
     cmd->add_option("task", args->taskPaths, "task folder or task.json (several with --pool)")->required();
     cmd->add_option("--candidate", args->candidates, "benchmark only this candidate (repeatable; default: all)")
         ->allow_extra_args(false); // one file per flag, so a task path after it stays the task
-    cmd->add_flag("--json", args->json, "print the reports as JSON (docs/report-schema.md)");
-    cmd->add_option("--report", args->reportFile, "also write the JSON reports to this file (atomically)");
     cmd->add_option("--shapes", args->shapes, "which shape set to time")->check(CLI::IsMember({"benchmarks", "tests", "all"}));
     cmd->add_option("--time-cap-ms", args->timeCapMs, "stop sampling a shape after this long")->check(CLI::PositiveNumber);
     cmd->add_option("--min-samples", args->minSamples, "samples per shape at least")->check(CLI::Range(1, 100000));
     cmd->add_option("--max-samples", args->maxSamples, "samples per shape at most")->check(CLI::Range(1, 100000));
     cmd->add_option("--target-spread", args->targetSpread, "stop once the median's relative spread is below this")
         ->check(CLI::Range(0.0, 1.0));
-    cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch; a hung kernel is killed after it")
-        ->check(CLI::Range(1, 86400000));
     cmd->add_option("--baseline", args->baseline,
                     "eager: LibTorch only; both: also torch.compile, said when it cannot be measured; compile: as both, "
                     "but a torch.compile baseline that cannot be measured fails the run")
@@ -122,13 +118,7 @@ void addBenchCommand(CLI::App& app, int& exitCode)
     cmd->add_option("--compile-mode", args->compileModes, "torch.compile mode to time (repeatable; default: both)")
         ->check(CLI::IsMember({"default", "max-autotune-no-cudagraphs"}))
         ->allow_extra_args(false);
-    cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
-    addEndpointOptions(cmd, &args->endpoint);
-    addPoolOption(cmd, &args->endpoint);
-    cmd->callback([args, &exitCode] {
-        args->path = args->taskPaths.empty() ? std::string() : args->taskPaths.front();
-        exitCode = runOnRunner(*args);
-    });
+    addTaskRunOptions(cmd, args, exitCode, [](const RunArgs& a) { return runOnRunner(a); });
 }
 
 } // namespace kf::cli

@@ -3,6 +3,7 @@
 #include "CastCommand.h"
 #include "CastArgs.h"
 
+#include "CommaList.h"
 #include "ExitCodes.h"
 #include "ProgressLine.h"
 #include "TextTable.h"
@@ -44,22 +45,6 @@ std::string fixed(const json& v, const char* suffix)
     return b;
 }
 
-std::vector<std::string> splitList(const std::string& s)
-{
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= s.size()) {
-        std::size_t comma = s.find(',', start);
-        if (comma == std::string::npos)
-            comma = s.size();
-        std::string part = s.substr(start, comma - start);
-        if (!part.empty())
-            out.push_back(part);
-        start = comma + 1;
-    }
-    return out;
-}
-
 // "cast::a, cast::b": the ops of a package or of a model, as C++ calls them.
 std::string castOps(const std::vector<std::string>& names)
 {
@@ -75,7 +60,7 @@ Result<cast::ExportOptions> exportOptions(const CastArgs& a)
 {
     cast::ExportOptions o;
     o.ids = a.ids;
-    o.architectures = splitList(a.archs);
+    o.architectures = splitCommaList(a.archs);
     o.ptx = a.ptx;
     o.packageName = a.packageName;
     o.packageVersion = a.packageVersion;

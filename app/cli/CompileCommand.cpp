@@ -88,10 +88,8 @@ void applyCommandLine(const CompileArgs& a, CompileOptions& o)
 int taskJobs(const CompileArgs& a, const fs::path& path, std::unique_ptr<Task>& task, std::vector<Job>& jobs)
 {
     auto loaded = loadTask(path, a.candidate.empty() ? std::vector<std::string>{} : std::vector<std::string>{a.candidate});
-    if (!loaded) {
-        std::cerr << "kforge: " << loaded.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!loaded)
+        return fail(loaded.error(), kExitUsage);
     task = std::make_unique<Task>(std::move(loaded.value()));
     std::vector<const Candidate*> cands;
     if (!a.candidate.empty()) {
@@ -110,10 +108,8 @@ int taskJobs(const CompileArgs& a, const fs::path& path, std::unique_ptr<Task>& 
     for (const Candidate* c : cands) {
         for (const auto& arch : archs) {
             auto req = compileRequestFor(*task, *c, arch);
-            if (!req) {
-                std::cerr << "kforge: " << req.error().message() << '\n';
-                return kExitUsage;
-            }
+            if (!req)
+                return fail(req.error(), kExitUsage);
             applyCommandLine(a, req->options);
             req->wantSass = a.showSass || a.json;
             jobs.push_back({task->name + "/" + c->file, std::move(req.value()), task.get(), c});
@@ -127,10 +123,8 @@ int fileJobs(const CompileArgs& a, const fs::path& path, std::vector<Job>& jobs)
 {
     // A regular file of at most what NVRTC is given: /dev/zero or a FIFO is refused, not read.
     auto source = readFileBytes(path, kMaxSourceBytes);
-    if (!source) {
-        std::cerr << "kforge: " << source.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!source)
+        return fail(source.error(), kExitUsage);
     for (const auto& arch : a.archs.empty() ? std::vector<std::string>{"sm_90"} : a.archs) {
         Job j;
         j.label = path.filename().string();
@@ -240,10 +234,8 @@ void printJob(const CompileArgs& a, const Job& job, const CompileResult& r, cons
 int run(const CompileArgs& a)
 {
     auto version = nvrtcVersion();
-    if (!version) {
-        std::cerr << "kforge: " << version.error().message() << '\n';
-        return kExitEnvironment;
-    }
+    if (!version)
+        return fail(version.error(), kExitEnvironment);
     std::unique_ptr<CompileCache> cache;
     if (!a.noCache)
         cache = std::make_unique<CompileCache>(CompileCache::defaultDirectory());
@@ -264,10 +256,8 @@ int run(const CompileArgs& a)
     json all = json::array();
     for (const Job& job : jobs) {
         auto res = compile(job.request, cache.get());
-        if (!res) {
-            std::cerr << "kforge: " << res.error().message() << '\n';
-            return kExitEnvironment;
-        }
+        if (!res)
+            return fail(res.error(), kExitEnvironment);
         const CompileResult& r = res.value();
         if (!r.success)
             exit = kExitFailed;

@@ -11,8 +11,9 @@
 
 namespace kf::cli {
 
-void addEndpointOptions(CLI::App* cmd, EndpointArgs* args)
+void addRunnerOptions(CLI::App* cmd, std::string* runnerPath, EndpointArgs* args)
 {
+    cmd->add_option("--runner", *runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
     cmd->add_option("--runner-endpoint,--endpoint", args->endpoint,
                     "run on this endpoint of runners.json (local, ssh, srun or a command; `kforge runners list`)");
     cmd->add_option("--runners", args->runnersFile, "the endpoints file (default: $KF_RUNNERS_FILE, else ~/.config/KernelForge/runners.json)");
@@ -91,10 +92,8 @@ Result<std::optional<Endpoint>> resolveEndpoint(const EndpointArgs& args)
 std::optional<int> resolveEndpointOrExit(const EndpointArgs& args, std::optional<Endpoint>& out)
 {
     auto e = resolveEndpoint(args);
-    if (!e) {
-        std::cerr << "kforge: " << e.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!e)
+        return fail(e.error(), kExitUsage);
     // An endpoint with shared_fs false gets the task's files with each request (RunSession stages
     // them), so every endpoint is usable here; a runner too old to take them is refused when it
     // says hello.

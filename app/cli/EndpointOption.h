@@ -1,8 +1,9 @@
 #pragma once
-// `--runner-endpoint NAME` and `--runners FILE` for every command that starts a runner (verify,
-// bench, profile, promote, synth, repro, shrink): which endpoint of runners.json runs the work
-// (docs/runners.md). Without either, the configuration's default endpoint, which is the local
-// runner unless the user chose another.
+// `--runner PATH`, `--runner-endpoint NAME` and `--runners FILE` for every command that starts a
+// runner (verify, bench, profile, promote, synth, tune; repro and shrink through verify): which
+// kforge-runner program, and which endpoint of runners.json runs the work (docs/runners.md).
+// Without an endpoint, the configuration's default one, which is the local runner unless the
+// user chose another.
 
 #include "engine/core/Result.h"
 #include "engine/runner/Endpoint.h"
@@ -23,7 +24,8 @@ struct EndpointArgs {
     std::string pool;         ///< --pool FILE[:POOL] (verify, bench)
 };
 
-void addEndpointOptions(CLI::App* cmd, EndpointArgs* args);
+/// `--runner` into `runnerPath` (empty: $KF_RUNNER, beside kforge, PATH) and the endpoint options.
+void addRunnerOptions(CLI::App* cmd, std::string* runnerPath, EndpointArgs* args);
 /// `--pool FILE[:POOL]` (verify and bench).
 void addPoolOption(CLI::App* cmd, EndpointArgs* args);
 

@@ -87,10 +87,8 @@ int emitJson(const GenerateArgs& a, const Task& task, const gen::Generated& gene
         out["source"] = generated.source;
     if (write) {
         auto w = gen::addGeneratedCandidate(task.directory, generated);
-        if (!w) {
-            std::cerr << "kforge: " << w.error().message() << '\n';
-            return kExitUsage;
-        }
+        if (!w)
+            return fail(w.error(), kExitUsage);
         out["file"] = w->string();
     }
     std::cout << out.dump(2) << '\n';
@@ -100,22 +98,16 @@ int emitJson(const GenerateArgs& a, const Task& task, const gen::Generated& gene
 int run(const GenerateArgs& a)
 {
     auto task = loadTask(a.path);
-    if (!task) {
-        std::cerr << "kforge: " << task.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!task)
+        return fail(task.error(), kExitUsage);
     auto steps = cast::referenceSteps(*task);
-    if (!steps) {
-        std::cerr << "kforge: " << steps.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!steps)
+        return fail(steps.error(), kExitUsage);
     gen::GenerateOptions options = a.options;
     options.fileName = a.name.size() > 3 && a.name.substr(a.name.size() - 3) == ".cu" ? a.name : a.name + ".cu";
     auto generated = gen::generateCandidate(*task, *steps, options);
-    if (!generated) {
-        std::cerr << "kforge: " << generated.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!generated)
+        return fail(generated.error(), kExitUsage);
     if (!a.dryRun && task->findCandidate(options.fileName)) {
         std::cerr << "kforge: " << (task->directory / "task.json").string() << ": a candidate " << options.fileName
                   << " already exists (choose another name with --name)\n";
@@ -141,10 +133,8 @@ int run(const GenerateArgs& a)
     if (check.code != kExitOk)
         return check.code;
     auto w = gen::addGeneratedCandidate(task->directory, *generated);
-    if (!w) {
-        std::cerr << "kforge: " << w.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!w)
+        return fail(w.error(), kExitUsage);
     std::cout << "wrote " << w->string() << " and added it to task.json\n  " << generated->summary << "\n  "
               << check.line << "\n  next: kforge verify " << a.path << " --candidate " << options.fileName << '\n';
     return kExitOk;

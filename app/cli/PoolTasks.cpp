@@ -66,10 +66,8 @@ int loadTasks(const RunArgs& a, PoolTasks& out)
         }
         for (const Candidate& c : task.candidates) {
             auto req = compileRequestFor(task, c, a.arch.empty() ? "sm_90" : a.arch);
-            if (!req) {
-                std::cerr << "kforge: " << req.error().message() << '\n';
-                return kExitUsage;
-            }
+            if (!req)
+                return fail(req.error(), kExitUsage);
             out.list.push_back({&task, &c});
             out.scans.emplace_back((task.directory / c.file).string(), bench ? std::vector<ScanFinding>{} : scanSource(req->source));
         }

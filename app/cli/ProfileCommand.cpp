@@ -196,8 +196,7 @@ void addProfileCommand(CLI::App& app, int& exitCode)
     cmd->add_option("--arch", args->arch, "compile for this architecture instead of the GPU's");
     cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch and pass; a hung kernel is killed after it")
         ->check(CLI::Range(1, 86400000));
-    cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
-    addEndpointOptions(cmd, &args->endpoint);
+    addRunnerOptions(cmd, &args->runnerPath, &args->endpoint);
     cmd->callback([args, &exitCode] { exitCode = runOnRunner(*args); });
 }
 

@@ -83,10 +83,8 @@ int readSavedEvidence(const std::vector<std::string>& files, std::vector<Json>& 
 {
     for (const std::string& file : files) {
         auto j = kf::json::readFile(file);
-        if (!j) {
-            std::cerr << "kforge: " << j.error().message() << '\n';
-            return kExitUsage;
-        }
+        if (!j)
+            return fail(j.error(), kExitUsage);
         // A report that cannot be read is named with its file and pointer, not mistaken for
         // a missing one by the gates.
         std::vector<Error> unreadable;
@@ -185,10 +183,8 @@ int promote(const PromoteArgs& a)
     if (candidate.empty())
         return kExitUsage;
     auto dir = Registry::resolveDirectory(a.registry, task.directory);
-    if (!dir) {
-        std::cerr << "kforge: " << dir.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!dir)
+        return fail(dir.error(), kExitUsage);
     const Registry registry(dir.value());
 
     // The evidence: saved reports, or a fresh verification (test and held-out shapes) and benchmark.
@@ -202,10 +198,8 @@ int promote(const PromoteArgs& a)
     PromotionInput in{std::move(task), candidate, evidence.correctness, evidence.performance, whoAmI()};
     in.allowUnsigned = a.allowUnsigned;
     auto outcome = registry.promote(in);
-    if (!outcome) {
-        std::cerr << "kforge: " << outcome.error().message() << '\n';
-        return kExitEnvironment;
-    }
+    if (!outcome)
+        return fail(outcome.error(), kExitEnvironment);
     printOutcome(a, registry, in, *outcome);
     return outcome->entry ? kExitOk : kExitFailed;
 }
@@ -227,8 +221,7 @@ void addPromoteCommand(CLI::App& app, int& exitCode)
     cmd->add_flag("--allow-unsigned", args->allowUnsigned,
                   "accept saved reports that the runner did not sign or that changed since (recorded in the registry)");
     cmd->add_flag("--json", args->json, "print the outcome as JSON");
-    cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
-    addEndpointOptions(cmd, &args->endpoint);
+    addRunnerOptions(cmd, &args->runnerPath, &args->endpoint);
     cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch")->check(CLI::Range(1, 86400000));
     cmd->add_option("--time-cap-ms", args->timeCapMs, "benchmark time cap per shape")->check(CLI::PositiveNumber);
     cmd->add_option("--baseline", args->baseline,

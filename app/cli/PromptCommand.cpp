@@ -51,22 +51,16 @@ int runPrompt(const PromptArgs& a)
         return kExitUsage;
     }
     auto task = loadTask(a.path);
-    if (!task) {
-        std::cerr << "kforge: " << task.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!task)
+        return fail(task.error(), kExitUsage);
     const agent::PromptOptions options = optionsFrom(a, request.value());
     auto facts = agent::gatherPromptFacts(*task, options);
-    if (!facts) {
-        std::cerr << "kforge: " << facts.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!facts)
+        return fail(facts.error(), kExitUsage);
     reportSkillProblems(facts->library);
     auto prompt = agent::renderPrompt(*task, *facts, options);
-    if (!prompt) {
-        std::cerr << "kforge: " << prompt.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!prompt)
+        return fail(prompt.error(), kExitUsage);
     const std::string text = a.json ? prompt->toJson().dump(2) + "\n" : prompt->markdown();
     std::string skills;
     for (const auto& c : prompt->skills)
@@ -74,10 +68,8 @@ int runPrompt(const PromptArgs& a)
     if (a.output.empty() || a.output == "-") {
         std::cout << text;
     } else {
-        if (auto w = writeFileAtomic(a.output, text); !w) {
-            std::cerr << "kforge: " << w.error().message() << '\n';
-            return kExitUsage;
-        }
+        if (auto w = writeFileAtomic(a.output, text); !w)
+            return fail(w.error(), kExitUsage);
         std::cerr << "kforge: wrote " << a.output << " (" << prompt->sections.size() << " sections, " << text.size()
                   << " bytes)\n";
     }
@@ -117,22 +109,16 @@ int runSkills(const PromptArgs& a)
     }
     options.skills = request.value();
     auto task = loadTask(a.path);
-    if (!task) {
-        std::cerr << "kforge: " << task.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!task)
+        return fail(task.error(), kExitUsage);
     auto facts = agent::gatherPromptFacts(*task, options);
-    if (!facts) {
-        std::cerr << "kforge: " << facts.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!facts)
+        return fail(facts.error(), kExitUsage);
     reportSkillProblems(facts->library);
     auto traits = agent::traitsOf(*task, facts->steps, facts->arch->arch);
     auto chosen = agent::selectSkills(facts->library, traits, options.skills);
-    if (!chosen) {
-        std::cerr << "kforge: " << chosen.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!chosen)
+        return fail(chosen.error(), kExitUsage);
     if (a.json) {
         nlohmann::json out = nlohmann::json::array();
         for (const auto& c : *chosen)

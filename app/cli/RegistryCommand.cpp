@@ -110,10 +110,8 @@ std::string statusText(const RegistryEntry& e)
 int list(const RegistryArgs& a, const Registry& r)
 {
     auto index = r.listing();
-    if (!index) {
-        std::cerr << "kforge: " << index.error().message() << '\n';
-        return kExitEnvironment;
-    }
+    if (!index)
+        return fail(index.error(), kExitEnvironment);
     if (a.json) {
         json out = document("list", true, r);
         out["speedup_threshold"] = index->threshold;
@@ -155,10 +153,8 @@ int list(const RegistryArgs& a, const Registry& r)
 int show(const RegistryArgs& a, const Registry& r)
 {
     auto e = r.entry(a.id);
-    if (!e) {
-        std::cerr << "kforge: " << e.error().message() << '\n';
-        return exitFor(e.error());
-    }
+    if (!e)
+        return fail(e.error(), exitFor(e.error()));
     auto promotion = r.promotion(a.id);
     if (a.json) {
         json out = document("show", true, r);
@@ -178,10 +174,8 @@ int show(const RegistryArgs& a, const Registry& r)
               << "  shapes:    " << e->shapesText() << '\n'
               << "  promoted:  " << e->promotedAt << '\n'
               << "  hashes:    source " << e->sourceHash << ", task " << e->taskHash << '\n';
-    if (!promotion) {
-        std::cerr << "kforge: " << promotion.error().message() << '\n';
-        return kExitFailed;
-    }
+    if (!promotion)
+        return fail(promotion.error(), kExitFailed);
     const PromotionRecord& p = promotion.value();
     auto orUnknown = [](const std::string& v) { return v.empty() ? std::string("?") : v; };
     std::cout << "  software:  driver " << orUnknown(p.environment.driver) << ", NVRTC " << orUnknown(p.environment.nvrtc)
@@ -230,10 +224,8 @@ int check(const RegistryArgs& a, const Registry& r)
     json reindexed;
     if (a.reindex) {
         auto report = r.reindex();
-        if (!report) {
-            std::cerr << "kforge: " << report.error().message() << '\n';
-            return kExitEnvironment;
-        }
+        if (!report)
+            return fail(report.error(), kExitEnvironment);
         auto rebuilt = r.load();
         std::cerr << "rebuilt " << kRegistryIndexFile << " with " << (rebuilt ? rebuilt->kernels.size() : 0)
                   << " complete kernel version(s)\n";
@@ -244,10 +236,8 @@ int check(const RegistryArgs& a, const Registry& r)
         reindexed = {{"notes", report->notes}, {"skipped", report->skipped}};
     }
     auto drift = r.check(a.prune);
-    if (!drift) {
-        std::cerr << "kforge: " << drift.error().message() << '\n';
-        return kExitEnvironment;
-    }
+    if (!drift)
+        return fail(drift.error(), kExitEnvironment);
     auto index = r.load();
     const size_t count = index ? index->kernels.size() : 0;
     int errors = 0;
@@ -289,10 +279,8 @@ int check(const RegistryArgs& a, const Registry& r)
 int removeEntry(const RegistryArgs& a, const Registry& r)
 {
     auto done = r.remove(a.id);
-    if (!done) {
-        std::cerr << "kforge: " << done.error().message() << '\n';
-        return exitFor(done.error());
-    }
+    if (!done)
+        return fail(done.error(), exitFor(done.error()));
     if (a.json)
         printJson(with(document("remove", true, r), {{"id", a.id}}));
     else
@@ -303,10 +291,8 @@ int removeEntry(const RegistryArgs& a, const Registry& r)
 int deprecate(const RegistryArgs& a, const Registry& r)
 {
     auto e = r.deprecate(a.id, a.reason);
-    if (!e) {
-        std::cerr << "kforge: " << e.error().message() << '\n';
-        return exitFor(e.error());
-    }
+    if (!e)
+        return fail(e.error(), exitFor(e.error()));
     if (a.json)
         printJson(with(document("deprecate", true, r), {{"entry", registryEntryToJson(e.value())}}));
     else
@@ -317,10 +303,8 @@ int deprecate(const RegistryArgs& a, const Registry& r)
 int threshold(const RegistryArgs& a, const Registry& r)
 {
     if (a.threshold > 0) {
-        if (auto s = r.setThreshold(a.threshold); !s) {
-            std::cerr << "kforge: " << s.error().message() << '\n';
-            return exitFor(s.error());
-        }
+        if (auto s = r.setThreshold(a.threshold); !s)
+            return fail(s.error(), exitFor(s.error()));
     }
     if (!a.compileThreshold.empty()) {
         std::optional<double> value;
@@ -333,16 +317,12 @@ int threshold(const RegistryArgs& a, const Registry& r)
             }
             value = v;
         }
-        if (auto s = r.setCompileThreshold(value); !s) {
-            std::cerr << "kforge: " << s.error().message() << '\n';
-            return exitFor(s.error());
-        }
+        if (auto s = r.setCompileThreshold(value); !s)
+            return fail(s.error(), exitFor(s.error()));
     }
     auto index = r.load();
-    if (!index) {
-        std::cerr << "kforge: " << index.error().message() << '\n';
-        return kExitEnvironment;
-    }
+    if (!index)
+        return fail(index.error(), kExitEnvironment);
     if (a.json)
         printJson(with(document("threshold", true, r),
                        {{"speedup_threshold", index->threshold},
@@ -363,10 +343,8 @@ int setSanitizerPolicy(const RegistryArgs& a, const Registry& r)
                   << kSanitizerPolicyChoices << '\n';
         return kExitUsage;
     }
-    if (auto s = r.setSanitizerPolicy(*policy); !s) {
-        std::cerr << "kforge: " << s.error().message() << '\n';
-        return exitFor(s.error());
-    }
+    if (auto s = r.setSanitizerPolicy(*policy); !s)
+        return fail(s.error(), exitFor(s.error()));
     if (a.json)
         printJson(with(document("set-sanitizer-policy", true, r), {{"sanitizer_policy", sanitizerPolicyName(*policy)}}));
     else

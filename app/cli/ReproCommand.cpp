@@ -62,19 +62,15 @@ bool exportFirstCase(const protocol::RunReport& report, const Task& task, const 
 int runRepro(const RunArgs& a)
 {
     auto bundle = loadRepro(a.repro);
-    if (!bundle) {
-        std::cerr << "kforge: " << bundle.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!bundle)
+        return fail(bundle.error(), kExitUsage);
     const ReproBundle& b = bundle.value();
     const Candidate* candidate = b.task.findCandidate(b.kase.candidateFile);
     std::optional<std::string> source;
     if (!a.candidateSource.empty()) {
         auto bytes = readFileBytes(a.candidateSource, kMaxSourceBytes);
-        if (!bytes) {
-            std::cerr << "kforge: " << bytes.error().message() << '\n';
-            return kExitUsage;
-        }
+        if (!bytes)
+            return fail(bytes.error(), kExitUsage);
         source = std::move(bytes.value());
     }
     std::error_code ec;
@@ -120,10 +116,8 @@ int runRepro(const RunArgs& a)
     if (!trial->caseDir.empty())
         rerunCase = fs::path(r.header().dumpDir) / trial->caseDir;
     auto cmp = compareReproduction(b, *trial, rerunCase);
-    if (!cmp) {
-        std::cerr << "kforge: " << cmp.error().message() << '\n';
-        return kExitEnvironment;
-    }
+    if (!cmp)
+        return fail(cmp.error(), kExitEnvironment);
     nlohmann::json out = r.document();
     out["repro"] = toJson(cmp.value());
     out["repro"]["bundle"] = fs::absolute(b.dir, ec).string();

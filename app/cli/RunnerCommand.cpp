@@ -1,5 +1,6 @@
 #include "RunnerCommand.h"
 
+#include "CommaList.h"
 #include "ExitCodes.h"
 #include "ProgressLine.h"
 #include "ReproCommand.h"
@@ -17,6 +18,8 @@
 #include "engine/task/HeldOut.h"
 #include "engine/task/Task.h"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -33,18 +36,7 @@ std::vector<std::string> sanitizeToolList(const std::string& text)
 {
     if (text == "all")
         return protocol::SanitizeSettings::allTools();
-    std::vector<std::string> tools;
-    std::size_t pos = 0;
-    while (pos <= text.size()) {
-        std::size_t comma = text.find(',', pos);
-        std::string t = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        if (!t.empty())
-            tools.push_back(t);
-        if (comma == std::string::npos)
-            break;
-        pos = comma + 1;
-    }
-    return tools;
+    return splitCommaList(text);
 }
 
 RunSettings settingsFor(const RunArgs& a, const std::optional<std::uint64_t>& seed)
@@ -86,6 +78,16 @@ std::optional<Task> loadTaskArgument(const std::string& path, const std::vector<
         return std::nullopt;
     }
     return std::move(loaded.value());
+}
+
+std::optional<ShapeBinding> shapeArgument(const Task& task, const std::string& text)
+{
+    auto parsed = parseShapeText(task, text);
+    if (!parsed) {
+        std::cerr << "kforge: --shape " << text << ": " << parsed.error().why << '\n';
+        return std::nullopt;
+    }
+    return parsed.value();
 }
 
 namespace {
@@ -167,12 +169,8 @@ std::optional<int> checkAgainstTask(const RunArgs& a, Prepared& p)
         std::optional<ShapeBinding> shape;
         p.settings.setName = "custom";
         if (!a.shape.empty()) {
-            auto parsed = parseShapeText(task, a.shape);
-            if (!parsed) {
-                std::cerr << "kforge: --shape " << a.shape << ": " << parsed.error().why << '\n';
+            if (!(shape = shapeArgument(task, a.shape)))
                 return kExitUsage;
-            }
-            shape = parsed.value();
         } else {
             shape = defaultProfileShape(task);
             p.settings.setName = task.benchmarkShapes.empty() ? "tests" : "benchmarks";
@@ -213,10 +211,8 @@ std::optional<int> prepare(const RunArgs& a, const std::optional<std::uint64_t>&
     // judge: warnings beside the verdict, never part of it (docs/agents.md, "The static scan").
     for (const Candidate* c : p.candidates) {
         auto req = compileRequestFor(p.task, *c, a.arch.empty() ? "sm_90" : a.arch);
-        if (!req) {
-            std::cerr << "kforge: " << req.error().message() << '\n';
-            return kExitUsage;
-        }
+        if (!req)
+            return fail(req.error(), kExitUsage);
         if (a.kind == RunKind::Verify)
             p.scans.emplace_back(c->file, scanSource(req->source));
     }
@@ -436,12 +432,25 @@ int emitRunDocument(const RunArgs& a, const nlohmann::json& document, int exitCo
     if (a.json)
         std::cout << text;
     if (!a.reportFile.empty()) {
-        if (auto w = writeFileAtomic(a.reportFile, text); !w) {
-            std::cerr << "kforge: " << w.error().message() << '\n';
-            return kExitEnvironment;
-        }
+        if (auto w = writeFileAtomic(a.reportFile, text); !w)
+            return fail(w.error(), kExitEnvironment);
     }
     return exitCode;
+}
+
+void addTaskRunOptions(CLI::App* cmd, const std::shared_ptr<RunArgs>& args, int& exitCode,
+                       std::function<int(const RunArgs&)> run)
+{
+    cmd->add_flag("--json", args->json, "print the reports as JSON (docs/report-schema.md)");
+    cmd->add_option("--report", args->reportFile, "also write the JSON reports to this file (atomically)");
+    cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch; a hung kernel is killed after it")
+        ->check(CLI::Range(1, 86400000));
+    addRunnerOptions(cmd, &args->runnerPath, &args->endpoint);
+    addPoolOption(cmd, &args->endpoint);
+    cmd->callback([args, &exitCode, run = std::move(run)] {
+        args->path = args->taskPaths.empty() ? std::string() : args->taskPaths.front();
+        exitCode = run(*args);
+    });
 }
 
 } // namespace kf::cli

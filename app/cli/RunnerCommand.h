@@ -11,10 +11,16 @@
 #include "engine/task/Task.h"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace kf::cli {
 
@@ -71,6 +77,10 @@ RunSettings settingsFor(const RunArgs& args, const std::optional<std::uint64_t>&
 /// caller exits with kExitUsage).
 std::optional<kf::Task> loadTaskArgument(const std::string& path, const std::vector<std::string>& onlyCandidates = {});
 
+/// `--shape TEXT` ("N=4099,B=2") bound to `task`'s symbols, or nullopt after printing why on
+/// stderr (the caller exits with kExitUsage).
+std::optional<kf::ShapeBinding> shapeArgument(const kf::Task& task, const std::string& text);
+
 /// Runs the whole command; returns the process exit code (ExitCodes.h, or 130 on Ctrl-C).
 /// With `collect`, the reports are appended there instead of being printed as a --json document
 /// (tables are still printed unless args.json): `kforge promote` gathers its evidence this way.
@@ -82,6 +92,12 @@ nlohmann::json scanFindingsJson(const std::vector<ScanFinding>& findings);
 /// Prints `document` (with --json) and writes it to --report; returns `exitCode`, or the
 /// environment exit code when --report cannot be written.
 int emitRunDocument(const RunArgs& args, const nlohmann::json& document, int exitCode);
+
+/// The options `kforge verify` and `kforge bench` share, after their own (--json, --report,
+/// --launch-timeout-ms, the runner and its endpoint, --pool), and their callback: the first task
+/// argument becomes `path`, then `run` gives the exit code.
+void addTaskRunOptions(CLI::App* cmd, const std::shared_ptr<RunArgs>& args, int& exitCode,
+                       std::function<int(const RunArgs&)> run);
 
 /// `kforge verify|bench TASK TASK… --pool FILE`: every candidate of every task on the pool, the
 /// reports in task order and candidate order (PoolTasks.cpp).

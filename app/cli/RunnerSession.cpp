@@ -54,10 +54,8 @@ std::optional<int> RunnerSession::start()
     }
     for (const std::string& w : m_session.session().supervisor().startWarnings())
         std::cerr << "kforge: warning: " << w << '\n';
-    if (!hello) {
-        std::cerr << "kforge: " << hello.error().message() << '\n';
-        return kExitEnvironment;
-    }
+    if (!hello)
+        return fail(hello.error(), kExitEnvironment);
     return std::nullopt;
 }
 

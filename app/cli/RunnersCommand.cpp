@@ -30,10 +30,8 @@ struct RunnersArgs {
 int list(const RunnersArgs& a)
 {
     auto config = readRunnersOption(a.file);
-    if (!config) {
-        std::cerr << "kforge: " << config.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!config)
+        return fail(config.error(), kExitUsage);
     if (a.json) {
         nlohmann::json out = nlohmann::json::array();
         for (const Endpoint& e : config->endpoints)
@@ -139,10 +137,8 @@ nlohmann::json checkEndpoint(const RunnersArgs& a, const Endpoint& e, const std:
 int check(const RunnersArgs& a)
 {
     auto config = readRunnersOption(a.file);
-    if (!config) {
-        std::cerr << "kforge: " << config.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!config)
+        return fail(config.error(), kExitUsage);
     std::vector<Endpoint> chosen;
     if (int rc = chooseEndpoints(a, *config, chosen); rc != kExitOk)
         return rc;

@@ -60,14 +60,8 @@ int readArguments(const RunArgs& a, const Task& task, const Candidate*& candidat
         std::cerr << "kforge: task " << task.name << " has no shape symbols, so there is nothing to shrink\n";
         return kExitUsage;
     }
-    if (!a.shape.empty()) {
-        auto parsed = parseShapeText(task, a.shape);
-        if (!parsed) {
-            std::cerr << "kforge: --shape " << a.shape << ": " << parsed.error().why << '\n';
-            return kExitUsage;
-        }
-        given = parsed.value();
-    }
+    if (!a.shape.empty() && !(given = shapeArgument(task, a.shape)))
+        return kExitUsage;
     if (!a.seed.empty() && !(seed = protocol::parseSeed(a.seed))) {
         std::cerr << "kforge: --seed " << a.seed << " is not a 64-bit hexadecimal number\n";
         return kExitUsage;
@@ -167,10 +161,8 @@ int runShrink(const RunArgs& a)
         return kExitEnvironment;
     }
     auto report = session.verify(task, *candidate, first, label + " (finding the failure)");
-    if (!report) {
-        std::cerr << "kforge: " << report.error().message() << '\n';
-        return session.cancelled() ? kExitInterrupted : kExitFailed;
-    }
+    if (!report)
+        return fail(report.error(), session.cancelled() ? kExitInterrupted : kExitFailed);
     const auto start = firstFailure(report.value());
     if (!start) {
         std::cerr << "kforge: " << label << " passes " << (given ? "at " + given->describe() : "every test shape")
@@ -181,10 +173,8 @@ int runShrink(const RunArgs& a)
               << start->failure << ")\n";
 
     auto result = shrinkFrom(a, session, task, *candidate, label, *start);
-    if (!result) {
-        std::cerr << "kforge: " << result.error().message() << '\n';
-        return session.cancelled() ? kExitInterrupted : kExitFailed;
-    }
+    if (!result)
+        return fail(result.error(), session.cancelled() ? kExitInterrupted : kExitFailed);
     confirmAndReport(a, session, task, *candidate, label, result.value());
     return kExitFailed;
 }

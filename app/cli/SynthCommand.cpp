@@ -246,15 +246,11 @@ int exitCodeFor(const std::string& outcome)
 int runSynth(const SynthArgs& a)
 {
     auto config = synth::readModelsConfig(synth::modelsConfigPath());
-    if (!config) {
-        std::cerr << "kforge: " << config.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!config)
+        return fail(config.error(), kExitUsage);
     auto r = requestFor(a, *config);
-    if (!r) {
-        std::cerr << "kforge: " << r.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!r)
+        return fail(r.error(), kExitUsage);
 
     // The runner starts when the first kernel compiles: the interview and codegen need no GPU.
     std::optional<Endpoint> endpoint;
@@ -287,10 +283,8 @@ int runSynth(const SynthArgs& a)
     hooks.onEvent = [&](const synth::SynthEvent& e) { console.onEvent(e); };
 
     auto result = synth::synthesize(*r, hooks, runner->cancel());
-    if (!result) {
-        std::cerr << "kforge: " << result.error().message() << '\n';
-        return kExitUsage;
-    }
+    if (!result)
+        return fail(result.error(), kExitUsage);
     printResult(a, *result, console.midLine);
     return exitCodeFor(result->outcome);
 }
@@ -332,8 +326,7 @@ void addSynthCommand(CLI::App& app, int& exitCode)
     cmd->add_flag("--yes", a->yes, "accept the proposed task and let the model choose where it would ask");
     cmd->add_flag("--json", a->json, "print the outcome as JSON");
     cmd->add_flag("-q,--quiet", a->quiet, "print only the outcome");
-    cmd->add_option("--runner", a->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
-    addEndpointOptions(cmd, &a->endpoint);
+    addRunnerOptions(cmd, &a->runnerPath, &a->endpoint);
     cmd->add_option("--arch", a->arch, "run for this architecture instead of the GPU's");
     cmd->callback([a, &exitCode] { exitCode = runSynth(*a); });
 }

@@ -257,8 +257,7 @@ void addTuneCommand(CLI::App& app, int& exitCode)
     cmd->add_flag("--json", a->json, "print the search and the winner's reports as JSON");
     cmd->add_option("--report", a->reportFile, "also write that JSON to this file (atomically)");
     cmd->add_option("--arch", a->arch, "compile for this architecture instead of the runner GPU's");
-    cmd->add_option("--runner", a->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
-    addEndpointOptions(cmd, &a->endpoint);
+    addRunnerOptions(cmd, &a->runnerPath, &a->endpoint);
     cmd->callback([a, &exitCode] { exitCode = runTune(*a); });
 }
 

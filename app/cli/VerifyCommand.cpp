@@ -206,8 +206,6 @@ void addVerifyCommand(CLI::App& app, int& exitCode)
     cmd->add_option("task", args->taskPaths, "task folder or task.json (not with --repro; several with --pool)");
     cmd->add_option("--candidate", args->candidates, "verify only this candidate (repeatable; default: all)")
         ->allow_extra_args(false); // one file per flag, so a task path after it stays the task
-    cmd->add_flag("--json", args->json, "print the reports as JSON (docs/report-schema.md)");
-    cmd->add_option("--report", args->reportFile, "also write the JSON reports to this file (atomically)");
     cmd->add_option("--seed", args->seed, "hex seed of trial 0 (trial i uses seed+i), to replay a failure exactly");
     cmd->add_option("--trials", args->trials, "trials per shape, each with fresh inputs")->check(CLI::Range(1, 1000));
     cmd->add_option("--repeat", args->repeat,
@@ -217,16 +215,8 @@ void addVerifyCommand(CLI::App& app, int& exitCode)
                     "also run N shapes derived from the task's symbol ranges and constraints (as promotion does)")
         ->check(CLI::Range(0, 16));
     cmd->add_option("--shapes", args->shapes, "which shape set to run")->check(CLI::IsMember({"tests", "benchmarks", "all"}));
-    cmd->add_option("--launch-timeout-ms", args->launchTimeoutMs, "watchdog per launch; a hung kernel is killed after it")
-        ->check(CLI::Range(1, 86400000));
-    cmd->add_option("--runner", args->runnerPath, "the kforge-runner program (default: $KF_RUNNER, beside kforge, PATH)");
-    addEndpointOptions(cmd, &args->endpoint);
-    addPoolOption(cmd, &args->endpoint);
     addFailureOptions(cmd, args.get());
-    cmd->callback([args, &exitCode] {
-        args->path = args->taskPaths.empty() ? std::string() : args->taskPaths.front();
-        exitCode = dispatchVerify(*args);
-    });
+    addTaskRunOptions(cmd, args, exitCode, dispatchVerify);
 }
 
 } // namespace kf::cli

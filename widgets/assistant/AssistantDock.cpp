@@ -1,5 +1,7 @@
 #include "widgets/assistant/AssistantDock.h"
 
+#include "widgets/common/SelectableLabel.h"
+#include "widgets/common/SpinBox.h"
 #include "widgets/common/StatusColors.h"
 
 #include <QComboBox>
@@ -98,10 +100,7 @@ AssistantDock::AssistantDock(QWidget* parent)
     m_totals = new QLabel(this);
     m_totals->setObjectName(QStringLiteral("assistantTotals"));
     layout->addWidget(m_totals);
-    m_outcome = new QLabel(this);
-    m_outcome->setObjectName(QStringLiteral("assistantOutcome"));
-    m_outcome->setWordWrap(true);
-    m_outcome->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_outcome = selectableLabel(QStringLiteral("assistantOutcome"), this);
     layout->addWidget(m_outcome);
     setTotals(0, 0, 0);
 
@@ -141,16 +140,12 @@ void AssistantDock::buildLimits(QVBoxLayout* layout)
 {
     auto* limits = new QHBoxLayout;
     limits->addWidget(new QLabel(tr("Attempts per stage:"), this));
-    m_attempts = new QSpinBox(this);
-    m_attempts->setObjectName(QStringLiteral("assistantAttempts"));
-    m_attempts->setRange(1, 50);
+    m_attempts = rangeSpinBox(QStringLiteral("assistantAttempts"), this, 1, 50);
     m_attempts->setValue(4);
     m_attempts->setToolTip(tr("Model replies per stage before the run gives up on that stage"));
     limits->addWidget(m_attempts);
     limits->addWidget(new QLabel(tr("Faster rounds:"), this));
-    m_perfRounds = new QSpinBox(this);
-    m_perfRounds->setObjectName(QStringLiteral("assistantPerfRounds"));
-    m_perfRounds->setRange(0, 50);
+    m_perfRounds = rangeSpinBox(QStringLiteral("assistantPerfRounds"), this, 0, 50);
     m_perfRounds->setValue(3);
     m_perfRounds->setToolTip(tr("Faster versions asked for once a kernel is correct (0: none)"));
     limits->addWidget(m_perfRounds);

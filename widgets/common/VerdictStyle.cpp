@@ -1,18 +1,15 @@
 #include "widgets/common/VerdictStyle.h"
 
+#include "widgets/common/StatusColors.h"
+
 #include <QPainter>
 #include <QPixmap>
 
 namespace kf::ui::verdictstyle {
 
-bool isDark(const QPalette& palette)
-{
-    return palette.color(QPalette::Window).lightness() < 128;
-}
-
 QColor color(Tone tone, const QPalette& palette)
 {
-    const bool dark = isDark(palette);
+    const bool dark = isDarkPalette(palette);
     switch (tone) {
     case Tone::Good:
         return dark ? QColor(0x6c, 0xcf, 0x7f) : QColor(0x1b, 0x7f, 0x37);

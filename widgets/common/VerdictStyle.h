@@ -13,8 +13,6 @@ enum class Tone { Neutral, Good, Warning, Bad };
 
 namespace verdictstyle {
 
-/// True when the palette's window colour is dark (a dark theme).
-bool isDark(const QPalette& palette);
 /// Text colour of a tone on `palette`'s base/window colours; Neutral is the palette's text colour.
 QColor color(Tone tone, const QPalette& palette);
 /// A small filled dot in the tone's colour (a null icon for Neutral). GUI thread only.

@@ -35,32 +35,20 @@ const std::initializer_list<QRgb> kAbsStops = {0xff141a2b, 0xff1f3356, 0xff2a5a8
 const std::initializer_list<QRgb> kBelowStops = {0xff111726, 0xff1c2f57, 0xff24508f, 0xff3f7fc4, 0xff8dbbeb, 0xffd9e8fb};
 const std::initializer_list<QRgb> kAboveStops = {0xfffb8466, 0xffef4a36, 0xffd7191c, 0xffb50d1c, 0xff9c0518};
 
-const Lut& valueLut()
+enum class Map { Value, Abs, Below, Above };
+
+const Lut& lut(Map m)
 {
-    static const Lut lut = makeLut(kValueStops);
-    return lut;
-}
-const Lut& absLut()
-{
-    static const Lut lut = makeLut(kAbsStops);
-    return lut;
-}
-const Lut& belowLut()
-{
-    static const Lut lut = makeLut(kBelowStops);
-    return lut;
-}
-const Lut& aboveLut()
-{
-    static const Lut lut = makeLut(kAboveStops);
-    return lut;
+    static const std::array<Lut, 4> luts = {makeLut(kValueStops), makeLut(kAbsStops), makeLut(kBelowStops),
+                                            makeLut(kAboveStops)};
+    return luts[static_cast<size_t>(m)];
 }
 
-int index(double t)
+/// The colour of `t` on map `m`: 0 and 1 are its ends, values beyond them (and NaN, read as 0) clamp.
+QRgb at(Map m, double t)
 {
-    if (!(t > 0))
-        return 0;
-    return t >= 1 ? 255 : static_cast<int>(t * 255.0 + 0.5);
+    const int i = !(t > 0) ? 0 : t >= 1 ? 255 : static_cast<int>(t * 255.0 + 0.5);
+    return lut(m)[static_cast<size_t>(i)];
 }
 
 QGradientStops stopsOf(std::initializer_list<QRgb> s)
@@ -74,15 +62,15 @@ QGradientStops stopsOf(std::initializer_list<QRgb> s)
 
 } // namespace
 
-QRgb value(double t) { return valueLut()[static_cast<size_t>(index(t))]; }
-QRgb absError(double t) { return absLut()[static_cast<size_t>(index(t))]; }
+QRgb value(double t) { return at(Map::Value, t); }
+QRgb absError(double t) { return at(Map::Abs, t); }
 
 QRgb ratioColor(double l)
 {
     // Below the edge: 1e-8 … 1 across the blues; above: 1 … 1e6 across the reds.
     if (l <= 0)
-        return belowLut()[static_cast<size_t>(index((l + 8.0) / 8.0))];
-    return aboveLut()[static_cast<size_t>(index(l / 6.0))];
+        return at(Map::Below, (l + 8.0) / 8.0);
+    return at(Map::Above, l / 6.0);
 }
 
 QRgb ratioCode(std::uint8_t code)
@@ -92,15 +80,15 @@ QRgb ratioCode(std::uint8_t code)
         for (int c = 0; c < 256; ++c) {
             const auto code8 = static_cast<std::uint8_t>(c);
             if (code8 == elementcode::kExact)
-                t[static_cast<size_t>(c)] = belowLut()[0];
+                t[static_cast<size_t>(c)] = at(Map::Below, 0);
             else if (code8 == elementcode::kOutsideInf)
-                t[static_cast<size_t>(c)] = aboveLut()[255];
+                t[static_cast<size_t>(c)] = at(Map::Above, 1);
             else if (code8 == elementcode::kNonFinite)
                 t[static_cast<size_t>(c)] = kNonFinite;
             else if (code8 == elementcode::kUnwritten)
                 t[static_cast<size_t>(c)] = kHazardYellow;
             else if (code8 > elementcode::kNonFinite)
-                t[static_cast<size_t>(c)] = belowLut()[0];
+                t[static_cast<size_t>(c)] = at(Map::Below, 0);
             else {
                 const double l = elementcode::kLogLo + (c - elementcode::kRatioFirst + 0.5) * elementcode::kLogStep;
                 // Codes decide the side, not the bin middle: the first outside bin is red.

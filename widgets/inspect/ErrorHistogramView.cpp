@@ -6,7 +6,6 @@
 #include <QBarSet>
 #include <QCategoryAxis>
 #include <QChart>
-#include <QEvent>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
@@ -35,7 +34,7 @@ QBarSet* makeSet(QStackedBarSeries* series, const QString& name, QColor color)
 
 } // namespace
 
-ErrorHistogramView::ErrorHistogramView(QWidget* parent) : QChartView(parent)
+ErrorHistogramView::ErrorHistogramView(QWidget* parent) : PaletteChartView(parent)
 {
     auto* chart = new QChart;
     chart->setMargins(QMargins(4, 4, 4, 4));
@@ -146,13 +145,6 @@ void ErrorHistogramView::applyPalette()
         a->setGridLineColor(grid);
     }
     m_tolerance->setPen(QPen(pal.color(QPalette::WindowText), 1.5, Qt::DashLine));
-}
-
-void ErrorHistogramView::changeEvent(QEvent* event)
-{
-    QChartView::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange)
-        applyPalette();
 }
 
 } // namespace kf::ui

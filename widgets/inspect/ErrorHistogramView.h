@@ -4,8 +4,7 @@
 // dashed line; exact matches, NaN/Inf mismatches and never-written elements get bars of their own.
 
 #include "engine/verify/Compare.h"
-
-#include <QChartView>
+#include "widgets/common/PaletteChartView.h"
 
 class QBarSet;
 class QStackedBarSeries;
@@ -16,7 +15,7 @@ class QLogValueAxis;
 namespace kf::ui {
 
 /// GUI thread only.
-class ErrorHistogramView : public QChartView {
+class ErrorHistogramView : public PaletteChartView {
     Q_OBJECT
 
 public:
@@ -38,11 +37,8 @@ public:
     /// The x of the tolerance line.
     static double toleranceAt() { return kFirstBinAt + ErrorHistogram::kBins / 2 - 0.5; }
 
-protected:
-    void changeEvent(QEvent* event) override;
-
 private:
-    void applyPalette();
+    void applyPalette() override;
 
     QStackedBarSeries* m_bars = nullptr;
     QBarSet* m_within = nullptr;

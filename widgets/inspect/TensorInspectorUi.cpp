@@ -1,6 +1,7 @@
 // TensorInspector's widgets and their wiring; the behaviour is in TensorInspector.cpp.
 #include "widgets/inspect/TensorInspector.h"
 
+#include "widgets/common/SelectableLabel.h"
 #include "widgets/inspect/CaseTensorsModel.h"
 #include "widgets/inspect/ColorLegend.h"
 #include "widgets/inspect/ErrorHistogramView.h"
@@ -59,11 +60,8 @@ void TensorInspector::buildUi()
     outer->setContentsMargins(0, 0, 0, 0);
     outer->addWidget(m_pages);
 
-    m_errorLabel = new QLabel(m_pages);
-    m_errorLabel->setObjectName(QStringLiteral("inspectorError"));
-    m_errorLabel->setWordWrap(true);
+    m_errorLabel = selectableLabel(QStringLiteral("inspectorError"), m_pages);
     m_errorLabel->setAlignment(Qt::AlignCenter);
-    m_errorLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_errorLabel->setMargin(24);
     m_pages->addWidget(m_errorLabel);
 
@@ -104,9 +102,7 @@ void TensorInspector::buildHeader(QWidget* page, QVBoxLayout* layout)
     big.setPointSizeF(big.pointSizeF() * 1.15);
     m_title->setFont(big);
     m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_failure = new QLabel(page);
-    m_failure->setWordWrap(true);
-    m_failure->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_failure = selectableLabel({}, page);
     m_warning = new QLabel(page);
     m_warning->setObjectName(QStringLiteral("inspectorWarning"));
     m_warning->setWordWrap(true);

@@ -3,7 +3,6 @@
 #include "widgets/common/StatusColors.h"
 
 #include <QChart>
-#include <QEvent>
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QValueAxis>
@@ -11,7 +10,7 @@
 namespace kf::ui {
 
 OccupancyChart::OccupancyChart(const QString& title, const QString& xTitle, QWidget* parent)
-    : QChartView(parent)
+    : PaletteChartView(parent)
 {
     auto* c = new QChart;
     c->setTitle(title);
@@ -85,27 +84,10 @@ std::optional<QPointF> OccupancyChart::marker() const
     return m_marker->at(0);
 }
 
-bool OccupancyChart::isDarkTheme() const
-{
-    return chart()->theme() == QChart::ChartThemeDark;
-}
-
-void OccupancyChart::changeEvent(QEvent* event)
-{
-    QChartView::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange)
-        applyPalette();
-}
-
 void OccupancyChart::applyPalette()
 {
     const QPalette& p = palette();
-    const bool dark = isDarkPalette(p);
-    const QChart::ChartTheme theme = dark ? QChart::ChartThemeDark : QChart::ChartThemeLight;
-    // setTheme restyles every series and axis, so the own colours go on after it.
-    if (chart()->theme() != theme)
-        chart()->setTheme(theme);
-    chart()->setBackgroundBrush(p.color(QPalette::Base));
+    applyChartTheme(p);
     chart()->setTitleBrush(p.color(QPalette::Text));
     QPen line(p.color(QPalette::Highlight));
     line.setWidthF(2.0);

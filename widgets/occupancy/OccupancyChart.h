@@ -1,7 +1,8 @@
 #pragma once
 // One "occupancy versus X" line chart with the current configuration marked on it.
 
-#include <QChartView>
+#include "widgets/common/PaletteChartView.h"
+
 #include <QList>
 #include <QPointF>
 
@@ -16,7 +17,7 @@ namespace kf::ui {
 /// A line chart of occupancy (%) over one launch parameter, plus one scatter point that marks
 /// the current configuration in a colour distinct from the curve. Follows the widget palette:
 /// the dark chart theme when the window colour is dark, the light one otherwise. GUI thread only.
-class OccupancyChart : public QChartView {
+class OccupancyChart : public PaletteChartView {
     Q_OBJECT
 public:
     /// `title` is the chart heading, `xTitle` the horizontal axis label; the vertical axis is
@@ -33,14 +34,9 @@ public:
     QList<QPointF> curvePoints() const;
     /// The marked point, or nullopt when nothing is marked.
     std::optional<QPointF> marker() const;
-    /// True when the chart uses the dark theme.
-    bool isDarkTheme() const;
-
-protected:
-    void changeEvent(QEvent* event) override;
 
 private:
-    void applyPalette();
+    void applyPalette() override;
 
     QLineSeries* m_curve = nullptr;
     QScatterSeries* m_marker = nullptr;

@@ -1,5 +1,7 @@
 #include "widgets/occupancy/OccupancyPanel.h"
 
+#include "widgets/common/SelectableLabel.h"
+#include "widgets/common/SpinBox.h"
 #include "widgets/occupancy/OccupancyChart.h"
 #include "widgets/occupancy/OccupancyCurves.h"
 #include "widgets/occupancy/OccupancyExplain.h"
@@ -110,23 +112,13 @@ QFormLayout* OccupancyPanel::buildInputs()
     m_kernelCombo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     connect(m_kernelCombo, &QComboBox::currentIndexChanged, this, &OccupancyPanel::onEntryChanged);
 
-    m_blockSpin = new QSpinBox(this);
-    m_blockSpin->setObjectName(QStringLiteral("blockSizeSpin"));
-    m_blockSpin->setRange(1, kMaxSpinThreads);
-    m_blockSpin->setSingleStep(32);
-    m_blockSpin->setSuffix(tr(" threads"));
+    m_blockSpin = rangeSpinBox(QStringLiteral("blockSizeSpin"), this, 1, kMaxSpinThreads, tr(" threads"), 32);
     m_blockSpin->setToolTip(tr("threads per block; the arrows step by a warp, any value can be typed"));
 
-    m_sharedSpin = new QSpinBox(this);
-    m_sharedSpin->setObjectName(QStringLiteral("dynamicSharedSpin"));
-    m_sharedSpin->setRange(0, kMaxSpinBytes);
-    m_sharedSpin->setSingleStep(1024);
-    m_sharedSpin->setSuffix(tr(" B"));
+    m_sharedSpin = rangeSpinBox(QStringLiteral("dynamicSharedSpin"), this, 0, kMaxSpinBytes, tr(" B"), 1024);
     m_sharedSpin->setToolTip(tr("dynamic shared memory per block in bytes (the launch's third <<<>>> argument)"));
 
-    m_regsSpin = new QSpinBox(this);
-    m_regsSpin->setObjectName(QStringLiteral("registersSpin"));
-    m_regsSpin->setRange(0, 255);
+    m_regsSpin = rangeSpinBox(QStringLiteral("registersSpin"), this, 0, 255);
     m_regsSpin->setToolTip(tr("registers per thread: the compiled kernel's count; change it to explore"));
 
     for (QSpinBox* spin : {m_blockSpin, m_sharedSpin, m_regsSpin})
@@ -169,10 +161,7 @@ QVBoxLayout* OccupancyPanel::buildResult()
     m_limitsLabel->setObjectName(QStringLiteral("limitsLabel"));
     m_limitsLabel->setTextFormat(Qt::RichText);
     m_limitsLabel->setWordWrap(true);
-    m_errorLabel = new QLabel(this);
-    m_errorLabel->setObjectName(QStringLiteral("errorLabel"));
-    m_errorLabel->setWordWrap(true);
-    m_errorLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_errorLabel = selectableLabel(QStringLiteral("errorLabel"), this);
 
     auto* result = new QVBoxLayout;
     result->addWidget(m_occupancyLabel);

@@ -1,6 +1,7 @@
 #include "widgets/profile/OccupancySection.h"
 
 #include "engine/protocol/MetricCatalog.h"
+#include "widgets/common/SelectableLabel.h"
 #include "widgets/profile/PercentBar.h"
 #include "widgets/profile/ProfileColors.h"
 #include "widgets/profile/ProfileFormat.h"
@@ -14,15 +15,6 @@
 
 namespace kf::ui {
 namespace {
-
-QLabel* wrapped(const QString& name, QWidget* parent)
-{
-    auto* l = new QLabel(parent);
-    l->setObjectName(name);
-    l->setWordWrap(true);
-    l->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    return l;
-}
 
 /// One fact as an unbreakable unit: a wrapped line breaks between facts ("16 registers/thread ·
 /// 0 B static shared"), never inside one ("local/" | "thread").
@@ -53,10 +45,10 @@ OccupancySection::OccupancySection(QWidget* parent)
     m_baseline = new PercentBar(this);
     m_baseline->setObjectName(QStringLiteral("occupancy.baseline"));
     m_baseline->setAccessibleName(tr("baseline achieved occupancy"));
-    m_limiter = wrapped(QStringLiteral("occupancy.limiter"), this);
-    m_limits = wrapped(QStringLiteral("occupancy.limits"), this);
+    m_limiter = selectableLabel(QStringLiteral("occupancy.limiter"), this);
+    m_limits = selectableLabel(QStringLiteral("occupancy.limits"), this);
     m_limits->setTextFormat(Qt::RichText);
-    m_resources = wrapped(QStringLiteral("occupancy.resources"), this);
+    m_resources = selectableLabel(QStringLiteral("occupancy.resources"), this);
 
     auto* achievedLabel = new QLabel(tr("Achieved"), this);
     achievedLabel->setToolTip(QString::fromUtf8(kf::profile::findMetric(kf::profile::key::kAchievedOccupancy)->meaning));

@@ -2,6 +2,7 @@
 #include "widgets/profile/HintList.h"
 #include "widgets/profile/MetricTableModel.h"
 #include "widgets/profile/OccupancySection.h"
+#include "widgets/common/SelectableLabel.h"
 #include "widgets/common/StatusColors.h"
 #include "widgets/profile/ProfileColors.h"
 #include "widgets/profile/ProfilePanel.h"
@@ -25,14 +26,8 @@
 namespace kf::ui {
 namespace {
 
-QLabel* selectableLabel(const QString& name, QWidget* parent)
-{
-    auto* l = new QLabel(parent);
-    l->setObjectName(name);
-    l->setWordWrap(true);
-    l->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
-    return l;
-}
+// The profile panel's texts can be selected from the keyboard as well.
+constexpr Qt::TextInteractionFlags kSelectable = Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard;
 
 } // namespace
 
@@ -40,7 +35,7 @@ void ProfilePanel::buildUi()
 {
     buildBusyRow();
 
-    m_messageLabel = selectableLabel(QStringLiteral("messageLabel"), this);
+    m_messageLabel = selectableLabel(QStringLiteral("messageLabel"), this, kSelectable);
     m_messageLabel->setAlignment(Qt::AlignTop | Qt::AlignLeft);
     m_messageLabel->setMargin(8);
 
@@ -141,7 +136,7 @@ QWidget* ProfilePanel::buildHeader()
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(4);
 
-    m_header = selectableLabel(QStringLiteral("profileHeader"), box);
+    m_header = selectableLabel(QStringLiteral("profileHeader"), box, kSelectable);
     m_header->setTextFormat(Qt::RichText);
     layout->addWidget(m_header);
 
@@ -156,8 +151,8 @@ QWidget* ProfilePanel::buildHeader()
     QFont bold = m_bannerTitle->font();
     bold.setBold(true);
     m_bannerTitle->setFont(bold);
-    m_problem = selectableLabel(QStringLiteral("counterProblem"), m_banner);
-    m_howTo = selectableLabel(QStringLiteral("counterHowTo"), m_banner);
+    m_problem = selectableLabel(QStringLiteral("counterProblem"), m_banner, kSelectable);
+    m_howTo = selectableLabel(QStringLiteral("counterHowTo"), m_banner, kSelectable);
     auto* bannerLayout = new QVBoxLayout(m_banner);
     bannerLayout->setContentsMargins(8, 6, 8, 6);
     bannerLayout->setSpacing(3);
@@ -166,9 +161,9 @@ QWidget* ProfilePanel::buildHeader()
     bannerLayout->addWidget(m_howTo);
     layout->addWidget(m_banner);
 
-    m_unsupported = selectableLabel(QStringLiteral("counterUnsupported"), box);
+    m_unsupported = selectableLabel(QStringLiteral("counterUnsupported"), box, kSelectable);
     layout->addWidget(m_unsupported);
-    m_summary = selectableLabel(QStringLiteral("profileSummary"), box);
+    m_summary = selectableLabel(QStringLiteral("profileSummary"), box, kSelectable);
     layout->addWidget(m_summary);
 
     m_kernelRow = new QWidget(box);

@@ -5,7 +5,6 @@
 
 #include <QChart>
 #include <QCursor>
-#include <QEvent>
 #include <QGraphicsSimpleTextItem>
 #include <QLineSeries>
 #include <QLogValueAxis>
@@ -31,7 +30,7 @@ void attach(QChart* chart, QAbstractSeries* s, QAbstractAxis* x, QAbstractAxis* 
 } // namespace
 
 RooflineChart::RooflineChart(QWidget* parent)
-    : QChartView(parent)
+    : PaletteChartView(parent)
 {
     auto* c = new QChart;
     c->legend()->hide(); // points and ceilings carry their own labels
@@ -176,23 +175,16 @@ void RooflineChart::drawPoints(QChart* c)
 void RooflineChart::applyPalette()
 {
     const QPalette& p = palette();
-    const QChart::ChartTheme theme = isDarkPalette(p) ? QChart::ChartThemeDark : QChart::ChartThemeLight;
-    // setTheme restyles every series and axis, so the own colours go on after it.
-    if (chart()->theme() != theme)
-        chart()->setTheme(theme);
-    chart()->setBackgroundBrush(p.color(QPalette::Base));
+    const bool dark = applyChartTheme(p);
     const QColor text = p.color(QPalette::Text);
     // Grid lines from the text colour, faint: on log axes the minor lines are many.
     QColor grid = text;
     grid.setAlpha(60);
     QColor minor = text;
-    minor.setAlpha(isDarkPalette(p) ? 14 : 22);
+    minor.setAlpha(dark ? 14 : 22);
     for (QLogValueAxis* axis : {m_x, m_y}) {
-        axis->setLabelsBrush(text);
-        axis->setTitleBrush(text);
-        axis->setGridLineColor(grid);
+        colorAxis(axis, text, grid);
         axis->setMinorGridLineColor(minor);
-        axis->setLinePenColor(grid);
     }
 
     const QColor ceilingColor = profilecolors::ceiling(p);
@@ -328,18 +320,6 @@ QString RooflineChart::labelText(const QString& pointOrCeilingLabel) const
         if (d.ceiling->label == pointOrCeilingLabel && d.label->isVisible())
             return d.label->text();
     return {};
-}
-
-bool RooflineChart::isDarkTheme() const
-{
-    return chart()->theme() == QChart::ChartThemeDark;
-}
-
-void RooflineChart::changeEvent(QEvent* event)
-{
-    QChartView::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange)
-        applyPalette();
 }
 
 void RooflineChart::resizeEvent(QResizeEvent* event)

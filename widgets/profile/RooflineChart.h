@@ -3,9 +3,8 @@
 // the baseline and (optionally) one kernel as labelled points. Geometry comes from Roofline; this
 // class only draws it.
 
+#include "widgets/common/PaletteChartView.h"
 #include "widgets/profile/Roofline.h"
-
-#include <QChartView>
 
 #include <vector>
 
@@ -21,7 +20,7 @@ namespace kf::ui {
 /// the chart divides by kGflopsPerUnit so the log axis reads 0.1, 1, 10 … rather than 1e+06).
 /// Hovering a point or a ceiling shows its numbers. Follows the widget palette like
 /// OccupancyChart. GUI thread only.
-class RooflineChart : public QChartView {
+class RooflineChart : public PaletteChartView {
     Q_OBJECT
 public:
     static constexpr double kGflopsPerUnit = 1000.0;
@@ -40,10 +39,8 @@ public:
     QString labelText(const QString& pointOrCeilingLabel) const;
     QLogValueAxis* axisX() const { return m_x; }
     QLogValueAxis* axisY() const { return m_y; }
-    bool isDarkTheme() const;
 
 protected:
-    void changeEvent(QEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
 
 private:
@@ -62,7 +59,7 @@ private:
     void drawCeilings(QChart* c);
     void drawPoints(QChart* c);
     void tipOnHover(QXYSeries* s, const QString& tip);
-    void applyPalette();
+    void applyPalette() override;
     void placeLabels();
     QPointF toChart(const QPointF& gflopsPoint) const;
 

@@ -1,6 +1,7 @@
 #include "widgets/registry/DiffView.h"
 
-#include "widgets/common/VerdictStyle.h"
+#include "widgets/common/SelectableLabel.h"
+#include "widgets/common/StatusColors.h"
 
 #include <QEvent>
 #include <QFontDatabase>
@@ -24,7 +25,7 @@ struct DiffColors {
 
 DiffColors colorsFor(const QPalette& p)
 {
-    if (verdictstyle::isDark(p))
+    if (isDarkPalette(p))
         return {QColor(0x1f, 0x3d, 0x2a), QColor(0x4a, 0x22, 0x26), QColor(0x1e, 0x33, 0x4d), p.color(QPalette::PlaceholderText)};
     return {QColor(0xe6, 0xff, 0xec), QColor(0xff, 0xeb, 0xe9), QColor(0xdd, 0xf4, 0xff), p.color(QPalette::PlaceholderText)};
 }
@@ -41,9 +42,7 @@ DiffView::DiffView(QWidget* parent) : QWidget(parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(4);
-    m_summary = new QLabel(this);
-    m_summary->setWordWrap(true);
-    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_summary = selectableLabel({}, this);
     m_text = new QPlainTextEdit(this);
     m_text->setReadOnly(true);
     m_text->setLineWrapMode(QPlainTextEdit::NoWrap);

@@ -8,6 +8,8 @@
 #include "widgets/registry/RegistryModel.h"
 #include "widgets/registry/SpeedupChart.h"
 #include "widgets/common/ElidedLabel.h"
+#include "widgets/common/SelectableLabel.h"
+#include "widgets/common/StatusColors.h"
 #include "widgets/runs/ResultsModel.h"
 #include "widgets/common/VerdictStyle.h"
 
@@ -77,9 +79,7 @@ RegistryBrowser::RegistryBrowser(QWidget* parent) : QWidget(parent)
     dirLayout->addWidget(m_directoryLabel, 1);
     layout->addWidget(m_directoryRow);
 
-    m_loadError = new QLabel(this);
-    m_loadError->setWordWrap(true);
-    m_loadError->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_loadError = selectableLabel({}, this);
     m_loadError->hide();
     layout->addWidget(m_loadError);
 
@@ -451,7 +451,7 @@ void RegistryBrowser::setDetails(const RegistryDetails& details)
 void RegistryBrowser::renderEvidence()
 {
     const int scroll = m_evidence->verticalScrollBar() ? m_evidence->verticalScrollBar()->value() : 0;
-    m_evidence->setHtml(evidencehtml::render(m_details, m_model->find(qs(m_details.entry.id)), verdictstyle::isDark(palette())));
+    m_evidence->setHtml(evidencehtml::render(m_details, m_model->find(qs(m_details.entry.id)), isDarkPalette(palette())));
     m_evidence->verticalScrollBar()->setValue(scroll);
 }
 

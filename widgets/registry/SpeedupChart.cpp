@@ -7,7 +7,6 @@
 #include <QBarSeries>
 #include <QBarSet>
 #include <QChart>
-#include <QEvent>
 #include <QLineSeries>
 #include <QValueAxis>
 
@@ -30,7 +29,7 @@ QString categoryName(const kf::protocol::ShapeId& shape, double speedup, int ind
 
 } // namespace
 
-SpeedupChart::SpeedupChart(QWidget* parent) : QChartView(parent)
+SpeedupChart::SpeedupChart(QWidget* parent) : PaletteChartView(parent)
 {
     auto* c = new QChart;
     c->setMargins(QMargins(4, 4, 4, 4));
@@ -170,21 +169,10 @@ QList<double> SpeedupChart::referenceLines() const
     return {m_parity->at(0).y(), m_thresholdLine->at(0).y()};
 }
 
-void SpeedupChart::changeEvent(QEvent* event)
-{
-    QChartView::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange)
-        applyPalette();
-}
-
 void SpeedupChart::applyPalette()
 {
     const QPalette& p = palette();
-    const QChart::ChartTheme theme = verdictstyle::isDark(p) ? QChart::ChartThemeDark : QChart::ChartThemeLight;
-    // setTheme restyles every series and axis, so the own colours go on after it.
-    if (chart()->theme() != theme)
-        chart()->setTheme(theme);
-    chart()->setBackgroundBrush(p.color(QPalette::Base));
+    applyChartTheme(p);
     chart()->setTitleBrush(p.color(QPalette::Text));
     chart()->legend()->setLabelColor(p.color(QPalette::Text));
     m_set->setColor(p.color(QPalette::Highlight));

@@ -4,8 +4,8 @@
 // beside each, the speedup over torch.compile when the report was compared with it.
 
 #include "engine/protocol/BenchReport.h"
+#include "widgets/common/PaletteChartView.h"
 
-#include <QChartView>
 #include <QList>
 #include <QStringList>
 
@@ -20,7 +20,7 @@ namespace kf::ui {
 /// One bar per shape of a performance report (docs/report-schema.md); bars below 1.0× are drawn
 /// in the error colour. Non-finite speedups ("nan", "inf") keep their category, named with the
 /// value: a nan bar has no height, an inf bar reaches the top of the axis. GUI thread only.
-class SpeedupChart : public QChartView {
+class SpeedupChart : public PaletteChartView {
     Q_OBJECT
 
 public:
@@ -44,11 +44,8 @@ public:
     /// The y values of the two dashed lines: {1.0, threshold}; empty when the chart is empty.
     QList<double> referenceLines() const;
 
-protected:
-    void changeEvent(QEvent* event) override;
-
 private:
-    void applyPalette();
+    void applyPalette() override;
 
     QBarSeries* m_bars = nullptr;
     QBarSet* m_set = nullptr;

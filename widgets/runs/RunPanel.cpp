@@ -2,6 +2,7 @@
 #include "engine/protocol/Verdict.h"
 
 #include "widgets/common/ElidedLabel.h"
+#include "widgets/common/SelectableLabel.h"
 #include "widgets/runs/ReportRows.h"
 #include "widgets/runs/ResultsModel.h"
 #include "widgets/runs/RunVerdict.h"
@@ -32,11 +33,8 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent)
     bold.setBold(true);
     m_title->setFont(bold);
     m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_banner = new QLabel(this);
-    m_banner->setObjectName(QStringLiteral("runBanner"));
+    m_banner = selectableLabel(QStringLiteral("runBanner"), this);
     m_banner->setFont(bold);
-    m_banner->setWordWrap(true);
-    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     m_progress = new QProgressBar(this);
     m_progress->setRange(0, 1000);

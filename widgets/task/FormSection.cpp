@@ -1,5 +1,7 @@
 #include "widgets/task/FormSection.h"
 
+#include "widgets/common/SelectableLabel.h"
+
 #include <QLabel>
 #include <QVBoxLayout>
 
@@ -8,10 +10,7 @@ namespace kf::ui {
 FormSection::FormSection(const QString& title, QWidget* parent) : QGroupBox(title, parent)
 {
     auto* layout = new QVBoxLayout(this);
-    m_message = new QLabel(this);
-    m_message->setObjectName(QStringLiteral("sectionMessage"));
-    m_message->setWordWrap(true);
-    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_message = selectableLabel(QStringLiteral("sectionMessage"), this);
     m_message->setStyleSheet(QStringLiteral("color: #b00020; font-weight: 600;"));
     m_message->hide();
     layout->addWidget(m_message);

@@ -2,6 +2,8 @@
 
 #include "widgets/task/TaskDocument.h"
 
+#include "engine/core/JsonReader.h"
+
 #include <QBrush>
 #include <QColor>
 
@@ -11,21 +13,7 @@ using Json = nlohmann::json;
 
 namespace {
 
-// RFC 6901 escaping of one reference token.
-std::string escapeToken(const std::string& s)
-{
-    std::string out;
-    for (char c : s) {
-        if (c == '~')
-            out += "~0";
-        else if (c == '/')
-            out += "~1";
-        else
-            out += c;
-    }
-    return out;
-}
-
+// One reference token of a JSON pointer as written: "~1" reads "/", "~0" reads "~" (RFC 6901).
 std::string unescapeToken(const std::string& s)
 {
     std::string out;
@@ -133,7 +121,7 @@ std::string JsonTableModel::rowPointer(int row) const
         return {};
     if (m_mode == Mode::Single)
         return m_rowsPointer;
-    return m_rowsPointer + "/" + escapeToken(m_keys[row]);
+    return kf::json::child(m_rowsPointer, m_keys[row]); // the key escaped as RFC 6901 asks
 }
 
 QModelIndex JsonTableModel::indexForPointer(const std::string& pointer, int* column) const

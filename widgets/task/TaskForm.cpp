@@ -93,10 +93,19 @@ FormSection* TaskForm::addSection(const QString& title, const QString& objectNam
     return section;
 }
 
+void TaskForm::addFields(FormSection* section, std::initializer_list<Field> fields)
+{
+    auto* form = new QFormLayout;
+    for (const Field& f : fields) {
+        form->addRow(f.label, f.widget);
+        m_fields->bind(f.widget, f.pointer, f.kind);
+    }
+    section->body()->addLayout(form);
+}
+
 void TaskForm::buildGeneral()
 {
     FormSection* s = addSection(tr("General"), QStringLiteral("generalSection"));
-    auto* form = new QFormLayout;
     auto* name = lineEdit(QStringLiteral("nameEdit"), tr("letters, digits, _ and -"), s);
     auto* description = new QPlainTextEdit(s);
     description->setObjectName(QStringLiteral("descriptionEdit"));
@@ -104,17 +113,11 @@ void TaskForm::buildGeneral()
     auto* archs = lineEdit(QStringLiteral("architecturesEdit"), QStringLiteral("sm_90, sm_80"), s);
     auto* bytes = lineEdit(QStringLiteral("costBytesEdit"), tr("bytes moved per shape, e.g. 3 * N * 4"), s);
     auto* flops = lineEdit(QStringLiteral("costFlopsEdit"), tr("useful flops per shape, e.g. N"), s);
-    form->addRow(tr("Name"), name);
-    form->addRow(tr("Description"), description);
-    form->addRow(tr("Architectures"), archs);
-    form->addRow(tr("Cost: bytes"), bytes);
-    form->addRow(tr("Cost: flops"), flops);
-    s->body()->addLayout(form);
-    m_fields->bind(name, "/name", CellKind::Text);
-    m_fields->bind(description, "/description", CellKind::Text);
-    m_fields->bind(archs, "/architectures", CellKind::List);
-    m_fields->bind(bytes, "/cost/bytes", CellKind::Expr);
-    m_fields->bind(flops, "/cost/flops", CellKind::Expr);
+    addFields(s, {{tr("Name"), name, "/name", CellKind::Text},
+                  {tr("Description"), description, "/description", CellKind::Text},
+                  {tr("Architectures"), archs, "/architectures", CellKind::List},
+                  {tr("Cost: bytes"), bytes, "/cost/bytes", CellKind::Expr},
+                  {tr("Cost: flops"), flops, "/cost/flops", CellKind::Expr}});
     // The root is every pointer's ancestor: errors in keys the form does not show land here.
     m_anchors.push_back({"", s, nullptr});
 }
@@ -130,11 +133,8 @@ void TaskForm::buildSymbols()
     table->model()->setNewRow(Json{{"min", 1}, {"max", 65536}}, QStringLiteral("S"));
     table->model()->setRows("/symbols", JsonTableModel::Mode::Members);
     s->body()->addWidget(table);
-    auto* form = new QFormLayout;
     auto* constraints = lineEdit(QStringLiteral("constraintsEdit"), QStringLiteral("D % 8 == 0, B * D <= 536870912"), s);
-    form->addRow(tr("Constraints"), constraints);
-    s->body()->addLayout(form);
-    m_fields->bind(constraints, "/constraints", CellKind::List);
+    addFields(s, {{tr("Constraints"), constraints, "/constraints", CellKind::List}});
     m_anchors.push_back({"/symbols", s, table});
     m_anchors.push_back({"/constraints", s, nullptr});
 }
@@ -224,7 +224,6 @@ void TaskForm::buildCandidates()
 void TaskForm::buildCompile()
 {
     FormSection* s = addSection(tr("Compile settings"), QStringLiteral("compileSection"));
-    auto* form = new QFormLayout;
     auto* std = new QComboBox(s);
     std->setObjectName(QStringLiteral("stdCombo"));
     std->setEditable(true);
@@ -235,17 +234,11 @@ void TaskForm::buildCompile()
     auto* defines = lineEdit(QStringLiteral("definesEdit"), QStringLiteral("{\"TILE\": \"32\"}"), s);
     auto* includes = lineEdit(QStringLiteral("includeDirsEdit"), QStringLiteral("include"), s);
     auto* options = lineEdit(QStringLiteral("optionsEdit"), QStringLiteral("-maxrregcount=64"), s);
-    form->addRow(tr("C++ standard"), std);
-    form->addRow(tr("Fast math"), fastMath);
-    form->addRow(tr("Defines"), defines);
-    form->addRow(tr("Include folders"), includes);
-    form->addRow(tr("Options"), options);
-    s->body()->addLayout(form);
-    m_fields->bind(std, "/compile/std", CellKind::Text);
-    m_fields->bind(fastMath, "/compile/fast_math", CellKind::Bool);
-    m_fields->bind(defines, "/compile/defines", CellKind::Json);
-    m_fields->bind(includes, "/compile/include_dirs", CellKind::List);
-    m_fields->bind(options, "/compile/options", CellKind::List);
+    addFields(s, {{tr("C++ standard"), std, "/compile/std", CellKind::Text},
+                  {tr("Fast math"), fastMath, "/compile/fast_math", CellKind::Bool},
+                  {tr("Defines"), defines, "/compile/defines", CellKind::Json},
+                  {tr("Include folders"), includes, "/compile/include_dirs", CellKind::List},
+                  {tr("Options"), options, "/compile/options", CellKind::List}});
     m_anchors.push_back({"/compile", s, nullptr});
 }
 

@@ -7,10 +7,12 @@
 //
 // GUI thread only. The document must outlive the form.
 
+#include "widgets/task/CellKind.h"
 #include "widgets/task/TaskDocument.h"
 
 #include <QWidget>
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,15 @@ private:
     void buildCandidates();
     void buildCompile();
     FormSection* addSection(const QString& title, const QString& objectName);
+    /// One labelled field of a section's form, bound to the value at `pointer`.
+    struct Field {
+        QString label;
+        QWidget* widget;
+        std::string pointer;
+        CellKind kind;
+    };
+    /// Lays `fields` out as a form at the end of `section` and binds each to its value.
+    void addFields(FormSection* section, std::initializer_list<Field> fields);
     void refresh();
     void updateShapeColumns();
     void updateReferenceRows();

@@ -25,7 +25,7 @@ QColor compileColor(const QPalette& p) { return isDarkPalette(p) ? QColor(0xce, 
 } // namespace
 
 TuneChart::TuneChart(QWidget* parent)
-    : QChartView(parent)
+    : PaletteChartView(parent)
 {
     auto* c = new QChart;
     c->setMargins(QMargins(4, 4, 4, 4));
@@ -164,20 +164,13 @@ void TuneChart::addLine(Line kind, const QString& name, double ms, double xMax)
 void TuneChart::applyPalette()
 {
     const QPalette& p = palette();
-    const bool dark = isDarkPalette(p);
-    const QChart::ChartTheme theme = dark ? QChart::ChartThemeDark : QChart::ChartThemeLight;
-    if (chart()->theme() != theme)
-        chart()->setTheme(theme); // restyles every series: the own colours go on after it
-    chart()->setBackgroundBrush(p.color(QPalette::Base));
+    const bool dark = applyChartTheme(p);
     chart()->legend()->setLabelColor(p.color(QPalette::Text));
     const QColor text = p.color(QPalette::Text);
     QColor grid = text;
     grid.setAlpha(dark ? 40 : 45);
     for (QValueAxis* axis : {m_x, m_y}) {
-        axis->setLabelsBrush(text);
-        axis->setTitleBrush(text);
-        axis->setGridLineColor(grid);
-        axis->setLinePenColor(grid);
+        colorAxis(axis, text, grid);
         axis->setMinorGridLineVisible(false);
     }
     const QColor candidate = profilecolors::candidate(p);
@@ -203,13 +196,6 @@ void TuneChart::applyPalette()
         pen.setStyle(d.kind == Line::Floor ? Qt::DashLine : d.kind == Line::Compile ? Qt::DashDotLine : Qt::SolidLine);
         d.series->setPen(pen);
     }
-}
-
-void TuneChart::changeEvent(QEvent* event)
-{
-    QChartView::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange)
-        applyPalette();
 }
 
 QScatterSeries* TuneChart::marks(Marks m) const

@@ -7,8 +7,8 @@
 // the winner with its point, so no label covers a mark.
 
 #include "engine/tune/Tuner.h"
+#include "widgets/common/PaletteChartView.h"
 
-#include <QChartView>
 #include <QHash>
 
 #include <map>
@@ -21,7 +21,7 @@ class QValueAxis;
 
 namespace kf::ui {
 
-class TuneChart : public QChartView {
+class TuneChart : public PaletteChartView {
     Q_OBJECT
 public:
     enum class Marks { Timed, Finalists, Winner, Failed };
@@ -48,9 +48,6 @@ public:
     QString tipOf(int number) const;
     QValueAxis* axisY() const { return m_y; }
 
-protected:
-    void changeEvent(QEvent* event) override;
-
 private:
     struct DrawnLine {
         Line kind;
@@ -60,7 +57,7 @@ private:
     void rebuild();
     void addMarks(double failedY);
     void addLine(Line kind, const QString& name, double ms, double xMax);
-    void applyPalette();
+    void applyPalette() override;
     QScatterSeries* scatter(const QString& name);
 
     Data m_data;

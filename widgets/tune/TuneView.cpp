@@ -1,5 +1,6 @@
 #include "widgets/tune/TuneView.h"
 
+#include "widgets/common/SelectableLabel.h"
 #include "widgets/tune/TuneChart.h"
 #include "widgets/tune/TuneFigures.h"
 #include "widgets/tune/TuneTableModel.h"
@@ -94,10 +95,7 @@ void TuneView::buildUi()
     split->setChildrenCollapsible(false);
     split->setSizes({600, 400});   // the chart first: the search at a glance, the table for detail
 
-    m_summary = new QLabel(this);
-    m_summary->setObjectName(QStringLiteral("tuneSummary"));
-    m_summary->setWordWrap(true);
-    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_summary = selectableLabel(QStringLiteral("tuneSummary"), this);
     m_open = new QPushButton(tr("Open as Candidate"), this);
     m_open->setObjectName(QStringLiteral("tuneOpen"));
     m_open->setToolTip(tr("Add the selected point to the task as a new candidate with its defines, and open it"));

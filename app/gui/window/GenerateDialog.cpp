@@ -3,6 +3,7 @@
 #include "engine/cast/ReferenceSteps.h"
 #include "engine/compile/Compiler.h"
 #include "engine/task/Task.h"
+#include "widgets/common/SelectableLabel.h"
 #include "widgets/editor/KernelEditor.h"
 
 #include <QDialogButtonBox>
@@ -23,22 +24,16 @@ GenerateDialog::GenerateDialog(QWidget* parent) : QDialog(parent)
 {
     setWindowTitle(tr("New Candidate from Reference"));
     auto* layout = new QVBoxLayout(this);
-    m_summary = new QLabel(this);
-    m_summary->setWordWrap(true);
-    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_summary = ui::selectableLabel({}, this);
     layout->addWidget(m_summary);
-    m_error = new QLabel(this);
-    m_error->setWordWrap(true);
-    m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_error = ui::selectableLabel({}, this);
     m_error->setStyleSheet(QStringLiteral("color: palette(highlighted-text); background: #a33; padding: 6px;"));
     m_error->hide();
     layout->addWidget(m_error);
     m_preview = new ui::KernelEditor(this);
     m_preview->setReadOnly(true);
     layout->addWidget(m_preview, 1);
-    m_plan = new QLabel(this);
-    m_plan->setWordWrap(true);
-    m_plan->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_plan = ui::selectableLabel({}, this);
     layout->addWidget(m_plan);
     m_compile = new QLabel(this);
     m_compile->setWordWrap(true);

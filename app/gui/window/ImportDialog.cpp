@@ -1,6 +1,7 @@
 #include "app/gui/window/ImportDialog.h"
 
 #include "engine/agent/Import.h"
+#include "widgets/common/SelectableLabel.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -69,10 +70,7 @@ ImportDialog::ImportDialog(const QString& parentFolder, QWidget* parent) : QDial
                                   "its reference. Import only problems you would run."),
                                this);
     warning->setWordWrap(true);
-    m_status = new QLabel(this);
-    m_status->setObjectName(QStringLiteral("status"));
-    m_status->setWordWrap(true);
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_status = ui::selectableLabel(QStringLiteral("status"), this);
     m_busyBar = new QProgressBar(this);
     m_busyBar->setRange(0, 0);
     m_busyBar->setVisible(false);

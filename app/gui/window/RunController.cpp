@@ -217,9 +217,7 @@ quint64 RunController::startTune(const QString& taskDir, const QString& candidat
     r.bench.launchTimeoutMs = m_settings.launchTimeoutMs;
     r.bench.compileBaseline = true;
     m_titleNote.clear();
-    m_runTaskDir = taskDir;
-    m_runCandidatePath.clear();
-    m_runSanitize = false;
+    setTaskRun(taskDir);
     m_runId = m_service->tune(*task, candidateFile, r);
     return m_runId;
 }
@@ -298,13 +296,12 @@ QString RunController::taskDirForCase(const QString& caseDir) const
     return {};
 }
 
-bool RunController::loadCase(const QString& caseDir, const QString& what, kf::CaseInfo& kase, kf::Task& task,
-                             QString& taskDir)
+std::optional<RunController::LoadedCase> RunController::loadCase(const QString& caseDir, const QString& what)
 {
     if (m_service->isRunning())
-        return false;
+        return std::nullopt;
     auto c = kf::readCase(caseDir.toStdString());
-    taskDir = taskDirForCase(caseDir);
+    QString taskDir = taskDirForCase(caseDir);
     QString error;
     if (!c)
         error = QString::fromStdString(c.error().message());
@@ -325,20 +322,25 @@ bool RunController::loadCase(const QString& caseDir, const QString& what, kf::Ca
                                                                  QString::fromStdString(c->candidateFile));
     if (!error.isEmpty()) {
         refuse(what, error);
-        return false;
+        return std::nullopt;
     }
-    kase = std::move(c.value());
-    task = std::move(*loaded);
-    return true;
+    return LoadedCase{std::move(c.value()), std::move(*loaded), taskDir};
+}
+
+void RunController::setTaskRun(const QString& taskDir)
+{
+    m_runTaskDir = taskDir;
+    m_runCandidatePath.clear();
+    m_runSource.clear();
+    m_runSanitize = false;
 }
 
 bool RunController::rerunCase(const QString& caseDir)
 {
-    kf::CaseInfo kase;
-    kf::Task task;
-    QString taskDir;
-    if (!loadCase(caseDir, tr("Re-run case"), kase, task, taskDir))
+    auto loaded = loadCase(caseDir, tr("Re-run case"));
+    if (!loaded)
         return false;
+    const auto& [kase, task, taskDir] = *loaded;
     kf::RunSettings s;
     s.onlyShapes = {kase.shape};
     s.setName = "repro";
@@ -352,25 +354,20 @@ bool RunController::rerunCase(const QString& caseDir)
     m_titleNote = tr(" · re-run of %1 trial %2 on its saved inputs")
                       .arg(QString::fromStdString(kase.shape.describe()))
                       .arg(kase.trial);
-    m_runTaskDir = taskDir;
-    m_runCandidatePath.clear();
-    m_runSanitize = false;
+    setTaskRun(taskDir);
     m_runId = m_service->run(kf::RunKind::Verify, task, file, s);
     return m_runId != 0;
 }
 
 bool RunController::shrinkCase(const QString& caseDir)
 {
-    kf::CaseInfo kase;
-    kf::Task task;
-    QString taskDir;
-    if (!loadCase(caseDir, tr("Shrink"), kase, task, taskDir))
+    auto loaded = loadCase(caseDir, tr("Shrink"));
+    if (!loaded)
         return false;
+    const auto& [kase, task, taskDir] = *loaded;
     const QString file = QString::fromStdString(kase.candidateFile);
     m_titleNote.clear();
-    m_runTaskDir = taskDir;
-    m_runCandidatePath.clear();
-    m_runSanitize = false;
+    setTaskRun(taskDir);
     m_runId = m_service->shrink(task, file, kase.shape, QString::fromStdString(std::string(kf::failureKindName(kf::failureKindOfCase(kase)))),
                                 kf::protocol::parseSeed(kase.seed).value_or(0), kase.trial, newDumpDir(task, file));
     return m_runId != 0;

@@ -108,8 +108,15 @@ signals:
 private:
     bool launch(kf::RunKind kind, kf::Task task, const QString& candidateFile, const QString& taskDir,
                 bool sanitize = false);
-    /// The case at `caseDir` and its task as saved now; false after showing why in the panel.
-    bool loadCase(const QString& caseDir, const QString& what, kf::CaseInfo& kase, kf::Task& task, QString& taskDir);
+    struct LoadedCase {
+        kf::CaseInfo kase;
+        kf::Task task;
+        QString taskDir;
+    };
+    /// The case at `caseDir` and its task as saved now; nothing after showing why in the panel.
+    std::optional<LoadedCase> loadCase(const QString& caseDir, const QString& what);
+    /// The run about to start is `taskDir`'s and no tab's, without compute-sanitizer.
+    void setTaskRun(const QString& taskDir);
     QString newDumpDir(const kf::Task& task, const QString& candidateFile) const;
     void onState(RunService::RunnerState state, const QString& text);
     /// Shows in the Runs panel why a run of `title` did not start.

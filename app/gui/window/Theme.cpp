@@ -30,7 +30,7 @@ void applyTheme(QApplication& app, ThemeChoice choice, ColorScheme desktop)
 
 bool isDarkPalette()
 {
-    return QApplication::palette().color(QPalette::Window).lightness() < 128;
+    return kf::ui::isDarkPalette(QApplication::palette());
 }
 
 } // namespace kf::app
