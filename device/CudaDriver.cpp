@@ -6,7 +6,6 @@
 #include <cassert>
 #include <cstdlib>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 namespace kf::device {
@@ -38,24 +37,14 @@ std::vector<std::string> candidates()
 
 Result<const CudaDriver*> load()
 {
-    auto lib = DynamicLibrary::open(candidates(), "libcuda (the NVIDIA driver)",
-                                    "install the NVIDIA driver, or set KF_CUDA_DRIVER_LIBRARY to libcuda.so.1");
+    auto lib = DynamicLibrary::openForProcess(candidates(), "libcuda (the NVIDIA driver)",
+                                              "install the NVIDIA driver, or set KF_CUDA_DRIVER_LIBRARY to libcuda.so.1");
     if (!lib)
         return lib.error();
-    static DynamicLibrary keep; // lives for the process; see DynamicLibrary's destructor
-    keep = std::move(lib.value());
     static CudaDriver t;
-    t.path = keep.path();
-    std::string missing;
-    auto sym = [&](auto& fn, const char* name, const char* fallback, bool required) {
-        using Fn = std::remove_reference_t<decltype(fn)>;
-        fn = reinterpret_cast<Fn>(keep.symbol(name));
-        if (!fn && fallback)
-            fn = reinterpret_cast<Fn>(keep.symbol(fallback));
-        if (!fn && required)
-            missing += std::string(missing.empty() ? "" : ", ") + name;
-    };
-#define KF_CU_LOAD(fn) sym(t.fn, KF_CU_SYMBOL(fn), nullptr, true)
+    t.path = lib.value()->path();
+    SymbolBinder sym(*lib.value());
+#define KF_CU_LOAD(fn) sym.bind(t.fn, KF_CU_SYMBOL(fn))
     KF_CU_LOAD(cuInit);
     KF_CU_LOAD(cuDriverGetVersion);
     KF_CU_LOAD(cuGetErrorName);
@@ -97,17 +86,17 @@ Result<const CudaDriver*> load()
     KF_CU_LOAD(cuStreamSynchronize);
 #undef KF_CU_LOAD
     // Drivers before CUDA 12.8 only have the unversioned cuEventElapsedTime (same prototype).
-    sym(t.cuEventElapsedTime, KF_CU_SYMBOL(cuEventElapsedTime), "cuEventElapsedTime", true);
+    sym.bind(t.cuEventElapsedTime, KF_CU_SYMBOL(cuEventElapsedTime), true, "cuEventElapsedTime");
     // Persisting L2 lines exist from compute capability 8.0 (CUDA 11); absent is not an error.
-    sym(t.cuCtxResetPersistingL2Cache, KF_CU_SYMBOL(cuCtxResetPersistingL2Cache), nullptr, false);
+    sym.bind(t.cuCtxResetPersistingL2Cache, KF_CU_SYMBOL(cuCtxResetPersistingL2Cache), false);
     // Used to check the plan's argument sizes against the kernel; older drivers skip that check.
-    sym(t.cuFuncGetParamInfo, KF_CU_SYMBOL(cuFuncGetParamInfo), nullptr, false);
+    sym.bind(t.cuFuncGetParamInfo, KF_CU_SYMBOL(cuFuncGetParamInfo), false);
     // Only to ask NVML how much memory is free when no context can be made.
-    sym(t.cuDeviceGetPCIBusId, KF_CU_SYMBOL(cuDeviceGetPCIBusId), nullptr, false);
+    sym.bind(t.cuDeviceGetPCIBusId, KF_CU_SYMBOL(cuDeviceGetPCIBusId), false);
     // The GPU's UUID names where a report ran (placement); a driver without it names the index only.
-    sym(t.cuDeviceGetUuid, KF_CU_SYMBOL(cuDeviceGetUuid), nullptr, false);
-    if (!missing.empty())
-        return Error::failed("load libcuda", t.path + " lacks " + missing, "update the NVIDIA driver to one that supports CUDA 12.4 or newer");
+    sym.bind(t.cuDeviceGetUuid, KF_CU_SYMBOL(cuDeviceGetUuid), false);
+    if (auto bound = sym.finish("libcuda", "update the NVIDIA driver to one that supports CUDA 12.4 or newer"); !bound)
+        return bound.error();
     return &t;
 }
 

@@ -4,7 +4,6 @@
 
 #include <cassert>
 #include <cstdlib>
-#include <type_traits>
 #include <vector>
 
 namespace kf::device {
@@ -27,23 +26,15 @@ std::vector<std::string> candidates()
 
 Result<const Cupti*> load()
 {
-    auto lib = DynamicLibrary::open(candidates(), "libcupti (the CUDA profiling tools interface)",
-                                    "install the CUDA toolkit's CUPTI (it ships with CUDA 13), or set KF_CUPTI_LIBRARY to "
-                                    "the path of libcupti.so");
+    auto lib = DynamicLibrary::openForProcess(candidates(), "libcupti (the CUDA profiling tools interface)",
+                                              "install the CUDA toolkit's CUPTI (it ships with CUDA 13), or set "
+                                              "KF_CUPTI_LIBRARY to the path of libcupti.so");
     if (!lib)
         return lib.error();
-    static DynamicLibrary keep;
-    keep = std::move(lib.value());
     static Cupti t;
-    t.path = keep.path();
-    std::string missing;
-    auto sym = [&](auto& fn, const char* name) {
-        using Fn = std::remove_reference_t<decltype(fn)>;
-        fn = reinterpret_cast<Fn>(keep.symbol(name));
-        if (!fn)
-            missing += std::string(missing.empty() ? "" : ", ") + name;
-    };
-#define KF_CUPTI_LOAD(fn) sym(t.fn, #fn)
+    t.path = lib.value()->path();
+    SymbolBinder sym(*lib.value());
+#define KF_CUPTI_LOAD(fn) sym.bind(t.fn, #fn)
     KF_CUPTI_LOAD(cuptiGetResultString);
     KF_CUPTI_LOAD(cuptiProfilerInitialize);
     KF_CUPTI_LOAD(cuptiProfilerDeInitialize);
@@ -72,9 +63,10 @@ Result<const Cupti*> load()
     KF_CUPTI_LOAD(cuptiProfilerHostGetNumOfPasses);
     KF_CUPTI_LOAD(cuptiProfilerHostEvaluateToGpuValues);
 #undef KF_CUPTI_LOAD
-    if (!missing.empty())
-        return Error::failed("load libcupti", t.path + " lacks " + missing, "the Range Profiler and Profiler Host APIs need CUPTI from CUDA 12.6 or newer; set KF_CUPTI_LIBRARY to "
-                     "a newer libcupti.so");
+    if (auto bound = sym.finish("libcupti", "the Range Profiler and Profiler Host APIs need CUPTI from CUDA 12.6 or newer; "
+                                            "set KF_CUPTI_LIBRARY to a newer libcupti.so");
+        !bound)
+        return bound.error();
     return &t;
 }
 

@@ -34,36 +34,29 @@ std::vector<std::string> candidates()
 
 Result<const NvrtcLibrary*> load()
 {
-    auto lib = DynamicLibrary::open(candidates(), "libnvrtc (the CUDA runtime compiler)",
-                                    "install the CUDA toolkit (NVRTC), or set KF_NVRTC_LIBRARY to the path of libnvrtc.so");
+    auto lib = DynamicLibrary::openForProcess(candidates(), "libnvrtc (the CUDA runtime compiler)",
+                                              "install the CUDA toolkit (NVRTC), or set KF_NVRTC_LIBRARY to the path of libnvrtc.so");
     if (!lib)
         return lib.error();
-    static DynamicLibrary keep; // lives for the process; see DynamicLibrary's destructor
-    keep = std::move(lib.value());
     static NvrtcLibrary t;
-    t.path = keep.path();
-    std::string missing;
-    auto sym = [&](auto& fn, const char* name, bool required) {
-        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(keep.symbol(name));
-        if (!fn && required)
-            missing += std::string(missing.empty() ? "" : ", ") + name;
-    };
-    sym(t.getErrorString, "nvrtcGetErrorString", true);
-    sym(t.version, "nvrtcVersion", true);
-    sym(t.createProgram, "nvrtcCreateProgram", true);
-    sym(t.destroyProgram, "nvrtcDestroyProgram", true);
-    sym(t.compileProgram, "nvrtcCompileProgram", true);
-    sym(t.getPTXSize, "nvrtcGetPTXSize", true);
-    sym(t.getPTX, "nvrtcGetPTX", true);
-    sym(t.getCUBINSize, "nvrtcGetCUBINSize", true);
-    sym(t.getCUBIN, "nvrtcGetCUBIN", true);
-    sym(t.getProgramLogSize, "nvrtcGetProgramLogSize", true);
-    sym(t.getProgramLog, "nvrtcGetProgramLog", true);
-    sym(t.addNameExpression, "nvrtcAddNameExpression", true);
-    sym(t.getLoweredName, "nvrtcGetLoweredName", true);
-    sym(t.setFlowCallback, "nvrtcSetFlowCallback", false);
-    if (!missing.empty())
-        return Error::failed("load libnvrtc", t.path + " lacks " + missing, "use NVRTC from CUDA 12.4 or newer (set KF_NVRTC_LIBRARY)");
+    t.path = lib.value()->path();
+    SymbolBinder sym(*lib.value());
+    sym.bind(t.getErrorString, "nvrtcGetErrorString");
+    sym.bind(t.version, "nvrtcVersion");
+    sym.bind(t.createProgram, "nvrtcCreateProgram");
+    sym.bind(t.destroyProgram, "nvrtcDestroyProgram");
+    sym.bind(t.compileProgram, "nvrtcCompileProgram");
+    sym.bind(t.getPTXSize, "nvrtcGetPTXSize");
+    sym.bind(t.getPTX, "nvrtcGetPTX");
+    sym.bind(t.getCUBINSize, "nvrtcGetCUBINSize");
+    sym.bind(t.getCUBIN, "nvrtcGetCUBIN");
+    sym.bind(t.getProgramLogSize, "nvrtcGetProgramLogSize");
+    sym.bind(t.getProgramLog, "nvrtcGetProgramLog");
+    sym.bind(t.addNameExpression, "nvrtcAddNameExpression");
+    sym.bind(t.getLoweredName, "nvrtcGetLoweredName");
+    sym.bind(t.setFlowCallback, "nvrtcSetFlowCallback", false);
+    if (auto bound = sym.finish("libnvrtc", "use NVRTC from CUDA 12.4 or newer (set KF_NVRTC_LIBRARY)"); !bound)
+        return bound.error();
     int major = 0, minor = 0;
     t.version(&major, &minor);
     t.versionString = std::to_string(major) + "." + std::to_string(minor);

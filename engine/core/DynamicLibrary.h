@@ -6,6 +6,7 @@
 #include "engine/core/Result.h"
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kf {
@@ -23,6 +24,11 @@ public:
     static Result<DynamicLibrary> open(const std::vector<std::string>& candidates, const std::string& what,
                                        const std::string& hint);
 
+    /// open() for a library whose function table lives as long as the process: the handle is kept
+    /// (never closed, see the destructor) and the returned pointer stays valid.
+    static Result<const DynamicLibrary*> openForProcess(const std::vector<std::string>& candidates,
+                                                        const std::string& what, const std::string& hint);
+
     /// Looks up a symbol; nullptr if absent (callers decide whether that is fatal).
     void* symbol(const char* name) const;
     const std::string& path() const { return m_path; }
@@ -31,6 +37,32 @@ public:
 private:
     void* m_handle = nullptr;
     std::string m_path;
+};
+
+/// Fills a function table from one library: each bind() looks a symbol up, and the required ones
+/// that are absent are collected so that one error names all of them.
+class SymbolBinder {
+public:
+    explicit SymbolBinder(const DynamicLibrary& lib) : m_lib(lib) {}
+
+    /// `fallback` is an older name with the same prototype, tried when `name` is absent.
+    template <class Fn>
+    void bind(Fn& fn, const char* name, bool required = true, const char* fallback = nullptr)
+    {
+        static_assert(std::is_pointer_v<Fn>, "bind a function pointer");
+        fn = reinterpret_cast<Fn>(m_lib.symbol(name));
+        if (!fn && fallback)
+            fn = reinterpret_cast<Fn>(m_lib.symbol(fallback));
+        if (!fn && required)
+            m_missing += std::string(m_missing.empty() ? "" : ", ") + name;
+    }
+
+    /// Fails as "load <what>" with the library's path and the missing names, if any were.
+    Result<void> finish(const std::string& what, const std::string& hint) const;
+
+private:
+    const DynamicLibrary& m_lib;
+    std::string m_missing;
 };
 
 } // namespace kf
