@@ -65,19 +65,11 @@ Result<nlohmann::json> Bencher::run()
     report["all_shapes_at_least_1x"] = false;
     report["shapes"] = nlohmann::json::array();
 
-    if (auto r = setUp(); !r) {
-        if (stickyError())
-            return r.error();
-        ReportHeader::markError(report, r.error());
-        return report;
-    }
+    if (auto r = setUp(); !r)
+        return ReportHeader::stoppedBy(std::move(report), r.error());
     auto program = CandidateProgram::load(m_request, m_gpu.info);
-    if (!program) {
-        if (stickyError())
-            return program.error();
-        ReportHeader::markError(report, program.error());
-        return report;
-    }
+    if (!program)
+        return ReportHeader::stoppedBy(std::move(report), program.error());
     m_program = &program.value();
 
     std::optional<Error> runError;
@@ -331,17 +323,13 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
 Result<void> Bencher::setUpShape(Shape& s, std::uint64_t seed)
 {
     const ShapeBinding& binding = s.ref->binding;
-    auto layout = layoutFor(m_request.task, m_request.candidate(), binding, m_gpu.info.memoryBytes);
-    if (!layout)
-        return layout.error();
-    s.layout = std::move(layout.value());
-
     // Untimed set-up: K input sets, shared outputs, one prepared baseline and bound plan per set.
-    auto outs = BufferSet::allocate(s.layout, {TensorLayout::Role::Output, TensorLayout::Role::Scratch}, deriveSeed(seed, kGuardSalt),
-                                    m_stream);
-    if (!outs)
-        return outs.error();
-    s.outputs = std::move(outs.value());
+    auto laid = layOutShape(m_request.task, m_request.candidate(), binding, m_gpu.info.memoryBytes, deriveSeed(seed, kGuardSalt),
+                            m_stream);
+    if (!laid)
+        return laid.error();
+    s.layout = std::move(laid->layout);
+    s.outputs = std::move(laid->outputs);
     size_t o = 0;
     for (const auto& l : s.layout)
         if (l.role == TensorLayout::Role::Output) {

@@ -66,15 +66,12 @@ Result<void> Profiler::prepare(Shape& s)
 
     const ShapeBinding& binding = s.ref->binding;
     const std::uint64_t seed = m_request.seeds.front();
-    auto layout = layoutFor(m_request.task, m_request.candidate(), binding, m_gpu.info.memoryBytes);
-    if (!layout)
-        return layout.error();
-    s.layout = std::move(layout.value());
-    auto outs = BufferSet::allocate(s.layout, {TensorLayout::Role::Output, TensorLayout::Role::Scratch}, deriveSeed(seed, kGuardSalt),
-                                    m_stream);
-    if (!outs)
-        return outs.error();
-    s.outputs = std::move(outs.value());
+    auto laid = layOutShape(m_request.task, m_request.candidate(), binding, m_gpu.info.memoryBytes, deriveSeed(seed, kGuardSalt),
+                            m_stream);
+    if (!laid)
+        return laid.error();
+    s.layout = std::move(laid->layout);
+    s.outputs = std::move(laid->outputs);
     auto ins = BufferSet::allocate(s.layout, {TensorLayout::Role::Input}, deriveSeed(seed, kGuardSalt + 1), m_stream);
     if (!ins)
         return ins.error();

@@ -73,12 +73,8 @@ Result<nlohmann::json> Verifier::run()
     }
     m_stream = static_cast<CUstream>(TorchBridge::currentStream());
     auto program = CandidateProgram::load(m_request, m_gpu.info);
-    if (!program) {
-        if (stickyError())
-            return program.error();
-        ReportHeader::markError(report, program.error());
-        return report;
-    }
+    if (!program)
+        return ReportHeader::stoppedBy(std::move(report), program.error());
     m_program = &program.value();
     m_totalUnits = static_cast<int>(m_request.runShapes.size()) * m_request.trials;
 
