@@ -22,20 +22,14 @@ namespace kf::device {
 using namespace bencher;
 
 Bencher::Bencher(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions)
-    : m_channel(channel), m_gpu(gpu), m_request(request), m_header(request, gpu.info, std::move(versions))
+    : RunMode(channel, gpu, request, std::move(versions), "benchmark")
 {
-}
-
-Error Bencher::fatal(const Error& e, const std::string& where) const
-{
-    return lostContextError(e, "benchmark", m_request, where);
 }
 
 Result<void> Bencher::setUp()
 {
-    if (auto r = m_gpu.context.makeCurrent(); !r)
+    if (auto r = enterContext(); !r)
         return r;
-    m_stream = static_cast<CUstream>(TorchBridge::currentStream());
     for (CudaEvent* e : {&m_before, &m_start, &m_end}) {
         auto ev = CudaEvent::create();
         if (!ev)

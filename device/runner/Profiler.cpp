@@ -45,20 +45,14 @@ struct Profiler::Shape {
 };
 
 Profiler::Profiler(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions)
-    : m_channel(channel), m_gpu(gpu), m_request(request), m_header(request, gpu.info, std::move(versions))
+    : RunMode(channel, gpu, request, std::move(versions), "profile")
 {
-}
-
-Error Profiler::fatal(const Error& e, const std::string& where) const
-{
-    return lostContextError(e, "profile", m_request, where);
 }
 
 Result<void> Profiler::prepare(Shape& s)
 {
-    if (auto r = m_gpu.context.makeCurrent(); !r)
+    if (auto r = enterContext(); !r)
         return r;
-    m_stream = static_cast<CUstream>(TorchBridge::currentStream());
     auto program = CandidateProgram::load(m_request, m_gpu.info);
     if (!program)
         return program.error();
