@@ -34,33 +34,34 @@ std::vector<std::string> candidates()
 
 Result<const NvrtcLibrary*> load()
 {
-    auto lib = DynamicLibrary::openForProcess(candidates(), "libnvrtc (the CUDA runtime compiler)",
-                                              "install the CUDA toolkit (NVRTC), or set KF_NVRTC_LIBRARY to the path of libnvrtc.so");
-    if (!lib)
-        return lib.error();
     static NvrtcLibrary t;
-    t.path = lib.value()->path();
-    SymbolBinder sym(*lib.value());
-    sym.bind(t.getErrorString, "nvrtcGetErrorString");
-    sym.bind(t.version, "nvrtcVersion");
-    sym.bind(t.createProgram, "nvrtcCreateProgram");
-    sym.bind(t.destroyProgram, "nvrtcDestroyProgram");
-    sym.bind(t.compileProgram, "nvrtcCompileProgram");
-    sym.bind(t.getPTXSize, "nvrtcGetPTXSize");
-    sym.bind(t.getPTX, "nvrtcGetPTX");
-    sym.bind(t.getCUBINSize, "nvrtcGetCUBINSize");
-    sym.bind(t.getCUBIN, "nvrtcGetCUBIN");
-    sym.bind(t.getProgramLogSize, "nvrtcGetProgramLogSize");
-    sym.bind(t.getProgramLog, "nvrtcGetProgramLog");
-    sym.bind(t.addNameExpression, "nvrtcAddNameExpression");
-    sym.bind(t.getLoweredName, "nvrtcGetLoweredName");
-    sym.bind(t.setFlowCallback, "nvrtcSetFlowCallback", false);
-    if (auto bound = sym.finish("libnvrtc", "use NVRTC from CUDA 12.4 or newer (set KF_NVRTC_LIBRARY)"); !bound)
-        return bound.error();
+    const LibrarySpec spec{candidates(), "libnvrtc (the CUDA runtime compiler)",
+                           "install the CUDA toolkit (NVRTC), or set KF_NVRTC_LIBRARY to the path of libnvrtc.so",
+                           "libnvrtc", "use NVRTC from CUDA 12.4 or newer (set KF_NVRTC_LIBRARY)"};
+    auto loaded = loadFunctionTable(t, spec, [](SymbolBinder& sym) {
+#define KF_NVRTC_LOAD(member, name) sym.bind(t.member, "nvrtc" #name)
+        KF_NVRTC_LOAD(getErrorString, GetErrorString);
+        KF_NVRTC_LOAD(version, Version);
+        KF_NVRTC_LOAD(createProgram, CreateProgram);
+        KF_NVRTC_LOAD(destroyProgram, DestroyProgram);
+        KF_NVRTC_LOAD(compileProgram, CompileProgram);
+        KF_NVRTC_LOAD(getPTXSize, GetPTXSize);
+        KF_NVRTC_LOAD(getPTX, GetPTX);
+        KF_NVRTC_LOAD(getCUBINSize, GetCUBINSize);
+        KF_NVRTC_LOAD(getCUBIN, GetCUBIN);
+        KF_NVRTC_LOAD(getProgramLogSize, GetProgramLogSize);
+        KF_NVRTC_LOAD(getProgramLog, GetProgramLog);
+        KF_NVRTC_LOAD(addNameExpression, AddNameExpression);
+        KF_NVRTC_LOAD(getLoweredName, GetLoweredName);
+#undef KF_NVRTC_LOAD
+        sym.bind(t.setFlowCallback, "nvrtcSetFlowCallback", false); // cancelling a compile; optional
+    });
+    if (!loaded)
+        return loaded;
     int major = 0, minor = 0;
     t.version(&major, &minor);
     t.versionString = std::to_string(major) + "." + std::to_string(minor);
-    return &t;
+    return loaded;
 }
 
 } // namespace

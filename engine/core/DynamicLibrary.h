@@ -65,4 +65,30 @@ private:
     std::string m_missing;
 };
 
+/// Where the library of a function table is found, and what to say when it or some of its
+/// symbols are not.
+struct LibrarySpec {
+    std::vector<std::string> candidates;  ///< sonames or paths, tried in order
+    std::string what;                     ///< "libnvrtc (the CUDA runtime compiler)"
+    std::string hint;                     ///< when no candidate loads
+    std::string name;                     ///< "libnvrtc": "load libnvrtc" when symbols are missing
+    std::string olderHint;                ///< when it loads but lacks required symbols
+};
+
+/// Opens the table's library for the process, sets `table.path` and binds the table's functions
+/// with `bindAll(SymbolBinder&)`; the error names every required symbol that is missing.
+template <class Table, class BindAll>
+Result<const Table*> loadFunctionTable(Table& table, const LibrarySpec& spec, BindAll bindAll)
+{
+    auto lib = DynamicLibrary::openForProcess(spec.candidates, spec.what, spec.hint);
+    if (!lib)
+        return lib.error();
+    table.path = lib.value()->path();
+    SymbolBinder binder(*lib.value());
+    bindAll(binder);
+    if (auto bound = binder.finish(spec.name, spec.olderHint); !bound)
+        return bound.error();
+    return &table;
+}
+
 } // namespace kf
