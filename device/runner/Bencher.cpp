@@ -318,12 +318,8 @@ Result<void> Bencher::setUpShape(Shape& s, std::uint64_t seed)
 {
     const ShapeBinding& binding = s.ref->binding;
     // Untimed set-up: K input sets, shared outputs, one prepared baseline and bound plan per set.
-    auto laid = layOutShape(m_request.task, m_request.candidate(), binding, m_gpu.info.memoryBytes, deriveSeed(seed, kGuardSalt),
-                            m_stream);
-    if (!laid)
-        return laid.error();
-    s.layout = std::move(laid->layout);
-    s.outputs = std::move(laid->outputs);
+    if (auto r = layOutShape(binding, deriveSeed(seed, kGuardSalt), s.layout, s.outputs); !r)
+        return r;
     size_t o = 0;
     for (const auto& l : s.layout)
         if (l.role == TensorLayout::Role::Output) {

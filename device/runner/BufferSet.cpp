@@ -103,18 +103,6 @@ Result<BufferSet> BufferSet::allocate(const std::vector<TensorLayout>& layout, s
     return set;
 }
 
-Result<LaidOutShape> layOutShape(const Task& task, const Candidate& candidate, const ShapeBinding& shape,
-                                 std::int64_t memoryLimit, std::uint64_t seed, CUstream stream)
-{
-    auto layout = layoutFor(task, candidate, shape, memoryLimit);
-    if (!layout)
-        return layout.error();
-    auto outputs = BufferSet::allocate(layout.value(), {TensorLayout::Role::Output, TensorLayout::Role::Scratch}, seed, stream);
-    if (!outputs)
-        return outputs.error();
-    return LaidOutShape{std::move(layout.value()), std::move(outputs.value())};
-}
-
 const GuardedBuffer* BufferSet::find(const std::string& name) const
 {
     for (const auto& b : m_buffers)

@@ -53,16 +53,6 @@ private:
     std::vector<GuardedBuffer> m_buffers;
 };
 
-/// A shape's layout and its outputs and scratch, shared by every input set; the benchmark and the
-/// profiler set a shape up this way, so a profiled kernel runs on the memory a timed one does.
-struct LaidOutShape {
-    std::vector<TensorLayout> layout;
-    BufferSet outputs;
-};
-/// layoutFor() and the outputs and scratch of that layout, canaries seeded by `seed`.
-Result<LaidOutShape> layOutShape(const Task& task, const Candidate& candidate, const ShapeBinding& shape,
-                                 std::int64_t memoryLimit, std::uint64_t seed, CUstream stream);
-
 /// "[6, 4098]" for messages.
 std::string formatIndex(const std::vector<std::int64_t>& index);
 

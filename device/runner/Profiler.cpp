@@ -60,12 +60,8 @@ Result<void> Profiler::prepare(Shape& s)
 
     const ShapeBinding& binding = s.ref->binding;
     const std::uint64_t seed = m_request.seeds.front();
-    auto laid = layOutShape(m_request.task, m_request.candidate(), binding, m_gpu.info.memoryBytes, deriveSeed(seed, kGuardSalt),
-                            m_stream);
-    if (!laid)
-        return laid.error();
-    s.layout = std::move(laid->layout);
-    s.outputs = std::move(laid->outputs);
+    if (auto r = layOutShape(binding, deriveSeed(seed, kGuardSalt), s.layout, s.outputs); !r)
+        return r;
     auto ins = BufferSet::allocate(s.layout, {TensorLayout::Role::Input}, deriveSeed(seed, kGuardSalt + 1), m_stream);
     if (!ins)
         return ins.error();

@@ -19,6 +19,20 @@ Result<void> RunMode::enterContext()
     return {};
 }
 
+Result<void> RunMode::layOutShape(const ShapeBinding& shape, std::uint64_t seed, std::vector<TensorLayout>& layout,
+                                  BufferSet& outputs) const
+{
+    auto laid = layoutFor(m_request.task, m_request.candidate(), shape, m_gpu.info.memoryBytes);
+    if (!laid)
+        return laid.error();
+    layout = std::move(laid.value());
+    auto allocated = BufferSet::allocate(layout, {TensorLayout::Role::Output, TensorLayout::Role::Scratch}, seed, m_stream);
+    if (!allocated)
+        return allocated.error();
+    outputs = std::move(allocated.value());
+    return {};
+}
+
 Error RunMode::fatal(const Error& e, const std::string& where) const
 {
     return lostContextError(e, m_action, m_request, where);

@@ -3,6 +3,7 @@
 // the GPU, the channel their progress goes out on, the report's header, and LibTorch's stream,
 // which their launches and the LibTorch side both use.
 
+#include "device/runner/BufferSet.h"
 #include "device/runner/Channel.h"
 #include "device/runner/GpuContext.h"
 #include "device/runner/ReportHeader.h"
@@ -10,7 +11,9 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kf::device {
 
@@ -22,6 +25,11 @@ protected:
 
     /// The GPU's context made current on this thread and LibTorch's current stream in m_stream.
     Result<void> enterContext();
+    /// The layout of `shape` and its outputs and scratch (canaries seeded by `seed`), shared by all
+    /// of a shape's input sets. The benchmark and the profiler set a shape up this way, so a
+    /// profiled kernel runs on the memory a timed one does.
+    Result<void> layOutShape(const ShapeBinding& shape, std::uint64_t seed, std::vector<TensorLayout>& layout,
+                             BufferSet& outputs) const;
     /// `e` as the error that ends the run when the CUDA context was lost, naming `where`.
     Error fatal(const Error& e, const std::string& where) const;
 
