@@ -25,49 +25,32 @@ Result<void> readMessage(const std::string& what, const std::function<void()>& r
 
 nlohmann::json deviceJson(const DeviceSummary& d)
 {
-    return {{"ordinal", d.ordinal},
-            {"gpu", d.gpu},
-            {"arch", d.arch},
-            {"compute_capability", d.computeCapability},
-            {"sm_count", d.smCount},
-            {"memory_bytes", d.memoryBytes},
-            {"l2_bytes", d.l2Bytes},
-            {"persisting_l2_max_bytes", d.persistingL2MaxBytes},
-            {"clock_mhz", numberJson(d.clockMhz)},
-            {"memory_clock_mhz", numberJson(d.memoryClockMhz)},
-            {"memory_bus_bits", d.memoryBusBits},
-            {"peak_bandwidth_gbs", numberJson(d.peakBandwidthGbs)},
-            {"max_shared_per_block", d.maxSharedPerBlock},
-            {"max_shared_per_block_optin", d.maxSharedPerBlockOptin},
-            {"ecc", d.ecc},
-            {"pageable_memory_access", d.pageableMemoryAccess},
-            {"driver", d.driver},
-            {"cuda_driver_api", d.cudaDriverApi},
-            {"uuid", d.uuid},
-            {"pci_bus_id", d.pciBusId}};
+    nlohmann::json j = {{"ordinal", d.ordinal},
+                        {"arch", d.arch},
+                        {"persisting_l2_max_bytes", d.persistingL2MaxBytes},
+                        {"memory_bus_bits", d.memoryBusBits},
+                        {"max_shared_per_block", d.maxSharedPerBlock},
+                        {"max_shared_per_block_optin", d.maxSharedPerBlockOptin},
+                        {"ecc", d.ecc},
+                        {"pageable_memory_access", d.pageableMemoryAccess},
+                        {"uuid", d.uuid},
+                        {"pci_bus_id", d.pciBusId}};
+    d.writeTo(j);
+    return j;
 }
 
 DeviceSummary readDevice(const Fields& f)
 {
     DeviceSummary d;
+    d.readFrom(f);
     d.ordinal = f.integer("ordinal");
-    d.gpu = f.text("gpu");
     d.arch = f.text("arch");
-    d.computeCapability = f.text("compute_capability");
-    d.smCount = f.integer("sm_count");
-    d.memoryBytes = f.integer("memory_bytes");
-    d.l2Bytes = f.integer("l2_bytes");
     d.persistingL2MaxBytes = f.integer("persisting_l2_max_bytes");
-    d.clockMhz = f.number("clock_mhz", 0);
-    d.memoryClockMhz = f.number("memory_clock_mhz", 0);
     d.memoryBusBits = f.integer("memory_bus_bits");
-    d.peakBandwidthGbs = f.number("peak_bandwidth_gbs", 0);
     d.maxSharedPerBlock = f.integer("max_shared_per_block");
     d.maxSharedPerBlockOptin = f.integer("max_shared_per_block_optin");
     d.ecc = f.boolean("ecc");
     d.pageableMemoryAccess = f.boolean("pageable_memory_access");
-    d.driver = f.text("driver");
-    d.cudaDriverApi = f.integer("cuda_driver_api");
     d.uuid = f.text("uuid");
     d.pciBusId = f.text("pci_bus_id");
     // The architecture from the compute capability when the runner did not name it.
@@ -99,18 +82,13 @@ std::string Hello::arch() const { return device ? device->arch : std::string(); 
 Environment Hello::environment() const
 {
     Environment e;
-    if (device) {
-        e.gpu = device->gpu;
-        e.computeCapability = device->computeCapability;
-        e.smCount = device->smCount;
-        e.memoryBytes = device->memoryBytes;
-        e.l2Bytes = device->l2Bytes;
-        e.peakBandwidthGbs = device->peakBandwidthGbs;
-        e.clockMhz = device->clockMhz;
-        e.memoryClockMhz = device->memoryClockMhz;
-    }
-    e.driver = device && !device->driver.empty() ? device->driver : driver;
-    e.cudaDriverApi = device && device->cudaDriverApi ? device->cudaDriverApi : cudaDriverApi;
+    if (device)
+        static_cast<GpuFacts&>(e) = *device;
+    // The device's driver, or the hello's own when the device entry does not name it.
+    if (e.driver.empty())
+        e.driver = driver;
+    if (!e.cudaDriverApi)
+        e.cudaDriverApi = cudaDriverApi;
     e.nvrtc = nvrtc;
     e.torch = torch;
     return e;
