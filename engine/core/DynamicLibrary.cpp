@@ -48,16 +48,6 @@ Result<DynamicLibrary> DynamicLibrary::open(const std::vector<std::string>& cand
     return Error::failed("load " + what, what + " could not be loaded; tried:" + tried, hint);
 }
 
-Result<const DynamicLibrary*> DynamicLibrary::openForProcess(const std::vector<std::string>& candidates,
-                                                             const std::string& what, const std::string& hint)
-{
-    auto lib = open(candidates, what, hint);
-    if (!lib)
-        return lib.error();
-    // Deliberately leaked, like the handle it holds: the function tables point into it until exit.
-    return new DynamicLibrary(std::move(lib.value()));
-}
-
 Result<void> SymbolBinder::finish(const std::string& what, const std::string& hint) const
 {
     if (m_missing.empty())

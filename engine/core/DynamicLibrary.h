@@ -24,11 +24,6 @@ public:
     static Result<DynamicLibrary> open(const std::vector<std::string>& candidates, const std::string& what,
                                        const std::string& hint);
 
-    /// open() for a library whose function table lives as long as the process: the handle is kept
-    /// (never closed, see the destructor) and the returned pointer stays valid.
-    static Result<const DynamicLibrary*> openForProcess(const std::vector<std::string>& candidates,
-                                                        const std::string& what, const std::string& hint);
-
     /// Looks up a symbol; nullptr if absent (callers decide whether that is fatal).
     void* symbol(const char* name) const;
     const std::string& path() const { return m_path; }
@@ -76,15 +71,18 @@ struct LibrarySpec {
 };
 
 /// Opens the table's library for the process, sets `table.path` and binds the table's functions
-/// with `bindAll(SymbolBinder&)`; the error names every required symbol that is missing.
+/// with `bindAll(SymbolBinder&)`; the error names every required symbol that is missing. Call it
+/// once per table (each caller's `bindAll` is its own instantiation, with its own kept handle).
 template <class Table, class BindAll>
 Result<const Table*> loadFunctionTable(Table& table, const LibrarySpec& spec, BindAll bindAll)
 {
-    auto lib = DynamicLibrary::openForProcess(spec.candidates, spec.what, spec.hint);
+    auto lib = DynamicLibrary::open(spec.candidates, spec.what, spec.hint);
     if (!lib)
         return lib.error();
-    table.path = lib.value()->path();
-    SymbolBinder binder(*lib.value());
+    static DynamicLibrary keep; // lives for the process; see DynamicLibrary's destructor
+    keep = std::move(lib.value());
+    table.path = keep.path();
+    SymbolBinder binder(keep);
     bindAll(binder);
     if (auto bound = binder.finish(spec.name, spec.olderHint); !bound)
         return bound.error();
