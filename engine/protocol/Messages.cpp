@@ -70,6 +70,15 @@ std::int64_t readId(const Fields& f)
     return f.integer("id", 0);
 }
 
+// The value a nested reader gave, or its error as a failure of the message being read.
+template <class T>
+T readNested(Result<T> r)
+{
+    if (!r)
+        jr::fail(r.error().pointer, r.error().why);
+    return std::move(r.value());
+}
+
 } // namespace
 
 bool Hello::has(const std::string& feature) const
@@ -261,10 +270,7 @@ Result<RunnerMessage> RunnerMessage::decode(const nlohmann::json& j)
             m.id = readId(f);
         if (type == "hello") {
             m.type = Type::Hello;
-            auto h = Hello::fromJson(j);
-            if (!h)
-                jr::fail(h.error().pointer, h.error().why);
-            m.hello = std::move(h.value());
+            m.hello = readNested(Hello::fromJson(j));
         } else if (type == "report") {
             m.type = Type::Report;
             const nlohmann::json* r = f.find("report");
@@ -282,24 +288,15 @@ Result<RunnerMessage> RunnerMessage::decode(const nlohmann::json& j)
             m.type = Type::Pong;
         } else if (type == "files") {
             m.type = Type::Files;
-            auto a = FilesAnswer::fromJson(j);
-            if (!a)
-                jr::fail(a.error().pointer, a.error().why);
-            m.missing = std::move(a->missing);
+            m.missing = readNested(FilesAnswer::fromJson(j)).missing;
         } else if (type == "file_chunk") {
             m.type = Type::FileChunk;
-            auto c = FileChunk::fromJson(j);
-            if (!c)
-                jr::fail(c.error().pointer, c.error().why);
-            m.chunk = std::move(c.value());
+            m.chunk = readNested(FileChunk::fromJson(j));
         } else if (type == "heartbeat") {
             m.type = Type::Heartbeat; // the runner's process is alive (sent about once a second in a request)
         } else if (type == "progress" || type == "launch_begin" || type == "launch_end" || type == "log") {
             m.type = Type::Event;
-            auto e = Event::fromJson(j);
-            if (!e)
-                jr::fail(e.error().pointer, e.error().why);
-            m.event = std::move(e.value());
+            m.event = readNested(Event::fromJson(j));
         } else {
             jr::fail(f.at("type"), "the runner sent an unknown message type \"" + type + "\"");
         }
