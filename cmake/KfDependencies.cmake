@@ -17,79 +17,68 @@ if(NOT "${KF_THIRD_PARTY_DIR}" STREQUAL "${_KF_THIRD_PARTY_DIR_SEARCHED}")
   set(_KF_THIRD_PARTY_DIR_SEARCHED "${KF_THIRD_PARTY_DIR}" CACHE INTERNAL "")
 endif()
 
+# kf_require_header(<var> <header> <what> <package>): the folder with <header> in <var> (a cache
+# variable; KF_THIRD_PARTY_DIR first), or a configure error saying how to get it.
+function(kf_require_header var header what package)
+  find_path(${var} ${header} HINTS ${KF_THIRD_PARTY_DIR} ${KF_THIRD_PARTY_DIR}/include)
+  if(NOT ${var})
+    message(FATAL_ERROR "${what} not found: install ${package} "
+                        "or pass -DKF_THIRD_PARTY_DIR=<folder with ${header}>")
+  endif()
+endfunction()
+
+# kf_require_library(<target> <prefix> <header> <library> <what> <package>): an interface target for a
+# library with its headers (in <prefix>_INCLUDE and <prefix>_LIBRARY, KF_THIRD_PARTY_DIR first), or
+# a configure error saying how to get it.
+function(kf_require_library target prefix header library what package)
+  find_path(${prefix}_INCLUDE ${header} HINTS ${KF_THIRD_PARTY_DIR}/include ${KF_THIRD_PARTY_DIR})
+  find_library(${prefix}_LIBRARY NAMES ${library} HINTS ${KF_THIRD_PARTY_DIR}/lib)
+  if(NOT ${prefix}_INCLUDE OR NOT ${prefix}_LIBRARY)
+    message(FATAL_ERROR "${what} not found: install ${package} (packaging/setup.sh does) "
+                        "or pass -DKF_THIRD_PARTY_DIR=<folder with include/${header} and lib/lib${library}.so>")
+  endif()
+  add_library(${target} INTERFACE)
+  target_include_directories(${target} SYSTEM INTERFACE ${${prefix}_INCLUDE})
+  target_link_libraries(${target} INTERFACE ${${prefix}_LIBRARY})
+endfunction()
+
 # nlohmann puts its version in an inline ABI namespace (json_abi_v3_11_2 vs _v3_11_3). A GPU server
 # can see a second copy through LibTorch's or the system's include paths, and translation units
 # would then disagree on symbol names; 3.11 patch releases are layout-compatible, so drop it.
 add_compile_definitions(NLOHMANN_JSON_NAMESPACE_NO_VERSION=1)
 find_package(nlohmann_json 3.10 QUIET)
 if(NOT nlohmann_json_FOUND)
-  find_path(KF_NLOHMANN_INCLUDE nlohmann/json.hpp HINTS ${KF_THIRD_PARTY_DIR} ${KF_THIRD_PARTY_DIR}/include)
-  if(NOT KF_NLOHMANN_INCLUDE)
-    message(FATAL_ERROR "nlohmann/json not found: install nlohmann-json3-dev (packaging/setup.sh does) "
-                        "or pass -DKF_THIRD_PARTY_DIR=<folder with nlohmann/json.hpp>")
-  endif()
+  kf_require_header(KF_NLOHMANN_INCLUDE nlohmann/json.hpp nlohmann/json "nlohmann-json3-dev (packaging/setup.sh does)")
   add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
   target_include_directories(nlohmann_json::nlohmann_json INTERFACE ${KF_NLOHMANN_INCLUDE})
 endif()
 
 find_package(CLI11 2.1 QUIET CONFIG)
 if(NOT CLI11_FOUND)
-  find_path(KF_CLI11_INCLUDE CLI/CLI.hpp HINTS ${KF_THIRD_PARTY_DIR} ${KF_THIRD_PARTY_DIR}/include)
-  if(NOT KF_CLI11_INCLUDE)
-    message(FATAL_ERROR "CLI11 not found: install libcli11-dev (packaging/setup.sh does) "
-                        "or pass -DKF_THIRD_PARTY_DIR=<folder with CLI/CLI.hpp>")
-  endif()
+  kf_require_header(KF_CLI11_INCLUDE CLI/CLI.hpp CLI11 "libcli11-dev (packaging/setup.sh does)")
   add_library(CLI11::CLI11 INTERFACE IMPORTED)
   target_include_directories(CLI11::CLI11 INTERFACE ${KF_CLI11_INCLUDE})
 endif()
 
 # xxHash is used header-only (XXH_INLINE_ALL), so a copied xxhash.h is enough on a GPU server.
-find_path(KF_XXHASH_INCLUDE xxhash.h HINTS ${KF_THIRD_PARTY_DIR} ${KF_THIRD_PARTY_DIR}/include)
-if(NOT KF_XXHASH_INCLUDE)
-  message(FATAL_ERROR "xxhash.h not found: install libxxhash-dev (packaging/setup.sh does) "
-                      "or pass -DKF_THIRD_PARTY_DIR=<folder with xxhash.h>")
-endif()
+kf_require_header(KF_XXHASH_INCLUDE xxhash.h xxhash.h "libxxhash-dev (packaging/setup.sh does)")
 add_library(kf_xxhash INTERFACE)
 target_include_directories(kf_xxhash SYSTEM INTERFACE ${KF_XXHASH_INCLUDE})
 target_compile_definitions(kf_xxhash INTERFACE XXH_INLINE_ALL)
 
 # libzip reads and writes .cast packages (engine/cast). Debian's libzip-dev; on the GPU server a
 # copy of that library and its two headers in KF_THIRD_PARTY_DIR (packaging/vendor-third-party.sh).
-find_path(KF_LIBZIP_INCLUDE zip.h HINTS ${KF_THIRD_PARTY_DIR}/include ${KF_THIRD_PARTY_DIR})
-find_library(KF_LIBZIP_LIBRARY NAMES zip HINTS ${KF_THIRD_PARTY_DIR}/lib)
-if(NOT KF_LIBZIP_INCLUDE OR NOT KF_LIBZIP_LIBRARY)
-  message(FATAL_ERROR "libzip not found: install libzip-dev (packaging/setup.sh does) "
-                      "or pass -DKF_THIRD_PARTY_DIR=<folder with include/zip.h and lib/libzip.so>")
-endif()
-add_library(kf_libzip INTERFACE)
-target_include_directories(kf_libzip SYSTEM INTERFACE ${KF_LIBZIP_INCLUDE})
-target_link_libraries(kf_libzip INTERFACE ${KF_LIBZIP_LIBRARY})
+kf_require_library(kf_libzip KF_LIBZIP zip.h zip libzip libzip-dev)
 
 # yaml-cpp reads YAML: skill front matter (resources/skills) and GPU MODE task.yml files
 # (engine/agent). Debian's libyaml-cpp-dev; on the GPU server a copy of its headers and library in
 # KF_THIRD_PARTY_DIR (packaging/vendor-third-party.sh). Only kf_engine_agent links it.
-find_path(KF_YAMLCPP_INCLUDE yaml-cpp/yaml.h HINTS ${KF_THIRD_PARTY_DIR}/include ${KF_THIRD_PARTY_DIR})
-find_library(KF_YAMLCPP_LIBRARY NAMES yaml-cpp HINTS ${KF_THIRD_PARTY_DIR}/lib)
-if(NOT KF_YAMLCPP_INCLUDE OR NOT KF_YAMLCPP_LIBRARY)
-  message(FATAL_ERROR "yaml-cpp not found: install libyaml-cpp-dev (packaging/setup.sh does) "
-                      "or pass -DKF_THIRD_PARTY_DIR=<folder with include/yaml-cpp/yaml.h and lib/libyaml-cpp.so>")
-endif()
-add_library(kf_yaml INTERFACE)
-target_include_directories(kf_yaml SYSTEM INTERFACE ${KF_YAMLCPP_INCLUDE})
-target_link_libraries(kf_yaml INTERFACE ${KF_YAMLCPP_LIBRARY})
+kf_require_library(kf_yaml KF_YAMLCPP yaml-cpp/yaml.h yaml-cpp yaml-cpp libyaml-cpp-dev)
 
 # pugixml reads compute-sanitizer's XML reports (engine/sanitize). Debian's libpugixml-dev; on the
 # GPU server a copy of its two headers and its library in KF_THIRD_PARTY_DIR
 # (packaging/vendor-third-party.sh). Only kf_engine_sanitize links it.
-find_path(KF_PUGIXML_INCLUDE pugixml.hpp HINTS ${KF_THIRD_PARTY_DIR}/include ${KF_THIRD_PARTY_DIR})
-find_library(KF_PUGIXML_LIBRARY NAMES pugixml HINTS ${KF_THIRD_PARTY_DIR}/lib)
-if(NOT KF_PUGIXML_INCLUDE OR NOT KF_PUGIXML_LIBRARY)
-  message(FATAL_ERROR "pugixml not found: install libpugixml-dev (packaging/setup.sh does) "
-                      "or pass -DKF_THIRD_PARTY_DIR=<folder with include/pugixml.hpp and lib/libpugixml.so>")
-endif()
-add_library(kf_pugixml INTERFACE)
-target_include_directories(kf_pugixml SYSTEM INTERFACE ${KF_PUGIXML_INCLUDE})
-target_link_libraries(kf_pugixml INTERFACE ${KF_PUGIXML_LIBRARY})
+kf_require_library(kf_pugixml KF_PUGIXML pugixml.hpp pugixml pugixml libpugixml-dev)
 
 # libcurl talks to language models over HTTP(S) (engine/synth). Debian's libcurl4-openssl-dev; the
 # GPU server has libcurl's headers and library of its own. Only kf_engine_synth links it.
@@ -120,11 +109,7 @@ if(KF_BUILD_GUI)
   find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Concurrent Charts Test DBus)
   find_package(QScintilla REQUIRED)
   # dtl (header-only) diffs two kernel versions in the registry browser.
-  find_path(KF_DTL_INCLUDE dtl/dtl.hpp HINTS ${KF_THIRD_PARTY_DIR} ${KF_THIRD_PARTY_DIR}/include)
-  if(NOT KF_DTL_INCLUDE)
-    message(FATAL_ERROR "dtl (diff template library) not found: install libdtl-dev "
-                        "or pass -DKF_THIRD_PARTY_DIR=<folder with dtl/dtl.hpp>")
-  endif()
+  kf_require_header(KF_DTL_INCLUDE dtl/dtl.hpp "dtl (diff template library)" libdtl-dev)
 elseif(KF_BUILD_TESTS)
   # Unit tests are Qt Test; without Qt only the CLI-driven GPU suite is built.
   find_package(Qt6 6.4 QUIET COMPONENTS Core Test)

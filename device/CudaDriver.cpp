@@ -6,7 +6,6 @@
 #include <cassert>
 #include <cstdlib>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 namespace kf::device {
@@ -38,77 +37,63 @@ std::vector<std::string> candidates()
 
 Result<const CudaDriver*> load()
 {
-    auto lib = DynamicLibrary::open(candidates(), "libcuda (the NVIDIA driver)",
-                                    "install the NVIDIA driver, or set KF_CUDA_DRIVER_LIBRARY to libcuda.so.1");
-    if (!lib)
-        return lib.error();
-    static DynamicLibrary keep; // lives for the process; see DynamicLibrary's destructor
-    keep = std::move(lib.value());
     static CudaDriver t;
-    t.path = keep.path();
-    std::string missing;
-    auto sym = [&](auto& fn, const char* name, const char* fallback, bool required) {
-        using Fn = std::remove_reference_t<decltype(fn)>;
-        fn = reinterpret_cast<Fn>(keep.symbol(name));
-        if (!fn && fallback)
-            fn = reinterpret_cast<Fn>(keep.symbol(fallback));
-        if (!fn && required)
-            missing += std::string(missing.empty() ? "" : ", ") + name;
-    };
-#define KF_CU_LOAD(fn) sym(t.fn, KF_CU_SYMBOL(fn), nullptr, true)
-    KF_CU_LOAD(cuInit);
-    KF_CU_LOAD(cuDriverGetVersion);
-    KF_CU_LOAD(cuGetErrorName);
-    KF_CU_LOAD(cuGetErrorString);
-    KF_CU_LOAD(cuDeviceGetCount);
-    KF_CU_LOAD(cuDeviceGet);
-    KF_CU_LOAD(cuDeviceGetName);
-    KF_CU_LOAD(cuDeviceGetAttribute);
-    KF_CU_LOAD(cuDeviceTotalMem);
-    KF_CU_LOAD(cuDevicePrimaryCtxRetain);
-    KF_CU_LOAD(cuDevicePrimaryCtxRelease);
-    KF_CU_LOAD(cuCtxSetCurrent);
-    KF_CU_LOAD(cuCtxGetCurrent);
-    KF_CU_LOAD(cuCtxSynchronize);
-    KF_CU_LOAD(cuCtxSetLimit);
-    KF_CU_LOAD(cuMemGetInfo);
-    KF_CU_LOAD(cuMemAlloc);
-    KF_CU_LOAD(cuMemFree);
-    KF_CU_LOAD(cuMemcpyHtoD);
-    KF_CU_LOAD(cuMemcpyDtoH);
-    KF_CU_LOAD(cuMemcpyHtoDAsync);
-    KF_CU_LOAD(cuMemcpyDtoHAsync);
-    KF_CU_LOAD(cuMemsetD8);
-    KF_CU_LOAD(cuMemsetD8Async);
-    KF_CU_LOAD(cuMemsetD16Async);
-    KF_CU_LOAD(cuMemsetD32Async);
-    KF_CU_LOAD(cuMemsetD2D32Async);
-    KF_CU_LOAD(cuModuleLoadData);
-    KF_CU_LOAD(cuModuleUnload);
-    KF_CU_LOAD(cuModuleGetFunction);
-    KF_CU_LOAD(cuModuleGetGlobal);
-    KF_CU_LOAD(cuFuncSetAttribute);
-    KF_CU_LOAD(cuFuncGetAttribute);
-    KF_CU_LOAD(cuLaunchKernel);
-    KF_CU_LOAD(cuEventCreate);
-    KF_CU_LOAD(cuEventDestroy);
-    KF_CU_LOAD(cuEventRecord);
-    KF_CU_LOAD(cuEventSynchronize);
-    KF_CU_LOAD(cuStreamSynchronize);
+    const LibrarySpec spec{candidates(), "libcuda (the NVIDIA driver)",
+                           "install the NVIDIA driver, or set KF_CUDA_DRIVER_LIBRARY to libcuda.so.1", "libcuda",
+                           "update the NVIDIA driver to one that supports CUDA 12.4 or newer"};
+    return loadFunctionTable(t, spec, [](SymbolBinder& sym) {
+#define KF_CU_LOAD(fn) sym.bind(t.fn, KF_CU_SYMBOL(fn))
+        KF_CU_LOAD(cuInit);
+        KF_CU_LOAD(cuDriverGetVersion);
+        KF_CU_LOAD(cuGetErrorName);
+        KF_CU_LOAD(cuGetErrorString);
+        KF_CU_LOAD(cuDeviceGetCount);
+        KF_CU_LOAD(cuDeviceGet);
+        KF_CU_LOAD(cuDeviceGetName);
+        KF_CU_LOAD(cuDeviceGetAttribute);
+        KF_CU_LOAD(cuDeviceTotalMem);
+        KF_CU_LOAD(cuDevicePrimaryCtxRetain);
+        KF_CU_LOAD(cuDevicePrimaryCtxRelease);
+        KF_CU_LOAD(cuCtxSetCurrent);
+        KF_CU_LOAD(cuCtxGetCurrent);
+        KF_CU_LOAD(cuCtxSynchronize);
+        KF_CU_LOAD(cuCtxSetLimit);
+        KF_CU_LOAD(cuMemGetInfo);
+        KF_CU_LOAD(cuMemAlloc);
+        KF_CU_LOAD(cuMemFree);
+        KF_CU_LOAD(cuMemcpyHtoD);
+        KF_CU_LOAD(cuMemcpyDtoH);
+        KF_CU_LOAD(cuMemcpyHtoDAsync);
+        KF_CU_LOAD(cuMemcpyDtoHAsync);
+        KF_CU_LOAD(cuMemsetD8);
+        KF_CU_LOAD(cuMemsetD8Async);
+        KF_CU_LOAD(cuMemsetD16Async);
+        KF_CU_LOAD(cuMemsetD32Async);
+        KF_CU_LOAD(cuMemsetD2D32Async);
+        KF_CU_LOAD(cuModuleLoadData);
+        KF_CU_LOAD(cuModuleUnload);
+        KF_CU_LOAD(cuModuleGetFunction);
+        KF_CU_LOAD(cuModuleGetGlobal);
+        KF_CU_LOAD(cuFuncSetAttribute);
+        KF_CU_LOAD(cuFuncGetAttribute);
+        KF_CU_LOAD(cuLaunchKernel);
+        KF_CU_LOAD(cuEventCreate);
+        KF_CU_LOAD(cuEventDestroy);
+        KF_CU_LOAD(cuEventRecord);
+        KF_CU_LOAD(cuEventSynchronize);
+        KF_CU_LOAD(cuStreamSynchronize);
 #undef KF_CU_LOAD
-    // Drivers before CUDA 12.8 only have the unversioned cuEventElapsedTime (same prototype).
-    sym(t.cuEventElapsedTime, KF_CU_SYMBOL(cuEventElapsedTime), "cuEventElapsedTime", true);
-    // Persisting L2 lines exist from compute capability 8.0 (CUDA 11); absent is not an error.
-    sym(t.cuCtxResetPersistingL2Cache, KF_CU_SYMBOL(cuCtxResetPersistingL2Cache), nullptr, false);
-    // Used to check the plan's argument sizes against the kernel; older drivers skip that check.
-    sym(t.cuFuncGetParamInfo, KF_CU_SYMBOL(cuFuncGetParamInfo), nullptr, false);
-    // Only to ask NVML how much memory is free when no context can be made.
-    sym(t.cuDeviceGetPCIBusId, KF_CU_SYMBOL(cuDeviceGetPCIBusId), nullptr, false);
-    // The GPU's UUID names where a report ran (placement); a driver without it names the index only.
-    sym(t.cuDeviceGetUuid, KF_CU_SYMBOL(cuDeviceGetUuid), nullptr, false);
-    if (!missing.empty())
-        return Error::failed("load libcuda", t.path + " lacks " + missing, "update the NVIDIA driver to one that supports CUDA 12.4 or newer");
-    return &t;
+        // Drivers before CUDA 12.8 only have the unversioned cuEventElapsedTime (same prototype).
+        sym.bind(t.cuEventElapsedTime, KF_CU_SYMBOL(cuEventElapsedTime), true, "cuEventElapsedTime");
+        // Persisting L2 lines exist from compute capability 8.0 (CUDA 11); absent is not an error.
+        sym.bind(t.cuCtxResetPersistingL2Cache, KF_CU_SYMBOL(cuCtxResetPersistingL2Cache), false);
+        // Used to check the plan's argument sizes against the kernel; older drivers skip that check.
+        sym.bind(t.cuFuncGetParamInfo, KF_CU_SYMBOL(cuFuncGetParamInfo), false);
+        // Only to ask NVML how much memory is free when no context can be made.
+        sym.bind(t.cuDeviceGetPCIBusId, KF_CU_SYMBOL(cuDeviceGetPCIBusId), false);
+        // The GPU's UUID names where a report ran (placement); a driver without it names the index only.
+        sym.bind(t.cuDeviceGetUuid, KF_CU_SYMBOL(cuDeviceGetUuid), false);
+    });
 }
 
 // For results the driver cannot name itself (a stub libcuda, or cuInit failing early).

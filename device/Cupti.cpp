@@ -4,7 +4,6 @@
 
 #include <cassert>
 #include <cstdlib>
-#include <type_traits>
 #include <vector>
 
 namespace kf::device {
@@ -27,55 +26,44 @@ std::vector<std::string> candidates()
 
 Result<const Cupti*> load()
 {
-    auto lib = DynamicLibrary::open(candidates(), "libcupti (the CUDA profiling tools interface)",
-                                    "install the CUDA toolkit's CUPTI (it ships with CUDA 13), or set KF_CUPTI_LIBRARY to "
-                                    "the path of libcupti.so");
-    if (!lib)
-        return lib.error();
-    static DynamicLibrary keep;
-    keep = std::move(lib.value());
     static Cupti t;
-    t.path = keep.path();
-    std::string missing;
-    auto sym = [&](auto& fn, const char* name) {
-        using Fn = std::remove_reference_t<decltype(fn)>;
-        fn = reinterpret_cast<Fn>(keep.symbol(name));
-        if (!fn)
-            missing += std::string(missing.empty() ? "" : ", ") + name;
-    };
-#define KF_CUPTI_LOAD(fn) sym(t.fn, #fn)
-    KF_CUPTI_LOAD(cuptiGetResultString);
-    KF_CUPTI_LOAD(cuptiProfilerInitialize);
-    KF_CUPTI_LOAD(cuptiProfilerDeInitialize);
-    KF_CUPTI_LOAD(cuptiProfilerDeviceSupported);
-    KF_CUPTI_LOAD(cuptiDeviceGetChipName);
-    KF_CUPTI_LOAD(cuptiProfilerGetCounterAvailability);
-    KF_CUPTI_LOAD(cuptiRangeProfilerEnable);
-    KF_CUPTI_LOAD(cuptiRangeProfilerDisable);
-    KF_CUPTI_LOAD(cuptiRangeProfilerSetConfig);
-    KF_CUPTI_LOAD(cuptiRangeProfilerStart);
-    KF_CUPTI_LOAD(cuptiRangeProfilerStop);
-    KF_CUPTI_LOAD(cuptiRangeProfilerDecodeData);
-    KF_CUPTI_LOAD(cuptiRangeProfilerGetCounterDataSize);
-    KF_CUPTI_LOAD(cuptiRangeProfilerCounterDataImageInitialize);
-    KF_CUPTI_LOAD(cuptiRangeProfilerGetCounterDataInfo);
-    KF_CUPTI_LOAD(cuptiSubscribe);
-    KF_CUPTI_LOAD(cuptiUnsubscribe);
-    KF_CUPTI_LOAD(cuptiEnableCallback);
-    KF_CUPTI_LOAD(cuptiProfilerHostInitialize);
-    KF_CUPTI_LOAD(cuptiProfilerHostDeinitialize);
-    KF_CUPTI_LOAD(cuptiProfilerHostGetSupportedChips);
-    KF_CUPTI_LOAD(cuptiProfilerHostGetMetricProperties);
-    KF_CUPTI_LOAD(cuptiProfilerHostConfigAddMetrics);
-    KF_CUPTI_LOAD(cuptiProfilerHostGetConfigImageSize);
-    KF_CUPTI_LOAD(cuptiProfilerHostGetConfigImage);
-    KF_CUPTI_LOAD(cuptiProfilerHostGetNumOfPasses);
-    KF_CUPTI_LOAD(cuptiProfilerHostEvaluateToGpuValues);
+    const LibrarySpec spec{candidates(), "libcupti (the CUDA profiling tools interface)",
+                           "install the CUDA toolkit's CUPTI (it ships with CUDA 13), or set KF_CUPTI_LIBRARY to the "
+                           "path of libcupti.so",
+                           "libcupti",
+                           "the Range Profiler and Profiler Host APIs need CUPTI from CUDA 12.6 or newer; set "
+                           "KF_CUPTI_LIBRARY to a newer libcupti.so"};
+    return loadFunctionTable(t, spec, [](SymbolBinder& sym) {
+#define KF_CUPTI_LOAD(fn) sym.bind(t.fn, #fn)
+        KF_CUPTI_LOAD(cuptiGetResultString);
+        KF_CUPTI_LOAD(cuptiProfilerInitialize);
+        KF_CUPTI_LOAD(cuptiProfilerDeInitialize);
+        KF_CUPTI_LOAD(cuptiProfilerDeviceSupported);
+        KF_CUPTI_LOAD(cuptiDeviceGetChipName);
+        KF_CUPTI_LOAD(cuptiProfilerGetCounterAvailability);
+        KF_CUPTI_LOAD(cuptiRangeProfilerEnable);
+        KF_CUPTI_LOAD(cuptiRangeProfilerDisable);
+        KF_CUPTI_LOAD(cuptiRangeProfilerSetConfig);
+        KF_CUPTI_LOAD(cuptiRangeProfilerStart);
+        KF_CUPTI_LOAD(cuptiRangeProfilerStop);
+        KF_CUPTI_LOAD(cuptiRangeProfilerDecodeData);
+        KF_CUPTI_LOAD(cuptiRangeProfilerGetCounterDataSize);
+        KF_CUPTI_LOAD(cuptiRangeProfilerCounterDataImageInitialize);
+        KF_CUPTI_LOAD(cuptiRangeProfilerGetCounterDataInfo);
+        KF_CUPTI_LOAD(cuptiSubscribe);
+        KF_CUPTI_LOAD(cuptiUnsubscribe);
+        KF_CUPTI_LOAD(cuptiEnableCallback);
+        KF_CUPTI_LOAD(cuptiProfilerHostInitialize);
+        KF_CUPTI_LOAD(cuptiProfilerHostDeinitialize);
+        KF_CUPTI_LOAD(cuptiProfilerHostGetSupportedChips);
+        KF_CUPTI_LOAD(cuptiProfilerHostGetMetricProperties);
+        KF_CUPTI_LOAD(cuptiProfilerHostConfigAddMetrics);
+        KF_CUPTI_LOAD(cuptiProfilerHostGetConfigImageSize);
+        KF_CUPTI_LOAD(cuptiProfilerHostGetConfigImage);
+        KF_CUPTI_LOAD(cuptiProfilerHostGetNumOfPasses);
+        KF_CUPTI_LOAD(cuptiProfilerHostEvaluateToGpuValues);
 #undef KF_CUPTI_LOAD
-    if (!missing.empty())
-        return Error::failed("load libcupti", t.path + " lacks " + missing, "the Range Profiler and Profiler Host APIs need CUPTI from CUDA 12.6 or newer; set KF_CUPTI_LIBRARY to "
-                     "a newer libcupti.so");
-    return &t;
+    });
 }
 
 } // namespace

@@ -24,6 +24,18 @@ bool isVersionToken(const std::string& t)
     return true;
 }
 
+// "GPU-…" of `dev`; empty when the driver cannot say (no cuDeviceGetUuid, or it fails).
+std::string uuidOf(CUdevice dev)
+{
+    CUuuid id{};
+    if (!cuda().cuDeviceGetUuid || KF_CU(cuDeviceGetUuid, &id, dev) != CUDA_SUCCESS)
+        return {};
+    unsigned char bytes[16];
+    for (int i = 0; i < 16; ++i)
+        bytes[i] = static_cast<unsigned char>(id.bytes[i]);
+    return uuidText(bytes);
+}
+
 } // namespace
 
 std::string kernelModuleVersion()
@@ -68,15 +80,7 @@ std::vector<protocol::VisibleDevice> listVisibleDevices()
         char name[256] = {};
         if (KF_CU(cuDeviceGetName, name, static_cast<int>(sizeof name - 1), dev) == CUDA_SUCCESS)
             d.gpu = name;
-        if (cuda().cuDeviceGetUuid) {
-            CUuuid id{};
-            if (KF_CU(cuDeviceGetUuid, &id, dev) == CUDA_SUCCESS) {
-                unsigned char bytes[16];
-                for (int b = 0; b < 16; ++b)
-                    bytes[b] = static_cast<unsigned char>(id.bytes[b]);
-                d.uuid = uuidText(bytes);
-            }
-        }
+        d.uuid = uuidOf(dev);
         out.push_back(std::move(d));
     }
     return out;
@@ -182,15 +186,7 @@ Result<DeviceInfo> queryDevice(CUdevice dev, int ordinal)
     // Double data rate: two transfers per memory clock, bus width in bits.
     d.peakBandwidthGBs = 2.0 * memClockKhz * 1e3 * (d.memoryBusBits / 8.0) / 1e9;
 
-    if (cuda().cuDeviceGetUuid) {
-        CUuuid id{};
-        if (KF_CU(cuDeviceGetUuid, &id, dev) == CUDA_SUCCESS) {
-            unsigned char bytes[16];
-            for (int i = 0; i < 16; ++i)
-                bytes[i] = static_cast<unsigned char>(id.bytes[i]);
-            d.uuid = uuidText(bytes);
-        }
-    }
+    d.uuid = uuidOf(dev);
     if (cuda().cuDeviceGetPCIBusId) {
         char bus[32] = {};
         if (KF_CU(cuDeviceGetPCIBusId, bus, static_cast<int>(sizeof bus - 1), dev) == CUDA_SUCCESS)

@@ -27,6 +27,23 @@ void fillRandom(unsigned char* p, size_t n, std::uint64_t& state)
     }
 }
 
+// How the canary bytes `seen` differ from `written`, counting from the data's edge: the last
+// byte of the canary before the data (`beforeData`), the first of the one after it.
+GuardViolation compareGuard(const std::string& buffer, bool beforeData, const unsigned char* seen,
+                            const unsigned char* written, size_t n)
+{
+    GuardViolation g{buffer, !beforeData, -1, 0};
+    for (size_t k = 0; k < n; ++k) {
+        const size_t i = beforeData ? n - 1 - k : k;
+        if (seen[i] != written[i]) {
+            if (g.offsetBytes < 0)
+                g.offsetBytes = static_cast<std::int64_t>(k);
+            ++g.changedBytes;
+        }
+    }
+    return g;
+}
+
 } // namespace
 
 Result<void> fillDevicePattern(CUdeviceptr dst, size_t count, const std::vector<unsigned char>& element, CUstream stream)
@@ -114,28 +131,10 @@ Result<std::vector<GuardViolation>> GuardedBuffer::checkGuards(CUstream stream) 
     KF_CU_CHECK(cuMemcpyDtoHAsync, before.data(), base, m_guard, stream);
     KF_CU_CHECK(cuMemcpyDtoHAsync, after.data(), base + m_guard + m_bytes, m_guard, stream);
     KF_CU_CHECK(cuStreamSynchronize, stream);
-    // Before the data the byte nearest to it (the last canary byte) is offset 0.
-    GuardViolation front{m_name, false, -1, 0};
-    for (size_t k = 0; k < kGuardBytes; ++k) {
-        const size_t i = kGuardBytes - 1 - k;
-        if (before[i] != m_before[i]) {
-            if (front.offsetBytes < 0)
-                front.offsetBytes = static_cast<std::int64_t>(k);
-            ++front.changedBytes;
-        }
-    }
-    if (front.changedBytes)
-        v.push_back(front);
-    GuardViolation back{m_name, true, -1, 0};
-    for (size_t i = 0; i < kGuardBytes; ++i) {
-        if (after[i] != m_after[i]) {
-            if (back.offsetBytes < 0)
-                back.offsetBytes = static_cast<std::int64_t>(i);
-            ++back.changedBytes;
-        }
-    }
-    if (back.changedBytes)
-        v.push_back(back);
+    for (const GuardViolation& g : {compareGuard(m_name, true, before.data(), m_before.data(), kGuardBytes),
+                                    compareGuard(m_name, false, after.data(), m_after.data(), kGuardBytes)})
+        if (g.changedBytes)
+            v.push_back(g);
     return v;
 }
 

@@ -22,20 +22,14 @@ namespace kf::device {
 using namespace bencher;
 
 Bencher::Bencher(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions)
-    : m_channel(channel), m_gpu(gpu), m_request(request), m_header(request, gpu.info, std::move(versions))
+    : RunMode(channel, gpu, request, std::move(versions), "benchmark")
 {
-}
-
-Error Bencher::fatal(const Error& e, const std::string& where) const
-{
-    return lostContextError(e, "benchmark", m_request, where);
 }
 
 Result<void> Bencher::setUp()
 {
-    if (auto r = m_gpu.context.makeCurrent(); !r)
+    if (auto r = enterContext(); !r)
         return r;
-    m_stream = static_cast<CUstream>(TorchBridge::currentStream());
     for (CudaEvent* e : {&m_before, &m_start, &m_end}) {
         auto ev = CudaEvent::create();
         if (!ev)
@@ -65,19 +59,11 @@ Result<nlohmann::json> Bencher::run()
     report["all_shapes_at_least_1x"] = false;
     report["shapes"] = nlohmann::json::array();
 
-    if (auto r = setUp(); !r) {
-        if (stickyError())
-            return r.error();
-        ReportHeader::markError(report, r.error());
-        return report;
-    }
+    if (auto r = setUp(); !r)
+        return ReportHeader::stoppedBy(std::move(report), r.error());
     auto program = CandidateProgram::load(m_request, m_gpu.info);
-    if (!program) {
-        if (stickyError())
-            return program.error();
-        ReportHeader::markError(report, program.error());
-        return report;
-    }
+    if (!program)
+        return ReportHeader::stoppedBy(std::move(report), program.error());
     m_program = &program.value();
 
     std::optional<Error> runError;
@@ -331,17 +317,9 @@ Result<nlohmann::json> Bencher::runShape(size_t shapeIndex)
 Result<void> Bencher::setUpShape(Shape& s, std::uint64_t seed)
 {
     const ShapeBinding& binding = s.ref->binding;
-    auto layout = layoutFor(m_request.task, m_request.candidate(), binding, m_gpu.info.memoryBytes);
-    if (!layout)
-        return layout.error();
-    s.layout = std::move(layout.value());
-
     // Untimed set-up: K input sets, shared outputs, one prepared baseline and bound plan per set.
-    auto outs = BufferSet::allocate(s.layout, {TensorLayout::Role::Output, TensorLayout::Role::Scratch}, deriveSeed(seed, kGuardSalt),
-                                    m_stream);
-    if (!outs)
-        return outs.error();
-    s.outputs = std::move(outs.value());
+    if (auto r = layOutShape(binding, deriveSeed(seed, kGuardSalt), s.layout, s.outputs); !r)
+        return r;
     size_t o = 0;
     for (const auto& l : s.layout)
         if (l.role == TensorLayout::Role::Output) {

@@ -10,10 +10,7 @@
 #include "device/L2Flusher.h"
 #include "device/runner/BufferSet.h"
 #include "device/runner/CandidateProgram.h"
-#include "device/runner/Channel.h"
-#include "device/runner/GpuContext.h"
-#include "device/runner/ReportHeader.h"
-#include "device/runner/RunPlan.h"
+#include "device/runner/RunMode.h"
 
 #include <nlohmann/json.hpp>
 
@@ -30,7 +27,7 @@ namespace kf::device {
 struct Roofline;
 struct TimingStats;
 
-class Bencher {
+class Bencher : RunMode {
 public:
     Bencher(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions);
 
@@ -78,13 +75,7 @@ private:
     /// inputs again so the baseline sees what the candidate was given.
     Result<void> captureRecheck(Shape& s, int set);
     Result<std::string> compareRecheck(Shape& s, int set, int variant);
-    Error fatal(const Error& e, const std::string& where) const;
 
-    Channel& m_channel;
-    const GpuContext& m_gpu;
-    const RunPlan& m_request;
-    ReportHeader m_header;
-    CUstream m_stream = nullptr;
     const CandidateProgram* m_program = nullptr;
     std::optional<L2Flusher> m_flusher;
     CudaEvent m_before, m_start, m_end;

@@ -1,5 +1,6 @@
 #include "device/runner/Channel.h"
 
+#include "engine/core/Descriptor.h"
 #include "engine/protocol/Messages.h"
 #include "engine/protocol/Protocol.h"
 
@@ -69,17 +70,10 @@ void Channel::beatLoop()
 void Channel::write(const std::string& bytes)
 {
     std::lock_guard lock(m_writeMutex); // whole lines only, whoever writes
-    size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = ::write(m_fd, bytes.data() + done, bytes.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            // Nobody is listening any more: there is no one left to report to.
-            std::fprintf(stderr, "kforge-runner: the protocol stream is closed; exiting\n");
-            std::_Exit(0);
-        }
-        done += static_cast<size_t>(n);
+    if (!writeAll(m_fd, bytes)) {
+        // Nobody is listening any more: there is no one left to report to.
+        std::fprintf(stderr, "kforge-runner: the protocol stream is closed; exiting\n");
+        std::_Exit(0);
     }
 }
 

@@ -1,5 +1,6 @@
 #include "device/runner/FileStore.h"
 
+#include "engine/core/Descriptor.h"
 #include "engine/core/Files.h"
 #include "engine/core/JsonReader.h"
 
@@ -30,20 +31,6 @@ Error stageError(std::string why, std::string pointer, std::string hint = {})
     return Error::inFile("request", std::move(pointer), "read the request", std::move(why), std::move(hint));
 }
 
-bool writeAll(int fd, const char* data, std::size_t n)
-{
-    std::size_t done = 0;
-    while (done < n) {
-        const ssize_t w = ::write(fd, data + done, n - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        done += static_cast<std::size_t>(w);
-    }
-    return true;
-}
-
 // A copy with plain system calls: the runner avoids std::filesystem's heavier operations, which
 // LibTorch's own exported copies may shadow (engine/core/TempFolder.h).
 bool copyFile(const fs::path& from, const fs::path& to)
@@ -66,7 +53,7 @@ bool copyFile(const fs::path& from, const fs::path& to)
             ok = false;
         if (r <= 0)
             break;
-        if (!writeAll(out, buffer.data(), static_cast<std::size_t>(r))) {
+        if (!writeAll(out, {buffer.data(), static_cast<std::size_t>(r)})) {
             ok = false;
             break;
         }
@@ -206,7 +193,7 @@ Result<bool> FileStore::put(const protocol::PutFile& c)
                             " bytes had arrived (chunks come in order)",
                         "/offset", "send the file again from offset 0");
     }
-    if (!writeAll(u.fd, c.data.data(), c.data.size())) {
+    if (!writeAll(u.fd, c.data)) {
         const std::string why = std::strerror(errno);
         drop(c.sha256);
         return putError("cannot write " + u.temp.string() + ": " + why, "/data", "free disk space on the runner's host");

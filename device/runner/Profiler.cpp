@@ -45,20 +45,14 @@ struct Profiler::Shape {
 };
 
 Profiler::Profiler(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions)
-    : m_channel(channel), m_gpu(gpu), m_request(request), m_header(request, gpu.info, std::move(versions))
+    : RunMode(channel, gpu, request, std::move(versions), "profile")
 {
-}
-
-Error Profiler::fatal(const Error& e, const std::string& where) const
-{
-    return lostContextError(e, "profile", m_request, where);
 }
 
 Result<void> Profiler::prepare(Shape& s)
 {
-    if (auto r = m_gpu.context.makeCurrent(); !r)
+    if (auto r = enterContext(); !r)
         return r;
-    m_stream = static_cast<CUstream>(TorchBridge::currentStream());
     auto program = CandidateProgram::load(m_request, m_gpu.info);
     if (!program)
         return program.error();
@@ -66,15 +60,8 @@ Result<void> Profiler::prepare(Shape& s)
 
     const ShapeBinding& binding = s.ref->binding;
     const std::uint64_t seed = m_request.seeds.front();
-    auto layout = layoutFor(m_request.task, m_request.candidate(), binding, m_gpu.info.memoryBytes);
-    if (!layout)
-        return layout.error();
-    s.layout = std::move(layout.value());
-    auto outs = BufferSet::allocate(s.layout, {TensorLayout::Role::Output, TensorLayout::Role::Scratch}, deriveSeed(seed, kGuardSalt),
-                                    m_stream);
-    if (!outs)
-        return outs.error();
-    s.outputs = std::move(outs.value());
+    if (auto r = layOutShape(binding, deriveSeed(seed, kGuardSalt), s.layout, s.outputs); !r)
+        return r;
     auto ins = BufferSet::allocate(s.layout, {TensorLayout::Role::Input}, deriveSeed(seed, kGuardSalt + 1), m_stream);
     if (!ins)
         return ins.error();

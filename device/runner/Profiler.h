@@ -4,10 +4,7 @@
 // sides are warmed up once before the profiled call. Static numbers come from the loaded module
 // (cuFuncGetAttribute) and the occupancy calculator, so they are there even without counters.
 
-#include "device/runner/Channel.h"
-#include "device/runner/GpuContext.h"
-#include "device/runner/ReportHeader.h"
-#include "device/runner/RunPlan.h"
+#include "device/runner/RunMode.h"
 #include "engine/protocol/ProfileReport.h"
 
 #include <nlohmann/json.hpp>
@@ -23,7 +20,7 @@ namespace kf::device {
 
 struct BoundLaunch;
 
-class Profiler {
+class Profiler : RunMode {
 public:
     Profiler(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions);
 
@@ -45,13 +42,7 @@ private:
     profile::StaticResources staticsOf(const BoundLaunch& launch) const;
     profile::Ceilings ceilings(const profile::ProfileReport& report) const;
     std::string summarize(const profile::ProfileReport& report) const;
-    Error fatal(const Error& e, const std::string& where) const;
 
-    Channel& m_channel;
-    const GpuContext& m_gpu;
-    const RunPlan& m_request;
-    ReportHeader m_header;
-    CUstream m_stream = nullptr;
     std::string m_where;              ///< "shape 1GiB (N=268435456)", for watchdog labels and errors
     std::int64_t m_perCallMs = 0;     ///< watchdog for one call of either side
 };

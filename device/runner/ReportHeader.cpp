@@ -1,5 +1,6 @@
 #include "device/runner/ReportHeader.h"
 
+#include "device/CudaDriver.h"
 #include "device/GpuMemory.h"
 #include "engine/protocol/Report.h"
 
@@ -81,6 +82,14 @@ void ReportHeader::markError(nlohmann::json& report, const Error& given)
     report["error"] = {{"what", e.what}, {"why", e.why}, {"hint", e.hint}};
     if (!e.kind.empty())
         report["error"]["kind"] = e.kind;
+}
+
+Result<nlohmann::json> ReportHeader::stoppedBy(nlohmann::json report, const Error& e)
+{
+    if (stickyError())
+        return e;
+    markError(report, e);
+    return report;
 }
 
 nlohmann::json jsonNumber(double v)

@@ -26,6 +26,9 @@ public:
     nlohmann::json make(const std::string& kind, const std::string& verdict, const std::string& summary) const;
     /// Sets verdict "error" with the error object, keeping whatever else `report` has.
     static void markError(nlohmann::json& report, const Error& e);
+    /// How a run that `e` stopped ends: `e` itself when the CUDA context was lost (stickyError();
+    /// the caller sends it as fatal and exits), otherwise `report` marked as above.
+    static Result<nlohmann::json> stoppedBy(nlohmann::json report, const Error& e);
 
     nlohmann::json environment() const;
     /// Where it ran: the request's endpoint and attempt, this host, the GPU's UUID.

@@ -5,6 +5,7 @@
 
 #include "device/runner/SanitizerTool.h"
 #include "engine/core/Files.h"
+#include "engine/core/Process.h"
 #include "engine/core/TempFolder.h"
 #include "engine/protocol/Protocol.h"
 #include "engine/sanitize/SanitizerXml.h"
@@ -93,21 +94,10 @@ Result<pid_t> spawnChild(const std::vector<std::string>& args, const fs::path& i
     posix_spawn_file_actions_addopen(&fa, 0, in.c_str(), O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD})
-        sigaddset(&defaults, s);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    const SpawnAttributes attr({SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD});
     pid_t pid = -1;
-    const int rc = ::posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), envp.data());
+    const int rc = ::posix_spawn(&pid, argv[0], &fa, attr.get(), argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
     if (rc != 0)
         return Error::failed("start compute-sanitizer", std::string("posix_spawn failed: ") + std::strerror(rc));
     return pid;

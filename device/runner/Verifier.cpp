@@ -35,7 +35,7 @@ std::string guardSentence(const GuardViolation& v, const std::string& when)
 } // namespace
 
 Verifier::Verifier(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions)
-    : m_channel(channel), m_gpu(gpu), m_request(request), m_header(request, gpu.info, std::move(versions))
+    : RunMode(channel, gpu, request, std::move(versions), "run")
 {
 }
 
@@ -43,11 +43,6 @@ std::string Verifier::shapeName(const ShapeRef& shape) const
 {
     const std::string d = shape.binding.describe();
     return shape.binding.label.empty() ? d : shape.binding.label + " (" + d + ")";
-}
-
-Error Verifier::fatal(const Error& e, const std::string& where) const
-{
-    return lostContextError(e, "run", m_request, where);
 }
 
 Result<nlohmann::json> Verifier::run()
@@ -67,18 +62,13 @@ Result<nlohmann::json> Verifier::run()
     report["discriminates"] = true;
     report["shapes"] = nlohmann::json::array();
 
-    if (auto r = m_gpu.context.makeCurrent(); !r) {
+    if (auto r = enterContext(); !r) {
         ReportHeader::markError(report, r.error());
         return report;
     }
-    m_stream = static_cast<CUstream>(TorchBridge::currentStream());
     auto program = CandidateProgram::load(m_request, m_gpu.info);
-    if (!program) {
-        if (stickyError())
-            return program.error();
-        ReportHeader::markError(report, program.error());
-        return report;
-    }
+    if (!program)
+        return ReportHeader::stoppedBy(std::move(report), program.error());
     m_program = &program.value();
     m_totalUnits = static_cast<int>(m_request.runShapes.size()) * m_request.trials;
 

@@ -8,10 +8,7 @@
 #include "device/runner/BufferSet.h"
 #include "device/runner/CandidateProgram.h"
 #include "device/runner/CaseWriter.h"
-#include "device/runner/Channel.h"
-#include "device/runner/GpuContext.h"
-#include "device/runner/ReportHeader.h"
-#include "device/runner/RunPlan.h"
+#include "device/runner/RunMode.h"
 #include "engine/verify/Compare.h"
 
 #include <nlohmann/json.hpp>
@@ -24,7 +21,7 @@
 
 namespace kf::device {
 
-class Verifier {
+class Verifier : RunMode {
 public:
     Verifier(Channel& channel, const GpuContext& gpu, const RunPlan& request, SoftwareVersions versions);
 
@@ -90,14 +87,8 @@ private:
                                       const std::string& failure, const Trial& t, const Comparison& compared);
     /// An error met during a trial: fatal when the context was lost, as it is otherwise.
     Error trialError(const Error& e, const std::string& where) const;
-    Error fatal(const Error& e, const std::string& where) const;
     std::string shapeName(const ShapeRef& shape) const;
 
-    Channel& m_channel;
-    const GpuContext& m_gpu;
-    const RunPlan& m_request;
-    ReportHeader m_header;
-    CUstream m_stream = nullptr;
     const CandidateProgram* m_program = nullptr;
     std::optional<CaseWriter> m_cases;
     int m_totalUnits = 1;

@@ -246,44 +246,39 @@ LineMap mapSassLines(std::string_view sass, std::string_view sourceFileName)
     return map;
 }
 
-std::vector<AsmSymbol> ptxEntries(std::string_view ptx)
+namespace {
+
+// The name after `marker` (up to one of `stops`) on every line that `wanted` accepts, with the
+// line's 1-based number.
+template <class Wanted>
+std::vector<AsmSymbol> symbolLines(std::string_view text, Wanted wanted, std::string_view marker, const char* stops)
 {
     std::vector<AsmSymbol> out;
-    const auto lines = splitLines(ptx);
+    const auto lines = splitLines(text);
     for (size_t i = 0; i < lines.size(); ++i) {
-        std::string_view t = trim(lines[i]);
-        if (startsWith(t, "//"))
-            continue; // "// .globl name" comments repeat the name
-        size_t at = t.find(".entry");
+        const std::string_view t = trim(lines[i]);
+        const size_t at = wanted(t) ? t.find(marker) : std::string_view::npos;
         if (at == std::string_view::npos)
             continue;
-        std::string_view rest = trim(t.substr(at + 6));
-        size_t end = rest.find_first_of("( \t");
-        std::string_view name = rest.substr(0, end);
-        if (!name.empty())
+        const std::string_view rest = trim(t.substr(at + marker.size()));
+        if (const std::string_view name = rest.substr(0, rest.find_first_of(stops)); !name.empty())
             out.push_back({std::string(name), static_cast<int>(i) + 1});
     }
     return out;
 }
 
+} // namespace
+
+std::vector<AsmSymbol> ptxEntries(std::string_view ptx)
+{
+    // Not in comments: "// .globl name" repeats the name.
+    return symbolLines(ptx, [](std::string_view t) { return !startsWith(t, "//"); }, ".entry", "( \t");
+}
+
 std::vector<AsmSymbol> sassFunctions(std::string_view sass)
 {
-    std::vector<AsmSymbol> out;
-    const auto lines = splitLines(sass);
-    for (size_t i = 0; i < lines.size(); ++i) {
-        std::string_view t = trim(lines[i]);
-        // The visible banner: //--------------------- .text.NAME --------------------------
-        if (!startsWith(t, "//-----"))
-            continue;
-        size_t at = t.find(".text.");
-        if (at == std::string_view::npos)
-            continue;
-        std::string_view rest = t.substr(at + 6);
-        std::string_view name = rest.substr(0, rest.find_first_of(" \t"));
-        if (!name.empty())
-            out.push_back({std::string(name), static_cast<int>(i) + 1});
-    }
-    return out;
+    // The visible banner: //--------------------- .text.NAME --------------------------
+    return symbolLines(sass, [](std::string_view t) { return startsWith(t, "//-----"); }, ".text.", " \t");
 }
 
 } // namespace kf

@@ -26,6 +26,18 @@ auto readNested(const std::string& pointer, F&& read)
     }
 }
 
+// Each element of the optional array under `key`, read by `read(element)` into `into`.
+template <class T, class F>
+void readNestedArray(json::Object& o, std::string_view key, std::vector<T>& into, F&& read)
+{
+    const nlohmann::json* v = o.optional(key);
+    if (!v)
+        return;
+    const nlohmann::json& a = json::asArray(*v, o.at(key));
+    for (size_t i = 0; i < a.size(); ++i)
+        into.push_back(readNested(json::child(o.at(key), i), [&] { return read(a[i]); }));
+}
+
 } // namespace
 
 std::vector<std::string> CompileOptions::nvrtcArguments() const
@@ -118,24 +130,14 @@ CompileResult compileResultFromJson(const nlohmann::json& j)
     // Derived from the diagnostics; accepted so our own output reads back, never trusted.
     o.optional("error_count");
     o.optional("warning_count");
-    if (const Json* d = o.optional("diagnostics")) {
-        const Json& a = asArray(*d, o.at("diagnostics"));
-        for (size_t i = 0; i < a.size(); ++i)
-            r.diagnostics.push_back(readNested(child(o.at("diagnostics"), i),
-                                               [&] { return diagnosticFromJson(a[i]); }));
-    }
+    readNestedArray(o, "diagnostics", r.diagnostics, diagnosticFromJson);
     r.log = o.stringOr("log", "");
     if (const Json* names = o.optional("lowered_names")) {
         Object n(*names, o.at("lowered_names"));
         for (auto it = names->begin(); it != names->end(); ++it)
             r.loweredNames[it.key()] = asString(it.value(), n.at(it.key()));
     }
-    if (const Json* k = o.optional("kernels")) {
-        const Json& a = asArray(*k, o.at("kernels"));
-        for (size_t i = 0; i < a.size(); ++i)
-            r.kernels.push_back(readNested(child(o.at("kernels"), i),
-                                           [&] { return kernelResourcesFromJson(a[i]); }));
-    }
+    readNestedArray(o, "kernels", r.kernels, kernelResourcesFromJson);
     r.sassUnavailableReason = o.stringOr("sass_unavailable_reason", "");
     r.ptx = o.stringOr("ptx", "");
     if (const Json* c = o.optional("cubin_base64")) {

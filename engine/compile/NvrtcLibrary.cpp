@@ -34,40 +34,34 @@ std::vector<std::string> candidates()
 
 Result<const NvrtcLibrary*> load()
 {
-    auto lib = DynamicLibrary::open(candidates(), "libnvrtc (the CUDA runtime compiler)",
-                                    "install the CUDA toolkit (NVRTC), or set KF_NVRTC_LIBRARY to the path of libnvrtc.so");
-    if (!lib)
-        return lib.error();
-    static DynamicLibrary keep; // lives for the process; see DynamicLibrary's destructor
-    keep = std::move(lib.value());
     static NvrtcLibrary t;
-    t.path = keep.path();
-    std::string missing;
-    auto sym = [&](auto& fn, const char* name, bool required) {
-        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(keep.symbol(name));
-        if (!fn && required)
-            missing += std::string(missing.empty() ? "" : ", ") + name;
-    };
-    sym(t.getErrorString, "nvrtcGetErrorString", true);
-    sym(t.version, "nvrtcVersion", true);
-    sym(t.createProgram, "nvrtcCreateProgram", true);
-    sym(t.destroyProgram, "nvrtcDestroyProgram", true);
-    sym(t.compileProgram, "nvrtcCompileProgram", true);
-    sym(t.getPTXSize, "nvrtcGetPTXSize", true);
-    sym(t.getPTX, "nvrtcGetPTX", true);
-    sym(t.getCUBINSize, "nvrtcGetCUBINSize", true);
-    sym(t.getCUBIN, "nvrtcGetCUBIN", true);
-    sym(t.getProgramLogSize, "nvrtcGetProgramLogSize", true);
-    sym(t.getProgramLog, "nvrtcGetProgramLog", true);
-    sym(t.addNameExpression, "nvrtcAddNameExpression", true);
-    sym(t.getLoweredName, "nvrtcGetLoweredName", true);
-    sym(t.setFlowCallback, "nvrtcSetFlowCallback", false);
-    if (!missing.empty())
-        return Error::failed("load libnvrtc", t.path + " lacks " + missing, "use NVRTC from CUDA 12.4 or newer (set KF_NVRTC_LIBRARY)");
+    const LibrarySpec spec{candidates(), "libnvrtc (the CUDA runtime compiler)",
+                           "install the CUDA toolkit (NVRTC), or set KF_NVRTC_LIBRARY to the path of libnvrtc.so",
+                           "libnvrtc", "use NVRTC from CUDA 12.4 or newer (set KF_NVRTC_LIBRARY)"};
+    auto loaded = loadFunctionTable(t, spec, [](SymbolBinder& sym) {
+#define KF_NVRTC_LOAD(member, name) sym.bind(t.member, "nvrtc" #name)
+        KF_NVRTC_LOAD(getErrorString, GetErrorString);
+        KF_NVRTC_LOAD(version, Version);
+        KF_NVRTC_LOAD(createProgram, CreateProgram);
+        KF_NVRTC_LOAD(destroyProgram, DestroyProgram);
+        KF_NVRTC_LOAD(compileProgram, CompileProgram);
+        KF_NVRTC_LOAD(getPTXSize, GetPTXSize);
+        KF_NVRTC_LOAD(getPTX, GetPTX);
+        KF_NVRTC_LOAD(getCUBINSize, GetCUBINSize);
+        KF_NVRTC_LOAD(getCUBIN, GetCUBIN);
+        KF_NVRTC_LOAD(getProgramLogSize, GetProgramLogSize);
+        KF_NVRTC_LOAD(getProgramLog, GetProgramLog);
+        KF_NVRTC_LOAD(addNameExpression, AddNameExpression);
+        KF_NVRTC_LOAD(getLoweredName, GetLoweredName);
+#undef KF_NVRTC_LOAD
+        sym.bind(t.setFlowCallback, "nvrtcSetFlowCallback", false); // cancelling a compile; optional
+    });
+    if (!loaded)
+        return loaded;
     int major = 0, minor = 0;
     t.version(&major, &minor);
     t.versionString = std::to_string(major) + "." + std::to_string(minor);
-    return &t;
+    return loaded;
 }
 
 } // namespace

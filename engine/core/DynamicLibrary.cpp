@@ -48,6 +48,13 @@ Result<DynamicLibrary> DynamicLibrary::open(const std::vector<std::string>& cand
     return Error::failed("load " + what, what + " could not be loaded; tried:" + tried, hint);
 }
 
+Result<void> SymbolBinder::finish(const std::string& what, const std::string& hint) const
+{
+    if (m_missing.empty())
+        return {};
+    return Error::failed("load " + what, m_lib.path() + " lacks " + m_missing, hint);
+}
+
 void* DynamicLibrary::symbol(const char* name) const
 {
     return m_handle ? ::dlsym(m_handle, name) : nullptr;

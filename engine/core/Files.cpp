@@ -1,5 +1,7 @@
 #include "engine/core/Files.h"
 
+#include "engine/core/Descriptor.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -154,21 +156,13 @@ Result<void> writeFileAtomic(const fs::path& file, const std::vector<std::string
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
         return fail(std::string("cannot create a temporary file: ") + std::strerror(errno));
-    for (std::string_view bytes : parts) {
-        size_t done = 0;
-        while (done < bytes.size()) {
-            ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-            if (n < 0) {
-                if (errno == EINTR)
-                    continue;
-                std::string why = std::strerror(errno);
-                ::close(fd);
-                ::unlink(tmp.c_str());
-                return fail("write failed: " + why);
-            }
-            done += static_cast<size_t>(n);
+    for (std::string_view bytes : parts)
+        if (!writeAll(fd, bytes)) {
+            std::string why = std::strerror(errno);
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            return fail("write failed: " + why);
         }
-    }
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
         std::string why = std::strerror(errno);
         ::unlink(tmp.c_str());

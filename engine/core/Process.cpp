@@ -254,6 +254,25 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, const Pro
     return result;
 }
 
+SpawnAttributes::SpawnAttributes(std::initializer_list<int> defaulted)
+{
+    posix_spawnattr_init(&m_attr);
+    posix_spawnattr_setpgroup(&m_attr, 0);
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    for (int s : defaulted)
+        sigaddset(&defaults, s);
+    posix_spawnattr_setsigmask(&m_attr, &none);
+    posix_spawnattr_setsigdefault(&m_attr, &defaults);
+    posix_spawnattr_setflags(&m_attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+}
+
+SpawnAttributes::~SpawnAttributes()
+{
+    posix_spawnattr_destroy(&m_attr);
+}
+
 std::string signalName(int signal)
 {
     const char* abbrev = ::sigabbrev_np(signal);

@@ -4,8 +4,11 @@
 
 #include "engine/core/Result.h"
 
+#include <spawn.h>
+
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -44,6 +47,22 @@ Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, const Pro
 Result<ProcessOutput> runProcess(const std::vector<std::string>& argv, int timeoutMs = 30000,
                                  const std::vector<std::string>& env = {}, const std::function<bool()>& stop = {},
                                  const std::string& cwd = {});
+
+/// posix_spawn attributes for a child that leads a process group of its own (so the whole group
+/// can be signalled at once), starts with no signal blocked and with `defaulted` at their default
+/// action (the parent may ignore or catch them). For the programs started without runProcess: the
+/// supervisor's runner and the runner's compute-sanitizer, whose pipes or files are their own.
+class SpawnAttributes {
+public:
+    explicit SpawnAttributes(std::initializer_list<int> defaulted);
+    ~SpawnAttributes();
+    SpawnAttributes(const SpawnAttributes&) = delete;
+    SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+    const posix_spawnattr_t* get() const { return &m_attr; }
+
+private:
+    posix_spawnattr_t m_attr;
+};
 
 /// "SIGSEGV", "SIGKILL", ... ("signal 42" for one without a name).
 std::string signalName(int signal);

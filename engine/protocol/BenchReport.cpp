@@ -173,9 +173,7 @@ nlohmann::json BenchReport::toJson() const
 BenchReport BenchReport::read(const Fields& f)
 {
     BenchReport r;
-    r.header = Header::read(f);
-    if (r.header.kind != ReportKind::Performance)
-        jr::fail(f.at("kind"), std::string("expected a performance report, found a ") + reportKindName(r.header.kind) + " report");
+    r.header = Header::read(f, ReportKind::Performance);
     r.geomeanSpeedup = f.optionalNumber("geomean_speedup");
     r.allShapesAtLeast1x = f.optionalBoolean("all_shapes_at_least_1x");
     f.forEach("shapes", [&](const nlohmann::json& v, const std::string& p) {

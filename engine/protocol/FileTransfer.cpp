@@ -23,12 +23,28 @@ Result<T> readWith(const char* what, const char* file, F read)
     }
 }
 
+// The sha256 at `pointer`, checked.
+std::string asSha(const nlohmann::json& v, const std::string& pointer)
+{
+    std::string sha = jr::asString(v, pointer);
+    if (!isSha256(sha))
+        jr::fail(pointer, "a sha256 is 64 lowercase hex digits");
+    return sha;
+}
+
 std::string readSha(jr::Object& o, std::string_view key)
 {
-    const std::string sha = o.string(key);
-    if (!isSha256(sha))
-        jr::fail(o.at(key), "a sha256 is 64 lowercase hex digits");
-    return sha;
+    return asSha(o.required(key), o.at(key));
+}
+
+// The array of sha256s under `key`.
+std::vector<std::string> readShaList(jr::Object& o, std::string_view key)
+{
+    const nlohmann::json& list = jr::asArray(o.required(key), o.at(key));
+    std::vector<std::string> shas;
+    for (std::size_t i = 0; i < list.size(); ++i)
+        shas.push_back(asSha(list[i], jr::child(o.at(key), i)));
+    return shas;
 }
 
 // The chunk fields put_file and file_chunk share: offset, size, base64 data, last, consistent.
@@ -114,10 +130,7 @@ Result<FileMap> readFileMap(const nlohmann::json& value, const std::string& poin
             const std::string p = jr::child(pointer, it.key());
             if (std::string why = pathProblem(it.key()); !why.empty())
                 jr::fail(p, why);
-            const std::string sha = jr::asString(it.value(), p);
-            if (!isSha256(sha))
-                jr::fail(p, "a sha256 is 64 lowercase hex digits");
-            files[it.key()] = sha;
+            files[it.key()] = asSha(it.value(), p);
         }
         return files;
     });
@@ -137,13 +150,7 @@ Result<HaveFiles> HaveFiles::fromJson(const nlohmann::json& j)
         if (list.size() > kMaxStagedFiles)
             jr::fail(o.at("sha256"), std::to_string(list.size()) + " hashes, more than the " + std::to_string(kMaxStagedFiles) +
                                          " one request may ask about");
-        for (std::size_t i = 0; i < list.size(); ++i) {
-            const std::string p = jr::child(o.at("sha256"), i);
-            const std::string sha = jr::asString(list[i], p);
-            if (!isSha256(sha))
-                jr::fail(p, "a sha256 is 64 lowercase hex digits");
-            h.sha256.push_back(sha);
-        }
+        h.sha256 = readShaList(o, "sha256");
         return h;
     });
 }
@@ -174,14 +181,7 @@ Result<FilesAnswer> FilesAnswer::fromJson(const nlohmann::json& j)
     return readWith<FilesAnswer>("read the runner's files message", "", [&] {
         jr::Object o(j, "");
         FilesAnswer a;
-        const nlohmann::json& list = jr::asArray(o.required("missing"), o.at("missing"));
-        for (std::size_t i = 0; i < list.size(); ++i) {
-            const std::string p = jr::child(o.at("missing"), i);
-            const std::string sha = jr::asString(list[i], p);
-            if (!isSha256(sha))
-                jr::fail(p, "a sha256 is 64 lowercase hex digits");
-            a.missing.push_back(sha);
-        }
+        a.missing = readShaList(o, "missing");
         return a;
     });
 }

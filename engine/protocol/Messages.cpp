@@ -25,49 +25,32 @@ Result<void> readMessage(const std::string& what, const std::function<void()>& r
 
 nlohmann::json deviceJson(const DeviceSummary& d)
 {
-    return {{"ordinal", d.ordinal},
-            {"gpu", d.gpu},
-            {"arch", d.arch},
-            {"compute_capability", d.computeCapability},
-            {"sm_count", d.smCount},
-            {"memory_bytes", d.memoryBytes},
-            {"l2_bytes", d.l2Bytes},
-            {"persisting_l2_max_bytes", d.persistingL2MaxBytes},
-            {"clock_mhz", numberJson(d.clockMhz)},
-            {"memory_clock_mhz", numberJson(d.memoryClockMhz)},
-            {"memory_bus_bits", d.memoryBusBits},
-            {"peak_bandwidth_gbs", numberJson(d.peakBandwidthGbs)},
-            {"max_shared_per_block", d.maxSharedPerBlock},
-            {"max_shared_per_block_optin", d.maxSharedPerBlockOptin},
-            {"ecc", d.ecc},
-            {"pageable_memory_access", d.pageableMemoryAccess},
-            {"driver", d.driver},
-            {"cuda_driver_api", d.cudaDriverApi},
-            {"uuid", d.uuid},
-            {"pci_bus_id", d.pciBusId}};
+    nlohmann::json j = {{"ordinal", d.ordinal},
+                        {"arch", d.arch},
+                        {"persisting_l2_max_bytes", d.persistingL2MaxBytes},
+                        {"memory_bus_bits", d.memoryBusBits},
+                        {"max_shared_per_block", d.maxSharedPerBlock},
+                        {"max_shared_per_block_optin", d.maxSharedPerBlockOptin},
+                        {"ecc", d.ecc},
+                        {"pageable_memory_access", d.pageableMemoryAccess},
+                        {"uuid", d.uuid},
+                        {"pci_bus_id", d.pciBusId}};
+    d.writeTo(j);
+    return j;
 }
 
 DeviceSummary readDevice(const Fields& f)
 {
     DeviceSummary d;
+    d.readFrom(f);
     d.ordinal = f.integer("ordinal");
-    d.gpu = f.text("gpu");
     d.arch = f.text("arch");
-    d.computeCapability = f.text("compute_capability");
-    d.smCount = f.integer("sm_count");
-    d.memoryBytes = f.integer("memory_bytes");
-    d.l2Bytes = f.integer("l2_bytes");
     d.persistingL2MaxBytes = f.integer("persisting_l2_max_bytes");
-    d.clockMhz = f.number("clock_mhz", 0);
-    d.memoryClockMhz = f.number("memory_clock_mhz", 0);
     d.memoryBusBits = f.integer("memory_bus_bits");
-    d.peakBandwidthGbs = f.number("peak_bandwidth_gbs", 0);
     d.maxSharedPerBlock = f.integer("max_shared_per_block");
     d.maxSharedPerBlockOptin = f.integer("max_shared_per_block_optin");
     d.ecc = f.boolean("ecc");
     d.pageableMemoryAccess = f.boolean("pageable_memory_access");
-    d.driver = f.text("driver");
-    d.cudaDriverApi = f.integer("cuda_driver_api");
     d.uuid = f.text("uuid");
     d.pciBusId = f.text("pci_bus_id");
     // The architecture from the compute capability when the runner did not name it.
@@ -87,6 +70,15 @@ std::int64_t readId(const Fields& f)
     return f.integer("id", 0);
 }
 
+// The value a nested reader gave, or its error as a failure of the message being read.
+template <class T>
+T readNested(Result<T> r)
+{
+    if (!r)
+        jr::fail(r.error().pointer, r.error().why);
+    return std::move(r.value());
+}
+
 } // namespace
 
 bool Hello::has(const std::string& feature) const
@@ -99,18 +91,13 @@ std::string Hello::arch() const { return device ? device->arch : std::string(); 
 Environment Hello::environment() const
 {
     Environment e;
-    if (device) {
-        e.gpu = device->gpu;
-        e.computeCapability = device->computeCapability;
-        e.smCount = device->smCount;
-        e.memoryBytes = device->memoryBytes;
-        e.l2Bytes = device->l2Bytes;
-        e.peakBandwidthGbs = device->peakBandwidthGbs;
-        e.clockMhz = device->clockMhz;
-        e.memoryClockMhz = device->memoryClockMhz;
-    }
-    e.driver = device && !device->driver.empty() ? device->driver : driver;
-    e.cudaDriverApi = device && device->cudaDriverApi ? device->cudaDriverApi : cudaDriverApi;
+    if (device)
+        static_cast<GpuFacts&>(e) = *device;
+    // The device's driver, or the hello's own when the device entry does not name it.
+    if (e.driver.empty())
+        e.driver = driver;
+    if (!e.cudaDriverApi)
+        e.cudaDriverApi = cudaDriverApi;
     e.nvrtc = nvrtc;
     e.torch = torch;
     return e;
@@ -283,10 +270,7 @@ Result<RunnerMessage> RunnerMessage::decode(const nlohmann::json& j)
             m.id = readId(f);
         if (type == "hello") {
             m.type = Type::Hello;
-            auto h = Hello::fromJson(j);
-            if (!h)
-                jr::fail(h.error().pointer, h.error().why);
-            m.hello = std::move(h.value());
+            m.hello = readNested(Hello::fromJson(j));
         } else if (type == "report") {
             m.type = Type::Report;
             const nlohmann::json* r = f.find("report");
@@ -304,24 +288,15 @@ Result<RunnerMessage> RunnerMessage::decode(const nlohmann::json& j)
             m.type = Type::Pong;
         } else if (type == "files") {
             m.type = Type::Files;
-            auto a = FilesAnswer::fromJson(j);
-            if (!a)
-                jr::fail(a.error().pointer, a.error().why);
-            m.missing = std::move(a->missing);
+            m.missing = readNested(FilesAnswer::fromJson(j)).missing;
         } else if (type == "file_chunk") {
             m.type = Type::FileChunk;
-            auto c = FileChunk::fromJson(j);
-            if (!c)
-                jr::fail(c.error().pointer, c.error().why);
-            m.chunk = std::move(c.value());
+            m.chunk = readNested(FileChunk::fromJson(j));
         } else if (type == "heartbeat") {
             m.type = Type::Heartbeat; // the runner's process is alive (sent about once a second in a request)
         } else if (type == "progress" || type == "launch_begin" || type == "launch_end" || type == "log") {
             m.type = Type::Event;
-            auto e = Event::fromJson(j);
-            if (!e)
-                jr::fail(e.error().pointer, e.error().why);
-            m.event = std::move(e.value());
+            m.event = readNested(Event::fromJson(j));
         } else {
             jr::fail(f.at("type"), "the runner sent an unknown message type \"" + type + "\"");
         }

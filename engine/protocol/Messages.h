@@ -16,25 +16,15 @@
 namespace kf::protocol {
 
 /// The GPU a runner found (absent when it found none).
-struct DeviceSummary {
+struct DeviceSummary : GpuFacts {
     std::int64_t ordinal = 0;
-    std::string gpu;                    ///< "NVIDIA H100 80GB HBM3"
     std::string arch;                   ///< "sm_90"
-    std::string computeCapability;      ///< "9.0"
-    std::int64_t smCount = 0;
-    std::int64_t memoryBytes = 0;
-    std::int64_t l2Bytes = 0;
     std::int64_t persistingL2MaxBytes = 0;
-    double clockMhz = 0;
-    double memoryClockMhz = 0;
     std::int64_t memoryBusBits = 0;
-    double peakBandwidthGbs = 0;
     std::int64_t maxSharedPerBlock = 0;
     std::int64_t maxSharedPerBlockOptin = 0;
     bool ecc = false;
     bool pageableMemoryAccess = false;
-    std::string driver;                 ///< "580.159.04"
-    std::int64_t cudaDriverApi = 0;     ///< 13000
     std::string uuid;                   ///< "GPU-ac7d9fee-…" (protocol 3), or ""
     std::string pciBusId;               ///< "0000:18:00.0" (protocol 3), or ""
 };

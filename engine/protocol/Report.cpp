@@ -16,37 +16,47 @@ const char* reportKindName(ReportKind k)
     return "correctness";
 }
 
+void GpuFacts::writeTo(nlohmann::json& j) const
+{
+    j["gpu"] = gpu;
+    j["compute_capability"] = computeCapability;
+    j["sm_count"] = smCount;
+    j["memory_bytes"] = memoryBytes;
+    j["l2_bytes"] = l2Bytes;
+    j["peak_bandwidth_gbs"] = numberJson(peakBandwidthGbs);
+    j["clock_mhz"] = numberJson(clockMhz);
+    j["memory_clock_mhz"] = numberJson(memoryClockMhz);
+    j["driver"] = driver;
+    j["cuda_driver_api"] = cudaDriverApi;
+}
+
+void GpuFacts::readFrom(const Fields& f)
+{
+    gpu = f.text("gpu");
+    computeCapability = f.text("compute_capability");
+    smCount = f.integer("sm_count");
+    memoryBytes = f.integer("memory_bytes");
+    l2Bytes = f.integer("l2_bytes");
+    peakBandwidthGbs = f.number("peak_bandwidth_gbs", 0);
+    clockMhz = f.number("clock_mhz", 0);
+    memoryClockMhz = f.number("memory_clock_mhz", 0);
+    driver = f.text("driver");
+    cudaDriverApi = f.integer("cuda_driver_api");
+}
+
 nlohmann::json Environment::toJson() const
 {
-    return {{"gpu", gpu},
-            {"compute_capability", computeCapability},
-            {"sm_count", smCount},
-            {"memory_bytes", memoryBytes},
-            {"l2_bytes", l2Bytes},
-            {"driver", driver},
-            {"cuda_driver_api", cudaDriverApi},
-            {"nvrtc", nvrtc},
-            {"torch", torch},
-            {"peak_bandwidth_gbs", numberJson(peakBandwidthGbs)},
-            {"clock_mhz", numberJson(clockMhz)},
-            {"memory_clock_mhz", numberJson(memoryClockMhz)}};
+    nlohmann::json j = {{"nvrtc", nvrtc}, {"torch", torch}};
+    writeTo(j);
+    return j;
 }
 
 Environment Environment::read(const Fields& f)
 {
     Environment e;
-    e.gpu = f.text("gpu");
-    e.computeCapability = f.text("compute_capability");
-    e.smCount = f.integer("sm_count");
-    e.memoryBytes = f.integer("memory_bytes");
-    e.l2Bytes = f.integer("l2_bytes");
-    e.driver = f.text("driver");
-    e.cudaDriverApi = f.integer("cuda_driver_api");
+    e.readFrom(f);
     e.nvrtc = f.text("nvrtc");
     e.torch = f.text("torch");
-    e.peakBandwidthGbs = f.number("peak_bandwidth_gbs", 0);
-    e.clockMhz = f.number("clock_mhz", 0);
-    e.memoryClockMhz = f.number("memory_clock_mhz", 0);
     return e;
 }
 
@@ -74,21 +84,38 @@ std::string Header::errorLine() const
     return "ERROR: " + errorSentence() + (hint.empty() ? "" : " (" + hint + ")");
 }
 
-void Header::writeTo(nlohmann::json& r) const
+nlohmann::json CandidateRef::toJson() const
 {
     nlohmann::json lowered = nlohmann::json::object();
-    for (const auto& [expr, mangled] : candidate.loweredNames)
+    for (const auto& [expr, mangled] : loweredNames)
         lowered[expr] = mangled;
+    return {{"file", file}, {"source_hash", sourceHash}, {"arch", arch}, {"compile_options", compileOptions},
+            {"lowered_names", lowered}};
+}
+
+CandidateRef CandidateRef::read(const Fields& f)
+{
+    CandidateRef c;
+    c.file = f.text("file");
+    c.sourceHash = f.text("source_hash");
+    c.arch = f.text("arch");
+    c.compileOptions = f.texts("compile_options");
+    if (const nlohmann::json* names = f.find("lowered_names")) {
+        const Fields lowered = f.object("lowered_names");
+        for (auto it = names->begin(); it != names->end(); ++it)
+            c.loweredNames[it.key()] = jr::asString(it.value(), lowered.at(it.key()));
+    }
+    return c;
+}
+
+void Header::writeTo(nlohmann::json& r) const
+{
     r["schema_version"] = schemaVersion;
     r["kind"] = reportKindName(kind);
     r["verdict"] = verdictName(verdict);
     r["summary"] = summary;
     r["task"] = {{"name", task.name}, {"hash", task.hash}};
-    r["candidate"] = {{"file", candidate.file},
-                      {"source_hash", candidate.sourceHash},
-                      {"arch", candidate.arch},
-                      {"compile_options", candidate.compileOptions},
-                      {"lowered_names", lowered}};
+    r["candidate"] = candidate.toJson();
     r["environment"] = environment.toJson();
     r["started_at"] = startedAt;
     r["duration_ms"] = numberJson(durationMs);
@@ -138,6 +165,15 @@ Verdict readVerdict(const Fields& f, const char* field, ReportKind kind)
 
 } // namespace
 
+Header Header::read(const Fields& f, ReportKind expected)
+{
+    Header h = read(f);
+    if (h.kind != expected)
+        jr::fail(f.at("kind"), std::string("expected a ") + reportKindName(expected) + " report, found a " +
+                                   reportKindName(h.kind) + " report");
+    return h;
+}
+
 Header Header::read(const Fields& f)
 {
     Header h;
@@ -159,15 +195,7 @@ Header Header::read(const Fields& f)
     h.summary = f.text("summary");
     const Fields task = f.object("task");
     h.task = {task.text("name"), task.text("hash")};
-    const Fields cand = f.object("candidate");
-    h.candidate.file = cand.text("file");
-    h.candidate.sourceHash = cand.text("source_hash");
-    h.candidate.arch = cand.text("arch");
-    h.candidate.compileOptions = cand.texts("compile_options");
-    const Fields lowered = cand.object("lowered_names");
-    if (const nlohmann::json* names = cand.find("lowered_names"))
-        for (auto it = names->begin(); it != names->end(); ++it)
-            h.candidate.loweredNames[it.key()] = jr::asString(it.value(), lowered.at(it.key()));
+    h.candidate = CandidateRef::read(f.object("candidate"));
     h.environment = Environment::read(f.object("environment"));
     h.startedAt = f.text("started_at");
     h.durationMs = f.number("duration_ms", 0);

@@ -42,22 +42,35 @@ struct CandidateRef {
     std::string arch;               ///< "sm_90"
     std::vector<std::string> compileOptions;
     std::map<std::string, std::string> loweredNames;
+
+    /// The "candidate" object of a report header and of a promotion record.
+    nlohmann::json toJson() const;
+    static CandidateRef read(const Fields& f);
 };
 
-/// The GPU and the software a report was made with.
-struct Environment {
+/// What the runner says of a GPU both in its hello (DeviceSummary) and in every report's
+/// environment, under the same keys.
+struct GpuFacts {
     std::string gpu;                ///< "NVIDIA H100 80GB HBM3"
     std::string computeCapability;  ///< "9.0"
     std::int64_t smCount = 0;
     std::int64_t memoryBytes = 0;
     std::int64_t l2Bytes = 0;
-    std::string driver;
-    std::int64_t cudaDriverApi = 0; ///< 13000
-    std::string nvrtc;
-    std::string torch;
     double peakBandwidthGbs = 0;
     double clockMhz = 0;
     double memoryClockMhz = 0;
+    std::string driver;             ///< "580.159.04"
+    std::int64_t cudaDriverApi = 0; ///< 13000
+
+    /// Adds these keys to the object `j`.
+    void writeTo(nlohmann::json& j) const;
+    void readFrom(const Fields& f);
+};
+
+/// The GPU and the software a report was made with.
+struct Environment : GpuFacts {
+    std::string nvrtc;
+    std::string torch;
 
     nlohmann::json toJson() const;
     static Environment read(const Fields& f);
@@ -121,6 +134,8 @@ struct Header {
     void writeTo(nlohmann::json& report) const;
     /// Reads the header of a report object; `kind` must name one of the three kinds.
     static Header read(const Fields& f);
+    /// read(), failing at /kind unless the report is of kind `expected`.
+    static Header read(const Fields& f, ReportKind expected);
 };
 
 /// A shape entry: the symbol values, a label and the set it came from.

@@ -6,12 +6,28 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace kf::protocol {
 
 namespace jr = kf::json;
 
 namespace {
+
+// The staged files under `key`, when the request has them; never beside the folder `dirKey`
+// names (`dir`).
+std::optional<FileMap> readStagedFiles(jr::Object& o, const char* key, const std::string& dir, const char* dirKey)
+{
+    const nlohmann::json* files = o.optional(key);
+    if (!files)
+        return std::nullopt;
+    auto map = readFileMap(*files, o.at(key));
+    if (!map)
+        jr::fail(map.error().pointer, map.error().why);
+    if (!dir.empty())
+        jr::fail(o.at(key), std::string("give ") + dirKey + " or " + key + ", not both");
+    return std::move(map.value());
+}
 
 std::vector<ShapeBinding> readBindings(const nlohmann::json& v, const std::string& ptr)
 {
@@ -61,14 +77,8 @@ void readWhat(jr::Object& o, RunRequest& r)
     if (!r.taskJson.is_object())
         jr::fail(o.at("task"), "expected the task as an object, found " + jr::describe(r.taskJson));
     r.taskDir = o.stringOr("task_dir", "");
-    if (const nlohmann::json* files = o.optional("task_files")) {
-        auto map = readFileMap(*files, o.at("task_files"));
-        if (!map)
-            jr::fail(map.error().pointer, map.error().why);
-        r.taskFiles = std::move(map.value());
-        if (!r.taskDir.empty())
-            jr::fail(o.at("task_files"), "give task_dir or task_files, not both");
-    }
+    if (auto files = readStagedFiles(o, "task_files", r.taskDir, "task_dir"))
+        r.taskFiles = std::move(*files);
     r.candidateFile = o.string("candidate");
     if (!base64Decode(o.string("cubin"), r.cubin) || r.cubin.empty())
         jr::fail(o.at("cubin"), "the cubin is not valid base64 (standard alphabet, '=' padding, no line breaks)");
@@ -156,13 +166,8 @@ void readCasesAndInputs(jr::Object& o, RunRequest& r)
         if (r.onlyShapes.size() != 1 || r.trials != 1)
             jr::fail(o.at("inputs_dir"), "inputs_dir needs exactly one shape in only_shapes and trials 1");
     }
-    if (const nlohmann::json* files = o.optional("inputs_files")) {
-        auto map = readFileMap(*files, o.at("inputs_files"));
-        if (!map)
-            jr::fail(map.error().pointer, map.error().why);
-        r.inputsFiles = std::move(map.value());
-        if (!r.inputsDir.empty())
-            jr::fail(o.at("inputs_files"), "give inputs_dir or inputs_files, not both");
+    if (auto files = readStagedFiles(o, "inputs_files", r.inputsDir, "inputs_dir")) {
+        r.inputsFiles = std::move(*files);
         if (r.onlyShapes.size() != 1 || r.trials != 1)
             jr::fail(o.at("inputs_files"), "inputs_files needs exactly one shape in only_shapes and trials 1");
     }

@@ -394,9 +394,7 @@ nlohmann::json VerifyReport::toJson() const
 VerifyReport VerifyReport::read(const Fields& f)
 {
     VerifyReport r;
-    r.header = Header::read(f);
-    if (r.header.kind != ReportKind::Correctness)
-        jr::fail(f.at("kind"), std::string("expected a correctness report, found a ") + reportKindName(r.header.kind) + " report");
+    r.header = Header::read(f, ReportKind::Correctness);
     r.trialsPerShape = f.integer("trials_per_shape");
     r.discriminates = f.optionalBoolean("discriminates");
     f.forEach("shapes", [&](const Json& v, const std::string& p) {

@@ -71,12 +71,7 @@ nlohmann::json PromotionRecord::toJson() const
             {"promoted_at", promotedAt},
             {"promoted_by", promotedBy},
             {"task", {{"name", task.name}, {"hash", task.hash}, {"file", "task.json"}}},
-            {"candidate",
-             {{"file", candidate.file},
-              {"source_hash", candidate.sourceHash},
-              {"arch", candidate.arch},
-              {"compile_options", candidate.compileOptions},
-              {"lowered_names", candidate.loweredNames}}},
+            {"candidate", candidate.toJson()},
             {"seeds", {{"correctness", correctnessSeeds}, {"performance", performanceSeeds}}},
             {"trials_per_shape", trialsPerShape},
             {"held_out_shapes", held},
@@ -105,16 +100,7 @@ Result<PromotionRecord> PromotionRecord::fromJson(const nlohmann::json& j, const
         p.promotedBy = f.text("promoted_by");
         const Fields task = f.object("task");
         p.task = {task.text("name"), task.text("hash")};
-        const Fields cand = f.object("candidate");
-        p.candidate.file = cand.text("file");
-        p.candidate.sourceHash = cand.text("source_hash");
-        p.candidate.arch = cand.text("arch");
-        p.candidate.compileOptions = cand.texts("compile_options");
-        if (const nlohmann::json* names = cand.find("lowered_names")) {
-            const Fields n(*names, cand.at("lowered_names"));
-            for (auto it = names->begin(); it != names->end(); ++it)
-                p.candidate.loweredNames[it.key()] = kf::json::asString(it.value(), n.at(it.key()));
-        }
+        p.candidate = protocol::CandidateRef::read(f.object("candidate"));
         const Fields seeds = f.object("seeds");
         p.correctnessSeeds = seeds.texts("correctness");
         p.performanceSeeds = seeds.texts("performance");

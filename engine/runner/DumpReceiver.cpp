@@ -1,5 +1,7 @@
 #include "engine/runner/DumpReceiver.h"
 
+#include "engine/core/Descriptor.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -23,20 +25,6 @@ std::string sizeText(std::int64_t bytes)
 Error refusal(const std::string& path, std::string why, std::string pointer, std::string hint = {})
 {
     return Error::inFile(path, std::move(pointer), "receive the dump file " + path, std::move(why), std::move(hint));
-}
-
-bool writeAll(int fd, const std::string& data)
-{
-    std::size_t done = 0;
-    while (done < data.size()) {
-        const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        done += static_cast<std::size_t>(n);
-    }
-    return true;
 }
 
 } // namespace

@@ -72,6 +72,15 @@ Result<std::vector<StageFile>> describeAll(const fs::path& folder, std::vector<s
     return out;
 }
 
+// Sends `message` (have_files or put_file) and reads the files the runner still lacks.
+Result<protocol::FilesAnswer> askRunner(RunnerSupervisor& runner, const nlohmann::json& message, const CancelToken* cancel)
+{
+    auto answer = runner.control(message, {}, cancel);
+    if (!answer)
+        return answer.error();
+    return protocol::FilesAnswer::fromJson(answer.value());
+}
+
 } // namespace
 
 Result<std::vector<StageFile>> taskFilesFor(const Task& task)
@@ -145,10 +154,7 @@ Result<StageStats> stage(RunnerSupervisor& runner, const std::vector<StageFile>&
     protocol::HaveFiles ask;
     for (const auto& [sha, f] : blobs)
         ask.sha256.push_back(sha);
-    auto answer = runner.control(ask.toJson(), {}, cancel);
-    if (!answer)
-        return answer.error();
-    auto have = protocol::FilesAnswer::fromJson(answer.value());
+    auto have = askRunner(runner, ask.toJson(), cancel);
     if (!have)
         return have.error();
     std::set<std::string> missing(have->missing.begin(), have->missing.end());
@@ -177,10 +183,7 @@ Result<StageStats> stage(RunnerSupervisor& runner, const std::vector<StageFile>&
                                   "run again once the file is no longer being written", f.source.string());
             put.data.assign(buffer.data(), static_cast<std::size_t>(want));
             put.last = put.offset + want == f.size;
-            auto sent = runner.control(put.toJson(), {}, cancel);
-            if (!sent)
-                return sent.error();
-            auto left_ = protocol::FilesAnswer::fromJson(sent.value());
+            auto left_ = askRunner(runner, put.toJson(), cancel);
             if (!left_)
                 return left_.error();
             const bool stillMissing = std::find(left_->missing.begin(), left_->missing.end(), sha) != left_->missing.end();

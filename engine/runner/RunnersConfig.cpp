@@ -2,6 +2,7 @@
 
 #include "engine/core/Files.h"
 #include "engine/core/JsonReader.h"
+#include "engine/core/UserConfig.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -322,12 +323,7 @@ Endpoint builtinLocalEndpoint()
 
 fs::path runnersConfigPath()
 {
-    if (const char* f = std::getenv("KF_RUNNERS_FILE"); f && *f)
-        return f;
-    if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
-        return fs::path(x) / "KernelForge" / "runners.json";
-    const char* home = std::getenv("HOME");
-    return fs::path(home && *home ? home : ".") / ".config" / "KernelForge" / "runners.json";
+    return userConfigFile("KF_RUNNERS_FILE", "runners.json");
 }
 
 Result<RunnersConfig> parseRunnersConfig(std::string_view text, const std::string& origin)

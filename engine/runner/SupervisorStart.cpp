@@ -2,6 +2,7 @@
 
 #include "engine/runner/ChildIo.h"
 #include "engine/core/InstallLayout.h"
+#include "engine/core/Process.h"
 #include "engine/runner/SupervisorInternal.h"
 #include "engine/protocol/Messages.h"
 #include "engine/protocol/Protocol.h"
@@ -132,21 +133,10 @@ Result<Child> spawnChild(const std::string& path, const std::string& program, st
     posix_spawn_file_actions_adddup2(&fa, in[0], 0);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM})
-        sigaddset(&defaults, s);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    const SpawnAttributes attr({SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM});
     Child c;
-    int rc = ::posix_spawn(&c.pid, path.c_str(), &fa, &attr, argv.data(), envp.data());
+    int rc = ::posix_spawn(&c.pid, path.c_str(), &fa, attr.get(), argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
     ::close(in[0]);
     ::close(out[1]);
     ::close(err[1]);

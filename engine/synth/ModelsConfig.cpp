@@ -2,6 +2,7 @@
 
 #include "engine/core/Files.h"
 #include "engine/core/JsonReader.h"
+#include "engine/core/UserConfig.h"
 
 #include <cctype>
 #include <cstdlib>
@@ -50,12 +51,7 @@ bool isKeyVariableName(std::string_view name)
 
 fs::path modelsConfigPath()
 {
-    if (const char* f = std::getenv("KF_MODELS_FILE"); f && *f)
-        return f;
-    if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
-        return fs::path(x) / "KernelForge" / "models.json";
-    const char* home = std::getenv("HOME");
-    return fs::path(home && *home ? home : ".") / ".config" / "KernelForge" / "models.json";
+    return userConfigFile("KF_MODELS_FILE", "models.json");
 }
 
 Result<ModelsConfig> parseModelsConfig(std::string_view text, const std::string& origin)

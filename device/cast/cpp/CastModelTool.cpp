@@ -5,6 +5,7 @@
 // model and an fp64 run, and print and write the model-level evidence in the format the Python
 // runtime writes (docs/cast-format.md, "Model runs").
 #include "device/cast/cpp/CastModelTool.h"
+#include "device/cast/cpp/CastToolArgs.h"
 
 #include "device/CudaDriver.h"
 #include "device/DeviceInfo.h"
@@ -36,11 +37,11 @@ namespace {
 
 constexpr const char* kScope = kf::cast::kModelRunScope;
 
-struct ModelArgs {
-    std::string package, model, device, evidence;
-    int runs = 20, warmup = 5;
+struct ModelArgs : CastToolArgs {
+    std::string model, evidence;
+    int warmup = 5;
     std::uint64_t seed = 0;
-    bool noKernels = false, check = false, allowFallback = false, json = false;
+    bool check = false, allowFallback = false;
 };
 
 int usage(const std::string& why)
@@ -208,38 +209,25 @@ std::string dtypeName(at::ScalarType t)
 /// Reads the options after "model"; 0, or the exit code of a usage error.
 int parseArgs(const std::vector<std::string>& rest, ModelArgs& a)
 {
-    for (std::size_t i = 1; i < rest.size(); ++i) {
-        const std::string& s = rest[i];
-        auto value = [&]() -> std::string { return i + 1 < rest.size() ? rest[++i] : std::string(); };
-        if (s == "--device")
-            a.device = value();
-        else if (s == "--model")
+    const std::string wrong = readCastToolArgs(rest, a, [&](const std::string& s, const OptionValue& value) {
+        if (s == "--model")
             a.model = value();
-        else if (s == "--runs")
-            a.runs = std::atoi(value().c_str());
         else if (s == "--warmup")
             a.warmup = std::atoi(value().c_str());
         else if (s == "--seed")
             a.seed = std::strtoull(value().c_str(), nullptr, 10);
         else if (s == "--evidence")
             a.evidence = value();
-        else if (s == "--no-kernels")
-            a.noKernels = true;
         else if (s == "--check")
             a.check = true;
         else if (s == "--allow-fallback")
             a.allowFallback = true;
-        else if (s == "--json")
-            a.json = true;
-        else if (!s.empty() && s[0] == '-')
-            return usage("unknown option " + s);
-        else if (a.package.empty())
-            a.package = s;
         else
-            return usage("one package at a time");
-    }
-    if (a.package.empty())
-        return usage("name the package");
+            return false;
+        return true;
+    });
+    if (!wrong.empty())
+        return usage(wrong);
     if (a.runs < 1 || a.warmup < 0)
         return usage("--runs is at least 1 and --warmup at least 0");
     return 0;

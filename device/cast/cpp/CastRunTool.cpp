@@ -10,6 +10,7 @@
 // device when --device cuda was asked for.
 #include "device/cast/cpp/CastModelTool.h"
 #include "device/cast/cpp/CastOp.h"
+#include "device/cast/cpp/CastToolArgs.h"
 #include "device/runner/TorchCatalog.h"
 #include "engine/task/Task.h"
 
@@ -31,10 +32,8 @@ using Json = nlohmann::json;
 
 namespace {
 
-struct Args {
-    std::string package, device, op;
-    int runs = 20;
-    bool noKernels = false, json = false;
+struct Args : CastToolArgs {
+    std::string op;
 };
 
 int usage(const std::string& why)
@@ -94,28 +93,14 @@ double timedMs(F&& f, int runs, bool cuda)
 /// Reads the options after "run"; 0, or the exit code of a usage error.
 int parseArgs(const std::vector<std::string>& rest, Args& a)
 {
-    for (std::size_t i = 1; i < rest.size(); ++i) {
-        const std::string& s = rest[i];
-        auto value = [&]() -> std::string { return i + 1 < rest.size() ? rest[++i] : std::string(); };
-        if (s == "--device")
-            a.device = value();
-        else if (s == "--runs")
-            a.runs = std::atoi(value().c_str());
-        else if (s == "--op")
-            a.op = value();
-        else if (s == "--no-kernels")
-            a.noKernels = true;
-        else if (s == "--json")
-            a.json = true;
-        else if (!s.empty() && s[0] == '-')
-            return usage("unknown option " + s);
-        else if (a.package.empty())
-            a.package = s;
-        else
-            return usage("one package at a time");
-    }
-    if (a.package.empty())
-        return usage("name the package");
+    const std::string wrong = readCastToolArgs(rest, a, [&](const std::string& s, const OptionValue& value) {
+        if (s != "--op")
+            return false;
+        a.op = value();
+        return true;
+    });
+    if (!wrong.empty())
+        return usage(wrong);
     if (a.runs < 1 || a.runs > 100000)
         return usage("--runs is 1 to 100000");
     return 0;

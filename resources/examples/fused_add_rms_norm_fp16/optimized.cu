@@ -9,6 +9,7 @@
 // Plain extern "C" kernel; its shape comes from the candidate's defines, and the launch plan's
 // block size must equal 32 * WARPS_PER_BLOCK.
 #include <kf/prelude.cuh>
+#include <kf/row_cache.cuh>
 
 #ifndef WARPS_PER_BLOCK
 #define WARPS_PER_BLOCK 4
@@ -60,28 +61,15 @@ __device__ __forceinline__ void fused_row(const __half* __restrict__ xr, const _
     sum_sq = kf::warp_reduce_sum(sum_sq);
     const float rstd = rsqrtf(sum_sq / D + eps);
 
-#pragma unroll
-    for (int k = 0; k < CACHE_CHUNKS; ++k) {
-        const int c = lane + 32 * k;
-        if (c < chunks) {
-            const Chunk wv = kf::load_vec<W>(w + c * W);
-            Chunk out;
-#pragma unroll
-            for (int j = 0; j < W; ++j)
-                out[j] = kf::from_float<__half>(kf::to_float(cache[k][j]) * rstd * kf::to_float(wv[j]));
-            kf::store_vec<W>(yr + static_cast<size_t>(c) * W, out);
-        }
-    }
-    // The same lane wrote these h chunks above, so reading them back needs no barrier.
-    for (int c = lane + 32 * CACHE_CHUNKS; c < chunks; c += 32) {
-        const Chunk hv = kf::load_vec<W>(hr + static_cast<size_t>(c) * W);
+    // Chunks beyond the cache are read back from h: the same lane wrote them above, so no barrier.
+    kf::for_each_row_chunk(cache, static_cast<const __half*>(hr), chunks, lane, [&](const Chunk& hv, int c) {
         const Chunk wv = kf::load_vec<W>(w + c * W);
         Chunk out;
 #pragma unroll
         for (int j = 0; j < W; ++j)
             out[j] = kf::from_float<__half>(kf::to_float(hv[j]) * rstd * kf::to_float(wv[j]));
         kf::store_vec<W>(yr + static_cast<size_t>(c) * W, out);
-    }
+    });
 }
 
 extern "C" __global__ void __launch_bounds__(32 * WARPS_PER_BLOCK)

@@ -9,6 +9,7 @@
 //    pays two barriers per tree level and, for rows of 1-4K elements, leaves most of its 256
 //    threads with one or two elements of work.
 #include <kf/prelude.cuh>
+#include <kf/row_cache.cuh>
 
 using bf16 = __nv_bfloat16;
 
@@ -22,61 +23,24 @@ __device__ __forceinline__ void layer_norm_row(const bf16* __restrict__ xr, cons
 
     Chunk cache[CACHE];
     float s = 0.0f;
-#pragma unroll
-    for (int k = 0; k < CACHE; ++k) {
-        const int c = lane + 32 * k;
-        if (c < chunks) {
-            cache[k] = kf::load_vec<W>(xr + static_cast<size_t>(c) * W);
-#pragma unroll
-            for (int j = 0; j < W; ++j)
-                s += kf::to_float(cache[k][j]);
-        }
-    }
-    for (int c = lane + 32 * CACHE; c < chunks; c += 32) { // beyond the register cache
-        const Chunk v = kf::load_vec<W>(xr + static_cast<size_t>(c) * W);
+    kf::load_row_chunks(cache, xr, chunks, lane, [&](const Chunk& v, int) {
 #pragma unroll
         for (int j = 0; j < W; ++j)
             s += kf::to_float(v[j]);
-    }
+    });
     const float mean = kf::warp_reduce_sum(s) / D;
 
     float sq = 0.0f;
-#pragma unroll
-    for (int k = 0; k < CACHE; ++k) {
-        if (lane + 32 * k < chunks) {
-#pragma unroll
-            for (int j = 0; j < W; ++j) {
-                const float d = kf::to_float(cache[k][j]) - mean;
-                sq += d * d;
-            }
-        }
-    }
-    for (int c = lane + 32 * CACHE; c < chunks; c += 32) {
-        const Chunk v = kf::load_vec<W>(xr + static_cast<size_t>(c) * W);
+    kf::for_each_row_chunk(cache, xr, chunks, lane, [&](const Chunk& v, int) {
 #pragma unroll
         for (int j = 0; j < W; ++j) {
             const float d = kf::to_float(v[j]) - mean;
             sq += d * d;
         }
-    }
+    });
     const float rstd = rsqrtf(kf::warp_reduce_sum(sq) / D + eps);
 
-#pragma unroll
-    for (int k = 0; k < CACHE; ++k) {
-        const int c = lane + 32 * k;
-        if (c < chunks) {
-            const Chunk wv = kf::load_vec<W>(w + c * W);
-            const Chunk bv = kf::load_vec<W>(b + c * W);
-            Chunk out;
-#pragma unroll
-            for (int j = 0; j < W; ++j)
-                out[j] = kf::from_float<bf16>((kf::to_float(cache[k][j]) - mean) * rstd * kf::to_float(wv[j]) +
-                                              kf::to_float(bv[j]));
-            kf::store_vec<W>(yr + static_cast<size_t>(c) * W, out);
-        }
-    }
-    for (int c = lane + 32 * CACHE; c < chunks; c += 32) {
-        const Chunk v = kf::load_vec<W>(xr + static_cast<size_t>(c) * W);
+    kf::for_each_row_chunk(cache, xr, chunks, lane, [&](const Chunk& v, int c) {
         const Chunk wv = kf::load_vec<W>(w + c * W);
         const Chunk bv = kf::load_vec<W>(b + c * W);
         Chunk out;
@@ -85,7 +49,7 @@ __device__ __forceinline__ void layer_norm_row(const bf16* __restrict__ xr, cons
             out[j] = kf::from_float<bf16>((kf::to_float(v[j]) - mean) * rstd * kf::to_float(wv[j]) +
                                           kf::to_float(bv[j]));
         kf::store_vec<W>(yr + static_cast<size_t>(c) * W, out);
-    }
+    });
 }
 
 // Launch with blockDim.x == 32 * WARPS and gridDim.x == ceil_div(B, WARPS).

@@ -7,6 +7,7 @@
 //  * The row sum is a 5-step shuffle butterfly: no shared memory, no __syncthreads, and a warp
 //    that finishes its row never waits for the others.
 #include <kf/prelude.cuh>
+#include <kf/row_cache.cuh>
 
 template <int W, int CACHE>
 __device__ __forceinline__ void rms_norm_row(const __half* __restrict__ xr, const __half* __restrict__ w,
@@ -17,51 +18,25 @@ __device__ __forceinline__ void rms_norm_row(const __half* __restrict__ xr, cons
 
     Chunk cache[CACHE];
     float sum_sq = 0.0f;
-#pragma unroll
-    for (int k = 0; k < CACHE; ++k) {
-        const int c = lane + 32 * k;
-        if (c < chunks) {
-            cache[k] = kf::load_vec<W>(xr + static_cast<size_t>(c) * W);
-#pragma unroll
-            for (int j = 0; j < W; ++j) {
-                const float v = kf::to_float(cache[k][j]);
-                sum_sq += v * v;
-            }
-        }
-    }
-    for (int c = lane + 32 * CACHE; c < chunks; c += 32) { // beyond the register cache
-        const Chunk xv = kf::load_vec<W>(xr + static_cast<size_t>(c) * W);
+    kf::load_row_chunks(cache, xr, chunks, lane, [&](const Chunk& xv, int) {
 #pragma unroll
         for (int j = 0; j < W; ++j) {
             const float v = kf::to_float(xv[j]);
             sum_sq += v * v;
         }
-    }
+    });
 
     sum_sq = kf::warp_reduce_sum(sum_sq);
     const float rstd = rsqrtf(sum_sq / D + eps);
 
-#pragma unroll
-    for (int k = 0; k < CACHE; ++k) {
-        const int c = lane + 32 * k;
-        if (c < chunks) {
-            const Chunk wv = kf::load_vec<W>(w + c * W);
-            Chunk out;
-#pragma unroll
-            for (int j = 0; j < W; ++j)
-                out[j] = kf::from_float<__half>(kf::to_float(cache[k][j]) * rstd * kf::to_float(wv[j]));
-            kf::store_vec<W>(yr + static_cast<size_t>(c) * W, out);
-        }
-    }
-    for (int c = lane + 32 * CACHE; c < chunks; c += 32) {
-        const Chunk xv = kf::load_vec<W>(xr + static_cast<size_t>(c) * W);
+    kf::for_each_row_chunk(cache, xr, chunks, lane, [&](const Chunk& xv, int c) {
         const Chunk wv = kf::load_vec<W>(w + c * W);
         Chunk out;
 #pragma unroll
         for (int j = 0; j < W; ++j)
             out[j] = kf::from_float<__half>(kf::to_float(xv[j]) * rstd * kf::to_float(wv[j]));
         kf::store_vec<W>(yr + static_cast<size_t>(c) * W, out);
-    }
+    });
 }
 
 // Launch with blockDim.x == 32 * WARPS and gridDim.x == ceil_div(B, WARPS).
