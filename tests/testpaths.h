@@ -7,6 +7,9 @@
 // std::filesystem::path or QString (KF_SOURCE_DIR is not a literal: `KF_SOURCE_DIR "/x"` does not
 // compile).
 
+#include <filesystem>
+#include <system_error>
+
 namespace kf::testpaths {
 extern const char kSourceDir[];       // the repository root
 extern const char kTestDataDir[];     // tests/data
@@ -24,3 +27,16 @@ extern const char kTestCacheDir[];    // caches the tests keep outside the clone
 #define KF_CAST_FIXTURE_DIR (::kf::testpaths::kCastFixtureDir)
 #define KF_TORCH_PYTHON (::kf::testpaths::kTorchPython)
 #define KF_TEST_CACHE_DIR (::kf::testpaths::kTestCacheDir)
+
+namespace kf::testpaths {
+/// `path` relative to the working directory (the test's build folder). A compile cache key holds
+/// the source file's path, so a task loaded through this path compiles to the same key in every
+/// clone whose build folder sits at the same place in it (build/dev): a second clone reads back
+/// what the first compiled (docs/test-loop.md). Falls back to `path` itself.
+inline std::filesystem::path cloneRelative(const std::filesystem::path& path)
+{
+    std::error_code ec;
+    std::filesystem::path r = std::filesystem::relative(path, ec);
+    return ec || r.empty() ? path : r;
+}
+}  // namespace kf::testpaths

@@ -274,7 +274,7 @@ void TestGenerate::goldenCompile()
     QFETCH(QString, arch);
     if (!nvrtcVersion())
         QSKIP("NVRTC unavailable");
-    auto t = loadTask(task.toStdString());
+    auto t = loadTask(testpaths::cloneRelative(task.toStdString()));
     KF_VERIFY_OK(t);
     auto g = generateFor(*t);
     KF_VERIFY_OK(g);

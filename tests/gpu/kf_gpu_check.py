@@ -929,7 +929,9 @@ def compile_tasks(kforge):
         task_dir = os.path.join(TASKS, name)
         if not os.path.isfile(os.path.join(task_dir, "task.json")):
             continue
-        rc, doc, err, _ = run_kforge(kforge, ["compile", task_dir, "--json"], "", 600)
+        # The path relative to the repository (ctest's working directory): the compile cache's key
+        # holds the source's path, so every clone of the repository shares the entries.
+        rc, doc, err, _ = run_kforge(kforge, ["compile", os.path.relpath(task_dir), "--json"], "", 600)
         if rc == 3:
             print(f"SKIP: kforge compile exited 3 (no NVRTC?): {(err.strip().splitlines() or [''])[-1]}")
             return SKIP
