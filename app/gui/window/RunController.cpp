@@ -20,23 +20,7 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
     , m_status(status)
 {
     connect(m_service.get(), &RunService::stateChanged, this, &RunController::onState);
-    connect(m_service.get(), &RunService::runStarted, this, [this](quint64 id, const QString& title) {
-        m_shownId = id;
-        m_shownGotReport = false;
-        if (m_service->isSubmitted(id)) {
-            // The Assistant's run on the same runner: shown while it runs, never taken as ours.
-            m_panel->begin(title);
-            return;
-        }
-        m_runId = id; // emitted from inside RunService::run() before it returns the id, or later when it was queued
-        QString suffix;
-        if (m_settings.rtol || m_settings.atol)
-            suffix = tr(" · tolerance override (rtol %1, atol %2): not evidence for promotion")
-                         .arg(m_settings.rtol ? QString::number(*m_settings.rtol) : tr("task's"),
-                              m_settings.atol ? QString::number(*m_settings.atol) : tr("task's"));
-        m_panel->begin(title + m_titleNote + suffix);
-        emit runningChanged(true);
-    });
+    connect(m_service.get(), &RunService::runStarted, this, &RunController::onRunStarted);
     connect(m_service.get(), &RunService::runQueued, this, [this](quint64, const QString& title, const QString& ahead) {
         if (m_status)
             m_status->showMessage(tr("%1 waits for the runner: %2 is on it").arg(title, ahead), 10000);
@@ -54,50 +38,75 @@ RunController::RunController(RunService::Options options, kf::ui::RunPanel* pane
         if (id == m_shownId)
             m_panel->appendLog(level, text);
     });
-    connect(m_service.get(), &RunService::reportReady, this, [this](quint64 id, const kf::protocol::RunReport& r) {
-        if (id == m_shownId && id != m_runId && r.kind() != kf::protocol::ReportKind::Profile) {
-            m_shownGotReport = true;
-            m_panel->addReport(r);
-        }
-        if (id != m_runId)
-            return;
-        m_shownGotReport = true;
-        if (!r.header().dumpDir.empty())
-            m_caseTasks.insert(QString::fromStdString(r.header().dumpDir), m_runTaskDir);
-        // A profile has no shapes or trials for the results table: the Profile panel shows it,
-        // the Runs panel keeps the run's progress and ending.
-        if (r.kind() == kf::protocol::ReportKind::Profile) {
-            emit profileReceived(m_runTaskDir, r);
-            return;
-        }
-        m_panel->addReport(r);
-        if (m_runSanitize && r.verify() && !r.verify()->sanitizer)
-            // A runner from before compute-sanitizer ignores the request field it does not know.
-            m_panel->appendLog(kf::protocol::Event::Level::Warning,
-                               tr("compute-sanitizer did not run: this runner does not know the sanitize request "
-                                  "(build kforge-runner from this KernelForge)"));
-        emit reportReceived(m_runTaskDir, r);
-        if (r.kind() == kf::protocol::ReportKind::Correctness && !m_runCandidatePath.isEmpty())
-            emit verified(m_runCandidatePath, m_runSource, r);
-    });
-    connect(m_service.get(), &RunService::runFinished, this, [this](quint64 id, bool ok, const QString& sentence) {
-        // A run that produced a report ended in a verdict; one that did not ended in a failure
-        // of the run itself (no GPU, runner crash or hang, cancel), shown as such.
-        if (id == m_shownId) {
-            if (m_shownGotReport)
-                m_panel->finish(ok, sentence);
-            else
-                m_panel->fail(sentence);
-        }
-        if (id != m_runId)
-            return;
-        emit runningChanged(false);
-        emit finished(ok, sentence);
-    });
+    connect(m_service.get(), &RunService::reportReady, this, &RunController::onReport);
+    connect(m_service.get(), &RunService::runFinished, this, &RunController::onRunFinished);
     connect(m_panel, &kf::ui::RunPanel::cancelRequested, this, &RunController::cancel);
 }
 
 RunController::~RunController() = default;
+
+void RunController::onRunStarted(quint64 id, const QString& title)
+{
+    m_shownId = id;
+    m_shownGotReport = false;
+    if (m_service->isSubmitted(id)) {
+        // The Assistant's run on the same runner: shown while it runs, never taken as ours.
+        m_panel->begin(title);
+        return;
+    }
+    m_runId = id; // emitted from inside RunService::run() before it returns the id, or later when it was queued
+    QString suffix;
+    if (m_settings.rtol || m_settings.atol)
+        suffix = tr(" · tolerance override (rtol %1, atol %2): not evidence for promotion")
+                     .arg(m_settings.rtol ? QString::number(*m_settings.rtol) : tr("task's"),
+                          m_settings.atol ? QString::number(*m_settings.atol) : tr("task's"));
+    m_panel->begin(title + m_titleNote + suffix);
+    emit runningChanged(true);
+}
+
+void RunController::onReport(quint64 id, const kf::protocol::RunReport& r)
+{
+    if (id == m_shownId && id != m_runId && r.kind() != kf::protocol::ReportKind::Profile) {
+        m_shownGotReport = true;
+        m_panel->addReport(r);
+    }
+    if (id != m_runId)
+        return;
+    m_shownGotReport = true;
+    if (!r.header().dumpDir.empty())
+        m_caseTasks.insert(QString::fromStdString(r.header().dumpDir), m_runTaskDir);
+    // A profile has no shapes or trials for the results table: the Profile panel shows it,
+    // the Runs panel keeps the run's progress and ending.
+    if (r.kind() == kf::protocol::ReportKind::Profile) {
+        emit profileReceived(m_runTaskDir, r);
+        return;
+    }
+    m_panel->addReport(r);
+    if (m_runSanitize && r.verify() && !r.verify()->sanitizer)
+        // A runner from before compute-sanitizer ignores the request field it does not know.
+        m_panel->appendLog(kf::protocol::Event::Level::Warning,
+                           tr("compute-sanitizer did not run: this runner does not know the sanitize request "
+                              "(build kforge-runner from this KernelForge)"));
+    emit reportReceived(m_runTaskDir, r);
+    if (r.kind() == kf::protocol::ReportKind::Correctness && !m_runCandidatePath.isEmpty())
+        emit verified(m_runCandidatePath, m_runSource, r);
+}
+
+void RunController::onRunFinished(quint64 id, bool ok, const QString& sentence)
+{
+    // A run that produced a report ended in a verdict; one that did not ended in a failure
+    // of the run itself (no GPU, runner crash or hang, cancel), shown as such.
+    if (id == m_shownId) {
+        if (m_shownGotReport)
+            m_panel->finish(ok, sentence);
+        else
+            m_panel->fail(sentence);
+    }
+    if (id != m_runId)
+        return;
+    emit runningChanged(false);
+    emit finished(ok, sentence);
+}
 
 bool RunController::showReports(const QString& title, const std::vector<kf::protocol::RunReport>& reports,
                                 const QStringList& notes, const QString& sentence)

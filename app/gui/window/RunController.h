@@ -119,6 +119,10 @@ private:
     void setTaskRun(const QString& taskDir);
     QString newDumpDir(const kf::Task& task, const QString& candidateFile) const;
     void onState(RunService::RunnerState state, const QString& text);
+    // The service's run signals: a run of ours, or the Assistant's shown while it runs.
+    void onRunStarted(quint64 id, const QString& title);
+    void onReport(quint64 id, const kf::protocol::RunReport& r);
+    void onRunFinished(quint64 id, bool ok, const QString& sentence);
     /// Shows in the Runs panel why a run of `title` did not start.
     void refuse(const QString& title, const QString& sentence);
 
