@@ -326,11 +326,10 @@ int inspectCommand(const CastArgs& a, bool checkOnly)
 
 int reportError(const Error& e, bool asJson, const char* command, int code)
 {
-    if (asJson)
-        printJson({{"schema_version", 1}, {"command", std::string("cast ") + command}, {"ok", false},
-                   {"error", {{"what", e.what}, {"why", e.why}, {"hint", e.hint}, {"file", e.file}, {"entry", e.pointer}}}});
-    else
-        std::cerr << "kforge: " << e.message() << '\n';
+    if (!asJson)
+        return fail(e, code);
+    printJson({{"schema_version", 1}, {"command", std::string("cast ") + command}, {"ok", false},
+               {"error", {{"what", e.what}, {"why", e.why}, {"hint", e.hint}, {"file", e.file}, {"entry", e.pointer}}}});
     return code;
 }
 
